@@ -1,0 +1,57 @@
+# Trimtab: `make demo` compacts a page in a real headless Chromium; `make test` runs every test.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+# The page `make demo` shows; any URL or file path works: make demo URL=https://...
+URL    ?= host/demo/outdoor-shop.html
+
+.PHONY: demo test lint bench install uninstall chromium clean
+
+# One venv for everything; re-installed when pyproject.toml changes.
+$(VENV)/.installed: pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
+	  { echo "error: Trimtab needs Python 3.11 or newer; '$(PYTHON)' is $$($(PYTHON) --version 2>&1)." >&2; exit 1; }
+	@$(PYTHON) -m venv $(VENV) || \
+	  { echo "error: could not create $(VENV); on Debian: apt-get install python3-venv" >&2; exit 1; }
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test,lint]'
+	@touch $@
+
+$(VENV)/.installed-bench: $(VENV)/.installed
+	$(BIN)/python -m pip install --quiet -e '.[test,lint,bench]'
+	@touch $@
+
+# Debian's chromium, installed with apt when missing and we are root; otherwise a clear error.
+chromium:
+	@if [ -n "$$TRIMTAB_CHROME" ] || command -v chromium >/dev/null 2>&1 \
+	   || command -v chromium-browser >/dev/null 2>&1 || command -v google-chrome >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "installing Debian's chromium with apt-get ..." >&2; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null \
+	  || { echo "error: apt-get could not install chromium" >&2; exit 1; }; \
+	else \
+	  echo "error: no Chromium found. Install it (Debian: sudo apt-get install chromium)" \
+	       "or point TRIMTAB_CHROME at a Chrome/Chromium binary." >&2; exit 1; \
+	fi
+
+demo: $(VENV)/.installed chromium
+	$(BIN)/trimtab inspect "$(URL)" --stats
+
+test: $(VENV)/.installed chromium lint
+	$(BIN)/python -m pytest -q
+
+lint: $(VENV)/.installed
+	$(BIN)/ruff check host pycdp_bridge tests
+	$(BIN)/mypy host pycdp_bridge
+
+bench: $(VENV)/.installed-bench chromium
+	$(BIN)/python -m tests.bench
+
+install: $(VENV)/.installed
+	$(BIN)/trimtab install
+
+uninstall: $(VENV)/.installed
+	$(BIN)/trimtab uninstall
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache bench-results test-artifacts

@@ -1,0 +1,175 @@
+// The CDP relay: the host decides every CDP command, this module only runs it on a
+// tab with chrome.debugger and sends back results, events and detaches
+// (host/PROTOCOL.md, "The CDP relay").
+
+/** The host reads and discards any frame over 8 MiB (MAX_INCOMING_FRAME); a result
+ * that big must become an error reply, or the host's command would never settle. */
+export const MAX_FRAME_TO_HOST = 8 * 1024 * 1024;
+
+const DEBUGGER_VERSION = "1.3";
+
+/**
+ * Bytes of `text` in UTF-8, computed only when it could pass `limit`.
+ * @param {string} text
+ * @param {number} limit
+ */
+function exceedsUtf8(text, limit) {
+  if (text.length * 3 <= limit) return false;
+  return new TextEncoder().encode(text).length > limit;
+}
+
+/**
+ * Turn a chrome.debugger failure into a CDP-style error object. Chrome puts the
+ * protocol error as JSON text in the message ({"code":-32000,"message":"..."});
+ * anything else (not attached, tab gone) keeps its text under the generic code.
+ * @param {unknown} err
+ * @returns {{code: number, message: string, data?: string}}
+ */
+export function cdpErrorOf(err) {
+  const text = String(err?.message ?? err ?? "unknown error");
+  try {
+    const parsed = JSON.parse(text);
+    if (parsed && typeof parsed.code === "number") {
+      const out = { code: parsed.code, message: String(parsed.message ?? "") };
+      if (parsed.data !== undefined) out.data = String(parsed.data);
+      return out;
+    }
+  } catch {
+    // not JSON: a chrome.debugger error in plain words
+  }
+  return { code: -32000, message: text };
+}
+
+/**
+ * Relays CDP between the host and chrome.debugger.
+ */
+export class CdpRelay {
+  /**
+   * @param {{send: (msg: object) => boolean,
+   *          onDetached?: (tabId: number, reason: string) => void,
+   *          debuggerApi?: typeof chrome.debugger}} options
+   *   `send` posts one message to the host; `onDetached` tells the side panel.
+   */
+  constructor({ send, onDetached = () => {}, debuggerApi }) {
+    this.send = send;
+    this.onDetached = onDetached;
+    this.dbg = debuggerApi ?? chrome.debugger;
+    /** Tabs this extension attached to. */
+    this.attached = new Set();
+    this.onEvent = (source, method, params) => {
+      if (source.tabId === undefined || !this.attached.has(source.tabId)) return;
+      this.reply({
+        type: "cdp_event",
+        tab: source.tabId,
+        session: source.sessionId ?? null,
+        method,
+        params: params ?? {},
+      });
+    };
+    this.onDetach = (source, reason) => {
+      if (source.tabId === undefined) return;
+      this.attached.delete(source.tabId);
+      this.send({ type: "cdp_detached", tab: source.tabId, reason });
+      this.onDetached(source.tabId, reason);
+    };
+    this.dbg.onEvent.addListener(this.onEvent);
+    this.dbg.onDetach.addListener(this.onDetach);
+  }
+
+  /**
+   * Handle one host → extension message if it is a relay command.
+   * @param {object} msg
+   * @returns {boolean} whether the message was a relay command
+   */
+  handle(msg) {
+    switch (msg.type) {
+      case "cdp":
+        this.run(msg, () => this.command(msg));
+        return true;
+      case "cdp_attach":
+        this.run(msg, () => this.attach(msg.tab));
+        return true;
+      case "cdp_detach":
+        this.run(msg, () => this.detach(msg.tab));
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  async run(msg, action) {
+    let reply;
+    try {
+      if (!Number.isInteger(msg.tab)) {
+        throw new Error(`"${msg.type}" needs an integer "tab", got ${JSON.stringify(msg.tab)}`);
+      }
+      reply = { type: "cdp_result", id: msg.id, result: (await action()) ?? {} };
+    } catch (err) {
+      reply = { type: "cdp_result", id: msg.id, error: cdpErrorOf(err) };
+    }
+    this.reply(reply);
+  }
+
+  reply(message) {
+    const text = JSON.stringify(message);
+    if (exceedsUtf8(text, MAX_FRAME_TO_HOST)) {
+      if (message.type !== "cdp_result") return; // an oversized event is dropped, not split
+      message = {
+        type: "cdp_result",
+        id: message.id,
+        error: {
+          code: -32000,
+          message: `the CDP result is ${text.length} characters, over the `
+            + `${MAX_FRAME_TO_HOST} byte limit of one message to the host`,
+        },
+      };
+    }
+    this.send(message);
+  }
+
+  async command(msg) {
+    if (typeof msg.method !== "string" || !msg.method) {
+      throw new Error(`"cdp" needs a method name, got ${JSON.stringify(msg.method)}`);
+    }
+    /** @type {chrome.debugger.DebuggerSession} */
+    const target = { tabId: msg.tab };
+    if (msg.session) target.sessionId = msg.session;
+    return await this.dbg.sendCommand(target, msg.method, msg.params ?? {});
+  }
+
+  async attach(tabId) {
+    if (this.attached.has(tabId)) return {};
+    try {
+      await this.dbg.attach({ tabId }, DEBUGGER_VERSION);
+    } catch (err) {
+      // After a service-worker restart our own earlier attach may still hold the tab:
+      // detaching succeeds only for a session of this extension, so this never takes
+      // a tab from another debugger.
+      if (!String(err?.message ?? "").includes("already attached")) throw err;
+      try {
+        await this.dbg.detach({ tabId });
+      } catch {
+        throw err;
+      }
+      await this.dbg.attach({ tabId }, DEBUGGER_VERSION);
+    }
+    this.attached.add(tabId);
+    return {};
+  }
+
+  async detach(tabId) {
+    if (!this.attached.has(tabId)) return {};
+    this.attached.delete(tabId);
+    try {
+      await this.dbg.detach({ tabId });
+    } catch {
+      // Already gone (tab closed): detached is what the host asked for.
+    }
+    return {};
+  }
+
+  /** Tabs attached right now, for the side panel and tests. */
+  attachedTabs() {
+    return [...this.attached];
+  }
+}

@@ -1,0 +1,1 @@
+"""Trimtab host."""

@@ -1,0 +1,165 @@
+"""The `trimtab` command line: inspect pages, install the native-messaging host."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import trio
+
+from pycdp_bridge import BrowserNotFoundError, launch_browser
+
+from ._snapshots import SnapshotOptions, TabSession
+from .pipeline import count_tokens
+
+__all__ = ["main"]
+
+
+def _page_url(target: str) -> str:
+    """A URL for a URL or a local file path."""
+    if "://" in target or target.startswith(("about:", "data:")):
+        return target
+    path = Path(target).expanduser()
+    if not path.exists():
+        raise SystemExit(f"trimtab: no such file or URL: {target!r}")
+    return path.resolve().as_uri()
+
+
+async def _inspect(args: argparse.Namespace) -> int:
+    urls = [_page_url(t) for t in args.targets]
+    options = SnapshotOptions(dedup=not args.no_dedup, trim=not args.no_trim)
+    outputs: list[str] = []
+    records: list[dict[str, object]] = []
+    async with launch_browser() as browser:
+        page = await browser.new_page()
+        session = TabSession(page, options)
+        for url in urls:
+            started = time.perf_counter()
+            await page.navigate(url, timeout=args.timeout)
+            loaded = time.perf_counter()
+            snapshot = await session.snapshot()
+            done = time.perf_counter()
+            outputs.append(snapshot.xml)
+            record: dict[str, object] = {
+                "url": url,
+                "kind": snapshot.kind,
+                "load_ms": round((loaded - started) * 1000, 1),
+                "snapshot_ms": round((done - loaded) * 1000, 1),
+                **snapshot.stats_dict(),
+            }
+            if args.stats:
+                raw_html = await page.evaluate("document.documentElement.outerHTML")
+                inner_text = await page.evaluate("document.body ? document.body.innerText : ''")
+                record["raw_tokens"] = count_tokens(str(raw_html or ""))
+                record["text_tokens"] = count_tokens(str(inner_text or ""))
+            records.append(record)
+    if args.format == "json":
+        json.dump(
+            [{"xml": xml, "stats": rec} for xml, rec in zip(outputs, records, strict=True)],
+            sys.stdout,
+            indent=1,
+        )
+        sys.stdout.write("\n")
+    elif len(outputs) == 1:
+        sys.stdout.write(outputs[0])
+    else:
+        sys.stdout.write('<trimtab steps="%d">\n' % len(outputs))
+        sys.stdout.write("".join(outputs))
+        sys.stdout.write("</trimtab>\n")
+    sys.stdout.flush()
+    for record in records:
+        print(_figures(record), file=sys.stderr)
+    return 0
+
+
+def _figures(record: dict[str, object]) -> str:
+    parts = [f"{record['url']}", f"  kind={record['kind']} tokens={record['tokens']}"]
+    if "raw_tokens" in record:
+        tokens = record["tokens"]
+        raw = record["raw_tokens"]
+        text = record["text_tokens"]
+        assert isinstance(tokens, int) and isinstance(raw, int) and isinstance(text, int)
+        parts.append(
+            f"  raw HTML={raw} tokens ({raw / max(tokens, 1):.1f}x ours), "
+            f"visible text={text} tokens (ours is {tokens / max(text, 1):.2f}x)"
+        )
+    parts.append(
+        f"  elements in={record['elements_in']} out={record['elements_out']}"
+        f" controls={record['controls']} dropped={record['dropped']}"
+    )
+    saved = f"dedup saved={record.get('dedup_saved', 0)} trim saved={record.get('trim_saved', 0)}"
+    parts.append(
+        f"  load {record['load_ms']} ms, snapshot {record['snapshot_ms']} ms "
+        f"(capture {record['capture_ms']} ms, pipeline {record['pipeline_ms']} ms); {saved}"
+    )
+    if record.get("missing"):
+        parts.append(f"  degraded: missing {record['missing']}")
+    return "\n".join(parts)
+
+
+def _install(args: argparse.Namespace) -> int:
+    from . import _install as installer
+
+    user_data_dir = Path(args.user_data_dir) if args.user_data_dir else None
+    if args.command == "install":
+        written = installer.install(args.browser, user_data_dir)
+        for path in written:
+            print(f"registered {installer.HOST_NAME} in {path}", file=sys.stderr)
+    else:
+        removed = installer.uninstall(args.browser, user_data_dir)
+        for path in removed:
+            print(f"removed {path}", file=sys.stderr)
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="trimtab", description="Compact web pages for LLM agents; manage the host."
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    inspect = commands.add_parser(
+        "inspect",
+        help="load pages in a headless Chromium and print their compact XML",
+        description="Visit the pages in order in one tab and print each snapshot "
+        "(one XML document holding every step when there are several). "
+        "Figures go to stderr.",
+    )
+    inspect.add_argument("targets", nargs="+", metavar="URL-or-file")
+    inspect.add_argument("--format", choices=("xml", "json"), default="xml")
+    inspect.add_argument(
+        "--stats", action="store_true", help="also count the raw HTML and visible-text tokens"
+    )
+    inspect.add_argument("--no-dedup", action="store_true", help="render unchanged regions too")
+    inspect.add_argument("--no-trim", action="store_true", help="never trim long regions")
+    inspect.add_argument("--timeout", type=float, default=30.0, help="page load timeout (s)")
+    for name, text in (
+        ("install", "register the native-messaging host with your browsers"),
+        ("uninstall", "remove the native-messaging host registration"),
+    ):
+        sub = commands.add_parser(name, help=text, description=text)
+        sub.add_argument(
+            "--browser",
+            choices=("chrome", "chromium", "edge", "brave", "vivaldi"),
+            help="only this browser (default: every supported browser)",
+        )
+        sub.add_argument(
+            "--user-data-dir", help="a specific profile folder (its NativeMessagingHosts/)"
+        )
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.command in ("install", "uninstall"):
+        return _install(args)
+    try:
+        return trio.run(_inspect, args)
+    except BrowserNotFoundError as error:
+        print(f"trimtab: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130

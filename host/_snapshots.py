@@ -1,0 +1,303 @@
+"""Snapshots of one tab: baselines with unchanged regions collapsed, trimming, diffs.
+
+A `TabSession` captures its target, runs the pipeline and decides what to send:
+
+* a **baseline** (first look, a navigation to another document, or when asked):
+  every region, except that a region whose rendering (its ordered eids *and* its
+  content: states, values, text) equals the one in the previous baseline collapses
+  to ``<region name="nav" unchanged="true" count="73"/>``; long changed regions
+  that repeat across a site (nav, header, footer, aside) keep their head and tail
+  lines and say how many lines were trimmed;
+* a **diff** (after an action that left the document in place): only the lines
+  that changed since the previous snapshot, with a line of context, or a baseline
+  when the diff would cost more.
+
+The previous-baseline memory is updated only by baselines and cleared on errors.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import time
+from html import unescape
+
+import attrs
+
+from pycdp_bridge import PageModel, Target, capture
+
+from .pipeline import (
+    Compaction,
+    OutNode,
+    Region,
+    compact,
+    count_tokens,
+    open_tag,
+    render_items,
+    render_node,
+)
+from .pipeline import _xml as xml_escape
+
+__all__ = ["Snapshot", "SnapshotOptions", "TabSession", "TrimLimits"]
+
+# Regions that repeat across the pages of a site and may be trimmed.
+TRIMMABLE = frozenset({"nav", "header", "footer", "aside"})
+
+
+@attrs.frozen
+class TrimLimits:
+    """How long a changed repeating region may be before its middle is trimmed."""
+
+    max_lines: int = 24
+    head: int = 12
+    tail: int = 4
+
+
+@attrs.frozen
+class SnapshotOptions:
+    """Per-session switches (``trimtab inspect --no-dedup --no-trim``)."""
+
+    dedup: bool = True
+    trim: bool = True
+    limits: TrimLimits = TrimLimits()
+    # Collapse repeated blocks of this many lines or more, even outside landmarks.
+    block_min_lines: int = 6
+
+
+@attrs.frozen
+class Snapshot:
+    """One answer to the agent: its XML and the figures behind it."""
+
+    kind: str  # "baseline" or "diff"
+    xml: str
+    compaction: Compaction
+    capture_ms: float
+    tokens: int
+    full_tokens: int  # tokens of the baseline without dedup or trimming
+    dedup_saved: int
+    trim_saved: int
+    regions_collapsed: tuple[str, ...]
+    regions_trimmed: tuple[str, ...]
+
+    def stats_dict(self) -> dict[str, object]:
+        stats = self.compaction.stats.as_dict()
+        stats.update(
+            kind=self.kind,
+            tokens=self.tokens,
+            full_tokens=self.full_tokens,
+            dedup_saved=self.dedup_saved,
+            trim_saved=self.trim_saved,
+            capture_ms=round(self.capture_ms, 1),
+            regions_collapsed=list(self.regions_collapsed),
+            regions_trimmed=list(self.regions_trimmed),
+        )
+        return stats
+
+
+@attrs.define
+class TabSession:
+    """The snapshot state of one tab: latest snapshot, previous baseline, id map."""
+
+    target: Target
+    options: SnapshotOptions = SnapshotOptions()
+    latest: Compaction | None = None
+    latest_document: str = ""
+    # Region key → rendered XML of the previous baseline.
+    baseline_regions: dict[str, str] | None = None
+    # Line keys of repeated blocks seen in the previous baseline (beyond landmarks).
+    baseline_blocks: frozenset[str] = frozenset()
+
+    async def snapshot(self, *, baseline: bool = False) -> Snapshot:
+        """Capture the tab and answer with a baseline or a diff."""
+        started = time.perf_counter()
+        try:
+            model = await capture(self.target)
+        except BaseException:
+            self.forget()
+            raise
+        capture_ms = (time.perf_counter() - started) * 1000
+        return self.render(model, capture_ms=capture_ms, baseline=baseline)
+
+    def forget(self) -> None:
+        """Drop every memory of the tab (after an error, or a released tab)."""
+        self.latest = None
+        self.latest_document = ""
+        self.baseline_regions = None
+        self.baseline_blocks = frozenset()
+
+    def render(self, model: PageModel, *, capture_ms: float = 0.0, baseline: bool = False) -> Snapshot:
+        """The answer for a captured page (sans-I/O: tests call this directly)."""
+        current = compact(model)
+        previous = self.latest
+        same_document = (
+            previous is not None and model.document_id == self.latest_document and not baseline
+        )
+        snapshot: Snapshot | None = None
+        if same_document:
+            assert previous is not None
+            snapshot = self._diff(previous, current, capture_ms)
+        if snapshot is None:
+            snapshot = self._baseline(current, capture_ms)
+            self.baseline_regions = {r.key: r.xml for r in current.regions}
+        self.latest = current
+        self.latest_document = model.document_id
+        return snapshot
+
+    def expand(self, region: str) -> str:
+        """Everything of one region of the latest snapshot, untrimmed and uncollapsed."""
+        if self.latest is None:
+            raise LookupError("no snapshot of this tab yet: take a snapshot first")
+        for candidate in self.latest.regions:
+            if candidate.key == region:
+                return candidate.xml
+        known = ", ".join(r.key for r in self.latest.regions)
+        raise LookupError(f"no region {region!r} in the latest snapshot (regions: {known})")
+
+    # -- baselines ----------------------------------------------------------
+
+    def _baseline(self, current: Compaction, capture_ms: float) -> Snapshot:
+        xml, collapsed, trimmed = self._baseline_xml(current, trim=self.options.trim)
+        tokens = count_tokens(xml)
+        full = current.stats.tokens
+        trim_saved = 0
+        if trimmed:
+            untrimmed, _, _ = self._baseline_xml(current, trim=False)
+            trim_saved = count_tokens(untrimmed) - tokens
+        return Snapshot(
+            kind="baseline",
+            xml=xml,
+            compaction=current,
+            capture_ms=capture_ms,
+            tokens=tokens,
+            full_tokens=full,
+            dedup_saved=max(0, full - tokens - trim_saved),
+            trim_saved=trim_saved,
+            regions_collapsed=tuple(collapsed),
+            regions_trimmed=tuple(trimmed),
+        )
+
+    def _baseline_xml(self, current: Compaction, *, trim: bool) -> tuple[str, list[str], list[str]]:
+        previous = self.baseline_regions if self.options.dedup else None
+        by_node = {id(r.out): r for r in current.regions}
+        collapsed: list[str] = []
+        trimmed: list[str] = []
+        limits = self.options.limits
+
+        def replace(node: OutNode) -> str | None:
+            region = by_node.get(id(node))
+            if region is None:
+                return None
+            if previous is not None and previous.get(region.key) == region.xml:
+                collapsed.append(region.key)
+                return (
+                    f'<region name="{xml_escape.attr(region.key)}" unchanged="true"'
+                    f' count="{len(region.eids)}"/>\n'
+                )
+            if trim and region.name in TRIMMABLE:
+                items = render_items(node, replace)
+                if len(items) > limits.max_lines:
+                    trimmed.append(region.key)
+                    return _trimmed_region(node, region, items, limits)
+            return None
+
+        body: list[str] = []
+        for node in current.root.children:
+            if isinstance(node, OutNode):
+                swapped = replace(node)
+                body.append(swapped if swapped is not None else render_node(node, replace))
+        return _page_open(current, "baseline") + "".join(body) + "</page>\n", collapsed, trimmed
+
+    # -- diffs ----------------------------------------------------------------
+
+    def _diff(
+        self, previous: Compaction, current: Compaction, capture_ms: float
+    ) -> Snapshot | None:
+        before = {r.key: r for r in previous.regions if r.depth == 0}
+        parts: list[str] = []
+        for region in current.regions:
+            if region.depth != 0:
+                continue
+            old = before.pop(region.key, None)
+            if old is not None and old.xml == region.xml:
+                continue
+            if old is None:
+                parts.append(region.xml.replace("<region ", '<region added="true" ', 1))
+            else:
+                parts.append(_region_diff(old, region))
+        for gone in before.values():
+            ids = f' ids="{" ".join(gone.eids)}"' if gone.eids else ""
+            parts.append(f'<region name="{xml_escape.attr(gone.key)}" removed="true"{ids}/>\n')
+        if not parts:
+            parts.append("<unchanged/>\n")
+        xml = _page_open(current, "diff") + "".join(parts) + "</page>\n"
+        tokens = count_tokens(xml)
+        if tokens >= current.stats.tokens:
+            return None  # a baseline is cheaper
+        return Snapshot(
+            kind="diff",
+            xml=xml,
+            compaction=current,
+            capture_ms=capture_ms,
+            tokens=tokens,
+            full_tokens=current.stats.tokens,
+            dedup_saved=0,
+            trim_saved=0,
+            regions_collapsed=(),
+            regions_trimmed=(),
+        )
+
+
+def _page_open(current: Compaction, kind: str) -> str:
+    return (
+        f'<page url="{xml_escape.attr(current.url)}" title="{xml_escape.attr(current.title)}"'
+        f' snapshot="{kind}">\n'
+    )
+
+
+def _trimmed_region(node: OutNode, region: Region, items: list[str], limits: TrimLimits) -> str:
+    head = items[: limits.head]
+    tail = items[len(items) - limits.tail :]
+    middle = items[limits.head : len(items) - limits.tail]
+    hidden_ids = sum(len(_ID.findall(item)) for item in middle)
+    marker = (
+        f'<trimmed lines="{len(middle)}" controls="{hidden_ids}"'
+        f' expand="{xml_escape.attr(region.key)}"/>'
+    )
+    return open_tag(node) + "\n" + "".join(f"{item}\n" for item in [*head, marker, *tail]) + "</region>\n"
+
+
+_ID = re.compile(r' id="([^"]+)"')
+_TAG = re.compile(r"<[^>]+>")
+
+
+def _region_diff(old: Region, new: Region) -> str:
+    """Hunks of changed lines: removed text and ids, added lines, a line of context."""
+    matcher = difflib.SequenceMatcher(a=old.items, b=new.items, autojunk=False)
+    new_ids = set(new.eids)
+    hunks: list[str] = []
+    for tag, a0, a1, b0, b1 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        context = _plain(new.items[b0 - 1])[:80] if b0 > 0 else ""
+        where = f' after="{xml_escape.attr(context)}"' if context else ' at="start"'
+        pieces = [f"<change{where}>"]
+        if a1 > a0:
+            removed_ids = [e for item in old.items[a0:a1] for e in _ID.findall(item)]
+            gone = [e for e in removed_ids if e not in new_ids]
+            ids = f' ids="{" ".join(gone)}"' if gone else ""
+            text = _plain(" ".join(old.items[a0:a1]))
+            pieces.append(f"<del{ids}>{xml_escape.text(text)}</del>")
+        if b1 > b0:
+            pieces.append("<ins>\n" + "".join(f"{item}\n" for item in new.items[b0:b1]) + "</ins>")
+        pieces.append("</change>")
+        hunks.append("".join(pieces))
+    return (
+        f'<region name="{xml_escape.attr(new.key)}" changed="true">\n'
+        + "".join(f"{hunk}\n" for hunk in hunks)
+        + "</region>\n"
+    )
+
+
+def _plain(xml_fragment: str) -> str:
+    """The text of rendered XML, for context lines and removed-text summaries."""
+    return " ".join(unescape(_TAG.sub(" ", xml_fragment)).split())

@@ -1,0 +1,33 @@
+"""The compaction pipeline: a captured page in, small lossless XML out.
+
+Stage 1 (`_filter`) decides what a person can see, stages 2 and 3 (`_build`)
+simplify and encode it, `_eids` gives controls stable ids, `_compact` renders
+regions and XML with the stats of every run.
+"""
+
+from ._build import BuildOptions
+from ._compact import (
+    Compaction,
+    CompactionStats,
+    Region,
+    compact,
+    open_tag,
+    render_items,
+    render_node,
+)
+from ._tokens import count_tokens
+from ._tree import Control, OutNode
+
+__all__ = [
+    "BuildOptions",
+    "Compaction",
+    "CompactionStats",
+    "Control",
+    "OutNode",
+    "Region",
+    "compact",
+    "count_tokens",
+    "open_tag",
+    "render_items",
+    "render_node",
+]

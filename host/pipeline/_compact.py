@@ -1,0 +1,262 @@
+"""The compaction pipeline: page model in, XML and its stats out.
+
+filter (stage 1) → build (stages 2 and 3) → eids → regions → XML. Deterministic:
+the same page model gives byte-identical output.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Mapping
+
+import attrs
+
+from pycdp_bridge import PageModel
+
+from . import _xml
+from ._build import BuildOptions, build_tree
+from ._eids import assign_eids
+from ._filter import filter_page
+from ._tokens import count_tokens
+from ._tree import Control, OutNode
+
+__all__ = ["Compaction", "CompactionStats", "Region", "compact", "open_tag", "render_items", "render_node"]
+
+_LINE_SPACE = re.compile(r"[ \t]*\n[ \t\n]*")
+
+
+@attrs.frozen
+class Region:
+    """One landmark region of a snapshot, rendered on its own."""
+
+    key: str  # unique in the snapshot: "nav", "nav-2", ...
+    name: str  # the landmark kind: header, nav, main, aside, footer, dialog, ...
+    label: str
+    xml: str  # the whole <region> element
+    items: tuple[str, ...]  # its body, one well-formed item per line (see render_items)
+    eids: tuple[str, ...]  # controls in document order
+    depth: int  # 0 for top-level regions, 1 for a region inside a region, ...
+    out: OutNode = attrs.field(eq=False, repr=False)  # its node in the output tree
+
+
+@attrs.frozen
+class CompactionStats:
+    """Figures that come with every output."""
+
+    elements_in: int
+    elements_out: int
+    controls: int
+    dropped: Mapping[str, int]
+    chars: int
+    tokens: int
+    missing: tuple[str, ...]
+    # Milliseconds per stage: filter, build, encode (eids + XML), tokens.
+    stage_ms: Mapping[str, float]
+
+    @property
+    def pipeline_ms(self) -> float:
+        """Captured CDP data to XML (token counting is reporting, not pipeline)."""
+        return sum(ms for stage, ms in self.stage_ms.items() if stage != "tokens")
+
+    def as_dict(self) -> dict[str, object]:
+        data = attrs.asdict(self)
+        data["dropped"] = dict(self.dropped)
+        data["stage_ms"] = {k: round(v, 3) for k, v in self.stage_ms.items()}
+        data["pipeline_ms"] = round(self.pipeline_ms, 3)
+        data["missing"] = list(self.missing)
+        return data
+
+
+@attrs.frozen
+class Compaction:
+    """The compact view of one page."""
+
+    url: str
+    title: str
+    xml: str
+    regions: tuple[Region, ...]
+    # eid → the control it names, for the tools and the id map of the tab.
+    controls: Mapping[str, Control]
+    stats: CompactionStats
+    root: OutNode
+
+
+def compact(
+    model: PageModel, options: BuildOptions | None = None, *, count: bool = True
+) -> Compaction:
+    """Compact a captured page into XML."""
+    options = options or BuildOptions()
+    t0 = time.perf_counter()
+    visibility = filter_page(model)
+    t1 = time.perf_counter()
+    built = build_tree(model, visibility, options)
+    t2 = time.perf_counter()
+    eids = assign_eids((facts for _, facts in built.controls), len(built.controls))
+    controls: dict[str, Control] = {}
+    for (out, facts), eid in zip(built.controls, eids, strict=True):
+        out.eid = eid
+        out.attrs.insert(0, ("id", eid))
+        node = model.nodes[facts.node]
+        controls[eid] = Control(
+            eid=eid,
+            node=facts.node,
+            backend_node_id=node.backend_node_id,
+            frame=node.frame,
+            role=facts.role,
+            name=facts.name,
+            region=facts.region_path[-1] if facts.region_path else "main",
+        )
+    regions = _regions(built.root)
+    head = f'<page url="{_xml.attr(model.url)}" title="{_xml.attr(model.title)}">\n'
+    xml = head + "".join(r.xml for r in regions if r.depth == 0) + "</page>\n"
+    t3 = time.perf_counter()
+    tokens = count_tokens(xml) if count else -1
+    t4 = time.perf_counter()
+    stats = CompactionStats(
+        elements_in=model.element_count(),
+        elements_out=built.elements_out,
+        controls=len(controls),
+        dropped=dict(sorted(visibility.dropped.items())),
+        chars=len(xml),
+        tokens=tokens,
+        missing=model.missing,
+        stage_ms={
+            "filter": (t1 - t0) * 1000,
+            "build": (t2 - t1) * 1000,
+            "encode": (t3 - t2) * 1000,
+            "tokens": (t4 - t3) * 1000,
+        },
+    )
+    return Compaction(model.url, model.title, xml, tuple(regions), controls, stats, built.root)
+
+
+def _regions(root: OutNode) -> list[Region]:
+    """Wrap stray top-level content in implicit "main" regions; render every region."""
+    top: list[OutNode] = []
+    stray: list[OutNode | str] = []
+    for child in root.children:
+        if isinstance(child, OutNode) and child.tag == "region":
+            if _has_content(stray):
+                top.append(OutNode("region", [("name", "main")], stray))
+            stray = []
+            top.append(child)
+        else:
+            stray.append(child)
+    if _has_content(stray):
+        top.append(OutNode("region", [("name", "main")], stray))
+    root.children = list(top)
+
+    regions: list[Region] = []
+    seen: dict[str, int] = {}
+
+    def visit(region: OutNode, depth: int) -> None:
+        name = dict(region.attrs)["name"]
+        seen[name] = seen.get(name, 0) + 1
+        key = name if seen[name] == 1 else f"{name}-{seen[name]}"
+        if key != name:
+            region.attrs[0] = ("name", key)
+        index = len(regions)
+        regions.append(Region(key, name, "", "", (), (), depth, region))  # keeps the order
+        for child in region.children:
+            if isinstance(child, OutNode):
+                for inner in child.iter():
+                    if inner.tag == "region":
+                        visit(inner, depth + 1)
+        eids = tuple(n.eid for n in region.iter() if n.eid is not None)
+        label = dict(region.attrs).get("label", "")
+        items = tuple(render_items(region))
+        xml = open_tag(region) + "\n" + "".join(item + "\n" for item in items) + "</region>\n"
+        regions[index] = Region(key, name, label, xml, items, eids, depth, region)
+
+    for region in top:
+        visit(region, 0)
+    return regions
+
+
+def _has_content(children: list[OutNode | str]) -> bool:
+    return any(isinstance(c, OutNode) or c.strip() for c in children)
+
+
+Replace = Callable[[OutNode], "str | None"]
+
+
+def render_node(node: OutNode, replace: Replace | None = None) -> str:
+    """Serialize an output node and its subtree as XML.
+
+    ``replace`` may answer a nested region with other XML (a collapsed or trimmed
+    form); None keeps the region as it is.
+    """
+    if node.tag == "region":
+        items = render_items(node, replace)
+        return open_tag(node) + "\n" + "".join(item + "\n" for item in items) + "</region>\n"
+    parts: list[str] = []
+    _render_inline(node, parts)
+    return "".join(parts)
+
+
+def render_items(region: OutNode, replace: Replace | None = None) -> list[str]:
+    """The body of a region as items: one per line, a nested region as one item.
+
+    Every item is well-formed XML on its own, so trimming and diffs can cut
+    between items without breaking the document.
+    """
+    items: list[str] = []
+    line: list[str] = []
+    last = len(region.children) - 1
+    for position, child in enumerate(region.children):
+        if isinstance(child, str):
+            pieces = _LINE_SPACE.sub("\n", child).split("\n")
+            for k, piece in enumerate(pieces):
+                if k > 0:
+                    _flush(line, items)
+                if position == last and k == len(pieces) - 1:
+                    piece = piece.rstrip()
+                if piece:
+                    line.append(_xml.text(piece))
+        elif child.tag == "region":
+            _flush(line, items)
+            swapped = replace(child) if replace is not None else None
+            rendered = swapped if swapped is not None else render_node(child, replace)
+            items.append(rendered.rstrip("\n"))
+        else:
+            _render_inline(child, line)
+    _flush(line, items)
+    return items
+
+
+def _flush(line: list[str], items: list[str]) -> None:
+    text = "".join(line).strip()
+    if text:
+        items.append(text)
+    line.clear()
+
+
+def open_tag(node: OutNode) -> str:
+    attrs_xml = "".join(f' {key}="{_xml.attr(value)}"' for key, value in node.attrs)
+    return f"<{node.tag}{attrs_xml}>"
+
+
+def _render_inline(node: OutNode, parts: list[str]) -> None:
+    """A control, heading or image on one line: its line breaks become spaces."""
+    if not node.children:
+        attrs_xml = "".join(f' {key}="{_xml.attr(value)}"' for key, value in node.attrs)
+        parts.append(f"<{node.tag}{attrs_xml}/>")
+        return
+    parts.append(open_tag(node))
+    last = len(node.children) - 1
+    for position, child in enumerate(node.children):
+        if isinstance(child, str):
+            piece = " ".join(child.split()) if not child.isspace() else " "
+            if child[:1].isspace() and position > 0 and piece != " ":
+                piece = " " + piece
+            if child[-1:].isspace() and position < last and piece != " ":
+                piece += " "
+            if position == 0:
+                piece = piece.lstrip()
+            if position == last:
+                piece = piece.rstrip()
+            parts.append(_xml.text(piece))
+        else:
+            _render_inline(child, parts)
+    parts.append(f"</{node.tag}>")

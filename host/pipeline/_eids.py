@@ -1,0 +1,73 @@
+"""Stable element ids (eids): short, and the same for the same element across snapshots.
+
+An eid is a hash of what identifies a control to a person, never of
+`backendNodeId`: its role, its accessible name (counters generalised, so
+"Inbox (12)" and "Inbox (13)" are one element), its link target, its landmark
+path, the nearest heading before it in its region, and its frame and shadow-root
+path. The same link in a site's shared header therefore gets the same eid on every
+page of the site. Two controls with the same identity are told apart by probing
+the next hash in document order, which keeps the earlier one's id unchanged.
+
+Ids are three characters (a letter then two base-36 digits: 33,696 values), about
+two tokens each; pages with more than 8,000 controls get four characters.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable
+
+from ._build import ControlFacts
+
+__all__ = ["assign_eids", "identity_key"]
+
+_DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz"
+_LETTERS = "abcdefghijklmnopqrstuvwxyz"
+_COUNTER = re.compile(r"[(\[{]\s*\d[\d,.]*\+?\s*[)\]}]|\b\d[\d,.]*\+?(?=\s*(?:new|unread|items?)\b)")
+_LONG_THRESHOLD = 8000
+
+
+def identity_key(facts: ControlFacts) -> str:
+    """The text an eid is hashed from."""
+    name = _COUNTER.sub("#", " ".join(facts.name.lower().split()))
+    href = facts.href.split("#", 1)[0] if facts.href.startswith("http") else facts.href
+    return "\x1f".join(
+        (
+            facts.role,
+            name[:200],
+            href[:300],
+            "/".join(facts.region_path),
+            facts.heading[:120],
+            "/".join(facts.scope),
+        )
+    )
+
+
+def _encode(value: int, length: int) -> str:
+    first = _LETTERS[value % 26]
+    value //= 26
+    rest = []
+    for _ in range(length - 1):
+        rest.append(_DIGITS[value % 36])
+        value //= 36
+    return first + "".join(rest)
+
+
+def assign_eids(all_facts: Iterable[ControlFacts], count: int) -> list[str]:
+    """Eids for the controls, in the order given (document order)."""
+    length = 3 if count <= _LONG_THRESHOLD else 4
+    taken: set[str] = set()
+    eids: list[str] = []
+    for facts in all_facts:
+        key = identity_key(facts).encode("utf-8", "surrogatepass")
+        probe = 0
+        while True:
+            digest = hashlib.blake2b(key + b"\x00" + str(probe).encode(), digest_size=8).digest()
+            eid = _encode(int.from_bytes(digest, "big"), length)
+            if eid not in taken:
+                break
+            probe += 1
+        taken.add(eid)
+        eids.append(eid)
+    return eids

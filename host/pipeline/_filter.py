@@ -1,0 +1,260 @@
+"""Stage 1, signal filtering: decide which nodes a person can see.
+
+One pass in document order (parents before children) marks every node visible or
+not and counts why; a second step drops leaves (text and interactive elements)
+that opaque elements painted above them cover completely.
+
+What we keep on purpose, because a person sees it or innerText has it: text of a
+single character (it may be a digit or "&"), text clipped by `overflow: hidden`
+(carousels), text below the fold, and screen-reader-only text (it names icon
+buttons). Whitespace-only text is kept as a word separator, never as content.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+import attrs
+
+from pycdp_bridge import Node, NodeType, PageModel, Rect
+
+from ._roles import INTERACTIVE_ROLES, NOISE_TAGS, aria_role
+
+__all__ = ["Visibility", "filter_page"]
+
+# Reasons a node (and its subtree) is dropped; the stats count elements per reason.
+NOISE = "noise"
+NOT_RENDERED = "not_rendered"
+TRANSPARENT = "transparent"
+ARIA_HIDDEN = "aria_hidden"
+INVISIBLE = "visibility_hidden"
+ZERO_SIZE = "zero_size"
+OCCLUDED = "occluded"
+EMPTY_CONTAINER = "empty_container"
+
+# A cover must hide at least this much alpha to hide what is under it.
+_OPAQUE_ALPHA = 0.8
+_MIN_COVER_SIDE = 4.0
+_WORD = re.compile(r"\w")
+_RGBA = re.compile(r"rgba?\(\s*([\d.]+)[,\s]+([\d.]+)[,\s]+([\d.]+)(?:\s*[,/]\s*([\d.]+%?))?\s*\)")
+
+
+@attrs.define(slots=True)
+class Visibility:
+    """The result of stage 1: per node index, whether it is shown, and why not."""
+
+    # Node shows its own content: text nodes their text, elements their box.
+    shown: list[bool]
+    # The whole subtree is gone (noise tag, display:none, opacity 0, aria-hidden).
+    removed: list[bool]
+    dropped: Counter[str]
+    # Node index → index of the element that covers it (for "occluded" leaves).
+    covered_by: dict[int, int]
+    degraded: bool
+
+
+def filter_page(model: PageModel) -> Visibility:
+    """Mark what a person can see on the page."""
+    nodes = model.nodes
+    count = len(nodes)
+    shown = [False] * count
+    removed = [False] * count
+    dropped: Counter[str] = Counter()
+    # Without a DOMSnapshot we know nothing about layout: keep everything not
+    # hidden by markup, and say so in the stats.
+    degraded = "dom_snapshot" in model.missing
+    effective_opacity = [1.0] * count
+
+    for node in nodes:
+        i = node.index
+        parent = node.parent
+        if parent >= 0 and removed[parent]:
+            removed[i] = True
+            continue
+        if parent >= 0:
+            effective_opacity[i] = effective_opacity[parent]
+        kind = node.node_type
+        if kind is NodeType.TEXT:
+            shown[i] = _text_shown(node, degraded)
+            continue
+        if kind is not NodeType.ELEMENT:
+            shown[i] = True
+            continue
+        reason = _removal_reason(node, degraded)
+        if reason is None and node.attributes.get("aria-hidden") == "true":
+            if not _has_rendered_words(model, node):
+                reason = ARIA_HIDDEN
+        style = node.style
+        if reason is None and style is not None:
+            effective_opacity[i] *= style.opacity
+            if effective_opacity[i] <= 0.0 and not _transparent_control(node):
+                reason = TRANSPARENT
+        if reason is not None:
+            removed[i] = True
+            dropped[reason] += 1
+            continue
+        if degraded:
+            shown[i] = True
+        elif node.bounds is None or style is None:
+            # No box of its own (display:contents, or an inline that only wraps
+            # blocks): its children are judged one by one.
+            shown[i] = False
+        elif style.visibility != "visible":
+            shown[i] = False
+            dropped[INVISIBLE] += 1
+        elif node.bounds.is_empty():
+            shown[i] = False
+            if not node.children:
+                dropped[ZERO_SIZE] += 1
+        else:
+            shown[i] = True
+
+    covered_by: dict[int, int] = {}
+    if not degraded:
+        covered_by = _occluded(model, shown, removed)
+        for i in covered_by:
+            shown[i] = False
+        dropped[OCCLUDED] += sum(1 for i in covered_by if nodes[i].is_element)
+    return Visibility(shown, removed, dropped, covered_by, degraded)
+
+
+def _removal_reason(node: Node, degraded: bool) -> str | None:
+    if node.name in NOISE_TAGS:
+        return NOISE
+    if degraded:
+        return None if "hidden" not in node.attributes else NOT_RENDERED
+    style = node.style
+    if style is None and node.bounds is None and not node.children:
+        return NOT_RENDERED
+    if style is not None and style.display == "none":
+        return NOT_RENDERED
+    return None
+
+
+def _has_rendered_words(model: PageModel, node: Node) -> bool:
+    # aria-hidden hides a subtree from screen readers, not from eyes: icons and
+    # decorative glyphs go, but rendered words stay, since a person reads them.
+    for inner in model.nodes[node.index + 1 : node.end]:
+        if inner.is_text and inner.bounds is not None and _WORD.search(inner.text):
+            return True
+    return False
+
+
+def _transparent_control(node: Node) -> bool:
+    # Custom checkboxes and file pickers put the real control, at opacity 0,
+    # over the styled one: it is what a click reaches, so it stays.
+    return node.name in ("input", "select", "textarea") and node.bounds is not None
+
+
+def _text_shown(node: Node, degraded: bool) -> bool:
+    if degraded:
+        return True
+    bounds = node.bounds
+    if bounds is None or bounds.is_empty():
+        return False
+    style = node.style
+    return style is None or style.visibility == "visible"
+
+
+def _alpha(color: str) -> float:
+    if color in ("transparent", ""):
+        return 0.0
+    match = _RGBA.match(color)
+    if match is None:
+        return 1.0  # named colours and other syntaxes are opaque
+    raw = match.group(4)
+    if raw is None:
+        return 1.0
+    return float(raw[:-1]) / 100.0 if raw.endswith("%") else float(raw)
+
+
+def _is_cover(node: Node, shown: list[bool]) -> bool:
+    style = node.style
+    bounds = node.bounds
+    if style is None or bounds is None or not shown[node.index]:
+        return False
+    if style.position not in ("fixed", "absolute", "sticky") and style.z_index == "auto":
+        return False
+    if style.pointer_events == "none":
+        # A click-through overlay: everything under it can still be clicked.
+        return False
+    if style.opacity < _OPAQUE_ALPHA or _alpha(style.background_color) < _OPAQUE_ALPHA:
+        return False
+    return bounds.width >= _MIN_COVER_SIDE and bounds.height >= _MIN_COVER_SIDE
+
+
+def _paint_order(model: PageModel, node: Node) -> int | None:
+    current: Node | None = node
+    while current is not None:
+        if current.paint_order is not None:
+            return current.paint_order
+        current = model.parent_of(current)
+    return None
+
+
+def _occluded(model: PageModel, shown: list[bool], removed: list[bool]) -> dict[int, int]:
+    """Leaves fully covered by opaque positioned elements painted above them."""
+    nodes = model.nodes
+    covers = [n for n in nodes if n.is_element and not removed[n.index] and _is_cover(n, shown)]
+    if not covers:
+        return {}
+    covers.sort(key=lambda n: n.paint_order or 0, reverse=True)
+    covered: dict[int, int] = {}
+    for node in nodes:
+        i = node.index
+        if removed[i] or not shown[i] or node.bounds is None:
+            continue
+        if not (node.is_text or _is_interactive_leaf(node)):
+            continue
+        order = _paint_order(model, node)
+        if order is None:
+            continue
+        pieces = [node.bounds]
+        first_cover = -1
+        for cover in covers:
+            cover_order = cover.paint_order or 0
+            if cover_order <= order:
+                break
+            # A cover never hides its own content.
+            if cover.index <= i < cover.end:
+                continue
+            assert cover.bounds is not None
+            if not any(p.intersects(cover.bounds) for p in pieces):
+                continue
+            pieces = _subtract_all(pieces, cover.bounds)
+            if first_cover < 0:
+                first_cover = cover.index
+            if not pieces:
+                covered[i] = first_cover
+                break
+    return covered
+
+
+def _is_interactive_leaf(node: Node) -> bool:
+    return aria_role(node) in INTERACTIVE_ROLES
+
+
+def _subtract_all(pieces: list[Rect], cover: Rect) -> list[Rect]:
+    out: list[Rect] = []
+    for piece in pieces:
+        if not piece.intersects(cover):
+            out.append(piece)
+        elif not cover.contains(piece):
+            out.extend(_subtract(piece, cover))
+    return out
+
+
+def _subtract(target: Rect, cover: Rect) -> list[Rect]:
+    parts: list[Rect] = []
+    if target.y < cover.y:
+        parts.append(Rect(target.x, target.y, target.width, cover.y - target.y))
+    if cover.bottom < target.bottom:
+        parts.append(Rect(target.x, cover.bottom, target.width, target.bottom - cover.bottom))
+    top = max(target.y, cover.y)
+    bottom = min(target.bottom, cover.bottom)
+    if target.x < cover.x:
+        parts.append(Rect(target.x, top, cover.x - target.x, bottom - top))
+    if cover.right < target.right:
+        parts.append(Rect(cover.right, top, target.right - cover.right, bottom - top))
+    return [p for p in parts if not p.is_empty()]

@@ -1,0 +1,43 @@
+"""XML escaping: page text can never open a tag, close one, or start an attribute.
+
+Every string that comes from the page goes through `text()` or `attr()`. Characters
+XML 1.0 forbids (C0 controls other than tab/newline/CR, lone surrogates, U+FFFE,
+U+FFFF) become U+FFFD, so a real parser accepts every document we write.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["attr", "text"]
+
+_FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+_TEXT_TABLE = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
+# In attribute values whitespace characters other than space are normalised away
+# by parsers unless written as character references.
+_ATTR_TABLE = str.maketrans(
+    {
+        "&": "&amp;",
+        "<": "&lt;",
+        ">": "&gt;",
+        '"': "&quot;",
+        "\n": "&#10;",
+        "\r": "&#13;",
+        "\t": "&#9;",
+    }
+)
+
+
+def _clean(value: str) -> str:
+    return _FORBIDDEN.sub("\ufffd", value) if _FORBIDDEN.search(value) else value
+
+
+def text(value: str) -> str:
+    """Escape page text for element content."""
+    return _clean(value).translate(_TEXT_TABLE)
+
+
+def attr(value: str) -> str:
+    """Escape page text for a double-quoted attribute value."""
+    return _clean(value).translate(_ATTR_TABLE)

@@ -1,0 +1,50 @@
+"""CDP for Trimtab: one async `Target` interface over two transports, and the capture.
+
+* `launch_browser` / `Browser` / `PageTarget`: a Chromium Trimtab starts itself,
+  spoken to over ``--remote-debugging-pipe`` (the CLI, tests and benchmarks).
+* `RelayHub`: the same `Target` over the extension's ``chrome.debugger`` relay.
+* `capture`: one tab's DOM, layout and accessibility tree joined into a `PageModel`.
+* `protocol`: the CDP command generators every caller passes to `Target.execute`.
+"""
+
+from . import _protocol as protocol
+from ._capture import capture
+from ._connection import CDPConnection, Event
+from ._direct import Browser, PageTarget
+from ._errors import (
+    BrowserNotFoundError,
+    CDPError,
+    JavaScriptError,
+    NavigationError,
+    TargetClosedError,
+)
+from ._launcher import find_browser, launch_browser
+from ._model import AXInfo, Frame, Node, NodeType, PageModel, Rect, Style
+from ._relay import RelayHub, RelayTarget
+from ._target import Target
+
+__all__ = [
+    "AXInfo",
+    "Browser",
+    "BrowserNotFoundError",
+    "CDPConnection",
+    "CDPError",
+    "Event",
+    "Frame",
+    "JavaScriptError",
+    "NavigationError",
+    "Node",
+    "NodeType",
+    "PageModel",
+    "PageTarget",
+    "Rect",
+    "RelayHub",
+    "RelayTarget",
+    "Style",
+    "Target",
+    "TargetClosedError",
+    "capture",
+    "find_browser",
+    "launch_browser",
+    "protocol",
+]

@@ -1,0 +1,638 @@
+"""Capture one tab into a `PageModel`: DOM tree, layout, styles and accessibility.
+
+How the capture works, and why (figures from ``tests/bench/capture.py`` on this
+machine, Chromium 156, 2 cores; see the report in that script's docstring):
+
+* The tree comes from ``DOM.getDocument{depth:-1, pierce:true}``; layout, styles,
+  form state and clickability from ``DOMSnapshot.captureSnapshot``; roles and names
+  from ``Accessibility.getFullAXTree``. They run concurrently and are joined on
+  ``backendNodeId`` (per session: ids are only unique within one renderer process).
+* DOMSnapshot alone is not enough for the tree, though it lists every node of every
+  in-process frame: it walks the *flat* tree, so shadow roots have no node of their
+  own, light children of a shadow host appear under the ``<slot>`` they are assigned
+  to (unassigned ones not at all), and where a shadow host sits inside a shadow tree
+  of the same mode the boundary between the two trees cannot be told apart. The
+  model promises shadow roots with their mode, so the default pays for
+  ``DOM.getDocument`` (measured below); ``dom_snapshot=False`` skips the snapshot.
+* The AX tree is the costliest call, and the pipeline needs it only for roles and
+  accessible names of the elements it keeps. Names follow rules (label[for],
+  aria-labelledby, alt, title, content) that only the browser gets right, so it is on
+  by default; ``ax=False`` skips it for callers that need only layout and text.
+* Frames: each in-process iframe's document is in the same ``getDocument`` and
+  snapshot (its boxes in its own coordinates, shifted here by the iframe's content
+  box); each needs its own ``getFullAXTree{frameId}``. Out-of-process iframes
+  (cross-site; site isolation is on) are reached through
+  ``Target.setAutoAttach{flatten:true}`` child sessions, captured the same way and
+  grafted under their ``<iframe>`` element (found with ``DOM.getFrameOwner``).
+* Dropped: comments, doctypes, processing instructions, ``<template>`` contents and
+  user-agent shadow trees (an input's internals: the element's attributes and form
+  state already say what they show). ``<script>``/``<style>`` stay; the pipeline
+  drops and counts them.
+* Never crashes on a failed part: without the snapshot the model has no layout and
+  ``missing`` holds ``"dom_snapshot"``; without the AX tree, ``"ax_tree"``; a frame
+  that could not be captured is ``"frame:<frameId>"``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Awaitable, Mapping, Sequence
+from typing import Any, TypeVar
+
+import attrs
+import trio
+
+from . import _protocol as cdp
+from ._errors import CDPError, TargetClosedError
+from ._model import AXInfo, Frame, Node, NodeType, PageModel, Rect, Style
+from ._target import Target
+
+__all__ = ["capture"]
+
+T = TypeVar("T")
+_Json = Mapping[str, Any]
+
+# Read beyond the model's `Style`: the padding places an iframe's document inside it.
+_EXTRA_STYLES = ("padding-left", "padding-top")
+SNAPSHOT_STYLES = (*cdp.DEFAULT_SNAPSHOT_STYLES, *_EXTRA_STYLES)
+_STYLE_FIELDS = tuple(name.replace("-", "_") for name in cdp.DEFAULT_SNAPSHOT_STYLES)
+
+_ELEMENT, _TEXT, _CDATA, _DOCUMENT, _FRAGMENT = 1, 3, 4, 9, 11
+# Pseudo-elements painted before an element's children; the rest come after them.
+_LEADING_PSEUDO = frozenset({"marker", "before", "check"})
+_TOGGLES = frozenset({"checkbox", "radio"})
+
+
+@attrs.define(eq=False)
+class _Layout:
+    bounds: Rect
+    paint_order: int | None
+    style: Style | None
+    client_rect: Rect | None
+    scroll_rect: Rect | None
+    text: str
+    padding: tuple[float, float]
+
+
+@attrs.define(eq=False)
+class _NodeState:
+    """What the snapshot says about one DOM node."""
+
+    layout: _Layout | None = None
+    clickable: bool = False
+    input_value: str | None = None
+    checked: bool = False
+    selected: bool = False
+
+
+@attrs.define(eq=False)
+class _SessionCapture:
+    """Raw results of one CDP session: the tab, or one out-of-process iframe."""
+
+    session_id: str | None
+    frame_id: str = ""
+    document: _Json | None = None
+    states: dict[int, _NodeState] = attrs.field(factory=dict)
+    # Per frame id: (scroll x, scroll y, title) of the document, from the snapshot.
+    documents: dict[str, tuple[float, float, str]] = attrs.field(factory=dict)
+    ax: dict[int, AXInfo] = attrs.field(factory=dict)
+    snapshot_ok: bool = False
+    failed: list[str] = attrs.field(factory=list)
+    timings: dict[str, float] = attrs.field(factory=dict)
+
+
+async def capture(
+    target: Target,
+    *,
+    ax: bool = True,
+    dom_snapshot: bool = True,
+    child_frames: bool = True,
+) -> PageModel:
+    """Capture the target's page into a `PageModel` (see the module docstring).
+
+    ``ax=False`` skips the accessibility tree, ``dom_snapshot=False`` the layout,
+    ``child_frames=False`` out-of-process iframes. Raises CDPError only when the DOM
+    tree itself cannot be read, TargetClosedError when the tab went away.
+    """
+    started = time.perf_counter()
+    main = _SessionCapture(None)
+    children: dict[str, _SessionCapture] = {}
+    # (session of the owner's document, owner backendNodeId) -> child session id.
+    owners: dict[tuple[str | None, int], str] = {}
+    metrics: dict[str, Any] = {}
+    frame_tree: dict[str, Any] = {}
+
+    async def read_metrics() -> None:
+        call = target.execute(cdp.page_get_layout_metrics())
+        metrics.update(await _timed(main.timings, "layout_metrics", call))
+
+    async def read_frame_tree() -> None:
+        call = target.execute(cdp.page_get_frame_tree())
+        frame_tree.update(await _timed(main.timings, "frame_tree", call))
+
+    async def read_children() -> None:
+        await _timed(main.timings, "auto_attach", _attach_children(target))
+        sessions = {
+            session_id: info
+            for session_id, info in target.child_sessions().items()
+            if info.get("type") == "iframe"
+        }
+        frame_sessions = {str(info.get("targetId")): sid for sid, info in sessions.items()}
+        async with trio.open_nursery() as nursery:
+            for session_id, info in sessions.items():
+                child = children[session_id] = _SessionCapture(
+                    session_id, frame_id=str(info.get("targetId", ""))
+                )
+                parent = frame_sessions.get(str(info.get("parentFrameId")))
+                nursery.start_soon(_capture_child, target, child, parent, owners, ax, dom_snapshot)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(read_metrics)
+        nursery.start_soon(read_frame_tree)
+        if child_frames:
+            nursery.start_soon(read_children)
+        await _capture_session(target, main, ax=ax, dom_snapshot=dom_snapshot)
+
+    joining = time.perf_counter()
+    main_frame = frame_tree.get("frameTree", {}).get("frame", {})
+    main.frame_id = str(main_frame.get("id", ""))
+    builder = _Builder(main, children, owners)
+    model = builder.build()
+    model.viewport = _viewport(metrics)
+    model.document_id = str(main_frame.get("loaderId", ""))
+    missing = list(main.failed)
+    for session_id, child in children.items():
+        if session_id in builder.grafted:
+            missing.extend(child.failed)
+        elif child.document is None:
+            missing.append(f"frame:{child.frame_id}")
+    model.missing = tuple(dict.fromkeys(missing))
+    timings = dict(main.timings)
+    for child in children.values():
+        for name, seconds in child.timings.items():
+            timings[f"frames.{name}"] = timings.get(f"frames.{name}", 0.0) + seconds
+    timings["join"] = time.perf_counter() - joining
+    timings["total"] = time.perf_counter() - started
+    model.timings = timings
+    return model
+
+
+async def _timed(timings: dict[str, float], name: str, call: Awaitable[T]) -> T:
+    started = time.perf_counter()
+    try:
+        return await call
+    finally:
+        timings[name] = timings.get(name, 0.0) + time.perf_counter() - started
+
+
+async def _attach_children(target: Target) -> None:
+    """Auto-attach to out-of-process iframes, and to theirs in turn.
+
+    The browser announces the children that already exist before it answers
+    ``Target.setAutoAttach``, so after the call the target knows them all.
+    """
+    await target.execute(cdp.target_set_auto_attach())
+    seen: set[str] = set()
+    while fresh := [s for s in target.child_sessions() if s not in seen]:
+        seen.update(fresh)
+        async with trio.open_nursery() as nursery:
+            for session_id in fresh:
+                nursery.start_soon(_auto_attach_quietly, target, session_id)
+
+
+async def _auto_attach_quietly(target: Target, session_id: str) -> None:
+    # A worker, or a frame that went away meanwhile: nothing below it to capture.
+    with contextlib.suppress(CDPError, TargetClosedError):
+        await target.execute(cdp.target_set_auto_attach(), session_id=session_id)
+
+
+async def _capture_child(
+    target: Target,
+    child: _SessionCapture,
+    parent: str | None,
+    owners: dict[tuple[str | None, int], str],
+    ax: bool,
+    dom_snapshot: bool,
+) -> None:
+    """Capture an out-of-process iframe; on failure leave its document unset."""
+    assert child.session_id is not None
+    try:
+        owner = await _timed(
+            child.timings,
+            "frame_owner",
+            target.execute(cdp.dom_get_frame_owner(child.frame_id), session_id=parent),
+        )
+        owners[(parent, owner["backendNodeId"])] = child.session_id
+        await _capture_session(target, child, ax=ax, dom_snapshot=dom_snapshot)
+    except (CDPError, TargetClosedError):
+        child.document = None
+
+
+async def _capture_session(
+    target: Target, cap: _SessionCapture, *, ax: bool, dom_snapshot: bool
+) -> None:
+    session = cap.session_id
+
+    async def read_ax(frame_id: str | None) -> None:
+        call = target.execute(cdp.accessibility_get_full_ax_tree(frame_id), session_id=session)
+        try:
+            tree = await _timed(cap.timings, "ax_tree", call)
+        except CDPError:
+            cap.failed.append("ax_tree" if frame_id is None else f"ax_tree:{frame_id}")
+            return
+        _read_ax(tree["nodes"], cap.ax)
+
+    async def read_document() -> None:
+        call = target.execute(cdp.dom_get_document(-1, pierce=True), session_id=session)
+        document = await _timed(cap.timings, "dom_get_document", call)
+        cap.document = document["root"]
+        if ax:
+            # Each in-process iframe has an AX tree of its own.
+            async with trio.open_nursery() as nursery:
+                for frame_id in _subframe_ids(document["root"]):
+                    nursery.start_soon(read_ax, frame_id)
+
+    async def read_snapshot() -> None:
+        call = target.execute(
+            cdp.dom_snapshot_capture_snapshot(SNAPSHOT_STYLES), session_id=session
+        )
+        try:
+            snapshot = await _timed(cap.timings, "dom_snapshot", call)
+        except CDPError:
+            cap.failed.append("dom_snapshot")
+            return
+        _read_snapshot(snapshot, cap)
+        cap.snapshot_ok = True
+
+    async with trio.open_nursery() as nursery:
+        if dom_snapshot:
+            nursery.start_soon(read_snapshot)
+        if ax:
+            nursery.start_soon(read_ax, None)
+        await read_document()
+
+
+def _subframe_ids(root: _Json) -> list[str]:
+    found: list[str] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        document = node.get("contentDocument")
+        if document is not None:
+            if node.get("frameId"):
+                found.append(str(node["frameId"]))
+            stack.append(document)
+        stack.extend(node.get("children", ()))
+        stack.extend(node.get("shadowRoots", ()))
+    return found
+
+
+def _read_snapshot(snapshot: _Json, cap: _SessionCapture) -> None:
+    strings: list[str] = snapshot["strings"]
+    style_cache: dict[tuple[int, ...], tuple[Style, tuple[float, float]]] = {}
+
+    def string(index: int) -> str:
+        return strings[index] if index >= 0 else ""
+
+    for document in snapshot["documents"]:
+        cap.documents[string(document["frameId"])] = (
+            float(document.get("scrollOffsetX", 0.0)),
+            float(document.get("scrollOffsetY", 0.0)),
+            string(document["title"]),
+        )
+        nodes = document["nodes"]
+        backend_ids: list[int] = nodes["backendNodeId"]
+        states: dict[int, _NodeState] = {}
+
+        def state(
+            node_index: int,
+            states: dict[int, _NodeState] = states,
+            backend_ids: list[int] = backend_ids,
+        ) -> _NodeState:
+            backend = backend_ids[node_index]
+            found = states.get(backend)
+            if found is None:
+                found = states[backend] = _NodeState()
+            return found
+
+        layout = document["layout"]
+        paint_orders: list[int] = layout.get("paintOrders", [])
+        client_rects: list[list[float]] = layout.get("clientRects", [])
+        scroll_rects: list[list[float]] = layout.get("scrollRects", [])
+        for li, node_index in enumerate(layout["nodeIndex"]):
+            node_state = state(node_index)
+            if node_state.layout is not None:
+                # Later layout objects of one node (a pseudo-element's text fragment,
+                # continuations) add no box of their own, only their text.
+                if not node_state.layout.text:
+                    node_state.layout.text = string(layout["text"][li])
+                continue
+            style_key = tuple(layout["styles"][li])
+            parsed = style_cache.get(style_key)
+            if parsed is None:
+                parsed = style_cache[style_key] = _parse_style([string(i) for i in style_key])
+            node_state.layout = _Layout(
+                bounds=Rect(*layout["bounds"][li]),
+                paint_order=paint_orders[li] if li < len(paint_orders) else None,
+                style=parsed[0] if style_key else None,
+                client_rect=_rect(client_rects, li),
+                scroll_rect=_rect(scroll_rects, li),
+                text=string(layout["text"][li]),
+                padding=parsed[1],
+            )
+        for field in ("inputValue", "textValue"):
+            rare = nodes.get(field, {})
+            for node_index, value in zip(
+                rare.get("index", ()), rare.get("value", ()), strict=False
+            ):
+                state(node_index).input_value = string(value)
+        for node_index in nodes.get("inputChecked", {}).get("index", ()):
+            state(node_index).checked = True
+        for node_index in nodes.get("optionSelected", {}).get("index", ()):
+            state(node_index).selected = True
+        for node_index in nodes.get("isClickable", {}).get("index", ()):
+            state(node_index).clickable = True
+        cap.states.update(states)
+
+
+def _rect(rects: list[list[float]], index: int) -> Rect | None:
+    if index < len(rects) and len(rects[index]) == 4:
+        return Rect(*rects[index])
+    return None
+
+
+def _parse_style(values: list[str]) -> tuple[Style, tuple[float, float]]:
+    if len(values) != len(SNAPSHOT_STYLES):
+        return Style(), (0.0, 0.0)
+    fields: dict[str, Any] = dict(zip(_STYLE_FIELDS, values, strict=False))
+    try:
+        fields["opacity"] = float(fields["opacity"])
+    except ValueError:
+        fields["opacity"] = 1.0
+    padding = tuple(_px(v) for v in values[len(_STYLE_FIELDS) :])
+    return Style(**fields), (padding[0], padding[1])
+
+
+def _px(value: str) -> float:
+    try:
+        return float(value.removesuffix("px"))
+    except ValueError:
+        return 0.0
+
+
+def _read_ax(nodes: Sequence[_Json], into: dict[int, AXInfo]) -> None:
+    for node in nodes:
+        backend = node.get("backendDOMNodeId")
+        if backend is None:
+            continue
+        known = into.get(backend)
+        if known is not None and not known.ignored:
+            continue  # one DOM node, several AX nodes: the first unignored one speaks for it
+        properties = {
+            prop["name"]: _ax_value(prop.get("value", {})) for prop in node.get("properties", ())
+        }
+        into[backend] = AXInfo(
+            role=_ax_text(node.get("role")),
+            name=_ax_text(node.get("name")),
+            ignored=bool(node.get("ignored", False)),
+            properties=properties,
+            description=_ax_text(node.get("description")),
+            value=_ax_text(node.get("value")),
+        )
+
+
+def _ax_text(value: _Json | None) -> str:
+    if not value or value.get("value") is None:
+        return ""
+    return str(value["value"])
+
+
+def _ax_value(value: _Json) -> object:
+    """An AX property value as plain data: bool, number or str, or related node ids."""
+    if "value" in value:
+        return value["value"]
+    related = value.get("relatedNodes")
+    if related:
+        return [r.get("backendDOMNodeId") for r in related]
+    return None
+
+
+def _viewport(metrics: _Json) -> Rect:
+    viewport = metrics.get("cssLayoutViewport", {})
+    return Rect(
+        float(viewport.get("pageX", 0)),
+        float(viewport.get("pageY", 0)),
+        float(viewport.get("clientWidth", 0)),
+        float(viewport.get("clientHeight", 0)),
+    )
+
+
+@attrs.define(eq=False)
+class _Visit:
+    json: _Json
+    parent: int
+    frame: int
+    cap: _SessionCapture
+    # For a document: the id of the frame it is the document of, when known.
+    frame_id: str = ""
+
+
+class _Builder:
+    """Flattens the per-session DOM trees into the model's document-order node list."""
+
+    def __init__(
+        self,
+        main: _SessionCapture,
+        children: Mapping[str, _SessionCapture],
+        owners: Mapping[tuple[str | None, int], str],
+    ) -> None:
+        self.main = main
+        self.children = children
+        self.owners = owners
+        self.nodes: list[Node] = []
+        self.frames: list[Frame] = []
+        self.grafted: set[str] = set()
+
+    def build(self) -> PageModel:
+        root = self.main.document
+        if root is None:
+            raise CDPError("DOM.getDocument", 0, "capture returned no document")
+        self._walk(_Visit(root, -1, -1, self.main, self.main.frame_id))
+        main_frame = self.frames[0]
+        title = self.main.documents.get(main_frame.frame_id, (0.0, 0.0, ""))[2]
+        if not title and not self.main.snapshot_ok:
+            title = self._title_element_text()
+        return PageModel(
+            url=str(root.get("documentURL", "")),
+            title=title,
+            nodes=self.nodes,
+            frames=self.frames,
+            viewport=Rect(0.0, 0.0, 0.0, 0.0),
+        )
+
+    def _walk(self, start: _Visit) -> None:
+        # Iterative: real pages nest deeper than Python's recursion limit allows.
+        stack: list[_Visit | int] = [start]
+        nodes = self.nodes
+        while stack:
+            item = stack.pop()
+            if isinstance(item, int):
+                nodes[item].end = len(nodes)
+                continue
+            index = self._add(item)
+            if index is None:
+                continue
+            stack.append(index)
+            stack.extend(reversed(self._children_of(item, index)))
+
+    def _add(self, visit: _Visit) -> int | None:
+        json = visit.json
+        node_type = json.get("nodeType")
+        frame = visit.frame
+        if node_type == _DOCUMENT:
+            frame = self._open_frame(visit)
+        elif node_type == _FRAGMENT and json.get("shadowRootType") == "user-agent":
+            return None
+        elif node_type not in (_ELEMENT, _TEXT, _CDATA, _FRAGMENT):
+            return None  # comments, doctypes, processing instructions
+        index = len(self.nodes)
+        backend = int(json.get("backendNodeId", 0))
+        state = visit.cap.states.get(backend)
+        layout = state.layout if state is not None else None
+        node = Node(
+            index=index,
+            node_type=_NODE_TYPES[node_type],
+            name=_node_name(json, node_type),
+            backend_node_id=backend,
+            frame=frame,
+            parent=visit.parent,
+            end=index + 1,
+        )
+        if node_type == _ELEMENT:
+            raw = json.get("attributes", ())
+            node.attributes = dict(zip(raw[::2], raw[1::2], strict=False))
+            node.pseudo_type = json.get("pseudoType")
+        elif node_type in (_TEXT, _CDATA):
+            node.text = str(json.get("nodeValue", ""))
+        elif node_type == _FRAGMENT:
+            node.shadow_root_type = json.get("shadowRootType")
+        if layout is not None:
+            this_frame = self.frames[frame]
+            node.bounds = layout.bounds.offset(this_frame.offset_x, this_frame.offset_y)
+            node.paint_order = layout.paint_order
+            node.style = layout.style
+            node.client_rect = layout.client_rect
+            node.scroll_rect = layout.scroll_rect
+            if node.pseudo_type is not None:
+                node.text = layout.text
+        if state is not None and node_type == _ELEMENT:
+            node.clickable = state.clickable
+            node.input_value = state.input_value
+            if node.name == "input" and node.attributes.get("type", "").lower() in _TOGGLES:
+                node.checked = state.checked
+            elif node.name == "option":
+                node.selected = state.selected
+        node.ax = visit.cap.ax.get(backend)
+        self.nodes.append(node)
+        if visit.parent >= 0:
+            self.nodes[visit.parent].children.append(index)
+        return index
+
+    def _children_of(self, visit: _Visit, index: int) -> list[_Visit]:
+        json = visit.json
+        frame = self.nodes[index].frame
+        cap = visit.cap
+        leading: list[_Json] = []
+        trailing: list[_Json] = []
+        for pseudo in json.get("pseudoElements", ()):
+            (leading if pseudo.get("pseudoType") in _LEADING_PSEUDO else trailing).append(pseudo)
+        ordered: list[_Json] = [*json.get("shadowRoots", ()), *leading]
+        visits = [_Visit(child, index, frame, cap) for child in ordered]
+        document = json.get("contentDocument")
+        if document is not None:
+            visits.append(_Visit(document, index, frame, cap, str(json.get("frameId", ""))))
+        visits.extend(_Visit(child, index, frame, cap) for child in json.get("children", ()))
+        session = self.owners.get((cap.session_id, int(json.get("backendNodeId", 0))))
+        child_cap = self.children.get(session) if session is not None else None
+        if child_cap is not None and child_cap.document is not None and session is not None:
+            self.grafted.add(session)
+            visits.append(_Visit(child_cap.document, index, frame, child_cap, child_cap.frame_id))
+        visits.extend(_Visit(pseudo, index, frame, cap) for pseudo in trailing)
+        return visits
+
+    def _open_frame(self, visit: _Visit) -> int:
+        """Register the document's Frame and place it inside its owner element."""
+        json = visit.json
+        cap = visit.cap
+        owner = visit.parent
+        frame_id = visit.frame_id or _html_frame_id(json)
+        offset_x = offset_y = 0.0
+        if owner >= 0:
+            holder = self.nodes[owner]
+            parent_frame = self.frames[holder.frame]
+            offset_x, offset_y = parent_frame.offset_x, parent_frame.offset_y
+            state = self._state_of(holder)
+            if holder.bounds is not None and state is not None and state.layout is not None:
+                border = holder.client_rect or Rect(0.0, 0.0, 0.0, 0.0)
+                padding = state.layout.padding
+                scroll = cap.documents.get(frame_id, (0.0, 0.0, ""))
+                offset_x = holder.bounds.x + border.x + padding[0] - scroll[0]
+                offset_y = holder.bounds.y + border.y + padding[1] - scroll[1]
+        frame_index = len(self.frames)
+        self.frames.append(
+            Frame(
+                index=frame_index,
+                frame_id=frame_id,
+                url=str(json.get("documentURL", "")),
+                session_id=cap.session_id,
+                owner=owner,
+                offset_x=offset_x,
+                offset_y=offset_y,
+            )
+        )
+        if owner >= 0:
+            self.nodes[owner].content_frame = frame_index
+        return frame_index
+
+    def _cap_of_frame(self, frame: int) -> _SessionCapture:
+        session = self.frames[frame].session_id
+        if session is None:
+            return self.main
+        return self.children[session]
+
+    def _state_of(self, node: Node) -> _NodeState | None:
+        return self._cap_of_frame(node.frame).states.get(node.backend_node_id)
+
+    def _title_element_text(self) -> str:
+        for node in self.nodes:
+            if node.frame == 0 and node.name == "title" and node.children:
+                return "".join(self.nodes[c].text for c in node.children).strip()
+        return ""
+
+
+def _html_frame_id(document: _Json) -> str:
+    """getDocument puts a document's frame id on its root element, not on the document."""
+    for child in document.get("children", ()):
+        if child.get("frameId"):
+            return str(child["frameId"])
+    return ""
+
+
+def _node_name(json: _Json, node_type: int) -> str:
+    if node_type == _ELEMENT:
+        return str(json.get("nodeName", "")).lower()
+    if node_type in (_TEXT, _CDATA):
+        return "#text"
+    if node_type == _DOCUMENT:
+        return "#document"
+    return "#shadow-root"
+
+
+_NODE_TYPES = {
+    _ELEMENT: NodeType.ELEMENT,
+    _TEXT: NodeType.TEXT,
+    _CDATA: NodeType.TEXT,
+    _DOCUMENT: NodeType.DOCUMENT,
+    _FRAGMENT: NodeType.SHADOW_ROOT,
+}

@@ -1,0 +1,167 @@
+"""The direct transport: CDP over the pipe of a Chromium that Trimtab launched.
+
+`PipeTransport` frames JSON messages with NUL bytes on two trio streams. `Browser`
+is the browser-level target; `Browser.new_page` opens a tab and attaches to it with a
+flattened session, giving a `PageTarget` that shares the browser's connection.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+import trio
+
+from . import _protocol as cdp
+from ._connection import Request
+from ._errors import JavaScriptError, NavigationError, TargetClosedError
+from ._target import CommandChannel, SessionTarget
+
+__all__ = ["Browser", "PageTarget", "PipeTransport"]
+
+READ_CHUNK = 1 << 20
+
+
+@attrs.frozen
+class TransportStatistics:
+    """A snapshot of a pipe transport's byte and message counters."""
+
+    messages_sent: int
+    messages_received: int
+    bytes_sent: int
+    bytes_received: int
+
+
+class PipeTransport:
+    """NUL-separated JSON over a pair of byte streams (``--remote-debugging-pipe``)."""
+
+    def __init__(self, send_stream: trio.abc.SendStream, receive_stream: trio.abc.ReceiveStream):
+        self._send_stream = send_stream
+        self._receive_stream = receive_stream
+        self._send_lock = trio.Lock()
+        self._messages_sent = self._messages_received = 0
+        self._bytes_sent = self._bytes_received = 0
+
+    async def transmit(self, request: Request) -> None:
+        data = json.dumps(request.to_message(), separators=(",", ":")).encode() + b"\0"
+        async with self._send_lock:
+            try:
+                await self._send_stream.send_all(data)
+            except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
+                raise TargetClosedError("browser pipe closed", request.method) from exc
+        self._messages_sent += 1
+        self._bytes_sent += len(data)
+
+    async def run(
+        self,
+        channel: CommandChannel,
+        *,
+        task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
+    ) -> None:
+        """Read messages into ``channel`` until the browser closes the pipe."""
+        task_status.started()
+        buffer = bytearray()
+        reason = "browser closed the pipe"
+        try:
+            while True:
+                try:
+                    chunk = await self._receive_stream.receive_some(READ_CHUNK)
+                except (trio.BrokenResourceError, trio.ClosedResourceError):
+                    break
+                if not chunk:
+                    break
+                self._bytes_received += len(chunk)
+                start = 0
+                # Only the new chunk can hold the terminator of the buffered message.
+                end = chunk.find(b"\0")
+                while end >= 0:
+                    buffer += chunk[start:end]
+                    self._messages_received += 1
+                    channel.feed(json.loads(buffer))
+                    buffer.clear()
+                    start = end + 1
+                    end = chunk.find(b"\0", start)
+                buffer += chunk[start:]
+        finally:
+            channel.close(reason)
+
+    async def aclose(self) -> None:
+        await self._send_stream.aclose()
+        await self._receive_stream.aclose()
+
+    def statistics(self) -> TransportStatistics:
+        return TransportStatistics(
+            messages_sent=self._messages_sent,
+            messages_received=self._messages_received,
+            bytes_sent=self._bytes_sent,
+            bytes_received=self._bytes_received,
+        )
+
+
+class Browser(SessionTarget):
+    """The browser-level CDP target of a launched Chromium (see `launch_browser`)."""
+
+    def __init__(self, transport: PipeTransport, *, pid: int, user_data_dir: Path) -> None:
+        super().__init__(CommandChannel(transport.transmit), None)
+        self.transport = transport
+        self.pid = pid
+        self.user_data_dir = user_data_dir
+
+    async def new_page(self, url: str | None = None, *, timeout: float = 30.0) -> PageTarget:
+        """Open a tab and attach to it; navigate to ``url`` (waiting for load) if given."""
+        created = await self.execute(cdp.target_create_target("about:blank"))
+        target_id = created["targetId"]
+        attached = await self.execute(cdp.target_attach_to_target(target_id, flatten=True))
+        page = PageTarget(self, target_id, attached["sessionId"])
+        await page.execute(cdp.page_enable())
+        await page.execute(cdp.page_set_lifecycle_events_enabled(enabled=True))
+        if url is not None:
+            await page.navigate(url, timeout=timeout)
+        return page
+
+
+class PageTarget(SessionTarget):
+    """One tab of a launched browser, reached through a flattened session."""
+
+    def __init__(self, browser: Browser, target_id: str, session_id: str) -> None:
+        super().__init__(browser._channel, session_id)
+        self.browser = browser
+        self.target_id = target_id
+
+    async def navigate(self, url: str, *, timeout: float = 30.0) -> None:
+        """Load ``url`` in the tab and wait for its load event."""
+        with trio.fail_after(timeout):
+            async with self.listen("Page.lifecycleEvent") as events:
+                # The protocol types claim loaderId is always present; it is not for
+                # same-document navigations, so read the result as a plain mapping.
+                result: Mapping[str, Any] = await self.execute(cdp.page_navigate(url))
+                if result.get("errorText"):
+                    raise NavigationError(url, result["errorText"])
+                loader_id = result.get("loaderId")
+                if loader_id is None:
+                    return  # same-document navigation: no new load event comes
+                async for event in events:
+                    if (
+                        event.session_id is None
+                        and event.params.get("name") == "load"
+                        and event.params.get("loaderId") == loader_id
+                    ):
+                        return
+        raise TargetClosedError("page closed while navigating", "Page.navigate")
+
+    async def evaluate(self, expression: str) -> Any:
+        """Evaluate JavaScript in the page (awaiting promises) and return its JSON value."""
+        result: Mapping[str, Any] = await self.execute(cdp.runtime_evaluate(expression))
+        if "exceptionDetails" in result:
+            details: Mapping[str, Any] = result["exceptionDetails"]
+            exception = details.get("exception") or {}
+            raise JavaScriptError(expression, exception.get("description") or details["text"])
+        return result["result"].get("value")
+
+    async def close(self) -> None:
+        """Close the tab; commands sent afterwards raise TargetClosedError."""
+        if not self.browser.closed:
+            await self.browser.execute(cdp.target_close_target(self.target_id))

@@ -1,0 +1,179 @@
+"""Find and start a headless Chromium that speaks CDP over ``--remote-debugging-pipe``.
+
+The pipe (fds 3 and 4 in the browser, NUL-separated JSON) avoids a TCP port that any
+local process could connect to, and dies with the browser. The browser runs in its
+own process group so shutdown reaches every helper process it spawned; shutdown asks
+politely (``Browser.close``), then terminates, then kills, and happens on every exit
+path including cancellation, so no test or tool run leaves a Chromium behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+from collections.abc import AsyncIterator, Callable, Sequence
+from pathlib import Path
+
+import trio
+
+from ._direct import Browser, PipeTransport
+from ._errors import BrowserNotFoundError
+
+__all__ = ["BASE_ARGS", "find_browser", "launch_browser"]
+
+CHROME_ENV = "TRIMTAB_CHROME"
+CANDIDATES = ("chromium", "chromium-browser", "google-chrome")
+
+#: Flags every Trimtab-launched browser gets: headless, no sandbox (containers), and no
+#: traffic of its own (QUIC, background fetches, updates, sync).
+BASE_ARGS: tuple[str, ...] = (
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+)
+
+PROFILE_PREFIX = "trimtab-chrome-"
+LOG_NAME = "chrome.log"
+# Seconds allowed for each shutdown step before the next, harsher one.
+CLOSE_GRACE = 3.0
+TERMINATE_GRACE = 2.0
+
+
+def find_browser() -> Path:
+    """The browser to launch: $TRIMTAB_CHROME if set, else the first candidate on PATH."""
+    tried: list[str] = []
+    configured = os.environ.get(CHROME_ENV)
+    if configured:
+        path = Path(configured)
+        if path.is_file() and os.access(path, os.X_OK):
+            return path
+        tried.append(f"{CHROME_ENV}={configured} (not an executable file)")
+        raise BrowserNotFoundError(tried)
+    for name in CANDIDATES:
+        found = shutil.which(name)
+        if found:
+            return Path(found)
+        tried.append(f"{name} on PATH")
+    raise BrowserNotFoundError(tried)
+
+
+@contextlib.asynccontextmanager
+async def launch_browser(
+    *,
+    executable: Path | str | None = None,
+    extra_args: Sequence[str] = (),
+    user_data_dir: Path | str | None = None,
+    window_size: tuple[int, int] = (1280, 800),
+) -> AsyncIterator[Browser]:
+    """Start Chromium and yield a connected `Browser`; stop it (and its group) on exit.
+
+    Without ``user_data_dir`` a fresh temporary profile is created and removed
+    afterwards. Chromium's stdout and stderr go to ``chrome.log`` in the profile dir.
+    """
+    binary = Path(executable) if executable is not None else find_browser()
+    own_profile = user_data_dir is None
+    profile = (
+        Path(tempfile.mkdtemp(prefix=PROFILE_PREFIX)) if own_profile else Path(str(user_data_dir))
+    )
+    width, height = window_size
+    argv = [
+        str(binary),
+        *BASE_ARGS,
+        "--remote-debugging-pipe",
+        f"--user-data-dir={profile}",
+        f"--window-size={width},{height}",
+        *extra_args,
+        "about:blank",
+    ]
+    to_browser_read, to_browser_write = os.pipe()
+    from_browser_read, from_browser_write = os.pipe()
+    process: trio.Process | None = None
+    try:
+        with open(profile / LOG_NAME, "ab") as log:
+            process = await trio.lowlevel.open_process(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=log,
+                start_new_session=True,
+                # fds 3 and 4 are the pipe ends after _wire_pipe_fds ran in the child.
+                pass_fds=(3, 4),
+                preexec_fn=_wire_pipe_fds(to_browser_read, from_browser_write),
+            )
+        os.close(to_browser_read)
+        os.close(from_browser_write)
+        to_browser_read = from_browser_write = -1
+        transport = PipeTransport(
+            trio.lowlevel.FdStream(to_browser_write), trio.lowlevel.FdStream(from_browser_read)
+        )
+        to_browser_write = from_browser_read = -1  # owned by the FdStreams now
+        try:
+            async with trio.open_nursery() as nursery:
+                browser = Browser(transport, pid=process.pid, user_data_dir=profile)
+                await nursery.start(transport.run, browser._channel)
+                try:
+                    yield browser
+                finally:
+                    with trio.CancelScope(shield=True):
+                        await _shutdown(browser, process)
+                        await transport.aclose()
+                    nursery.cancel_scope.cancel()
+        except BaseExceptionGroup as group:
+            # The nursery only holds the pipe reader, which does not raise: a lone
+            # exception is the caller's own (or a Cancelled), so give it back unwrapped.
+            if len(group.exceptions) == 1:
+                raise group.exceptions[0] from None
+            raise
+    finally:
+        with trio.CancelScope(shield=True):
+            for fd in (to_browser_read, to_browser_write, from_browser_read, from_browser_write):
+                if fd >= 0:
+                    os.close(fd)
+            if process is not None:
+                await _kill_group(process)
+            if own_profile:
+                shutil.rmtree(profile, ignore_errors=True)
+
+
+def _wire_pipe_fds(browser_reads: int, browser_writes: int) -> Callable[[], None]:
+    def wire() -> None:
+        # Move both ends above 4 first so dup2 onto 3 cannot clobber the other one.
+        reads = fcntl.fcntl(browser_reads, fcntl.F_DUPFD, 5)
+        writes = fcntl.fcntl(browser_writes, fcntl.F_DUPFD, 5)
+        os.dup2(reads, 3)
+        os.dup2(writes, 4)
+
+    return wire
+
+
+async def _shutdown(browser: Browser, process: trio.Process) -> None:
+    if process.returncode is None and not browser.closed:
+        with trio.move_on_after(CLOSE_GRACE):
+            with contextlib.suppress(Exception):
+                await browser.send("Browser.close")
+            await process.wait()
+    await _kill_group(process)
+
+
+async def _kill_group(process: trio.Process) -> None:
+    """Terminate, then kill, the browser's whole process group, and reap the leader."""
+    for sig, grace in ((signal.SIGTERM, TERMINATE_GRACE), (signal.SIGKILL, None)):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, sig)
+        if grace is None:
+            break
+        with trio.move_on_after(grace):
+            await process.wait()
+            # The leader is gone but helpers of the group may linger; the SIGKILL
+            # below reaches them too.
+    await process.wait()

@@ -1,0 +1,370 @@
+"""CDP commands as generators: the single place where Trimtab names CDP methods.
+
+Each function yields one request ``{"method": ..., "params": ...}``, receives the raw
+result dict and returns it, the shape the ``cdp`` package uses, so
+``Target.execute`` runs these and that package's generators alike. Results are typed
+with the TypedDicts ``cdp-use`` generates from today's protocol. Those types are
+imported only for the type checker: importing ``cdp_use.cdp`` at run time costs about
+230 ms and pulls in websockets, and the ``cdp`` package's own parsers reject what
+Chromium sends today.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar, cast
+
+if TYPE_CHECKING:
+    from cdp_use.cdp.accessibility.commands import (
+        GetFullAXTreeParameters,
+        GetFullAXTreeReturns,
+    )
+    from cdp_use.cdp.dom.commands import (
+        DescribeNodeParameters,
+        DescribeNodeReturns,
+        FocusParameters,
+        GetBoxModelParameters,
+        GetBoxModelReturns,
+        GetContentQuadsParameters,
+        GetContentQuadsReturns,
+        GetDocumentParameters,
+        GetDocumentReturns,
+        GetFrameOwnerParameters,
+        GetFrameOwnerReturns,
+        GetNodeForLocationParameters,
+        GetNodeForLocationReturns,
+        ResolveNodeParameters,
+        ResolveNodeReturns,
+        ScrollIntoViewIfNeededParameters,
+    )
+    from cdp_use.cdp.domsnapshot.commands import (
+        CaptureSnapshotParameters,
+        CaptureSnapshotReturns,
+    )
+    from cdp_use.cdp.emulation.commands import SetDeviceMetricsOverrideParameters
+    from cdp_use.cdp.input.commands import (
+        DispatchKeyEventParameters,
+        DispatchMouseEventParameters,
+        InsertTextParameters,
+    )
+    from cdp_use.cdp.page.commands import (
+        GetFrameTreeReturns,
+        GetLayoutMetricsReturns,
+        GetNavigationHistoryReturns,
+        NavigateParameters,
+        NavigateReturns,
+        NavigateToHistoryEntryParameters,
+        ReloadParameters,
+        SetLifecycleEventsEnabledParameters,
+    )
+    from cdp_use.cdp.runtime.commands import EvaluateParameters, EvaluateReturns
+    from cdp_use.cdp.target.commands import (
+        AttachToTargetParameters,
+        AttachToTargetReturns,
+        CloseTargetParameters,
+        CloseTargetReturns,
+        CreateTargetParameters,
+        CreateTargetReturns,
+        DetachFromTargetParameters,
+        GetTargetsReturns,
+        SetAutoAttachParameters,
+    )
+
+__all__ = [
+    "DEFAULT_SNAPSHOT_STYLES",
+    "Command",
+    "Request",
+    "Result",
+]
+
+T = TypeVar("T")
+
+#: The message a command generator yields: ``{"method": str, "params": dict}``.
+Request: TypeAlias = dict[str, Any]
+#: The raw ``result`` object of a CDP response.
+Result: TypeAlias = dict[str, Any]
+#: A CDP command: yields one request, receives its raw result, returns the value.
+Command: TypeAlias = Generator[Request, Result, T]
+#: A command that returns nothing worth reading (the result is ``{}``).
+Empty: TypeAlias = Result
+
+#: Computed styles captured for every layout node; `_model.Style` has one field each.
+DEFAULT_SNAPSHOT_STYLES: tuple[str, ...] = (
+    "display",
+    "visibility",
+    "opacity",
+    "background-color",
+    "background-image",
+    "cursor",
+    "pointer-events",
+    "overflow-x",
+    "overflow-y",
+    "position",
+    "z-index",
+)
+
+
+def _call(method: str, params: Mapping[str, Any] | None = None) -> Command[Result]:
+    result = yield {"method": method, "params": dict(params) if params else {}}
+    return result
+
+
+# --- DOM -----------------------------------------------------------------------------
+
+
+def dom_get_document(depth: int = -1, *, pierce: bool = True) -> Command[GetDocumentReturns]:
+    params: GetDocumentParameters = {"depth": depth, "pierce": pierce}
+    return cast("GetDocumentReturns", (yield from _call("DOM.getDocument", params)))
+
+
+def dom_describe_node(
+    *, backend_node_id: int, depth: int = 0, pierce: bool = False
+) -> Command[DescribeNodeReturns]:
+    params: DescribeNodeParameters = {
+        "backendNodeId": backend_node_id,
+        "depth": depth,
+        "pierce": pierce,
+    }
+    return cast("DescribeNodeReturns", (yield from _call("DOM.describeNode", params)))
+
+
+def dom_resolve_node(
+    *, backend_node_id: int, object_group: str | None = None
+) -> Command[ResolveNodeReturns]:
+    params: ResolveNodeParameters = {"backendNodeId": backend_node_id}
+    if object_group is not None:
+        params["objectGroup"] = object_group
+    return cast("ResolveNodeReturns", (yield from _call("DOM.resolveNode", params)))
+
+
+def dom_get_content_quads(*, backend_node_id: int) -> Command[GetContentQuadsReturns]:
+    params: GetContentQuadsParameters = {"backendNodeId": backend_node_id}
+    return cast("GetContentQuadsReturns", (yield from _call("DOM.getContentQuads", params)))
+
+
+def dom_get_box_model(*, backend_node_id: int) -> Command[GetBoxModelReturns]:
+    params: GetBoxModelParameters = {"backendNodeId": backend_node_id}
+    return cast("GetBoxModelReturns", (yield from _call("DOM.getBoxModel", params)))
+
+
+def dom_scroll_into_view_if_needed(*, backend_node_id: int) -> Command[Empty]:
+    params: ScrollIntoViewIfNeededParameters = {"backendNodeId": backend_node_id}
+    return (yield from _call("DOM.scrollIntoViewIfNeeded", params))
+
+
+def dom_focus(*, backend_node_id: int) -> Command[Empty]:
+    params: FocusParameters = {"backendNodeId": backend_node_id}
+    return (yield from _call("DOM.focus", params))
+
+
+def dom_get_node_for_location(
+    x: int,
+    y: int,
+    *,
+    include_user_agent_shadow_dom: bool = False,
+    ignore_pointer_events_none: bool = True,
+) -> Command[GetNodeForLocationReturns]:
+    params: GetNodeForLocationParameters = {
+        "x": x,
+        "y": y,
+        "includeUserAgentShadowDOM": include_user_agent_shadow_dom,
+        "ignorePointerEventsNone": ignore_pointer_events_none,
+    }
+    return cast("GetNodeForLocationReturns", (yield from _call("DOM.getNodeForLocation", params)))
+
+
+def dom_get_frame_owner(frame_id: str) -> Command[GetFrameOwnerReturns]:
+    params: GetFrameOwnerParameters = {"frameId": frame_id}
+    return cast("GetFrameOwnerReturns", (yield from _call("DOM.getFrameOwner", params)))
+
+
+# --- DOMSnapshot, Accessibility -------------------------------------------------------
+
+
+def dom_snapshot_capture_snapshot(
+    computed_styles: Sequence[str] = DEFAULT_SNAPSHOT_STYLES,
+    *,
+    include_paint_order: bool = True,
+    include_dom_rects: bool = True,
+) -> Command[CaptureSnapshotReturns]:
+    params: CaptureSnapshotParameters = {
+        "computedStyles": list(computed_styles),
+        "includePaintOrder": include_paint_order,
+        "includeDOMRects": include_dom_rects,
+    }
+    return cast("CaptureSnapshotReturns", (yield from _call("DOMSnapshot.captureSnapshot", params)))
+
+
+def accessibility_get_full_ax_tree(frame_id: str | None = None) -> Command[GetFullAXTreeReturns]:
+    params: GetFullAXTreeParameters = {}
+    if frame_id is not None:
+        params["frameId"] = frame_id
+    return cast("GetFullAXTreeReturns", (yield from _call("Accessibility.getFullAXTree", params)))
+
+
+# --- Page ------------------------------------------------------------------------------
+
+
+def page_enable() -> Command[Empty]:
+    return (yield from _call("Page.enable"))
+
+
+def page_set_lifecycle_events_enabled(*, enabled: bool = True) -> Command[Empty]:
+    params: SetLifecycleEventsEnabledParameters = {"enabled": enabled}
+    return (yield from _call("Page.setLifecycleEventsEnabled", params))
+
+
+def page_navigate(url: str, *, frame_id: str | None = None) -> Command[NavigateReturns]:
+    params: NavigateParameters = {"url": url}
+    if frame_id is not None:
+        params["frameId"] = frame_id
+    return cast("NavigateReturns", (yield from _call("Page.navigate", params)))
+
+
+def page_get_frame_tree() -> Command[GetFrameTreeReturns]:
+    return cast("GetFrameTreeReturns", (yield from _call("Page.getFrameTree")))
+
+
+def page_get_layout_metrics() -> Command[GetLayoutMetricsReturns]:
+    return cast("GetLayoutMetricsReturns", (yield from _call("Page.getLayoutMetrics")))
+
+
+def page_get_navigation_history() -> Command[GetNavigationHistoryReturns]:
+    return cast("GetNavigationHistoryReturns", (yield from _call("Page.getNavigationHistory")))
+
+
+def page_navigate_to_history_entry(entry_id: int) -> Command[Empty]:
+    params: NavigateToHistoryEntryParameters = {"entryId": entry_id}
+    return (yield from _call("Page.navigateToHistoryEntry", params))
+
+
+def page_reload(*, ignore_cache: bool = False) -> Command[Empty]:
+    params: ReloadParameters = {"ignoreCache": ignore_cache}
+    return (yield from _call("Page.reload", params))
+
+
+# --- Runtime ---------------------------------------------------------------------------
+
+
+def runtime_evaluate(
+    expression: str, *, return_by_value: bool = True, await_promise: bool = True
+) -> Command[EvaluateReturns]:
+    params: EvaluateParameters = {
+        "expression": expression,
+        "returnByValue": return_by_value,
+        "awaitPromise": await_promise,
+    }
+    return cast("EvaluateReturns", (yield from _call("Runtime.evaluate", params)))
+
+
+# --- Target ----------------------------------------------------------------------------
+
+
+def target_create_target(url: str = "about:blank") -> Command[CreateTargetReturns]:
+    params: CreateTargetParameters = {"url": url}
+    return cast("CreateTargetReturns", (yield from _call("Target.createTarget", params)))
+
+
+def target_attach_to_target(
+    target_id: str, *, flatten: bool = True
+) -> Command[AttachToTargetReturns]:
+    params: AttachToTargetParameters = {"targetId": target_id, "flatten": flatten}
+    return cast("AttachToTargetReturns", (yield from _call("Target.attachToTarget", params)))
+
+
+def target_detach_from_target(session_id: str) -> Command[Empty]:
+    params: DetachFromTargetParameters = {"sessionId": session_id}
+    return (yield from _call("Target.detachFromTarget", params))
+
+
+def target_close_target(target_id: str) -> Command[CloseTargetReturns]:
+    params: CloseTargetParameters = {"targetId": target_id}
+    return cast("CloseTargetReturns", (yield from _call("Target.closeTarget", params)))
+
+
+def target_set_auto_attach(
+    *, auto_attach: bool = True, wait_for_debugger_on_start: bool = False, flatten: bool = True
+) -> Command[Empty]:
+    params: SetAutoAttachParameters = {
+        "autoAttach": auto_attach,
+        "waitForDebuggerOnStart": wait_for_debugger_on_start,
+        "flatten": flatten,
+    }
+    return (yield from _call("Target.setAutoAttach", params))
+
+
+def target_get_targets() -> Command[GetTargetsReturns]:
+    return cast("GetTargetsReturns", (yield from _call("Target.getTargets")))
+
+
+def browser_close() -> Command[Empty]:
+    return (yield from _call("Browser.close"))
+
+
+# --- Input, Emulation ------------------------------------------------------------------
+
+MouseEventType = Literal["mousePressed", "mouseReleased", "mouseMoved", "mouseWheel"]
+MouseButton = Literal["none", "left", "middle", "right", "back", "forward"]
+KeyEventType = Literal["keyDown", "keyUp", "rawKeyDown", "char"]
+
+
+def input_dispatch_mouse_event(
+    type_: MouseEventType,
+    x: float,
+    y: float,
+    *,
+    button: MouseButton = "none",
+    click_count: int = 0,
+    delta_x: float | None = None,
+    delta_y: float | None = None,
+) -> Command[Empty]:
+    params: DispatchMouseEventParameters = {
+        "type": type_,
+        "x": x,
+        "y": y,
+        "button": button,
+        "clickCount": click_count,
+    }
+    if delta_x is not None:
+        params["deltaX"] = delta_x
+    if delta_y is not None:
+        params["deltaY"] = delta_y
+    return (yield from _call("Input.dispatchMouseEvent", params))
+
+
+def input_dispatch_key_event(
+    type_: KeyEventType,
+    *,
+    key: str | None = None,
+    code: str | None = None,
+    text: str | None = None,
+    windows_virtual_key_code: int | None = None,
+    modifiers: int = 0,
+) -> Command[Empty]:
+    params: DispatchKeyEventParameters = {"type": type_, "modifiers": modifiers}
+    if key is not None:
+        params["key"] = key
+    if code is not None:
+        params["code"] = code
+    if text is not None:
+        params["text"] = text
+    if windows_virtual_key_code is not None:
+        params["windowsVirtualKeyCode"] = windows_virtual_key_code
+    return (yield from _call("Input.dispatchKeyEvent", params))
+
+
+def input_insert_text(text: str) -> Command[Empty]:
+    params: InsertTextParameters = {"text": text}
+    return (yield from _call("Input.insertText", params))
+
+
+def emulation_set_device_metrics_override(
+    width: int, height: int, *, device_scale_factor: float = 1.0, mobile: bool = False
+) -> Command[Empty]:
+    params: SetDeviceMetricsOverrideParameters = {
+        "width": width,
+        "height": height,
+        "deviceScaleFactor": device_scale_factor,
+        "mobile": mobile,
+    }
+    return (yield from _call("Emulation.setDeviceMetricsOverride", params))

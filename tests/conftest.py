@@ -1,0 +1,65 @@
+"""Shared fixtures: a real headless Chromium per test, pages, the corpus, servers."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+import trio
+
+from pycdp_bridge import Browser, PageTarget, launch_browser
+from tests.support import StaticServer, browser_processes, serve_static
+
+REPO = Path(__file__).resolve().parents[1]
+PAGES = Path(__file__).resolve().parent / "pages"
+CORPUS = REPO.parent / "shared" / "corpus"
+
+# Profile dirs of every browser the tests launched, checked at the end of the session.
+LAUNCHED_PROFILES: list[Path] = []
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _no_leftover_browsers() -> Iterator[None]:
+    """Fail the session if any Chromium the tests started is still running."""
+    yield
+    leftovers = {str(p): browser_processes(p) for p in LAUNCHED_PROFILES}
+    leftovers = {profile: pids for profile, pids in leftovers.items() if pids}
+    assert not leftovers, f"Chromium processes left running after the tests: {leftovers}"
+
+
+@pytest.fixture
+async def browser() -> AsyncIterator[Browser]:
+    """A fresh headless Chromium, stopped (with its whole process group) afterwards."""
+    async with launch_browser() as launched:
+        LAUNCHED_PROFILES.append(launched.user_data_dir)
+        yield launched
+
+
+@pytest.fixture
+async def page(browser: Browser) -> PageTarget:
+    """A blank tab of the test's browser."""
+    with trio.fail_after(30):
+        return await browser.new_page()
+
+
+@pytest.fixture
+def corpus() -> Path:
+    """The real-page corpus next to the repository (skips where it is absent)."""
+    if not CORPUS.is_dir():
+        pytest.skip(f"the page corpus is absent (expected at {CORPUS}); corpus tests skipped")
+    return CORPUS
+
+
+@pytest.fixture
+async def pages_server(nursery: trio.Nursery) -> StaticServer:
+    """A static server on 127.0.0.1 serving tests/pages."""
+    server: StaticServer = await nursery.start(serve_static, PAGES)
+    return server
+
+
+@pytest.fixture
+async def second_server(nursery: trio.Nursery) -> StaticServer:
+    """Another static server of tests/pages: another port, so another origin."""
+    server: StaticServer = await nursery.start(serve_static, PAGES)
+    return server

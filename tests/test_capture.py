@@ -1,0 +1,349 @@
+"""Capture of real pages into the page model: tree, frames, shadow roots, layout, AX."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from contextlib import AbstractAsyncContextManager
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+
+from pycdp_bridge import (
+    CDPError,
+    Event,
+    Node,
+    NodeType,
+    PageModel,
+    PageTarget,
+    Target,
+    capture,
+)
+from tests.support import StaticServer
+
+pytestmark = pytest.mark.browser
+
+CORPUS_PAGES = [
+    "pages/ebay-home-2017",
+    "pages/ietf-draft",
+    "pages/reddit-front-2021",
+    "pages/linkedin-login-2017",
+    "flows/wikipedia-articles/01-mozilla",
+]
+
+# Elements of the document and of every open shadow root in it (not of iframes).
+COUNT_ELEMENTS_JS = """(() => {
+  let count = 0;
+  const walk = (root) => {
+    for (const el of root.querySelectorAll('*')) {
+      count++;
+      if (el.shadowRoot) walk(el.shadowRoot);
+    }
+  };
+  walk(document);
+  return count;
+})()"""
+
+RENDERED_IDS_JS = """[...document.querySelectorAll('[id]')]
+  .filter((el) => el.getClientRects().length > 0).map((el) => el.id)"""
+
+
+def by_id(model: PageModel, element_id: str) -> Node:
+    """The first element with this id attribute, anywhere in the model."""
+    for node in model.elements():
+        if node.attributes.get("id") == element_id:
+            return node
+    raise AssertionError(f"no element with id {element_id!r} in the model")
+
+
+def in_closed_shadow(model: PageModel, node: Node) -> bool:
+    return any(a.shadow_root_type == "closed" for a in model.ancestors(node))
+
+
+def subtree_text(model: PageModel, node: Node) -> str:
+    return " ".join(
+        " ".join(n.text.split()) for n in model.subtree(node) if n.is_text and n.text.strip()
+    )
+
+
+def check_structure(model: PageModel) -> None:
+    """Document order invariants every consumer of the model relies on."""
+    for node in model.nodes:
+        assert model.nodes[node.index] is node
+        assert node.index < node.end <= len(model.nodes)
+        for child in node.children:
+            assert model.nodes[child].parent == node.index
+            assert node.index < child < node.end
+            assert model.nodes[child].end <= node.end
+    assert model.root.node_type is NodeType.DOCUMENT
+    assert model.root.end == len(model.nodes)
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("item", CORPUS_PAGES)
+async def test_corpus_page_capture(page: PageTarget, corpus: Path, item: str) -> None:
+    """A corpus page captures whole: every element, boxes for rendered ones, AX names."""
+    with trio.fail_after(60):
+        await page.navigate((corpus / item / "index.html").as_uri())
+        before = await page.evaluate(COUNT_ELEMENTS_JS)
+        model = await capture(page)
+        after = await page.evaluate(COUNT_ELEMENTS_JS)
+        rendered_ids: list[str] = await page.evaluate(RENDERED_IDS_JS)
+    assert model.missing == ()
+    assert model.document_id
+    assert model.viewport.width > 0
+    check_structure(model)
+    # querySelectorAll('*') over the document and its open shadow roots counts what
+    # the model holds in the main frame, minus what script cannot see: pseudo-elements
+    # (the model keeps ::before/::after/::marker boxes) and closed shadow trees.
+    counted = sum(
+        1
+        for n in model.elements()
+        if n.frame == 0 and n.pseudo_type is None and not in_closed_shadow(model, n)
+    )
+    assert counted in {before, after}, (counted, before, after)
+    # Every element the browser renders has bounds (ids make them findable both ways).
+    first_by_id: dict[str, Node] = {}
+    for node in model.elements():
+        if node.frame == 0 and node.shadow_root_type is None:
+            first_by_id.setdefault(node.attributes.get("id", ""), node)
+    unboxed = [i for i in rendered_ids if i in first_by_id and first_by_id[i].bounds is None]
+    assert unboxed == []
+    # Links whose only content is visible text are named by that text.
+    checked = matched = 0
+    for node in model.elements():
+        if node.name != "a" or node.ax is None or node.ax.ignored or "href" not in node.attributes:
+            continue
+        descendants = model.subtree(node)[1:]
+        if any(d.is_element for d in descendants) or set(node.attributes) & {
+            "aria-label",
+            "aria-labelledby",
+            "title",
+        }:
+            continue
+        if not all(d.bounds is not None for d in descendants if d.is_text and d.text.strip()):
+            continue
+        text = subtree_text(model, node)
+        if not text:
+            continue
+        checked += 1
+        assert node.ax.role == "link"
+        matched += node.ax.name.casefold() == text.casefold()
+    if checked:
+        # CSS text-transform and generated content can make a few names differ.
+        assert matched >= 0.9 * checked, (matched, checked)
+
+
+async def load_frames_page(
+    page: PageTarget, pages_server: StaticServer, second_server: StaticServer
+) -> PageModel:
+    # 127.0.0.1 on another port is another origin of the same site, which Chromium
+    # keeps in process; localhost is another site, so that iframe runs out of process.
+    # Chromium resolves localhost to loopback itself, so nothing leaves the machine.
+    fragment = f"#sibling={second_server.origin}&cross=http://localhost:{second_server.port}"
+    await page.navigate(pages_server.url("frames/index.html") + fragment)
+    return await capture(page)
+
+
+async def test_frames_and_shadow_roots(
+    page: PageTarget, pages_server: StaticServer, second_server: StaticServer
+) -> None:
+    """Same-origin, same-site and cross-site iframes and an open shadow root are all joined."""
+    with trio.fail_after(60):
+        model = await load_frames_page(page, pages_server, second_server)
+    check_structure(model)
+    assert model.missing == ()
+    assert model.title == "Frames and shadows"
+    assert [f.url.split("#")[0].rsplit("/", 1)[-1] for f in model.frames] == [
+        "index.html",
+        "same.html",
+        "cross.html",
+        "cross.html",
+    ]
+    main, same, sibling, cross = model.frames
+    assert main.owner == -1
+    assert (same.session_id, sibling.session_id) == (None, None)
+    assert cross.session_id is not None
+    assert sibling.url.startswith(second_server.origin)
+    assert cross.url.startswith("http://localhost:")
+    for frame, iframe_id in ((same, "same"), (sibling, "sibling"), (cross, "cross")):
+        owner = by_id(model, iframe_id)
+        assert frame.owner == owner.index
+        assert owner.content_frame == frame.index
+        document = model.nodes[owner.index + 1]
+        assert document.node_type is NodeType.DOCUMENT
+        assert document.frame == frame.index
+        assert document.parent == owner.index
+    same_text = by_id(model, "same-text")
+    assert same_text.frame == same.index
+    assert by_id(model, "same") in model.ancestors(same_text)
+    buttons = [n for n in model.elements() if n.attributes.get("id") == "cross-button"]
+    assert sorted(model.frames[b.frame].session_id is None for b in buttons) == [False, True]
+    # The shadow root is a node of its own, between the host and its content.
+    shadow_button = by_id(model, "shadow-button")
+    shadow_root = model.nodes[shadow_button.parent]
+    assert shadow_root.node_type is NodeType.SHADOW_ROOT
+    assert shadow_root.shadow_root_type == "open"
+    assert model.nodes[shadow_root.parent].attributes.get("id") == "host"
+    assert by_id(model, "after-host").parent == model.nodes[shadow_root.parent].parent
+    # Comments and doctypes are dropped; script and style elements stay.
+    assert {n.name for n in model.elements()} >= {"script", "style"}
+    assert all(n.node_type in NodeType for n in model.nodes)
+
+
+async def test_frame_boxes_are_in_top_level_coordinates(
+    page: PageTarget, pages_server: StaticServer, second_server: StaticServer
+) -> None:
+    """Boxes inside iframes are shifted by the iframe's content box into page coordinates."""
+    with trio.fail_after(60):
+        model = await load_frames_page(page, pages_server, second_server)
+        expected = await page.evaluate("""(() => {
+            const frame = document.getElementById('same');
+            const style = getComputedStyle(frame);
+            const box = frame.getBoundingClientRect();
+            const inner = frame.contentDocument.getElementById('same-link')
+                .getBoundingClientRect();
+            return [box.x + frame.clientLeft + parseFloat(style.paddingLeft) + inner.x,
+                    box.y + frame.clientTop + parseFloat(style.paddingTop) + inner.y];
+        })()""")
+        cross_frame = model.frames[by_id(model, "cross").content_frame or 0]
+        inner = await page.send(
+            "Runtime.evaluate",
+            {
+                "expression": "(({x, y}) => [x, y])("
+                "document.getElementById('cross-button').getBoundingClientRect())",
+                "returnByValue": True,
+            },
+            session_id=cross_frame.session_id,
+        )
+        outer = await page.evaluate("""(() => {
+            const frame = document.getElementById('cross');
+            const style = getComputedStyle(frame);
+            const box = frame.getBoundingClientRect();
+            return [box.x + frame.clientLeft + parseFloat(style.paddingLeft),
+                    box.y + frame.clientTop + parseFloat(style.paddingTop)];
+        })()""")
+    link = by_id(model, "same-link")
+    assert link.bounds is not None
+    assert (link.bounds.x, link.bounds.y) == pytest.approx(expected)
+    cross_button = next(
+        n
+        for n in model.elements()
+        if n.attributes.get("id") == "cross-button" and n.frame == cross_frame.index
+    )
+    assert cross_button.bounds is not None
+    inner_x, inner_y = inner["result"]["value"]
+    assert (cross_button.bounds.x, cross_button.bounds.y) == pytest.approx(
+        (outer[0] + inner_x, outer[1] + inner_y)
+    )
+    # Text nodes have their own boxes, inside their element's.
+    text = model.nodes[link.children[0]]
+    assert text.is_text
+    assert text.bounds is not None
+    assert link.bounds.contains(text.bounds)
+
+
+async def test_layout_styles_and_accessibility_are_joined(
+    page: PageTarget, pages_server: StaticServer, second_server: StaticServer
+) -> None:
+    """Styles, visibility, clickability and AX role/name land on the right nodes."""
+    with trio.fail_after(60):
+        model = await load_frames_page(page, pages_server, second_server)
+    link = by_id(model, "main-link")
+    assert link.ax is not None
+    assert (link.ax.role, link.ax.name) == ("link", "Back to top")
+    assert link.ax.properties.get("focusable") is True
+    assert link.clickable
+    assert link.style is not None
+    assert link.style.display == "inline"
+    assert link.style.cursor == "pointer"
+    heading = by_id(model, "title")
+    assert heading.ax is not None
+    assert heading.ax.role == "heading"
+    assert heading.ax.properties.get("level") == 1
+    shadow_button = by_id(model, "shadow-button")
+    assert shadow_button.ax is not None
+    assert (shadow_button.ax.role, shadow_button.ax.name) == ("button", "Inside shadow")
+    cross_buttons = [n for n in model.elements() if n.attributes.get("id") == "cross-button"]
+    assert {(b.ax.role, b.ax.name) for b in cross_buttons if b.ax} == {
+        ("button", "Cross frame button")
+    }
+    assert len(cross_buttons) == 2
+    hidden = by_id(model, "hidden-button")
+    assert hidden.bounds is None
+    assert hidden.style is None
+    before = next(n for n in model.elements() if n.pseudo_type == "before")
+    assert before.text == "before-host"
+    assert before.bounds is not None
+
+
+class FailingTarget(Target):
+    """A target that refuses chosen CDP methods, to simulate a broken capture part."""
+
+    def __init__(self, inner: Target, refuse: set[str]) -> None:
+        self.inner = inner
+        self.refuse = refuse
+
+    @property
+    def closed(self) -> bool:
+        return self.inner.closed
+
+    async def send(
+        self,
+        method: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        session_id: str | None = None,
+    ) -> dict[str, Any]:
+        if method in self.refuse:
+            raise CDPError(method, -32000, "refused by the test")
+        return await self.inner.send(method, params, session_id=session_id)
+
+    def listen(
+        self, *methods: str, session_id: str | None = None, buffer_size: int = 1024
+    ) -> AbstractAsyncContextManager[trio.MemoryReceiveChannel[Event]]:
+        return self.inner.listen(*methods, session_id=session_id, buffer_size=buffer_size)
+
+    def child_sessions(self) -> Mapping[str, Mapping[str, Any]]:
+        return self.inner.child_sessions()
+
+
+async def test_snapshot_failure_degrades_to_dom_only(
+    page: PageTarget, pages_server: StaticServer, second_server: StaticServer
+) -> None:
+    """Without DOMSnapshot the model still has the whole tree, no layout, and says so."""
+    with trio.fail_after(60):
+        full = await load_frames_page(page, pages_server, second_server)
+        broken = FailingTarget(page, {"DOMSnapshot.captureSnapshot"})
+        model = await capture(broken)
+    assert "dom_snapshot" in model.missing
+    check_structure(model)
+    assert [n.name for n in model.nodes] == [n.name for n in full.nodes]
+    assert all(n.bounds is None and n.style is None for n in model.nodes)
+    assert model.title == "Frames and shadows"
+    assert by_id(model, "main-link").ax is not None
+
+
+async def test_ax_failure_degrades(
+    page: PageTarget, pages_server: StaticServer, second_server: StaticServer
+) -> None:
+    """Without the AX tree the model keeps layout, lacks AX info, and says so."""
+    with trio.fail_after(60):
+        await load_frames_page(page, pages_server, second_server)
+        model = await capture(FailingTarget(page, {"Accessibility.getFullAXTree"}))
+    assert "ax_tree" in model.missing
+    assert all(n.ax is None for n in model.nodes)
+    assert by_id(model, "main-link").bounds is not None
+
+
+async def test_options_skip_parts(page: PageTarget, pages_server: StaticServer) -> None:
+    """ax=False and dom_snapshot=False skip those calls without reporting them missing."""
+    with trio.fail_after(60):
+        await page.navigate(pages_server.url("frames/index.html"))
+        model = await capture(page, ax=False, dom_snapshot=False)
+    assert model.missing == ()
+    assert "ax_tree" not in model.timings
+    assert "dom_snapshot" not in model.timings
+    assert all(n.ax is None and n.bounds is None for n in model.nodes)
+    assert by_id(model, "main-link").attributes["href"] == "#top"

@@ -1,0 +1,212 @@
+"""The sans-I/O CDP connection core and the async channel around it, without a browser."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import cdp.page
+import pytest
+import trio
+import trio.testing
+
+from pycdp_bridge import CDPConnection, CDPError, Event, TargetClosedError, protocol
+from pycdp_bridge._connection import Request
+from pycdp_bridge._target import CommandChannel, SessionTarget
+
+
+def test_commands_get_increasing_ids_and_wire_messages() -> None:
+    """Each command gets the next id and encodes method, params and session."""
+    conn = CDPConnection()
+    first = conn.command("DOM.getDocument", {"depth": -1})
+    second = conn.command("Page.enable", session_id="S1")
+    assert (first.id, second.id) == (1, 2)
+    assert first.to_message() == {"id": 1, "method": "DOM.getDocument", "params": {"depth": -1}}
+    assert second.to_message() == {"id": 2, "method": "Page.enable", "params": {}, "sessionId": "S1"}
+    assert conn.statistics().pending == 2
+
+
+def test_response_settles_its_command() -> None:
+    """A result settles exactly the command with that id."""
+    conn = CDPConnection()
+    a = conn.command("A.a")
+    b = conn.command("B.b")
+    [reply] = conn.receive({"id": b.id, "result": {"x": 1}})
+    assert reply.request is b
+    assert reply.result == {"x": 1}
+    assert reply.error is None
+    assert conn.is_pending(a.id)
+    assert not conn.is_pending(b.id)
+
+
+def test_error_response_becomes_cdp_error() -> None:
+    """A protocol error becomes a CDPError naming method, code and message."""
+    conn = CDPConnection()
+    request = conn.command("DOM.describeNode")
+    [reply] = conn.receive({"id": request.id, "error": {"code": -32000, "message": "No node"}})
+    assert isinstance(reply.error, CDPError)
+    assert (reply.error.method, reply.error.code, reply.error.message) == (
+        "DOM.describeNode",
+        -32000,
+        "No node",
+    )
+    assert "DOM.describeNode" in str(reply.error)
+    assert "-32000" in str(reply.error)
+
+
+def test_unknown_and_forgotten_replies_are_dropped_and_counted() -> None:
+    """Replies nobody waits for (cancelled or foreign ids) settle nothing."""
+    conn = CDPConnection()
+    request = conn.command("A.a")
+    conn.forget(request.id)
+    assert conn.receive({"id": request.id, "result": {}}) == []
+    assert conn.receive({"id": 999, "result": {}}) == []
+    assert conn.statistics().unmatched_replies == 2
+
+
+def test_malformed_message_is_rejected() -> None:
+    """A message that is neither response nor event raises ValueError naming it."""
+    with pytest.raises(ValueError, match="neither a response nor an event"):
+        CDPConnection().receive({"params": {}})
+
+
+def test_events_reach_subscribers_by_method_and_session_scope() -> None:
+    """Events go to subscribers whose methods match and whose session is at or above theirs."""
+    conn = CDPConnection()
+    everything: list[Event] = []
+    loads: list[Event] = []
+    page_scope: list[Event] = []
+    conn.subscribe(everything.append)
+    conn.subscribe(loads.append, frozenset({"Page.loadEventFired"}))
+    conn.receive(
+        {"method": "Target.attachedToTarget", "params": {"sessionId": "PAGE", "targetInfo": {}}}
+    )
+    conn.receive(
+        {
+            "method": "Target.attachedToTarget",
+            "params": {"sessionId": "FRAME", "targetInfo": {"type": "iframe"}},
+            "sessionId": "PAGE",
+        }
+    )
+    conn.subscribe(page_scope.append, session_id="PAGE")
+    conn.receive({"method": "Page.loadEventFired", "params": {"t": 1}, "sessionId": "FRAME"})
+    conn.receive({"method": "Runtime.consoleAPICalled", "params": {}, "sessionId": None})
+    assert [e.method for e in loads] == ["Page.loadEventFired"]
+    assert loads[0].session_id == "FRAME"
+    assert [e.method for e in page_scope] == ["Page.loadEventFired"]
+    assert len(everything) == 4
+    assert conn.attached_under("PAGE") == {"FRAME": {"type": "iframe"}}
+    assert set(conn.attached_under(None)) == {"PAGE", "FRAME"}
+
+
+def test_detached_session_fails_its_commands_and_its_children() -> None:
+    """Target.detachedFromTarget fails pending commands of that session and those below it."""
+    conn = CDPConnection()
+    for child, parent in (("PAGE", None), ("FRAME", "PAGE")):
+        message: dict[str, Any] = {
+            "method": "Target.attachedToTarget",
+            "params": {"sessionId": child, "targetInfo": {}},
+        }
+        if parent is not None:
+            message["sessionId"] = parent
+        conn.receive(message)
+    on_frame = conn.command("DOM.getDocument", session_id="FRAME")
+    on_browser = conn.command("Browser.getVersion")
+    settled = conn.receive({"method": "Target.detachedFromTarget", "params": {"sessionId": "PAGE"}})
+    assert [r.request for r in settled] == [on_frame]
+    assert isinstance(settled[0].error, TargetClosedError)
+    assert conn.is_pending(on_browser.id)
+    with pytest.raises(TargetClosedError, match="DOM.focus"):
+        conn.command("DOM.focus", session_id="PAGE")
+
+
+def test_close_fails_everything_pending_and_refuses_new_commands() -> None:
+    """Closing fails every pending command and later commands raise TargetClosedError."""
+    conn = CDPConnection()
+    requests = [conn.command("A.a"), conn.command("B.b", session_id="S")]
+    failed = conn.close("pipe closed")
+    assert [r.request for r in failed] == requests
+    assert all(isinstance(r.error, TargetClosedError) for r in failed)
+    assert "pipe closed" in str(failed[0].error)
+    with pytest.raises(TargetClosedError, match="pipe closed"):
+        conn.command("C.c")
+    assert conn.statistics().closed
+
+
+def test_shared_id_space() -> None:
+    """Connections built on one id iterator never reuse each other's ids."""
+    ids = itertools.count(1)
+    one, two = CDPConnection(ids), CDPConnection(ids)
+    assert [one.command("A.a").id, two.command("A.a").id, one.command("A.a").id] == [1, 2, 3]
+
+
+class _EchoPeer:
+    """A fake browser: answers every request by echoing its method and params."""
+
+    def __init__(self) -> None:
+        self.channel = CommandChannel(self.transmit)
+        self.sent: list[Request] = []
+
+    async def transmit(self, request: Request) -> None:
+        self.sent.append(request)
+        result: dict[str, Any] = {"method": request.method, **request.params}
+        if request.method == "Page.navigate":
+            result = {"frameId": "F1", "loaderId": "L1"}
+        self.channel.feed({"id": request.id, "result": result})
+
+
+async def test_execute_runs_our_generators_and_the_cdp_packages() -> None:
+    """Target.execute drives our command generators and the cdp package's alike."""
+    peer = _EchoPeer()
+    target = SessionTarget(peer.channel, "S1")
+    with trio.fail_after(5):
+        echoed = await target.execute(protocol.dom_get_document(3, pierce=False))
+        frame_id, loader_id, error = await target.execute(cdp.page.navigate("http://127.0.0.1/"))
+    assert echoed == {"method": "DOM.getDocument", "depth": 3, "pierce": False}
+    assert (str(frame_id), str(loader_id), error) == ("F1", "L1", None)
+    assert [r.session_id for r in peer.sent] == ["S1", "S1"]
+
+
+async def test_channel_close_wakes_waiters_and_ends_listeners() -> None:
+    """Closing a channel fails a command in flight and ends every event listener."""
+    sent: list[Request] = []
+
+    async def transmit(request: Request) -> None:
+        sent.append(request)
+
+    channel = CommandChannel(transmit)
+    target = SessionTarget(channel)
+    received: list[Event] = []
+    with trio.fail_after(5):
+        async with trio.open_nursery() as nursery:
+
+            async def listen() -> None:
+                async with target.listen("Page.loadEventFired") as events:
+                    async for event in events:
+                        received.append(event)
+
+            async def call() -> None:
+                with pytest.raises(TargetClosedError, match="went away"):
+                    await target.send("Page.enable")
+
+            nursery.start_soon(listen)
+            nursery.start_soon(call)
+            await trio.testing.wait_all_tasks_blocked()
+            channel.feed({"method": "Page.loadEventFired", "params": {"timestamp": 1}})
+            channel.close("went away")
+    assert [e.params for e in received] == [{"timestamp": 1}]
+    assert target.closed
+
+
+async def test_cancelled_command_is_forgotten() -> None:
+    """A command whose caller was cancelled leaves nothing pending behind."""
+
+    async def transmit(request: Request) -> None:
+        pass
+
+    channel = CommandChannel(transmit)
+    with trio.move_on_after(0.01):
+        await channel.call("Page.enable")
+    assert channel.statistics().connection.pending == 0
+    channel.feed({"id": 1, "result": {}})
+    assert channel.statistics().connection.unmatched_replies == 1

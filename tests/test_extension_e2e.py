@@ -1,0 +1,284 @@
+"""End to end with the real extension in headless Chromium.
+
+Two kinds of host sit behind the extension here: the real ``trimtab-host`` (ping,
+chunked replies, reconnection, the side panel) and a `FakeHost` the test plays itself
+over a bridge (the CDP relay, where the test must decide the commands).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+
+from pycdp_bridge import PageModel, PageTarget, RelayHub, capture
+from tests.support import StaticServer, serve_static
+from tests.support.e2e import (
+    ARTIFACTS,
+    ExtensionBrowser,
+    FakeHost,
+    kill_process,
+    launch_with_extension,
+    serve_fake_host,
+    write_bridge,
+)
+
+pytestmark = pytest.mark.browser
+
+PAGES = Path(__file__).parent / "pages"
+
+
+@pytest.fixture
+async def site() -> AsyncIterator[StaticServer]:
+    async with trio.open_nursery() as nursery:
+        server: StaticServer = await nursery.start(serve_static, PAGES)
+        yield server
+        nursery.cancel_scope.cancel()
+
+
+@pytest.fixture
+async def real(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[ExtensionBrowser]:
+    # Chrome hands its environment to the host: logs into tmp, and the test-only
+    # debug_* requests (chunking, slow requests) switched on.
+    monkeypatch.setenv("TRIMTAB_LOG_DIR", str(tmp_path / "logs"))
+    monkeypatch.setenv("TRIMTAB_HOST_DEBUG", "1")
+    async with launch_with_extension(tmp_path / "profile") as ext:
+        yield ext
+
+
+@pytest.fixture
+async def faked(tmp_path: Path) -> AsyncIterator[tuple[ExtensionBrowser, FakeHost]]:
+    async with trio.open_nursery() as nursery:
+        host: FakeHost = await nursery.start(serve_fake_host)
+        bridge = write_bridge(tmp_path, host.port)
+        async with launch_with_extension(tmp_path / "profile", host_path=bridge) as ext:
+            with trio.fail_after(30):
+                await host.connected.wait()
+            yield ext, host
+        nursery.cancel_scope.cancel()
+
+
+def _shape(model: PageModel) -> list[tuple[Any, ...]]:
+    """What must not depend on the transport: every node's type, name, attributes, text."""
+    return [
+        (n.node_type, n.name, sorted(n.attributes.items()), n.text, n.input_value, n.checked)
+        for n in model.nodes
+    ]
+
+
+# --------------------------------------------------------------------------- real host
+
+
+async def test_ping_through_the_extension(real: ExtensionBrowser) -> None:
+    """A request from the service worker reaches the real host and its reply comes back."""
+    with trio.fail_after(20):
+        reply = await real.worker.evaluate("trimtab.host.request({type: 'ping'})")
+    assert reply["pong"] is True
+    assert reply["version"]
+
+
+async def test_chunked_reply_is_reassembled(real: ExtensionBrowser) -> None:
+    """A reply over Chrome's 1 MB message limit arrives as chunks and is rebuilt whole."""
+    size = 2_500_000
+    with trio.fail_after(30):
+        got = await real.worker.evaluate(
+            f"""trimtab.host.request({{type: 'debug_blob', size: {size}, alphabet: 'abc€'}})
+                .then((r) => [r.blob.length, r.blob.slice(0, 8), r.blob.slice(-4)])"""
+        )
+    expected = ("abc€" * (size // 4 + 1))[:size]
+    assert got == [size, expected[:8], expected[-4:]]
+
+
+async def test_host_error_reply_keeps_its_code(real: ExtensionBrowser) -> None:
+    """An error reply from the host rejects the request with the host's code and message."""
+    with trio.fail_after(20):
+        got = await real.worker.evaluate(
+            "trimtab.host.request({type: 'no_such_request'}).then(() => null, (e) => [e.code, e.message])"
+        )
+    assert got[0] == "unknown_type"
+    assert "no_such_request" in got[1]
+
+
+async def test_host_killed_mid_session_reconnects(real: ExtensionBrowser) -> None:
+    """When the host dies, requests in flight fail plainly and the next request succeeds."""
+    with trio.fail_after(30):
+        assert await real.worker.evaluate("trimtab.host.request({type: 'ping'}).then((r) => r.pong)")
+        [pid] = real.host_pids()
+        await real.worker.evaluate(
+            """globalThis.inFlight = trimtab.host.request({type: 'debug_sleep', seconds: 600})
+                .then(() => 'answered', (e) => e.code); true"""
+        )
+        kill_process(pid)
+        assert await real.worker.evaluate("globalThis.inFlight") == "host_unavailable"
+        # The worker reconnects on its own (backoff); wait for that, then use it.
+        while not await real.worker.evaluate("trimtab.host.status().connects >= 2"):
+            await trio.sleep(0.05)
+        reply = await real.worker.evaluate("trimtab.host.request({type: 'ping'})")
+        new_pids = real.host_pids()
+    assert reply["pong"] is True
+    assert new_pids and pid not in new_pids
+
+
+async def test_side_panel_opens_with_a_trusted_click(real: ExtensionBrowser) -> None:
+    """The real side panel opens headless, reaches the host, and its screenshot is saved."""
+    with trio.fail_after(30):
+        panel = await real.open_side_panel()
+        while (await panel.evaluate("document.getElementById('host-status').className")) != (
+            "status ok"
+        ):
+            await trio.sleep(0.05)
+        views = await panel.evaluate(
+            "[...document.querySelectorAll('[role=tab]')].map((t) => t.textContent)"
+        )
+        shot = await panel.send("Page.captureScreenshot", {"format": "png"})
+    assert views == ["Inspect", "Agent"]
+    png = base64.b64decode(shot["data"])
+    assert png.startswith(b"\x89PNG")
+    ARTIFACTS.mkdir(exist_ok=True)
+    (ARTIFACTS / "sidepanel.png").write_bytes(png)
+
+
+async def _handler_missing(ext: ExtensionBrowser, kind: str) -> bool:
+    code = await ext.worker.evaluate(
+        f"trimtab.host.request({{type: '{kind}'}}).then(() => null, (e) => e.code)"
+    )
+    return bool(code == "unknown_type")
+
+
+async def test_inspect_shows_the_xml_and_highlights(
+    real: ExtensionBrowser, site: StaticServer
+) -> None:
+    """Inspect renders the active tab's XML, and hovering an id puts the overlay on it."""
+    with trio.fail_after(60):
+        for kind in ("snapshot", "highlight"):
+            if await _handler_missing(real, kind):
+                pytest.skip(f"the host has no {kind!r} handler yet")
+        target_id, tab_id = await real.open_tab(site.url("e2e-relay.html"))
+        await real.wait_loaded(tab_id)
+        panel = await real.open_side_panel()
+        await panel.evaluate("trimtabPanel.refresh()")
+        state = await panel.evaluate(
+            "({xml: trimtabPanel.state.xml, tab: trimtabPanel.state.tab.id,"
+            " error: trimtabPanel.state.inspectError,"
+            " ids: [...document.querySelectorAll('#xml .eid')].map((e) => e.dataset.eid),"
+            " regions: document.querySelectorAll('#xml details.region').length})"
+        )
+        assert state["error"] == ""
+        assert state["tab"] == tab_id
+        assert "Order a sandwich" in state["xml"]
+        assert state["ids"], "the XML view shows no element ids"
+        eid = state["ids"][0]
+        await panel.evaluate(
+            f"""document.querySelector('#xml .eid[data-eid="{eid}"]')
+                .dispatchEvent(new MouseEvent('click', {{bubbles: true}})); true"""
+        )
+        while await panel.evaluate("trimtabPanel.state.highlighted") != eid:
+            await trio.sleep(0.05)
+        # The overlay is the host's Overlay.highlightNode: the page's pixels change.
+        page = await real.attach(target_id)
+        shot = await page.send("Page.captureScreenshot", {"format": "png"})
+        ARTIFACTS.mkdir(exist_ok=True)
+        (ARTIFACTS / "inspect-highlight.png").write_bytes(base64.b64decode(shot["data"]))
+        panel_shot = await panel.send("Page.captureScreenshot", {"format": "png"})
+        (ARTIFACTS / "sidepanel-inspect.png").write_bytes(base64.b64decode(panel_shot["data"]))
+        highlighted = await real.worker.evaluate(
+            f"trimtab.host.request({{type: 'highlight', tab: {tab_id}, eid: {json.dumps(eid)}}})"
+        )
+    assert highlighted["found"] is True
+
+
+# --------------------------------------------------------------------------- relay
+
+
+async def test_relay_capture_equals_direct_capture(
+    faked: tuple[ExtensionBrowser, FakeHost], site: StaticServer
+) -> None:
+    """A page captured through the extension's chrome.debugger relay equals a direct capture."""
+    ext, host = faked
+    hub = RelayHub(host.send)
+    host.relay = hub.feed
+    with trio.fail_after(60):
+        target_id, tab_id = await ext.open_tab(site.url("e2e-relay.html"))
+        await ext.wait_loaded(tab_id)
+        relayed = await capture(hub.target(tab_id))
+        attached = await ext.browser.send(
+            "Target.attachToTarget", {"targetId": target_id, "flatten": True}
+        )
+        direct = await capture(PageTarget(ext.browser, target_id, attached["sessionId"]))
+    assert relayed.url == direct.url == site.url("e2e-relay.html")
+    assert relayed.title == direct.title == "Relay fixture"
+    assert _shape(relayed) == _shape(direct)
+    assert any(n.text.strip() == "Order a sandwich" for n in relayed.nodes)
+
+
+async def test_relay_commands_events_and_errors(
+    faked: tuple[ExtensionBrowser, FakeHost], site: StaticServer
+) -> None:
+    """The relay attaches, runs commands, forwards events with the tab id, and returns CDP errors."""
+    ext, host = faked
+    with trio.fail_after(30):
+        _, tab_id = await ext.open_tab(site.url("e2e-relay.html"))
+        await ext.wait_loaded(tab_id)
+        assert await host.command({"type": "cdp_attach", "tab": tab_id}) == {
+            "type": "cdp_result",
+            "id": "c1",
+            "result": {},
+        }
+        evaluated = await host.command(
+            {
+                "type": "cdp",
+                "tab": tab_id,
+                "session": None,
+                "method": "Runtime.evaluate",
+                "params": {"expression": "document.title", "returnByValue": True},
+            }
+        )
+        refused = await host.command(
+            {"type": "cdp", "tab": tab_id, "session": None, "method": "No.such", "params": {}}
+        )
+        await host.command({"type": "cdp", "tab": tab_id, "method": "Page.enable"})
+        await host.command(
+            {"type": "cdp", "tab": tab_id, "method": "Page.reload", "params": {}}
+        )
+        event = await host.next_message("cdp_event")
+        while event["method"] != "Page.loadEventFired":
+            event = await host.next_message("cdp_event")
+        detached = await host.command({"type": "cdp_detach", "tab": tab_id})
+        after = await host.command(
+            {"type": "cdp", "tab": tab_id, "method": "Runtime.evaluate", "params": {"expression": "1"}}
+        )
+    assert evaluated["result"]["result"]["value"] == "Relay fixture"
+    assert refused["error"]["code"] == -32601
+    assert "No.such" in refused["error"]["message"]
+    assert event["tab"] == tab_id and event["session"] is None
+    assert detached["result"] == {}
+    assert "not attached" in after["error"]["message"]
+
+
+async def test_tab_closed_reaches_host_and_side_panel(
+    faked: tuple[ExtensionBrowser, FakeHost], site: StaticServer
+) -> None:
+    """Closing a debugged tab sends cdp_detached to the host and a clear error to the panel."""
+    ext, host = faked
+    with trio.fail_after(30):
+        target_id, tab_id = await ext.open_tab(site.url("e2e-relay.html"))
+        await ext.wait_loaded(tab_id)
+        await host.command({"type": "cdp_attach", "tab": tab_id})
+        panel = await ext.open_side_panel()
+        # The fake host never answers the panel's snapshot; the panel still knows its tab.
+        while await panel.evaluate("trimtabPanel.state.shownTab") != tab_id:
+            await trio.sleep(0.05)
+        await ext.browser.send("Target.closeTarget", {"targetId": target_id})
+        detached = await host.next_message("cdp_detached")
+        while not await panel.evaluate("trimtabPanel.state.inspectError"):
+            await trio.sleep(0.05)
+        error = await panel.evaluate("document.getElementById('inspect-error').textContent")
+        attached = await ext.worker.evaluate("trimtab.relay.attachedTabs()")
+    assert detached == {"type": "cdp_detached", "tab": tab_id, "reason": "target_closed"}
+    assert error == "Trimtab lost access to this tab: the tab was closed."
+    assert tab_id not in attached
