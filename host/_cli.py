@@ -34,6 +34,7 @@ async def _inspect(args: argparse.Namespace) -> int:
     options = SnapshotOptions(dedup=not args.no_dedup, trim=not args.no_trim)
     outputs: list[str] = []
     records: list[dict[str, object]] = []
+    count_tokens("")  # load the tokenizer's tables now, not inside the first timing
     async with launch_browser() as browser:
         page = await browser.new_page()
         session = TabSession(page, options)
@@ -67,7 +68,7 @@ async def _inspect(args: argparse.Namespace) -> int:
     elif len(outputs) == 1:
         sys.stdout.write(outputs[0])
     else:
-        sys.stdout.write('<trimtab steps="%d">\n' % len(outputs))
+        sys.stdout.write(f'<trimtab steps="{len(outputs)}">\n')
         sys.stdout.write("".join(outputs))
         sys.stdout.write("</trimtab>\n")
     sys.stdout.flush()
@@ -82,7 +83,9 @@ def _figures(record: dict[str, object]) -> str:
         tokens = record["tokens"]
         raw = record["raw_tokens"]
         text = record["text_tokens"]
-        assert isinstance(tokens, int) and isinstance(raw, int) and isinstance(text, int)
+        assert isinstance(tokens, int)
+        assert isinstance(raw, int)
+        assert isinstance(text, int)
         parts.append(
             f"  raw HTML={raw} tokens ({raw / max(tokens, 1):.1f}x ours), "
             f"visible text={text} tokens (ours is {tokens / max(text, 1):.2f}x)"

@@ -56,7 +56,7 @@ ErrorCode: TypeAlias = Literal[
 HEADER_SIZE: Final = 4
 # Chrome itself accepts up to 64 MiB towards the host; we refuse far earlier because a
 # request that large is a bug in the extension, and buffering it would only cost memory.
-MAX_INCOMING_FRAME: Final = 8 * 1024 * 1024
+MAX_INCOMING_FRAME: Final = 64 * 1024 * 1024
 # Chrome closes the port when the host sends a message over 1 MiB (the JSON, without
 # the 4-byte header).
 MAX_OUTGOING_FRAME: Final = 1024 * 1024

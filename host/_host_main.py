@@ -10,8 +10,8 @@ the channel or read from it.
 Where new request types plug in: ``build_setup`` below. It receives a ``HostContext``
 (with the ``Outbox`` the CDP relay sends its commands through) and yields the
 handler registry and the relay hook; it is an async context manager so that
-long-lived state (the relay, sessions, the call tracker) can open a nursery and be
-closed when the host stops.
+long-lived state (the relay, sessions, the call tracker) is closed when the host
+stops.
 
 Environment:
 
@@ -36,7 +36,10 @@ from typing import Final, TypeAlias
 import attrs
 import trio
 
+from pycdp_bridge import RelayHub
+
 from ._debug_handlers import debug_handlers
+from ._handlers import open_host_state
 from ._logging import configure_logging
 from ._server import (
     DEFAULT_EOF_GRACE,
@@ -87,15 +90,23 @@ SetupFactory: TypeAlias = Callable[[HostContext], AbstractAsyncContextManager[Ho
 async def build_setup(context: HostContext) -> AsyncIterator[HostSetup]:
     """The handlers of the production host: add new request types here.
 
-    For now only ``ping`` (built into the server) and, with ``TRIMTAB_HOST_DEBUG=1``,
-    the test-only ``debug_*`` types. The CDP relay (``pycdp_bridge.RelayHub``) is
-    connected here too: construct it with ``context.outbox.send_message`` and pass
-    its ``feed`` as ``on_relay_message``.
+    The CDP relay is connected here: ``RelayHub`` sends its commands through the
+    outbox and receives every ``cdp_result``/``cdp_event``/``cdp_detached``. The
+    handlers that drive tabs (``snapshot``, ``tools``, ``tool``, ``highlight``,
+    ``release``) come from ``_handlers.open_host_state``; ``ping`` is built into the
+    server and, with ``TRIMTAB_HOST_DEBUG=1``, the test-only ``debug_*`` types exist.
     """
+    relay = RelayHub(context.outbox.send_message)
     handlers: dict[str, Handler] = {}
     if context.debug:
         handlers.update(debug_handlers(context.outbox))
-    yield HostSetup(handlers=handlers)
+    try:
+        async with open_host_state(relay) as state:
+            handlers.update(state.handlers())
+            yield HostSetup(handlers=handlers, on_relay_message=relay.feed)
+    finally:
+        # Commands still waiting on the extension fail with target_closed.
+        relay.close("the extension disconnected")
 
 
 async def run_host(

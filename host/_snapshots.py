@@ -104,8 +104,8 @@ class TabSession:
     latest_document: str = ""
     # Region key → rendered XML of the previous baseline.
     baseline_regions: dict[str, str] | None = None
-    # Line keys of repeated blocks seen in the previous baseline (beyond landmarks).
-    baseline_blocks: frozenset[str] = frozenset()
+    # Every line of the previous baseline, in order, for repeated blocks outside landmarks.
+    baseline_items: tuple[str, ...] = ()
 
     async def snapshot(self, *, baseline: bool = False) -> Snapshot:
         """Capture the tab and answer with a baseline or a diff."""
@@ -123,9 +123,11 @@ class TabSession:
         self.latest = None
         self.latest_document = ""
         self.baseline_regions = None
-        self.baseline_blocks = frozenset()
+        self.baseline_items = ()
 
-    def render(self, model: PageModel, *, capture_ms: float = 0.0, baseline: bool = False) -> Snapshot:
+    def render(
+        self, model: PageModel, *, capture_ms: float = 0.0, baseline: bool = False
+    ) -> Snapshot:
         """The answer for a captured page (sans-I/O: tests call this directly)."""
         current = compact(model)
         previous = self.latest
@@ -139,6 +141,9 @@ class TabSession:
         if snapshot is None:
             snapshot = self._baseline(current, capture_ms)
             self.baseline_regions = {r.key: r.xml for r in current.regions}
+            self.baseline_items = tuple(
+                item for r in current.regions if r.depth == 0 for item in r.items
+            )
         self.latest = current
         self.latest_document = model.document_id
         return snapshot
@@ -178,6 +183,7 @@ class TabSession:
 
     def _baseline_xml(self, current: Compaction, *, trim: bool) -> tuple[str, list[str], list[str]]:
         previous = self.baseline_regions if self.options.dedup else None
+        previous_items = self.baseline_items if self.options.dedup else ()
         by_node = {id(r.out): r for r in current.regions}
         collapsed: list[str] = []
         trimmed: list[str] = []
@@ -193,12 +199,19 @@ class TabSession:
                     f'<region name="{xml_escape.attr(region.key)}" unchanged="true"'
                     f' count="{len(region.eids)}"/>\n'
                 )
-            if trim and region.name in TRIMMABLE:
-                items = render_items(node, replace)
-                if len(items) > limits.max_lines:
-                    trimmed.append(region.key)
-                    return _trimmed_region(node, region, items, limits)
-            return None
+            items = render_items(node, replace)
+            changed = False
+            if previous_items:
+                items, changed = _collapse_repeats(
+                    items, previous_items, self.options.block_min_lines
+                )
+            if trim and region.name in TRIMMABLE and len(items) > limits.max_lines:
+                trimmed.append(region.key)
+                items = _trim(items, region.key, limits)
+                changed = True
+            if not changed:
+                return None
+            return open_tag(node) + "\n" + "".join(f"{item}\n" for item in items) + "</region>\n"
 
         body: list[str] = []
         for node in current.root.children:
@@ -254,16 +267,37 @@ def _page_open(current: Compaction, kind: str) -> str:
     )
 
 
-def _trimmed_region(node: OutNode, region: Region, items: list[str], limits: TrimLimits) -> str:
-    head = items[: limits.head]
-    tail = items[len(items) - limits.tail :]
+def _trim(items: list[str], key: str, limits: TrimLimits) -> list[str]:
+    """Head and tail lines of a long region, the middle replaced by a marker."""
     middle = items[limits.head : len(items) - limits.tail]
     hidden_ids = sum(len(_ID.findall(item)) for item in middle)
     marker = (
-        f'<trimmed lines="{len(middle)}" controls="{hidden_ids}"'
-        f' expand="{xml_escape.attr(region.key)}"/>'
+        f'<trimmed lines="{len(middle)}" controls="{hidden_ids}" expand="{xml_escape.attr(key)}"/>'
     )
-    return open_tag(node) + "\n" + "".join(f"{item}\n" for item in [*head, marker, *tail]) + "</region>\n"
+    return [*items[: limits.head], marker, *items[len(items) - limits.tail :]]
+
+
+def _collapse_repeats(
+    items: list[str], previous: tuple[str, ...], min_lines: int
+) -> tuple[list[str], bool]:
+    """Runs of at least `min_lines` lines that stood, in the same order, in the
+    previous baseline become one `<unchanged>` line (blocks outside landmarks)."""
+    matcher = difflib.SequenceMatcher(a=previous, b=items, autojunk=False)
+    out: list[str] = []
+    cursor = 0
+    changed = False
+    for _, start, size in matcher.get_matching_blocks():
+        if size < min_lines:
+            continue
+        out.extend(items[cursor:start])
+        run = items[start : start + size]
+        controls = sum(len(_ID.findall(item)) for item in run)
+        first = xml_escape.attr(_plain(run[0])[:60])
+        out.append(f'<unchanged lines="{size}" count="{controls}" first="{first}"/>')
+        cursor = start + size
+        changed = True
+    out.extend(items[cursor:])
+    return out, changed
 
 
 _ID = re.compile(r' id="([^"]+)"')

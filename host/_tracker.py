@@ -260,6 +260,11 @@ class _Counters:
     bytes: int = 0
 
 
+def _policy_table(policies: Mapping[str, ToolPolicy]) -> dict[str, ToolPolicy]:
+    # A copy: registering a tool later must not change the caller's mapping.
+    return dict(policies)
+
+
 # Idle sessions dropped per call: more than one, so the sweep outpaces session creation.
 _IDLE_SWEEP_PER_CALL = 2
 
@@ -277,7 +282,7 @@ class CallTracker:
     """
 
     limits: TrackerLimits = attrs.field(factory=TrackerLimits)
-    policies: dict[str, ToolPolicy] = attrs.field(factory=dict, converter=dict)
+    policies: dict[str, ToolPolicy] = attrs.field(factory=dict, converter=_policy_table)
     is_error: Callable[[object], bool] = is_flagged_error
     """Whether a returned result is an error (never cached)."""
     size_of: Callable[[object], int] = encoded_size
@@ -319,7 +324,9 @@ class CallTracker:
 
         `run` is the zero-argument coroutine function that really runs the tool with
         `args`. Its exceptions propagate and are never cached; a concurrent identical
-        call waiting on this one sees the same exception.
+        call waiting on this one sees the same exception. `tab` is required for tools
+        that read a page. Raises `ValueError` for a page read without a tab, and
+        `TypeError` or `ValueError` for arguments that have no key, before running.
         """
         policy = self.policy(tool)
         if policy.reads_page and tab is None:
@@ -330,8 +337,12 @@ class CallTracker:
             return await self._run_uncached(session, run)
         try:
             arg_key = policy.key(args) if policy.key is not None else canonical_key(args)
-        except (TypeError, ValueError) as exc:
-            raise type(exc)(f"arguments of tool {tool!r}: {exc}") from exc
+        except TypeError as exc:
+            raise TypeError(f"arguments of tool {tool!r}: {exc}") from exc
+        except ValueError as exc:
+            raise ValueError(f"arguments of tool {tool!r}: {exc}") from exc
+        # The tab is part of the key even for tools that do not read the page: merging
+        # calls across tabs would only save a run, and only if the policy is right.
         key: _Key = (tool, tab, arg_key)
         page_tab = tab if policy.reads_page else None
 

@@ -25,6 +25,10 @@ __all__ = [
 KeyFunction = Callable[[Mapping[str, object]], Hashable]
 """Maps a call's arguments to a hashable key; calls with equal keys are the same call."""
 
+# One encoder for every key: json.dumps with options builds a new one per call.
+_ENCODER = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+)
 # 128 bits: a collision would serve one call's result for another, so the digest is
 # wide enough that it never happens in practice, and short enough to keep entries small.
 _DIGEST_BYTES = 16
@@ -38,13 +42,7 @@ def canonical_json(value: object) -> str:
     booleans: `true` and `1` differ. Raises `TypeError` for a value JSON cannot carry
     and `ValueError` for a non-finite number, naming where in the arguments it is.
     """
-    return json.dumps(
-        _normalise(value, "args"),
-        sort_keys=True,
-        separators=(",", ":"),
-        ensure_ascii=False,
-        allow_nan=False,
-    )
+    return _ENCODER.encode(_normalise(value, "args"))
 
 
 def canonical_key(args: Mapping[str, object]) -> bytes:

@@ -18,6 +18,8 @@ if TYPE_CHECKING:
     from cdp_use.cdp.accessibility.commands import (
         GetFullAXTreeParameters,
         GetFullAXTreeReturns,
+        GetPartialAXTreeParameters,
+        GetPartialAXTreeReturns,
     )
     from cdp_use.cdp.dom.commands import (
         DescribeNodeParameters,
@@ -200,6 +202,18 @@ def accessibility_get_full_ax_tree(frame_id: str | None = None) -> Command[GetFu
     if frame_id is not None:
         params["frameId"] = frame_id
     return cast("GetFullAXTreeReturns", (yield from _call("Accessibility.getFullAXTree", params)))
+
+
+def accessibility_get_partial_ax_tree(
+    backend_node_id: int, *, fetch_relatives: bool = False
+) -> Command[GetPartialAXTreeReturns]:
+    params: GetPartialAXTreeParameters = {
+        "backendNodeId": backend_node_id,
+        "fetchRelatives": fetch_relatives,
+    }
+    return cast(
+        "GetPartialAXTreeReturns", (yield from _call("Accessibility.getPartialAXTree", params))
+    )
 
 
 # --- Page ------------------------------------------------------------------------------

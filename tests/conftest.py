@@ -9,14 +9,16 @@ import pytest
 import trio
 
 from pycdp_bridge import Browser, PageTarget, launch_browser
-from tests.support import StaticServer, browser_processes, serve_static
+from tests.support import (
+    LAUNCHED_PROFILES,
+    TEST_PAGES,
+    StaticServer,
+    browser_processes,
+    serve_static,
+)
 
 REPO = Path(__file__).resolve().parents[1]
-PAGES = Path(__file__).resolve().parent / "pages"
 CORPUS = REPO.parent / "shared" / "corpus"
-
-# Profile dirs of every browser the tests launched, checked at the end of the session.
-LAUNCHED_PROFILES: list[Path] = []
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -54,12 +56,12 @@ def corpus() -> Path:
 @pytest.fixture
 async def pages_server(nursery: trio.Nursery) -> StaticServer:
     """A static server on 127.0.0.1 serving tests/pages."""
-    server: StaticServer = await nursery.start(serve_static, PAGES)
+    server: StaticServer = await nursery.start(serve_static, TEST_PAGES)
     return server
 
 
 @pytest.fixture
 async def second_server(nursery: trio.Nursery) -> StaticServer:
     """Another static server of tests/pages: another port, so another origin."""
-    server: StaticServer = await nursery.start(serve_static, PAGES)
+    server: StaticServer = await nursery.start(serve_static, TEST_PAGES)
     return server

@@ -249,7 +249,8 @@ async def test_layout_styles_and_accessibility_are_joined(
 ) -> None:
     """Styles, visibility, clickability and AX role/name land on the right nodes."""
     with trio.fail_after(60):
-        model = await load_frames_page(page, pages_server, second_server)
+        await load_frames_page(page, pages_server, second_server)
+        model = await capture(page, ax=True)
     link = by_id(model, "main-link")
     assert link.ax is not None
     assert (link.ax.role, link.ax.name) == ("link", "Back to top")
@@ -331,8 +332,11 @@ async def test_ax_failure_degrades(
     """Without the AX tree the model keeps layout, lacks AX info, and says so."""
     with trio.fail_after(60):
         await load_frames_page(page, pages_server, second_server)
-        model = await capture(FailingTarget(page, {"Accessibility.getFullAXTree"}))
+        refuse = {"Accessibility.getFullAXTree", "Accessibility.getPartialAXTree"}
+        model = await capture(FailingTarget(page, refuse))
+        full_tree = await capture(FailingTarget(page, refuse), ax=True)
     assert "ax_tree" in model.missing
+    assert "ax_tree" in full_tree.missing
     assert all(n.ax is None for n in model.nodes)
     assert by_id(model, "main-link").bounds is not None
 
@@ -347,3 +351,23 @@ async def test_options_skip_parts(page: PageTarget, pages_server: StaticServer) 
     assert "dom_snapshot" not in model.timings
     assert all(n.ax is None and n.bounds is None for n in model.nodes)
     assert by_id(model, "main-link").attributes["href"] == "#top"
+
+
+async def test_interactive_ax_names_only_kept_elements(
+    page: PageTarget, pages_server: StaticServer, second_server: StaticServer
+) -> None:
+    """ax="interactive" names links, buttons and headings (all frames) and skips the rest."""
+    with trio.fail_after(60):
+        await load_frames_page(page, pages_server, second_server)
+        full = await capture(page, ax=True)
+        model = await capture(page, ax="interactive")
+    assert model.missing == ()
+    for element_id in ("main-link", "title", "shadow-button", "same-link"):
+        node, reference = by_id(model, element_id), by_id(full, element_id)
+        assert node.ax is not None
+        assert reference.ax is not None
+        assert (node.ax.role, node.ax.name) == (reference.ax.role, reference.ax.name)
+    assert {
+        b.ax.name for b in model.elements() if b.attributes.get("id") == "cross-button" and b.ax
+    } == {"Cross frame button"}
+    assert by_id(model, "after-host").ax is None

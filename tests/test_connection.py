@@ -22,7 +22,12 @@ def test_commands_get_increasing_ids_and_wire_messages() -> None:
     second = conn.command("Page.enable", session_id="S1")
     assert (first.id, second.id) == (1, 2)
     assert first.to_message() == {"id": 1, "method": "DOM.getDocument", "params": {"depth": -1}}
-    assert second.to_message() == {"id": 2, "method": "Page.enable", "params": {}, "sessionId": "S1"}
+    assert second.to_message() == {
+        "id": 2,
+        "method": "Page.enable",
+        "params": {},
+        "sessionId": "S1",
+    }
     assert conn.statistics().pending == 2
 
 
@@ -116,7 +121,7 @@ def test_detached_session_fails_its_commands_and_its_children() -> None:
     assert [r.request for r in settled] == [on_frame]
     assert isinstance(settled[0].error, TargetClosedError)
     assert conn.is_pending(on_browser.id)
-    with pytest.raises(TargetClosedError, match="DOM.focus"):
+    with pytest.raises(TargetClosedError, match=r"DOM\.focus"):
         conn.command("DOM.focus", session_id="PAGE")
 
 

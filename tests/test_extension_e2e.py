@@ -98,7 +98,8 @@ async def test_host_error_reply_keeps_its_code(real: ExtensionBrowser) -> None:
     """An error reply from the host rejects the request with the host's code and message."""
     with trio.fail_after(20):
         got = await real.worker.evaluate(
-            "trimtab.host.request({type: 'no_such_request'}).then(() => null, (e) => [e.code, e.message])"
+            "trimtab.host.request({type: 'no_such_request'})"
+            ".then(() => null, (e) => [e.code, e.message])"
         )
     assert got[0] == "unknown_type"
     assert "no_such_request" in got[1]
@@ -107,7 +108,9 @@ async def test_host_error_reply_keeps_its_code(real: ExtensionBrowser) -> None:
 async def test_host_killed_mid_session_reconnects(real: ExtensionBrowser) -> None:
     """When the host dies, requests in flight fail plainly and the next request succeeds."""
     with trio.fail_after(30):
-        assert await real.worker.evaluate("trimtab.host.request({type: 'ping'}).then((r) => r.pong)")
+        assert await real.worker.evaluate(
+            "trimtab.host.request({type: 'ping'}).then((r) => r.pong)"
+        )
         [pid] = real.host_pids()
         await real.worker.evaluate(
             """globalThis.inFlight = trimtab.host.request({type: 'debug_sleep', seconds: 600})
@@ -121,7 +124,8 @@ async def test_host_killed_mid_session_reconnects(real: ExtensionBrowser) -> Non
         reply = await real.worker.evaluate("trimtab.host.request({type: 'ping'})")
         new_pids = real.host_pids()
     assert reply["pong"] is True
-    assert new_pids and pid not in new_pids
+    assert new_pids
+    assert pid not in new_pids
 
 
 async def test_side_panel_opens_with_a_trusted_click(real: ExtensionBrowser) -> None:
@@ -157,7 +161,7 @@ async def test_inspect_shows_the_xml_and_highlights(
     with trio.fail_after(60):
         for kind in ("snapshot", "highlight"):
             if await _handler_missing(real, kind):
-                pytest.skip(f"the host has no {kind!r} handler yet")
+                pytest.skip(reason=f"the host has no {kind!r} handler yet")
         target_id, tab_id = await real.open_tab(site.url("e2e-relay.html"))
         await real.wait_loaded(tab_id)
         panel = await real.open_side_panel()
@@ -219,7 +223,7 @@ async def test_relay_capture_equals_direct_capture(
 async def test_relay_commands_events_and_errors(
     faked: tuple[ExtensionBrowser, FakeHost], site: StaticServer
 ) -> None:
-    """The relay attaches, runs commands, forwards events with the tab id, and returns CDP errors."""
+    """The relay attaches, runs commands, forwards events with the tab id, returns CDP errors."""
     ext, host = faked
     with trio.fail_after(30):
         _, tab_id = await ext.open_tab(site.url("e2e-relay.html"))
@@ -242,20 +246,24 @@ async def test_relay_commands_events_and_errors(
             {"type": "cdp", "tab": tab_id, "session": None, "method": "No.such", "params": {}}
         )
         await host.command({"type": "cdp", "tab": tab_id, "method": "Page.enable"})
-        await host.command(
-            {"type": "cdp", "tab": tab_id, "method": "Page.reload", "params": {}}
-        )
+        await host.command({"type": "cdp", "tab": tab_id, "method": "Page.reload", "params": {}})
         event = await host.next_message("cdp_event")
         while event["method"] != "Page.loadEventFired":
             event = await host.next_message("cdp_event")
         detached = await host.command({"type": "cdp_detach", "tab": tab_id})
         after = await host.command(
-            {"type": "cdp", "tab": tab_id, "method": "Runtime.evaluate", "params": {"expression": "1"}}
+            {
+                "type": "cdp",
+                "tab": tab_id,
+                "method": "Runtime.evaluate",
+                "params": {"expression": "1"},
+            }
         )
     assert evaluated["result"]["result"]["value"] == "Relay fixture"
     assert refused["error"]["code"] == -32601
     assert "No.such" in refused["error"]["message"]
-    assert event["tab"] == tab_id and event["session"] is None
+    assert event["tab"] == tab_id
+    assert event["session"] is None
     assert detached["result"] == {}
     assert "not attached" in after["error"]["message"]
 

@@ -165,8 +165,8 @@ def test_frame_at_the_limit_is_accepted() -> None:
 
 
 def test_default_incoming_limit_is_8_mib() -> None:
-    """The default decoder refuses a declared length of 8 MiB + 1 and nothing below."""
-    assert MAX_INCOMING_FRAME == 8 * 1024 * 1024
+    """The default decoder refuses a declared length of 64 MiB + 1 and nothing below."""
+    assert MAX_INCOMING_FRAME == 64 * 1024 * 1024
     decoder = FrameDecoder()
     error = only_error(decoder.feed(struct.pack("@I", MAX_INCOMING_FRAME + 1)))
     assert error.code == "frame_too_large"

@@ -25,7 +25,7 @@ import nativemessaging  # type: ignore[import-untyped]
 import pytest
 import trio
 import trio.testing
-from trimtab._framing import ChunkAssembler, JSONObject, encode_frame
+from trimtab._framing import MAX_INCOMING_FRAME, ChunkAssembler, JSONObject, encode_frame
 from trimtab._host_main import HostContext, HostSetup, run_host
 from trimtab._logging import default_log_dir
 from trimtab._server import Handler, HostServer, Outbox, Request, RequestError
@@ -55,6 +55,7 @@ class StrictFrameReader:
 
     buffer: bytearray = attrs.field(factory=bytearray)
     largest_frame: int = 0
+    frames_read: int = 0
 
     def feed(self, data: bytes | bytearray) -> list[JSONObject]:
         self.buffer += data
@@ -68,6 +69,7 @@ class StrictFrameReader:
             body = bytes(self.buffer[4 : 4 + length])
             del self.buffer[: 4 + length]
             self.largest_frame = max(self.largest_frame, length)
+            self.frames_read += 1
             try:
                 message = json.loads(body.decode("utf-8"))
             except ValueError as exc:
@@ -282,6 +284,23 @@ async def test_handler_can_send_messages_to_the_extension(host: HostProcess) -> 
         assert await host.finish() == 0
 
 
+async def test_relay_messages_get_no_reply(host: HostProcess) -> None:
+    """cdp_* messages go to the CDP relay, not the request path: no reply, serving goes on."""
+    relay = [
+        {"type": "cdp_result", "id": "c99", "result": {}},
+        {"type": "cdp_event", "tab": 4, "session": None, "method": "Page.loadEventFired"},
+        {"type": "cdp_detached", "tab": 4, "reason": "canceled_by_user"},
+    ]
+    with trio.fail_after(TIMEOUT):
+        for message in relay:
+            await host.send(message)
+        reply = await host.request(PING_AFTER)
+        assert reply["result"]["pong"] is True
+        assert await host.finish() == 0
+        assert host.reader.frames_read == 1
+        assert "no CDP relay is connected" not in host.log_text()
+
+
 async def test_debug_handlers_need_the_debug_switch(nursery: trio.Nursery, tmp_path: Path) -> None:
     """Without TRIMTAB_HOST_DEBUG=1 the test-only request types do not exist."""
     with trio.fail_after(TIMEOUT):
@@ -339,8 +358,8 @@ async def test_bad_input_gets_an_error_and_the_host_keeps_serving(
 
 
 async def test_oversized_frame_is_refused_early_and_skipped(host: HostProcess) -> None:
-    """A frame over 8 MiB is refused when its header arrives, its body is skipped, pings work."""
-    size = 8 * 1024 * 1024 + 1
+    """A frame over 64 MiB is refused when its header arrives, its body is skipped, pings work."""
+    size = MAX_INCOMING_FRAME + 1
     with trio.fail_after(TIMEOUT):
         await host.send_raw(struct.pack("@I", size))
         error = await host.next_message()

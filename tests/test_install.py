@@ -7,8 +7,6 @@ from pathlib import Path
 
 import pytest
 import trio
-
-from tests.support.e2e import EXTENSION_DIR, launch_with_extension
 from trimtab._install import (
     BROWSERS,
     HOST_NAME,
@@ -20,6 +18,8 @@ from trimtab._install import (
     manifest_dirs,
     uninstall,
 )
+
+from tests.support.e2e import EXTENSION_DIR, launch_with_extension
 
 FAKE_HOST = Path("/opt/trimtab/bin/trimtab-host")
 
@@ -108,7 +108,7 @@ def test_uninstall_removes_the_manifest(tmp_path: Path) -> None:
     ],
 )
 def test_per_browser_folders(tmp_path: Path, platform: str, expected: dict[str, str]) -> None:
-    """Each browser's manifest lands in its per-user NativeMessagingHosts folder, created if missing."""
+    """Each browser's manifest goes to its per-user NativeMessagingHosts folder, made if missing."""
     written = install(host_path=FAKE_HOST, platform=platform, home=tmp_path)
     assert written == [
         tmp_path / expected[b] / "NativeMessagingHosts" / f"{HOST_NAME}.json" for b in BROWSERS
@@ -142,12 +142,13 @@ def test_windows_refuses_user_data_dir(tmp_path: Path) -> None:
 async def test_chromium_finds_the_installed_host(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The real extension's connectNative reaches the host registered in the profile and ping answers."""
+    """The extension's connectNative reaches the host registered in the profile; ping answers."""
     monkeypatch.setenv("TRIMTAB_LOG_DIR", str(tmp_path / "logs"))  # Chrome passes it to the host
     with trio.fail_after(60):
         async with launch_with_extension(tmp_path / "profile") as ext:
             reply = await ext.worker.evaluate("trimtab.host.request({type: 'ping'})")
             status = await ext.worker.evaluate("trimtab.host.status()")
     assert reply["pong"] is True
-    assert isinstance(reply["version"], str) and reply["version"]
+    assert isinstance(reply["version"], str)
+    assert reply["version"]
     assert status["connected"] is True

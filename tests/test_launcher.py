@@ -20,8 +20,7 @@ from pycdp_bridge import (
     find_browser,
     launch_browser,
 )
-from tests.conftest import LAUNCHED_PROFILES, PAGES
-from tests.support import browser_processes
+from tests.support import LAUNCHED_PROFILES, TEST_PAGES, browser_processes
 
 pytestmark = pytest.mark.browser
 
@@ -50,7 +49,7 @@ def test_browser_not_found_on_empty_path(monkeypatch: pytest.MonkeyPatch) -> Non
 
 async def test_page_navigates_and_evaluates(page: PageTarget) -> None:
     """A new page loads a file URL, waits for its load event and evaluates JavaScript."""
-    url = (PAGES / "frames" / "same.html").as_uri()
+    url = (TEST_PAGES / "frames" / "same.html").as_uri()
     with trio.fail_after(30):
         await page.navigate(url)
         assert await page.evaluate("document.getElementById('same-text').textContent") == (
@@ -64,10 +63,11 @@ async def test_cdp_package_generators_run_through_execute(page: PageTarget) -> N
     """The cdp package's command generators run on a real page via Target.execute."""
     with trio.fail_after(30):
         frame_id, loader_id, error = await page.execute(
-            cdp.page.navigate((PAGES / "frames" / "same.html").as_uri())
+            cdp.page.navigate((TEST_PAGES / "frames" / "same.html").as_uri())
         )
         value, exception = await page.execute(cdp.runtime.evaluate("1 + 2", return_by_value=True))
-    assert frame_id and loader_id
+    assert frame_id
+    assert loader_id
     assert error is None
     assert exception is None
     assert value.value == 3
@@ -76,11 +76,11 @@ async def test_cdp_package_generators_run_through_execute(page: PageTarget) -> N
 async def test_errors_are_typed(page: PageTarget) -> None:
     """Refused commands, failed loads and thrown scripts raise their own exceptions."""
     with trio.fail_after(30):
-        with pytest.raises(CDPError, match="Nope.nothing") as refused:
+        with pytest.raises(CDPError, match=r"Nope\.nothing") as refused:
             await page.send("Nope.nothing")
         assert refused.value.code == -32601
         with pytest.raises(NavigationError, match="ERR_FILE_NOT_FOUND"):
-            await page.navigate((PAGES / "missing.html").as_uri())
+            await page.navigate((TEST_PAGES / "missing.html").as_uri())
         with pytest.raises(JavaScriptError, match="boom"):
             await page.evaluate("throw new Error('boom')")
 
@@ -103,7 +103,9 @@ async def test_events_reach_page_listeners(page: PageTarget) -> None:
     """Page events arrive on a page listener with session_id None (the page's own)."""
     with trio.fail_after(30):
         async with page.listen("Page.lifecycleEvent") as events:
-            await page.send("Page.navigate", {"url": (PAGES / "frames" / "same.html").as_uri()})
+            await page.send(
+                "Page.navigate", {"url": (TEST_PAGES / "frames" / "same.html").as_uri()}
+            )
             async for event in events:
                 if event.params.get("name") == "load":
                     break
@@ -125,14 +127,18 @@ async def test_shutdown_leaves_no_process_and_no_profile() -> None:
 
 async def test_exception_in_body_still_stops_browser() -> None:
     """An exception inside the launch block still kills the whole process group."""
-    profile: Path | None = None
-    with trio.fail_after(60), pytest.raises(RuntimeError, match="body failed"):
+    profiles: list[Path] = []
+
+    async def fail_inside() -> None:
         async with launch_browser() as browser:
-            profile = browser.user_data_dir
-            LAUNCHED_PROFILES.append(profile)
+            profiles.append(browser.user_data_dir)
+            LAUNCHED_PROFILES.append(browser.user_data_dir)
             await browser.new_page()
             raise RuntimeError("body failed")
-    assert profile is not None
+
+    with trio.fail_after(60), pytest.raises(RuntimeError, match="body failed"):
+        await fail_inside()
+    [profile] = profiles
     assert browser_processes(profile) == []
     assert not profile.exists()
 

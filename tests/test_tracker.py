@@ -11,7 +11,6 @@ import trio
 import trio.testing
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from trimtab._tracker import (
     PAGE_CHANGE_EVENTS,
     CallTracker,
@@ -192,9 +191,7 @@ async def test_folded_find_ignores_case_and_spacing() -> None:
     same = await tracker.call(
         "s1", "find", {"query": "  Add\tto  BAG "}, tool.returning("x"), tab=TAB
     )
-    other = await tracker.call(
-        "s1", "find", {"query": "add to cart"}, tool.returning("y"), tab=TAB
-    )
+    other = await tracker.call("s1", "find", {"query": "add to cart"}, tool.returning("y"), tab=TAB)
     assert same.cached
     assert not other.cached
     assert tool.runs == 2
@@ -283,17 +280,23 @@ async def test_side_effecting_call_invalidates_non_page_reads_of_its_session() -
     assert again.result == "v2"
 
 
-async def test_read_made_during_an_action_is_not_served_after_it() -> None:
-    """A read that ran while an action was under way may have seen it half done."""
+async def test_reads_during_an_action_are_not_served_from_either_side_of_it() -> None:
+    """A read during an action neither gets the pre-action result nor is served after it."""
     tracker, tool = make_tracker(), FakeTool()
     during: list[TrackedResult[object]] = []
 
+    async def get_doc(value: str) -> TrackedResult[object]:
+        # Not a page read, so only the session's own action epoch protects it.
+        return await tracker.call("s1", "get_doc", {"name": "a"}, tool.returning(value))
+
     async def slow_click() -> object:
-        during.append(await read(tracker, tool, "half done"))
+        during.append(await get_doc("half done"))
         return "clicked"
 
+    await get_doc("before")
     await tracker.call("s1", "click", {"id": "z1"}, slow_click, tab=TAB)
-    after = await read(tracker, tool, "done")
+    after = await get_doc("done")
+    assert not during[0].cached
     assert during[0].result == "half done"
     assert not after.cached
     assert after.result == "done"
@@ -359,6 +362,18 @@ async def test_page_change_during_a_read_keeps_it_out_of_the_cache() -> None:
     assert first.result == "half old"
     assert not second.cached
     assert second.result == "fresh"
+
+
+async def test_stale_results_are_swept_from_memory() -> None:
+    """A result made stale by a page change stops counting against memory on the next call."""
+    tracker, tool = make_tracker(), FakeTool()
+    await read(tracker, tool, "page text")
+    tracker.note_page_change(TAB, "DOM.characterDataModified")
+    await tracker.call("s1", "get_doc", {"name": "a"}, tool.returning("doc"))
+    stats = tracker.statistics()
+    assert stats.invalidations == 1
+    assert stats.entries == 1
+    assert stats.bytes == len("doc")
 
 
 async def test_forgotten_tab_reads_are_invalid() -> None:
@@ -438,9 +453,7 @@ async def run_two_identical_reads(
         with trio.CancelScope() as scope:
             scope_holder.append(scope)
             try:
-                outcomes[name] = await tracker.call(
-                    "s1", "read", {"id": "k1"}, tool.run, tab=TAB
-                )
+                outcomes[name] = await tracker.call("s1", "read", {"id": "k1"}, tool.run, tab=TAB)
             except ToolFailedError as exc:
                 outcomes[name] = exc
         if scope.cancelled_caught:
@@ -734,6 +747,17 @@ def test_cached_answer_always_equals_a_fresh_run(
     trio.run(play, limits, operations, clock, clock=clock)
 
 
+def acting(
+    world: FakeWorld, tool: FakeTool, session: str, tab: int
+) -> Callable[[], Awaitable[object]]:
+    async def act() -> object:
+        tool.runs += 1
+        world.act(session, tab)
+        return "ok"
+
+    return act
+
+
 async def play(
     limits: TrackerLimits, operations: list[tuple[Any, ...]], clock: trio.testing.MockClock
 ) -> None:
@@ -749,38 +773,30 @@ async def play(
             world.pages[tab] = world.pages.get(tab, 0) + 1
             tracker.note_page_change(tab, event)
             continue
-        ran: list[object] = []
+        tool = FakeTool()
         if kind == "act":
             _, session, tab = operation
-
-            async def act(session: str = session, tab: int = tab) -> object:
-                world.act(session, tab)
-                ran.append("ok")
-                return "ok"
-
+            act = acting(world, tool, session, tab)
             await tracker.call(session, "click", {"id": "z1"}, act, tab=tab)
-            assert ran
+            assert tool.runs == 1
             continue
         if kind == "read":
             _, session, tab, element = operation
             expected = world.read(tab, element)
-            tool, args, call_tab = "read", {"id": element}, tab
+            tool_name, args, call_tab = "read", {"id": element}, tab
         elif kind == "find":
             _, session, tab, query = operation
             expected = world.find(tab, query)
-            tool, args, call_tab = "find", {"query": query}, tab
+            tool_name, args, call_tab = "find", {"query": query}, tab
         else:
             _, session, name = operation
             expected = world.doc(session, name)
-            tool, args, call_tab = "get_doc", {"name": name}, None
-
-        async def fresh(value: object = expected) -> object:
-            ran.append(value)
-            return value
-
-        answer = await tracker.call(session, tool, args, fresh, tab=call_tab)
+            tool_name, args, call_tab = "get_doc", {"name": name}, None
+        answer = await tracker.call(
+            session, tool_name, args, tool.returning(expected), tab=call_tab
+        )
         assert answer.result == expected
-        assert answer.cached == (not ran)
+        assert answer.cached == (tool.runs == 0)
         hits += answer.cached
     stats = tracker.statistics()
     assert stats.hits == hits

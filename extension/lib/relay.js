@@ -2,9 +2,9 @@
 // tab with chrome.debugger and sends back results, events and detaches
 // (host/PROTOCOL.md, "The CDP relay").
 
-/** The host reads and discards any frame over 8 MiB (MAX_INCOMING_FRAME); a result
+/** The host reads and discards any frame over 64 MiB (MAX_INCOMING_FRAME); a result
  * that big must become an error reply, or the host's command would never settle. */
-export const MAX_FRAME_TO_HOST = 8 * 1024 * 1024;
+export const MAX_FRAME_TO_HOST = 64 * 1024 * 1024;
 
 const DEBUGGER_VERSION = "1.3";
 

@@ -22,6 +22,7 @@ import attrs
 
 from pycdp_bridge import Node, NodeType, PageModel
 
+from ._accname import NameIndex, markup_states
 from ._filter import Visibility
 from ._roles import (
     BLOCK_DISPLAYS,
@@ -98,6 +99,9 @@ class ControlFacts:
     region_path: tuple[str, ...]
     heading: str
     scope: tuple[str, ...]  # frame and shadow-host path
+    # How it shows: "h3" inside a heading, "+text"/"-text" with or without visible
+    # text (an image link and the title link next to it are two targets).
+    context: str = ""
 
 
 @attrs.define(slots=True)
@@ -136,9 +140,11 @@ class _Builder:
         self.heading_stack: list[str] = [""]
         self.scope: list[str] = []
         self.in_pre = 0
+        self.in_heading = ""
         # Bounds of the control we are inside, for nested-clickable folding.
         self.active_control: Node | None = None
         self.labelled = self._labelled_controls()
+        self.names = NameIndex(model, visibility.removed)
         origin = urlsplit(model.url)
         self.origin = (origin.scheme, origin.netloc)
         self.page_path = origin.path
@@ -210,7 +216,7 @@ class _Builder:
         if block:
             self.line_break(out)
 
-        region = landmark_of(node)
+        region = landmark_of(node, self.model)
         role = aria_role(node)
         if region is not None and self.active_control is None:
             self._region(node, region, out, depth)
@@ -275,7 +281,9 @@ class _Builder:
             level = level_prop if isinstance(level_prop, int) and 1 <= level_prop <= 6 else 2
         heading = OutNode(f"h{level}", node=node.index)
         self.line_open = False
+        outer_heading, self.in_heading = self.in_heading, heading.tag
         self.walk_children(node, heading.children, depth)
+        self.in_heading = outer_heading
         text = heading.text()
         if text or any(isinstance(c, OutNode) for c in heading.children):
             self.elements_out += 1
@@ -376,17 +384,14 @@ class _Builder:
             region_path=tuple(self.region_path),
             heading=self.heading_stack[-1],
             scope=tuple(self.scope),
+            context=self.in_heading + ("+text" if control.text() else "-text"),
         )
         self.controls.append((control, facts))
 
     def _name(self, node: Node) -> str:
-        if node.ax is not None and node.ax.name:
+        if node.ax is not None:
             return _fold(node.ax.name)
-        for key in ("aria-label", "title", "alt"):
-            value = node.attributes.get(key)
-            if value:
-                return _fold(value)
-        return ""
+        return self.names.name(node)
 
     def _name_if_unseen(self, node: Node, control: OutNode) -> None:
         """Add the accessible name when the visible text does not already carry it."""
@@ -415,7 +420,9 @@ class _Builder:
         kind = node.attributes.get("type", "text").lower()
         attrs_out = control.attrs
         control.tag = "input"
-        value = node.input_value if node.input_value is not None else node.attributes.get("value", "")
+        value = (
+            node.input_value if node.input_value is not None else node.attributes.get("value", "")
+        )
         if kind in ("submit", "reset", "button", "image"):
             control.tag = "button"
             text = value or node.attributes.get("alt", "") or self._name(node)
@@ -430,9 +437,7 @@ class _Builder:
             if node.checked:
                 attrs_out.append(("checked", "true"))
             return
-        if kind not in TEXT_INPUT_TYPES:
-            attrs_out.append(("type", kind))
-        elif kind not in ("text", ""):
+        if kind not in TEXT_INPUT_TYPES or kind not in ("text", ""):
             attrs_out.append(("type", kind))
         self._field_label(node, control)
         if kind == "password":
@@ -481,19 +486,22 @@ class _Builder:
         )
 
     def _states(self, node: Node, control: OutNode) -> None:
-        ax = node.ax
-        props = ax.properties if ax is not None else {}
+        props = node.ax.properties if node.ax is not None else markup_states(node)
         for key, name in _STATES:
             value = props.get(key)
-            if value is True or value == "true" or (
-                key in ("disabled", "required", "readonly") and key in node.attributes
-                and key not in props
+            if (
+                value is True
+                or value == "true"
+                or (
+                    key in ("disabled", "required", "readonly")
+                    and key in node.attributes
+                    and key not in props
+                )
             ):
                 control.attrs.append((name, "true"))
 
     def _aria_states(self, node: Node, control: OutNode) -> None:
-        ax = node.ax
-        props = ax.properties if ax is not None else {}
+        props = node.ax.properties if node.ax is not None else markup_states(node)
         for key in ("checked", "pressed", "selected", "expanded"):
             value = props.get(key)
             if value is None:

@@ -21,7 +21,15 @@ from ._filter import filter_page
 from ._tokens import count_tokens
 from ._tree import Control, OutNode
 
-__all__ = ["Compaction", "CompactionStats", "Region", "compact", "open_tag", "render_items", "render_node"]
+__all__ = [
+    "Compaction",
+    "CompactionStats",
+    "Region",
+    "compact",
+    "open_tag",
+    "render_items",
+    "render_node",
+]
 
 _LINE_SPACE = re.compile(r"[ \t]*\n[ \t\n]*")
 
@@ -131,38 +139,57 @@ def compact(
     return Compaction(model.url, model.title, xml, tuple(regions), controls, stats, built.root)
 
 
+# Regions that stand inside the page's flow; between stray content they stay
+# nested in the implicit "main" region instead of cutting it into pieces.
+_INLINE_REGIONS = frozenset({"form", "search", "alert", "dialog"})
+
+
 def _regions(root: OutNode) -> list[Region]:
     """Wrap stray top-level content in implicit "main" regions; render every region."""
     top: list[OutNode] = []
     stray: list[OutNode | str] = []
+
+    def flush() -> None:
+        if _has_content(stray):
+            top.append(OutNode("region", [("name", "main")], list(stray)))
+        else:
+            top.extend(c for c in stray if isinstance(c, OutNode))
+        stray.clear()
+
     for child in root.children:
         if isinstance(child, OutNode) and child.tag == "region":
-            if _has_content(stray):
-                top.append(OutNode("region", [("name", "main")], stray))
-            stray = []
+            if dict(child.attrs)["name"] in _INLINE_REGIONS:
+                stray.append(child)
+                continue
+            flush()
             top.append(child)
         else:
             stray.append(child)
-    if _has_content(stray):
-        top.append(OutNode("region", [("name", "main")], stray))
+    flush()
     root.children = list(top)
 
     regions: list[Region] = []
+    # Landmarks the page marked up take the plain names first ("main" is the
+    # page's <main> wherever stray content stands), implicit regions come after.
     seen: dict[str, int] = {}
+    keys: dict[int, str] = {}
+    for implicit in (False, True):
+        for region in top:
+            for inner in region.iter():
+                if inner.tag == "region" and (inner.node < 0) is implicit:
+                    name = dict(inner.attrs)["name"]
+                    seen[name] = seen.get(name, 0) + 1
+                    keys[id(inner)] = name if seen[name] == 1 else f"{name}-{seen[name]}"
 
     def visit(region: OutNode, depth: int) -> None:
         name = dict(region.attrs)["name"]
-        seen[name] = seen.get(name, 0) + 1
-        key = name if seen[name] == 1 else f"{name}-{seen[name]}"
+        key = keys[id(region)]
         if key != name:
             region.attrs[0] = ("name", key)
         index = len(regions)
         regions.append(Region(key, name, "", "", (), (), depth, region))  # keeps the order
-        for child in region.children:
-            if isinstance(child, OutNode):
-                for inner in child.iter():
-                    if inner.tag == "region":
-                        visit(inner, depth + 1)
+        for inner in _child_regions(region):
+            visit(inner, depth + 1)
         eids = tuple(n.eid for n in region.iter() if n.eid is not None)
         label = dict(region.attrs).get("label", "")
         items = tuple(render_items(region))
@@ -174,8 +201,21 @@ def _regions(root: OutNode) -> list[Region]:
     return regions
 
 
+def _child_regions(node: OutNode) -> list[OutNode]:
+    """The regions directly inside a node (through headings and other elements)."""
+    found: list[OutNode] = []
+    for child in node.children:
+        if isinstance(child, OutNode):
+            if child.tag == "region":
+                found.append(child)
+            else:
+                found.extend(_child_regions(child))
+    return found
+
+
 def _has_content(children: list[OutNode | str]) -> bool:
-    return any(isinstance(c, OutNode) or c.strip() for c in children)
+    """Text or elements other than regions."""
+    return any(c.strip() if isinstance(c, str) else c.tag != "region" for c in children)
 
 
 Replace = Callable[[OutNode], "str | None"]

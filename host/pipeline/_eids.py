@@ -3,10 +3,11 @@
 An eid is a hash of what identifies a control to a person, never of
 `backendNodeId`: its role, its accessible name (counters generalised, so
 "Inbox (12)" and "Inbox (13)" are one element), its link target, its landmark
-path, the nearest heading before it in its region, and its frame and shadow-root
-path. The same link in a site's shared header therefore gets the same eid on every
-page of the site. Two controls with the same identity are told apart by probing
-the next hash in document order, which keeps the earlier one's id unchanged.
+path, its frame and shadow-root path, and how it shows (inside a heading, with or
+without text); controls alike in all of these add the nearest heading before them
+in their region. The same link in a site's shared header therefore gets the same
+eid on every page of the site. Two controls with the same identity are told apart
+by probing the next hash in document order, which keeps the earlier one's id.
 
 Ids are three characters (a letter then two base-36 digits: 33,696 values), about
 two tokens each; pages with more than 8,000 controls get four characters.
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections import Counter
 from collections.abc import Iterable
 
 from ._build import ControlFacts
@@ -24,24 +26,32 @@ __all__ = ["assign_eids", "identity_key"]
 
 _DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz"
 _LETTERS = "abcdefghijklmnopqrstuvwxyz"
-_COUNTER = re.compile(r"[(\[{]\s*\d[\d,.]*\+?\s*[)\]}]|\b\d[\d,.]*\+?(?=\s*(?:new|unread|items?)\b)")
+_COUNTER = re.compile(
+    r"[(\[{]\s*\d[\d,.]*\+?\s*[)\]}]|\b\d[\d,.]*\+?(?=\s*(?:new|unread|items?)\b)"
+)
 _LONG_THRESHOLD = 8000
 
 
-def identity_key(facts: ControlFacts) -> str:
-    """The text an eid is hashed from."""
+def identity_key(facts: ControlFacts, *, with_heading: bool = False) -> str:
+    """The text an eid is hashed from.
+
+    The nearest heading only tells apart controls that are otherwise alike (the
+    "Add to basket" of each product); a control with a name of its own keeps its
+    eid when headings around it come and go.
+    """
     name = _COUNTER.sub("#", " ".join(facts.name.lower().split()))
     href = facts.href.split("#", 1)[0] if facts.href.startswith("http") else facts.href
-    return "\x1f".join(
-        (
-            facts.role,
-            name[:200],
-            href[:300],
-            "/".join(facts.region_path),
-            facts.heading[:120],
-            "/".join(facts.scope),
-        )
-    )
+    parts = [
+        facts.role,
+        name[:200],
+        href[:300],
+        "/".join(facts.region_path),
+        "/".join(facts.scope),
+        facts.context,
+    ]
+    if with_heading:
+        parts.append(facts.heading[:120])
+    return "\x1f".join(parts)
 
 
 def _encode(value: int, length: int) -> str:
@@ -57,10 +67,14 @@ def _encode(value: int, length: int) -> str:
 def assign_eids(all_facts: Iterable[ControlFacts], count: int) -> list[str]:
     """Eids for the controls, in the order given (document order)."""
     length = 3 if count <= _LONG_THRESHOLD else 4
+    facts_list = list(all_facts)
+    base_keys = [identity_key(f) for f in facts_list]
+    repeats = Counter(base_keys)
     taken: set[str] = set()
     eids: list[str] = []
-    for facts in all_facts:
-        key = identity_key(facts).encode("utf-8", "surrogatepass")
+    for facts, base in zip(facts_list, base_keys, strict=True):
+        text = identity_key(facts, with_heading=True) if repeats[base] > 1 else base
+        key = text.encode("utf-8", "surrogatepass")
         probe = 0
         while True:
             digest = hashlib.blake2b(key + b"\x00" + str(probe).encode(), digest_size=8).digest()

@@ -82,9 +82,12 @@ def filter_page(model: PageModel) -> Visibility:
             shown[i] = True
             continue
         reason = _removal_reason(node, degraded)
-        if reason is None and node.attributes.get("aria-hidden") == "true":
-            if not _has_rendered_words(model, node):
-                reason = ARIA_HIDDEN
+        if (
+            reason is None
+            and node.attributes.get("aria-hidden") == "true"
+            and not _has_rendered_words(model, node)
+        ):
+            reason = ARIA_HIDDEN
         style = node.style
         if reason is None and style is not None:
             effective_opacity[i] *= style.opacity

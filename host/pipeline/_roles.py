@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pycdp_bridge import Node
+from pycdp_bridge import Node, PageModel
 
 # Never content a person sees (stage 1, "noise").
 NOISE_TAGS = frozenset(
@@ -94,11 +94,18 @@ DATE_INPUT_FORMATS = {
 }
 
 
+# Native form controls keep the role HTML gives them: the browser's AX role for
+# them is finer-grained ("date", "time", "color", ...) than the pipeline needs.
+_NATIVE_CONTROLS = frozenset({"input", "select", "textarea", "button"})
+
+
 def aria_role(node: Node) -> str:
     """The role a node declares or implies, lower-case ("" when none)."""
     explicit = node.attributes.get("role")
     if explicit:
         return explicit.split()[0].lower()
+    if node.name in _NATIVE_CONTROLS:
+        return implicit_role(node)
     if node.ax is not None and node.ax.role and not node.ax.ignored:
         return node.ax.role.lower()
     return implicit_role(node)
@@ -131,34 +138,54 @@ def implicit_role(node: Node) -> str:
             "file": "button",
             "color": "button",
             "hidden": "",
+            "date": "textbox",
         }.get(kind, "textbox")
     if tag == "option":
         return "option"
+    if node.attributes.get("contenteditable", "false").lower() in ("", "true", "plaintext-only"):
+        return "textbox"
     return ""
 
 
-def landmark_of(node: Node) -> str | None:
-    """The region name a node opens, or None when it is not a landmark."""
+# Sectioning elements inside which <header>/<footer> are not banner/contentinfo.
+_SECTIONING = frozenset({"article", "aside", "main", "nav", "section"})
+_FILLABLE_SKIP = frozenset({"submit", "button", "reset", "image", "hidden"})
+
+
+def landmark_of(node: Node, model: PageModel) -> str | None:
+    """The region name a node opens, or None when it is not a landmark.
+
+    Decided from markup (the role attribute, then the tag) as the browser maps
+    them, so a capture without the AX tree gets the same regions.
+    """
     if not node.is_element:
         return None
     role = node.attributes.get("role", "").split()
     if role:
-        by_role = LANDMARK_BY_ROLE.get(role[0].lower())
-        if by_role is not None:
-            return by_role
-    if node.ax is not None and not node.ax.ignored:
-        by_ax = LANDMARK_BY_ROLE.get(node.ax.role.lower())
-        if by_ax is not None:
-            # An unnamed <form> or <section> is not a landmark to the browser either.
-            return by_ax
+        return LANDMARK_BY_ROLE.get(role[0].lower())
     by_tag = LANDMARK_BY_TAG.get(node.name)
-    if by_tag == "form" and node.ax is not None and node.ax.role.lower() != "form":
-        return None
-    if by_tag in ("header", "footer") and node.ax is not None:
-        # <header>/<footer> inside <article>/<section> are not banner/contentinfo.
-        if node.ax.role.lower() not in ("banner", "contentinfo"):
+    if by_tag in ("header", "footer"):
+        if any(a.name in _SECTIONING for a in model.ancestors(node)):
             return None
+    elif by_tag == "form" and not _is_form_region(node, model):
+        return None
     return by_tag
+
+
+def _is_form_region(node: Node, model: PageModel) -> bool:
+    # A form is worth a region when it is named or has something to fill in; a
+    # lone "Add to basket" button form is just a button.
+    if node.attributes.get("aria-label") or node.attributes.get("aria-labelledby"):
+        return True
+    for inner in model.subtree(node)[1:]:
+        if inner.name in ("select", "textarea"):
+            return True
+        if (
+            inner.name == "input"
+            and inner.attributes.get("type", "text").lower() not in _FILLABLE_SKIP
+        ):
+            return True
+    return False
 
 
 def _int(value: str | None) -> int:

@@ -30,7 +30,7 @@ CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
 def largest_corpus_page() -> Path:
     manifest = json.loads((CORPUS / "MANIFEST.json").read_text())
     item = max(manifest["items"], key=lambda i: i.get("stats", {}).get("elements", 0))
-    return CORPUS / item["path"]
+    return CORPUS / str(item["path"])
 
 
 async def median_seconds(call: Callable[[], Awaitable[Any]]) -> float:
@@ -61,6 +61,7 @@ async def bench(path: Path) -> None:
             print(f"  {name:32s} {await median_seconds(call) * 1000:8.1f} ms")
         variants: dict[str, Callable[[], Awaitable[PageModel]]] = {
             "capture (default)": lambda: capture(page),
+            "capture(ax='interactive')": lambda: capture(page, ax="interactive"),
             "capture(ax=False)": lambda: capture(page, ax=False),
             "capture(dom_snapshot=False)": lambda: capture(page, dom_snapshot=False),
         }
@@ -68,7 +69,9 @@ async def bench(path: Path) -> None:
         for name, run in variants.items():
             models: list[PageModel] = []
 
-            async def once(run: Callable[[], Awaitable[PageModel]] = run) -> None:
+            async def once(
+                run: Callable[[], Awaitable[PageModel]] = run, models: list[PageModel] = models
+            ) -> None:
                 models.append(await run())
 
             total = await median_seconds(once)

@@ -27,10 +27,10 @@ from typing import Any
 
 import attrs
 import trio
+from trimtab._install import extension_id, install
 
 from pycdp_bridge import CDPError, launch_browser
 from pycdp_bridge._direct import Browser
-from trimtab._install import extension_id, install
 
 __all__ = [
     "ARTIFACTS",
@@ -61,9 +61,16 @@ class ExtensionContext:
     async def send(self, method: str, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
         return await self.browser.send(method, params, session_id=self.session_id)
 
-    async def wait_ready(self, url: str) -> None:
-        """Wait until the context shows ``url`` fully loaded (a new tab starts blank)."""
-        check = f"location.href === {json.dumps(url)} && document.readyState === 'complete'"
+    async def wait_ready(self, url: str, condition: str = "true") -> None:
+        """Wait until the context shows ``url`` fully loaded and ``condition`` holds.
+
+        A new tab or panel starts as about:blank, so early evaluations can land in a
+        context that the navigation then destroys.
+        """
+        check = (
+            f"location.href === {json.dumps(url)} && document.readyState === 'complete'"
+            f" && Boolean({condition})"
+        )
         while True:
             try:
                 if await self.evaluate(check):
@@ -111,7 +118,8 @@ class ExtensionBrowser:
         tab_id = await self.worker.evaluate(
             f"""(async () => {{
                 for (;;) {{
-                    const t = (await chrome.debugger.getTargets()).find((t) => t.id === {json.dumps(target_id)});
+                    const all = await chrome.debugger.getTargets();
+                    const t = all.find((t) => t.id === {json.dumps(target_id)});
                     if (t && t.tabId !== undefined) return t.tabId;
                     await new Promise((r) => setTimeout(r, 50));
                 }}
@@ -169,12 +177,7 @@ class ExtensionBrowser:
         await self.browser.send("Target.closeTarget", {"targetId": helper_id})
         panel = await self.attach(panel_id)
         # The panel script is a module: wait until it has run.
-        await panel.evaluate(
-            """(async () => {
-                while (!globalThis.trimtabPanel) await new Promise((r) => setTimeout(r, 50));
-                return true;
-            })()"""
-        )
+        await panel.wait_ready(panel_url, "globalThis.trimtabPanel")
         return panel
 
     def host_pids(self) -> list[int]:
@@ -351,7 +354,9 @@ class FakeHost:
         await self._inbox_send.aclose()
 
 
-async def serve_fake_host(*, task_status: trio.TaskStatus[FakeHost] = trio.TASK_STATUS_IGNORED) -> None:
+async def serve_fake_host(
+    *, task_status: trio.TaskStatus[FakeHost] = trio.TASK_STATUS_IGNORED
+) -> None:
     """Listen on 127.0.0.1 (port 0) for the bridge; serve the first connection."""
     listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
     listener = listeners[0]

@@ -6,6 +6,7 @@ Two servers on two ports are two origins, which is how the tests get a cross-ori
 
 from __future__ import annotations
 
+import contextlib
 import mimetypes
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -50,10 +51,8 @@ async def serve_static(
                 f"HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\n"
                 f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
             ).encode()
-            try:
+            with contextlib.suppress(trio.BrokenResourceError):
                 await stream.send_all(header + body)
-            except trio.BrokenResourceError:
-                pass
 
     listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
     port = listeners[0].socket.getsockname()[1]

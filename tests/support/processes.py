@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["browser_processes"]
+__all__ = ["LAUNCHED_PROFILES", "browser_processes"]
+
+#: Profile dirs of every browser the tests launched; checked when the session ends.
+LAUNCHED_PROFILES: list[Path] = []
 
 
 def browser_processes(user_data_dir: Path) -> list[int]:

@@ -1,0 +1,522 @@
+"""The host's request handlers: snapshots, tools through the call tracker, highlights.
+
+`HostState` is the state of one running host (one extension connection): the
+`RelayHub` every tab's CDP goes through, one `TabState` per tab the side panel has
+asked about (created on demand, forgotten on ``release``), and one `CallTracker`
+with every tool's policy registered. `HostState.handlers` gives the request types of
+``host/PROTOCOL.md``: ``snapshot``, ``tools``, ``tool``, ``highlight``, ``release``.
+
+Two snapshot memories per tab, on purpose: the agent's tools diff against the last
+snapshot *the model* saw, so the side panel's inspector (``snapshot``) keeps its own
+`TabSession`; were they shared, an inspector snapshot would silently become the base
+of the agent's next diff and the model would miss what changed before it.
+
+Before every cacheable page read the tab's `PageRevisions.sync` runs, so the tracker
+decides on a page revision that includes every change the page made up to that
+moment (see ``_revisions``). Error-flagged tool results are never cached (the
+tracker's `is_flagged_error`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import importlib.resources
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from typing import Any, Final, Protocol
+
+import attrs
+import trio
+
+from pycdp_bridge import (
+    CDPError,
+    PageModel,
+    RelayHub,
+    RelayTarget,
+    Target,
+    TargetClosedError,
+    capture,
+)
+
+from ._framing import JSONObject
+from ._revisions import PageRevisions, RevisionStatistics
+from ._server import Handler, Request, RequestError
+from ._snapshots import Snapshot, TabSession
+from ._tracker import CallTracker, ToolPolicy, TrackerLimits, TrackerStatistics
+from .pipeline import Control, count_tokens
+
+__all__ = [
+    "HIGHLIGHT_CONFIG",
+    "HostState",
+    "HostStateStatistics",
+    "TabState",
+    "ToolResultLike",
+    "ToolSpecLike",
+    "Toolbox",
+    "open_host_state",
+]
+
+log = logging.getLogger("trimtab.handlers")
+
+# What the overlay paints: content box, padding and margin, like DevTools' inspector.
+HIGHLIGHT_CONFIG: Final[Mapping[str, object]] = {
+    "showInfo": True,
+    "contentColor": {"r": 111, "g": 168, "b": 220, "a": 0.66},
+    "paddingColor": {"r": 147, "g": 196, "b": 125, "a": 0.55},
+    "borderColor": {"r": 255, "g": 229, "b": 153, "a": 0.66},
+    "marginColor": {"r": 246, "g": 178, "b": 107, "a": 0.66},
+}
+# outerHTML is read in slices: one relayed result must stay under the 8 MiB frame
+# limit even when every character is escaped to six bytes of JSON.
+_HTML_SLICE: Final = 1_000_000
+# Tab ids are chrome.tabs ids: positive integers that JSON carries exactly.
+_MAX_TAB: Final = 2**53
+
+
+class ToolSpecLike(Protocol):
+    """What the handlers need of a tool's spec (``trimtab._tools.ToolSpec``)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def description(self) -> str: ...
+    @property
+    def input_schema(self) -> Mapping[str, object]: ...
+    @property
+    def policy(self) -> ToolPolicy: ...
+
+
+class ToolResultLike(Protocol):
+    """What the handlers need of a tool's result (``trimtab._tools.ToolResult``)."""
+
+    @property
+    def content(self) -> str: ...
+    @property
+    def is_error(self) -> bool: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def submits(self) -> bool: ...
+
+
+RunTool = Callable[[TabSession, str, Mapping[str, object]], Awaitable[ToolResultLike]]
+
+
+@attrs.frozen
+class Toolbox:
+    """The agent's tools as the handlers see them: specs, the runner, the format page."""
+
+    specs: tuple[ToolSpecLike, ...]
+    run: RunTool
+    format_page: str
+
+    def __attrs_post_init__(self) -> None:
+        names = [spec.name for spec in self.specs]
+        duplicates = sorted({name for name in names if names.count(name) > 1})
+        if duplicates:
+            raise ValueError(f"tool names must be unique; repeated: {duplicates}")
+
+    @classmethod
+    def load(cls) -> Toolbox:
+        """The production tools (``trimtab._tools``) and ``FORMAT.md`` from the package."""
+        # Imported here so that the server and its tests do not pay for the tools.
+        tools: Any = importlib.import_module("trimtab._tools")
+        return cls(specs=tuple(tools.TOOLS), run=tools.run_tool, format_page=read_format_page())
+
+    def spec(self, name: str) -> ToolSpecLike | None:
+        for spec in self.specs:
+            if spec.name == name:
+                return spec
+        return None
+
+
+def read_format_page() -> str:
+    """The model's format page, ``FORMAT.md``, read as package data."""
+    return (importlib.resources.files("trimtab") / "FORMAT.md").read_text(encoding="utf-8")
+
+
+@attrs.define(eq=False)
+class TabState:
+    """Everything the host holds for one tab."""
+
+    tab: int
+    target: Target
+    revisions: PageRevisions
+    # The agent's snapshot memory (tools) and the side panel's (snapshot, highlight).
+    session: TabSession
+    inspector: TabSession
+    # One tool run at a time per tab: actions and reads share the agent's session.
+    tool_lock: trio.Lock = attrs.field(factory=trio.Lock)
+    inspector_lock: trio.Lock = attrs.field(factory=trio.Lock)
+    # eid -> CDP session of the inspector's latest snapshot (out-of-process iframes).
+    inspector_sessions: dict[str, str | None] = attrs.field(factory=dict)
+    scope: trio.CancelScope = attrs.field(factory=trio.CancelScope)
+
+
+@attrs.frozen
+class HostStateStatistics:
+    """A snapshot of the host's state."""
+
+    tabs: int
+    tracker: TrackerStatistics
+    revisions: Mapping[int, RevisionStatistics]
+
+
+@attrs.define(eq=False)
+class HostState:
+    """The state of the running host and the handlers that use it.
+
+    ``nursery`` runs each tab's revision follower; `open_host_state` provides it.
+    """
+
+    hub: RelayHub
+    nursery: trio.Nursery
+    toolbox: Toolbox
+    tracker: CallTracker = attrs.field(factory=CallTracker)
+    _tabs: dict[int, TabState] = attrs.field(factory=dict, init=False)
+
+    def __attrs_post_init__(self) -> None:
+        for spec in self.toolbox.specs:
+            self.tracker.register(spec.name, spec.policy)
+
+    def handlers(self) -> dict[str, Handler]:
+        return {
+            "snapshot": self.handle_snapshot,
+            "tools": self.handle_tools,
+            "tool": self.handle_tool,
+            "highlight": self.handle_highlight,
+            "release": self.handle_release,
+        }
+
+    def statistics(self) -> HostStateStatistics:
+        return HostStateStatistics(
+            tabs=len(self._tabs),
+            tracker=self.tracker.statistics(),
+            revisions={tab: s.revisions.statistics() for tab, s in self._tabs.items()},
+        )
+
+    def tab_state(self, tab: int) -> TabState | None:
+        """The tab's state if the host holds one (for tests and diagnostics)."""
+        return self._tabs.get(tab)
+
+    # -- handlers ------------------------------------------------------------
+
+    async def handle_snapshot(self, request: Request) -> JSONObject:
+        tab = _tab_of(request)
+        state = await self._open_tab(tab)
+        model: PageModel | None = None
+        counts: dict[str, int] = {}
+
+        async def take() -> None:
+            nonlocal model
+            model = await capture(state.target)
+
+        async def measure() -> None:
+            counts.update(await _page_token_counts(state.target))
+
+        async with state.inspector_lock:
+            started = time.perf_counter()
+            try:
+                async with _cdp_errors(tab), trio.open_nursery() as nursery:
+                    nursery.start_soon(measure)
+                    await take()
+            except BaseException:
+                state.inspector.forget()
+                state.inspector_sessions.clear()
+                raise
+            assert model is not None
+            snapshot: Snapshot = state.inspector.render(
+                model, capture_ms=(time.perf_counter() - started) * 1000
+            )
+            state.inspector_sessions = _control_sessions(model, snapshot.compaction.controls)
+        stats = snapshot.stats_dict()
+        stats.update(counts)
+        return {"xml": snapshot.xml, "kind": snapshot.kind, "stats": stats}
+
+    async def handle_tools(self, request: Request) -> JSONObject:
+        del request
+        return {
+            "tools": [
+                {
+                    "name": spec.name,
+                    "description": spec.description,
+                    "input_schema": dict(spec.input_schema),
+                }
+                for spec in self.toolbox.specs
+            ],
+            "format": self.toolbox.format_page,
+        }
+
+    async def handle_tool(self, request: Request) -> JSONObject:
+        session = request.get("session", str)
+        if not session:
+            raise RequestError("bad_request", "tool field 'session' is empty")
+        tab = _tab_of(request)
+        name = request.get("name", str)
+        args: Mapping[str, object] = request.get("args", dict, default={})
+        spec = self.toolbox.spec(name)
+        if spec is None:
+            known = ", ".join(s.name for s in self.toolbox.specs)
+            raise RequestError(
+                "bad_request", f"unknown tool {name[:100]!r}; the tools are: {known}"
+            )
+        state = await self._open_tab(tab)
+        policy = self.tracker.policy(name)
+
+        async def run() -> ToolResultLike:
+            async with state.tool_lock:
+                return await self.toolbox.run(state.session, name, args)
+
+        async with _cdp_errors(tab):
+            if policy.reads_page and not policy.volatile and not policy.side_effects:
+                # The revision must include every change the page made until now.
+                await state.revisions.sync()
+            tracked = await self.tracker.call(session, name, args, run, tab=tab)
+        result = tracked.result
+        return {
+            "content": result.content,
+            "is_error": result.is_error,
+            "kind": result.kind,
+            "call_id": tracked.call_id,
+            "cached": tracked.cached,
+            "cached_from": tracked.cached_from,
+            "cached_at": tracked.cached_at_wall,
+            "note": tracked.note,
+            "side_effects": policy.side_effects,
+            "submits": result.submits,
+        }
+
+    async def handle_highlight(self, request: Request) -> JSONObject:
+        tab = _tab_of(request)
+        eid = request.get("eid", (str, type(None)))
+        state = await self._open_tab(tab)
+        async with _cdp_errors(tab):
+            await state.target.send("Overlay.enable")
+            if eid is None:
+                await state.target.send("Overlay.hideHighlight")
+                return {"found": False}
+            control, session_id = self._resolve_eid(state, eid)
+            try:
+                await state.target.send(
+                    "Overlay.highlightNode",
+                    {
+                        "highlightConfig": dict(HIGHLIGHT_CONFIG),
+                        "backendNodeId": control.backend_node_id,
+                    },
+                    session_id=session_id,
+                )
+            except CDPError as exc:
+                raise RequestError(
+                    "stale_id", f"element {eid!r} is no longer on the page ({exc.message})"
+                ) from exc
+        return {"found": True}
+
+    async def handle_release(self, request: Request) -> JSONObject:
+        tab = _tab_of(request)
+        state = self._tabs.pop(tab, None)
+        target: Target | None = None
+        if state is not None:
+            state.scope.cancel()
+            state.session.forget()
+            state.inspector.forget()
+            state.inspector_sessions.clear()
+            target = state.target
+        self.tracker.forget_tab(tab)
+        if target is None or target.closed:
+            target = self.hub.target(tab)
+        if isinstance(target, RelayTarget):
+            # Already gone (the tab closed, the user detached): nothing to detach.
+            with contextlib.suppress(TargetClosedError, CDPError):
+                await target.detach()
+        return {}
+
+    # -- internals -------------------------------------------------------------
+
+    async def _open_tab(self, tab: int) -> TabState:
+        state = self._tabs.get(tab)
+        if state is None or state.target.closed:
+            if state is not None:
+                # The debugger detached (tab closed, user cancelled): start over.
+                state.scope.cancel()
+                self.tracker.forget_tab(tab)
+            target = self.hub.target(tab)
+            state = TabState(
+                tab=tab,
+                target=target,
+                revisions=PageRevisions(target, self._page_changed(tab)),
+                session=TabSession(target),
+                inspector=TabSession(target),
+            )
+            self._tabs[tab] = state
+            self.nursery.start_soon(self._follow, state, name=f"page revisions of tab {tab}")
+        await state.revisions.ready.wait()
+        if state.target.closed:
+            raise RequestError("target_closed", f"tab {tab} is closed or its debugger detached")
+        return state
+
+    def _page_changed(self, tab: int) -> Callable[[str], None]:
+        def changed(reason: str) -> None:
+            self.tracker.note_page_change(tab, reason)
+
+        return changed
+
+    async def _follow(self, state: TabState) -> None:
+        """Run the tab's revision follower; it must never take the host down."""
+        with state.scope:
+            try:
+                await state.revisions.run()
+            except TargetClosedError as exc:
+                log.info("tab %d closed while following its page: %s", state.tab, exc)
+            except Exception:
+                log.exception("the page revision follower of tab %d failed", state.tab)
+            finally:
+                # A tab whose changes are no longer followed must not serve cached reads.
+                if self._tabs.get(state.tab) is state:
+                    self.tracker.note_page_change(state.tab, "page revisions stopped")
+
+    def _resolve_eid(self, state: TabState, eid: str) -> tuple[Control, str | None]:
+        inspected = state.inspector.latest
+        if inspected is not None and eid in inspected.controls:
+            return inspected.controls[eid], state.inspector_sessions.get(eid)
+        agent = state.session.latest
+        # The agent's snapshot keeps no frame sessions: only main-frame ids resolve.
+        if agent is not None and eid in agent.controls and agent.controls[eid].frame == 0:
+            return agent.controls[eid], None
+        if inspected is None and agent is None:
+            raise RequestError(
+                "stale_id", f"no snapshot of tab {state.tab} yet, so no element {eid!r}"
+            )
+        raise RequestError(
+            "stale_id",
+            f"no element {eid[:60]!r} in the latest snapshot of tab {state.tab}; "
+            "take a new snapshot",
+        )
+
+
+@contextlib.asynccontextmanager
+async def open_host_state(
+    hub: RelayHub,
+    *,
+    toolbox: Toolbox | None = None,
+    limits: TrackerLimits | None = None,
+) -> AsyncIterator[HostState]:
+    """The host's state for one extension connection, driving tabs through ``hub``.
+
+    The caller owns the hub: it feeds it every relay message and closes it. On exit
+    the tabs' revision followers stop.
+    """
+    tracker = CallTracker(limits=limits) if limits is not None else CallTracker()
+    async with trio.open_nursery() as nursery:
+        state = HostState(
+            hub=hub, nursery=nursery, toolbox=toolbox or Toolbox.load(), tracker=tracker
+        )
+        try:
+            yield state
+        finally:
+            nursery.cancel_scope.cancel()
+
+
+def _tab_of(request: Request) -> int:
+    tab: int = request.get("tab", int)
+    if not 0 <= tab < _MAX_TAB:
+        raise RequestError("bad_request", f"{request.type} field 'tab' = {tab} is not a tab id")
+    return tab
+
+
+@contextlib.asynccontextmanager
+async def _cdp_errors(tab: int) -> AsyncIterator[None]:
+    """Turn the browser's refusals into the protocol's error replies."""
+    try:
+        yield
+    except TargetClosedError as exc:
+        raise RequestError("target_closed", f"tab {tab}: {exc}") from exc
+    except CDPError as exc:
+        raise RequestError("cdp_error", f"tab {tab}: {exc}") from exc
+    except BaseExceptionGroup as group:
+        closed, rest = group.split(TargetClosedError)
+        if closed is not None and rest is None:
+            raise RequestError("target_closed", f"tab {tab}: {closed.exceptions[0]}") from group
+        refused, rest = group.split(CDPError)
+        if refused is not None and rest is None:
+            raise RequestError("cdp_error", f"tab {tab}: {refused.exceptions[0]}") from group
+        raise
+
+
+def _control_sessions(model: PageModel, controls: Mapping[str, Control]) -> dict[str, str | None]:
+    frames = model.frames
+    return {
+        eid: frames[control.frame].session_id if 0 <= control.frame < len(frames) else None
+        for eid, control in controls.items()
+    }
+
+
+async def _page_token_counts(target: Target) -> dict[str, int]:
+    """``raw_tokens`` (outerHTML) and ``text_tokens`` (body.innerText) of the page."""
+    html = await _read_slices(
+        target, "document.documentElement ? document.documentElement.outerHTML : ''"
+    )
+    text = await _read_slices(target, "document.body ? document.body.innerText : ''")
+    # Counting megabytes of HTML takes a while; keep the event loop (and the relay) free.
+    raw_tokens, text_tokens = await trio.to_thread.run_sync(_count_both, html, text)
+    return {"raw_tokens": raw_tokens, "text_tokens": text_tokens}
+
+
+def _count_both(html: str, text: str) -> tuple[int, int]:
+    return count_tokens(html), count_tokens(text)
+
+
+async def _read_slices(target: Target, expression: str) -> str:
+    """A string the page computes, read in slices that each fit in one relay message.
+
+    A short string comes back at once; a long one stays in the page as a ``String``
+    object (no global of the page is touched) and is read a slice at a time.
+    """
+    result = await _send_evaluate(
+        target,
+        "Runtime.evaluate",
+        {
+            "expression": f"(() => {{ const s = String({expression}); "
+            f"return s.length <= {_HTML_SLICE} ? s : new String(s); }})()",
+            "returnByValue": False,
+        },
+    )
+    if "objectId" not in result:
+        return str(result.get("value", ""))
+    handle = result["objectId"]
+    parts: list[str] = []
+    try:
+        start = 0
+        while True:
+            piece = await _send_evaluate(
+                target,
+                "Runtime.callFunctionOn",
+                {
+                    "objectId": handle,
+                    "functionDeclaration": "function (a, b) { return this.slice(a, b); }",
+                    "arguments": [{"value": start}, {"value": start + _HTML_SLICE}],
+                    "returnByValue": True,
+                },
+            )
+            text = str(piece.get("value", ""))
+            if not text:
+                break
+            parts.append(text)
+            start += _HTML_SLICE
+    finally:
+        with contextlib.suppress(CDPError):
+            await target.send("Runtime.releaseObject", {"objectId": handle})
+    return "".join(parts)
+
+
+async def _send_evaluate(
+    target: Target, method: str, params: Mapping[str, object]
+) -> Mapping[str, Any]:
+    """The ``result`` RemoteObject of an evaluation; a page exception is a CDPError."""
+    reply = await target.send(method, params)
+    if "exceptionDetails" in reply:
+        details: Mapping[str, Any] = reply["exceptionDetails"]
+        raise CDPError(method, 0, str(details.get("text", "the page threw")))
+    remote: Mapping[str, Any] = reply.get("result", {})
+    return remote

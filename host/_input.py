@@ -1,0 +1,595 @@
+"""Acting on a page like a person: find the element, look where it is, then use input.
+
+`locate` turns an eid into the live element (re-capturing the page when the id no
+longer resolves), `target_point` scrolls it into view and picks a point of its
+visible box that the browser's own hit test says belongs to it, and the remaining
+helpers send trusted mouse and keyboard input through ``Input.*``. Anything that
+would make us act on some other element (a stale id, a covering banner, a hidden
+element) raises `Refusal` with a message written for the model.
+
+Coordinates: ``DOM.getContentQuads`` answers in the viewport of the session's local
+root, which is the tab's viewport for the main document and its same-process
+iframes, and the iframe's own viewport for an out-of-process iframe. Each session
+boundary adds the content-box origin of its ``<iframe>`` element in the parent
+session; ``Input.dispatchMouseEvent`` on the tab's session takes tab coordinates
+and the browser routes the event into the right frame.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from pycdp_bridge import CDPError, PageModel, Target, capture
+from pycdp_bridge import protocol as cdp
+
+from ._snapshots import TabSession
+from .pipeline import Compaction, Control, compact
+
+__all__ = [
+    "OBJECT_GROUP",
+    "ElementInfo",
+    "Located",
+    "Point",
+    "Refusal",
+    "call_on",
+    "click_at",
+    "describe",
+    "element_info",
+    "key_press",
+    "locate",
+    "move_to",
+    "parse_key",
+    "scroll_into_view",
+    "target_point",
+]
+
+OBJECT_GROUP = "trimtab-tools"
+
+
+class Refusal(Exception):
+    """The tool will not act, for a reason the model should read (the message)."""
+
+
+@attrs.frozen
+class Point:
+    """A point in the tab's viewport, in CSS pixels."""
+
+    x: float
+    y: float
+
+
+@attrs.frozen
+class Boundary:
+    """An out-of-process iframe between an element and the tab: its owner element."""
+
+    owner_backend_id: int
+    parent_session: str | None
+
+
+@attrs.frozen
+class Located:
+    """A live element the tools may act on."""
+
+    eid: str
+    control: Control
+    session: str | None  # CDP session of the element's document
+    object_id: str  # Runtime remote object of the element, in `session`
+    # Out-of-process iframe owners from the element's document up to the tab.
+    boundaries: tuple[Boundary, ...] = ()
+
+    @property
+    def backend_id(self) -> int:
+        return self.control.backend_node_id
+
+
+@attrs.frozen
+class ElementInfo:
+    """What the element is and may do, read from the live DOM."""
+
+    tag: str
+    type: str
+    role: str
+    disabled: bool
+    editable: bool  # takes typed text (text field, textarea, contenteditable)
+    readonly: bool
+    checked: bool | None  # None when it is not a checkbox, radio or switch
+    submits: bool  # a click submits its form
+    enter_submits: bool  # Enter in it submits its form
+    text: str
+
+
+# --- locating ---------------------------------------------------------------------------
+
+
+async def locate(tab: TabSession, eid: object) -> Located:
+    """The live element an eid names, or `Refusal` when it is not on the page.
+
+    The latest snapshot's id map is tried first. When the id's node is gone (or
+    lives in a frame whose session only a capture knows) the page is captured
+    again: if the same eid is in the fresh capture that element is the one meant,
+    otherwise the id is stale.
+    """
+    if not isinstance(eid, str) or not eid.strip():
+        raise Refusal(f"id must be an element id from the page, like 'k3x'; got {eid!r}")
+    eid = eid.strip()
+    latest = tab.latest
+    known = latest is not None and eid in latest.controls
+    if latest is not None and known:
+        control = latest.controls[eid]
+        if control.frame == 0:
+            object_id = await _live_object(tab.target, None, control.backend_node_id)
+            if object_id is not None:
+                return Located(eid, control, None, object_id)
+    model = await capture(tab.target)
+    fresh = compact(model, count=False)
+    control_or_none = fresh.controls.get(eid)
+    if control_or_none is None:
+        if known:
+            raise Refusal(f"stale id {eid}: it is not on the page any more; take a snapshot")
+        raise Refusal(
+            f"unknown id {eid}: no element of the page has it; use an id from the latest "
+            "snapshot (or take a snapshot)"
+        )
+    control = control_or_none
+    frame = model.frames[control.frame]
+    object_id = await _live_object(tab.target, frame.session_id, control.backend_node_id)
+    if object_id is None:
+        raise Refusal(f"stale id {eid}: it is not on the page any more; take a snapshot")
+    return Located(eid, control, frame.session_id, object_id, _boundaries(model, control.frame))
+
+
+def _boundaries(model: PageModel, frame_index: int) -> tuple[Boundary, ...]:
+    found: list[Boundary] = []
+    frame = model.frames[frame_index]
+    while frame.owner >= 0:
+        owner = model.nodes[frame.owner]
+        parent = model.frames[owner.frame]
+        if parent.session_id != frame.session_id:
+            found.append(Boundary(owner.backend_node_id, parent.session_id))
+        frame = parent
+    return tuple(found)
+
+
+async def _live_object(target: Target, session: str | None, backend_id: int) -> str | None:
+    """A remote object for a node still in its document, or None when it is gone."""
+    try:
+        resolved = await target.send(
+            "DOM.resolveNode",
+            {"backendNodeId": backend_id, "objectGroup": OBJECT_GROUP},
+            session_id=session,
+        )
+        object_id = str(resolved["object"]["objectId"])
+        connected = await call_on(
+            target, session, object_id, "function() { return this.isConnected; }"
+        )
+    except CDPError:
+        return None
+    return object_id if connected is True else None
+
+
+async def call_on(
+    target: Target,
+    session: str | None,
+    object_id: str,
+    function: str,
+    *args: Mapping[str, Any],
+) -> Any:
+    """Call a function with `this` bound to a remote object; return its JSON value.
+
+    `args` are CDP call arguments (``{"value": ...}`` or ``{"objectId": ...}``).
+    """
+    result = await target.send(
+        "Runtime.callFunctionOn",
+        {
+            "functionDeclaration": function,
+            "objectId": object_id,
+            "arguments": list(args),
+            "returnByValue": True,
+            "awaitPromise": True,
+        },
+        session_id=session,
+    )
+    if "exceptionDetails" in result:
+        details = result["exceptionDetails"]
+        description = details.get("exception", {}).get("description") or details.get("text")
+        raise CDPError("Runtime.callFunctionOn", -1, f"the page threw: {description}")
+    return result.get("result", {}).get("value")
+
+
+_INFO_JS = """
+function() {
+  const el = this;
+  const tag = el.localName || '';
+  const type = tag === 'input' ? el.type : (el.getAttribute('type') || '');
+  const role = el.getAttribute('role') || '';
+  const disabled = (typeof el.matches === 'function' && el.matches(':disabled'))
+    || el.closest('[aria-disabled="true"]') !== null;
+  const textTypes = ['text', 'search', 'email', 'url', 'tel', 'password', 'number'];
+  const editable = tag === 'textarea' || (tag === 'input' && textTypes.includes(type))
+    || el.isContentEditable === true || ['textbox', 'searchbox'].includes(role);
+  const readonly = el.readOnly === true || el.getAttribute('aria-readonly') === 'true';
+  let checked = null;
+  if (tag === 'input' && (type === 'checkbox' || type === 'radio')) checked = el.checked;
+  else if (['checkbox', 'radio', 'switch', 'menuitemcheckbox', 'menuitemradio'].includes(role))
+    checked = el.getAttribute('aria-checked') === 'true';
+  const submits = !!el.form && ((tag === 'button' && el.type === 'submit')
+    || (tag === 'input' && (type === 'submit' || type === 'image')));
+  const enterSubmits = !!el.form && tag === 'input' && textTypes.includes(type);
+  const text = (el.innerText || el.value || el.getAttribute('aria-label') || '')
+    .replace(/\\s+/g, ' ').trim().slice(0, 60);
+  return {tag, type, role, disabled, editable, readonly, checked, submits, enterSubmits, text};
+}
+"""
+
+
+async def element_info(target: Target, element: Located) -> ElementInfo:
+    """Read what the element is and may do from the live DOM."""
+    info = await call_on(target, element.session, element.object_id, _INFO_JS)
+    return ElementInfo(
+        tag=str(info["tag"]),
+        type=str(info["type"]),
+        role=str(info["role"]),
+        disabled=bool(info["disabled"]),
+        editable=bool(info["editable"]),
+        readonly=bool(info["readonly"]),
+        checked=None if info["checked"] is None else bool(info["checked"]),
+        submits=bool(info["submits"]),
+        enter_submits=bool(info["enterSubmits"]),
+        text=str(info["text"]),
+    )
+
+
+def describe(element: Located, info: ElementInfo) -> str:
+    """How a refusal names the element: ``<button id="z1c"> "Buy now"``."""
+    text = f' "{info.text}"' if info.text else ""
+    return f'<{info.tag} id="{element.eid}">{text}'
+
+
+# --- where to act -------------------------------------------------------------------------
+
+# Share of the box where candidate points lie: the centre first, then inner points.
+_CANDIDATES = ((0.5, 0.5), (0.25, 0.5), (0.75, 0.5), (0.5, 0.25), (0.5, 0.75), (0.15, 0.15))
+
+_CONTAINS_JS = """
+function(hit) {
+  for (let n = hit; n; n = n.parentNode || n.host || null) {
+    if (n === this) return true;
+  }
+  const start = hit.nodeType === 1 ? hit : hit.parentElement;
+  const label = start && start.closest('label');
+  return !!label && label.control === this;
+}
+"""
+
+_COVER_JS = """
+function() {
+  const el = this.nodeType === 1 ? this : this.parentElement;
+  if (!el) return {tag: '#text', id: '', cls: '', text: ''};
+  const text = (el.innerText || el.textContent || el.getAttribute('aria-label') || '')
+    .replace(/\\s+/g, ' ').trim();
+  const cls = (el.getAttribute('class') || '').trim().split(/\\s+/).slice(0, 2).join(' ');
+  return {tag: el.localName, id: el.id || '', cls, text: text.length > 60
+    ? text.slice(0, 57) + '...' : text};
+}
+"""
+
+_CONTROL_JS = """
+function() {
+  const el = this.nodeType === 1 ? this : this.parentElement;
+  return el && el.closest('a,button,input,select,textarea,summary,[role],[onclick],[tabindex]');
+}
+"""
+
+
+async def target_point(
+    target: Target, element: Located, info: ElementInfo, latest: Compaction | None
+) -> Point:
+    """Scroll the element into view and return a visible point the hit test gives to it."""
+    await scroll_into_view(target, element, info)
+    offsets = await _session_offsets(target, element)
+    dx, dy = offsets[element.session]
+    quads: Sequence[Sequence[float]] = (
+        await target.send(
+            "DOM.getContentQuads", {"backendNodeId": element.backend_id}, session_id=element.session
+        )
+    ).get("quads", [])
+    metrics = await target.send("Page.getLayoutMetrics")
+    viewport = metrics.get("cssLayoutViewport", metrics.get("layoutViewport", {}))
+    width = float(viewport.get("clientWidth", 0))
+    height = float(viewport.get("clientHeight", 0))
+    boxes = sorted(
+        (box for box in (_visible_box(q, dx, dy, width, height) for q in quads) if box),
+        key=lambda b: (b[2] - b[0]) * (b[3] - b[1]),
+        reverse=True,
+    )
+    if not boxes:
+        raise Refusal(
+            f"{describe(element, info)} has no visible box in the viewport (hidden, zero size "
+            "or clipped away); it cannot be reached like a person would"
+        )
+    first_cover: str | None = None
+    for left, top, right, bottom in boxes[:2]:
+        for fx, fy in _CANDIDATES:
+            point = Point(left + (right - left) * fx, top + (bottom - top) * fy)
+            cover = await _hit_test(target, element, point, offsets, latest)
+            if cover is None:
+                return point
+            first_cover = first_cover or cover
+    raise Refusal(
+        f"{describe(element, info)} is covered by {first_cover}: a click would land on that "
+        "instead. Deal with what covers it first (close or accept it), then try again."
+    )
+
+
+async def _scroll_into_view(
+    target: Target,
+    session: str | None,
+    backend_id: int,
+    element: Located | None = None,
+    info: ElementInfo | None = None,
+) -> None:
+    try:
+        await target.execute(
+            cdp.dom_scroll_into_view_if_needed(backend_node_id=backend_id), session_id=session
+        )
+    except CDPError as exc:
+        if element is None or info is None:
+            raise Refusal(
+                f"the frame that holds the element is not rendered ({exc.message})"
+            ) from exc
+        raise Refusal(
+            f"{describe(element, info)} is not rendered (hidden or detached: {exc.message})"
+        ) from exc
+
+
+async def _session_offsets(
+    target: Target, element: Located
+) -> dict[str | None, tuple[float, float]]:
+    """Each session's origin in tab coordinates, outermost first."""
+    offsets: dict[str | None, tuple[float, float]] = {None: (0.0, 0.0)}
+    # Boundaries run from the element up; the session below the outermost is the
+    # element's own session when there is one boundary, else the next inner parent.
+    chain = list(reversed(element.boundaries))
+    inner_sessions = [b.parent_session for b in chain[1:]] + [element.session]
+    for boundary, inner in zip(chain, inner_sessions[: len(chain)], strict=True):
+        px, py = offsets.get(boundary.parent_session, (0.0, 0.0))
+        box = await target.send(
+            "DOM.getBoxModel",
+            {"backendNodeId": boundary.owner_backend_id},
+            session_id=boundary.parent_session,
+        )
+        content = box["model"]["content"]
+        offsets[inner] = (px + float(content[0]), py + float(content[1]))
+    return offsets
+
+
+def _visible_box(
+    quad: Sequence[float], dx: float, dy: float, width: float, height: float
+) -> tuple[float, float, float, float] | None:
+    xs = [quad[i] + dx for i in (0, 2, 4, 6)]
+    ys = [quad[i] + dy for i in (1, 3, 5, 7)]
+    left, right = max(min(xs), 0.0), min(max(xs), width)
+    top, bottom = max(min(ys), 0.0), min(max(ys), height)
+    if right - left < 1 or bottom - top < 1:
+        return None
+    return left, top, right, bottom
+
+
+async def _hit_test(
+    target: Target,
+    element: Located,
+    point: Point,
+    offsets: Mapping[str | None, tuple[float, float]],
+    latest: Compaction | None,
+) -> str | None:
+    """None when `point` reaches the element, else a description of what it hits."""
+    # From the tab down: each iframe owner must get the point before its document does.
+    checks: list[tuple[str | None, int | None]] = [
+        (b.parent_session, b.owner_backend_id) for b in reversed(element.boundaries)
+    ]
+    checks.append((element.session, None))
+    for session, owner in checks:
+        ox, oy = offsets.get(session, (0.0, 0.0))
+        hit = await target.execute(
+            cdp.dom_get_node_for_location(
+                round(point.x - ox), round(point.y - oy), include_user_agent_shadow_dom=False
+            ),
+            session_id=session,
+        )
+        hit_id = int(hit["backendNodeId"])
+        if owner is not None:
+            if hit_id != owner:
+                return await _describe_hit(target, session, hit_id, latest)
+            continue
+        hit_object = await _object_for(target, session, hit_id)
+        inside = await call_on(
+            target, session, element.object_id, _CONTAINS_JS, {"objectId": hit_object}
+        )
+        if inside is not True:
+            return await _describe_hit(target, session, hit_id, latest)
+    return None
+
+
+async def _object_for(target: Target, session: str | None, backend_id: int) -> str:
+    resolved = await target.send(
+        "DOM.resolveNode",
+        {"backendNodeId": backend_id, "objectGroup": OBJECT_GROUP},
+        session_id=session,
+    )
+    return str(resolved["object"]["objectId"])
+
+
+async def _describe_hit(
+    target: Target, session: str | None, backend_id: int, latest: Compaction | None
+) -> str:
+    """Name what the hit test found: tag, id attribute, class, text, and its eid if any."""
+    hit_object = await _object_for(target, session, backend_id)
+    facts = await call_on(target, session, hit_object, _COVER_JS)
+    name = f"<{facts['tag']}"
+    if facts["id"]:
+        name += f' id="{facts["id"]}"'
+    if facts["cls"]:
+        name += f' class="{facts["cls"]}"'
+    name += ">"
+    if facts["text"]:
+        name += f' "{facts["text"]}"'
+    eid = await _eid_of(target, session, hit_object, latest)
+    if eid is not None:
+        name += f" (element {eid})"
+    return name
+
+
+async def _eid_of(
+    target: Target, session: str | None, hit_object: str, latest: Compaction | None
+) -> str | None:
+    if latest is None:
+        return None
+    # Backend ids are unique per renderer, so only the tab's own controls are compared.
+    by_backend = {c.backend_node_id: c.eid for c in latest.controls.values() if c.frame == 0}
+    if session is not None or not by_backend:
+        return None
+    result = await target.send(
+        "Runtime.callFunctionOn",
+        {"functionDeclaration": _CONTROL_JS, "objectId": hit_object, "returnByValue": False},
+        session_id=session,
+    )
+    object_id = result.get("result", {}).get("objectId")
+    if object_id is None:
+        return None
+    node = await target.send("DOM.describeNode", {"objectId": object_id}, session_id=session)
+    return by_backend.get(int(node["node"]["backendNodeId"]))
+
+
+async def scroll_into_view(target: Target, element: Located, info: ElementInfo) -> None:
+    """Scroll the page (and the iframes holding the element) until it is in view."""
+    for boundary in reversed(element.boundaries):
+        await _scroll_into_view(target, boundary.parent_session, boundary.owner_backend_id)
+    await _scroll_into_view(target, element.session, element.backend_id, element, info)
+
+
+# --- mouse and keyboard ---------------------------------------------------------------
+
+
+async def move_to(target: Target, point: Point) -> None:
+    """Move the mouse to `point` (hover)."""
+    await target.execute(cdp.input_dispatch_mouse_event("mouseMoved", point.x, point.y))
+
+
+async def click_at(target: Target, point: Point) -> None:
+    """A person's left click at `point`: move there, press, release."""
+    await move_to(target, point)
+    await target.execute(
+        cdp.input_dispatch_mouse_event(
+            "mousePressed", point.x, point.y, button="left", click_count=1
+        )
+    )
+    await target.execute(
+        cdp.input_dispatch_mouse_event(
+            "mouseReleased", point.x, point.y, button="left", click_count=1
+        )
+    )
+
+
+MODIFIER_BITS: Mapping[str, int] = {"Alt": 1, "Control": 2, "Meta": 4, "Shift": 8}
+
+
+@attrs.frozen
+class KeyDef:
+    """What ``Input.dispatchKeyEvent`` needs for one key."""
+
+    key: str
+    code: str
+    key_code: int
+    text: str | None = None
+
+
+_NAMED_KEYS: Mapping[str, KeyDef] = {
+    k.key: k
+    for k in (
+        KeyDef("Enter", "Enter", 13, "\r"),
+        KeyDef("Tab", "Tab", 9),
+        KeyDef("Escape", "Escape", 27),
+        KeyDef("Backspace", "Backspace", 8),
+        KeyDef("Delete", "Delete", 46),
+        KeyDef("ArrowUp", "ArrowUp", 38),
+        KeyDef("ArrowDown", "ArrowDown", 40),
+        KeyDef("ArrowLeft", "ArrowLeft", 37),
+        KeyDef("ArrowRight", "ArrowRight", 39),
+        KeyDef("Home", "Home", 36),
+        KeyDef("End", "End", 35),
+        KeyDef("PageUp", "PageUp", 33),
+        KeyDef("PageDown", "PageDown", 34),
+        KeyDef(" ", "Space", 32, " "),
+    )
+}
+_KEY_ALIASES = {
+    "Return": "Enter",
+    "Esc": "Escape",
+    "Space": " ",
+    "Up": "ArrowUp",
+    "Down": "ArrowDown",
+    "Left": "ArrowLeft",
+    "Right": "ArrowRight",
+}
+_PUNCTUATION_CODES = {
+    ";": ("Semicolon", 186),
+    "=": ("Equal", 187),
+    ",": ("Comma", 188),
+    "-": ("Minus", 189),
+    ".": ("Period", 190),
+    "/": ("Slash", 191),
+    "`": ("Backquote", 192),
+    "[": ("BracketLeft", 219),
+    "\\": ("Backslash", 220),
+    "]": ("BracketRight", 221),
+    "'": ("Quote", 222),
+}
+KEY_NAMES = tuple(_NAMED_KEYS) + tuple(_KEY_ALIASES)
+
+
+def parse_key(key: object) -> KeyDef:
+    """The key definition for a key name or a single character; ValueError otherwise."""
+    if not isinstance(key, str) or not key:
+        raise ValueError(f"key must be a key name like 'Enter' or one character; got {key!r}")
+    name = _KEY_ALIASES.get(key, key)
+    if name in _NAMED_KEYS:
+        return _NAMED_KEYS[name]
+    if len(name) != 1:
+        named = ", ".join(k for k in _NAMED_KEYS if k != " ")
+        raise ValueError(f"unknown key {key!r}: use one character or one of {named}, Space")
+    if name.isascii() and name.isalpha():
+        return KeyDef(name, f"Key{name.upper()}", ord(name.upper()), name)
+    if name.isdigit() and name.isascii():
+        return KeyDef(name, f"Digit{name}", ord(name), name)
+    code, key_code = _PUNCTUATION_CODES.get(name, ("", 0))
+    return KeyDef(name, code, key_code, name)
+
+
+async def key_press(target: Target, key: KeyDef, modifiers: int = 0) -> None:
+    """Press and release one key, as the keyboard would send it."""
+    # With Control, Alt or Meta held a key types no text (it is a shortcut).
+    text = key.text if not modifiers & ~MODIFIER_BITS["Shift"] else None
+    if text is not None and modifiers & MODIFIER_BITS["Shift"] and len(text) == 1:
+        text = text.upper()
+    await target.execute(
+        cdp.input_dispatch_key_event(
+            "keyDown" if text else "rawKeyDown",
+            key=key.key,
+            code=key.code or None,
+            text=text,
+            windows_virtual_key_code=key.key_code or None,
+            modifiers=modifiers,
+        )
+    )
+    await target.execute(
+        cdp.input_dispatch_key_event(
+            "keyUp",
+            key=key.key,
+            code=key.code or None,
+            windows_virtual_key_code=key.key_code or None,
+            modifiers=modifiers,
+        )
+    )

@@ -1,0 +1,343 @@
+"""Page revisions: follow a tab's CDP events into the call tracker's page revision.
+
+A cached read is only as good as the host's knowledge that the page has not changed
+since. Changes come from three places, and each is followed differently:
+
+* **Navigations** (``Page.frameNavigated``, ``Page.navigatedWithinDocument``,
+  ``Page.loadEventFired``, frames attached or detached, dialogs): the ``Page``
+  domain's own events.
+* **DOM changes made by the page itself.** The ``DOM.*`` mutation events only fire
+  for nodes the client has already requested, cost a message per mutation (a whole
+  serialized subtree per insertion) over native messaging, and the capture's
+  ``DOM.getDocument`` would make them flood in for every node. Instead a
+  ``MutationObserver`` runs in an isolated world (``Page.addScriptToEvaluateOnNewDocument
+  {worldName, runImmediately}``: every document and same-process frame, invisible to
+  the page's scripts, exempt from its CSP) and reports through ``Runtime.addBinding
+  {executionContextName}`` as ``Runtime.bindingCalled`` events. It also counts the
+  events that change what a capture reads without touching the DOM (input, change,
+  scroll, resize, load of an image, focus, transitions).
+* **State no observer sees**: a script setting ``input.value`` or ``checked``.
+  `PageRevisions.sync` reads a token from the isolated world (mutation count, a hash
+  of the form controls' state, scroll, viewport, URL) and notes a change when it
+  differs.
+
+Reports are throttled in the page without ever being late: the first change of a
+burst is reported at once (``open``), later ones in the same ``WINDOW_MS`` are folded
+into one report at the end of the window, and a window with no further change is
+closed with a ``close`` report. While any frame's window is open the host cannot know
+whether an unreported change is pending, so `sync` treats the page as changed. A page
+that keeps mutating is therefore never read from cache, which is right: it is
+changing. The cost is at most two small events per ``WINDOW_MS`` per frame.
+
+`sync` is the barrier the host runs before every cacheable page read: one round trip
+to the page's main thread, after which every report the page emitted earlier has
+arrived (one CDP connection delivers messages in order) and is processed, so a
+cached answer is served only when nothing changed up to that moment.
+
+Limits: the content of out-of-process iframes (other renderer processes, other CDP
+sessions) is not observed; an iframe element added, removed or re-pointed is. If the
+observer cannot be installed (a page the debugger may not script), `sync` reports a
+change every time, so that tab is never served from cache. `sync` raises what the
+target raises (``TargetClosedError``, ``CDPError``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Mapping
+from typing import Any, Final
+
+import attrs
+import trio
+
+from pycdp_bridge import CDPError, Event, Target
+
+__all__ = [
+    "BINDING_NAME",
+    "WINDOW_MS",
+    "WORLD_NAME",
+    "PageRevisions",
+    "RevisionStatistics",
+]
+
+log = logging.getLogger("trimtab.revisions")
+
+WORLD_NAME: Final = "trimtab-revisions"
+BINDING_NAME: Final = "__trimtabPageChanged"
+WINDOW_MS: Final = 100
+# Events the revision follows; everything else the target sends is not listened to.
+NAVIGATION_EVENTS: Final = frozenset(
+    {
+        "Page.frameNavigated",
+        "Page.navigatedWithinDocument",
+        "Page.loadEventFired",
+        "Page.domContentEventFired",
+        "Page.frameAttached",
+        "Page.frameDetached",
+        "Page.javascriptDialogOpening",
+        "Page.javascriptDialogClosed",
+    }
+)
+_CONTEXT_EVENTS: Final = frozenset(
+    {"Runtime.executionContextDestroyed", "Runtime.executionContextsCleared"}
+)
+_BINDING_EVENT: Final = "Runtime.bindingCalled"
+# Large, because a dropped `close` report would keep the page "changing" for good.
+_EVENT_BUFFER: Final = 8192
+
+# Runs in the isolated world of every document. `report` is the binding; the token
+# function is what `sync` reads. Guarded so that a second run (runImmediately plus a
+# new document) installs nothing twice.
+_OBSERVER_SOURCE: Final = (
+    """(() => {
+  const BINDING = __BINDING__, WINDOW = __WINDOW__;
+  if (globalThis.__trimtabRevision) return;
+  const report = globalThis[BINDING];
+  if (typeof report !== "function") return;
+  let seq = 0, reported = 0, open = false;
+  const send = (kind) => { try { report(kind); } catch (e) {} };
+  const tick = () => {
+    if (seq !== reported) { reported = seq; send("open"); setTimeout(tick, WINDOW); }
+    else { open = false; send("close"); }
+  };
+  const changed = () => {
+    seq++;
+    if (!open) { open = true; reported = seq; send("open"); setTimeout(tick, WINDOW); }
+  };
+  const observer = new MutationObserver((records) => {
+    for (const record of records) for (const node of record.addedNodes) watchShadows(node);
+    changed();
+  });
+  const options = {subtree: true, childList: true, attributes: true, characterData: true};
+  const watched = new WeakSet();
+  const watchShadows = (root) => {
+    if (!root || root.nodeType !== 1 && root.nodeType !== 9 && root.nodeType !== 11) return;
+    const walker = document.createTreeWalker(root, NodeFilter.SHOW_ELEMENT);
+    for (let el = walker.currentNode; el; el = walker.nextNode()) {
+      const shadow = el.shadowRoot;
+      if (shadow && !watched.has(shadow)) {
+        watched.add(shadow); observer.observe(shadow, options); watchShadows(shadow);
+      }
+    }
+  };
+  observer.observe(document, options);
+  watchShadows(document);
+  for (const type of ["input", "change", "scroll", "load", "error", "toggle", "focusin",
+                      "focusout", "transitionend", "animationend", "play", "pause", "close"]) {
+    document.addEventListener(type, changed, {capture: true, passive: true});
+  }
+  addEventListener("resize", changed, {passive: true});
+  const hash = (text) => {
+    let h = 2166136261;
+    for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 16777619);
+    return (h >>> 0).toString(36);
+  };
+  const controls = () => {
+    const parts = [];
+    for (const el of document.querySelectorAll("input,textarea,select")) {
+      parts.push(el.value, el.checked ? "1" : "0",
+                 el.selectedIndex === undefined ? "" : String(el.selectedIndex));
+    }
+    return hash(parts.join("\\u0000"));
+  };
+  globalThis.__trimtabRevision = () =>
+    [seq, controls(), scrollX, scrollY, innerWidth, innerHeight, location.href].join("|");
+})()"""
+    .replace("__BINDING__", json.dumps(BINDING_NAME))
+    .replace("__WINDOW__", str(WINDOW_MS))
+)
+_TOKEN_EXPRESSION: Final = (
+    "typeof globalThis.__trimtabRevision === 'function' ? globalThis.__trimtabRevision() : null"
+)
+
+
+@attrs.frozen
+class RevisionStatistics:
+    """A snapshot of one tab's revision follower."""
+
+    installed: bool
+    events: int
+    reports: int
+    syncs: int
+    changes: int
+    open_windows: int
+    last_reason: str | None
+
+
+@attrs.define(eq=False)
+class PageRevisions:
+    """Follows one tab's page changes and calls ``on_change(reason)`` for each.
+
+    Start `run` in a nursery with ``nursery.start``: it returns once the observer is
+    installed (or its installation failed) and then follows events until the target
+    closes. Call `sync` right before deciding whether a cached read is still valid.
+    """
+
+    target: Target
+    on_change: Callable[[str], None]
+    ready: trio.Event = attrs.field(factory=trio.Event, init=False)
+    """Set once the observer is installed, or its installation failed or stopped."""
+    _events: trio.MemoryReceiveChannel[Event] | None = attrs.field(default=None, init=False)
+    _installed: bool = attrs.field(default=False, init=False)
+    _main_frame: str | None = attrs.field(default=None, init=False)
+    _context: int | None = attrs.field(default=None, init=False)
+    _token: str | None = attrs.field(default=None, init=False)
+    # Execution contexts whose report window is open (a change may be unreported).
+    _open: set[int] = attrs.field(factory=set, init=False)
+    _event_count: int = attrs.field(default=0, init=False)
+    _reports: int = attrs.field(default=0, init=False)
+    _syncs: int = attrs.field(default=0, init=False)
+    _changes: int = attrs.field(default=0, init=False)
+    _last_reason: str | None = attrs.field(default=None, init=False)
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Install the observer, then follow the target's events until it closes."""
+        methods = (*NAVIGATION_EVENTS, *_CONTEXT_EVENTS, _BINDING_EVENT)
+        try:
+            # Listening before installing: nothing the page does meanwhile is missed.
+            async with self.target.listen(*methods, buffer_size=_EVENT_BUFFER) as events:
+                self._events = events
+                try:
+                    await self._install()
+                finally:
+                    self.ready.set()
+                    task_status.started()
+                async for event in events:
+                    self._handle(event)
+        finally:
+            # Waiters must never hang on a follower that was cancelled before it began.
+            self.ready.set()
+
+    async def sync(self) -> None:
+        """Make the revision current: note any change the page made up to now.
+
+        One round trip to the page; every event it sent before the answer has then
+        arrived and is handled here, so nothing earlier is missed.
+        """
+        self._syncs += 1
+        token = await self._read_token()
+        self._drain()
+        if token is None:
+            self._change("the page's state cannot be read")
+        elif token != self._token:
+            if self._token is not None:
+                self._change("the page changed (form state, scroll, viewport or DOM)")
+            self._token = token
+        if self._open:
+            self._change("the page is changing")
+
+    def statistics(self) -> RevisionStatistics:
+        return RevisionStatistics(
+            installed=self._installed,
+            events=self._event_count,
+            reports=self._reports,
+            syncs=self._syncs,
+            changes=self._changes,
+            open_windows=len(self._open),
+            last_reason=self._last_reason,
+        )
+
+    # -- internals -----------------------------------------------------------
+
+    async def _install(self) -> None:
+        try:
+            await self.target.send("Page.enable")
+            # Bindings only report while the Runtime domain is enabled.
+            await self.target.send("Runtime.enable")
+            await self.target.send(
+                "Runtime.addBinding", {"name": BINDING_NAME, "executionContextName": WORLD_NAME}
+            )
+            await self.target.send(
+                "Page.addScriptToEvaluateOnNewDocument",
+                {"source": _OBSERVER_SOURCE, "worldName": WORLD_NAME, "runImmediately": True},
+            )
+            tree = await self.target.send("Page.getFrameTree")
+            self._main_frame = str(tree["frameTree"]["frame"]["id"])
+        except (CDPError, KeyError) as exc:
+            log.warning("page revisions: the observer could not be installed: %s", exc)
+            return
+        self._installed = True
+
+    async def _read_token(self) -> str | None:
+        if not self._installed or self._main_frame is None:
+            # Still a round trip, so that earlier navigation events are in.
+            await self.target.send("Runtime.evaluate", {"expression": "0"})
+            return None
+        for _ in range(2):
+            if self._context is None:
+                world = await self.target.send(
+                    "Page.createIsolatedWorld",
+                    {"frameId": self._main_frame, "worldName": WORLD_NAME},
+                )
+                self._context = int(world["executionContextId"])
+            try:
+                result = await self.target.send(
+                    "Runtime.evaluate",
+                    {
+                        "expression": _TOKEN_EXPRESSION,
+                        "contextId": self._context,
+                        "returnByValue": True,
+                    },
+                )
+            except CDPError:
+                # The context died with its document: find the new one once.
+                self._context = None
+                continue
+            value = result.get("result", {}).get("value")
+            return value if isinstance(value, str) else None
+        return None
+
+    def _drain(self) -> None:
+        if self._events is None:
+            return
+        while True:
+            try:
+                event = self._events.receive_nowait()
+            except (trio.WouldBlock, trio.EndOfChannel, trio.ClosedResourceError):
+                return
+            self._handle(event)
+
+    def _handle(self, event: Event) -> None:
+        self._event_count += 1
+        if event.session_id is not None:
+            return  # out-of-process iframes: not followed (see the module docstring)
+        params: Mapping[str, Any] = event.params
+        method = event.method
+        if method == _BINDING_EVENT:
+            if params.get("name") != BINDING_NAME:
+                return
+            self._reports += 1
+            context = params.get("executionContextId")
+            if not isinstance(context, int):
+                self._change("an unattributed DOM change")
+                return
+            if params.get("payload") == "close":
+                self._open.discard(context)
+            else:
+                self._open.add(context)
+                self._change("the page changed its DOM or state")
+            return
+        if method == "Runtime.executionContextsCleared":
+            self._open.clear()
+            self._context = None
+            return
+        if method == "Runtime.executionContextDestroyed":
+            context = params.get("executionContextId")
+            if isinstance(context, int):
+                self._open.discard(context)
+            if context == self._context:
+                self._context = None
+            return
+        if method == "Page.frameNavigated":
+            frame: Mapping[str, Any] = params.get("frame") or {}
+            if frame.get("parentId") is None and frame.get("id"):
+                self._main_frame = str(frame["id"])
+                self._context = None
+        self._change(method)
+
+    def _change(self, reason: str) -> None:
+        self._changes += 1
+        self._last_reason = reason
+        self.on_change(reason)
+

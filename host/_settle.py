@@ -1,0 +1,197 @@
+"""Waiting until a page settles after an action or a navigation.
+
+A person looks at the page once it stops moving: the navigation an action started
+has loaded, the requests it made have answered, and the DOM has been quiet for a
+moment. `Activity` follows the tab's CDP events (main-frame loading, network
+requests) from before the action; `settle` then waits for no navigation in progress,
+no request in flight and `QUIET_MS` without a DOM mutation, bounded by a deadline.
+
+DOM quiet is measured by a MutationObserver run in an isolated world: the page's own
+scripts cannot see it, and a page that patches `MutationObserver` cannot break it.
+"""
+
+from __future__ import annotations
+
+import math
+import weakref
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from typing import Any
+
+import attrs
+import trio
+
+from pycdp_bridge import CDPError, Event, Target
+
+__all__ = ["QUIET_MS", "Activity", "ensure_domains", "main_frame_id", "settle", "watch"]
+
+QUIET_MS = 300
+# Requests that stay open by design (streams, pushes): waiting for them never ends.
+_ENDLESS_TYPES = frozenset({"WebSocket", "EventSource"})
+_WORLD = "trimtab-settle"
+
+_EVENTS = (
+    "Page.frameStartedLoading",
+    "Page.frameStoppedLoading",
+    "Page.frameNavigated",
+    "Page.navigatedWithinDocument",
+    "Page.lifecycleEvent",
+    "Network.requestWillBeSent",
+    "Network.loadingFinished",
+    "Network.loadingFailed",
+)
+
+# Resolves true after `quiet` ms without a mutation, false when `cap` ms pass first.
+_QUIET_JS = """
+((quiet, cap) => new Promise((resolve) => {
+  let timer = 0;
+  const observer = new MutationObserver(() => arm());
+  const finish = (settled) => {
+    observer.disconnect(); clearTimeout(timer); clearTimeout(limit); resolve(settled);
+  };
+  const arm = () => { clearTimeout(timer); timer = setTimeout(() => finish(true), quiet); };
+  const limit = setTimeout(() => finish(false), cap);
+  observer.observe(document, {subtree: true, childList: true, attributes: true,
+                              characterData: true});
+  arm();
+}))(%d, %d)
+"""
+
+# Targets whose Page lifecycle and Network events are already on (the relay's tabs
+# may not have them; enabling twice is harmless but costs round trips).
+_ENABLED: weakref.WeakSet[Target] = weakref.WeakSet()
+
+
+async def ensure_domains(target: Target) -> None:
+    """Turn on the events `Activity` follows (Page lifecycle, Network), once per target."""
+    if target in _ENABLED:
+        return
+    await target.send("Page.enable")
+    await target.send("Page.setLifecycleEventsEnabled", {"enabled": True})
+    await target.send("Network.enable")
+    _ENABLED.add(target)
+
+
+async def main_frame_id(target: Target) -> str:
+    """The id of the tab's main frame."""
+    tree: Mapping[str, Any] = await target.send("Page.getFrameTree")
+    return str(tree["frameTree"]["frame"]["id"])
+
+
+@attrs.define(eq=False)
+class Activity:
+    """What the tab is doing, as its events say: loading, requests in flight."""
+
+    frame_id: str
+    loading: bool = False
+    # Main-frame commits (new documents and same-document history moves) so far.
+    commits: int = 0
+    loaded: set[str] = attrs.field(factory=set)  # loader ids whose load event fired
+    in_flight: set[str] = attrs.field(factory=set)
+    changed: trio.Event = attrs.field(factory=trio.Event)
+
+    @property
+    def busy(self) -> bool:
+        return self.loading or bool(self.in_flight)
+
+    def feed(self, event: Event) -> None:
+        if event.session_id is not None:
+            return  # out-of-process iframes do not hold up the page
+        params = event.params
+        method = event.method
+        main = params.get("frameId") == self.frame_id
+        if method == "Page.frameStartedLoading" and main:
+            self.loading = True
+        elif method == "Page.frameStoppedLoading" and main:
+            self.loading = False
+        elif method == "Page.frameNavigated":
+            frame = params.get("frame", {})
+            if frame.get("id") != self.frame_id or frame.get("parentId"):
+                return
+            self.commits += 1
+        elif method == "Page.navigatedWithinDocument" and main:
+            self.commits += 1
+        elif method == "Page.lifecycleEvent" and main and params.get("name") == "load":
+            self.loaded.add(str(params.get("loaderId")))
+        elif method == "Network.requestWillBeSent":
+            if params.get("type") not in _ENDLESS_TYPES:
+                self.in_flight.add(str(params.get("requestId")))
+        elif method in ("Network.loadingFinished", "Network.loadingFailed"):
+            self.in_flight.discard(str(params.get("requestId")))
+        else:
+            return
+        self.changed.set()
+        self.changed = trio.Event()
+
+    async def committed(self, since: int) -> None:
+        """Return once the main frame committed a navigation after `since` commits."""
+        while self.commits <= since:
+            await self.changed.wait()
+
+    async def load_of(self, loader_id: str) -> None:
+        """Return once the document of `loader_id` fired its load event."""
+        while loader_id not in self.loaded:
+            await self.changed.wait()
+
+    async def idle(self) -> None:
+        """Return once nothing is loading and no request is in flight."""
+        while self.busy:
+            await self.changed.wait()
+
+
+@asynccontextmanager
+async def watch(target: Target) -> AsyncIterator[Activity]:
+    """Follow the tab's activity for the duration of the block (open it before acting)."""
+    await ensure_domains(target)
+    activity = Activity(await main_frame_id(target))
+    async with target.listen(*_EVENTS) as events, trio.open_nursery() as nursery:
+
+        async def pump() -> None:
+            async for event in events:
+                activity.feed(event)
+
+        nursery.start_soon(pump)
+        yield activity
+        nursery.cancel_scope.cancel()
+
+
+async def settle(target: Target, activity: Activity, timeout: float) -> bool:
+    """Wait until the page is idle and its DOM quiet for `QUIET_MS`; False on timeout."""
+    with trio.move_on_after(timeout) as scope:
+        while True:
+            await activity.idle()
+            remaining = scope.deadline - trio.current_time()
+            if remaining <= 0:
+                break
+            quiet = await _dom_quiet(target, activity.frame_id, remaining)
+            if quiet is None:
+                # The document went away under the observer: a navigation is starting,
+                # and its events may still be on the way.
+                await trio.sleep(0.05)
+                continue
+            # A navigation or request that began meanwhile means the page is not done.
+            if not activity.busy:
+                return quiet  # False: it kept mutating for the whole remaining time
+    return False
+
+
+async def _dom_quiet(target: Target, frame_id: str, remaining: float) -> bool | None:
+    cap_ms = max(QUIET_MS, math.floor(remaining * 1000))
+    try:
+        world = await target.send(
+            "Page.createIsolatedWorld", {"frameId": frame_id, "worldName": _WORLD}
+        )
+        result = await target.send(
+            "Runtime.evaluate",
+            {
+                "expression": _QUIET_JS % (QUIET_MS, cap_ms),
+                "contextId": world["executionContextId"],
+                "awaitPromise": True,
+                "returnByValue": True,
+            },
+        )
+    except CDPError:
+        return None
+    if "exceptionDetails" in result:
+        return None  # the context was destroyed while the promise was pending
+    return result.get("result", {}).get("value") is True

@@ -1,0 +1,275 @@
+"""The side-panel agent end to end: real extension, real host, a scripted LLM on 127.0.0.1.
+
+The scripted model plays a three-step task (follow a link, fill a field, read the
+result) through whatever tools the host offers, reads the result twice so that the
+call tracker answers the second read from its cache, and answers with what it read.
+It speaks the Anthropic Messages API or the OpenAI Chat Completions API.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pytest
+import trio
+
+from tests.support import StaticServer, serve_static
+from tests.support.e2e import ExtensionBrowser, launch_with_extension
+
+pytestmark = pytest.mark.browser
+
+PAGES = Path(__file__).parent / "pages"
+API_KEY = "sk-test-not-a-real-key"
+CORS = (
+    "Access-Control-Allow-Origin: *\r\n"
+    "Access-Control-Allow-Headers: *\r\n"
+    "Access-Control-Allow-Methods: POST, OPTIONS\r\n"
+)
+
+
+@attrs.define
+class ScriptedModel:
+    """A fake LLM that drives the agent through the task, step by step."""
+
+    provider: str
+    port: int = 0
+    requests: list[tuple[dict[str, str], dict[str, Any]]] = attrs.field(factory=list)
+
+    @property
+    def base_url(self) -> str:
+        origin = f"http://127.0.0.1:{self.port}"
+        return origin if self.provider == "anthropic" else origin + "/v1"
+
+    def answer(self, body: dict[str, Any]) -> dict[str, Any]:
+        results = self._tool_results(body["messages"])
+        tools = {self._name(t): t for t in body["tools"]}
+        read = _pick(tools, ("snapshot", "read_page", "read", "get_page"))
+        last = results[-1] if results else ""
+        script: list[tuple[str, dict[str, Any]]] = [
+            (read, {}),
+            ("click", {"_id": _find_id(last, r"<a\b[^>]*>[^<]*forecast form", "a")}),
+            (read, {}),
+            ("type", {"_id": _find_id(last, r"<input\b[^>]*", "input"), "_text": "Lisbon"}),
+            (read, {}),
+            (read, {}),  # the same read again: the tracker answers it from its cache
+        ]
+        step = len(results)
+        if step >= len(script):
+            found = re.search(r"Forecast for Lisbon: [^<\n]*", last)
+            return self._text(found.group(0) if found else "I could not read the forecast.")
+        name, args = script[step]
+        tool = _pick(tools, (name,)) if name in ("click", "type") else name
+        return self._call(step, tool, _fill_args(tools[tool], args))
+
+    def _name(self, tool: dict[str, Any]) -> str:
+        return str(tool["name"] if self.provider == "anthropic" else tool["function"]["name"])
+
+    def _tool_results(self, messages: list[dict[str, Any]]) -> list[str]:
+        if self.provider == "anthropic":
+            return [
+                str(block["content"])
+                for m in messages
+                if m["role"] == "user" and isinstance(m["content"], list)
+                for block in m["content"]
+                if block.get("type") == "tool_result"
+            ]
+        return [str(m["content"]) for m in messages if m["role"] == "tool"]
+
+    def _call(self, step: int, name: str, args: dict[str, Any]) -> dict[str, Any]:
+        if self.provider == "anthropic":
+            return {
+                "id": f"msg_{step}",
+                "type": "message",
+                "role": "assistant",
+                "model": "scripted",
+                "content": [{"type": "tool_use", "id": f"tu_{step}", "name": name, "input": args}],
+                "stop_reason": "tool_use",
+                "usage": {"input_tokens": 100 + step, "output_tokens": 10},
+            }
+        return {
+            "id": f"chatcmpl-{step}",
+            "object": "chat.completion",
+            "model": "scripted",
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {
+                        "role": "assistant",
+                        "content": None,
+                        "tool_calls": [
+                            {
+                                "id": f"call_{step}",
+                                "type": "function",
+                                "function": {"name": name, "arguments": json.dumps(args)},
+                            }
+                        ],
+                    },
+                    "finish_reason": "tool_calls",
+                }
+            ],
+            "usage": {"prompt_tokens": 100 + step, "completion_tokens": 10},
+        }
+
+    def _text(self, text: str) -> dict[str, Any]:
+        if self.provider == "anthropic":
+            return {
+                "id": "msg_end",
+                "type": "message",
+                "role": "assistant",
+                "model": "scripted",
+                "content": [{"type": "text", "text": text}],
+                "stop_reason": "end_turn",
+                "usage": {"input_tokens": 200, "output_tokens": 12},
+            }
+        return {
+            "id": "chatcmpl-end",
+            "object": "chat.completion",
+            "model": "scripted",
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": text},
+                    "finish_reason": "stop",
+                }
+            ],
+            "usage": {"prompt_tokens": 200, "completion_tokens": 12},
+        }
+
+
+def _pick(tools: dict[str, Any], wanted: tuple[str, ...]) -> str:
+    for name in wanted:
+        if name in tools:
+            return name
+    raise AssertionError(f"the host offers none of {wanted}: {sorted(tools)}")
+
+
+def _find_id(xml: str, element: str, what: str) -> str:
+    found = re.search(element, xml, re.IGNORECASE)
+    ident = re.search(r'\bid="([^"]+)"', found.group(0)) if found else None
+    if ident is None:
+        raise AssertionError(f"no {what} with an id in the page XML:\n{xml[:2000]}")
+    return ident.group(1)
+
+
+def _fill_args(tool: dict[str, Any], args: dict[str, Any]) -> dict[str, Any]:
+    """Map the script's `_id`/`_text` onto the tool's own parameter names."""
+    schema = tool.get("input_schema") or tool.get("function", {}).get("parameters", {})
+    props = schema.get("properties", {})
+    out = {k: v for k, v in args.items() if not k.startswith("_")}
+    if "_id" in args:
+        out[next(p for p in ("id", "eid", "element") if p in props)] = args["_id"]
+    if "_text" in args:
+        out[next(p for p in ("text", "value") if p in props)] = args["_text"]
+    return out
+
+
+async def serve_model(
+    model: ScriptedModel, *, task_status: trio.TaskStatus[ScriptedModel] = trio.TASK_STATUS_IGNORED
+) -> None:
+    """Serve the scripted model on 127.0.0.1 (port 0) until cancelled."""
+
+    async def handle(stream: trio.SocketStream) -> None:
+        async with stream:
+            data = b""
+            while b"\r\n\r\n" not in data:
+                chunk = await stream.receive_some(65536)
+                if not chunk:
+                    return
+                data += chunk
+            head, _, body = data.partition(b"\r\n\r\n")
+            lines = head.decode("latin-1").split("\r\n")
+            method = lines[0].split()[0]
+            headers = {k.lower(): v.strip() for k, _, v in (x.partition(":") for x in lines[1:])}
+            if method == "OPTIONS":
+                await stream.send_all(f"HTTP/1.1 204 No Content\r\n{CORS}\r\n".encode())
+                return
+            length = int(headers.get("content-length", "0"))
+            while len(body) < length:
+                body += await stream.receive_some(65536)
+            request = json.loads(body)
+            model.requests.append((headers, request))
+            payload = json.dumps(model.answer(request)).encode()
+            await stream.send_all(
+                (
+                    f"HTTP/1.1 200 OK\r\n{CORS}Content-Type: application/json\r\n"
+                    f"Content-Length: {len(payload)}\r\nConnection: close\r\n\r\n"
+                ).encode()
+                + payload
+            )
+
+    listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
+    model.port = listeners[0].socket.getsockname()[1]
+    task_status.started(model)
+    await trio.serve_listeners(handle, listeners)
+
+
+@pytest.fixture
+async def site() -> AsyncIterator[StaticServer]:
+    async with trio.open_nursery() as nursery:
+        server: StaticServer = await nursery.start(serve_static, PAGES)
+        yield server
+        nursery.cancel_scope.cancel()
+
+
+@pytest.fixture
+async def ext(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[ExtensionBrowser]:
+    monkeypatch.setenv("TRIMTAB_LOG_DIR", str(tmp_path / "logs"))
+    async with launch_with_extension(tmp_path / "profile") as browser:
+        yield browser
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+async def test_agent_completes_a_three_step_task(
+    ext: ExtensionBrowser, site: StaticServer, provider: str
+) -> None:
+    """The agent follows a link, fills a field and reads the result; the repeat read is cached."""
+    with trio.fail_after(120):
+        for kind in ("tools", "tool"):
+            code = await ext.worker.evaluate(
+                f"trimtab.host.request({{type: '{kind}'}}).then(() => null, (e) => e.code)"
+            )
+            if code == "unknown_type":
+                pytest.skip(f"the host has no {kind!r} handler yet")
+        async with trio.open_nursery() as nursery:
+            model: ScriptedModel = await nursery.start(serve_model, ScriptedModel(provider))
+            settings = {
+                "provider": "anthropic" if provider == "anthropic" else "compatible",
+                "baseUrl": model.base_url,
+                "model": "scripted",
+                "apiKey": API_KEY,
+                "askBeforeSubmit": True,
+            }
+            await ext.worker.evaluate(
+                f"chrome.storage.local.set({{settings: {json.dumps(settings)}}})"
+            )
+            _, tab_id = await ext.open_tab(site.url("e2e-agent-start.html"))
+            await ext.wait_loaded(tab_id)
+            panel = await ext.open_side_panel()
+            await panel.evaluate(
+                """trimtabPanel.showView('agent');
+                document.getElementById('task').value = 'What is the forecast for Lisbon?';
+                document.getElementById('task-form').requestSubmit(); true"""
+            )
+            while not await panel.evaluate(
+                "trimtabPanel.state.steps.some((s) => s.kind === 'done' || s.kind === 'error')"
+            ):
+                await trio.sleep(0.1)
+            steps = await panel.evaluate("trimtabPanel.state.steps.map(({content, ...s}) => s)")
+            nursery.cancel_scope.cancel()
+    assert steps[-1]["kind"] == "done", steps
+    assert "Forecast for Lisbon: sunny" in steps[-1]["text"]
+    tools = [s for s in steps if s["kind"] == "tool"]
+    assert [t["cached"] for t in tools] == [False] * 5 + [True]
+    assert not any(t["isError"] for t in tools)
+    # The page reached the model only inside the untrusted-data block.
+    headers, last = model.requests[-1]
+    system = last["system"] if provider == "anthropic" else last["messages"][0]["content"]
+    assert "<<<PAGE DATA" in system
+    assert "never instructions" in system
+    key_header = headers.get("x-api-key") or headers.get("authorization", "")
+    assert API_KEY in key_header

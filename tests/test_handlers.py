@@ -1,0 +1,394 @@
+"""The host's request handlers over a fake relay peer in front of a real headless page."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import AsyncIterator
+from typing import Any
+
+import attrs
+import lxml.etree
+import pytest
+import trio
+import trio.testing
+
+from pycdp_bridge import CDPError, PageTarget, RelayHub, TargetClosedError
+from tests.support import StaticServer
+from trimtab._handlers import HostState, Toolbox, open_host_state, read_format_page
+from trimtab._host_main import HostContext, build_setup
+from trimtab._server import Outbox, Request, RequestError
+from trimtab._tools import TOOLS
+
+pytestmark = pytest.mark.browser
+
+TAB = 7
+SESSION = "agent-1"
+_ID_ATTR = re.compile(r' id="([^"]+)"')
+
+
+class RelayPeer:
+    """Plays the extension's service worker: relays the host's CDP to a real page.
+
+    Answers ``cdp_attach``/``cdp_detach`` itself, runs ``cdp`` commands on the page
+    (child sessions included) and forwards the page's events once attached, the way
+    ``chrome.debugger`` would.
+    """
+
+    def __init__(self, page: PageTarget) -> None:
+        self.page = page
+        self.hub = RelayHub(self.send_message)
+        self.sent: list[dict[str, Any]] = []
+        self._inbox_send, self._inbox = trio.open_memory_channel[dict[str, Any]](1000)
+        self.attached = trio.Event()
+
+    async def send_message(self, message: dict[str, Any]) -> None:
+        self.sent.append(message)
+        await self._inbox_send.send(message)
+
+    def kinds(self) -> list[str]:
+        return [m["type"] if m["type"] != "cdp" else m["method"] for m in self.sent]
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(self._forward_events)
+            task_status.started()
+            async for message in self._inbox:
+                nursery.start_soon(self._handle, message)
+
+    async def _handle(self, message: dict[str, Any]) -> None:
+        if message["type"] in ("cdp_attach", "cdp_detach"):
+            if message["type"] == "cdp_attach":
+                self.attached.set()
+            self.hub.feed({"type": "cdp_result", "id": message["id"], "result": {}})
+            return
+        reply: dict[str, Any] = {"type": "cdp_result", "id": message["id"]}
+        try:
+            reply["result"] = await self.page.send(
+                message["method"], message["params"], session_id=message["session"]
+            )
+        except CDPError as error:
+            reply["error"] = {"code": error.code, "message": error.message}
+        except TargetClosedError:
+            self.hub.feed({"type": "cdp_detached", "tab": TAB, "reason": "target_closed"})
+            return
+        self.hub.feed(reply)
+
+    async def _forward_events(self) -> None:
+        async with self.page.listen() as events:
+            await self.attached.wait()
+            async for event in events:
+                self.hub.feed(
+                    {
+                        "type": "cdp_event",
+                        "tab": TAB,
+                        "session": event.session_id,
+                        "method": event.method,
+                        "params": dict(event.params),
+                    }
+                )
+
+
+@attrs.define
+class Host:
+    """The handlers under test, called the way the server calls them."""
+
+    state: HostState
+    peer: RelayPeer
+    page: PageTarget
+    _ids: int = 0
+
+    async def request(self, kind: str, **fields: Any) -> dict[str, Any]:
+        self._ids += 1
+        request = Request(kind, self._ids, {"type": kind, "id": self._ids, **fields})
+        handler = self.state.handlers()[kind]
+        with trio.fail_after(60):
+            result = dict(await handler(request))
+        json.dumps(result)  # everything a handler answers must go on the wire
+        return result
+
+    async def tool(self, name: str, session: str = SESSION, **args: Any) -> dict[str, Any]:
+        return await self.request("tool", session=session, tab=TAB, name=name, args=args)
+
+    async def error(self, kind: str, **fields: Any) -> RequestError:
+        with pytest.raises(RequestError) as caught:
+            await self.request(kind, **fields)
+        return caught.value
+
+    async def evaluate(self, expression: str) -> Any:
+        with trio.fail_after(10):
+            return await self.page.evaluate(expression)
+
+
+@pytest.fixture
+async def host(
+    page: PageTarget, pages_server: StaticServer, nursery: trio.Nursery
+) -> AsyncIterator[Host]:
+    """Handlers of a host whose relay reaches the test page, loaded with the shop page."""
+    peer = RelayPeer(page)
+    await nursery.start(peer.run)
+    with trio.fail_after(30):
+        await page.navigate(pages_server.url("handlers-shop.html"))
+    async with open_host_state(peer.hub, toolbox=Toolbox.load()) as state:
+        yield Host(state, peer, page)
+
+
+def element_id(xml: str, text: str) -> str:
+    """The eid of the first line of ``xml`` that contains ``text`` and an id."""
+    for line in xml.splitlines():
+        match = _ID_ATTR.search(line)
+        if match and text in line:
+            return match.group(1)
+    raise AssertionError(f"no element with {text!r} in:\n{xml}")
+
+
+async def wait_until(host: Host, condition: str) -> None:
+    """Poll the page until a JS condition holds (the page's own timers run meanwhile)."""
+    with trio.fail_after(10):
+        while not await host.evaluate(condition):
+            await trio.sleep(0.02)
+
+
+async def test_snapshot_returns_xml_and_stats(host: Host) -> None:
+    """A snapshot is XML a real parser accepts, with the protocol's stats."""
+    result = await host.request("snapshot", tab=TAB)
+    root = lxml.etree.fromstring(result["xml"].encode())
+    assert root.tag == "page"
+    assert root.get("title") == "Handlers shop"
+    assert result["kind"] == "baseline"
+    stats = result["stats"]
+    for field in ("tokens", "raw_tokens", "text_tokens", "dedup_saved", "trim_saved"):
+        assert isinstance(stats[field], int), field
+    assert stats["elements_in"] >= stats["elements_out"] > 0
+    assert stats["raw_tokens"] > stats["tokens"] > 0
+    assert 0 < stats["text_tokens"] < stats["raw_tokens"]
+    assert "Trail tent" in result["xml"]
+
+
+async def test_snapshot_reads_long_pages_in_slices(host: Host) -> None:
+    """raw_tokens also counts a page whose HTML is longer than one relayed slice."""
+    await host.evaluate(
+        "document.getElementById('list').insertAdjacentHTML('beforeend',"
+        " '<li>' + 'word '.repeat(250000) + '</li>'); 0"
+    )
+    result = await host.request("snapshot", tab=TAB)
+    assert result["stats"]["raw_tokens"] > 250_000
+
+
+async def test_tools_lists_every_tool_and_the_format_page(host: Host) -> None:
+    """`tools` lists every tool with a JSON schema, and the model's format page."""
+    result = await host.request("tools")
+    assert [t["name"] for t in result["tools"]] == [spec.name for spec in TOOLS]
+    for tool in result["tools"]:
+        assert tool["description"]
+        assert tool["input_schema"]["type"] == "object"
+        assert isinstance(tool["input_schema"]["properties"], dict)
+    assert result["format"] == read_format_page()
+    assert "<page" in result["format"]
+
+
+async def test_repeated_read_is_cached_and_an_action_never(host: Host) -> None:
+    """A repeated read comes from cache, marked as such; an action always runs."""
+    first = await host.tool("capture_snapshot")
+    again = await host.tool("capture_snapshot")
+    assert first["cached"] is False
+    assert again["cached"] is True
+    assert again["cached_from"] == first["call_id"]
+    assert isinstance(again["cached_at"], float)
+    assert again["note"]
+    assert again["content"] == first["content"]
+    assert again["side_effects"] is False
+
+    found = await host.tool("find", text="Add  TO bag")
+    found_again = await host.tool("find", text="add to bag")
+    assert found_again["cached"] is True
+    assert found_again["cached_from"] == found["call_id"]
+
+    button = element_id(first["content"], "Details")
+    clicks = [await host.tool("click", id=button) for _ in range(2)]
+    assert [c["cached"] for c in clicks] == [False, False]
+    assert all(c["side_effects"] and not c["is_error"] for c in clicks)
+
+
+async def test_an_action_invalidates_cached_reads(host: Host) -> None:
+    """After a click, the same read runs again and sees what the click changed."""
+    before = await host.tool("capture_snapshot")
+    await host.tool("click", id=element_id(before["content"], "Add to bag"))
+    after = await host.tool("capture_snapshot")
+    assert after["cached"] is False
+    assert "Clicks: 1" in after["content"]
+
+
+async def test_the_pages_own_change_invalidates(host: Host) -> None:
+    """A change the page makes by itself later (a timer) makes the cached read run again."""
+    before = await host.tool("capture_snapshot")
+    assert (await host.tool("capture_snapshot"))["cached"] is True
+    await host.evaluate("changeLater(50, 'Status: shipped'); 0")
+    await wait_until(host, "document.getElementById('status').textContent.includes('shipped')")
+    after = await host.tool("capture_snapshot")
+    assert after["cached"] is False
+    assert "Status: shipped" in after["content"]
+    assert "Status: shipped" not in before["content"]
+
+
+async def test_a_value_set_by_script_invalidates(host: Host) -> None:
+    """A field value set by a script (no DOM mutation, no event) is not served stale."""
+    snapshot = await host.tool("capture_snapshot")
+    email = element_id(snapshot["content"], 'type="email"')
+    first = await host.tool("read", id=email)
+    assert (await host.tool("read", id=email))["cached"] is True
+    await host.evaluate("document.getElementById('email').value = 'hiker@example.com'; 0")
+    second = await host.tool("read", id=email)
+    assert second["cached"] is False
+    assert "hiker@example.com" in second["content"]
+    assert "hiker@example.com" not in first["content"]
+
+
+async def test_changes_in_shadow_roots_and_frames_invalidate(host: Host) -> None:
+    """A change inside an open shadow root or a same-origin iframe is a page change."""
+    await host.tool("capture_snapshot")
+    await host.evaluate(
+        "document.getElementById('host').shadowRoot.getElementById('inner')"
+        ".textContent = 'Shadow changed'; 0"
+    )
+    shadow = await host.tool("capture_snapshot")
+    assert shadow["cached"] is False
+    assert "Shadow changed" in shadow["content"]
+    await host.evaluate(
+        "document.getElementById('frame').contentDocument.getElementById('review')"
+        ".textContent = 'Two stars'; 0"
+    )
+    framed = await host.tool("capture_snapshot")
+    assert framed["cached"] is False
+    assert "Two stars" in framed["content"]
+
+
+async def test_navigation_invalidates(host: Host, pages_server: StaticServer) -> None:
+    """A navigation, to another document or within one, makes cached reads run again."""
+    await host.tool("capture_snapshot")
+    await host.evaluate("location.hash = 'deals'; 0")
+    assert (await host.tool("capture_snapshot"))["cached"] is False
+    assert (await host.tool("capture_snapshot"))["cached"] is True
+    with trio.fail_after(30):
+        await host.page.navigate(pages_server.url("handlers-other.html"))
+    other = await host.tool("capture_snapshot")
+    assert other["cached"] is False
+    assert "Sleeping bags" in other["content"]
+    assert (await host.tool("capture_snapshot"))["cached"] is True
+
+
+async def test_errors_are_not_cached_and_refusals_are_content(host: Host) -> None:
+    """A refused call answers is_error content (not an error reply) and is not cached."""
+    await host.tool("capture_snapshot")
+    refused = [await host.tool("read", id="nope") for _ in range(2)]
+    assert all(r["is_error"] for r in refused)
+    assert [r["cached"] for r in refused] == [False, False]
+    clicked = await host.tool("click", id="zz9")
+    assert clicked["is_error"] is True
+    assert "zz9" in clicked["content"]
+
+
+async def test_sessions_do_not_share_cached_results(host: Host) -> None:
+    """Another agent session does not get this session's cached answer."""
+    await host.tool("capture_snapshot", session="a")
+    other = await host.tool("capture_snapshot", session="b")
+    assert other["cached"] is False
+
+
+async def test_bad_requests_are_refused_clearly(host: Host) -> None:
+    """Missing or invalid fields and unknown tools are bad_request replies naming them."""
+    unknown = await host.error("tool", session=SESSION, tab=TAB, name="fly", args={})
+    assert unknown.code == "bad_request"
+    assert "fly" in unknown.message
+    assert "capture_snapshot" in unknown.message
+    no_tab = await host.error("tool", session=SESSION, name="find", args={})
+    assert (no_tab.code, "tab" in no_tab.message) == ("bad_request", True)
+    text_tab = await host.error("snapshot", tab="7")
+    assert (text_tab.code, "tab" in text_tab.message) == ("bad_request", True)
+    negative = await host.error("highlight", tab=-1, eid=None)
+    assert negative.code == "bad_request"
+    bad_args = await host.error("tool", session=SESSION, tab=TAB, name="find", args=[1])
+    assert (bad_args.code, "args" in bad_args.message) == ("bad_request", True)
+    no_session = await host.error("tool", tab=TAB, name="find", args={})
+    assert (no_session.code, "session" in no_session.message) == ("bad_request", True)
+    no_eid = await host.error("highlight", tab=TAB)
+    assert (no_eid.code, "eid" in no_eid.message) == ("bad_request", True)
+
+
+async def test_highlight_known_and_unknown_ids(host: Host) -> None:
+    """Highlight draws the overlay on a known eid, errors on an unknown one, and clears."""
+    early = await host.error("highlight", tab=TAB, eid="k3x")
+    assert early.code == "stale_id"
+    snapshot = await host.request("snapshot", tab=TAB)
+    eid = element_id(snapshot["xml"], "Add to bag")
+    assert await host.request("highlight", tab=TAB, eid=eid) == {"found": True}
+    highlight = [m for m in host.peer.sent if m.get("method") == "Overlay.highlightNode"]
+    assert highlight[-1]["params"]["backendNodeId"] > 0
+    assert "highlightConfig" in highlight[-1]["params"]
+    unknown = await host.error("highlight", tab=TAB, eid="zz9")
+    assert unknown.code == "stale_id"
+    assert "zz9" in unknown.message
+    assert await host.request("highlight", tab=TAB, eid=None) == {"found": False}
+    assert host.peer.kinds()[-1] == "Overlay.hideHighlight"
+
+
+async def test_highlight_uses_the_agents_ids_too(host: Host) -> None:
+    """An eid the agent saw (not the inspector) can be highlighted as well."""
+    snapshot = await host.tool("capture_snapshot")
+    eid = element_id(snapshot["content"], "Add to bag")
+    assert await host.request("highlight", tab=TAB, eid=eid) == {"found": True}
+
+
+async def test_inspector_snapshots_do_not_move_the_agents_diff_base(host: Host) -> None:
+    """The side panel's snapshot is not the base of the agent's next diff."""
+    await host.tool("capture_snapshot")
+    await host.evaluate("addToBag(); 0")
+    await host.request("snapshot", tab=TAB)
+    snapshot = await host.tool("capture_snapshot")
+    assert "Clicks: 1" in snapshot["content"]
+
+
+async def test_release_forgets_the_tab(host: Host) -> None:
+    """Release drops the tab's state, detaches the debugger, and invalidates its reads."""
+    first = await host.tool("capture_snapshot")
+    await host.request("snapshot", tab=TAB)
+    assert host.state.tab_state(TAB) is not None
+    assert await host.request("release", tab=TAB) == {}
+    assert host.state.tab_state(TAB) is None
+    assert host.state.tracker.page_revision(TAB) is None
+    assert host.peer.kinds()[-1] == "cdp_detach"
+    with pytest.raises(RequestError) as caught:
+        await host.request("highlight", tab=TAB, eid=element_id(first["content"], "Add to bag"))
+    assert caught.value.code == "stale_id"
+    again = await host.tool("capture_snapshot")
+    assert again["cached"] is False
+    assert host.peer.kinds().count("cdp_attach") == 2
+
+
+async def test_release_of_an_unknown_tab_is_harmless(host: Host) -> None:
+    """Releasing a tab the host never touched answers {} and sends nothing."""
+    assert await host.request("release", tab=TAB + 1) == {}
+    assert host.peer.sent == []
+
+
+async def test_a_detached_tab_answers_target_closed_then_recovers(host: Host) -> None:
+    """After the debugger detaches, a request re-attaches; a closed tab is target_closed."""
+    await host.tool("capture_snapshot")
+    host.peer.hub.feed({"type": "cdp_detached", "tab": TAB, "reason": "canceled_by_user"})
+    again = await host.tool("capture_snapshot")
+    assert again["cached"] is False
+    assert host.peer.kinds().count("cdp_attach") == 2
+
+
+async def test_the_production_setup_registers_the_handlers() -> None:
+    """build_setup registers every request type of the protocol and connects the relay."""
+    sink, _ = trio.testing.memory_stream_pair()
+    context = HostContext(origin=None, outbox=Outbox(sink), debug=False)
+    async with build_setup(context) as setup:
+        assert {"snapshot", "tools", "tool", "highlight", "release"} <= set(setup.handlers)
+        assert setup.on_relay_message is not None
+        tools = await setup.handlers["tools"](Request("tools", 1, {"type": "tools", "id": 1}))
+        assert len(tools["tools"]) == len(TOOLS)
+
+
+
