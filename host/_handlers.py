@@ -293,6 +293,8 @@ class HostState:
         eid = request.get("eid", (str, type(None)))
         state = await self._open_tab(tab)
         async with _cdp_errors(tab):
+            # The overlay needs the DOM domain; a capture has enabled it already anyway.
+            await state.target.send("DOM.enable")
             await state.target.send("Overlay.enable")
             if eid is None:
                 await state.target.send("Overlay.hideHighlight")

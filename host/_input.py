@@ -116,8 +116,7 @@ async def locate(tab: TabSession, eid: object) -> Located:
         raise Refusal(f"id must be an element id from the page, like 'k3x'; got {eid!r}")
     eid = eid.strip()
     latest = tab.latest
-    known = latest is not None and eid in latest.controls
-    if latest is not None and known:
+    if latest is not None and eid in latest.controls:
         control = latest.controls[eid]
         if control.frame == 0:
             object_id = await _live_object(tab.target, None, control.backend_node_id)
@@ -127,12 +126,9 @@ async def locate(tab: TabSession, eid: object) -> Located:
     fresh = compact(model, count=False)
     control_or_none = fresh.controls.get(eid)
     if control_or_none is None:
-        if known:
-            raise Refusal(f"stale id {eid}: it is not on the page any more; take a snapshot")
-        raise Refusal(
-            f"unknown id {eid}: no element of the page has it; use an id from the latest "
-            "snapshot (or take a snapshot)"
-        )
+        # Ids the model read in earlier snapshots are not remembered, so a mistyped id
+        # gets the same answer: either way the cure is a fresh look at the page.
+        raise Refusal(f"stale id {eid}: it is not on the page any more; take a snapshot")
     control = control_or_none
     frame = model.frames[control.frame]
     object_id = await _live_object(tab.target, frame.session_id, control.backend_node_id)

@@ -16,10 +16,11 @@ since. Changes come from three places, and each is followed differently:
   {executionContextName}`` as ``Runtime.bindingCalled`` events. It also counts the
   events that change what a capture reads without touching the DOM (input, change,
   scroll, resize, load of an image, focus, transitions).
-* **State no observer sees**: a script setting ``input.value`` or ``checked``.
-  `PageRevisions.sync` reads a token from the isolated world (mutation count, a hash
-  of the form controls' state, scroll, viewport, URL) and notes a change when it
-  differs.
+* **State no observer sees**: a script setting ``input.value`` or ``checked``, and
+  open shadow roots attached after their host was inserted (the observer cannot
+  know of them until it walks the tree again). `PageRevisions.sync` reads a token
+  from the isolated world (mutation count, newly found shadow roots, a hash of the
+  form controls' state, scroll, viewport, URL) and notes a change when it differs.
 
 Reports are throttled in the page without ever being late: the first change of a
 burst is reported at once (``open``), later ones in the same ``WINDOW_MS`` are folded
@@ -111,15 +112,19 @@ _OBSERVER_SOURCE: Final = (
   });
   const options = {subtree: true, childList: true, attributes: true, characterData: true};
   const watched = new WeakSet();
+  // Returns how many shadow roots it started watching.
   const watchShadows = (root) => {
-    if (!root || root.nodeType !== 1 && root.nodeType !== 9 && root.nodeType !== 11) return;
+    if (!root || root.nodeType !== 1 && root.nodeType !== 9 && root.nodeType !== 11) return 0;
+    let found = 0;
     const walker = document.createTreeWalker(root, NodeFilter.SHOW_ELEMENT);
     for (let el = walker.currentNode; el; el = walker.nextNode()) {
       const shadow = el.shadowRoot;
       if (shadow && !watched.has(shadow)) {
-        watched.add(shadow); observer.observe(shadow, options); watchShadows(shadow);
+        watched.add(shadow); observer.observe(shadow, options);
+        found += 1 + watchShadows(shadow);
       }
     }
+    return found;
   };
   observer.observe(document, options);
   watchShadows(document);
@@ -141,8 +146,15 @@ _OBSERVER_SOURCE: Final = (
     }
     return hash(parts.join("\\u0000"));
   };
-  globalThis.__trimtabRevision = () =>
-    [seq, controls(), scrollX, scrollY, innerWidth, innerHeight, location.href].join("|");
+  // A shadow root attached after its host was inserted is found only by a new walk,
+  // here and when the document has loaded; what happened inside it before is unknown,
+  // so finding one counts as a change.
+  addEventListener("DOMContentLoaded", () => { if (watchShadows(document)) changed(); });
+  addEventListener("load", () => { if (watchShadows(document)) changed(); });
+  globalThis.__trimtabRevision = () => {
+    if (watchShadows(document)) seq++;
+    return [seq, controls(), scrollX, scrollY, innerWidth, innerHeight, location.href].join("|");
+  };
 })()"""
     .replace("__BINDING__", json.dumps(BINDING_NAME))
     .replace("__WINDOW__", str(WINDOW_MS))
@@ -337,6 +349,7 @@ class PageRevisions:
         self._change(method)
 
     def _change(self, reason: str) -> None:
+        log.debug("page change: %s", reason)
         self._changes += 1
         self._last_reason = reason
         self.on_change(reason)

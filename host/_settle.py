@@ -95,10 +95,15 @@ class Activity:
         return self.loading or bool(self.in_flight)
 
     def feed(self, event: Event) -> None:
-        if event.session_id is not None:
-            return  # out-of-process iframes do not hold up the page
         params = event.params
         method = event.method
+        if method in ("Network.loadingFinished", "Network.loadingFailed"):
+            # From any session: a request may finish in the session it was handed to.
+            self.in_flight.discard(str(params.get("requestId")))
+            self._changed()
+            return
+        if event.session_id is not None:
+            return  # out-of-process iframes do not hold up the page
         main = params.get("frameId") == self.frame_id
         if method == "Page.frameStartedLoading" and main:
             self.loading = True
@@ -114,12 +119,17 @@ class Activity:
         elif method == "Page.lifecycleEvent" and main and params.get("name") == "load":
             self.loaded.add(str(params.get("loaderId")))
         elif method == "Network.requestWillBeSent":
-            if params.get("type") not in _ENDLESS_TYPES:
+            kind = params.get("type")
+            # An iframe's document may load in another process, which reports its end
+            # in a session whose Network domain is off: the frame does not hold us up.
+            subframe_document = kind == "Document" and not main
+            if kind not in _ENDLESS_TYPES and not subframe_document:
                 self.in_flight.add(str(params.get("requestId")))
-        elif method in ("Network.loadingFinished", "Network.loadingFailed"):
-            self.in_flight.discard(str(params.get("requestId")))
         else:
             return
+        self._changed()
+
+    def _changed(self) -> None:
         self.changed.set()
         self.changed = trio.Event()
 
@@ -144,15 +154,22 @@ async def watch(target: Target) -> AsyncIterator[Activity]:
     """Follow the tab's activity for the duration of the block (open it before acting)."""
     await ensure_domains(target)
     activity = Activity(await main_frame_id(target))
-    async with target.listen(*_EVENTS) as events, trio.open_nursery() as nursery:
+    try:
+        async with target.listen(*_EVENTS) as events, trio.open_nursery() as nursery:
 
-        async def pump() -> None:
-            async for event in events:
-                activity.feed(event)
+            async def pump() -> None:
+                async for event in events:
+                    activity.feed(event)
 
-        nursery.start_soon(pump)
-        yield activity
-        nursery.cancel_scope.cancel()
+            nursery.start_soon(pump)
+            yield activity
+            nursery.cancel_scope.cancel()
+    except BaseExceptionGroup as group:
+        # The pump never fails, so a group holds the block's own exception: hand it
+        # back as it was raised, so callers catch it by its type.
+        if len(group.exceptions) == 1:
+            raise group.exceptions[0] from None
+        raise
 
 
 async def settle(target: Target, activity: Activity, timeout: float) -> bool:

@@ -200,24 +200,20 @@ class TabSession:
                     f' count="{len(region.eids)}"/>\n'
                 )
             items = render_items(node, replace)
-            changed = False
             if previous_items:
-                items, changed = _collapse_repeats(
-                    items, previous_items, self.options.block_min_lines
-                )
+                items = _collapse_repeats(items, previous_items, self.options.block_min_lines)
             if trim and region.name in TRIMMABLE and len(items) > limits.max_lines:
                 trimmed.append(region.key)
                 items = _trim(items, region.key, limits)
-                changed = True
-            if not changed:
-                return None
+            # Rendered here even when nothing changed: the nested regions were
+            # already decided (and counted) by render_items above.
             return open_tag(node) + "\n" + "".join(f"{item}\n" for item in items) + "</region>\n"
 
-        body: list[str] = []
-        for node in current.root.children:
-            if isinstance(node, OutNode):
-                swapped = replace(node)
-                body.append(swapped if swapped is not None else render_node(node, replace))
+        body = [
+            replace(n) or render_node(n, replace)
+            for n in current.root.children
+            if isinstance(n, OutNode)
+        ]
         return _page_open(current, "baseline") + "".join(body) + "</page>\n", collapsed, trimmed
 
     # -- diffs ----------------------------------------------------------------
@@ -277,15 +273,12 @@ def _trim(items: list[str], key: str, limits: TrimLimits) -> list[str]:
     return [*items[: limits.head], marker, *items[len(items) - limits.tail :]]
 
 
-def _collapse_repeats(
-    items: list[str], previous: tuple[str, ...], min_lines: int
-) -> tuple[list[str], bool]:
+def _collapse_repeats(items: list[str], previous: tuple[str, ...], min_lines: int) -> list[str]:
     """Runs of at least `min_lines` lines that stood, in the same order, in the
     previous baseline become one `<unchanged>` line (blocks outside landmarks)."""
     matcher = difflib.SequenceMatcher(a=previous, b=items, autojunk=False)
     out: list[str] = []
     cursor = 0
-    changed = False
     for _, start, size in matcher.get_matching_blocks():
         if size < min_lines:
             continue
@@ -295,9 +288,8 @@ def _collapse_repeats(
         first = xml_escape.attr(_plain(run[0])[:60])
         out.append(f'<unchanged lines="{size}" count="{controls}" first="{first}"/>')
         cursor = start + size
-        changed = True
     out.extend(items[cursor:])
-    return out, changed
+    return out
 
 
 _ID = re.compile(r' id="([^"]+)"')

@@ -60,7 +60,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Awaitable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Literal, TypeVar
 
 import attrs
@@ -91,8 +91,9 @@ _INTERACTIVE_ATTRIBUTES = ("role", "tabindex", "contenteditable", "aria-label", 
 T = TypeVar("T")
 _Json = Mapping[str, Any]
 
-# Read beyond the model's `Style`: the padding places an iframe's document inside it.
-_EXTRA_STYLES = ("padding-left", "padding-top")
+# Read beyond the model's `Style`: border and padding place an iframe's document
+# inside it (read from styles so that captures without DOM rects place it too).
+_EXTRA_STYLES = ("padding-left", "padding-top", "border-left-width", "border-top-width")
 SNAPSHOT_STYLES = (*cdp.DEFAULT_SNAPSHOT_STYLES, *_EXTRA_STYLES)
 _STYLE_FIELDS = tuple(name.replace("-", "_") for name in cdp.DEFAULT_SNAPSHOT_STYLES)
 
@@ -110,6 +111,7 @@ class _Layout:
     client_rect: Rect | None
     scroll_rect: Rect | None
     text: str
+    # Border plus padding, left and top: where a frame's document starts in its box.
     padding: tuple[float, float]
 
 
@@ -135,9 +137,20 @@ class _SessionCapture:
     # Per frame id: (scroll x, scroll y, title) of the document, from the snapshot.
     documents: dict[str, tuple[float, float, str]] = attrs.field(factory=dict)
     ax: dict[int, AXInfo] = attrs.field(factory=dict)
+    # Rendered whitespace-only text nodes, which DOM.getDocument leaves out although
+    # they separate words ("<b>a</b> <i>b</i>"): parent backend id → list of
+    # (backend id of the previous sibling or None, the text node as DOM JSON).
+    whitespace: dict[int, list[tuple[int | None, _Json]]] = attrs.field(factory=dict)
     snapshot_ok: bool = False
     failed: list[str] = attrs.field(factory=list)
     timings: dict[str, float] = attrs.field(factory=dict)
+
+
+@attrs.frozen
+class _Options:
+    ax: AXMode
+    dom_snapshot: bool
+    rects: bool
 
 
 async def capture(
@@ -146,6 +159,7 @@ async def capture(
     ax: AXMode = "interactive",
     dom_snapshot: bool = True,
     child_frames: bool = True,
+    rects: bool = True,
 ) -> PageModel:
     """Capture the target's page into a `PageModel` (see the module docstring).
 
@@ -154,10 +168,13 @@ async def capture(
     anything with a role, tabindex, ARIA label or click listener), one
     ``getPartialAXTree`` each; ``ax=True`` reads the whole tree, ``ax=False`` none.
     ``dom_snapshot=False`` skips the layout,
-    ``child_frames=False`` out-of-process iframes. Raises CDPError only when the DOM
+    ``child_frames=False`` out-of-process iframes, ``rects=False`` the client and
+    scroll rectangles (DOMSnapshot's ``includeDOMRects``, a large share of its cost
+    on big pages; boxes, paint order and styles stay). Raises CDPError only when the DOM
     tree itself cannot be read, TargetClosedError when the tab went away.
     """
     started = time.perf_counter()
+    options = _Options(ax, dom_snapshot, rects)
     main = _SessionCapture(None)
     children: dict[str, _SessionCapture] = {}
     # (session of the owner's document, owner backendNodeId) -> child session id.
@@ -187,14 +204,14 @@ async def capture(
                     session_id, frame_id=str(info.get("targetId", ""))
                 )
                 parent = frame_sessions.get(str(info.get("parentFrameId")))
-                nursery.start_soon(_capture_child, target, child, parent, owners, ax, dom_snapshot)
+                nursery.start_soon(_capture_child, target, child, parent, owners, options)
 
     async with trio.open_nursery() as nursery:
         nursery.start_soon(read_metrics)
         nursery.start_soon(read_frame_tree)
         if child_frames:
             nursery.start_soon(read_children)
-        await _capture_session(target, main, ax=ax, dom_snapshot=dom_snapshot)
+        await _capture_session(target, main, options)
 
     joining = time.perf_counter()
     main_frame = frame_tree.get("frameTree", {}).get("frame", {})
@@ -254,8 +271,7 @@ async def _capture_child(
     child: _SessionCapture,
     parent: str | None,
     owners: dict[tuple[str | None, int], str],
-    ax: AXMode,
-    dom_snapshot: bool,
+    options: _Options,
 ) -> None:
     """Capture an out-of-process iframe; on failure leave its document unset."""
     assert child.session_id is not None
@@ -266,15 +282,15 @@ async def _capture_child(
             target.execute(cdp.dom_get_frame_owner(child.frame_id), session_id=parent),
         )
         owners[(parent, owner["backendNodeId"])] = child.session_id
-        await _capture_session(target, child, ax=ax, dom_snapshot=dom_snapshot)
+        await _capture_session(target, child, options)
     except (CDPError, TargetClosedError):
         child.document = None
 
 
-async def _capture_session(
-    target: Target, cap: _SessionCapture, *, ax: AXMode, dom_snapshot: bool
-) -> None:
+async def _capture_session(target: Target, cap: _SessionCapture, options: _Options) -> None:
     session = cap.session_id
+    ax = options.ax
+    dom_snapshot = options.dom_snapshot
 
     async def read_ax(frame_id: str | None) -> None:
         call = target.execute(cdp.accessibility_get_full_ax_tree(frame_id), session_id=session)
@@ -297,7 +313,8 @@ async def _capture_session(
 
     async def read_snapshot() -> None:
         call = target.execute(
-            cdp.dom_snapshot_capture_snapshot(SNAPSHOT_STYLES), session_id=session
+            cdp.dom_snapshot_capture_snapshot(SNAPSHOT_STYLES, include_dom_rects=options.rects),
+            session_id=session,
         )
         try:
             snapshot = await _timed(cap.timings, "dom_snapshot", call)
@@ -430,6 +447,7 @@ def _read_snapshot(snapshot: _Json, cap: _SessionCapture) -> None:
                 text=string(layout["text"][li]),
                 padding=parsed[1],
             )
+        _read_whitespace(nodes, set(layout["nodeIndex"]), string, cap)
         for field in ("inputValue", "textValue"):
             rare = nodes.get(field, {})
             for node_index, value in zip(
@@ -443,6 +461,29 @@ def _read_snapshot(snapshot: _Json, cap: _SessionCapture) -> None:
         for node_index in nodes.get("isClickable", {}).get("index", ()):
             state(node_index).clickable = True
         cap.states.update(states)
+
+
+def _read_whitespace(
+    nodes: _Json, rendered: set[int], string: Callable[[int], str], cap: _SessionCapture
+) -> None:
+    """Collect rendered whitespace-only text nodes and where they stand among siblings."""
+    parents: list[int] = nodes["parentIndex"]
+    types: list[int] = nodes["nodeType"]
+    values: list[int] = nodes["nodeValue"]
+    backend_ids: list[int] = nodes["backendNodeId"]
+    last_child: dict[int, int] = {}
+    for index, parent in enumerate(parents):
+        if parent < 0:
+            continue
+        previous = last_child.get(parent)
+        last_child[parent] = index
+        if types[index] != _TEXT or index not in rendered:
+            continue
+        text = string(values[index])
+        if text and text.isspace():
+            entry = {"nodeType": _TEXT, "nodeValue": text, "backendNodeId": backend_ids[index]}
+            before = backend_ids[previous] if previous is not None else None
+            cap.whitespace.setdefault(backend_ids[parent], []).append((before, entry))
 
 
 def _rect(rects: list[list[float]], index: int) -> Rect | None:
@@ -459,8 +500,8 @@ def _parse_style(values: list[str]) -> tuple[Style, tuple[float, float]]:
         fields["opacity"] = float(fields["opacity"])
     except ValueError:
         fields["opacity"] = 1.0
-    padding = tuple(_px(v) for v in values[len(_STYLE_FIELDS) :])
-    return Style(**fields), (padding[0], padding[1])
+    left, top, border_left, border_top = (_px(v) for v in values[len(_STYLE_FIELDS) :])
+    return Style(**fields), (left + border_left, top + border_top)
 
 
 def _px(value: str) -> float:
@@ -641,7 +682,8 @@ class _Builder:
         document = json.get("contentDocument")
         if document is not None:
             visits.append(_Visit(document, index, frame, cap, str(json.get("frameId", ""))))
-        visits.extend(_Visit(child, index, frame, cap) for child in json.get("children", ()))
+        spaces = cap.whitespace.get(self.nodes[index].backend_node_id)
+        visits.extend(_Visit(child, index, frame, cap) for child in _with_whitespace(json, spaces))
         session = self.owners.get((cap.session_id, int(json.get("backendNodeId", 0))))
         child_cap = self.children.get(session) if session is not None else None
         if child_cap is not None and child_cap.document is not None and session is not None:
@@ -663,11 +705,10 @@ class _Builder:
             offset_x, offset_y = parent_frame.offset_x, parent_frame.offset_y
             state = self._state_of(holder)
             if holder.bounds is not None and state is not None and state.layout is not None:
-                border = holder.client_rect or Rect(0.0, 0.0, 0.0, 0.0)
-                padding = state.layout.padding
+                inset = state.layout.padding
                 scroll = cap.documents.get(frame_id, (0.0, 0.0, ""))
-                offset_x = holder.bounds.x + border.x + padding[0] - scroll[0]
-                offset_y = holder.bounds.y + border.y + padding[1] - scroll[1]
+                offset_x = holder.bounds.x + inset[0] - scroll[0]
+                offset_y = holder.bounds.y + inset[1] - scroll[1]
         frame_index = len(self.frames)
         self.frames.append(
             Frame(
@@ -698,6 +739,23 @@ class _Builder:
             if node.frame == 0 and node.name == "title" and node.children:
                 return "".join(self.nodes[c].text for c in node.children).strip()
         return ""
+
+
+def _with_whitespace(
+    json: _Json, spaces: list[tuple[int | None, _Json]] | None
+) -> Sequence[_Json]:
+    """The DOM children of a node with its rendered whitespace text put back in place."""
+    children: Sequence[_Json] = json.get("children", ())
+    if not spaces:
+        return children
+    after: dict[int | None, list[_Json]] = {}
+    for before, entry in spaces:
+        after.setdefault(before, []).append(entry)
+    merged: list[_Json] = list(after.get(None, ()))
+    for child in children:
+        merged.append(child)
+        merged.extend(after.get(int(child.get("backendNodeId", 0)), ()))
+    return merged
 
 
 def _html_frame_id(document: _Json) -> str:

@@ -148,12 +148,17 @@ class Node:
     # Index one past the last node of this node's subtree (filled by the builder).
     end: int = 0
     attributes: dict[str, str] = attrs.field(factory=dict)
-    text: str = ""  # nodeValue for text nodes
+    # nodeValue for text nodes; for pseudo-elements (name "::before", "::after",
+    # "::marker"...) the text they generate, which exists nowhere in the DOM.
+    text: str = ""
     # Layout: None when the node has no layout object (display:none, not rendered)
     # or when the DOMSnapshot was missing.
     bounds: Rect | None = None
     paint_order: int | None = None
     style: Style | None = None
+    # As DOMSnapshot gives them, not positioned on the page: client_rect is
+    # (clientLeft, clientTop, clientWidth, clientHeight), scroll_rect is
+    # (scrollLeft, scrollTop, scrollWidth, scrollHeight).
     client_rect: Rect | None = None
     scroll_rect: Rect | None = None
     # DOMSnapshot's isClickable: a click listener or a natively clickable element.

@@ -12,13 +12,13 @@ import lxml.etree
 import pytest
 import trio
 import trio.testing
-
-from pycdp_bridge import CDPError, PageTarget, RelayHub, TargetClosedError
-from tests.support import StaticServer
 from trimtab._handlers import HostState, Toolbox, open_host_state, read_format_page
 from trimtab._host_main import HostContext, build_setup
 from trimtab._server import Outbox, Request, RequestError
 from trimtab._tools import TOOLS
+
+from pycdp_bridge import CDPError, PageTarget, RelayHub, TargetClosedError
+from tests.support import StaticServer
 
 pytestmark = pytest.mark.browser
 
@@ -149,6 +149,15 @@ async def wait_until(host: Host, condition: str) -> None:
             await trio.sleep(0.02)
 
 
+async def quiet(host: Host) -> None:
+    """Wait until no frame of the tab reports its DOM as still changing (a load ended)."""
+    state = host.state.tab_state(TAB)
+    assert state is not None
+    with trio.fail_after(10):
+        while state.revisions.statistics().open_windows:
+            await trio.sleep(0.02)
+
+
 async def test_snapshot_returns_xml_and_stats(host: Host) -> None:
     """A snapshot is XML a real parser accepts, with the protocol's stats."""
     result = await host.request("snapshot", tab=TAB)
@@ -268,12 +277,17 @@ async def test_navigation_invalidates(host: Host, pages_server: StaticServer) ->
     await host.tool("capture_snapshot")
     await host.evaluate("location.hash = 'deals'; 0")
     assert (await host.tool("capture_snapshot"))["cached"] is False
+    await quiet(host)
+    await host.tool("capture_snapshot")
     assert (await host.tool("capture_snapshot"))["cached"] is True
     with trio.fail_after(30):
         await host.page.navigate(pages_server.url("handlers-other.html"))
     other = await host.tool("capture_snapshot")
     assert other["cached"] is False
     assert "Sleeping bags" in other["content"]
+    # Right after a load the page is still changing; once quiet, reads are cached again.
+    await quiet(host)
+    await host.tool("capture_snapshot")
     assert (await host.tool("capture_snapshot"))["cached"] is True
 
 

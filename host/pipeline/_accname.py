@@ -22,8 +22,10 @@ _NAME_FROM_CONTENT = frozenset(
 class NameIndex:
     """Id and label lookups over one page model, built once per compaction."""
 
-    def __init__(self, model: PageModel, removed: list[bool]) -> None:
+    def __init__(self, model: PageModel, removed: list[bool], shown: list[bool]) -> None:
         self.model = model
+        self.removed = removed
+        self.shown = shown
         self.by_id: dict[str, Node] = {}
         self.label_for: dict[str, Node] = {}
         for node in model.nodes:
@@ -38,11 +40,18 @@ class NameIndex:
                     self.label_for.setdefault(target, node)
 
     def text_of(self, node: Node) -> str:
-        """The text content of a subtree, alt text of its images included."""
+        """The rendered text of a subtree, alt text of its images included.
+
+        Like the browser's name computation, hidden descendants do not count
+        (a menu button's collapsed submenu is not part of its name).
+        """
         parts: list[str] = []
         for inner in self.model.subtree(node):
+            if self.removed[inner.index]:
+                continue
             if inner.is_text:
-                parts.append(inner.text)
+                if self.shown[inner.index]:
+                    parts.append(inner.text)
             elif inner.name == "img":
                 parts.append(" " + inner.attributes.get("alt", "") + " ")
         return " ".join("".join(parts).split())

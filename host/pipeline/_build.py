@@ -144,7 +144,7 @@ class _Builder:
         # Bounds of the control we are inside, for nested-clickable folding.
         self.active_control: Node | None = None
         self.labelled = self._labelled_controls()
-        self.names = NameIndex(model, visibility.removed)
+        self.names = NameIndex(model, visibility.removed, visibility.shown)
         origin = urlsplit(model.url)
         self.origin = (origin.scheme, origin.netloc)
         self.page_path = origin.path

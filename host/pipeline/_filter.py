@@ -81,7 +81,7 @@ def filter_page(model: PageModel) -> Visibility:
         if kind is not NodeType.ELEMENT:
             shown[i] = True
             continue
-        reason = _removal_reason(node, degraded)
+        reason = _removal_reason(model, node, degraded)
         if (
             reason is None
             and node.attributes.get("aria-hidden") == "true"
@@ -122,17 +122,23 @@ def filter_page(model: PageModel) -> Visibility:
     return Visibility(shown, removed, dropped, covered_by, degraded)
 
 
-def _removal_reason(node: Node, degraded: bool) -> str | None:
+def _renders_below(model: PageModel, node: Node) -> bool:
+    return any(inner.style is not None for inner in model.nodes[node.index + 1 : node.end])
+
+
+def _removal_reason(model: PageModel, node: Node, degraded: bool) -> str | None:
     if node.name in NOISE_TAGS:
         return NOISE
     if degraded:
         return None if "hidden" not in node.attributes else NOT_RENDERED
     style = node.style
-    if style is None and node.bounds is None and not node.children:
-        return NOT_RENDERED
-    if style is not None and style.display == "none":
-        return NOT_RENDERED
-    return None
+    if style is not None:
+        return NOT_RENDERED if style.display == "none" else None
+    if node.name in ("option", "optgroup"):
+        return None  # a closed <select> draws its options itself; the select lists them
+    # No layout object: display:none (nothing below is rendered either) or
+    # display:contents (its children are); tell them apart by the subtree.
+    return None if _renders_below(model, node) else NOT_RENDERED
 
 
 def _has_rendered_words(model: PageModel, node: Node) -> bool:

@@ -13,7 +13,8 @@ __all__ = ["attr", "text"]
 
 _FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
-_TEXT_TABLE = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
+# A raw CR would come back from any parser as LF (XML end-of-line handling).
+_TEXT_TABLE = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", "\r": "&#13;"})
 # In attribute values whitespace characters other than space are normalised away
 # by parsers unless written as character references.
 _ATTR_TABLE = str.maketrans(

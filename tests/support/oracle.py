@@ -23,11 +23,11 @@ from typing import Any
 
 import attrs
 from lxml import etree
-
-from pycdp_bridge import CDPError, Node, PageModel, Target
 from trimtab.pipeline import Compaction
 from trimtab.pipeline._filter import Visibility, filter_page
 from trimtab.pipeline._roles import NOISE_TAGS
+
+from pycdp_bridge import CDPError, Node, PageModel, Target
 
 __all__ = [
     "INTERACTIVE_ROLES",
@@ -38,8 +38,8 @@ __all__ = [
     "MissingWord",
     "PageTruth",
     "TextRecall",
-    "judge",
     "interactive_recall",
+    "judge",
     "read_truth",
     "text_recall",
 ]
@@ -174,6 +174,8 @@ class Fidelity:
     xml_error: str | None
     text: TextRecall
     interactive: InteractiveRecall
+    # What the browser said (innerText, AX nodes), for token counts and reports.
+    truth: PageTruth = attrs.field(eq=False, repr=False)
 
     @property
     def ok(self) -> bool:
@@ -348,7 +350,7 @@ def judge_truth(truth: PageTruth, model: PageModel, compaction: Compaction) -> F
         ours, error = None, str(exc)
     text = text_recall(truth.inner_text, ours, explain)
     interactive = interactive_recall(truth.ax_controls, model, compaction, explain)
-    return Fidelity(error, text, interactive)
+    return Fidelity(error, text, interactive, truth)
 
 
 def text_recall(inner_text: str, ours: OurText | None, explain: _Explainer) -> TextRecall:

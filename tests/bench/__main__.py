@@ -1,0 +1,116 @@
+"""``python -m tests.bench`` (``make bench``): every benchmark, one JSON file of figures.
+
+Runs pages, flows, scaling and stability (this package), then ``tests.bench.capture``
+and ``tests.bench.tracker`` where they offer a ``run()``, prints their tables and
+writes every figure to ``bench-results/bench-<timestamp>.json`` so runs can be
+compared. ``--only pages,flows`` picks sections; ``--pages GLOB`` subsets the corpus
+by item id (``'pages/e*'``, ``'*books*'``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import inspect
+import json
+import math
+import sys
+import time
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+import trio
+
+from tests.bench import REPO, require_corpus
+
+OURS = ("pages", "flows", "scaling", "stability")
+THEIRS = ("capture", "tracker")
+SECTIONS = (*OURS, *THEIRS)
+
+
+def _jsonable(value: Any) -> Any:
+    """NaN becomes null (JSON has no NaN); anything else unknown becomes its repr."""
+    if isinstance(value, float):
+        return None if math.isnan(value) else value
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if value is None or isinstance(value, str | int | bool):
+        return value
+    return repr(value)
+
+
+def _run_theirs(name: str) -> Any:
+    """Another engineer's benchmark: its ``run()``, sync or async, if it has one."""
+    try:
+        module = importlib.import_module(f"tests.bench.{name}")
+    except ModuleNotFoundError:
+        print(f"{name}: tests/bench/{name}.py is absent; skipped")
+        return {"skipped": "module absent"}
+    run = getattr(module, "run", None)
+    if run is None:
+        print(f"{name}: tests/bench/{name}.py has no run(); skipped")
+        return {"skipped": "no run()"}
+    result = trio.run(run) if inspect.iscoroutinefunction(run) else run()
+    return result if result is not None else {}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tests.bench", description=__doc__)
+    parser.add_argument(
+        "--only", default=",".join(SECTIONS), help=f"comma-separated sections of {SECTIONS}"
+    )
+    parser.add_argument("--pages", metavar="GLOB", help="only corpus items whose id matches")
+    args = parser.parse_args(argv)
+    chosen = [s.strip() for s in args.only.split(",") if s.strip()]
+    unknown = [s for s in chosen if s not in SECTIONS]
+    if unknown:
+        parser.error(f"unknown sections {unknown}; choose from {', '.join(SECTIONS)}")
+    if any(s in ("pages", "flows", "stability") for s in chosen):
+        require_corpus()
+
+    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+    results: dict[str, Any] = {
+        "started": stamp,
+        "argv": sys.argv[1:] if argv is None else argv,
+        "sections": {},
+        "seconds": {},
+    }
+    summary: list[str] = []
+
+    def out(line: str) -> None:
+        print(line, flush=True)
+        if line.startswith("SUMMARY"):
+            summary.append(line)
+
+    for section in SECTIONS:
+        if section not in chosen:
+            continue
+        print(f"\n===== {section} =====", flush=True)
+        started = time.perf_counter()
+        if section in OURS:
+            module = importlib.import_module(f"tests.bench.{section}")
+            runner: Callable[..., Any] = module.run
+            results["sections"][section] = runner(args.pages, out)
+        else:
+            results["sections"][section] = _run_theirs(section)
+        results["seconds"][section] = round(time.perf_counter() - started, 1)
+
+    results["summary"] = summary
+    folder = REPO / "bench-results"
+    folder.mkdir(exist_ok=True)
+    path = folder / f"bench-{stamp}.json"
+    path.write_text(json.dumps(_jsonable(results), indent=1, ensure_ascii=False) + "\n")
+    print("\n===== summary =====")
+    for line in summary:
+        print(line)
+    timing = ", ".join(f"{k} {v:.0f}s" for k, v in results["seconds"].items())
+    print(f"sections took: {timing}")
+    print(f"figures written to {path.relative_to(REPO)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,186 @@
+"""Benchmark: pipeline time against page size, on generated pages of 1k to 50k elements.
+
+``python -m tests.bench.scaling`` generates pages of realistic mixed markup (a header
+with nav lists, articles of paragraphs with inline links, forms with labels, inputs,
+selects and buttons, data tables, footer link lists), writes each to a temporary
+file, loads it in one headless Chromium, captures it once and times ``compact`` on
+that model (median of 3). It prints ms and ms per 1,000 elements, so a pipeline that
+is not linear in the page size shows up as a growing second column.
+"""
+
+from __future__ import annotations
+
+import random
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import trio
+from trimtab.pipeline import compact
+
+from pycdp_bridge import capture, launch_browser
+from tests.bench import median, table
+
+SIZES = (1_000, 5_000, 10_000, 25_000, 50_000)
+RUNS = 3
+_WORDS = (
+    "garden", "river", "market", "station", "quiet", "orange", "window", "ticket", "review",
+    "summer", "account", "basket", "delivery", "signal", "harbor", "pencil", "archive",
+    "compass", "ladder", "meadow", "copper", "lantern",
+)
+
+
+class _Page:
+    """Markup written block by block, counting its elements as it goes."""
+
+    def __init__(self, rng: random.Random) -> None:
+        self.rng = rng
+        self.parts: list[str] = []
+        self.elements = 0
+        self.serial = 0
+
+    def words(self, low: int, high: int) -> str:
+        return " ".join(self.rng.choice(_WORDS) for _ in range(self.rng.randint(low, high)))
+
+    def add(self, markup: str, elements: int) -> None:
+        self.parts.append(markup)
+        self.elements += elements
+
+    def nav(self) -> None:
+        links = self.rng.randint(5, 12)
+        items = "".join(
+            f'<li><a href="/section/{self.serial}/{i}">{self.words(1, 2)}</a></li>'
+            for i in range(links)
+        )
+        self.add(f'<nav><ul class="menu">{items}</ul></nav>', 2 + 2 * links)
+
+    def article(self) -> None:
+        paragraphs = self.rng.randint(2, 5)
+        body = "".join(
+            f"<p>{self.words(8, 30)} <a href='/read/{self.serial}/{i}'>{self.words(1, 3)}</a>"
+            f" {self.words(5, 20)} <em>{self.words(1, 2)}</em>.</p>"
+            for i in range(paragraphs)
+        )
+        self.add(f"<article><h2>{self.words(2, 6)}</h2>{body}</article>", 2 + 3 * paragraphs)
+
+    def form(self) -> None:
+        n = self.serial
+        options = "".join(f"<option>{self.words(1, 2)}</option>" for _ in range(6))
+        self.add(
+            f'<form action="/search/{n}"><fieldset><legend>{self.words(2, 3)}</legend>'
+            f'<label for="q{n}">{self.words(1, 2)}</label><input id="q{n}" name="q">'
+            f'<label><input type="checkbox" name="c{n}"> {self.words(1, 3)}</label>'
+            f'<select name="s{n}">{options}</select>'
+            f'<textarea name="t{n}" placeholder="{self.words(2, 4)}"></textarea>'
+            f"<button type=submit>{self.words(1, 2)}</button></fieldset></form>",
+            10 + 6,
+        )
+
+    def data_table(self) -> None:
+        rows = self.rng.randint(4, 10)
+        cells = "".join(
+            "<tr>"
+            + "".join(f"<td>{self.words(1, 3)}</td>" for _ in range(3))
+            + f"<td><a href='/item/{self.serial}/{r}'>view</a></td></tr>"
+            for r in range(rows)
+        )
+        self.add(
+            f"<table><thead><tr><th>name</th><th>kind</th><th>place</th><th></th></tr></thead>"
+            f"<tbody>{cells}</tbody></table>",
+            8 + 6 * rows,
+        )
+
+    def footer(self) -> None:
+        items = "".join(f"<li><a href='/about/{i}'>{self.words(1, 2)}</a></li>" for i in range(8))
+        self.add(f"<footer><ul>{items}</ul><p>{self.words(5, 10)}</p></footer>", 3 + 16)
+
+
+def generate_page(elements: int, seed: int = 1) -> tuple[str, int]:
+    """HTML with about ``elements`` elements of mixed realistic markup, and the exact count."""
+    page = _Page(random.Random(seed))
+    blocks = (page.nav, page.article, page.article, page.form, page.data_table, page.footer)
+    page.add("<header><h1>Generated page</h1></header>", 2)
+    page.nav()
+    while page.elements < elements - 4:  # html, head, title, body
+        page.serial += 1
+        page.rng.choice(blocks)()
+    body = "".join(page.parts)
+    html = (
+        "<!doctype html><html><head><meta charset=utf-8><title>Scaling</title></head>"
+        f"<body><main>{body}</main></body></html>"
+    )
+    return html, page.elements + 6
+
+
+async def _measure(sizes: tuple[int, ...], out: Callable[[str], None]) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="trimtab-scaling-") as tmp:
+        async with launch_browser() as browser:
+            page = await browser.new_page()
+            for size in sizes:
+                html, dom_elements = generate_page(size)
+                path = Path(tmp) / f"page-{size}.html"
+                path.write_text(html, encoding="utf-8")
+                await page.navigate(path.as_uri(), timeout=120)
+                started = time.perf_counter()
+                model = await capture(page)
+                capture_ms = (time.perf_counter() - started) * 1000
+                runs = [compact(model) for _ in range(RUNS)]
+                ms = median(r.stats.pipeline_ms for r in runs)
+                # The model also counts pseudo-elements (::marker of every <li>) as
+                # elements; the rate is per DOM element, as the sizes are meant.
+                elements = dom_elements
+                stages = {
+                    stage: median(r.stats.stage_ms[stage] for r in runs)
+                    for stage in runs[0].stats.stage_ms
+                }
+                rows.append(
+                    {
+                        "target": size,
+                        "elements": elements,
+                        "model_elements": runs[0].stats.elements_in,
+                        "pipeline_ms": ms,
+                        "ms_per_1k": ms / elements * 1000,
+                        "stage_ms": stages,
+                        "capture_ms": capture_ms,
+                        "tokens": runs[0].stats.tokens,
+                    }
+                )
+                out(f"   {elements} elements: {ms:.0f} ms")
+            await page.navigate("about:blank")
+    return rows
+
+
+def run(
+    pattern: str | None = None, out: Callable[[str], None] = print, sizes: tuple[int, ...] = SIZES
+) -> dict[str, Any]:
+    """Time the pipeline on generated pages of each size; print and return the figures."""
+    del pattern  # generated pages only: --pages does not apply
+    rows: list[dict[str, Any]] = trio.run(_measure, sizes, out)
+    out(f"\nScaling: compact() on generated pages, median of {RUNS}")
+    out(
+        table(
+            ["elements", "model el", "pipeline ms", "ms/1k el", "filter", "build", "encode",
+             "capture ms", "tokens"],
+            [
+                [r["elements"], r["model_elements"], r["pipeline_ms"], r["ms_per_1k"],
+                 r["stage_ms"]["filter"], r["stage_ms"]["build"], r["stage_ms"]["encode"],
+                 r["capture_ms"], r["tokens"]]
+                for r in rows
+            ],
+        )
+    )
+    if rows:
+        first, last = rows[0], rows[-1]
+        out(
+            f"SUMMARY scaling: {first['elements']} el {first['pipeline_ms']:.0f} ms"
+            f" ({first['ms_per_1k']:.1f} ms/1k) ... {last['elements']} el"
+            f" {last['pipeline_ms']:.0f} ms ({last['ms_per_1k']:.1f} ms/1k)"
+        )
+    return {"rows": rows}
+
+
+if __name__ == "__main__":
+    run()

@@ -1,0 +1,502 @@
+"""Snapshots of a tab: baselines with unchanged regions collapsed, trimming, diffs, eids.
+
+The seed's unit tests (``region-dedup.md``) drive `TabSession.render` with models
+captured from small pages; the action tests drive `TabSession.snapshot` on a real
+page after changing it through ``Runtime.evaluate``. Every XML is parsed with lxml.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import trio
+from lxml import etree
+from trimtab._snapshots import Snapshot, SnapshotOptions, TabSession
+from trimtab.pipeline import compact
+
+from pycdp_bridge import PageModel, PageTarget
+from tests.support.pages import load, page_url, parse_xml
+
+pytestmark = pytest.mark.browser
+
+TIMEOUT = 90
+
+LONG_NAV = 40  # links in the long nav: more lines than TrimLimits.max_lines (24)
+
+
+# -- helpers ------------------------------------------------------------------------
+
+
+def xp(element: etree._Element, expr: str) -> list[etree._Element]:
+    """The elements an XPath expression selects (typed for mypy)."""
+    found = element.xpath(expr)
+    assert isinstance(found, list)
+    return [e for e in found if isinstance(e, etree._Element)]
+
+
+def xp_strings(element: etree._Element, expr: str) -> list[str]:
+    """The strings (attribute values, text) an XPath expression selects."""
+    found = element.xpath(expr)
+    assert isinstance(found, list)
+    return [str(s) for s in found if isinstance(s, str)]
+
+
+def texts(element: etree._Element) -> list[str]:
+    """The text pieces under an element (typed for mypy)."""
+    return [t if isinstance(t, str) else t.decode() for t in element.itertext()]
+
+
+def folded(text: str) -> str:
+    return " ".join(text.split())
+
+
+def text_of(element: etree._Element) -> str:
+    return folded(" ".join(texts(element)))
+
+
+def tree_of(snapshot: Snapshot) -> etree._Element:
+    tree = parse_xml(snapshot.xml)
+    assert tree.tag == "page"
+    assert tree.get("snapshot") == snapshot.kind
+    return tree
+
+
+def top_regions(tree: etree._Element) -> dict[str, etree._Element]:
+    found = {r.get("name"): r for r in tree.findall("region")}
+    assert len(found) == len(tree.findall("region")), "two top-level regions share a name"
+    return {str(k): v for k, v in found.items()}
+
+
+def is_collapsed(element: etree._Element) -> bool:
+    return (
+        element.get("unchanged") == "true"
+        and len(element) == 0
+        and not (element.text or "").strip()
+    )
+
+
+def ids_in(element: etree._Element) -> list[str]:
+    return [str(e.get("id")) for e in element.iter() if e.get("id") is not None]
+
+
+def nav_page(links: list[str], title: str = "Nav") -> str:
+    items = "".join(
+        f'<li><a href="/{name.lower().replace(" ", "-")}">{name}</a></li>' for name in links
+    )
+    return (
+        f"<!doctype html><html lang='en'><head><title>{title}</title></head><body>"
+        f"<nav aria-label='Site'><ul>{items}</ul></nav>"
+        f"<main><h1>{title}</h1><p>Body of {title}.</p></main></body></html>"
+    )
+
+
+async def capture_page(page: PageTarget, source: str) -> PageModel:
+    with trio.fail_after(TIMEOUT):
+        return await load(page, source)
+
+
+# -- baselines: the seed's renderer tests --------------------------------------------
+
+
+async def test_first_baseline_renders_every_region(page: PageTarget) -> None:
+    """With no previous baseline every region is rendered in full and nothing is collapsed."""
+    model = await capture_page(page, "snapshots-site-1.html")
+    session = TabSession(page)
+    snapshot = session.render(model)
+    assert snapshot.kind == "baseline"
+    assert snapshot.regions_collapsed == ()
+    tree = tree_of(snapshot)
+    regions = top_regions(tree)
+    assert set(regions) == {"header", "nav", "main", "footer"}
+    assert xp(tree, "//region[@unchanged]") == []
+    assert [folded(a.text or "") for a in regions["nav"].iter("a")] == [
+        "Fruit",
+        "Vegetables",
+        "Bakery",
+        "Dairy",
+        "Offers",
+    ]
+    assert set(ids_in(tree)) == set(snapshot.compaction.controls)
+
+
+async def test_unchanged_regions_collapse_on_the_next_baseline(page: PageTarget) -> None:
+    """Navigating within a site collapses header, nav and footer, each with its control count."""
+    first = await capture_page(page, "snapshots-site-1.html")
+    second = await capture_page(page, "snapshots-site-2.html")
+    assert first.document_id != second.document_id
+    session = TabSession(page)
+    before = top_regions(tree_of(session.render(first)))
+    snapshot = session.render(second)
+    assert snapshot.kind == "baseline"
+    regions = top_regions(tree_of(snapshot))
+    for name in ("header", "nav", "footer"):
+        assert is_collapsed(regions[name]), name
+        assert regions[name].get("count") == str(len(ids_in(before[name])))
+    assert regions["nav"].get("count") == "5"
+    assert set(snapshot.regions_collapsed) == {"header", "nav", "footer"}
+    # The changed main region and the new aside are rendered in full.
+    assert not is_collapsed(regions["main"])
+    assert "Crisp apples" in text_of(regions["main"])
+    assert xp(regions["main"], './/input[@type="number"]')
+    assert not is_collapsed(regions["aside"])
+    assert [text_of(a) for a in regions["aside"].iter("a")] == ["Pears"]
+    assert snapshot.tokens < snapshot.full_tokens
+    assert snapshot.dedup_saved > 0
+
+
+async def test_collapsed_regions_are_listed_once(page: PageTarget) -> None:
+    """`regions_collapsed` names each collapsed region once, matching the collapsed elements."""
+    html_1 = (
+        "<!doctype html><title>One</title><header><a href='/'>Home</a></header>"
+        "<main><h1>One</h1><div role='alert'>Demo site</div><p>Body one</p></main>"
+    )
+    html_2 = html_1.replace("One", "Two").replace("Body one", "Body two")
+    session = TabSession(page)
+    session.render(await capture_page(page, html_1))
+    snapshot = session.render(await capture_page(page, html_2))
+    tree = tree_of(snapshot)
+    collapsed = [str(r.get("name")) for r in tree.iter("region") if is_collapsed(r)]
+    assert sorted(collapsed) == ["alert", "header"]
+    assert sorted(snapshot.regions_collapsed) == sorted(collapsed)
+
+
+async def test_changed_region_is_rendered(page: PageTarget) -> None:
+    """A region whose ids differ from the previous baseline renders in full."""
+    session = TabSession(page)
+    session.render(await capture_page(page, nav_page(["Alpha", "Beta", "Gamma"], "One")))
+    snapshot = session.render(await capture_page(page, nav_page(["Alpha", "Beta", "Delta"], "Two")))
+    nav = top_regions(tree_of(snapshot))["nav"]
+    assert not is_collapsed(nav)
+    assert [text_of(a) for a in nav.iter("a")] == ["Alpha", "Beta", "Delta"]
+
+
+async def test_reordered_region_is_rendered(page: PageTarget) -> None:
+    """The same ids in another order are a change: the region renders in its new order."""
+    session = TabSession(page)
+    first = session.render(await capture_page(page, nav_page(["Alpha", "Beta", "Gamma"], "One")))
+    snapshot = session.render(await capture_page(page, nav_page(["Gamma", "Beta", "Alpha"], "Two")))
+    before = top_regions(tree_of(first))["nav"]
+    nav = top_regions(tree_of(snapshot))["nav"]
+    assert not is_collapsed(nav)
+    assert sorted(ids_in(nav)) == sorted(ids_in(before))
+    assert ids_in(nav) == list(reversed(ids_in(before)))
+    assert [text_of(a) for a in nav.iter("a")] == ["Gamma", "Beta", "Alpha"]
+
+
+async def test_same_ids_with_changed_value_are_rendered(page: PageTarget) -> None:
+    """A region with the same eids but a changed field value is rendered, not collapsed."""
+    form = (
+        "<!doctype html><title>{t}</title><nav aria-label='Site'><a href='/a'>A</a></nav>"
+        "<main><h1>Order</h1><form aria-label='Order'><label for='n'>Name</label>"
+        "<input id='n' value='{v}'><button>Send</button></form></main>"
+    )
+    first_model = await capture_page(page, form.format(t="One", v="Ada"))
+    second_model = await capture_page(page, form.format(t="Two", v="Grace"))
+    first_ids = [r.eids for r in compact(first_model).regions]
+    second_ids = [r.eids for r in compact(second_model).regions]
+    assert first_ids == second_ids
+    session = TabSession(page)
+    session.render(first_model)
+    snapshot = session.render(second_model)
+    tree = tree_of(snapshot)
+    assert is_collapsed(top_regions(tree)["nav"])
+    fields = xp(tree, "//input")
+    assert len(fields) == 1
+    assert fields[0].get("value") == "Grace"
+    assert xp_strings(tree, "//region[@unchanged]/@name") == ["nav"]
+
+
+async def test_empty_region_is_not_rendered(page: PageTarget) -> None:
+    """A landmark with nothing visible in it produces no region element, on any baseline."""
+    html = (
+        "<!doctype html><title>{t}</title><nav aria-label='Empty'></nav>"
+        "<aside><span style='display:none'>hidden</span></aside>"
+        "<main><h1>{t}</h1><a href='/x'>Go</a></main>"
+    )
+    session = TabSession(page)
+    for title in ("One", "Two"):
+        snapshot = session.render(await capture_page(page, html.format(t=title)))
+        tree = tree_of(snapshot)
+        assert set(top_regions(tree)) == {"main"}
+        assert xp(tree, "//region[@name='nav' or @name='aside']") == []
+
+
+async def test_baseline_memory_is_updated_only_by_baselines(page: PageTarget) -> None:
+    """A diff leaves the previous-baseline memory as it was; the next baseline replaces it."""
+    with trio.fail_after(TIMEOUT):
+        await page.navigate(page_url("snapshots-actions.html"))
+        session = TabSession(page)
+        first = await session.snapshot()
+        assert first.kind == "baseline"
+        memory = dict(session.baseline_regions or {})
+        assert set(memory) == {"header", "main", "footer"}
+        await page.evaluate("document.getElementById('notice').textContent = 'Nothing found.'")
+        diff = await session.snapshot()
+        assert diff.kind == "diff"
+        assert session.baseline_regions == memory
+        # A baseline now compares against the first baseline, not against the diff.
+        again = await session.snapshot(baseline=True)
+    assert again.kind == "baseline"
+    regions = top_regions(tree_of(again))
+    assert is_collapsed(regions["header"])
+    assert is_collapsed(regions["footer"])
+    assert not is_collapsed(regions["main"])
+    assert session.baseline_regions is not None
+    assert session.baseline_regions != memory
+    assert session.baseline_regions["main"] != memory["main"]
+
+
+# -- trimming ------------------------------------------------------------------------
+
+
+def check_trimmed_nav(snapshot: Snapshot, names: list[str], session: TabSession) -> None:
+    nav = top_regions(tree_of(snapshot))["nav"]
+    limits = session.options.limits
+    assert "nav" in snapshot.regions_trimmed
+    markers = nav.findall("trimmed")
+    assert len(markers) == 1
+    marker = markers[0]
+    hidden = len(names) - limits.head - limits.tail
+    assert marker.get("lines") == str(hidden)
+    assert marker.get("controls") == str(hidden)
+    assert marker.get("expand") == "nav"
+    shown = [text_of(a) for a in nav.iter("a")]
+    assert shown == names[: limits.head] + names[len(names) - limits.tail :]
+    # expand() gives the whole region back, every link with its id.
+    expanded = parse_xml(session.expand("nav"))
+    assert expanded.tag == "region"
+    assert expanded.findall(".//trimmed") == []
+    assert [text_of(a) for a in expanded.iter("a")] == names
+    region = next(r for r in snapshot.compaction.regions if r.key == "nav")
+    assert ids_in(expanded) == list(region.eids)
+    assert snapshot.trim_saved > 0
+
+
+async def test_long_region_is_trimmed_with_exact_counts(page: PageTarget) -> None:
+    """A long nav keeps its head and tail; the marker counts the lines and controls it hides."""
+    names = [f"Section {n}" for n in range(1, LONG_NAV + 1)]
+    session = TabSession(page)
+    snapshot = session.render(await capture_page(page, nav_page(names, "One")))
+    check_trimmed_nav(snapshot, names, session)
+
+
+async def test_trimming_still_applies_to_a_changed_long_region(page: PageTarget) -> None:
+    """On a later baseline a changed long nav is trimmed, not collapsed, with exact counts."""
+    first = [f"Section {n}" for n in range(1, LONG_NAV + 1)]
+    second = [f"Topic {n}" for n in range(1, LONG_NAV + 2)]
+    session = TabSession(page)
+    session.render(await capture_page(page, nav_page(first, "One")))
+    snapshot = session.render(await capture_page(page, nav_page(second, "Two")))
+    nav = top_regions(tree_of(snapshot))["nav"]
+    assert not is_collapsed(nav)
+    check_trimmed_nav(snapshot, second, session)
+
+
+async def test_no_trim_option_renders_long_regions_whole(page: PageTarget) -> None:
+    """With trimming off a long nav is rendered whole and no marker appears."""
+    names = [f"Section {n}" for n in range(1, LONG_NAV + 1)]
+    session = TabSession(page, SnapshotOptions(trim=False))
+    snapshot = session.render(await capture_page(page, nav_page(names, "One")))
+    tree = tree_of(snapshot)
+    assert tree.findall(".//trimmed") == []
+    assert [text_of(a) for a in top_regions(tree)["nav"].iter("a")] == names
+    assert snapshot.regions_trimmed == ()
+
+
+# -- diffs after actions -------------------------------------------------------------
+
+
+async def test_diff_after_typing_shows_the_new_value(page: PageTarget) -> None:
+    """After typing into a field the diff carries the field, same id, with its new value."""
+    with trio.fail_after(TIMEOUT):
+        await page.navigate(page_url("snapshots-actions.html"))
+        session = TabSession(page)
+        first = await session.snapshot()
+        field_id = str(xp(tree_of(first), "//input")[0].get("id"))
+        await page.evaluate(
+            """(() => {
+              const field = document.getElementById('q');
+              field.focus();
+              field.value = 'tolkien';
+              field.dispatchEvent(new Event('input', { bubbles: true }));
+            })()"""
+        )
+        diff = await session.snapshot()
+    assert diff.kind == "diff"
+    tree = tree_of(diff)
+    changed = xp(tree, "//input[@value='tolkien']")
+    assert len(changed) == 1
+    assert changed[0].get("id") == field_id
+    assert xp(changed[0], "ancestor::ins")
+    assert xp(changed[0], "ancestor::region[@name='main']")
+    # Regions that did not change are not repeated in the diff.
+    assert xp(tree, "//region[@name='footer']") == []
+    assert diff.tokens < first.tokens
+
+
+async def test_diff_after_opening_a_menu_shows_its_items(page: PageTarget) -> None:
+    """After a click reveals a menu, the diff lists the menu's items as new controls."""
+    with trio.fail_after(TIMEOUT):
+        await page.navigate(page_url("snapshots-actions.html"))
+        session = TabSession(page)
+        first = await session.snapshot()
+        before_ids = set(first.compaction.controls)
+        await page.evaluate(
+            """(() => {
+              const button = document.getElementById('menu-button');
+              button.addEventListener('click', () => {
+                document.getElementById('menu').style.display = 'block';
+              });
+              button.click();
+            })()"""
+        )
+        diff = await session.snapshot()
+    assert diff.kind == "diff"
+    tree = tree_of(diff)
+    added = xp(tree, "//ins//a")
+    assert [text_of(a) for a in added] == ["Profile", "Settings", "Sign out"]
+    for link in added:
+        assert link.get("id") not in before_ids
+        assert link.get("id") in diff.compaction.controls
+    assert xp(tree, "//region[@name='main']") == []
+
+
+async def test_diff_with_no_change_says_unchanged(page: PageTarget) -> None:
+    """A second snapshot of an untouched page is a diff that says nothing changed."""
+    with trio.fail_after(TIMEOUT):
+        await page.navigate(page_url("snapshots-actions.html"))
+        session = TabSession(page)
+        await session.snapshot()
+        diff = await session.snapshot()
+    assert diff.kind == "diff"
+    tree = tree_of(diff)
+    assert [child.tag for child in tree] == ["unchanged"]
+
+
+# -- navigation across a site --------------------------------------------------------
+
+
+@pytest.mark.corpus
+async def test_corpus_flow_navigation_collapses_the_header(page: PageTarget, corpus: Path) -> None:
+    """Between two books-toscrape steps the next baseline collapses the unchanged header."""
+    flow = corpus / "flows" / "books-toscrape"
+    steps = sorted(p for p in flow.iterdir() if p.is_dir() and p.name[:2].isdigit())
+    assert len(steps) >= 2
+    with trio.fail_after(TIMEOUT):
+        session = TabSession(page)
+        await page.navigate((steps[0] / "index.html").as_uri())
+        first = await session.snapshot()
+        await page.navigate((steps[1] / "index.html").as_uri())
+        second = await session.snapshot()
+    assert first.kind == "baseline"
+    assert second.kind == "baseline"
+    before = top_regions(tree_of(first))
+    regions = top_regions(tree_of(second))
+    repeating = [n for n in ("header", "nav") if n in before]
+    assert repeating, "the flow's pages have a header or nav landmark"
+    for name in repeating:
+        assert is_collapsed(regions[name]), name
+        assert regions[name].get("count") == str(len(ids_in(before[name])))
+    assert not is_collapsed(regions["main"])
+    assert second.tokens < second.full_tokens
+
+
+async def test_fixture_navigation_collapses_header_and_nav(page: PageTarget) -> None:
+    """The same flow on fixture pages: snapshot() after a navigation collapses header and nav."""
+    with trio.fail_after(TIMEOUT):
+        session = TabSession(page)
+        await page.navigate(page_url("snapshots-site-1.html"))
+        first = await session.snapshot()
+        await page.navigate(page_url("snapshots-site-2.html"))
+        second = await session.snapshot()
+    assert (first.kind, second.kind) == ("baseline", "baseline")
+    regions = top_regions(tree_of(second))
+    assert is_collapsed(regions["header"])
+    assert is_collapsed(regions["nav"])
+    assert regions["nav"].get("count") == "5"
+    assert "Apples" in text_of(regions["main"])
+
+
+# -- forging and ids -----------------------------------------------------------------
+
+FORGE = '<region name="nav" unchanged="true" count="1"/>'
+
+
+async def test_page_cannot_forge_a_collapsed_region(page: PageTarget) -> None:
+    """Text and attributes spelling a collapsed region never become one, in baselines or diffs."""
+    escaped = FORGE.replace("&", "&amp;").replace("<", "&lt;").replace('"', "&quot;")
+    html = (
+        "<!doctype html><title>Forge</title><main><h1>Forge</h1>"
+        f"<p id='t'>{escaped}</p><button aria-label=\"{escaped}\">x</button>"
+        f"<input id='f' value=\"{escaped}\"><p>{escaped}]]&gt;</p></main>"
+    )
+    with trio.fail_after(TIMEOUT):
+        await page.navigate(page_url(html))
+        session = TabSession(page)
+        first = await session.snapshot()
+        await page.evaluate(
+            "document.getElementById('t').textContent = "
+            "'</region>' + document.getElementById('t').textContent"
+        )
+        diff = await session.snapshot()
+        again = await session.snapshot(baseline=True)
+    for snapshot in (first, diff, again):
+        tree = tree_of(snapshot)
+        assert xp(tree, "//region[@name='nav']") == [], snapshot.kind
+        assert FORGE in " ".join(texts(tree)) or snapshot.kind == "diff"
+    assert FORGE in text_of(tree_of(first))
+    assert xp(tree_of(first), f"//button[@label='{FORGE}']")
+    assert xp_strings(tree_of(first), "//input/@value") == [FORGE]
+
+
+async def test_eids_stable_across_snapshots_of_the_same_page(page: PageTarget) -> None:
+    """Two captures of the same page give every control the same eid."""
+    first = compact(await capture_page(page, "snapshots-site-2.html"))
+    second = compact(await capture_page(page, "snapshots-site-2.html"))
+    assert list(first.controls) == list(second.controls)
+    assert [(c.role, c.name) for c in first.controls.values()] == [
+        (c.role, c.name) for c in second.controls.values()
+    ]
+
+
+async def test_eids_stable_across_an_insertion_before_an_element(page: PageTarget) -> None:
+    """Inserting a paragraph and a button before existing controls leaves their eids unchanged."""
+    with trio.fail_after(TIMEOUT):
+        await page.navigate(page_url("snapshots-actions.html"))
+        session = TabSession(page)
+        first = await session.snapshot()
+        await page.evaluate(
+            """(() => {
+              const save = document.getElementById('save');
+              const note = document.createElement('p');
+              note.textContent = 'Your last search was saved.';
+              const undo = document.createElement('button');
+              undo.textContent = 'Undo';
+              save.parentNode.parentNode.insertBefore(note, save.parentNode);
+              save.parentNode.insertBefore(undo, save);
+            })()"""
+        )
+        second = await session.snapshot()
+    before = {c.name: eid for eid, c in first.compaction.controls.items()}
+    after = {c.name: eid for eid, c in second.compaction.controls.items()}
+    assert set(after) == set(before) | {"Undo"}
+    for name, eid in before.items():
+        assert after[name] == eid, name
+    assert after["Undo"] not in before.values()
+    # The diff is by line: the changed line carries the new button and its neighbours,
+    # which keep their ids.
+    added = {text_of(b): b.get("id") for b in xp(tree_of(second), "//ins//button")}
+    assert added["Undo"] == after["Undo"]
+    assert {name: eid for name, eid in added.items() if name != "Undo"}.items() <= before.items()
+
+
+async def test_eids_same_on_the_next_page_of_a_site(page: PageTarget) -> None:
+    """The shared header, nav and footer links keep their eids on another page of the site."""
+    first = compact(await capture_page(page, "snapshots-site-1.html"))
+    second = compact(await capture_page(page, "snapshots-site-2.html"))
+    shared = {"header", "nav", "footer"}
+    first_ids = {r.key: r.eids for r in first.regions if r.key in shared}
+    second_ids = {r.key: r.eids for r in second.regions if r.key in shared}
+    assert first_ids == second_ids
+    assert len(first_ids["nav"]) == 5
