@@ -24,7 +24,7 @@ from html import unescape
 
 import attrs
 
-from pycdp_bridge import PageModel, Target, capture
+from pycdp_bridge import AXMode, PageModel, Target, capture
 
 from .pipeline import (
     Compaction,
@@ -60,6 +60,12 @@ class SnapshotOptions:
     dedup: bool = True
     trim: bool = True
     limits: TrimLimits = TrimLimits()
+    # What the capture asks the browser for. The pipeline computes roles, names
+    # and states from markup (pipeline/_accname.py), so by default it skips the
+    # accessibility tree and DOMSnapshot's client/scroll rects, the two costliest
+    # parts of a capture that it does not need (figures: `make bench`, capture).
+    ax: AXMode = False
+    rects: bool = False
     # Collapse repeated blocks of this many lines or more, even outside landmarks.
     block_min_lines: int = 6
 
@@ -111,7 +117,7 @@ class TabSession:
         """Capture the tab and answer with a baseline or a diff."""
         started = time.perf_counter()
         try:
-            model = await capture(self.target)
+            model = await capture(self.target, ax=self.options.ax, rects=self.options.rects)
         except BaseException:
             self.forget()
             raise

@@ -8,7 +8,7 @@
 """
 
 from . import _protocol as protocol
-from ._capture import capture
+from ._capture import AXMode, capture
 from ._connection import CDPConnection, Event
 from ._direct import Browser, PageTarget
 from ._errors import (
@@ -25,6 +25,7 @@ from ._target import Target
 
 __all__ = [
     "AXInfo",
+    "AXMode",
     "Browser",
     "BrowserNotFoundError",
     "CDPConnection",
