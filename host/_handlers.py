@@ -6,10 +6,12 @@ asked about (created on demand, forgotten on ``release``), and one `CallTracker`
 with every tool's policy registered. `HostState.handlers` gives the request types of
 ``host/PROTOCOL.md``: ``snapshot``, ``tools``, ``tool``, ``highlight``, ``release``.
 
-Two snapshot memories per tab, on purpose: the agent's tools diff against the last
-snapshot *the model* saw, so the side panel's inspector (``snapshot``) keeps its own
-`TabSession`; were they shared, an inspector snapshot would silently become the base
-of the agent's next diff and the model would miss what changed before it.
+The side panel's inspector (``snapshot``) shows what the agent would see if it looked
+now: a baseline rendered against the agent's previous baseline (regions the agent
+saw unchanged are collapsed), on a copy of the agent's `TabSession`. The agent's own
+memory is never moved by the inspector: the tools diff against the last snapshot
+*the model* saw, and an inspector snapshot becoming that base would make the model
+miss what changed before it. The copy is kept for ``highlight``.
 
 Before every cacheable page read the tab's `PageRevisions.sync` runs, so the tracker
 decides on a page revision that includes every change the page made up to that
@@ -144,7 +146,8 @@ class TabState:
     tab: int
     target: Target
     revisions: PageRevisions
-    # The agent's snapshot memory (tools) and the side panel's (snapshot, highlight).
+    # The agent's snapshot memory (tools), and the inspector's latest view of the page
+    # (a copy of the agent's memory taken for `snapshot`, kept for `highlight`).
     session: TabSession
     inspector: TabSession
     # One tool run at a time per tab: actions and reads share the agent's session.
@@ -227,9 +230,14 @@ class HostState:
                 state.inspector_sessions.clear()
                 raise
             assert model is not None
-            snapshot: Snapshot = state.inspector.render(
-                model, capture_ms=(time.perf_counter() - started) * 1000
+            # What the agent would get from a fresh look now: a baseline against the
+            # agent's own previous baseline, rendered on a copy so that the agent's
+            # memory (the base of its next diff) stays as the model knows it.
+            view = attrs.evolve(state.session)
+            snapshot: Snapshot = view.render(
+                model, capture_ms=(time.perf_counter() - started) * 1000, baseline=True
             )
+            state.inspector = view
             state.inspector_sessions = _control_sessions(model, snapshot.compaction.controls)
         stats = snapshot.stats_dict()
         stats.update(counts)

@@ -353,13 +353,26 @@ async def test_highlight_uses_the_agents_ids_too(host: Host) -> None:
     assert await host.request("highlight", tab=TAB, eid=eid) == {"found": True}
 
 
+async def test_inspector_shows_what_the_agent_would_see(host: Host) -> None:
+    """The inspector shows the whole page, collapsed as the agent saw it, every time."""
+    first = await host.request("snapshot", tab=TAB)
+    again = await host.request("snapshot", tab=TAB)
+    assert first["kind"] == again["kind"] == "baseline"
+    assert "Trail tent" in again["xml"]
+    await host.tool("capture_snapshot")
+    after_agent = await host.request("snapshot", tab=TAB)
+    assert 'unchanged="true"' in after_agent["xml"]
+    assert after_agent["stats"]["dedup_saved"] > 0
+
+
 async def test_inspector_snapshots_do_not_move_the_agents_diff_base(host: Host) -> None:
     """The side panel's snapshot is not the base of the agent's next diff."""
-    await host.tool("capture_snapshot")
+    before = await host.tool("capture_snapshot")
     await host.evaluate("addToBag(); 0")
     await host.request("snapshot", tab=TAB)
-    snapshot = await host.tool("capture_snapshot")
-    assert "Clicks: 1" in snapshot["content"]
+    await host.tool("click", id=element_id(before["content"], "Details"))
+    diff = await host.tool("capture_snapshot")
+    assert "Clicks: 1" in diff["content"]
 
 
 async def test_release_forgets_the_tab(host: Host) -> None:
