@@ -615,14 +615,11 @@ async def _find(tab: TabSession, args: Mapping[str, object]) -> ToolResult:
         matches += 1
         if len(lines) < _FIND_LIMIT:
             lines.append(f'<in region="{xml_escape.attr(where)}">{render_node(node)}</in>')
-    query = "".join(
-        f' {name}="{xml_escape.attr(value)}"'
-        for name, value in (("text", text), ("role", role), ("region", region))
-        if value
-    )
+    # The query is not echoed: an equivalent query (other case or spacing) answered
+    # from cache must read exactly like a fresh answer.
     more = f' shown="{len(lines)}"' if matches > len(lines) else ""
     body = "".join(f"{line}\n" for line in lines)
-    return _text(f'<found{query} count="{matches}"{more}>\n{body}</found>\n')
+    return _text(f'<found count="{matches}"{more}>\n{body}</found>\n')
 
 
 def _matches_text(node: OutNode, name: str, wanted: str) -> bool:
@@ -983,7 +980,9 @@ _CATALOGUE: tuple[tuple[ToolSpec, _Handler], ...] = (
                     },
                 }
             ),
-            _READS,
+            # Never answered from cache: it waits on what the page does next, and
+            # its snapshot moves the tab's diff base.
+            ToolPolicy(volatile=True),
         ),
         _wait_for,
     ),

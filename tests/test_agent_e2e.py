@@ -48,7 +48,7 @@ class ScriptedModel:
     def answer(self, body: dict[str, Any]) -> dict[str, Any]:
         results = self._tool_results(body["messages"])
         tools = {self._name(t): t for t in body["tools"]}
-        read = _pick(tools, ("snapshot", "read_page", "read", "get_page"))
+        read = _pick(tools, ("capture_snapshot", "snapshot", "read_page", "get_page"))
         last = results[-1] if results else ""
         script: list[tuple[str, dict[str, Any]]] = [
             (read, {}),

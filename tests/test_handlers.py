@@ -24,7 +24,8 @@ pytestmark = pytest.mark.browser
 
 TAB = 7
 SESSION = "agent-1"
-_ID_ATTR = re.compile(r' id="([^"]+)"')
+# One element with an id: its start tag and the text up to the next tag.
+_ELEMENT = re.compile(r'<\w+ id="([^"]+)"[^>]*>[^<\n]*')
 
 
 class RelayPeer:
@@ -134,10 +135,9 @@ async def host(
 
 
 def element_id(xml: str, text: str) -> str:
-    """The eid of the first line of ``xml`` that contains ``text`` and an id."""
-    for line in xml.splitlines():
-        match = _ID_ATTR.search(line)
-        if match and text in line:
+    """The eid of the first element of ``xml`` whose tag or text contains ``text``."""
+    for match in _ELEMENT.finditer(xml):
+        if text in match.group(0):
             return match.group(1)
     raise AssertionError(f"no element with {text!r} in:\n{xml}")
 
@@ -370,9 +370,12 @@ async def test_inspector_snapshots_do_not_move_the_agents_diff_base(host: Host) 
     before = await host.tool("capture_snapshot")
     await host.evaluate("addToBag(); 0")
     await host.request("snapshot", tab=TAB)
-    await host.tool("click", id=element_id(before["content"], "Details"))
-    diff = await host.tool("capture_snapshot")
-    assert "Clicks: 1" in diff["content"]
+    clicked = await host.tool("click", id=element_id(before["content"], "Details"))
+    # The click's diff is against what the model last saw, so it includes the change
+    # the page made before the inspector looked.
+    assert clicked["kind"] == "diff"
+    assert "<del>Clicks: 0</del>" in clicked["content"]
+    assert "Clicks: 1" in clicked["content"]
 
 
 async def test_release_forgets_the_tab(host: Host) -> None:

@@ -56,8 +56,11 @@ class NameIndex:
                 parts.append(" " + inner.attributes.get("alt", "") + " ")
         return " ".join("".join(parts).split())
 
-    def name(self, node: Node) -> str:
-        """The accessible name of a control, computed from markup."""
+    def name(self, node: Node, content: str | None = None) -> str:
+        """The accessible name of a control, computed from markup.
+
+        `content` is the control's rendered text when the caller has it already.
+        """
         attributes = node.attributes
         labelledby = attributes.get("aria-labelledby")
         if labelledby:
@@ -97,7 +100,7 @@ class NameIndex:
             "radio",
             "switch",
         ):
-            text = self.text_of(node)
+            text = content or self.text_of(node)
             if text:
                 return text
         return " ".join((attributes.get("title") or attributes.get("placeholder") or "").split())

@@ -145,6 +145,7 @@ class _Builder:
         self.active_control: Node | None = None
         self.labelled = self._labelled_controls()
         self.names = NameIndex(model, visibility.removed, visibility.shown)
+        self.name_cache: dict[int, str] = {}
         origin = urlsplit(model.url)
         self.origin = (origin.scheme, origin.netloc)
         self.page_path = origin.path
@@ -376,30 +377,33 @@ class _Builder:
             out[-1] += " "
         out.append(control)
         self.line_open = True
+        visible = control.text()
         facts = ControlFacts(
             node=node.index,
             role=role or "clickable",
-            name=self._name(node) or control.text(),
+            name=self._name(node, visible) or visible,
             href=node.attributes.get("href", "") if tag == "a" else "",
             region_path=tuple(self.region_path),
             heading=self.heading_stack[-1],
             scope=tuple(self.scope),
-            context=self.in_heading + ("+text" if control.text() else "-text"),
+            context=self.in_heading + ("+text" if visible else "-text"),
         )
         self.controls.append((control, facts))
 
-    def _name(self, node: Node) -> str:
-        if node.ax is not None:
-            return _fold(node.ax.name)
-        return self.names.name(node)
+    def _name(self, node: Node, content: str | None = None) -> str:
+        """The accessible name; `content` is the control's visible text when known."""
+        cached = self.name_cache.get(node.index)
+        if cached is None:
+            ax = node.ax
+            cached = _fold(ax.name) if ax is not None else self.names.name(node, content)
+            self.name_cache[node.index] = cached
+        return cached
 
     def _name_if_unseen(self, node: Node, control: OutNode) -> None:
         """Add the accessible name when the visible text does not already carry it."""
-        name = self._name(node)
-        if not name:
-            return
         visible = control.text()
-        if name.lower() not in visible.lower():
+        name = self._name(node, visible)
+        if name and name.lower() not in visible.lower():
             control.attrs.append(("label", name))
 
     def _field_label(self, node: Node, control: OutNode) -> None:

@@ -181,37 +181,59 @@ def _regions(root: OutNode) -> list[Region]:
     flush()
     root.children = list(top)
 
-    regions: list[Region] = []
+    # Every region in document order with its depth, found without visiting
+    # the content twice.
+    ordered: list[tuple[OutNode, int]] = []
+
+    def collect(region: OutNode, depth: int) -> None:
+        ordered.append((region, depth))
+        for inner in _child_regions(region):
+            collect(inner, depth + 1)
+
+    for region in top:
+        collect(region, 0)
+
     # Landmarks the page marked up take the plain names first ("main" is the
     # page's <main> wherever stray content stands), implicit regions come after.
     seen: dict[str, int] = {}
     keys: dict[int, str] = {}
     for implicit in (False, True):
-        for region in top:
-            for inner in region.iter():
-                if inner.tag == "region" and (inner.node < 0) is implicit:
-                    name = dict(inner.attrs)["name"]
-                    seen[name] = seen.get(name, 0) + 1
-                    keys[id(inner)] = name if seen[name] == 1 else f"{name}-{seen[name]}"
+        for region, _ in ordered:
+            if (region.node < 0) is implicit:
+                name = region.attrs[0][1]
+                seen[name] = seen.get(name, 0) + 1
+                keys[id(region)] = name if seen[name] == 1 else f"{name}-{seen[name]}"
 
-    def visit(region: OutNode, depth: int) -> None:
-        name = dict(region.attrs)["name"]
+    # Render innermost regions first, so that a region's rendering reuses the
+    # XML and eids of the regions inside it.
+    done: dict[int, Region] = {}
+    for region, depth in reversed(ordered):
+        name = region.attrs[0][1]
         key = keys[id(region)]
         if key != name:
             region.attrs[0] = ("name", key)
-        index = len(regions)
-        regions.append(Region(key, name, "", "", (), (), depth, region))  # keeps the order
-        for inner in _child_regions(region):
-            visit(inner, depth + 1)
-        eids = tuple(n.eid for n in region.iter() if n.eid is not None)
-        label = dict(region.attrs).get("label", "")
-        items = tuple(render_items(region))
+        items = tuple(render_items(region, lambda inner: done[id(inner)].xml))
         xml = open_tag(region) + "\n" + "".join(item + "\n" for item in items) + "</region>\n"
-        regions[index] = Region(key, name, label, xml, items, eids, depth, region)
+        eids = tuple(_eids_in(region, done))
+        label = dict(region.attrs).get("label", "")
+        done[id(region)] = Region(key, name, label, xml, items, eids, depth, region)
+    return [done[id(region)] for region, _ in ordered]
 
-    for region in top:
-        visit(region, 0)
-    return regions
+
+def _eids_in(node: OutNode, done: dict[int, Region]) -> list[str]:
+    """Eids of the controls in a node, in document order (nested regions from `done`)."""
+    found: list[str] = []
+    for child in node.children:
+        if isinstance(child, str):
+            continue
+        if child.tag == "region" and id(child) in done:
+            found.extend(done[id(child)].eids)
+            continue
+        if child.eid is not None:
+            found.append(child.eid)
+        if child.children:
+            found.extend(_eids_in(child, done))
+    return found
 
 
 def _child_regions(node: OutNode) -> list[OutNode]:

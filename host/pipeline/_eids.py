@@ -7,7 +7,8 @@ path, its frame and shadow-root path, and how it shows (inside a heading, with o
 without text); controls alike in all of these add the nearest heading before them
 in their region. The same link in a site's shared header therefore gets the same
 eid on every page of the site. Two controls with the same identity are told apart
-by probing the next hash in document order, which keeps the earlier one's id.
+by their rank among alike controls in document order (the n-th one hashes with n),
+probing further only on a true hash collision.
 
 Ids are three characters (a letter then two base-36 digits: 33,696 values), about
 two tokens each; pages with more than 8,000 controls get four characters.
@@ -71,11 +72,15 @@ def assign_eids(all_facts: Iterable[ControlFacts], count: int) -> list[str]:
     base_keys = [identity_key(f) for f in facts_list]
     repeats = Counter(base_keys)
     taken: set[str] = set()
+    occurrences: Counter[str] = Counter()
     eids: list[str] = []
     for facts, base in zip(facts_list, base_keys, strict=True):
         text = identity_key(facts, with_heading=True) if repeats[base] > 1 else base
         key = text.encode("utf-8", "surrogatepass")
-        probe = 0
+        # The n-th control with the same identity starts probing at n: alike
+        # controls (a list of "Add to cart") cost one hash each, not n.
+        probe = occurrences[text]
+        occurrences[text] += 1
         while True:
             digest = hashlib.blake2b(key + b"\x00" + str(probe).encode(), digest_size=8).digest()
             eid = _encode(int.from_bytes(digest, "big"), length)

@@ -180,10 +180,12 @@ def _alpha(color: str) -> float:
 
 def _is_cover(node: Node, shown: list[bool]) -> bool:
     style = node.style
-    bounds = node.bounds
-    if style is None or bounds is None or not shown[node.index]:
+    if style is None:
         return False
     if style.position not in ("fixed", "absolute", "sticky") and style.z_index == "auto":
+        return False
+    bounds = node.bounds
+    if bounds is None or not shown[node.index]:
         return False
     if style.pointer_events == "none":
         # A click-through overlay: everything under it can still be clicked.
@@ -205,7 +207,10 @@ def _paint_order(model: PageModel, node: Node) -> int | None:
 def _occluded(model: PageModel, shown: list[bool], removed: list[bool]) -> dict[int, int]:
     """Leaves fully covered by opaque positioned elements painted above them."""
     nodes = model.nodes
-    covers = [n for n in nodes if n.is_element and not removed[n.index] and _is_cover(n, shown)]
+    element = NodeType.ELEMENT
+    covers = [
+        n for n in nodes if n.node_type is element and not removed[n.index] and _is_cover(n, shown)
+    ]
     if not covers:
         return {}
     covers.sort(key=lambda n: n.paint_order or 0, reverse=True)

@@ -99,9 +99,22 @@ DATE_INPUT_FORMATS = {
 _NATIVE_CONTROLS = frozenset({"input", "select", "textarea", "button"})
 
 
+# Tags that imply a role the pipeline acts on; any other tag without a role
+# attribute, AX data or contenteditable has none (the walk's fast path).
+_ROLE_TAGS = frozenset({"a", "area", "button", "summary", "select", "textarea", "input", "option"})
+
+
 def aria_role(node: Node) -> str:
     """The role a node declares or implies, lower-case ("" when none)."""
-    explicit = node.attributes.get("role")
+    attributes = node.attributes
+    if (
+        node.ax is None
+        and node.name not in _ROLE_TAGS
+        and "role" not in attributes
+        and "contenteditable" not in attributes
+    ):
+        return ""
+    explicit = attributes.get("role")
     if explicit:
         return explicit.split()[0].lower()
     if node.name in _NATIVE_CONTROLS:
@@ -158,7 +171,7 @@ def landmark_of(node: Node, model: PageModel) -> str | None:
     Decided from markup (the role attribute, then the tag) as the browser maps
     them, so a capture without the AX tree gets the same regions.
     """
-    if not node.is_element:
+    if node.name not in LANDMARK_BY_TAG and "role" not in node.attributes:
         return None
     role = node.attributes.get("role", "").split()
     if role:

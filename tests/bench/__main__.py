@@ -80,10 +80,20 @@ def main(argv: list[str] | None = None) -> int:
     }
     summary: list[str] = []
 
+    in_summary = False
+
     def out(line: str) -> None:
+        # SUMMARY lines, and the indented detail lines right after them, are
+        # repeated at the end and kept in the JSON.
+        nonlocal in_summary
         print(line, flush=True)
-        if line.startswith("SUMMARY"):
-            summary.append(line)
+        text = line.strip("\n")
+        if text.startswith("SUMMARY"):
+            in_summary = True
+        elif not text.startswith("  "):
+            in_summary = False
+        if in_summary:
+            summary.append(text)
 
     for section in SECTIONS:
         if section not in chosen:
