@@ -49,20 +49,28 @@ class ScriptedModel:
         results = self._tool_results(body["messages"])
         tools = {self._name(t): t for t in body["tools"]}
         read = _pick(tools, ("capture_snapshot", "snapshot", "read_page", "get_page"))
-        last = results[-1] if results else ""
-        script: list[tuple[str, dict[str, Any]]] = [
-            (read, {}),
-            ("click", {"_id": _find_id(last, r"<a\b[^>]*>[^<]*forecast form", "a")}),
-            (read, {}),
-            ("type", {"_id": _find_id(last, r"<input\b[^>]*", "input"), "_text": "Lisbon"}),
-            (read, {}),
-            (read, {}),  # the same read again: the tracker answers it from its cache
+        # Like a model, read ids from everything seen so far, newest first: a
+        # baseline collapses regions the model already has ("unchanged").
+        seen = "\n".join(reversed(results))
+        # Each step's arguments come from the tool results, so they are built only
+        # when that step comes.
+        script: list[tuple[str, Any]] = [
+            (read, lambda: {}),
+            ("click", lambda: {"_id": _find_id(seen, r"<a\b[^>]*>[^<]*forecast form", "a")}),
+            (read, lambda: {}),
+            (
+                "type",
+                lambda: {"_id": _find_id(seen, r"<input\b[^>]*", "input"), "_text": "Lisbon"},
+            ),
+            (read, lambda: {}),
+            (read, lambda: {}),  # the same read again: the tracker answers it from its cache
         ]
         step = len(results)
         if step >= len(script):
-            found = re.search(r"Forecast for Lisbon: [^<\n]*", last)
+            found = re.search(r"Forecast for Lisbon: [^<\n]*", seen)
             return self._text(found.group(0) if found else "I could not read the forecast.")
-        name, args = script[step]
+        name, make_args = script[step]
+        args = make_args()
         tool = _pick(tools, (name,)) if name in ("click", "type") else name
         return self._call(step, tool, _fill_args(tools[tool], args))
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,8 @@ from tests.support.e2e import (
     serve_fake_host,
     write_bridge,
 )
+from tests.support.png import Image, decode_png
+from trimtab import TabSession
 
 pytestmark = pytest.mark.browser
 
@@ -61,6 +64,27 @@ async def faked(tmp_path: Path) -> AsyncIterator[tuple[ExtensionBrowser, FakeHos
                 await host.connected.wait()
             yield ext, host
         nursery.cancel_scope.cancel()
+
+
+_BOX_JS = (
+    "(() => { const r = document.querySelector('%s').getBoundingClientRect();"
+    " return {x: r.x, y: r.y, width: r.width, height: r.height, scale: 1}; })()"
+)
+
+
+async def _shot(page: PageTarget, box: dict[str, float]) -> Image:
+    """The pixels inside one box of the page (whole pixels, one in from each edge).
+
+    The whole viewport is captured and cropped: clipped screenshots of fractional
+    boxes are not rendered the same way twice.
+    """
+    shot = await page.send("Page.captureScreenshot", {"format": "png"})
+    image = decode_png(base64.b64decode(shot["data"]))
+    left, top = math.ceil(box["x"]) + 1, math.ceil(box["y"]) + 1
+    right = math.floor(box["x"] + box["width"]) - 1
+    bottom = math.floor(box["y"] + box["height"]) - 1
+    rows = tuple(row[left:right] for row in image.rows[top:bottom])
+    return Image(right - left, bottom - top, rows)
 
 
 def _shape(model: PageModel) -> list[tuple[Any, ...]]:
@@ -177,22 +201,35 @@ async def test_inspect_shows_the_xml_and_highlights(
         assert "Order a sandwich" in state["xml"]
         assert state["ids"], "the XML view shows no element ids"
         eid = state["ids"][0]
+        page = await real.attach(target_id)
+        link_box = await page.evaluate(_BOX_JS % "a")
+        # The link next to it, on the same line (the overlay's info label goes below).
+        far_box = await page.evaluate(_BOX_JS % "a:nth-of-type(2)")
+        before_link = await _shot(page, link_box)
+        before_far = await _shot(page, far_box)
+
+        # A person clicks the id in the panel; the panel asks the host to highlight.
         await panel.evaluate(
             f"""document.querySelector('#xml .eid[data-eid="{eid}"]')
                 .dispatchEvent(new MouseEvent('click', {{bubbles: true}})); true"""
         )
-        while await panel.evaluate("trimtabPanel.state.highlighted") != eid:
+        after_link = before_link
+        while after_link.changed_share(before_link) < 0.25:
             await trio.sleep(0.05)
-        # The overlay is the host's Overlay.highlightNode: the page's pixels change.
-        page = await real.attach(target_id)
-        shot = await page.send("Page.captureScreenshot", {"format": "png"})
-        ARTIFACTS.mkdir(exist_ok=True)
-        (ARTIFACTS / "inspect-highlight.png").write_bytes(base64.b64decode(shot["data"]))
-        panel_shot = await panel.send("Page.captureScreenshot", {"format": "png"})
-        (ARTIFACTS / "sidepanel-inspect.png").write_bytes(base64.b64decode(panel_shot["data"]))
+            after_link = await _shot(page, link_box)
+        after_far = await _shot(page, far_box)
+
         highlighted = await real.worker.evaluate(
             f"trimtab.host.request({{type: 'highlight', tab: {tab_id}, eid: {json.dumps(eid)}}})"
         )
+        ARTIFACTS.mkdir(exist_ok=True)
+        shot = await page.send("Page.captureScreenshot", {"format": "png"})
+        (ARTIFACTS / "inspect-highlight.png").write_bytes(base64.b64decode(shot["data"]))
+        panel_shot = await panel.send("Page.captureScreenshot", {"format": "png"})
+        (ARTIFACTS / "sidepanel-inspect.png").write_bytes(base64.b64decode(panel_shot["data"]))
+    # The overlay tints the element's own box (the first id is the first link, "Next
+    # page"; the loop above waited for it) and leaves the link next to it alone.
+    assert after_far.changed_share(before_far) < 0.02
     assert highlighted["found"] is True
 
 
@@ -218,6 +255,49 @@ async def test_relay_capture_equals_direct_capture(
     assert relayed.title == direct.title == "Relay fixture"
     assert _shape(relayed) == _shape(direct)
     assert any(n.text.strip() == "Order a sandwich" for n in relayed.nodes)
+
+
+async def _relay_and_direct_xml(
+    ext: ExtensionBrowser, host: FakeHost, url: str
+) -> tuple[str, str]:
+    """The first snapshot of one tab, taken through the extension's relay and directly."""
+    hub = RelayHub(host.send)
+    host.relay = hub.feed
+    target_id, tab_id = await ext.open_tab(url)
+    await ext.wait_loaded(tab_id)
+    relayed = await TabSession(hub.target(tab_id)).snapshot()
+    attached = await ext.browser.send(
+        "Target.attachToTarget", {"targetId": target_id, "flatten": True}
+    )
+    direct = await TabSession(PageTarget(ext.browser, target_id, attached["sessionId"])).snapshot()
+    return relayed.xml, direct.xml
+
+
+async def test_relay_gives_the_same_xml_as_the_direct_transport(
+    faked: tuple[ExtensionBrowser, FakeHost], site: StaticServer
+) -> None:
+    """A fixture page snapshotted through the extension relay gives the direct transport's XML."""
+    ext, host = faked
+    with trio.fail_after(60):
+        relayed, direct = await _relay_and_direct_xml(ext, host, site.url("e2e-relay.html"))
+    assert "Order a sandwich" in relayed
+    assert relayed == direct
+
+
+async def test_relay_gives_the_same_xml_on_a_corpus_page(
+    faked: tuple[ExtensionBrowser, FakeHost], corpus: Path
+) -> None:
+    """A real corpus page snapshotted through the extension relay gives the direct XML."""
+    ext, host = faked
+    async with trio.open_nursery() as nursery:
+        server: StaticServer = await nursery.start(serve_static, corpus)
+        with trio.fail_after(90):
+            relayed, direct = await _relay_and_direct_xml(
+                ext, host, server.url("pages/ebay-home-2017/index.html")
+            )
+        nursery.cancel_scope.cancel()
+    assert relayed.count(' id="') > 100  # a real page: hundreds of controls
+    assert relayed == direct
 
 
 async def test_relay_commands_events_and_errors(

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 import trio
 from lxml import etree
-from trimtab.pipeline import compact
 
 from pycdp_bridge import PageTarget, capture
 from tests.support.oracle import judge
+from trimtab.pipeline import compact
 
 TEXT_TARGET = 0.995
 

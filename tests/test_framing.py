@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from trimtab._framing import (
     DEFAULT_CHUNK_THRESHOLD,
     MAX_INCOMING_FRAME,

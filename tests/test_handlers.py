@@ -12,13 +12,13 @@ import lxml.etree
 import pytest
 import trio
 import trio.testing
+
+from pycdp_bridge import CDPError, PageTarget, RelayHub, TargetClosedError
+from tests.support import StaticServer
 from trimtab._handlers import HostState, Toolbox, open_host_state, read_format_page
 from trimtab._host_main import HostContext, build_setup
 from trimtab._server import Outbox, Request, RequestError
 from trimtab._tools import TOOLS
-
-from pycdp_bridge import CDPError, PageTarget, RelayHub, TargetClosedError
-from tests.support import StaticServer
 
 pytestmark = pytest.mark.browser
 

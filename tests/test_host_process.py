@@ -25,6 +25,7 @@ import nativemessaging  # type: ignore[import-untyped]
 import pytest
 import trio
 import trio.testing
+
 from trimtab._framing import MAX_INCOMING_FRAME, ChunkAssembler, JSONObject, encode_frame
 from trimtab._host_main import HostContext, HostSetup, run_host
 from trimtab._logging import default_log_dir

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 import trio
+
+from tests.support.e2e import EXTENSION_DIR, launch_with_extension
 from trimtab._install import (
     BROWSERS,
     HOST_NAME,
@@ -18,8 +20,6 @@ from trimtab._install import (
     manifest_dirs,
     uninstall,
 )
-
-from tests.support.e2e import EXTENSION_DIR, launch_with_extension
 
 FAKE_HOST = Path("/opt/trimtab/bin/trimtab-host")
 

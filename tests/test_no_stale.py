@@ -21,13 +21,13 @@ from typing import Any
 import attrs
 import pytest
 import trio
-from trimtab._handlers import Toolbox, ToolResultLike, open_host_state, read_format_page
-from trimtab._snapshots import TabSession
-from trimtab._tools import TOOLS, run_tool
 
 from pycdp_bridge import PageTarget
 from tests.support import StaticServer, serve_static
 from tests.test_handlers import TAB, Host, RelayPeer
+from trimtab._handlers import Toolbox, ToolResultLike, open_host_state, read_format_page
+from trimtab._snapshots import TabSession
+from trimtab._tools import TOOLS, run_tool
 
 pytestmark = pytest.mark.browser
 

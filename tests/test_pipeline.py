@@ -9,10 +9,10 @@ from __future__ import annotations
 import pytest
 import trio
 from lxml import etree
-from trimtab.pipeline import compact, count_tokens
 
 from pycdp_bridge import PageTarget, capture
 from tests.support.pages import Loaded, load, load_and_compact, parse_xml
+from trimtab.pipeline import compact, count_tokens
 
 pytestmark = pytest.mark.browser
 

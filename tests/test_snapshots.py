@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 import trio
 from lxml import etree
-from trimtab._snapshots import Snapshot, SnapshotOptions, TabSession
-from trimtab.pipeline import compact
 
 from pycdp_bridge import PageModel, PageTarget
 from tests.support.pages import load, page_url, parse_xml
+from trimtab._snapshots import Snapshot, SnapshotOptions, TabSession
+from trimtab.pipeline import compact
 
 pytestmark = pytest.mark.browser
 

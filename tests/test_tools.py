@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 import trio
 from lxml import etree
-from trimtab._snapshots import TabSession
-from trimtab._tools import TOOLS, ToolResult, run_tool, tool_spec, would_submit
 
 from pycdp_bridge import PageTarget
 from tests.support import StaticServer, serve_static
+from trimtab._snapshots import TabSession
+from trimtab._tools import TOOLS, ToolResult, run_tool, tool_spec, would_submit
 
 pytestmark = pytest.mark.browser
 

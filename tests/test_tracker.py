@@ -11,6 +11,7 @@ import trio
 import trio.testing
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from trimtab._tracker import (
     PAGE_CHANGE_EVENTS,
     CallTracker,

@@ -14,11 +14,11 @@ import re
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from lxml import etree
-from trimtab.pipeline import OutNode, compact, count_tokens, render_node
-from trimtab.pipeline import _xml as xml_escape
 
 from pycdp_bridge import Frame, Node, NodeType, PageModel, Rect
 from tests.support.pages import parse_xml
+from trimtab.pipeline import OutNode, compact, count_tokens, render_node
+from trimtab.pipeline import _xml as xml_escape
 
 # Characters XML 1.0 forbids; `_xml` documents their replacement by U+FFFD.
 FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")

@@ -21,11 +21,11 @@ from typing import Any
 
 import trio
 from lxml import etree
-from trimtab._snapshots import SnapshotOptions, TabSession
-from trimtab.pipeline import count_tokens
 
 from pycdp_bridge import capture, launch_browser
 from tests.bench import CorpusPage, PlaywrightWorker, corpus_flows, open_playwright, table
+from trimtab._snapshots import SnapshotOptions, TabSession
+from trimtab.pipeline import count_tokens
 
 #: The issue's targets for (c)/(a): total tokens with dedup and trimming over without.
 TARGETS = {"flows/books-toscrape": 0.65, "flows/whatwg-site": 0.85}

@@ -25,7 +25,6 @@ from collections.abc import Callable
 from typing import Any
 
 import trio
-from trimtab.pipeline import compact, count_tokens
 
 from pycdp_bridge import PageTarget, capture, launch_browser
 from tests.bench import (
@@ -37,6 +36,7 @@ from tests.bench import (
     table,
 )
 from tests.support.oracle import judge
+from trimtab.pipeline import compact, count_tokens
 
 RUNS = 5
 TEXT_TARGET = 0.995

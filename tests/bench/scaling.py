@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import Any
 
 import trio
-from trimtab.pipeline import compact
 
 from pycdp_bridge import capture, launch_browser
 from tests.bench import median, table
+from trimtab.pipeline import compact
 
 SIZES = (1_000, 5_000, 10_000, 25_000, 50_000)
 RUNS = 3

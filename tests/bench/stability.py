@@ -19,10 +19,10 @@ from collections.abc import Callable
 from typing import Any
 
 import trio
-from trimtab.pipeline import Compaction, compact
 
 from pycdp_bridge import PageModel, PageTarget, capture, launch_browser
 from tests.bench import CorpusPage, corpus_pages, median, table
+from trimtab.pipeline import Compaction, compact
 
 TARGET = 0.95
 PAGE_TIMEOUT = 120.0

@@ -19,6 +19,7 @@ import time
 from collections.abc import Awaitable, Callable
 
 import trio
+
 from trimtab._tracker import CallTracker, ToolPolicy
 from trimtab._tracker_keys import fields_key
 

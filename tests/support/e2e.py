@@ -27,10 +27,10 @@ from typing import Any
 
 import attrs
 import trio
-from trimtab._install import extension_id, install
 
 from pycdp_bridge import CDPError, launch_browser
 from pycdp_bridge._direct import Browser
+from trimtab._install import extension_id, install
 
 __all__ = [
     "ARTIFACTS",

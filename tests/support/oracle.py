@@ -23,11 +23,11 @@ from typing import Any
 
 import attrs
 from lxml import etree
+
+from pycdp_bridge import CDPError, Node, PageModel, Target
 from trimtab.pipeline import Compaction
 from trimtab.pipeline._filter import Visibility, filter_page
 from trimtab.pipeline._roles import NOISE_TAGS
-
-from pycdp_bridge import CDPError, Node, PageModel, Target
 
 __all__ = [
     "INTERACTIVE_ROLES",

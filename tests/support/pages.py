@@ -13,9 +13,9 @@ from pathlib import Path
 
 import attrs
 from lxml import etree
-from trimtab.pipeline import Compaction, compact
 
 from pycdp_bridge import PageModel, PageTarget, capture
+from trimtab.pipeline import Compaction, compact
 
 __all__ = ["PAGES", "Loaded", "load", "load_and_compact", "page_url", "parse_xml"]
 
