@@ -297,6 +297,10 @@ class _Builder:
     def _is_control(self, node: Node, role: str) -> bool:
         if node.name in ("html", "body"):
             return False
+        if node.name in ("video", "audio") and "controls" in node.attributes:
+            # The browser's own play/mute/seek buttons live in a user-agent shadow
+            # tree the capture leaves out; the player is one control for them.
+            return self._reachable(node)
         if role in INTERACTIVE_ROLES:
             if role == "option" and node.name == "option":
                 return False  # folded into its <select>
@@ -360,7 +364,10 @@ class _Builder:
                 attrs_out.append(("value", value))
             self._placeholder(node, control, value)
         else:
-            control.tag = _TAG_BY_ROLE.get(role, "clickable") if role else "clickable"
+            if tag in ("video", "audio"):
+                control.tag = tag
+            else:
+                control.tag = _TAG_BY_ROLE.get(role, "clickable") if role else "clickable"
             if tag == "a" and self.options.hrefs:
                 href = self._href(node.attributes.get("href"))
                 if href:

@@ -76,7 +76,8 @@ def filter_page(model: PageModel) -> Visibility:
             effective_opacity[i] = effective_opacity[parent]
         kind = node.node_type
         if kind is NodeType.TEXT:
-            shown[i] = _text_shown(node, degraded)
+            # Inside a transparent control that stays clickable, text is still unseen.
+            shown[i] = effective_opacity[i] > 0.0 and _text_shown(node, degraded)
             continue
         if kind is not NodeType.ELEMENT:
             shown[i] = True
@@ -151,9 +152,13 @@ def _has_rendered_words(model: PageModel, node: Node) -> bool:
 
 
 def _transparent_control(node: Node) -> bool:
-    # Custom checkboxes and file pickers put the real control, at opacity 0,
-    # over the styled one: it is what a click reaches, so it stays.
-    return node.name in ("input", "select", "textarea") and node.bounds is not None
+    # Custom checkboxes and file pickers put the real control, at opacity 0, over
+    # the styled one, and card layouts lay a transparent link over the whole card:
+    # it is what a click reaches, so it stays (its own text stays hidden).
+    bounds = node.bounds
+    if bounds is None or bounds.is_empty():
+        return False
+    return node.name in ("input", "select", "textarea") or aria_role(node) in INTERACTIVE_ROLES
 
 
 def _text_shown(node: Node, degraded: bool) -> bool:

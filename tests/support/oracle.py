@@ -304,16 +304,56 @@ async def judge(target: Target, model: PageModel, compaction: Compaction) -> Fid
     verdict = judge_truth(truth, model, compaction)
     if not any(m.tag == "?" for m in verdict.interactive.missing):
         return verdict
-    # Elements our capture does not have at all: ask the browser where they live.
-    missing = [
-        attrs.evolve(m, reason=f"{m.reason}: {await _where(target, m.backend_node_id)}")
-        if m.tag == "?"
-        else m
-        for m in verdict.interactive.missing
-    ]
+    # Elements our capture does not have at all (user-agent shadow trees: a video's
+    # built-in controls): inside one of our controls when their shadow host is, or is
+    # inside, one; otherwise ask the browser where they live.
+    ours = {c.backend_node_id for c in compaction.controls.values()}
+    by_backend = {n.backend_node_id: n for n in model.nodes if n.frame == 0}
+    missing: list[MissingElement] = []
+    rescued = 0
+    for m in verdict.interactive.missing:
+        if m.tag != "?":
+            missing.append(m)
+            continue
+        host = await _shadow_host(target, m.backend_node_id)
+        node = by_backend.get(host) if host is not None else None
+        if node is not None and (
+            host in ours or any(a.backend_node_id in ours for a in model.ancestors(node))
+        ):
+            rescued += 1
+            continue
+        where = await _where(target, m.backend_node_id)
+        missing.append(attrs.evolve(m, reason=f"{m.reason}: {where}"))
+    interactive = verdict.interactive
     return attrs.evolve(
-        verdict, interactive=attrs.evolve(verdict.interactive, missing=tuple(missing))
+        verdict,
+        interactive=attrs.evolve(
+            interactive,
+            found=interactive.found + rescued,
+            inside_control=interactive.inside_control + rescued,
+            missing=tuple(missing),
+        ),
     )
+
+
+_HOST_JS = "function () { const root = this.getRootNode(); return root.host || null; }"
+
+
+async def _shadow_host(target: Target, backend_node_id: int) -> int | None:
+    """The backendNodeId of the element whose shadow tree holds the node, if any."""
+    try:
+        resolved = await target.send("DOM.resolveNode", {"backendNodeId": backend_node_id})
+        object_id = resolved["object"]["objectId"]
+        host = await target.send(
+            "Runtime.callFunctionOn", {"objectId": object_id, "functionDeclaration": _HOST_JS}
+        )
+        host_id = host["result"].get("objectId")
+        if host_id is None:
+            return None
+        described = await target.send("DOM.describeNode", {"objectId": host_id})
+        return int(described["node"]["backendNodeId"])
+    except (CDPError, KeyError):
+        return None
 
 
 _WHERE_JS = """function () {
