@@ -118,7 +118,7 @@ class TabSession:
         started = time.perf_counter()
         try:
             model = await capture(self.target, ax=self.options.ax, rects=self.options.rects)
-        except BaseException:
+        except Exception:
             self.forget()
             raise
         capture_ms = (time.perf_counter() - started) * 1000
@@ -135,7 +135,8 @@ class TabSession:
         self, model: PageModel, *, capture_ms: float = 0.0, baseline: bool = False
     ) -> Snapshot:
         """The answer for a captured page (sans-I/O: tests call this directly)."""
-        current = compact(model)
+        # Tokens are counted for what is sent; the full page only when compared.
+        current = compact(model, count=False)
         previous = self.latest
         same_document = (
             previous is not None and model.document_id == self.latest_document and not baseline
@@ -169,7 +170,9 @@ class TabSession:
     def _baseline(self, current: Compaction, capture_ms: float) -> Snapshot:
         xml, collapsed, trimmed = self._baseline_xml(current, trim=self.options.trim)
         tokens = count_tokens(xml)
-        full = current.stats.tokens
+        full = tokens
+        if xml != _page_open(current, "baseline") + current.xml.split("\n", 1)[1]:
+            full = count_tokens(current.xml)  # something was collapsed or trimmed
         trim_saved = 0
         if trimmed:
             untrimmed, _, _ = self._baseline_xml(current, trim=False)
@@ -246,7 +249,8 @@ class TabSession:
             parts.append("<unchanged/>\n")
         xml = _page_open(current, "diff") + "".join(parts) + "</page>\n"
         tokens = count_tokens(xml)
-        if tokens >= current.stats.tokens:
+        full = count_tokens(current.xml)
+        if tokens >= full:
             return None  # a baseline is cheaper
         return Snapshot(
             kind="diff",
@@ -254,7 +258,7 @@ class TabSession:
             compaction=current,
             capture_ms=capture_ms,
             tokens=tokens,
-            full_tokens=current.stats.tokens,
+            full_tokens=full,
             dedup_saved=0,
             trim_saved=0,
             regions_collapsed=(),

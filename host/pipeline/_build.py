@@ -278,8 +278,12 @@ class _Builder:
     def _heading(self, node: Node, out: list[OutNode | str], depth: int) -> None:
         level = HEADING_TAGS.get(node.name)
         if level is None:
-            level_prop = node.ax.properties.get("level") if node.ax is not None else None
-            level = level_prop if isinstance(level_prop, int) and 1 <= level_prop <= 6 else 2
+            # role=heading: aria-level (the browser's AX tree says the same), else 2.
+            declared: object = node.ax.properties.get("level") if node.ax is not None else None
+            if declared is None:
+                raw = node.attributes.get("aria-level", "")
+                declared = int(raw) if raw.isdigit() else None
+            level = declared if isinstance(declared, int) and 1 <= declared <= 6 else 2
         heading = OutNode(f"h{level}", node=node.index)
         self.line_open = False
         outer_heading, self.in_heading = self.in_heading, heading.tag

@@ -24,8 +24,11 @@ from lxml import etree
 
 from pycdp_bridge import capture, launch_browser
 from tests.bench import CorpusPage, PlaywrightWorker, corpus_flows, open_playwright, table
-from trimtab._snapshots import SnapshotOptions, TabSession
+from trimtab import SnapshotOptions, TabSession
 from trimtab.pipeline import count_tokens
+
+# Capture as the product does (a tab session's options), so the figures are its figures.
+PRODUCT = SnapshotOptions()
 
 #: The issue's targets for (c)/(a): total tokens with dedup and trimming over without.
 TARGETS = {"flows/books-toscrape": 0.65, "flows/whatwg-site": 0.85}
@@ -47,7 +50,7 @@ async def _measure(
             rows: list[dict[str, Any]] = []
             for step in steps:
                 await page.navigate(step.url, timeout=60)
-                model = await capture(page)
+                model = await capture(page, ax=PRODUCT.ax, rects=PRODUCT.rects)
                 row: dict[str, Any] = {"step": step.id.rsplit("/", 1)[-1]}
                 for mode, session in sessions.items():
                     snap = session.render(model)
@@ -82,12 +85,25 @@ def report(results: dict[str, Any], out: Callable[[str], None]) -> None:
         out(f"\nFlow {flow}: tokens per step (o200k_base)")
         out(
             table(
-                ["step", "(a) full", "(b) dedup", "(c) dedup+trim", "pw ai", "collapsed",
-                 "trimmed"],
                 [
-                    [r["step"], r["full"], r["dedup"], r["dedup_trim"], r["pw"],
-                     ",".join(r["dedup_trim_collapsed"]) or "-",
-                     ",".join(r["dedup_trim_trimmed"]) or "-"]
+                    "step",
+                    "(a) full",
+                    "(b) dedup",
+                    "(c) dedup+trim",
+                    "pw ai",
+                    "collapsed",
+                    "trimmed",
+                ],
+                [
+                    [
+                        r["step"],
+                        r["full"],
+                        r["dedup"],
+                        r["dedup_trim"],
+                        r["pw"],
+                        ",".join(r["dedup_trim_collapsed"]) or "-",
+                        ",".join(r["dedup_trim_trimmed"]) or "-",
+                    ]
                     for r in data["steps"]
                 ],
             )
@@ -96,17 +112,37 @@ def report(results: dict[str, Any], out: Callable[[str], None]) -> None:
     rows = []
     for flow, data in results.items():
         totals, target = data["totals"], data["target"]
-        verdict = "-" if target is None else (
-            f"<= {target:.2f} {'MET' if data['ratio_dedup_trim'] <= target else 'MISSED'}"
+        verdict = (
+            "-"
+            if target is None
+            else (f"<= {target:.2f} {'MET' if data['ratio_dedup_trim'] <= target else 'MISSED'}")
         )
         rows.append(
-            [flow, len(data["steps"]), totals["full"], totals["dedup"], totals["dedup_trim"],
-             totals["pw"], data["ratio_dedup"], data["ratio_dedup_trim"], verdict]
+            [
+                flow,
+                len(data["steps"]),
+                totals["full"],
+                totals["dedup"],
+                totals["dedup_trim"],
+                totals["pw"],
+                data["ratio_dedup"],
+                data["ratio_dedup_trim"],
+                verdict,
+            ]
         )
     out(
         table(
-            ["flow", "steps", "(a) full", "(b) dedup", "(c) dedup+trim", "pw ai", "(b)/(a)",
-             "(c)/(a)", "target (c)/(a)"],
+            [
+                "flow",
+                "steps",
+                "(a) full",
+                "(b) dedup",
+                "(c) dedup+trim",
+                "pw ai",
+                "(b)/(a)",
+                "(c)/(a)",
+                "target (c)/(a)",
+            ],
             rows,
         )
     )

@@ -22,7 +22,11 @@ import trio
 
 from pycdp_bridge import PageModel, PageTarget, capture, launch_browser
 from tests.bench import CorpusPage, corpus_pages, median, table
+from trimtab import SnapshotOptions
 from trimtab.pipeline import Compaction, compact
+
+# Capture as the product does (a tab session's options), so the figures are its figures.
+PRODUCT = SnapshotOptions()
 
 TARGET = 0.95
 PAGE_TIMEOUT = 120.0
@@ -73,15 +77,15 @@ def _touched(model: PageModel) -> set[int]:
 async def measure_page(page: PageTarget, item: CorpusPage) -> dict[str, Any]:
     """The stability figures of one page."""
     await page.navigate(item.url, timeout=60)
-    first = compact(await capture(page))
-    second = compact(await capture(page))
+    first = compact(await capture(page, ax=PRODUCT.ax, rects=PRODUCT.rects))
+    second = compact(await capture(page, ax=PRODUCT.ax, rects=PRODUCT.rects))
     one, two = _by_backend(first), _by_backend(second)
     identical = list(first.controls) == list(second.controls) and one == two
     changed_unchanged = sum(1 for b, eid in two.items() if one.get(b, eid) != eid) + len(
         set(one) ^ set(two)
     )
     done = str(await page.evaluate(_CHANGE_JS))
-    after_model = await capture(page)
+    after_model = await capture(page, ax=PRODUCT.ax, rects=PRODUCT.rects)
     after = _by_backend(compact(after_model))
     touched = _touched(after_model)
     matched = [b for b in two if b in after and b not in touched]
@@ -129,9 +133,15 @@ def run(pattern: str | None = None, out: Callable[[str], None] = print) -> dict[
         table(
             ["page", "controls", "same eids", "changes", "matched", "kept", "kept %"],
             [
-                [r["id"].replace("pages/", "").replace("flows/", ""), r["controls"],
-                 "yes" if r["identical"] else f"NO ({r['unchanged_differences']} differ)",
-                 r["changes"], r["matched"], r["kept"], f"{100 * r['share']:.1f}"]
+                [
+                    r["id"].replace("pages/", "").replace("flows/", ""),
+                    r["controls"],
+                    "yes" if r["identical"] else f"NO ({r['unchanged_differences']} differ)",
+                    r["changes"],
+                    r["matched"],
+                    r["kept"],
+                    f"{100 * r['share']:.1f}",
+                ]
                 for r in good
             ],
         )
@@ -160,9 +170,10 @@ def run(pattern: str | None = None, out: Callable[[str], None] = print) -> dict[
         f" {len(below)} pages below target"
     )
     if below:
-        out("  below target: " + ", ".join(
-            f"{r['id']} {100 * r['share']:.1f}%" for r in good if r["share"] < TARGET
-        ))
+        out(
+            "  below target: "
+            + ", ".join(f"{r['id']} {100 * r['share']:.1f}%" for r in good if r["share"] < TARGET)
+        )
     return {"rows": rows, "summary": summary}
 
 

@@ -15,7 +15,11 @@ import attrs
 from lxml import etree
 
 from pycdp_bridge import PageModel, PageTarget, capture
+from trimtab import SnapshotOptions
 from trimtab.pipeline import Compaction, compact
+
+# Capture as the product does (a tab session's options), so the figures are its figures.
+PRODUCT = SnapshotOptions()
 
 __all__ = ["PAGES", "Loaded", "load", "load_and_compact", "page_url", "parse_xml"]
 
@@ -54,7 +58,7 @@ def page_url(page: str) -> str:
 async def load(target: PageTarget, page: str) -> PageModel:
     """Navigate the tab to the page (a fixture name or HTML) and capture it."""
     await target.navigate(page_url(page))
-    return await capture(target)
+    return await capture(target, ax=PRODUCT.ax, rects=PRODUCT.rects)
 
 
 def parse_xml(xml: str) -> etree._Element:
