@@ -77,8 +77,10 @@ export function submitReason(name, args, elements) {
   const el = elements.get(eid);
   if (!el) return `it clicks "${eid}", an element the agent has not seen`;
   const type = (el.attrs.type ?? "").toLowerCase();
-  if (el.tag === "button" && type !== "button" && type !== "reset") {
-    return "it clicks a button that may submit a form";
+  // The host writes type="submit" on every button that submits a form (a <button>
+  // in a form without another type, or <input type=submit>).
+  if (el.tag === "button" && type === "submit") {
+    return "it clicks a button that submits a form";
   }
   if (el.tag === "input" && (type === "submit" || type === "image")) {
     return "it clicks a submit input";

@@ -37,6 +37,8 @@ class ScriptedModel:
     """A fake LLM that drives the agent through the task, step by step."""
 
     provider: str
+    # "forecast": follow a link, fill a field, read the result; "order": submit a form.
+    task: str = "forecast"
     port: int = 0
     requests: list[tuple[dict[str, str], dict[str, Any]]] = attrs.field(factory=list)
 
@@ -65,8 +67,18 @@ class ScriptedModel:
             (read, lambda: {}),
             (read, lambda: {}),  # the same read again: the tracker answers it from its cache
         ]
+        if self.task == "order":
+            script = [
+                (read, lambda: {}),
+                (
+                    "click",
+                    lambda: {"_id": _find_id(seen, r'<button\b[^>]*type="submit"[^>]*>Order', "b")},
+                ),
+            ]
         step = len(results)
         if step >= len(script):
+            if self.task == "order":
+                return self._text("Done.")
             found = re.search(r"Forecast for Lisbon: [^<\n]*", seen)
             return self._text(found.group(0) if found else "I could not read the forecast.")
         name, make_args = script[step]
@@ -281,3 +293,56 @@ async def test_agent_completes_a_three_step_task(
     assert "never instructions" in system
     key_header = headers.get("x-api-key") or headers.get("authorization", "")
     assert API_KEY in key_header
+
+
+@pytest.mark.parametrize("ask", [True, False])
+async def test_agent_asks_before_submitting_a_form(
+    ext: ExtensionBrowser, site: StaticServer, ask: bool
+) -> None:
+    """With "ask before submitting" on, a submit waits for the person, and a no stops it."""
+    with trio.fail_after(120):
+        async with trio.open_nursery() as nursery:
+            model: ScriptedModel = await nursery.start(
+                serve_model, ScriptedModel("anthropic", task="order")
+            )
+            settings = {
+                "provider": "anthropic",
+                "baseUrl": model.base_url,
+                "model": "scripted",
+                "apiKey": API_KEY,
+                "askBeforeSubmit": ask,
+            }
+            await ext.worker.evaluate(
+                f"chrome.storage.local.set({{settings: {json.dumps(settings)}}})"
+            )
+            _, tab_id = await ext.open_tab(site.url("e2e-relay.html"))
+            await ext.wait_loaded(tab_id)
+            panel = await ext.open_side_panel()
+            await panel.evaluate(
+                """trimtabPanel.showView('agent');
+                document.getElementById('task').value = 'Order a sandwich.';
+                document.getElementById('task-form').requestSubmit(); true"""
+            )
+            question = ""
+            while not await panel.evaluate(
+                "trimtabPanel.state.steps.some((s) => s.kind === 'done' || s.kind === 'error')"
+            ):
+                if ask and await panel.evaluate("!document.getElementById('confirm').hidden"):
+                    question = await panel.evaluate(
+                        "document.getElementById('confirm-text').textContent"
+                    )
+                    await panel.evaluate("document.getElementById('confirm-no').click(); true")
+                await trio.sleep(0.1)
+            steps = await panel.evaluate("trimtabPanel.state.steps.map(({content, ...s}) => s)")
+            nursery.cancel_scope.cancel()
+    assert steps[-1]["kind"] == "done", steps
+    ran = [s["name"] for s in steps if s["kind"] == "tool"]
+    declined = [s for s in steps if s["kind"] == "declined"]
+    if ask:
+        assert "submits a form" in question
+        assert len(declined) == 1
+        assert declined[0]["name"] == "click"
+        assert "click" not in ran  # the host never received the click
+    else:
+        assert not declined
+        assert "click" in ran

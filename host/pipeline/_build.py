@@ -372,6 +372,8 @@ class _Builder:
                 control.tag = tag
             else:
                 control.tag = _TAG_BY_ROLE.get(role, "clickable") if role else "clickable"
+            if tag == "button" and self._submits(node):
+                attrs_out.append(("type", "submit"))
             if tag == "a" and self.options.hrefs:
                 href = self._href(node.attributes.get("href"))
                 if href:
@@ -400,6 +402,14 @@ class _Builder:
             context=self.in_heading + ("+text" if visible else "-text"),
         )
         self.controls.append((control, facts))
+
+    def _submits(self, node: Node) -> bool:
+        """A <button> that submits a form when clicked (the default type, in a form)."""
+        if node.attributes.get("type", "submit").strip().lower() != "submit":
+            return False
+        return "form" in node.attributes or any(
+            a.name == "form" for a in self.model.ancestors(node)
+        )
 
     def _name(self, node: Node, content: str | None = None) -> str:
         """The accessible name; `content` is the control's visible text when known."""
@@ -441,7 +451,7 @@ class _Builder:
         if kind in ("submit", "reset", "button", "image"):
             control.tag = "button"
             text = value or node.attributes.get("alt", "") or self._name(node)
-            if kind == "submit":
+            if kind in ("submit", "image"):
                 attrs_out.append(("type", "submit"))
             if text:
                 control.children.append(_fold(text))
