@@ -128,7 +128,9 @@ def implicit_role(node: Node) -> str:
     """The role HTML gives a tag without ARIA (enough of it for the pipeline's decisions)."""
     tag = node.name
     if tag == "a" or tag == "area":
-        return "link" if "href" in node.attributes else ""
+        # Like the browser: an anchor with a click handler is a link without href too.
+        attributes = node.attributes
+        return "link" if "href" in attributes or "onclick" in attributes or node.clickable else ""
     if tag == "button" or tag == "summary":
         return "button"
     if tag == "select":
