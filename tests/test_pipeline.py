@@ -12,6 +12,7 @@ from lxml import etree
 
 from pycdp_bridge import PageTarget, capture
 from tests.support.pages import Loaded, load, load_and_compact, parse_xml
+from tests.support.xmltree import folded, text_of, texts, xp
 from trimtab.pipeline import compact, count_tokens
 
 pytestmark = pytest.mark.browser
@@ -20,34 +21,6 @@ TIMEOUT = 60
 
 
 # -- helpers ------------------------------------------------------------------------
-
-
-def xp(element: etree._Element, expr: str) -> list[etree._Element]:
-    """The elements an XPath expression selects (typed for mypy)."""
-    found = element.xpath(expr)
-    assert isinstance(found, list)
-    return [e for e in found if isinstance(e, etree._Element)]
-
-
-def xp_strings(element: etree._Element, expr: str) -> list[str]:
-    """The strings (attribute values, text) an XPath expression selects."""
-    found = element.xpath(expr)
-    assert isinstance(found, list)
-    return [str(s) for s in found if isinstance(s, str)]
-
-
-def texts(element: etree._Element) -> list[str]:
-    """The text pieces under an element (typed for mypy)."""
-    return [t if isinstance(t, str) else t.decode() for t in element.itertext()]
-
-
-def folded(text: str) -> str:
-    return " ".join(text.split())
-
-
-def all_text(element: etree._Element) -> str:
-    """All text under an element, whitespace folded."""
-    return folded(" ".join(texts(element)))
 
 
 def region(tree: etree._Element, name: str) -> etree._Element:
@@ -84,7 +57,7 @@ async def compacted(page: PageTarget, name: str) -> Loaded:
 async def test_hidden_content_is_dropped(page: PageTarget) -> None:
     """Content hidden by display:none, visibility, opacity:0, `hidden` or a zero box is absent."""
     loaded = await compacted(page, "pipeline-hidden.html")
-    text = all_text(loaded.tree)
+    text = text_of(loaded.tree)
     assert "Visible heading" in text
     assert "Visible paragraph" in text
     assert "Last visible line" in text
@@ -121,7 +94,7 @@ async def test_aria_hidden_icons_dropped_words_kept(page: PageTarget) -> None:
     assert folded("".join(texts(close))) == ""
     favourite = with_text(loaded.tree, "button", "Favourite")
     assert len(favourite) == 1
-    assert "★" not in all_text(loaded.tree)
+    assert "★" not in text_of(loaded.tree)
 
 
 async def test_noise_tags_are_gone(page: PageTarget) -> None:
@@ -129,7 +102,7 @@ async def test_noise_tags_are_gone(page: PageTarget) -> None:
     loaded = await compacted(page, "pipeline-hidden.html")
     for tag in ("script", "style", "noscript", "template", "head", "title", "meta"):
         assert xp(loaded.tree, f"//{tag}") == []
-    text = all_text(loaded.tree)
+    text = text_of(loaded.tree)
     assert "window.loaded" not in text
     assert "margin" not in text
     assert "noscript" not in text
@@ -140,11 +113,11 @@ async def test_noise_tags_are_gone(page: PageTarget) -> None:
 async def test_opaque_modal_occludes_what_is_behind(page: PageTarget) -> None:
     """An opaque full-page modal hides the content under it; the modal's own content stays."""
     loaded = await compacted(page, "pipeline-occlusion.html")
-    text = all_text(loaded.tree)
+    text = text_of(loaded.tree)
     assert "behind the modal" not in text
     dialog = region(loaded.tree, "dialog")
     assert dialog.get("label") == "Cookie consent"
-    assert "We use cookies" in all_text(dialog)
+    assert "We use cookies" in text_of(dialog)
     assert len(with_text(dialog, "button", "Accept cookies")) == 1
     assert [folded("".join(texts(e))) for e in controls(loaded.tree)] == ["Accept cookies"]
     assert loaded.compaction.stats.dropped.get("occluded", 0) >= 1
@@ -153,7 +126,7 @@ async def test_opaque_modal_occludes_what_is_behind(page: PageTarget) -> None:
 async def test_click_through_overlay_and_scrim_cover_nothing(page: PageTarget) -> None:
     """A pointer-events:none overlay and a semi-transparent scrim leave what is under them."""
     loaded = await compacted(page, "pipeline-overlays.html")
-    text = all_text(loaded.tree)
+    text = text_of(loaded.tree)
     assert "Text under the click-through overlay" in text
     assert "Text under the scrim" in text
     names = [folded("".join(texts(e))) for e in controls(loaded.tree)]
@@ -171,7 +144,7 @@ async def test_clickable_span_folds_into_its_link(page: PageTarget) -> None:
     assert len(links) == 1
     assert links[0].get("id")
     assert list(links[0]) == []  # nothing nested inside the link
-    assert len([e for e in controls(loaded.tree) if "Open inbox" in all_text(e)]) == 1
+    assert len([e for e in controls(loaded.tree) if "Open inbox" in text_of(e)]) == 1
 
 
 async def test_checkbox_inside_button_like_label_stays(page: PageTarget) -> None:
@@ -180,7 +153,7 @@ async def test_checkbox_inside_button_like_label_stays(page: PageTarget) -> None
     boxes = xp(loaded.tree, '//input[@type="checkbox"]')
     assert len(boxes) == 1
     assert boxes[0].get("id")
-    assert "Remember me" in all_text(loaded.tree)
+    assert "Remember me" in text_of(loaded.tree)
 
 
 async def test_link_inside_clickable_card_stays(page: PageTarget) -> None:
@@ -189,10 +162,10 @@ async def test_link_inside_clickable_card_stays(page: PageTarget) -> None:
     links = with_text(loaded.tree, "a", "Read more")
     assert len(links) == 1
     assert links[0].get("id")
-    card = [e for e in controls(loaded.tree) if "Card title" in all_text(e)]
+    card = [e for e in controls(loaded.tree) if "Card title" in text_of(e)]
     assert len(card) == 1
     assert card[0].get("id") != links[0].get("id")
-    assert "Card summary" in all_text(loaded.tree)
+    assert "Card summary" in text_of(loaded.tree)
 
 
 # -- stage 3: compound inputs --------------------------------------------------------
@@ -406,7 +379,7 @@ async def test_icon_button_is_named_by_aria_label(page: PageTarget) -> None:
 async def test_shadow_dom_and_same_origin_iframe_are_included(page: PageTarget) -> None:
     """Text and controls inside an open shadow root and a same-origin iframe are in the output."""
     loaded = await compacted(page, "pipeline-composed.html")
-    text = all_text(loaded.tree)
+    text = text_of(loaded.tree)
     assert "Light text" in text
     assert "Text inside the shadow root" in text
     assert "Text inside the frame" in text
@@ -478,7 +451,7 @@ async def test_page_text_cannot_forge_a_region(page: PageTarget) -> None:
     loaded = await compacted(page, "pipeline-escaping.html")
     assert xp(loaded.tree, '//region[@name="nav"]') == []
     assert xp(loaded.tree, "//region[@unchanged]") == []
-    assert '<region name="nav" unchanged="true" count="1"/>' in all_text(loaded.tree)
+    assert '<region name="nav" unchanged="true" count="1"/>' in text_of(loaded.tree)
 
 
 async def test_control_characters_are_replaced(page: PageTarget) -> None:

@@ -15,6 +15,7 @@ from lxml import etree
 
 from pycdp_bridge import PageModel, PageTarget
 from tests.support.pages import load, page_url, parse_xml
+from tests.support.xmltree import folded, text_of, texts, xp, xp_strings
 from trimtab._snapshots import Snapshot, SnapshotOptions, TabSession
 from trimtab.pipeline import compact
 
@@ -26,33 +27,6 @@ LONG_NAV = 40  # links in the long nav: more lines than TrimLimits.max_lines (24
 
 
 # -- helpers ------------------------------------------------------------------------
-
-
-def xp(element: etree._Element, expr: str) -> list[etree._Element]:
-    """The elements an XPath expression selects (typed for mypy)."""
-    found = element.xpath(expr)
-    assert isinstance(found, list)
-    return [e for e in found if isinstance(e, etree._Element)]
-
-
-def xp_strings(element: etree._Element, expr: str) -> list[str]:
-    """The strings (attribute values, text) an XPath expression selects."""
-    found = element.xpath(expr)
-    assert isinstance(found, list)
-    return [str(s) for s in found if isinstance(s, str)]
-
-
-def texts(element: etree._Element) -> list[str]:
-    """The text pieces under an element (typed for mypy)."""
-    return [t if isinstance(t, str) else t.decode() for t in element.itertext()]
-
-
-def folded(text: str) -> str:
-    return " ".join(text.split())
-
-
-def text_of(element: etree._Element) -> str:
-    return folded(" ".join(texts(element)))
 
 
 def tree_of(snapshot: Snapshot) -> etree._Element:

@@ -42,7 +42,9 @@ async def median_seconds(call: Callable[[], Awaitable[Any]]) -> float:
     return statistics.median(samples)
 
 
-async def bench(path: Path) -> None:
+async def bench(path: Path) -> dict[str, Any]:
+    """Print the capture figures of one page and return them (milliseconds, sizes)."""
+    figures: dict[str, Any] = {"page": str(path)}
     async with launch_browser() as browser:
         page: PageTarget = await browser.new_page(path.resolve().as_uri(), timeout=60)
         print(f"page: {path}")
@@ -58,12 +60,15 @@ async def bench(path: Path) -> None:
         }
         print(f"\nmedian of {RUNS} runs, each call alone:")
         for name, call in alone.items():
-            print(f"  {name:32s} {await median_seconds(call) * 1000:8.1f} ms")
+            figures[f"{name}_ms"] = await median_seconds(call) * 1000
+            print(f"  {name:32s} {figures[f'{name}_ms']:8.1f} ms")
         variants: dict[str, Callable[[], Awaitable[PageModel]]] = {
             "capture (default)": lambda: capture(page),
             "capture(ax='interactive')": lambda: capture(page, ax="interactive"),
             "capture(ax=False)": lambda: capture(page, ax=False),
             "capture(dom_snapshot=False)": lambda: capture(page, dom_snapshot=False),
+            # What a tab session (the product) asks for.
+            "capture(ax=False, rects=False)": lambda: capture(page, ax=False, rects=False),
         }
         print(f"\nmedian of {RUNS} runs, whole capture (calls run concurrently):")
         for name, run in variants.items():
@@ -80,14 +85,27 @@ async def bench(path: Path) -> None:
                 for key in models[0].timings
             }
             shown = ", ".join(f"{k} {v * 1000:.0f}" for k, v in parts.items() if k != "total")
+            figures[f"{name}_ms"] = total * 1000
             print(f"  {name:30s} {total * 1000:8.1f} ms  ({shown} ms)")
         model = await capture(page)
-        print(
-            f"\nmodel: {len(model.nodes)} nodes, {model.element_count()} elements, "
-            f"{sum(1 for n in model.nodes if n.bounds is not None)} with boxes, "
-            f"{sum(1 for n in model.nodes if n.ax is not None)} with AX info, "
-            f"~{len(pickle.dumps(model)) / 1e6:.2f} MB pickled"
+        figures.update(
+            nodes=len(model.nodes),
+            elements=model.element_count(),
+            with_boxes=sum(1 for n in model.nodes if n.bounds is not None),
+            with_ax=sum(1 for n in model.nodes if n.ax is not None),
+            pickled_mb=len(pickle.dumps(model)) / 1e6,
         )
+        print(
+            f"\nmodel: {figures['nodes']} nodes, {figures['elements']} elements, "
+            f"{figures['with_boxes']} with boxes, {figures['with_ax']} with AX info, "
+            f"~{figures['pickled_mb']:.2f} MB pickled"
+        )
+    return figures
+
+
+def run() -> dict[str, Any]:
+    """The capture figures of the largest corpus page (for `python -m tests.bench`)."""
+    return trio.run(bench, largest_corpus_page())
 
 
 def main() -> None:
