@@ -243,44 +243,59 @@ async def ext(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[
         yield browser
 
 
+@attrs.frozen
+class TaskRun:
+    """What the side panel showed for one task, and the person's one question."""
+
+    steps: list[dict[str, Any]]
+    question: str
+
+
+async def run_task(
+    ext: ExtensionBrowser, model: ScriptedModel, url: str, task: str, *, ask: bool = True
+) -> TaskRun:
+    """Start a task in the real side panel on a new tab; answer "no" to any question."""
+    settings = {
+        "provider": "anthropic" if model.provider == "anthropic" else "compatible",
+        "baseUrl": model.base_url,
+        "model": "scripted",
+        "apiKey": API_KEY,
+        "askBeforeSubmit": ask,
+    }
+    await ext.worker.evaluate(f"chrome.storage.local.set({{settings: {json.dumps(settings)}}})")
+    _, tab_id = await ext.open_tab(url)
+    await ext.wait_loaded(tab_id)
+    panel = await ext.open_side_panel()
+    await panel.evaluate(
+        f"""trimtabPanel.showView('agent');
+        document.getElementById('task').value = {json.dumps(task)};
+        document.getElementById('task-form').requestSubmit(); true"""
+    )
+    question = ""
+    while not await panel.evaluate(
+        "trimtabPanel.state.steps.some((s) => s.kind === 'done' || s.kind === 'error')"
+    ):
+        if await panel.evaluate("!document.getElementById('confirm').hidden"):
+            question = await panel.evaluate("document.getElementById('confirm-text').textContent")
+            await panel.evaluate("document.getElementById('confirm-no').click(); true")
+        await trio.sleep(0.1)
+    steps = await panel.evaluate("trimtabPanel.state.steps.map(({content, ...s}) => s)")
+    return TaskRun(steps, question)
+
+
 @pytest.mark.parametrize("provider", ["anthropic", "openai"])
 async def test_agent_completes_a_three_step_task(
     ext: ExtensionBrowser, site: StaticServer, provider: str
 ) -> None:
     """The agent follows a link, fills a field and reads the result; the repeat read is cached."""
     with trio.fail_after(120):
-        for kind in ("tools", "tool"):
-            code = await ext.worker.evaluate(
-                f"trimtab.host.request({{type: '{kind}'}}).then(() => null, (e) => e.code)"
-            )
-            if code == "unknown_type":
-                pytest.skip(f"the host has no {kind!r} handler yet")
         async with trio.open_nursery() as nursery:
             model: ScriptedModel = await nursery.start(serve_model, ScriptedModel(provider))
-            settings = {
-                "provider": "anthropic" if provider == "anthropic" else "compatible",
-                "baseUrl": model.base_url,
-                "model": "scripted",
-                "apiKey": API_KEY,
-                "askBeforeSubmit": True,
-            }
-            await ext.worker.evaluate(
-                f"chrome.storage.local.set({{settings: {json.dumps(settings)}}})"
+            run = await run_task(
+                ext, model, site.url("e2e-agent-start.html"), "What is the forecast for Lisbon?"
             )
-            _, tab_id = await ext.open_tab(site.url("e2e-agent-start.html"))
-            await ext.wait_loaded(tab_id)
-            panel = await ext.open_side_panel()
-            await panel.evaluate(
-                """trimtabPanel.showView('agent');
-                document.getElementById('task').value = 'What is the forecast for Lisbon?';
-                document.getElementById('task-form').requestSubmit(); true"""
-            )
-            while not await panel.evaluate(
-                "trimtabPanel.state.steps.some((s) => s.kind === 'done' || s.kind === 'error')"
-            ):
-                await trio.sleep(0.1)
-            steps = await panel.evaluate("trimtabPanel.state.steps.map(({content, ...s}) => s)")
             nursery.cancel_scope.cancel()
+    steps = run.steps
     assert steps[-1]["kind"] == "done", steps
     assert "Forecast for Lisbon: sunny" in steps[-1]["text"]
     tools = [s for s in steps if s["kind"] == "tool"]
@@ -305,44 +320,19 @@ async def test_agent_asks_before_submitting_a_form(
             model: ScriptedModel = await nursery.start(
                 serve_model, ScriptedModel("anthropic", task="order")
             )
-            settings = {
-                "provider": "anthropic",
-                "baseUrl": model.base_url,
-                "model": "scripted",
-                "apiKey": API_KEY,
-                "askBeforeSubmit": ask,
-            }
-            await ext.worker.evaluate(
-                f"chrome.storage.local.set({{settings: {json.dumps(settings)}}})"
+            run = await run_task(
+                ext, model, site.url("e2e-relay.html"), "Order a sandwich.", ask=ask
             )
-            _, tab_id = await ext.open_tab(site.url("e2e-relay.html"))
-            await ext.wait_loaded(tab_id)
-            panel = await ext.open_side_panel()
-            await panel.evaluate(
-                """trimtabPanel.showView('agent');
-                document.getElementById('task').value = 'Order a sandwich.';
-                document.getElementById('task-form').requestSubmit(); true"""
-            )
-            question = ""
-            while not await panel.evaluate(
-                "trimtabPanel.state.steps.some((s) => s.kind === 'done' || s.kind === 'error')"
-            ):
-                if ask and await panel.evaluate("!document.getElementById('confirm').hidden"):
-                    question = await panel.evaluate(
-                        "document.getElementById('confirm-text').textContent"
-                    )
-                    await panel.evaluate("document.getElementById('confirm-no').click(); true")
-                await trio.sleep(0.1)
-            steps = await panel.evaluate("trimtabPanel.state.steps.map(({content, ...s}) => s)")
             nursery.cancel_scope.cancel()
-    assert steps[-1]["kind"] == "done", steps
-    ran = [s["name"] for s in steps if s["kind"] == "tool"]
-    declined = [s for s in steps if s["kind"] == "declined"]
+    assert run.steps[-1]["kind"] == "done", run.steps
+    ran = [s["name"] for s in run.steps if s["kind"] == "tool"]
+    declined = [s for s in run.steps if s["kind"] == "declined"]
     if ask:
-        assert "submits a form" in question
+        assert "submits a form" in run.question
         assert len(declined) == 1
         assert declined[0]["name"] == "click"
         assert "click" not in ran  # the host never received the click
     else:
+        assert not run.question
         assert not declined
         assert "click" in ran

@@ -13,8 +13,9 @@ import pytest
 import trio
 import trio.testing
 
-from pycdp_bridge import CDPError, PageTarget, RelayHub, TargetClosedError
+from pycdp_bridge import PageTarget
 from tests.support import StaticServer
+from tests.support.relay_peer import RelayPeer
 from trimtab._handlers import HostState, Toolbox, open_host_state, read_format_page
 from trimtab._host_main import HostContext, build_setup
 from trimtab._server import Outbox, Request, RequestError
@@ -26,68 +27,6 @@ TAB = 7
 SESSION = "agent-1"
 # One element with an id: its start tag and the text up to the next tag.
 _ELEMENT = re.compile(r'<\w+ id="([^"]+)"[^>]*>[^<\n]*')
-
-
-class RelayPeer:
-    """Plays the extension's service worker: relays the host's CDP to a real page.
-
-    Answers ``cdp_attach``/``cdp_detach`` itself, runs ``cdp`` commands on the page
-    (child sessions included) and forwards the page's events once attached, the way
-    ``chrome.debugger`` would.
-    """
-
-    def __init__(self, page: PageTarget) -> None:
-        self.page = page
-        self.hub = RelayHub(self.send_message)
-        self.sent: list[dict[str, Any]] = []
-        self._inbox_send, self._inbox = trio.open_memory_channel[dict[str, Any]](1000)
-        self.attached = trio.Event()
-
-    async def send_message(self, message: dict[str, Any]) -> None:
-        self.sent.append(message)
-        await self._inbox_send.send(message)
-
-    def kinds(self) -> list[str]:
-        return [m["type"] if m["type"] != "cdp" else m["method"] for m in self.sent]
-
-    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(self._forward_events)
-            task_status.started()
-            async for message in self._inbox:
-                nursery.start_soon(self._handle, message)
-
-    async def _handle(self, message: dict[str, Any]) -> None:
-        if message["type"] in ("cdp_attach", "cdp_detach"):
-            if message["type"] == "cdp_attach":
-                self.attached.set()
-            self.hub.feed({"type": "cdp_result", "id": message["id"], "result": {}})
-            return
-        reply: dict[str, Any] = {"type": "cdp_result", "id": message["id"]}
-        try:
-            reply["result"] = await self.page.send(
-                message["method"], message["params"], session_id=message["session"]
-            )
-        except CDPError as error:
-            reply["error"] = {"code": error.code, "message": error.message}
-        except TargetClosedError:
-            self.hub.feed({"type": "cdp_detached", "tab": TAB, "reason": "target_closed"})
-            return
-        self.hub.feed(reply)
-
-    async def _forward_events(self) -> None:
-        async with self.page.listen() as events:
-            await self.attached.wait()
-            async for event in events:
-                self.hub.feed(
-                    {
-                        "type": "cdp_event",
-                        "tab": TAB,
-                        "session": event.session_id,
-                        "method": event.method,
-                        "params": dict(event.params),
-                    }
-                )
 
 
 @attrs.define
@@ -126,7 +65,7 @@ async def host(
     page: PageTarget, pages_server: StaticServer, nursery: trio.Nursery
 ) -> AsyncIterator[Host]:
     """Handlers of a host whose relay reaches the test page, loaded with the shop page."""
-    peer = RelayPeer(page)
+    peer = RelayPeer(page, TAB)
     await nursery.start(peer.run)
     with trio.fail_after(30):
         await page.navigate(pages_server.url("handlers-shop.html"))

@@ -24,7 +24,8 @@ import trio
 
 from pycdp_bridge import PageTarget
 from tests.support import StaticServer, serve_static
-from tests.test_handlers import TAB, Host, RelayPeer
+from tests.support.relay_peer import RelayPeer
+from tests.test_handlers import TAB, Host
 from trimtab._handlers import Toolbox, ToolResultLike, open_host_state, read_format_page
 from trimtab._snapshots import TabSession
 from trimtab._tools import TOOLS, run_tool
@@ -233,7 +234,7 @@ def _lines_with_ids(xml: str) -> list[tuple[str, str]]:
 @pytest.fixture
 async def relay(page: PageTarget, nursery: trio.Nursery) -> RelayPeer:
     """The fake extension in front of the test's page."""
-    peer = RelayPeer(page)
+    peer = RelayPeer(page, TAB)
     await nursery.start(peer.run)
     return peer
 

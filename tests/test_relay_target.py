@@ -2,102 +2,33 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 import trio
 
 from pycdp_bridge import (
     CDPError,
     PageTarget,
-    RelayHub,
     TargetClosedError,
     capture,
 )
 from tests.support import StaticServer
+from tests.support.relay_peer import HOLD, RelayPeer
 
 pytestmark = pytest.mark.browser
 
 TAB = 42
-HOLD = "Test.neverAnswered"
-
-
-class FakeExtension:
-    """Plays the service worker: runs relayed commands on a real page with its own session.
-
-    It answers like ``chrome.debugger`` would: results and errors as ``cdp_result``,
-    the tab's events (and its child sessions') as ``cdp_event`` once attached.
-    """
-
-    def __init__(self, page: PageTarget) -> None:
-        self.page = page
-        self.hub = RelayHub(self.send_message)
-        self.sent: list[dict[str, Any]] = []
-        self._inbox_send, self._inbox = trio.open_memory_channel[dict[str, Any]](100)
-        self.attached = trio.Event()
-
-    async def send_message(self, message: dict[str, Any]) -> None:
-        self.sent.append(message)
-        await self._inbox_send.send(message)
-
-    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(self._forward_events)
-            task_status.started()
-            async for message in self._inbox:
-                nursery.start_soon(self._handle, message)
-
-    async def _handle(self, message: dict[str, Any]) -> None:
-        if message["type"] in ("cdp_attach", "cdp_detach"):
-            if message["type"] == "cdp_attach":
-                self.attached.set()
-            self.hub.feed({"type": "cdp_result", "id": message["id"], "result": {}})
-            return
-        if message["method"] == HOLD:
-            return
-        try:
-            result = await self.page.send(
-                message["method"], message["params"], session_id=message["session"]
-            )
-        except CDPError as error:
-            self.hub.feed(
-                {
-                    "type": "cdp_result",
-                    "id": message["id"],
-                    "error": {"code": error.code, "message": error.message},
-                }
-            )
-        else:
-            self.hub.feed({"type": "cdp_result", "id": message["id"], "result": result})
-
-    async def _forward_events(self) -> None:
-        async with self.page.listen() as events:
-            await self.attached.wait()
-            async for event in events:
-                self.hub.feed(
-                    {
-                        "type": "cdp_event",
-                        "tab": TAB,
-                        "session": event.session_id,
-                        "method": event.method,
-                        "params": dict(event.params),
-                    }
-                )
-
-    def detach(self, reason: str) -> None:
-        self.hub.feed({"type": "cdp_detached", "tab": TAB, "reason": reason})
 
 
 @pytest.fixture
-async def extension(page: PageTarget, nursery: trio.Nursery) -> FakeExtension:
+async def extension(page: PageTarget, nursery: trio.Nursery) -> RelayPeer:
     """A fake extension relaying to the test's page, running in the test's nursery."""
-    fake = FakeExtension(page)
+    fake = RelayPeer(page, TAB)
     await nursery.start(fake.run)
     return fake
 
 
 async def test_capture_through_relay_matches_direct(
-    extension: FakeExtension,
+    extension: RelayPeer,
     page: PageTarget,
     pages_server: StaticServer,
     second_server: StaticServer,
@@ -122,7 +53,7 @@ async def test_capture_through_relay_matches_direct(
     assert [n.bounds for n in relayed.nodes] == [n.bounds for n in direct.nodes]
 
 
-async def test_relay_messages_follow_the_protocol(extension: FakeExtension) -> None:
+async def test_relay_messages_follow_the_protocol(extension: RelayPeer) -> None:
     """The hub attaches first, then sends cdp messages shaped as in host/PROTOCOL.md."""
     target = extension.hub.target(TAB)
     with trio.fail_after(30):
@@ -142,7 +73,7 @@ async def test_relay_messages_follow_the_protocol(extension: FakeExtension) -> N
     assert all(isinstance(m["id"], str) for m in extension.sent)
 
 
-async def test_relay_errors_and_events(extension: FakeExtension, page: PageTarget) -> None:
+async def test_relay_errors_and_events(extension: RelayPeer, page: PageTarget) -> None:
     """Browser errors arrive as CDPError; tab events arrive with session None."""
     target = extension.hub.target(TAB)
     with trio.fail_after(30):
@@ -159,7 +90,7 @@ async def test_relay_errors_and_events(extension: FakeExtension, page: PageTarge
 
 
 async def test_detach_fails_pending_and_a_new_target_reattaches(
-    extension: FakeExtension,
+    extension: RelayPeer,
 ) -> None:
     """cdp_detached fails pending commands; the next target() attaches afresh."""
     hub = extension.hub
@@ -190,7 +121,7 @@ async def test_detach_fails_pending_and_a_new_target_reattaches(
     assert [m["type"] for m in extension.sent].count("cdp_attach") == 2
 
 
-async def test_hub_close_and_unroutable_messages(extension: FakeExtension) -> None:
+async def test_hub_close_and_unroutable_messages(extension: RelayPeer) -> None:
     """Closing the hub fails every tab; stray results are counted, bad types rejected."""
     hub = extension.hub
     target = hub.target(TAB)
