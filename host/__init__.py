@@ -13,7 +13,7 @@ from ._framing import (
     encode_reply_frames,
 )
 from ._server import HostServer, Outbox, Request, RequestError
-from ._snapshots import Snapshot, SnapshotOptions, TabSession, TrimLimits
+from ._snapshots import PageChangedError, Snapshot, SnapshotOptions, TabSession, TrimLimits
 from ._tracker import (
     CallTracker,
     ToolPolicy,
@@ -29,6 +29,7 @@ __all__ = [
     "FrameDecoder",
     "HostServer",
     "Outbox",
+    "PageChangedError",
     "Request",
     "RequestError",
     "Snapshot",

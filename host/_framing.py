@@ -49,6 +49,7 @@ ErrorCode: TypeAlias = Literal[
     "bad_request",
     "target_closed",
     "cdp_error",
+    "page_changed",
     "stale_id",
     "internal",
 ]

@@ -45,7 +45,7 @@ from pycdp_bridge import (
 from ._framing import JSONObject
 from ._revisions import PageRevisions, RevisionStatistics
 from ._server import Handler, Request, RequestError
-from ._snapshots import Snapshot, TabSession
+from ._snapshots import PageChangedError, Snapshot, TabSession
 from ._tracker import CallTracker, ToolPolicy, TrackerLimits, TrackerStatistics
 from .pipeline import Control, count_tokens
 
@@ -444,6 +444,8 @@ async def _cdp_errors(tab: int) -> AsyncIterator[None]:
         raise RequestError("target_closed", f"tab {tab}: {exc}") from exc
     except CDPError as exc:
         raise RequestError("cdp_error", f"tab {tab}: {exc}") from exc
+    except PageChangedError as exc:
+        raise RequestError("page_changed", f"tab {tab}: {exc}") from exc
     except BaseExceptionGroup as group:
         closed, rest = group.split(TargetClosedError)
         if closed is not None and rest is None:
@@ -451,6 +453,9 @@ async def _cdp_errors(tab: int) -> AsyncIterator[None]:
         refused, rest = group.split(CDPError)
         if refused is not None and rest is None:
             raise RequestError("cdp_error", f"tab {tab}: {refused.exceptions[0]}") from group
+        changed, rest = group.split(PageChangedError)
+        if changed is not None and rest is None:
+            raise RequestError("page_changed", f"tab {tab}: {changed.exceptions[0]}") from group
         raise
 
 

@@ -38,7 +38,21 @@ from .pipeline import (
 )
 from .pipeline import _xml as xml_escape
 
-__all__ = ["Snapshot", "SnapshotOptions", "TabSession", "TrimLimits"]
+__all__ = ["PageChangedError", "Snapshot", "SnapshotOptions", "TabSession", "TrimLimits"]
+
+# A capture that saw the page navigate is taken again, this many times at most.
+CAPTURE_ATTEMPTS = 3
+
+
+class PageChangedError(Exception):
+    """The page navigated during every capture attempt; no consistent view exists yet."""
+
+    def __init__(self, attempts: int) -> None:
+        super().__init__(
+            f"the page navigated while it was being captured ({attempts} attempts); "
+            "take a snapshot again once it has loaded"
+        )
+        self.attempts = attempts
 
 # Regions that repeat across the pages of a site and may be trimmed.
 TRIMMABLE = frozenset({"nav", "header", "footer", "aside"})
@@ -117,12 +131,22 @@ class TabSession:
         """Capture the tab and answer with a baseline or a diff."""
         started = time.perf_counter()
         try:
-            model = await capture(self.target, ax=self.options.ax, rects=self.options.rects)
+            model = await self._capture_consistent()
         except Exception:
             self.forget()
             raise
         capture_ms = (time.perf_counter() - started) * 1000
         return self.render(model, capture_ms=capture_ms, baseline=baseline)
+
+    async def _capture_consistent(self) -> PageModel:
+        """A capture of one document: the DOM tree, the snapshot and the AX data are
+        separate commands, and a navigation between them would join two pages."""
+        for _ in range(CAPTURE_ATTEMPTS):
+            before = await _loader_id(self.target)
+            model = await capture(self.target, ax=self.options.ax, rects=self.options.rects)
+            if await _loader_id(self.target) == before:
+                return model
+        raise PageChangedError(CAPTURE_ATTEMPTS)
 
     def forget(self) -> None:
         """Drop every memory of the tab (after an error, or a released tab)."""
@@ -264,6 +288,12 @@ class TabSession:
             regions_collapsed=(),
             regions_trimmed=(),
         )
+
+
+async def _loader_id(target: Target) -> str:
+    """The main frame's loader id: it changes with every navigation to a new document."""
+    tree = await target.send("Page.getFrameTree")
+    return str(tree["frameTree"]["frame"].get("loaderId", ""))
 
 
 def _page_open(current: Compaction, kind: str) -> str:

@@ -41,7 +41,7 @@ from ._input import (
     target_point,
 )
 from ._settle import settle, watch
-from ._snapshots import Snapshot, TabSession
+from ._snapshots import PageChangedError, Snapshot, TabSession
 from ._tracker import ToolPolicy
 from ._tracker_keys import folded_key
 from .pipeline import Compaction, OutNode, compact, render_node
@@ -1022,6 +1022,8 @@ async def run_tool(tab: TabSession, name: str, args: Mapping[str, object]) -> To
             f"{name} failed: the tab closed or stopped being debugged ({exc.reason}); "
             "nothing more can be done in it"
         )
+    except PageChangedError as exc:
+        return _error(f"{name}: {exc}")
     except trio.TooSlowError:
         return _error(
             f"{name} did not finish within {ACTION_TIMEOUT:g} s: the page does not respond "
