@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import AsyncIterator
-from typing import Any
 
-import attrs
 import lxml.etree
 import pytest
 import trio
@@ -15,49 +12,17 @@ import trio.testing
 
 from pycdp_bridge import PageTarget
 from tests.support import StaticServer
+from tests.support.handlers_host import SESSION, TAB, Host
 from tests.support.relay_peer import RelayPeer
-from trimtab._handlers import HostState, Toolbox, open_host_state, read_format_page
+from trimtab._handlers import Toolbox, open_host_state, read_format_page
 from trimtab._host_main import HostContext, build_setup
 from trimtab._server import Outbox, Request, RequestError
 from trimtab._tools import TOOLS
 
 pytestmark = pytest.mark.browser
 
-TAB = 7
-SESSION = "agent-1"
 # One element with an id: its start tag and the text up to the next tag.
 _ELEMENT = re.compile(r'<\w+ id="([^"]+)"[^>]*>[^<\n]*')
-
-
-@attrs.define
-class Host:
-    """The handlers under test, called the way the server calls them."""
-
-    state: HostState
-    peer: RelayPeer
-    page: PageTarget
-    _ids: int = 0
-
-    async def request(self, kind: str, **fields: Any) -> dict[str, Any]:
-        self._ids += 1
-        request = Request(kind, self._ids, {"type": kind, "id": self._ids, **fields})
-        handler = self.state.handlers()[kind]
-        with trio.fail_after(60):
-            result = dict(await handler(request))
-        json.dumps(result)  # everything a handler answers must go on the wire
-        return result
-
-    async def tool(self, name: str, session: str = SESSION, **args: Any) -> dict[str, Any]:
-        return await self.request("tool", session=session, tab=TAB, name=name, args=args)
-
-    async def error(self, kind: str, **fields: Any) -> RequestError:
-        with pytest.raises(RequestError) as caught:
-            await self.request(kind, **fields)
-        return caught.value
-
-    async def evaluate(self, expression: str) -> Any:
-        with trio.fail_after(10):
-            return await self.page.evaluate(expression)
 
 
 @pytest.fixture

@@ -24,8 +24,8 @@ import trio
 
 from pycdp_bridge import PageTarget
 from tests.support import StaticServer, serve_static
+from tests.support.handlers_host import TAB, Host
 from tests.support.relay_peer import RelayPeer
-from tests.test_handlers import TAB, Host
 from trimtab._handlers import Toolbox, ToolResultLike, open_host_state, read_format_page
 from trimtab._snapshots import TabSession
 from trimtab._tools import TOOLS, run_tool
