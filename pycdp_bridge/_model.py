@@ -218,7 +218,9 @@ class PageModel:
         return (n for n in self.nodes if n.node_type is NodeType.ELEMENT)
 
     def element_count(self) -> int:
-        return sum(1 for n in self.nodes if n.node_type is NodeType.ELEMENT)
+        """DOM elements (pseudo-elements such as ::marker are not counted)."""
+        element = NodeType.ELEMENT
+        return sum(1 for n in self.nodes if n.node_type is element and n.pseudo_type is None)
 
     def subtree(self, node: Node) -> list[Node]:
         """The node and all its descendants, in document order."""
