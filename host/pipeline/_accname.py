@@ -10,7 +10,7 @@ text; and states from the HTML attributes and their aria-* forms.
 
 from __future__ import annotations
 
-from pycdp_bridge import Node, PageModel
+from pycdp_bridge import Node, NodeType, PageModel
 
 __all__ = ["NameIndex"]
 
@@ -28,8 +28,12 @@ class NameIndex:
         self.shown = shown
         self.by_id: dict[str, Node] = {}
         self.label_for: dict[str, Node] = {}
+        # Fields named by a rendered <label> (for= or wrapping): the label's text
+        # already stands in the output next to them.
+        self.labelled: set[int] = set()
+        element = NodeType.ELEMENT
         for node in model.nodes:
-            if not node.is_element:
+            if node.node_type is not element:
                 continue
             element_id = node.attributes.get("id")
             if element_id:
@@ -38,6 +42,15 @@ class NameIndex:
                 target = node.attributes.get("for")
                 if target:
                     self.label_for.setdefault(target, node)
+                else:
+                    self.labelled.update(
+                        inner.index
+                        for inner in model.nodes[node.index + 1 : node.end]
+                        if inner.name in ("input", "select", "textarea")
+                    )
+        self.labelled.update(
+            self.by_id[target].index for target in self.label_for if target in self.by_id
+        )
 
     def text_of(self, node: Node) -> str:
         """The rendered text of a subtree, alt text of its images included.

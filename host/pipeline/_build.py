@@ -143,8 +143,8 @@ class _Builder:
         self.in_heading = ""
         # Bounds of the control we are inside, for nested-clickable folding.
         self.active_control: Node | None = None
-        self.labelled = self._labelled_controls()
         self.names = NameIndex(model, visibility.removed, visibility.shown)
+        self.labelled = self.names.labelled
         self.name_cache: dict[int, str] = {}
         origin = urlsplit(model.url)
         self.origin = (origin.scheme, origin.netloc)
@@ -553,25 +553,3 @@ class _Builder:
         if parts.fragment:
             path += "#" + parts.fragment
         return path
-
-    def _labelled_controls(self) -> set[int]:
-        """Controls named by a visible <label> (its text is already in the output)."""
-        by_id: dict[str, int] = {}
-        labels_for: set[str] = set()
-        labelled: set[int] = set()
-        for node in self.nodes:
-            if not node.is_element:
-                continue
-            element_id = node.attributes.get("id")
-            if element_id:
-                by_id.setdefault(element_id, node.index)
-            if node.name == "label" and not self.removed[node.index]:
-                target = node.attributes.get("for")
-                if target:
-                    labels_for.add(target)
-                else:
-                    for inner in self.model.subtree(node)[1:]:
-                        if inner.name in ("input", "select", "textarea"):
-                            labelled.add(inner.index)
-        labelled.update(by_id[t] for t in labels_for if t in by_id)
-        return labelled
