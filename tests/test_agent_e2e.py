@@ -18,7 +18,7 @@ import attrs
 import pytest
 import trio
 
-from tests.support import StaticServer, serve_static
+from tests.support import StaticServer
 from tests.support.e2e import ExtensionBrowser, launch_with_extension
 
 pytestmark = pytest.mark.browser
@@ -229,14 +229,6 @@ async def serve_model(
 
 
 @pytest.fixture
-async def site() -> AsyncIterator[StaticServer]:
-    async with trio.open_nursery() as nursery:
-        server: StaticServer = await nursery.start(serve_static, PAGES)
-        yield server
-        nursery.cancel_scope.cancel()
-
-
-@pytest.fixture
 async def ext(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[ExtensionBrowser]:
     monkeypatch.setenv("TRIMTAB_LOG_DIR", str(tmp_path / "logs"))
     async with launch_with_extension(tmp_path / "profile") as browser:
@@ -285,14 +277,17 @@ async def run_task(
 
 @pytest.mark.parametrize("provider", ["anthropic", "openai"])
 async def test_agent_completes_a_three_step_task(
-    ext: ExtensionBrowser, site: StaticServer, provider: str
+    ext: ExtensionBrowser, pages_server: StaticServer, provider: str
 ) -> None:
     """The agent follows a link, fills a field and reads the result; the repeat read is cached."""
     with trio.fail_after(120):
         async with trio.open_nursery() as nursery:
             model: ScriptedModel = await nursery.start(serve_model, ScriptedModel(provider))
             run = await run_task(
-                ext, model, site.url("e2e-agent-start.html"), "What is the forecast for Lisbon?"
+                ext,
+                model,
+                pages_server.url("e2e-agent-start.html"),
+                "What is the forecast for Lisbon?",
             )
             nursery.cancel_scope.cancel()
     steps = run.steps
@@ -312,7 +307,7 @@ async def test_agent_completes_a_three_step_task(
 
 @pytest.mark.parametrize("ask", [True, False])
 async def test_agent_asks_before_submitting_a_form(
-    ext: ExtensionBrowser, site: StaticServer, ask: bool
+    ext: ExtensionBrowser, pages_server: StaticServer, ask: bool
 ) -> None:
     """With "ask before submitting" on, a submit waits for the person, and a no stops it."""
     with trio.fail_after(120):
@@ -321,7 +316,7 @@ async def test_agent_asks_before_submitting_a_form(
                 serve_model, ScriptedModel("anthropic", task="order")
             )
             run = await run_task(
-                ext, model, site.url("e2e-relay.html"), "Order a sandwich.", ask=ask
+                ext, model, pages_server.url("e2e-relay.html"), "Order a sandwich.", ask=ask
             )
             nursery.cancel_scope.cancel()
     assert run.steps[-1]["kind"] == "done", run.steps

@@ -2,25 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from contextlib import AbstractAsyncContextManager
 from pathlib import Path
-from typing import Any
 
 import pytest
 import trio
 
 from pycdp_bridge import (
-    CDPError,
-    Event,
     Node,
     NodeType,
     PageModel,
     PageTarget,
-    Target,
     capture,
 )
 from tests.support import StaticServer
+from tests.support.targets import FailingTarget
 
 pytestmark = pytest.mark.browser
 
@@ -277,37 +272,6 @@ async def test_layout_styles_and_accessibility_are_joined(
     before = next(n for n in model.elements() if n.pseudo_type == "before")
     assert before.text == "before-host"
     assert before.bounds is not None
-
-
-class FailingTarget(Target):
-    """A target that refuses chosen CDP methods, to simulate a broken capture part."""
-
-    def __init__(self, inner: Target, refuse: set[str]) -> None:
-        self.inner = inner
-        self.refuse = refuse
-
-    @property
-    def closed(self) -> bool:
-        return self.inner.closed
-
-    async def send(
-        self,
-        method: str,
-        params: Mapping[str, Any] | None = None,
-        *,
-        session_id: str | None = None,
-    ) -> dict[str, Any]:
-        if method in self.refuse:
-            raise CDPError(method, -32000, "refused by the test")
-        return await self.inner.send(method, params, session_id=session_id)
-
-    def listen(
-        self, *methods: str, session_id: str | None = None, buffer_size: int = 1024
-    ) -> AbstractAsyncContextManager[trio.MemoryReceiveChannel[Event]]:
-        return self.inner.listen(*methods, session_id=session_id, buffer_size=buffer_size)
-
-    def child_sessions(self) -> Mapping[str, Mapping[str, Any]]:
-        return self.inner.child_sessions()
 
 
 async def test_snapshot_failure_degrades_to_dom_only(

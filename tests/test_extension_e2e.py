@@ -37,14 +37,6 @@ PAGES = Path(__file__).parent / "pages"
 
 
 @pytest.fixture
-async def site() -> AsyncIterator[StaticServer]:
-    async with trio.open_nursery() as nursery:
-        server: StaticServer = await nursery.start(serve_static, PAGES)
-        yield server
-        nursery.cancel_scope.cancel()
-
-
-@pytest.fixture
 async def real(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[ExtensionBrowser]:
     # Chrome hands its environment to the host: logs into tmp, and the test-only
     # debug_* requests (chunking, slow requests) switched on.
@@ -179,14 +171,14 @@ async def _handler_missing(ext: ExtensionBrowser, kind: str) -> bool:
 
 
 async def test_inspect_shows_the_xml_and_highlights(
-    real: ExtensionBrowser, site: StaticServer
+    real: ExtensionBrowser, pages_server: StaticServer
 ) -> None:
     """Inspect renders the active tab's XML, and hovering an id puts the overlay on it."""
     with trio.fail_after(60):
         for kind in ("snapshot", "highlight"):
             if await _handler_missing(real, kind):
                 pytest.skip(reason=f"the host has no {kind!r} handler yet")
-        target_id, tab_id = await real.open_tab(site.url("e2e-relay.html"))
+        target_id, tab_id = await real.open_tab(pages_server.url("e2e-relay.html"))
         await real.wait_loaded(tab_id)
         panel = await real.open_side_panel()
         await panel.evaluate("trimtabPanel.refresh()")
@@ -237,29 +229,27 @@ async def test_inspect_shows_the_xml_and_highlights(
 
 
 async def test_relay_capture_equals_direct_capture(
-    faked: tuple[ExtensionBrowser, FakeHost], site: StaticServer
+    faked: tuple[ExtensionBrowser, FakeHost], pages_server: StaticServer
 ) -> None:
     """A page captured through the extension's chrome.debugger relay equals a direct capture."""
     ext, host = faked
     hub = RelayHub(host.send)
     host.relay = hub.feed
     with trio.fail_after(60):
-        target_id, tab_id = await ext.open_tab(site.url("e2e-relay.html"))
+        target_id, tab_id = await ext.open_tab(pages_server.url("e2e-relay.html"))
         await ext.wait_loaded(tab_id)
         relayed = await capture(hub.target(tab_id))
         attached = await ext.browser.send(
             "Target.attachToTarget", {"targetId": target_id, "flatten": True}
         )
         direct = await capture(PageTarget(ext.browser, target_id, attached["sessionId"]))
-    assert relayed.url == direct.url == site.url("e2e-relay.html")
+    assert relayed.url == direct.url == pages_server.url("e2e-relay.html")
     assert relayed.title == direct.title == "Relay fixture"
     assert _shape(relayed) == _shape(direct)
     assert any(n.text.strip() == "Order a sandwich" for n in relayed.nodes)
 
 
-async def _relay_and_direct_xml(
-    ext: ExtensionBrowser, host: FakeHost, url: str
-) -> tuple[str, str]:
+async def _relay_and_direct_xml(ext: ExtensionBrowser, host: FakeHost, url: str) -> tuple[str, str]:
     """The first snapshot of one tab, taken through the extension's relay and directly."""
     hub = RelayHub(host.send)
     host.relay = hub.feed
@@ -274,12 +264,12 @@ async def _relay_and_direct_xml(
 
 
 async def test_relay_gives_the_same_xml_as_the_direct_transport(
-    faked: tuple[ExtensionBrowser, FakeHost], site: StaticServer
+    faked: tuple[ExtensionBrowser, FakeHost], pages_server: StaticServer
 ) -> None:
     """A fixture page snapshotted through the extension relay gives the direct transport's XML."""
     ext, host = faked
     with trio.fail_after(60):
-        relayed, direct = await _relay_and_direct_xml(ext, host, site.url("e2e-relay.html"))
+        relayed, direct = await _relay_and_direct_xml(ext, host, pages_server.url("e2e-relay.html"))
     assert "Order a sandwich" in relayed
     assert relayed == direct
 
@@ -301,12 +291,12 @@ async def test_relay_gives_the_same_xml_on_a_corpus_page(
 
 
 async def test_relay_commands_events_and_errors(
-    faked: tuple[ExtensionBrowser, FakeHost], site: StaticServer
+    faked: tuple[ExtensionBrowser, FakeHost], pages_server: StaticServer
 ) -> None:
     """The relay attaches, runs commands, forwards events with the tab id, returns CDP errors."""
     ext, host = faked
     with trio.fail_after(30):
-        _, tab_id = await ext.open_tab(site.url("e2e-relay.html"))
+        _, tab_id = await ext.open_tab(pages_server.url("e2e-relay.html"))
         await ext.wait_loaded(tab_id)
         assert await host.command({"type": "cdp_attach", "tab": tab_id}) == {
             "type": "cdp_result",
@@ -349,12 +339,12 @@ async def test_relay_commands_events_and_errors(
 
 
 async def test_tab_closed_reaches_host_and_side_panel(
-    faked: tuple[ExtensionBrowser, FakeHost], site: StaticServer
+    faked: tuple[ExtensionBrowser, FakeHost], pages_server: StaticServer
 ) -> None:
     """Closing a debugged tab sends cdp_detached to the host and a clear error to the panel."""
     ext, host = faked
     with trio.fail_after(30):
-        target_id, tab_id = await ext.open_tab(site.url("e2e-relay.html"))
+        target_id, tab_id = await ext.open_tab(pages_server.url("e2e-relay.html"))
         await ext.wait_loaded(tab_id)
         await host.command({"type": "cdp_attach", "tab": tab_id})
         panel = await ext.open_side_panel()

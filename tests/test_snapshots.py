@@ -7,17 +7,15 @@ page after changing it through ``Runtime.evaluate``. Every XML is parsed with lx
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from contextlib import AbstractAsyncContextManager
 from pathlib import Path
-from typing import Any
 
 import pytest
 import trio
 from lxml import etree
 
-from pycdp_bridge import Event, PageModel, PageTarget, Target
+from pycdp_bridge import PageModel, PageTarget
 from tests.support.pages import load, page_url, parse_xml
+from tests.support.targets import NavigatingTarget
 from tests.support.xmltree import folded, text_of, texts, xp, xp_strings
 from trimtab._snapshots import PageChangedError, Snapshot, SnapshotOptions, TabSession
 from trimtab.pipeline import compact
@@ -477,37 +475,6 @@ async def test_eids_same_on_the_next_page_of_a_site(page: PageTarget) -> None:
     second_ids = {r.key: r.eids for r in second.regions if r.key in shared}
     assert first_ids == second_ids
     assert len(first_ids["nav"]) == 5
-
-
-class NavigatingTarget(Target):
-    """A tab whose page navigates right before its DOMSnapshot is taken (a race)."""
-
-    def __init__(self, page: PageTarget, urls: list[str]) -> None:
-        self.page = page
-        self.urls = urls  # where to go at each snapshot, in turn; empty: stay
-
-    @property
-    def closed(self) -> bool:
-        return self.page.closed
-
-    async def send(
-        self,
-        method: str,
-        params: Mapping[str, Any] | None = None,
-        *,
-        session_id: str | None = None,
-    ) -> dict[str, Any]:
-        if method == "DOMSnapshot.captureSnapshot" and self.urls:
-            await self.page.navigate(self.urls.pop(0))
-        return await self.page.send(method, params, session_id=session_id)
-
-    def listen(
-        self, *methods: str, session_id: str | None = None, buffer_size: int = 1024
-    ) -> AbstractAsyncContextManager[trio.MemoryReceiveChannel[Event]]:
-        return self.page.listen(*methods, session_id=session_id, buffer_size=buffer_size)
-
-    def child_sessions(self) -> Mapping[str, Mapping[str, Any]]:
-        return self.page.child_sessions()
 
 
 async def test_navigation_during_capture_is_captured_again(page: PageTarget) -> None:

@@ -1,0 +1,70 @@
+"""Targets that wrap a real one, for tests that need the browser to misbehave."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from contextlib import AbstractAsyncContextManager
+from typing import Any
+
+import trio
+
+from pycdp_bridge import CDPError, Event, PageTarget, Target
+
+__all__ = ["FailingTarget", "NavigatingTarget", "WrappedTarget"]
+
+
+class WrappedTarget(Target):
+    """Passes everything to an inner target; subclasses change `before_send`."""
+
+    def __init__(self, inner: Target) -> None:
+        self.inner = inner
+
+    @property
+    def closed(self) -> bool:
+        return self.inner.closed
+
+    async def before_send(self, method: str) -> None:
+        """Runs before each command is passed on."""
+
+    async def send(
+        self,
+        method: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        session_id: str | None = None,
+    ) -> dict[str, Any]:
+        await self.before_send(method)
+        return await self.inner.send(method, params, session_id=session_id)
+
+    def listen(
+        self, *methods: str, session_id: str | None = None, buffer_size: int = 1024
+    ) -> AbstractAsyncContextManager[trio.MemoryReceiveChannel[Event]]:
+        return self.inner.listen(*methods, session_id=session_id, buffer_size=buffer_size)
+
+    def child_sessions(self) -> Mapping[str, Mapping[str, Any]]:
+        return self.inner.child_sessions()
+
+
+class FailingTarget(WrappedTarget):
+    """A target that refuses chosen CDP methods, to simulate a broken capture part."""
+
+    def __init__(self, inner: Target, refuse: set[str]) -> None:
+        super().__init__(inner)
+        self.refuse = refuse
+
+    async def before_send(self, method: str) -> None:
+        if method in self.refuse:
+            raise CDPError(method, -32000, "refused by the test")
+
+
+class NavigatingTarget(WrappedTarget):
+    """A tab whose page navigates right before its DOMSnapshot is taken (a race)."""
+
+    def __init__(self, page: PageTarget, urls: list[str]) -> None:
+        super().__init__(page)
+        self.page = page
+        self.urls = urls  # where to go at each snapshot, in turn; empty: stay
+
+    async def before_send(self, method: str) -> None:
+        if method == "DOMSnapshot.captureSnapshot" and self.urls:
+            await self.page.navigate(self.urls.pop(0))
