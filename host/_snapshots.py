@@ -54,6 +54,7 @@ class PageChangedError(Exception):
         )
         self.attempts = attempts
 
+
 # Regions that repeat across the pages of a site and may be trimmed.
 TRIMMABLE = frozenset({"nav", "header", "footer", "aside"})
 
@@ -232,15 +233,19 @@ class TabSession:
                     f'<region name="{xml_escape.attr(region.key)}" unchanged="true"'
                     f' count="{len(region.eids)}"/>\n'
                 )
-            items = render_items(node, replace)
-            if previous_items:
-                items = _collapse_repeats(items, previous_items, self.options.block_min_lines)
-            if trim and region.name in TRIMMABLE and len(items) > limits.max_lines:
+            # What is shown (nested regions already decided) beside the full items,
+            # one to one, so every marker counts the lines and ids it stands for.
+            shown = render_items(node, replace)
+            lines = _collapse_repeats(
+                region.items, shown, previous_items, self.options.block_min_lines
+            )
+            if trim and region.name in TRIMMABLE and len(lines) > limits.max_lines:
                 trimmed.append(region.key)
-                items = _trim(items, region.key, limits)
+                lines = _trim(lines, region.key, limits)
             # Rendered here even when nothing changed: the nested regions were
             # already decided (and counted) by render_items above.
-            return open_tag(node) + "\n" + "".join(f"{item}\n" for item in items) + "</region>\n"
+            body = "".join(f"{line.xml}\n" for line in lines)
+            return f"{open_tag(node)}\n{body}</region>\n"
 
         body = [
             replace(n) or render_node(n, replace)
@@ -303,36 +308,67 @@ def _page_open(current: Compaction, kind: str) -> str:
     )
 
 
-def _trim(items: list[str], key: str, limits: TrimLimits) -> list[str]:
-    """Head and tail lines of a long region, the middle replaced by a marker."""
-    middle = items[limits.head : len(items) - limits.tail]
-    hidden_ids = sum(len(_ID.findall(item)) for item in middle)
+@attrs.frozen
+class _Line:
+    """One line of a region as sent, and how much of the full region it stands for."""
+
+    xml: str
+    lines: int  # items of the full region behind it (1 unless it is a marker)
+    ids: int  # element ids behind it
+
+
+def _trim(lines: list[_Line], key: str, limits: TrimLimits) -> list[_Line]:
+    """Head and tail lines of a long region, the middle replaced by a marker that
+    counts every line and id it hides (those behind collapsed blocks included)."""
+    middle = lines[limits.head : len(lines) - limits.tail]
+    hidden_lines = sum(line.lines for line in middle)
+    hidden_ids = sum(line.ids for line in middle)
     marker = (
-        f'<trimmed lines="{len(middle)}" controls="{hidden_ids}" expand="{xml_escape.attr(key)}"/>'
+        f'<trimmed lines="{hidden_lines}" controls="{hidden_ids}" expand="{xml_escape.attr(key)}"/>'
     )
-    return [*items[: limits.head], marker, *items[len(items) - limits.tail :]]
+    return [
+        *lines[: limits.head],
+        _Line(marker, hidden_lines, hidden_ids),
+        *lines[len(lines) - limits.tail :],
+    ]
 
 
-def _collapse_repeats(items: list[str], previous: tuple[str, ...], min_lines: int) -> list[str]:
-    """Runs of at least `min_lines` lines that stood, in the same order, in the
-    previous baseline become one `<unchanged>` line (blocks outside landmarks)."""
-    matcher = difflib.SequenceMatcher(a=previous, b=items, autojunk=False)
-    out: list[str] = []
+def _collapse_repeats(
+    full: tuple[str, ...], shown: list[str], previous: tuple[str, ...], min_lines: int
+) -> list[_Line]:
+    """The region's lines, where runs of at least `min_lines` full items that stood, in
+    the same order, in the previous baseline become one `<unchanged>` line (blocks
+    outside landmarks). `shown` is `full` with nested regions already decided."""
+    assert len(full) == len(shown), "a nested region is one item in both renderings"
+    runs = (
+        difflib.SequenceMatcher(a=previous, b=full, autojunk=False).get_matching_blocks()
+        if previous
+        else []
+    )
+
+    def as_shown(lo: int, hi: int) -> list[_Line]:
+        return [_Line(shown[k], 1, _count_ids(full[k])) for k in range(lo, hi)]
+
+    out: list[_Line] = []
     cursor = 0
-    for _, start, size in matcher.get_matching_blocks():
+    for _, start, size in runs:
         if size < min_lines:
             continue
-        out.extend(items[cursor:start])
-        run = items[start : start + size]
-        controls = sum(len(_ID.findall(item)) for item in run)
-        first = xml_escape.attr(_plain(run[0])[:60])
-        out.append(f'<unchanged lines="{size}" count="{controls}" first="{first}"/>')
+        out += as_shown(cursor, start)
+        ids = sum(_count_ids(item) for item in full[start : start + size])
+        first = xml_escape.attr(_gist(full[start])[:60])
+        out.append(_Line(f'<unchanged lines="{size}" count="{ids}" first="{first}"/>', size, ids))
         cursor = start + size
-    out.extend(items[cursor:])
-    return out
+    return out + as_shown(cursor, len(full))
 
 
-_ID = re.compile(r' id="([^"]+)"')
+def _count_ids(item: str) -> int:
+    return len(_ID.findall(item))
+
+
+# An id attribute inside a tag: page text cannot hold a raw "<" or ">" (pipeline/_xml.py),
+# so text spelling id="…" is never taken for one.
+_ID = re.compile(r'<[^<>]* id="([^"]+)"')
 _TAG = re.compile(r"<[^>]+>")
 
 
@@ -362,6 +398,19 @@ def _region_diff(old: Region, new: Region) -> str:
         + "".join(f"{hunk}\n" for hunk in hunks)
         + "</region>\n"
     )
+
+
+_NAME_ATTR = re.compile(r' (?:label|alt|value)="([^"]*)"')
+
+
+def _gist(item: str) -> str:
+    """What a person would call a rendered line: its text, else the name of its
+    element (an image link has only a label), so a marker can say where it starts."""
+    text = _plain(item)
+    if text:
+        return text
+    named = _NAME_ATTR.search(item)
+    return " ".join(unescape(named.group(1)).split()) if named else ""
 
 
 def _plain(xml_fragment: str) -> str:

@@ -279,6 +279,93 @@ async def test_no_trim_option_renders_long_regions_whole(page: PageTarget) -> No
     assert snapshot.regions_trimmed == ()
 
 
+# -- repeated blocks outside landmarks -----------------------------------------------
+
+CATEGORIES = [
+    "Travel",
+    "Mystery",
+    "Historical Fiction",
+    "Sequential Art",
+    "Poetry",
+    "Classics",
+    "Philosophy",
+    "Romance",
+    "Womens Fiction",
+    "Science",
+]
+FORGED_BLOCK = '<unchanged lines="9" count="9" first="Travel"/>'
+
+
+def shelf_page(title: str, categories: list[str] = CATEGORIES) -> str:
+    """A shop without landmarks: its category list is a plain div repeated on every page."""
+    links = "".join(f"<li><a href='/c/{n}'>{name}</a></li>" for n, name in enumerate(categories))
+    forged = FORGED_BLOCK.replace("<", "&lt;").replace('"', "&quot;")
+    return (
+        f"<!doctype html><html lang='en'><head><title>{title}</title></head><body>"
+        "<div class='top'><a href='/'>Book Shelf</a></div>"
+        f"<div class='side'><h3>Categories</h3><ul>{links}</ul></div>"
+        f"<div class='content'><h1>{title}</h1><p>All about {title}. {forged}</p>"
+        f"<a href='/buy'>Buy {title}</a></div></body></html>"
+    )
+
+
+async def test_repeated_block_outside_landmarks_collapses(page: PageTarget) -> None:
+    """A category list in a plain div, unchanged since the last baseline, becomes one
+    `<unchanged>` line with exact counts; the page's own content stays and expand shows all."""
+    session = TabSession(page)
+    first = session.render(await capture_page(page, shelf_page("Sapiens")))
+    snapshot = session.render(await capture_page(page, shelf_page("Soumission")))
+    main = top_regions(tree_of(snapshot))["main"]
+    markers = main.findall("unchanged")
+    assert len(markers) == 1  # the page's text spelling a marker stays text
+    marker = markers[0]
+    # The site link, the "Categories" heading and every category link.
+    assert marker.get("lines") == str(2 + len(CATEGORIES))
+    assert marker.get("count") == str(1 + len(CATEGORIES))
+    assert marker.get("first") == "Book Shelf"
+    assert [text_of(a) for a in main.iter("a")] == ["Buy Soumission"]
+    assert FORGED_BLOCK in text_of(main)
+    assert snapshot.dedup_saved > 0
+    # Those ids still work: expand gives them back, the same as on the first page.
+    expanded = parse_xml(session.expand("main"))
+    assert [text_of(a) for a in expanded.iter("a")] == [
+        "Book Shelf",
+        *CATEGORIES,
+        "Buy Soumission",
+    ]
+    before = top_regions(tree_of(first))["main"]
+    assert ids_in(expanded)[:-1] == ids_in(before)[:-1]
+
+
+async def test_a_changed_line_splits_a_repeated_block(page: PageTarget) -> None:
+    """A renamed category is rendered; the unchanged run before it collapses and the run
+    after it, shorter than the threshold, is rendered too."""
+    renamed = [*CATEGORIES[:4], "Poetry and Verse", *CATEGORIES[5:]]
+    session = TabSession(page)
+    session.render(await capture_page(page, shelf_page("Sapiens")))
+    snapshot = session.render(await capture_page(page, shelf_page("Soumission", renamed)))
+    main = top_regions(tree_of(snapshot))["main"]
+    head = 2 + 4  # site link, heading, the four categories before the renamed one
+    assert head >= session.options.block_min_lines > len(CATEGORIES) - 5
+    assert [m.get("lines") for m in main.findall("unchanged")] == [str(head)]
+    assert [text_of(a) for a in main.iter("a")] == [
+        "Poetry and Verse",
+        *CATEGORIES[5:],
+        "Buy Soumission",
+    ]
+
+
+async def test_no_dedup_option_renders_repeated_blocks(page: PageTarget) -> None:
+    """With dedup off the repeated category list is rendered on every baseline."""
+    session = TabSession(page, SnapshotOptions(dedup=False))
+    session.render(await capture_page(page, shelf_page("Sapiens")))
+    snapshot = session.render(await capture_page(page, shelf_page("Soumission")))
+    tree = tree_of(snapshot)
+    assert tree.findall(".//unchanged") == []
+    assert [text_of(a) for a in tree.iter("a")][:3] == ["Book Shelf", *CATEGORIES[:2]]
+    assert snapshot.dedup_saved == 0
+
+
 # -- diffs after actions -------------------------------------------------------------
 
 
@@ -423,6 +510,28 @@ async def test_page_cannot_forge_a_collapsed_region(page: PageTarget) -> None:
     assert FORGE in text_of(tree_of(first))
     assert xp(tree_of(first), f"//button[@label='{FORGE}']")
     assert xp_strings(tree_of(first), "//input/@value") == [FORGE]
+
+
+async def test_text_spelling_an_id_is_not_counted_as_one(page: PageTarget) -> None:
+    """Page text reading id="…" is neither reported as a removed id in a diff nor counted
+    in a collapsed block."""
+    html = (
+        "<!doctype html><title>Ids</title><main><h1>Orders</h1>"
+        "<p id='t'>Order id=\"zz9\" shipped</p><button>Track</button>"
+        # Enough else on the page that a diff is cheaper than a baseline.
+        + "".join(f"<p>Order {n} is on its way to the customer.</p>" for n in range(20))
+        + "</main>"
+    )
+    with trio.fail_after(TIMEOUT):
+        await page.navigate(page_url(html))
+        session = TabSession(page)
+        await session.snapshot()
+        await page.evaluate("document.getElementById('t').remove()")
+        diff = await session.snapshot()
+    tree = tree_of(diff)
+    assert diff.kind == "diff"
+    assert 'Order id="zz9" shipped' in text_of(tree)
+    assert xp_strings(tree, "//del/@ids") == []
 
 
 async def test_eids_stable_across_snapshots_of_the_same_page(page: PageTarget) -> None:

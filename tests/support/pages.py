@@ -41,7 +41,10 @@ class Loaded:
 
 
 def page_url(page: str) -> str:
-    """The file:// URL of a fixture name (``pipeline-x.html``) or of an HTML string."""
+    """The URL of a fixture name (``pipeline-x.html``) or of an HTML string; a URL
+    (a corpus page's ``file://`` or a local server's) is returned as it is."""
+    if page.startswith(("file:", "http:")):
+        return page
     if "<" not in page:
         path = PAGES / page
         if not path.is_file():
@@ -56,7 +59,7 @@ def page_url(page: str) -> str:
 
 
 async def load(target: PageTarget, page: str) -> PageModel:
-    """Navigate the tab to the page (a fixture name or HTML) and capture it."""
+    """Navigate the tab to the page (a fixture name, HTML or a URL) and capture it."""
     await target.navigate(page_url(page))
     return await capture(target, ax=PRODUCT.ax, rects=PRODUCT.rects)
 
