@@ -48,6 +48,7 @@ ErrorCode: TypeAlias = Literal[
     "unknown_type",
     "bad_request",
     "target_closed",
+    "page_crashed",
     "cdp_error",
     "page_changed",
     "stale_id",

@@ -34,6 +34,7 @@ import trio
 
 from pycdp_bridge import (
     CDPError,
+    PageCrashedError,
     PageModel,
     RelayHub,
     RelayTarget,
@@ -278,7 +279,10 @@ class HostState:
                 return await self.toolbox.run(state.session, name, args)
 
         async with _cdp_errors(tab):
-            if policy.reads_page and not policy.volatile and not policy.side_effects:
+            if state.target.crashed:
+                # Nothing can be read from a dead page, and what was read before is gone.
+                self.tracker.note_page_change(tab, "the page crashed")
+            elif policy.reads_page and not policy.volatile and not policy.side_effects:
                 # The revision must include every change the page made until now.
                 await state.revisions.sync()
             tracked = await self.tracker.call(session, name, args, run, tab=tab)
@@ -440,6 +444,8 @@ async def _cdp_errors(tab: int) -> AsyncIterator[None]:
     """Turn the browser's refusals into the protocol's error replies."""
     try:
         yield
+    except PageCrashedError as exc:
+        raise RequestError("page_crashed", f"tab {tab}: {exc}") from exc
     except TargetClosedError as exc:
         raise RequestError("target_closed", f"tab {tab}: {exc}") from exc
     except CDPError as exc:
@@ -447,6 +453,9 @@ async def _cdp_errors(tab: int) -> AsyncIterator[None]:
     except PageChangedError as exc:
         raise RequestError("page_changed", f"tab {tab}: {exc}") from exc
     except BaseExceptionGroup as group:
+        crashed, rest = group.split(PageCrashedError)
+        if crashed is not None and rest is None:
+            raise RequestError("page_crashed", f"tab {tab}: {crashed.exceptions[0]}") from group
         closed, rest = group.split(TargetClosedError)
         if closed is not None and rest is None:
             raise RequestError("target_closed", f"tab {tab}: {closed.exceptions[0]}") from group

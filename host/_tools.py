@@ -19,7 +19,7 @@ from typing import Any
 import attrs
 import trio
 
-from pycdp_bridge import CDPError, TargetClosedError, capture
+from pycdp_bridge import CDPError, PageCrashedError, TargetClosedError, capture
 from pycdp_bridge import protocol as cdp
 
 from ._input import (
@@ -168,6 +168,8 @@ async def _navigate(tab: TabSession, args: Mapping[str, object]) -> ToolResult:
     if not url.startswith(("http://", "https://", "file:", "about:")):
         raise _BadArguments(f"url must be absolute (http:// or https://); got {url!r}")
     target = tab.target
+    if target.crashed:
+        return await _revive(tab, cdp.page_navigate(url))
     async with watch(target) as activity:
         with trio.move_on_after(NAVIGATION_TIMEOUT) as scope:
             result: Mapping[str, Any] = await target.execute(cdp.page_navigate(url))
@@ -179,6 +181,32 @@ async def _navigate(tab: TabSession, args: Mapping[str, object]) -> ToolResult:
             settled = await settle(target, activity, scope.deadline - trio.current_time())
         if scope.cancelled_caught:
             settled = False
+    return await _baseline(tab, settled)
+
+
+# Tools that bring a crashed page back (the others refuse while it is crashed).
+_REVIVING = frozenset({"navigate", "reload"})
+
+
+async def _revive(tab: TabSession, command: cdp.Command[Any]) -> ToolResult:
+    """Navigate or reload a crashed page: the browser starts a new renderer, which
+    announces itself (``Inspector.targetReloadedAfterCrash``) before the page loads.
+    Until then the tab answers nothing else, so the usual watch starts after it."""
+    target = tab.target
+    with trio.move_on_after(NAVIGATION_TIMEOUT) as scope:
+        wanted = {"Inspector.targetReloadedAfterCrash", "Page.loadEventFired"}
+        async with target.listen(*wanted) as events:
+            result: Mapping[str, Any] = await target.execute(command)
+            if result.get("errorText"):
+                return _error(f"could not load the page: {result['errorText']}")
+            async for event in events:
+                wanted.discard(event.method)
+                if not wanted:
+                    break
+        async with watch(target) as activity:
+            settled = await settle(target, activity, scope.deadline - trio.current_time())
+    if scope.cancelled_caught:
+        settled = False
     return await _baseline(tab, settled)
 
 
@@ -216,6 +244,8 @@ async def _forward(tab: TabSession, args: Mapping[str, object]) -> ToolResult:
 
 async def _reload(tab: TabSession, args: Mapping[str, object]) -> ToolResult:
     target = tab.target
+    if target.crashed:
+        return await _revive(tab, cdp.page_reload())
     async with watch(target) as activity:
         with trio.move_on_after(NAVIGATION_TIMEOUT) as scope:
             commits = activity.commits
@@ -1010,12 +1040,23 @@ async def run_tool(tab: TabSession, name: str, args: Mapping[str, object]) -> To
     """
     tool_spec(name)
     handler = _HANDLERS[name]
+    crashed = _error(
+        f"{name} failed: the page crashed (its renderer process died); "
+        "navigate(url) or reload() brings the tab back"
+    )
+    if tab.target.crashed and name not in _REVIVING:
+        # Not even the latest snapshot stands for the page any more.
+        tab.forget()
+        return crashed
     try:
         with trio.fail_after(ACTION_TIMEOUT):
             return await handler(tab, args)
     except (Refusal, _BadArguments) as exc:
         prefix = "" if isinstance(exc, Refusal) else f"bad arguments for {name}: "
         return _error(prefix + str(exc))
+    except PageCrashedError:
+        tab.forget()
+        return crashed
     except TargetClosedError as exc:
         tab.forget()
         return _error(

@@ -16,6 +16,7 @@ from ._errors import (
     CDPError,
     JavaScriptError,
     NavigationError,
+    PageCrashedError,
     TargetClosedError,
 )
 from ._launcher import find_browser, launch_browser
@@ -36,6 +37,7 @@ __all__ = [
     "NavigationError",
     "Node",
     "NodeType",
+    "PageCrashedError",
     "PageModel",
     "PageTarget",
     "Rect",

@@ -47,6 +47,12 @@ less when overlapped, and is what gives shadow roots and exact tree structure.
   (cross-site; site isolation is on) are reached through
   ``Target.setAutoAttach{flatten:true}`` child sessions, captured the same way and
   grafted under their ``<iframe>`` element (found with ``DOM.getFrameOwner``).
+* Deep trees: the browser turns each reply into JSON with a nesting limit (300), and
+  a document nested deeper than about 140 elements fails as a whole in one
+  ``getDocument``. The tree is read in slices of `DOM_DEPTH_SLICE` levels instead:
+  one ``getDocument`` for ordinary pages, then one ``DOM.describeNode`` per subtree
+  it cut off. Text is cut too: ``getDocument`` ends a text node at 10,000
+  characters, so longer ones take their whole value from the snapshot.
 * Dropped: comments, doctypes, processing instructions, ``<template>`` contents and
   user-agent shadow trees (an input's internals: the element's attributes and form
   state already say what they show). ``<script>``/``<style>`` stay; the pipeline
@@ -60,7 +66,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Literal, TypeVar
 
 import attrs
@@ -90,6 +96,13 @@ _INTERACTIVE_ATTRIBUTES = ("role", "tabindex", "contenteditable", "aria-label", 
 
 T = TypeVar("T")
 _Json = Mapping[str, Any]
+
+#: Levels of the DOM tree read per call: two JSON levels each (node, its children
+#: array), far below the browser's JSON nesting limit of 300 even with shadow roots
+#: and frame documents in between, which add levels without using up depth.
+DOM_DEPTH_SLICE = 48
+# getDocument ends longer text nodes with "…" at this many characters.
+_DOM_TEXT_LIMIT = 10_000
 
 # Read beyond the model's `Style`: border and padding place an iframe's document
 # inside it (read from styles so that captures without DOM rects place it too).
@@ -141,6 +154,8 @@ class _SessionCapture:
     # they separate words ("<b>a</b> <i>b</i>"): parent backend id → list of
     # (backend id of the previous sibling or None, the text node as DOM JSON).
     whitespace: dict[int, list[tuple[int | None, _Json]]] = attrs.field(factory=dict)
+    # Text nodes longer than getDocument gives them: backend id → the whole text.
+    long_texts: dict[int, str] = attrs.field(factory=dict)
     snapshot_ok: bool = False
     failed: list[str] = attrs.field(factory=list)
     timings: dict[str, float] = attrs.field(factory=dict)
@@ -206,12 +221,13 @@ async def capture(
                 parent = frame_sessions.get(str(info.get("parentFrameId")))
                 nursery.start_soon(_capture_child, target, child, parent, owners, options)
 
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(read_metrics)
-        nursery.start_soon(read_frame_tree)
-        if child_frames:
-            nursery.start_soon(read_children)
-        await _capture_session(target, main, options)
+    with _one_error():
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(read_metrics)
+            nursery.start_soon(read_frame_tree)
+            if child_frames:
+                nursery.start_soon(read_children)
+            await _capture_session(target, main, options)
 
     joining = time.perf_counter()
     main_frame = frame_tree.get("frameTree", {}).get("frame", {})
@@ -235,6 +251,22 @@ async def capture(
     timings["total"] = time.perf_counter() - started
     model.timings = timings
     return model
+
+
+@contextlib.contextmanager
+def _one_error() -> Iterator[None]:
+    """Concurrent calls to a tab that closed or crashed all fail alike: raise the first
+    of those errors rather than a group of them, as the docstring of `capture` says."""
+    try:
+        yield
+    except BaseExceptionGroup as group:
+        closed, rest = group.split(TargetClosedError)
+        if closed is None or rest is not None:
+            raise
+        first: BaseException = closed
+        while isinstance(first, BaseExceptionGroup):
+            first = first.exceptions[0]
+        raise first from group
 
 
 async def _timed(timings: dict[str, float], name: str, call: Awaitable[T]) -> T:
@@ -302,7 +334,7 @@ async def _capture_session(target: Target, cap: _SessionCapture, options: _Optio
         _read_ax(tree["nodes"], cap.ax)
 
     async def read_document() -> None:
-        call = target.execute(cdp.dom_get_document(-1, pierce=True), session_id=session)
+        call = _read_dom_tree(target, session, cap)
         document = await _timed(cap.timings, "dom_get_document", call)
         cap.document = document["root"]
         if ax is True:
@@ -354,6 +386,61 @@ async def _capture_session(target: Target, cap: _SessionCapture, options: _Optio
         # The calls overlap: report their wall time, not their sum.
         cap.timings["ax_tree"] = time.perf_counter() - started
         cap.timings.pop("ax_partial", None)
+
+
+async def _read_dom_tree(target: Target, session: str | None, cap: _SessionCapture) -> _Json:
+    """``DOM.getDocument`` with the whole tree, read `DOM_DEPTH_SLICE` levels at a
+    time (see the module docstring); a subtree that went away between two calls
+    stays empty and the capture's ``missing`` says ``"dom_subtree"``."""
+    document = await target.execute(
+        cdp.dom_get_document(DOM_DEPTH_SLICE, pierce=True), session_id=session
+    )
+    pending = _cut_off([document["root"]])
+    lost = False
+
+    async def read_below(node: dict[str, Any]) -> None:
+        nonlocal lost
+        try:
+            described = await target.execute(
+                cdp.dom_describe_node(
+                    backend_node_id=int(node["backendNodeId"]), depth=DOM_DEPTH_SLICE, pierce=True
+                ),
+                session_id=session,
+            )
+        except CDPError:
+            lost = True
+            node["children"] = []
+            return
+        node["children"] = described["node"].get("children", [])
+        pending.extend(_cut_off(node["children"]))
+
+    while pending:
+        batch, pending = pending, []
+        async with trio.open_nursery() as nursery:
+            for node in batch:
+                nursery.start_soon(read_below, node)
+    if lost:
+        cap.failed.append("dom_subtree")
+    return document
+
+
+def _cut_off(nodes: Iterable[Any]) -> list[dict[str, Any]]:
+    """Nodes in these subtrees that have children the reply left out: a child count
+    and no ``children``. Shadow roots and frame documents come with their host even
+    where the depth ran out, as such nodes; user-agent shadow trees are not read."""
+    found: list[dict[str, Any]] = []
+    stack = list(nodes)
+    while stack:
+        node = stack.pop()
+        if node.get("shadowRootType") == "user-agent":
+            continue
+        if "children" not in node and node.get("childNodeCount", 0) > 0:
+            found.append(node)
+        stack.extend(node.get("children", ()))
+        stack.extend(node.get("shadowRoots", ()))
+        if "contentDocument" in node:
+            stack.append(node["contentDocument"])
+    return found
 
 
 def _interactive_nodes(root: _Json, states: Mapping[int, _NodeState]) -> list[int]:
@@ -466,7 +553,8 @@ def _read_snapshot(snapshot: _Json, cap: _SessionCapture) -> None:
 def _read_whitespace(
     nodes: _Json, rendered: set[int], string: Callable[[int], str], cap: _SessionCapture
 ) -> None:
-    """Collect rendered whitespace-only text nodes and where they stand among siblings."""
+    """Collect rendered whitespace-only text nodes and where they stand among siblings,
+    and the whole value of text nodes longer than getDocument gives them."""
     parents: list[int] = nodes["parentIndex"]
     types: list[int] = nodes["nodeType"]
     values: list[int] = nodes["nodeValue"]
@@ -477,9 +565,13 @@ def _read_whitespace(
             continue
         previous = last_child.get(parent)
         last_child[parent] = index
-        if types[index] != _TEXT or index not in rendered:
+        if types[index] != _TEXT:
             continue
         text = string(values[index])
+        if len(text) > _DOM_TEXT_LIMIT:
+            cap.long_texts[backend_ids[index]] = text
+        if index not in rendered:
+            continue
         if text and text.isspace():
             entry = {"nodeType": _TEXT, "nodeValue": text, "backendNodeId": backend_ids[index]}
             before = backend_ids[previous] if previous is not None else None
@@ -644,7 +736,7 @@ class _Builder:
             node.attributes = dict(zip(raw[::2], raw[1::2], strict=False))
             node.pseudo_type = json.get("pseudoType")
         elif node_type in (_TEXT, _CDATA):
-            node.text = str(json.get("nodeValue", ""))
+            node.text = visit.cap.long_texts.get(backend) or str(json.get("nodeValue", ""))
         elif node_type == _FRAGMENT:
             node.shadow_root_type = json.get("shadowRootType")
         if layout is not None:
@@ -741,9 +833,7 @@ class _Builder:
         return ""
 
 
-def _with_whitespace(
-    json: _Json, spaces: list[tuple[int | None, _Json]] | None
-) -> Sequence[_Json]:
+def _with_whitespace(json: _Json, spaces: list[tuple[int | None, _Json]] | None) -> Sequence[_Json]:
     """The DOM children of a node with its rendered whitespace text put back in place."""
     children: Sequence[_Json] = json.get("children", ())
     if not spaces:

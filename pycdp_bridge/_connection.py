@@ -17,7 +17,7 @@ from typing import Any
 
 import attrs
 
-from ._errors import CDPError, TargetClosedError
+from ._errors import CDPError, PageCrashedError, TargetClosedError
 
 __all__ = [
     "CDPConnection",
@@ -91,6 +91,10 @@ class Subscription:
 
 _ROOT_SESSION = None
 
+# What a crashed page still answers: the browser, not the dead renderer, handles
+# these, and a navigation or reload brings the page back.
+_ANSWERED_WHEN_CRASHED = ("Page.navigate", "Page.reload", "Target.", "Browser.")
+
 
 @attrs.define
 class CDPConnection:
@@ -109,6 +113,8 @@ class CDPConnection:
     _target_infos: dict[str, Mapping[str, Any]] = attrs.field(factory=dict, init=False)
     # Sessions that detached; bounded by the number of sessions a page ever had.
     _detached: set[str] = attrs.field(factory=set, init=False)
+    # Sessions whose page crashed and was not brought back yet (None: the root).
+    _crashed: set[str | None] = attrs.field(factory=set, init=False)
     _closed_reason: str | None = attrs.field(default=None, init=False)
     _commands_sent: int = attrs.field(default=0, init=False)
     _replies_received: int = attrs.field(default=0, init=False)
@@ -128,6 +134,10 @@ class CDPConnection:
 
     def is_detached(self, session_id: str) -> bool:
         return session_id in self._detached
+
+    def is_crashed(self, session_id: str | None) -> bool:
+        """Whether the session's page crashed and no navigation brought it back yet."""
+        return session_id in self._crashed
 
     def sessions(self) -> dict[str, str | None]:
         """Attached child sessions and the session each hangs under."""
@@ -156,6 +166,9 @@ class CDPConnection:
             raise TargetClosedError(self._closed_reason, method)
         if session_id is not None and session_id in self._detached:
             raise TargetClosedError("session detached", method)
+        if session_id in self._crashed and not method.startswith(_ANSWERED_WHEN_CRASHED):
+            # The renderer is gone: the command would never be answered.
+            raise PageCrashedError(method)
         request = Request(next(self.ids), method, dict(params) if params else {}, session_id)
         self._pending[request.id] = request
         self._commands_sent += 1
@@ -276,7 +289,24 @@ class CDPConnection:
             child = params.get("sessionId")
             if isinstance(child, str):
                 settled = self.detach_session(child, "session detached")
+        elif method == "Inspector.targetCrashed":
+            settled = self._crash(session_id)
+        elif method == "Inspector.targetReloadedAfterCrash":
+            self._crashed.discard(session_id)
         return settled
+
+    def _crash(self, session_id: str | None) -> list[Reply]:
+        """The session's page crashed: its pending commands will never be answered."""
+        self._crashed.add(session_id)
+        failed = [
+            Reply(request, error=PageCrashedError(request.method))
+            for request in self._pending.values()
+            if request.session_id == session_id
+            and not request.method.startswith(_ANSWERED_WHEN_CRASHED)
+        ]
+        for reply in failed:
+            del self._pending[reply.request.id]
+        return failed
 
     def _scopes(self, session_id: str | None) -> set[str]:
         """The session and every session above it (the scopes that see its events)."""

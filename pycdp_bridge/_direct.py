@@ -17,7 +17,7 @@ import trio
 
 from . import _protocol as cdp
 from ._connection import Request
-from ._errors import JavaScriptError, NavigationError, TargetClosedError
+from ._errors import JavaScriptError, NavigationError, PageCrashedError, TargetClosedError
 from ._target import CommandChannel, SessionTarget
 
 __all__ = ["Browser", "PageTarget", "PipeTransport"]
@@ -134,7 +134,7 @@ class PageTarget(SessionTarget):
     async def navigate(self, url: str, *, timeout: float = 30.0) -> None:
         """Load ``url`` in the tab and wait for its load event."""
         with trio.fail_after(timeout):
-            async with self.listen("Page.lifecycleEvent") as events:
+            async with self.listen("Page.lifecycleEvent", "Inspector.targetCrashed") as events:
                 # The protocol types claim loaderId is always present; it is not for
                 # same-document navigations, so read the result as a plain mapping.
                 result: Mapping[str, Any] = await self.execute(cdp.page_navigate(url))
@@ -144,6 +144,8 @@ class PageTarget(SessionTarget):
                 if loader_id is None:
                     return  # same-document navigation: no new load event comes
                 async for event in events:
+                    if event.method == "Inspector.targetCrashed" and event.session_id is None:
+                        raise PageCrashedError("Page.navigate")
                     if (
                         event.session_id is None
                         and event.params.get("name") == "load"

@@ -35,6 +35,18 @@ class TargetClosedError(Exception):
         self.method = method
 
 
+class PageCrashedError(TargetClosedError):
+    """The tab's page crashed (its renderer process died); the tab itself stays, and
+    navigating or reloading it brings a page back."""
+
+    def __init__(self, method: str | None = None) -> None:
+        super().__init__("the page crashed", method)
+        prefix = f"{method}: " if method else ""
+        self.args = (
+            f"{prefix}the page crashed (its renderer process died); navigate or reload the tab",
+        )
+
+
 class BrowserNotFoundError(Exception):
     """No Chromium-family browser executable could be found."""
 

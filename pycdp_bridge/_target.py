@@ -39,6 +39,12 @@ class Target(abc.ABC):
     def closed(self) -> bool:
         """True once the target is gone; every command then raises TargetClosedError."""
 
+    @property
+    def crashed(self) -> bool:
+        """True while the page has crashed: commands other than a navigation or a
+        reload raise PageCrashedError until one of those brings the page back."""
+        return False
+
     @abc.abstractmethod
     async def send(
         self,
@@ -225,6 +231,10 @@ class SessionTarget(Target):
         return self._session_id is not None and self._channel.connection.is_detached(
             self._session_id
         )
+
+    @property
+    def crashed(self) -> bool:
+        return self._channel.connection.is_crashed(self._session_id)
 
     async def send(
         self,

@@ -10,12 +10,16 @@ import trio
 from pycdp_bridge import (
     Node,
     NodeType,
+    PageCrashedError,
     PageModel,
     PageTarget,
     capture,
+    protocol,
 )
 from tests.support import StaticServer
+from tests.support.pages import page_url
 from tests.support.targets import FailingTarget
+from trimtab.pipeline import compact
 
 pytestmark = pytest.mark.browser
 
@@ -338,3 +342,84 @@ async def test_interactive_ax_names_only_kept_elements(
         b.ax.name for b in model.elements() if b.attributes.get("id") == "cross-button" and b.ax
     } == {"Cross frame button"}
     assert by_id(model, "after-host").ax is None
+
+
+# A tree far deeper than one DOM.getDocument reply may nest (about 140 levels), and
+# deeper than the pipeline once walked: nested divs, a chain of open shadow roots each
+# holding the next host, and an iframe at the bottom of the divs.
+DEEP_PAGE_JS = """(() => {
+  let node = document.body;
+  for (let i = 0; i < 1500; i++) {
+    const div = document.createElement('div');
+    node.appendChild(div);
+    node = div;
+  }
+  node.insertAdjacentHTML('beforeend',
+    '<a id="deep-link" href="#deep">Deep link</a>' +
+    '<iframe id="deep-frame" srcdoc="<a href=#in-frame>Link in a deep frame</a>"></iframe>');
+  class Nest extends HTMLElement {}
+  customElements.define('x-nest', Nest);
+  let root = document.body;
+  for (let i = 0; i < 300; i++) {
+    const host = document.createElement('x-nest');
+    root.appendChild(host);
+    root = host.attachShadow({mode: 'open'});
+  }
+  root.innerHTML = '<button id="deep-button">Button under 300 shadow roots</button>';
+  return new Promise((done) => {
+    const frame = document.getElementById('deep-frame');
+    if (frame.contentDocument && frame.contentDocument.readyState === 'complete'
+        && frame.contentDocument.querySelector('a')) done(true);
+    else frame.addEventListener('load', () => done(true));
+  });
+})()"""
+
+
+async def test_a_deep_tree_is_read_whole(page: PageTarget) -> None:
+    """A tree nested 1,500 elements and 300 shadow roots deep is captured whole, and its
+    deepest link, frame link and button come out as controls."""
+    with trio.fail_after(90):
+        await page.navigate("about:blank")
+        await page.evaluate(DEEP_PAGE_JS)
+        elements = await page.evaluate(COUNT_ELEMENTS_JS)
+        model = await capture(page, ax=False, rects=False)
+    assert model.missing == ()
+    in_frame = [n for n in model.elements() if n.frame != 0]
+    assert len(list(model.elements())) - len(in_frame) == elements
+    assert by_id(model, "deep-link").bounds is not None
+    assert [n.attributes.get("href") for n in in_frame if n.name == "a"] == ["#in-frame"]
+    compaction = compact(model)
+    names = {(c.role, c.name) for c in compaction.controls.values()}
+    assert {
+        ("link", "Deep link"),
+        ("link", "Link in a deep frame"),
+        ("button", "Button under 300 shadow roots"),
+    } <= names
+
+
+async def test_a_long_text_node_is_whole(page: PageTarget) -> None:
+    """DOM.getDocument cuts text nodes at 10,000 characters; the capture keeps all of it."""
+    words = " ".join(f"word{n}" for n in range(6000)) + " LAST-WORD"
+    html = f"<!doctype html><title>Long</title><p id='long'>{words}</p>"
+    with trio.fail_after(60):
+        await page.navigate(page_url(html))
+        model = await capture(page, ax=False, rects=False)
+    [text] = [n for n in model.nodes if n.is_text and n.text.startswith("word0 ")]
+    assert len(text.text) > 40_000
+    assert text.text == words
+    assert "LAST-WORD</region>" in compact(model).xml.replace("\n", "")
+
+
+async def test_a_crashed_page_fails_fast_and_recovers(page: PageTarget) -> None:
+    """A capture of a crashed tab raises PageCrashedError at once instead of waiting
+    forever, and a navigation brings the tab back."""
+    with trio.fail_after(60):
+        await page.navigate(page_url("<!doctype html><title>Before</title><p>Before</p>"))
+        async with page.listen("Inspector.targetCrashed") as crashes:
+            await page.execute(protocol.page_navigate("chrome://crash"))
+            await crashes.__anext__()
+        with pytest.raises(PageCrashedError, match="the page crashed"):
+            await capture(page)
+        await page.navigate(page_url("<!doctype html><title>After</title><p>After</p>"))
+        model = await capture(page)
+    assert model.title == "After"

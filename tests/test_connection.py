@@ -10,7 +10,14 @@ import pytest
 import trio
 import trio.testing
 
-from pycdp_bridge import CDPConnection, CDPError, Event, TargetClosedError, protocol
+from pycdp_bridge import (
+    CDPConnection,
+    CDPError,
+    Event,
+    PageCrashedError,
+    TargetClosedError,
+    protocol,
+)
 from pycdp_bridge._connection import Request
 from pycdp_bridge._target import CommandChannel, SessionTarget
 
@@ -123,6 +130,29 @@ def test_detached_session_fails_its_commands_and_its_children() -> None:
     assert conn.is_pending(on_browser.id)
     with pytest.raises(TargetClosedError, match=r"DOM\.focus"):
         conn.command("DOM.focus", session_id="PAGE")
+
+
+def test_crashed_page_fails_its_commands_until_it_is_reloaded() -> None:
+    """After Inspector.targetCrashed the session's pending commands fail, new ones are
+    refused at once except a navigation or reload, and the reload event lifts that."""
+    conn = CDPConnection()
+    pending = conn.command("DOM.getDocument", session_id="S1")
+    navigating = conn.command("Page.navigate", {"url": "about:blank"}, session_id="S1")
+    other = conn.command("DOM.getDocument", session_id="S2")
+    [failed] = conn.receive({"method": "Inspector.targetCrashed", "params": {}, "sessionId": "S1"})
+    assert failed.request is pending
+    assert isinstance(failed.error, PageCrashedError)
+    assert isinstance(failed.error, TargetClosedError)  # callers that stop on closed stop here
+    assert "DOM.getDocument: the page crashed" in str(failed.error)
+    assert conn.is_pending(navigating.id)
+    assert conn.is_pending(other.id)
+    with pytest.raises(PageCrashedError, match=r"Runtime\.evaluate"):
+        conn.command("Runtime.evaluate", session_id="S1")
+    conn.command("Page.reload", session_id="S1")
+    conn.command("Target.closeTarget", session_id="S1")
+    conn.command("Runtime.evaluate", session_id="S2")
+    conn.receive({"method": "Inspector.targetReloadedAfterCrash", "params": {}, "sessionId": "S1"})
+    assert conn.command("Runtime.evaluate", session_id="S1").session_id == "S1"
 
 
 def test_close_fails_everything_pending_and_refuses_new_commands() -> None:

@@ -10,7 +10,7 @@ import pytest
 import trio
 import trio.testing
 
-from pycdp_bridge import PageTarget
+from pycdp_bridge import PageTarget, protocol
 from tests.support import StaticServer
 from tests.support.handlers_host import SESSION, TAB, Host
 from tests.support.relay_peer import RelayPeer
@@ -312,6 +312,32 @@ async def test_a_detached_tab_answers_target_closed_then_recovers(host: Host) ->
     again = await host.tool("capture_snapshot")
     assert again["cached"] is False
     assert host.peer.kinds().count("cdp_attach") == 2
+
+
+async def test_a_crashed_tab_answers_page_crashed_then_recovers(
+    host: Host, pages_server: StaticServer
+) -> None:
+    """Once the tab's page crashed a snapshot is a page_crashed error at once, a tool
+    says so in its content, and navigate brings the page back."""
+    await host.request("snapshot", tab=TAB)
+    with trio.fail_after(20):
+        async with host.page.listen("Inspector.targetCrashed") as crashes:
+            await host.page.execute(protocol.page_navigate("chrome://crash"))
+            await crashes.__anext__()
+    crashed = await host.error("snapshot", tab=TAB)
+    assert crashed.code == "page_crashed"
+    assert "navigate or reload" in crashed.message
+    refused = await host.tool("find", text="Trail tent")
+    assert refused["is_error"] is True
+    assert "the page crashed" in refused["content"]
+    back = await host.tool("navigate", url=pages_server.url("handlers-shop.html"))
+    assert back["is_error"] is False
+    # The page's changes are followed again: a repeated read is cached until it changes.
+    await quiet(host)
+    reads = [await host.tool("find", text="Trail tent") for _ in range(2)]
+    assert [r["cached"] for r in reads] == [False, True]
+    await host.evaluate("document.body.append('Trail tent, again')")
+    assert (await host.tool("find", text="Trail tent"))["cached"] is False
 
 
 async def test_the_production_setup_registers_the_handlers() -> None:

@@ -10,7 +10,7 @@ import pytest
 import trio
 from lxml import etree
 
-from pycdp_bridge import PageTarget
+from pycdp_bridge import PageTarget, protocol
 from tests.support import StaticServer, serve_static
 from trimtab._snapshots import TabSession
 from trimtab._tools import TOOLS, ToolResult, run_tool, tool_spec, would_submit
@@ -327,6 +327,36 @@ async def test_closed_tab_is_a_clear_error(page: PageTarget, pages_server: Stati
         assert result.is_error
         assert "tab closed" in result.content
 
+
+
+async def test_crashed_page_is_a_clear_error_and_navigate_recovers(
+    page: PageTarget, pages_server: StaticServer
+) -> None:
+    """After the page crashes a tool answers at once that it crashed, and navigate or
+    reload brings the tab back with a fresh baseline."""
+    url = pages_server.url("tools-widgets.html")
+
+    async def crash() -> None:
+        async with page.listen("Inspector.targetCrashed") as crashes:
+            await page.execute(protocol.page_navigate("chrome://crash"))
+            await crashes.__anext__()
+
+    with trio.fail_after(IO_TIMEOUT):
+        tab, xml = await open_tab(page, url)
+        button = eid_of(xml, "button", "Clicked 0 times")
+        await crash()
+        for name, args in (("click", {"id": button}), ("capture_snapshot", {})):
+            result = await run_tool(tab, name, args)
+            assert result.is_error, name
+            assert "the page crashed" in result.content
+            assert "navigate(url) or reload()" in result.content
+        navigated = await act(tab, "navigate", {"url": url})
+        await crash()
+        reloaded = await act(tab, "reload", {})
+    assert (navigated.kind, reloaded.kind) == ("baseline", "baseline")
+    assert "Clicked 0 times" in navigated.content
+    # The reloaded page is the one the agent just saw: its regions collapse.
+    assert '<region name="main" unchanged="true"' in reloaded.content
 
 # --- scrolling and reading ------------------------------------------------------------------------
 

@@ -39,9 +39,11 @@ from ._tree import OutNode
 
 __all__ = ["BuildOptions", "Built", "ControlFacts", "build_tree"]
 
-# A wrapper nested deeper than this is read as flat text: deep enough for any real
-# page (the HTML parser stops nesting at 512), shallow enough for Python's stack.
-MAX_DEPTH = 400
+# An element nested deeper than this is read as flat text. The HTML parser stops
+# nesting at 512 levels, but scripts build deeper trees, and Chromium lays out a few
+# thousand levels before it gives up; compact() raises Python's recursion limit to
+# match (about three frames per level).
+MAX_DEPTH = 5_000
 # Containment ratio above which a clickable inside another one is the same target.
 CONTAINMENT = 0.99
 
