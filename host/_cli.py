@@ -11,9 +11,15 @@ from pathlib import Path
 
 import trio
 
-from pycdp_bridge import BrowserNotFoundError, launch_browser
+from pycdp_bridge import (
+    BrowserNotFoundError,
+    CDPError,
+    NavigationError,
+    TargetClosedError,
+    launch_browser,
+)
 
-from ._snapshots import SnapshotOptions, TabSession
+from ._snapshots import PageChangedError, SnapshotOptions, TabSession
 from .pipeline import count_tokens
 
 __all__ = ["main"]
@@ -40,7 +46,16 @@ async def _inspect(args: argparse.Namespace) -> int:
         session = TabSession(page, options)
         for url in urls:
             started = time.perf_counter()
-            await page.navigate(url, timeout=args.timeout)
+            try:
+                await page.navigate(url, timeout=args.timeout)
+            except trio.TooSlowError:
+                # Many real pages never finish loading (a stalled request); a person
+                # would still read what is there, so the snapshot shows it.
+                print(
+                    f"trimtab: {url} was still loading after {args.timeout:g} s"
+                    " (--timeout); showing it as it is",
+                    file=sys.stderr,
+                )
             loaded = time.perf_counter()
             snapshot = await session.snapshot()
             done = time.perf_counter()
@@ -161,7 +176,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _install(args)
     try:
         return trio.run(_inspect, args)
-    except BrowserNotFoundError as error:
+    except (
+        BrowserNotFoundError,
+        NavigationError,
+        TargetClosedError,
+        CDPError,
+        PageChangedError,
+    ) as error:
         print(f"trimtab: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
