@@ -90,8 +90,7 @@ _EVENT_BUFFER: Final = 8192
 # Runs in the isolated world of every document. `report` is the binding; the token
 # function is what `sync` reads. Guarded so that a second run (runImmediately plus a
 # new document) installs nothing twice.
-_OBSERVER_SOURCE: Final = (
-    """(() => {
+_OBSERVER_SOURCE: Final = """(() => {
   const BINDING = __BINDING__, WINDOW = __WINDOW__;
   if (globalThis.__trimtabRevision) return;
   const report = globalThis[BINDING];
@@ -155,10 +154,7 @@ _OBSERVER_SOURCE: Final = (
     if (watchShadows(document)) seq++;
     return [seq, controls(), scrollX, scrollY, innerWidth, innerHeight, location.href].join("|");
   };
-})()"""
-    .replace("__BINDING__", json.dumps(BINDING_NAME))
-    .replace("__WINDOW__", str(WINDOW_MS))
-)
+})()""".replace("__BINDING__", json.dumps(BINDING_NAME)).replace("__WINDOW__", str(WINDOW_MS))
 _TOKEN_EXPRESSION: Final = (
     "typeof globalThis.__trimtabRevision === 'function' ? globalThis.__trimtabRevision() : null"
 )
@@ -353,4 +349,3 @@ class PageRevisions:
         self._changes += 1
         self._last_reason = reason
         self.on_change(reason)
-
