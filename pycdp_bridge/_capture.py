@@ -5,8 +5,7 @@ machine, Chromium 156, 2 cores; see the report in that script's docstring):
 
 * The tree comes from ``DOM.getDocument{pierce:true}`` (in slices, see below);
   layout, styles, form state and clickability from ``DOMSnapshot.captureSnapshot``;
-  roles and names
-  from ``Accessibility.getFullAXTree``. They run concurrently and are joined on
+  roles and names from ``Accessibility.getFullAXTree``. They run concurrently and are joined on
   ``backendNodeId`` (per session: ids are only unique within one renderer process).
 * DOMSnapshot alone is not enough for the tree, though it lists every node of every
   in-process frame: it walks the *flat* tree, so shadow roots have no node of their
