@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import trio
+import trio.testing
 
 from pycdp_bridge import CDPError, PageTarget, RelayHub, TargetClosedError
 
@@ -68,6 +69,10 @@ class RelayPeer:
         except TargetClosedError:
             self.detach("target_closed")
             return
+        # chrome.debugger hands over a command's events (Target.attachedToTarget for the
+        # frames Target.setAutoAttach finds) before its result. Here they travel through
+        # the forwarding task: let it pass on everything already received first.
+        await trio.testing.wait_all_tasks_blocked()
         self.hub.feed(reply)
 
     async def _forward_events(self) -> None:
