@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import time
@@ -14,12 +15,14 @@ import trio
 from pycdp_bridge import (
     BrowserNotFoundError,
     CDPError,
+    DialogOpenError,
     NavigationError,
+    PageTarget,
     TargetClosedError,
     launch_browser,
 )
 
-from ._snapshots import PageChangedError, SnapshotOptions, TabSession
+from ._snapshots import PageChangedError, Snapshot, SnapshotOptions, TabSession
 from .pipeline import count_tokens
 
 __all__ = ["main"]
@@ -41,8 +44,9 @@ async def _inspect(args: argparse.Namespace) -> int:
     outputs: list[str] = []
     records: list[dict[str, object]] = []
     count_tokens("")  # load the tokenizer's tables now, not inside the first timing
-    async with launch_browser() as browser:
+    async with launch_browser() as browser, trio.open_nursery() as nursery:
         page = await browser.new_page()
+        await nursery.start(_answer_dialogs, page)
         session = TabSession(page, options)
         for url in urls:
             started = time.perf_counter()
@@ -57,22 +61,24 @@ async def _inspect(args: argparse.Namespace) -> int:
                     file=sys.stderr,
                 )
             loaded = time.perf_counter()
-            snapshot = await session.snapshot()
-            done = time.perf_counter()
+            try:
+                with trio.fail_after(args.timeout):
+                    snapshot = await _snapshot(session)
+                    done = time.perf_counter()
+                    record: dict[str, object] = {
+                        "url": url,
+                        "kind": snapshot.kind,
+                        "load_ms": round((loaded - started) * 1000, 1),
+                        "snapshot_ms": round((done - loaded) * 1000, 1),
+                        **snapshot.stats_dict(),
+                    }
+                    if args.stats:
+                        record.update(await _page_tokens(page))
+            except trio.TooSlowError:
+                raise PageUnresponsiveError(url, args.timeout) from None
             outputs.append(snapshot.xml)
-            record: dict[str, object] = {
-                "url": url,
-                "kind": snapshot.kind,
-                "load_ms": round((loaded - started) * 1000, 1),
-                "snapshot_ms": round((done - loaded) * 1000, 1),
-                **snapshot.stats_dict(),
-            }
-            if args.stats:
-                raw_html = await page.evaluate("document.documentElement.outerHTML")
-                inner_text = await page.evaluate("document.body ? document.body.innerText : ''")
-                record["raw_tokens"] = count_tokens(str(raw_html or ""))
-                record["text_tokens"] = count_tokens(str(inner_text or ""))
             records.append(record)
+        nursery.cancel_scope.cancel()
     if args.format == "json":
         json.dump(
             [{"xml": xml, "stats": rec} for xml, rec in zip(outputs, records, strict=True)],
@@ -90,6 +96,56 @@ async def _inspect(args: argparse.Namespace) -> int:
     for record in records:
         print(_figures(record), file=sys.stderr)
     return 0
+
+
+class PageUnresponsiveError(Exception):
+    """The page did not answer a capture in time: a script on it is stuck."""
+
+    def __init__(self, url: str, seconds: float) -> None:
+        super().__init__(f"{url} did not answer within {seconds:g} s (a script on it may be stuck)")
+
+
+async def _page_tokens(page: PageTarget) -> dict[str, int]:
+    """Tokens of the raw HTML and of the visible text, to set ours against."""
+    raw_html = await page.evaluate("document.documentElement.outerHTML")
+    inner_text = await page.evaluate("document.body ? document.body.innerText : ''")
+    return {
+        "raw_tokens": count_tokens(str(raw_html or "")),
+        "text_tokens": count_tokens(str(inner_text or "")),
+    }
+
+
+async def _answer_dialogs(
+    page: PageTarget, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+) -> None:
+    """Click OK on every JavaScript dialog the page opens, as a person reading it would
+    (a page that alerts while it loads would otherwise never finish), and say so."""
+    async with page.listen("Page.javascriptDialogOpening") as dialogs:
+        task_status.started()
+        async for dialog in dialogs:
+            kind, message = dialog.params.get("type"), str(dialog.params.get("message", ""))
+            print(
+                f"trimtab: the page opened a dialog ({kind}: {message[:200]!r}); answered OK",
+                file=sys.stderr,
+            )
+            with contextlib.suppress(CDPError, TargetClosedError):
+                await page.send("Page.handleJavaScriptDialog", {"accept": True})
+
+
+async def _snapshot(session: TabSession) -> Snapshot:
+    """A snapshot, taken again when a dialog interrupted it (`_answer_dialogs` answers it)."""
+    for _ in range(_DIALOG_RETRIES):
+        try:
+            return await session.snapshot()
+        except DialogOpenError:
+            with trio.fail_after(5):
+                while session.target.open_dialog is not None:
+                    await trio.sleep(0.01)
+    return await session.snapshot()
+
+
+# A page that opens dialog after dialog is snapshot between them, this many times at most.
+_DIALOG_RETRIES = 5
 
 
 def _figures(record: dict[str, object]) -> str:
@@ -170,20 +226,36 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+# Failures a user can act on: one line on stderr and exit code 2, not a traceback.
+_USER_ERRORS = (
+    PageUnresponsiveError,
+    BrowserNotFoundError,
+    NavigationError,
+    TargetClosedError,
+    CDPError,
+    DialogOpenError,
+    PageChangedError,
+)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command in ("install", "uninstall"):
         return _install(args)
     try:
         return trio.run(_inspect, args)
-    except (
-        BrowserNotFoundError,
-        NavigationError,
-        TargetClosedError,
-        CDPError,
-        PageChangedError,
-    ) as error:
+    except _USER_ERRORS as error:
         print(f"trimtab: {error}", file=sys.stderr)
+        return 2
+    except BaseExceptionGroup as group:
+        # Raised inside the nursery that answers dialogs, so wrapped in a group.
+        known, rest = group.split(_USER_ERRORS)
+        if known is None or rest is not None:
+            raise
+        first: BaseException = known
+        while isinstance(first, BaseExceptionGroup):
+            first = first.exceptions[0]
+        print(f"trimtab: {first}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

@@ -49,6 +49,8 @@ ErrorCode: TypeAlias = Literal[
     "bad_request",
     "target_closed",
     "page_crashed",
+    "dialog_open",
+    "page_unresponsive",
     "cdp_error",
     "page_changed",
     "stale_id",

@@ -34,6 +34,7 @@ import trio
 
 from pycdp_bridge import (
     CDPError,
+    DialogOpenError,
     PageCrashedError,
     PageModel,
     RelayHub,
@@ -74,6 +75,11 @@ HIGHLIGHT_CONFIG: Final[Mapping[str, object]] = {
 # outerHTML is read in slices: one relayed result must stay under the 8 MiB frame
 # limit even when every character is escaped to six bytes of JSON.
 _HTML_SLICE: Final = 1_000_000
+# A request that touches the page answers page_unresponsive after this long: a
+# script stuck in a loop blocks every command. Tools stop themselves after 60 s
+# (trimtab._tools.ACTION_TIMEOUT), so a tool request waits longer than that.
+PAGE_TIMEOUT: Final = 30.0
+TOOL_TIMEOUT: Final = 90.0
 # Tab ids are chrome.tabs ids: positive integers that JSON carries exactly.
 _MAX_TAB: Final = 2**53
 
@@ -278,10 +284,10 @@ class HostState:
             async with state.tool_lock:
                 return await self.toolbox.run(state.session, name, args)
 
-        async with _cdp_errors(tab):
-            if state.target.crashed:
-                # Nothing can be read from a dead page, and what was read before is gone.
-                self.tracker.note_page_change(tab, "the page crashed")
+        async with _cdp_errors(tab, timeout=TOOL_TIMEOUT):
+            if state.target.crashed or state.target.open_dialog is not None:
+                # Nothing can be read from a dead or blocked page; the tool says why.
+                self.tracker.note_page_change(tab, "the page crashed or shows a dialog")
             elif policy.reads_page and not policy.volatile and not policy.side_effects:
                 # The revision must include every change the page made until now.
                 await state.revisions.sync()
@@ -440,12 +446,24 @@ def _tab_of(request: Request) -> int:
 
 
 @contextlib.asynccontextmanager
-async def _cdp_errors(tab: int) -> AsyncIterator[None]:
-    """Turn the browser's refusals into the protocol's error replies."""
+async def _cdp_errors(tab: int, timeout: float | None = None) -> AsyncIterator[None]:
+    """Turn the browser's refusals into the protocol's error replies, and a page that
+    stops answering (a script stuck in a loop) into one after `timeout` seconds
+    (`PAGE_TIMEOUT` by default)."""
+    timeout = PAGE_TIMEOUT if timeout is None else timeout
     try:
-        yield
+        with trio.fail_after(timeout):
+            yield
+    except trio.TooSlowError as exc:
+        raise RequestError(
+            "page_unresponsive",
+            f"tab {tab}: the page did not answer within {timeout:g} s (a script on it may"
+            " be stuck); reload it or try again later",
+        ) from exc
     except PageCrashedError as exc:
         raise RequestError("page_crashed", f"tab {tab}: {exc}") from exc
+    except DialogOpenError as exc:
+        raise RequestError("dialog_open", f"tab {tab}: {exc}") from exc
     except TargetClosedError as exc:
         raise RequestError("target_closed", f"tab {tab}: {exc}") from exc
     except CDPError as exc:
@@ -456,6 +474,9 @@ async def _cdp_errors(tab: int) -> AsyncIterator[None]:
         crashed, rest = group.split(PageCrashedError)
         if crashed is not None and rest is None:
             raise RequestError("page_crashed", f"tab {tab}: {crashed.exceptions[0]}") from group
+        blocked, rest = group.split(DialogOpenError)
+        if blocked is not None and rest is None:
+            raise RequestError("dialog_open", f"tab {tab}: {blocked.exceptions[0]}") from group
         closed, rest = group.split(TargetClosedError)
         if closed is not None and rest is None:
             raise RequestError("target_closed", f"tab {tab}: {closed.exceptions[0]}") from group

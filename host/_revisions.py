@@ -52,7 +52,7 @@ from typing import Any, Final
 import attrs
 import trio
 
-from pycdp_bridge import CDPError, Event, Target
+from pycdp_bridge import CDPError, DialogOpenError, Event, Target
 
 __all__ = [
     "BINDING_NAME",
@@ -262,7 +262,7 @@ class PageRevisions:
             )
             tree = await self.target.send("Page.getFrameTree")
             self._main_frame = str(tree["frameTree"]["frame"]["id"])
-        except (CDPError, KeyError) as exc:
+        except (CDPError, DialogOpenError, KeyError) as exc:
             log.warning("page revisions: the observer could not be installed: %s", exc)
             return
         self._installed = True

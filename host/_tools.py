@@ -19,7 +19,7 @@ from typing import Any
 import attrs
 import trio
 
-from pycdp_bridge import CDPError, PageCrashedError, TargetClosedError, capture
+from pycdp_bridge import CDPError, DialogOpenError, PageCrashedError, TargetClosedError, capture
 from pycdp_bridge import protocol as cdp
 
 from ._input import (
@@ -259,6 +259,44 @@ async def _reload(tab: TabSession, args: Mapping[str, object]) -> ToolResult:
 
 async def _capture_snapshot(tab: TabSession, args: Mapping[str, object]) -> ToolResult:
     return _result(await tab.snapshot(baseline=True))
+
+
+# --- JavaScript dialogs --------------------------------------------------------------------------
+
+
+def dialog_xml(kind: str, message: str, default_prompt: str = "") -> str:
+    """How a JavaScript dialog the page shows is written for the model (FORMAT.md)."""
+    default = f' default="{xml_escape.attr(default_prompt)}"' if kind == "prompt" else ""
+    return (
+        f'<js-dialog type="{xml_escape.attr(kind)}" message="{xml_escape.attr(message)}"{default}/>'
+        "\nThe page waits for an answer and does nothing else until then: "
+        "answer_dialog(accept=true) or answer_dialog(accept=false)"
+        + (", with text for the prompt." if kind == "prompt" else ".")
+    )
+
+
+def _dialog_result(error: DialogOpenError, *, is_error: bool) -> ToolResult:
+    xml = dialog_xml(error.kind, error.message, error.default_prompt)
+    return ToolResult(content=xml, is_error=is_error, kind="text")
+
+
+async def _answer_dialog(tab: TabSession, args: Mapping[str, object]) -> ToolResult:
+    target = tab.target
+    dialog = target.open_dialog
+    if dialog is None:
+        raise Refusal("no JavaScript dialog is open on this page")
+    accept = _bool_arg(args, "accept", True)
+    text = _text_arg(args, "text", required=False)
+    params: dict[str, object] = {"accept": accept}
+    if text is not None:
+        if dialog.get("type") != "prompt":
+            raise _BadArguments(f"text is only for a prompt; this dialog is a {dialog.get('type')}")
+        params["promptText"] = text
+    await target.send("Page.handleJavaScriptDialog", params)
+    # Answering may let a navigation go on (beforeunload) or run the page's handler.
+    async with watch(target) as activity:
+        settled = await settle(target, activity, SETTLE_TIMEOUT)
+    return await _after_action(tab, settled)
 
 
 # --- actions ------------------------------------------------------------------------------------
@@ -831,6 +869,25 @@ _CATALOGUE: tuple[tuple[ToolSpec, _Handler], ...] = (
     ),
     (
         ToolSpec(
+            "answer_dialog",
+            "Answer the JavaScript dialog the page opened (alert, confirm, prompt, or "
+            "'leave this page?'), as a person clicks OK (accept=true) or Cancel "
+            "(accept=false); for a prompt, text is what is typed in it. While such a "
+            "dialog is open the page does nothing else, so other tools answer with the "
+            f"dialog (<js-dialog .../>) instead. {_SETTLES} Errors: no dialog is open.",
+            _schema(
+                {
+                    "accept": {"type": "boolean", "default": True},
+                    "text": {"type": "string", "description": "the answer to a prompt"},
+                },
+                ("accept",),
+            ),
+            _ACT,
+        ),
+        _answer_dialog,
+    ),
+    (
+        ToolSpec(
             "click",
             "Click an element with the mouse, like a person: it is scrolled into view and "
             f"clicked where it is visible. {_SETTLES} {_REFUSES}",
@@ -1048,12 +1105,19 @@ async def run_tool(tab: TabSession, name: str, args: Mapping[str, object]) -> To
         # Not even the latest snapshot stands for the page any more.
         tab.forget()
         return crashed
+    dialog = tab.target.open_dialog
+    if dialog is not None and name != "answer_dialog":
+        # Nothing was done: the page answers nothing until the dialog is answered.
+        return _dialog_result(DialogOpenError.of(name, dialog), is_error=True)
     try:
         with trio.fail_after(ACTION_TIMEOUT):
             return await handler(tab, args)
     except (Refusal, _BadArguments) as exc:
         prefix = "" if isinstance(exc, Refusal) else f"bad arguments for {name}: "
         return _error(prefix + str(exc))
+    except DialogOpenError as exc:
+        # The action ran and the page answered it with a dialog: that is its result.
+        return _dialog_result(exc, is_error=False)
     except PageCrashedError:
         tab.forget()
         return crashed
@@ -1068,7 +1132,7 @@ async def run_tool(tab: TabSession, name: str, args: Mapping[str, object]) -> To
     except trio.TooSlowError:
         return _error(
             f"{name} did not finish within {ACTION_TIMEOUT:g} s: the page does not respond "
-            "(a dialog may be open); take a snapshot"
+            "(a script on it may be stuck); reload it or take a snapshot later"
         )
     except CDPError as exc:
         if "node" in exc.message.lower() or "context" in exc.message.lower():
@@ -1089,7 +1153,8 @@ async def _release(tab: TabSession) -> None:
         return
     sessions: list[str | None] = [None, *tab.target.child_sessions()]
     for session in sessions:
-        with contextlib.suppress(CDPError, TargetClosedError):
+        # Blocked by a dialog: the group is released after the next call instead.
+        with contextlib.suppress(CDPError, TargetClosedError, DialogOpenError):
             await tab.target.send(
                 "Runtime.releaseObjectGroup", {"objectGroup": OBJECT_GROUP}, session_id=session
             )

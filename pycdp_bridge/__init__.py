@@ -14,6 +14,7 @@ from ._direct import Browser, PageTarget
 from ._errors import (
     BrowserNotFoundError,
     CDPError,
+    DialogOpenError,
     JavaScriptError,
     NavigationError,
     PageCrashedError,
@@ -31,6 +32,7 @@ __all__ = [
     "BrowserNotFoundError",
     "CDPConnection",
     "CDPError",
+    "DialogOpenError",
     "Event",
     "Frame",
     "JavaScriptError",

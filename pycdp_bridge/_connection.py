@@ -17,7 +17,7 @@ from typing import Any
 
 import attrs
 
-from ._errors import CDPError, PageCrashedError, TargetClosedError
+from ._errors import CDPError, DialogOpenError, PageCrashedError, TargetClosedError
 
 __all__ = [
     "CDPConnection",
@@ -61,7 +61,7 @@ class Reply:
 
     request: Request
     result: dict[str, Any] | None = None
-    error: CDPError | TargetClosedError | None = None
+    error: CDPError | TargetClosedError | DialogOpenError | None = None
 
 
 @attrs.frozen
@@ -94,6 +94,19 @@ _ROOT_SESSION = None
 # What a crashed page still answers: the browser, not the dead renderer, handles
 # these, and a navigation or reload brings the page back.
 _ANSWERED_WHEN_CRASHED = ("Page.navigate", "Page.reload", "Target.", "Browser.")
+# What a page blocked in a JavaScript dialog still answers (measured on Chromium 156:
+# everything the renderer handles waits for the dialog; input is queued behind it).
+_ANSWERED_UNDER_DIALOG = (
+    "Page.handleJavaScriptDialog",
+    "Page.navigate",
+    "Page.reload",
+    "Page.getNavigationHistory",
+    "Page.navigateToHistoryEntry",
+    "Target.",
+    "Browser.",
+)
+# Commands already waiting when a dialog opens that are still answered in time.
+_KEPT_UNDER_DIALOG = ("Page.handleJavaScriptDialog", "Target.", "Browser.")
 
 
 @attrs.define
@@ -115,6 +128,8 @@ class CDPConnection:
     _detached: set[str] = attrs.field(factory=set, init=False)
     # Sessions whose page crashed and was not brought back yet (None: the root).
     _crashed: set[str | None] = attrs.field(factory=set, init=False)
+    # Sessions whose page shows a JavaScript dialog: the dialog's event params.
+    _dialogs: dict[str | None, Mapping[str, Any]] = attrs.field(factory=dict, init=False)
     _closed_reason: str | None = attrs.field(default=None, init=False)
     _commands_sent: int = attrs.field(default=0, init=False)
     _replies_received: int = attrs.field(default=0, init=False)
@@ -138,6 +153,10 @@ class CDPConnection:
     def is_crashed(self, session_id: str | None) -> bool:
         """Whether the session's page crashed and no navigation brought it back yet."""
         return session_id in self._crashed
+
+    def open_dialog(self, session_id: str | None) -> Mapping[str, Any] | None:
+        """The JavaScript dialog the session's page shows (its event params), if any."""
+        return self._dialogs.get(session_id)
 
     def sessions(self) -> dict[str, str | None]:
         """Attached child sessions and the session each hangs under."""
@@ -169,6 +188,9 @@ class CDPConnection:
         if session_id in self._crashed and not method.startswith(_ANSWERED_WHEN_CRASHED):
             # The renderer is gone: the command would never be answered.
             raise PageCrashedError(method)
+        dialog = self._dialogs.get(session_id)
+        if dialog is not None and not method.startswith(_ANSWERED_UNDER_DIALOG):
+            raise DialogOpenError.of(method, dialog)
         request = Request(next(self.ids), method, dict(params) if params else {}, session_id)
         self._pending[request.id] = request
         self._commands_sent += 1
@@ -216,6 +238,8 @@ class CDPConnection:
         self._pending.clear()
         self._parents.clear()
         self._target_infos.clear()
+        self._crashed.clear()
+        self._dialogs.clear()
         return failed
 
     def detach_session(self, session_id: str, reason: str) -> list[Reply]:
@@ -224,6 +248,8 @@ class CDPConnection:
         for session in gone:
             self._parents.pop(session, None)
             self._target_infos.pop(session, None)
+            self._crashed.discard(session)
+            self._dialogs.pop(session, None)
         self._detached |= gone
         failed = [
             Reply(request, error=TargetClosedError(reason, request.method))
@@ -290,19 +316,36 @@ class CDPConnection:
             if isinstance(child, str):
                 settled = self.detach_session(child, "session detached")
         elif method == "Inspector.targetCrashed":
-            settled = self._crash(session_id)
+            self._crashed.add(session_id)
+            self._dialogs.pop(session_id, None)
+            settled = self._fail_waiting(
+                session_id, _ANSWERED_WHEN_CRASHED, lambda m: PageCrashedError(m)
+            )
         elif method == "Inspector.targetReloadedAfterCrash":
             self._crashed.discard(session_id)
+        elif method == "Page.javascriptDialogOpening":
+            self._dialogs[session_id] = params
+            # A navigation waiting on a "leave this page?" dialog fails too: its caller
+            # learns of the dialog now, and the navigation goes on once it is answered.
+            settled = self._fail_waiting(
+                session_id, _KEPT_UNDER_DIALOG, lambda m: DialogOpenError.of(m, params)
+            )
+        elif method == "Page.javascriptDialogClosed":
+            self._dialogs.pop(session_id, None)
         return settled
 
-    def _crash(self, session_id: str | None) -> list[Reply]:
-        """The session's page crashed: its pending commands will never be answered."""
-        self._crashed.add(session_id)
+    def _fail_waiting(
+        self,
+        session_id: str | None,
+        answered: tuple[str, ...],
+        error: Callable[[str], PageCrashedError | DialogOpenError],
+    ) -> list[Reply]:
+        """The session's page stopped answering: fail its pending commands, except
+        those the browser still answers, rather than let them wait for ever."""
         failed = [
-            Reply(request, error=PageCrashedError(request.method))
+            Reply(request, error=error(request.method))
             for request in self._pending.values()
-            if request.session_id == session_id
-            and not request.method.startswith(_ANSWERED_WHEN_CRASHED)
+            if request.session_id == session_id and not request.method.startswith(answered)
         ]
         for reply in failed:
             del self._pending[reply.request.id]

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 __all__ = [
     "BrowserNotFoundError",
@@ -47,6 +48,35 @@ class PageCrashedError(TargetClosedError):
         )
 
 
+class DialogOpenError(Exception):
+    """The page shows a JavaScript dialog (alert, confirm, prompt, beforeunload): its
+    renderer answers nothing until the dialog is answered (``Page.handleJavaScriptDialog``)
+    or the tab navigates away."""
+
+    def __init__(
+        self, method: str | None, kind: str, message: str, default_prompt: str = ""
+    ) -> None:
+        prefix = f"{method}: " if method else ""
+        super().__init__(
+            f"{prefix}the page shows {_with_article(kind)} dialog ({message[:200]!r}) and does"
+            " nothing else until it is answered"
+        )
+        self.method = method
+        self.kind = kind
+        self.message = message
+        self.default_prompt = default_prompt
+
+    @classmethod
+    def of(cls, method: str | None, dialog: Mapping[str, Any]) -> DialogOpenError:
+        """The error for a dialog described by ``Page.javascriptDialogOpening``'s params."""
+        return cls(
+            method,
+            str(dialog.get("type", "alert")),
+            str(dialog.get("message", "")),
+            str(dialog.get("defaultPrompt", "")),
+        )
+
+
 class BrowserNotFoundError(Exception):
     """No Chromium-family browser executable could be found."""
 
@@ -76,3 +106,8 @@ class JavaScriptError(Exception):
         super().__init__(f"evaluating {shown!r} threw: {description}")
         self.expression = expression
         self.description = description
+
+
+def _with_article(word: str) -> str:
+    """'an alert', 'a confirm': for messages that name a dialog's type."""
+    return f"{'an' if word[:1].lower() in 'aeiou' else 'a'} {word}"

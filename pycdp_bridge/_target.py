@@ -45,6 +45,12 @@ class Target(abc.ABC):
         reload raise PageCrashedError until one of those brings the page back."""
         return False
 
+    @property
+    def open_dialog(self) -> Mapping[str, Any] | None:
+        """The JavaScript dialog the page shows (``Page.javascriptDialogOpening``'s
+        params), if any: until it is answered most commands raise DialogOpenError."""
+        return None
+
     @abc.abstractmethod
     async def send(
         self,
@@ -235,6 +241,10 @@ class SessionTarget(Target):
     @property
     def crashed(self) -> bool:
         return self._channel.connection.is_crashed(self._session_id)
+
+    @property
+    def open_dialog(self) -> Mapping[str, Any] | None:
+        return self._channel.connection.open_dialog(self._session_id)
 
     async def send(
         self,

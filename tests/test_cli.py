@@ -110,6 +110,32 @@ async def test_a_page_that_never_finishes_loading_is_shown_as_it_is(
     assert "Still here" in done.stdout.decode()
 
 
+async def test_dialogs_the_page_opens_are_answered_and_reported() -> None:
+    """An alert while the page loads is answered OK and named on stderr; the page that
+    follows it is shown."""
+    html = (
+        "<!doctype html><title>Alerting</title><main><p>Before</p>"
+        "<script>alert('Welcome <back>')</script><p>After the alert</p></main>"
+    )
+    done = await inspect(page_url(html), "--timeout", "20")
+    assert done.returncode == 0, done.stderr.decode()
+    assert "opened a dialog (alert: 'Welcome <back>'); answered OK" in done.stderr.decode()
+    assert "After the alert" in done.stdout.decode()
+
+
+async def test_a_page_stuck_in_a_script_is_a_clear_error() -> None:
+    """A page whose script never yields is reported after --timeout, exit code 2, and the
+    command does not hang."""
+    html = (
+        "<!doctype html><title>Stuck</title><p>Stuck</p>"
+        "<script>setTimeout(() => { while (true); }, 0)</script>"
+    )
+    done = await inspect(page_url(html), "--timeout", "2")
+    assert done.returncode == 2
+    assert "did not answer within 2 s (a script on it may be stuck)" in done.stderr.decode()
+    assert b"Traceback" not in done.stderr
+
+
 async def test_unreachable_and_missing_pages_are_clear_errors(tmp_path: Path) -> None:
     """A page that cannot load and a file that does not exist end with one clear line
     and a failing exit code, never a traceback."""

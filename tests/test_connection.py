@@ -13,6 +13,7 @@ import trio.testing
 from pycdp_bridge import (
     CDPConnection,
     CDPError,
+    DialogOpenError,
     Event,
     PageCrashedError,
     TargetClosedError,
@@ -153,6 +154,32 @@ def test_crashed_page_fails_its_commands_until_it_is_reloaded() -> None:
     conn.command("Runtime.evaluate", session_id="S2")
     conn.receive({"method": "Inspector.targetReloadedAfterCrash", "params": {}, "sessionId": "S1"})
     assert conn.command("Runtime.evaluate", session_id="S1").session_id == "S1"
+
+
+def test_a_dialog_fails_waiting_commands_until_it_is_answered() -> None:
+    """While the page shows a JavaScript dialog its waiting commands fail with the dialog,
+    new ones are refused except those the browser answers, and closing it lifts that."""
+    conn = CDPConnection()
+    waiting = conn.command("Input.dispatchMouseEvent", session_id="S1")
+    leaving = conn.command("Page.navigate", {"url": "about:blank"}, session_id="S1")
+    other = conn.command("DOM.getDocument", session_id="S2")
+    opened = {"type": "confirm", "message": "Sure?", "defaultPrompt": "", "url": "x"}
+    settled = conn.receive(
+        {"method": "Page.javascriptDialogOpening", "params": opened, "sessionId": "S1"}
+    )
+    assert [reply.request for reply in settled] == [waiting, leaving]
+    for reply in settled:
+        assert isinstance(reply.error, DialogOpenError)
+        assert (reply.error.kind, reply.error.message) == ("confirm", "Sure?")
+    assert conn.is_pending(other.id)
+    assert conn.open_dialog("S1") == opened
+    with pytest.raises(DialogOpenError, match="a confirm dialog"):
+        conn.command("DOM.getDocument", session_id="S1")
+    conn.command("Page.handleJavaScriptDialog", {"accept": True}, session_id="S1")
+    conn.command("Page.navigate", {"url": "about:blank"}, session_id="S1")
+    conn.receive({"method": "Page.javascriptDialogClosed", "params": {}, "sessionId": "S1"})
+    assert conn.open_dialog("S1") is None
+    assert conn.command("DOM.getDocument", session_id="S1").session_id == "S1"
 
 
 def test_close_fails_everything_pending_and_refuses_new_commands() -> None:

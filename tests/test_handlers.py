@@ -10,6 +10,7 @@ import pytest
 import trio
 import trio.testing
 
+import trimtab._handlers
 from pycdp_bridge import PageTarget, protocol
 from tests.support import StaticServer
 from tests.support.handlers_host import SESSION, TAB, Host
@@ -338,6 +339,42 @@ async def test_a_crashed_tab_answers_page_crashed_then_recovers(
     assert [r["cached"] for r in reads] == [False, True]
     await host.evaluate("document.body.append('Trail tent, again')")
     assert (await host.tool("find", text="Trail tent"))["cached"] is False
+
+
+async def test_a_dialog_answers_dialog_open_and_the_agent_can_answer_it(host: Host) -> None:
+    """While the page shows a dialog a snapshot is a dialog_open error naming it, a tool
+    answers with the dialog, and answer_dialog lets the page go on."""
+    await host.request("snapshot", tab=TAB)
+    await host.evaluate("setTimeout(() => { document.title = String(confirm('Sure?')); }, 0)")
+    with trio.fail_after(10):
+        while host.page.open_dialog is None:
+            await trio.sleep(0.02)
+    blocked = await host.error("snapshot", tab=TAB)
+    assert blocked.code == "dialog_open"
+    assert "Sure?" in blocked.message
+    found = await host.tool("find", text="Trail tent")
+    assert found["is_error"] is True
+    assert '<js-dialog type="confirm" message="Sure?"/>' in found["content"]
+    answered = await host.tool("answer_dialog", accept=True)
+    assert answered["is_error"] is False
+    assert await host.evaluate("document.title") == "true"
+
+
+async def test_a_page_stuck_in_a_script_answers_page_unresponsive(
+    host: Host, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A snapshot of a page whose script keeps the main thread busy ends with a
+    page_unresponsive error after PAGE_TIMEOUT instead of waiting for ever."""
+    monkeypatch.setattr(trimtab._handlers, "PAGE_TIMEOUT", 1.0)
+    await host.request("snapshot", tab=TAB)
+    # Busy for a few seconds only: later tests may share this renderer process.
+    await host.evaluate(
+        "setTimeout(() => { const end = Date.now() + 4000; while (Date.now() < end); }, 0)"
+    )
+    await trio.sleep(0.2)
+    stuck = await host.error("snapshot", tab=TAB)
+    assert stuck.code == "page_unresponsive"
+    assert "did not answer within 1 s" in stuck.message
 
 
 async def test_the_production_setup_registers_the_handlers() -> None:

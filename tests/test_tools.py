@@ -329,6 +329,69 @@ async def test_closed_tab_is_a_clear_error(page: PageTarget, pages_server: Stati
 
 
 
+async def test_a_confirm_dialog_is_the_actions_result_and_is_answered(
+    page: PageTarget, pages_server: StaticServer
+) -> None:
+    """A click that opens confirm() returns the dialog (its message escaped), other tools
+    answer with it and do nothing, and answer_dialog(false) returns what changed."""
+    with trio.fail_after(IO_TIMEOUT):
+        tab, xml = await open_tab(page, pages_server.url("tools-dialogs.html"))
+        clicked = await act(tab, "click", {"id": eid_of(xml, "button", "Empty basket")})
+        assert clicked.kind == "text"
+        [dialog] = parse(f"<r>{clicked.content}</r>").iter("js-dialog")
+        assert dialog.get("type") == "confirm"
+        assert dialog.get("message") == 'Empty the basket? "Both" <tents> go.'
+        assert "answer_dialog(accept=true)" in clicked.content
+        blocked = await run_tool(tab, "find", {"text": "basket"})
+        assert blocked.is_error
+        assert "<js-dialog" in blocked.content
+        answered = await act(tab, "answer_dialog", {"accept": False})
+        assert answered.kind == "diff"
+        assert "Kept the basket." in answered.content
+        again = await run_tool(tab, "answer_dialog", {"accept": True})
+    assert again.is_error
+    assert "no JavaScript dialog" in again.content
+
+
+async def test_a_prompt_takes_text_and_an_alert_is_acknowledged(
+    page: PageTarget, pages_server: StaticServer
+) -> None:
+    """A prompt shows its default answer and takes the text given; an alert is answered
+    with OK; text is refused for anything but a prompt."""
+    with trio.fail_after(IO_TIMEOUT):
+        tab, xml = await open_tab(page, pages_server.url("tools-dialogs.html"))
+        asked = await act(tab, "click", {"id": eid_of(xml, "button", "Name the order")})
+        [dialog] = parse(f"<r>{asked.content}</r>").iter("js-dialog")
+        assert (dialog.get("type"), dialog.get("default")) == ("prompt", "Guest")
+        named = await act(tab, "answer_dialog", {"accept": True, "text": "Ada"})
+        assert "Hello Ada" in named.content
+        saved = await act(tab, "click", {"id": eid_of(xml, "button", "Save")})
+        assert 'type="alert" message="Saved."' in saved.content
+        refused = await run_tool(tab, "answer_dialog", {"accept": True, "text": "x"})
+        assert refused.is_error
+        assert "only for a prompt" in refused.content
+        done = await act(tab, "answer_dialog", {"accept": True})
+    assert done.kind == "diff"
+
+
+async def test_leaving_a_page_that_asks_first_waits_for_the_answer(
+    page: PageTarget, pages_server: StaticServer
+) -> None:
+    """navigate away from a page with a beforeunload handler returns its dialog; accepting
+    it lets the navigation go on and returns the new page."""
+    with trio.fail_after(IO_TIMEOUT):
+        tab, xml = await open_tab(page, pages_server.url("tools-dialogs.html"))
+        await page.evaluate("addEventListener('beforeunload', (e) => e.preventDefault())")
+        # Chromium asks only on pages the person has interacted with.
+        await act(tab, "click", {"id": eid_of(xml, "button", "Name the order")})
+        await act(tab, "answer_dialog", {"accept": False})
+        leaving = await act(tab, "navigate", {"url": pages_server.url("tools-done.html")})
+        assert 'type="beforeunload"' in leaving.content
+        left = await act(tab, "answer_dialog", {"accept": True})
+    assert left.kind == "baseline"
+    assert parse(left.content).get("url") == pages_server.url("tools-done.html")
+
+
 async def test_crashed_page_is_a_clear_error_and_navigate_recovers(
     page: PageTarget, pages_server: StaticServer
 ) -> None:
