@@ -315,8 +315,20 @@ async def _click(tab: TabSession, args: Mapping[str, object]) -> ToolResult:
     point = await target_point(tab.target, element, info, tab.latest)
     async with watch(tab.target) as activity:
         await click_at(tab.target, point)
+        if info.opens_elsewhere:
+            # The browser switched to the new tab. The agent's tab comes back to the
+            # front: in the background its timers run at most once a second, and
+            # settling would take seconds. The agent is told where the link went.
+            with contextlib.suppress(CDPError):
+                await tab.target.send("Page.bringToFront")
         settled = await settle(tab.target, activity, SETTLE_TIMEOUT)
-    return await _after_action(tab, settled, submits=info.submits)
+    note = None
+    if info.opens_elsewhere:
+        note = (
+            f"this opened {info.opens_elsewhere} in a new tab, which you do not see or act "
+            "in; navigate(url) opens it in this tab"
+        )
+    return await _after_action(tab, settled, submits=info.submits, note=note)
 
 
 async def _hover(tab: TabSession, args: Mapping[str, object]) -> ToolResult:
@@ -890,7 +902,9 @@ _CATALOGUE: tuple[tuple[ToolSpec, _Handler], ...] = (
         ToolSpec(
             "click",
             "Click an element with the mouse, like a person: it is scrolled into view and "
-            f"clicked where it is visible. {_SETTLES} {_REFUSES}",
+            f"clicked where it is visible. {_SETTLES} A link that opens a new tab leaves "
+            "you in this one, and the result's note says which URL it opened. "
+            f"{_REFUSES}",
             _schema({"id": _ID_SCHEMA}, ("id",)),
             _ACT,
         ),
