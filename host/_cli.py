@@ -132,6 +132,10 @@ async def _answer_dialogs(
                 await page.send("Page.handleJavaScriptDialog", {"accept": True})
 
 
+# A page that opens dialog after dialog is snapshot between them, this many times at most.
+_DIALOG_RETRIES = 5
+
+
 async def _snapshot(session: TabSession) -> Snapshot:
     """A snapshot, taken again when a dialog interrupted it (`_answer_dialogs` answers it)."""
     for _ in range(_DIALOG_RETRIES):
@@ -142,10 +146,6 @@ async def _snapshot(session: TabSession) -> Snapshot:
                 while session.target.open_dialog is not None:
                     await trio.sleep(0.01)
     return await session.snapshot()
-
-
-# A page that opens dialog after dialog is snapshot between them, this many times at most.
-_DIALOG_RETRIES = 5
 
 
 def _figures(record: dict[str, object]) -> str:

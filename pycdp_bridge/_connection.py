@@ -5,8 +5,11 @@ outgoing commands, matches each response to its command, turns protocol errors i
 `CDPError`, hands events to subscribers, follows which flattened child sessions hang
 under which parent (from ``Target.attachedToTarget``/``detachedFromTarget``), and fails
 the commands of a session that detached or of a connection that closed with
-`TargetClosedError`. Transports feed it decoded messages and send what it builds; the
-tests drive it with plain dicts.
+`TargetClosedError`. It also follows the two states in which a page stops answering
+for good or for a while, and fails commands that would wait for ever: a crashed
+renderer (`PageCrashedError`, until a navigation brings it back) and a JavaScript
+dialog (`DialogOpenError`, until it is answered). Transports feed it decoded
+messages and send what it builds; the tests drive it with plain dicts.
 """
 
 from __future__ import annotations
@@ -318,9 +321,7 @@ class CDPConnection:
         elif method == "Inspector.targetCrashed":
             self._crashed.add(session_id)
             self._dialogs.pop(session_id, None)
-            settled = self._fail_waiting(
-                session_id, _ANSWERED_WHEN_CRASHED, lambda m: PageCrashedError(m)
-            )
+            settled = self._fail_waiting(session_id, _ANSWERED_WHEN_CRASHED, PageCrashedError)
         elif method == "Inspector.targetReloadedAfterCrash":
             self._crashed.discard(session_id)
         elif method == "Page.javascriptDialogOpening":
