@@ -37,7 +37,8 @@ class ScriptedModel:
     """A fake LLM that drives the agent through the task, step by step."""
 
     provider: str
-    # "forecast": follow a link, fill a field, read the result; "order": submit a form.
+    # "forecast": follow a link, fill a field, read the result; "order": submit a form;
+    # "dialog": a click that asks to confirm, answered yes.
     task: str = "forecast"
     port: int = 0
     requests: list[tuple[dict[str, str], dict[str, Any]]] = attrs.field(factory=list)
@@ -48,7 +49,7 @@ class ScriptedModel:
         return origin if self.provider == "anthropic" else origin + "/v1"
 
     def answer(self, body: dict[str, Any]) -> dict[str, Any]:
-        results = self._tool_results(body["messages"])
+        results = self.tool_results(body["messages"])
         tools = {self._name(t): t for t in body["tools"]}
         read = _pick(tools, ("capture_snapshot", "snapshot", "read_page", "get_page"))
         # Like a model, read ids from everything seen so far, newest first: a
@@ -75,10 +76,18 @@ class ScriptedModel:
                     lambda: {"_id": _find_id(seen, r'<button\b[^>]*type="submit"[^>]*>Order', "b")},
                 ),
             ]
+        elif self.task == "dialog":
+            script = [
+                (read, lambda: {}),
+                ("click", lambda: {"_id": _find_id(seen, r"<button\b[^>]*>Delete draft", "b")}),
+                ("answer_dialog", lambda: {"accept": True}),
+            ]
         step = len(results)
         if step >= len(script):
             if self.task == "order":
                 return self._text("Done.")
+            if self.task == "dialog":
+                return self._text("Deleted." if "Draft deleted." in seen else "Not deleted.")
             found = re.search(r"Forecast for Lisbon: [^<\n]*", seen)
             return self._text(found.group(0) if found else "I could not read the forecast.")
         name, make_args = script[step]
@@ -89,7 +98,7 @@ class ScriptedModel:
     def _name(self, tool: dict[str, Any]) -> str:
         return str(tool["name"] if self.provider == "anthropic" else tool["function"]["name"])
 
-    def _tool_results(self, messages: list[dict[str, Any]]) -> list[str]:
+    def tool_results(self, messages: list[dict[str, Any]]) -> list[str]:
         if self.provider == "anthropic":
             return [
                 str(block["content"])
@@ -331,3 +340,26 @@ async def test_agent_asks_before_submitting_a_form(
         assert not run.question
         assert not declined
         assert "click" in ran
+
+
+async def test_agent_answers_a_dialog_the_page_opens(
+    ext: ExtensionBrowser, pages_server: StaticServer
+) -> None:
+    """Through chrome.debugger, a click that opens confirm() shows the agent the dialog,
+    and its answer_dialog lets the page go on."""
+    with trio.fail_after(120):
+        async with trio.open_nursery() as nursery:
+            model: ScriptedModel = await nursery.start(
+                serve_model, ScriptedModel("anthropic", task="dialog")
+            )
+            run = await run_task(
+                ext, model, pages_server.url("e2e-agent-dialog.html"), "Delete my draft."
+            )
+            nursery.cancel_scope.cancel()
+    assert run.steps[-1]["kind"] == "done", run.steps
+    assert run.steps[-1]["text"] == "Deleted."
+    tools = [s for s in run.steps if s["kind"] == "tool"]
+    assert [t["name"] for t in tools] == ["capture_snapshot", "click", "answer_dialog"]
+    assert not any(t["isError"] for t in tools)
+    results = model.tool_results(model.requests[-1][1]["messages"])
+    assert '<js-dialog type="confirm" message="Delete the draft' in results[1]
