@@ -44,7 +44,7 @@ from pycdp_bridge import (
     capture,
 )
 
-from ._framing import JSONObject
+from ._framing import ErrorCode, JSONObject
 from ._revisions import PageRevisions, RevisionStatistics
 from ._server import Handler, Request, RequestError
 from ._snapshots import PageChangedError, Snapshot, TabSession
@@ -445,6 +445,16 @@ def _tab_of(request: Request) -> int:
     return tab
 
 
+# What a request that touches the page answers for each error; subclasses first.
+_ERROR_CODES: Final[tuple[tuple[type[BaseException], ErrorCode], ...]] = (
+    (PageCrashedError, "page_crashed"),
+    (DialogOpenError, "dialog_open"),
+    (TargetClosedError, "target_closed"),
+    (CDPError, "cdp_error"),
+    (PageChangedError, "page_changed"),
+)
+
+
 @contextlib.asynccontextmanager
 async def _cdp_errors(tab: int, timeout: float | None = None) -> AsyncIterator[None]:
     """Turn the browser's refusals into the protocol's error replies, and a page that
@@ -460,33 +470,28 @@ async def _cdp_errors(tab: int, timeout: float | None = None) -> AsyncIterator[N
             f"tab {tab}: the page did not answer within {timeout:g} s (a script on it may"
             " be stuck); reload it or try again later",
         ) from exc
-    except PageCrashedError as exc:
-        raise RequestError("page_crashed", f"tab {tab}: {exc}") from exc
-    except DialogOpenError as exc:
-        raise RequestError("dialog_open", f"tab {tab}: {exc}") from exc
-    except TargetClosedError as exc:
-        raise RequestError("target_closed", f"tab {tab}: {exc}") from exc
-    except CDPError as exc:
-        raise RequestError("cdp_error", f"tab {tab}: {exc}") from exc
-    except PageChangedError as exc:
-        raise RequestError("page_changed", f"tab {tab}: {exc}") from exc
-    except BaseExceptionGroup as group:
-        crashed, rest = group.split(PageCrashedError)
-        if crashed is not None and rest is None:
-            raise RequestError("page_crashed", f"tab {tab}: {crashed.exceptions[0]}") from group
-        blocked, rest = group.split(DialogOpenError)
-        if blocked is not None and rest is None:
-            raise RequestError("dialog_open", f"tab {tab}: {blocked.exceptions[0]}") from group
-        closed, rest = group.split(TargetClosedError)
-        if closed is not None and rest is None:
-            raise RequestError("target_closed", f"tab {tab}: {closed.exceptions[0]}") from group
-        refused, rest = group.split(CDPError)
-        if refused is not None and rest is None:
-            raise RequestError("cdp_error", f"tab {tab}: {refused.exceptions[0]}") from group
-        changed, rest = group.split(PageChangedError)
-        if changed is not None and rest is None:
-            raise RequestError("page_changed", f"tab {tab}: {changed.exceptions[0]}") from group
-        raise
+    except BaseException as exc:
+        coded = _error_code(exc)
+        if coded is None:
+            raise
+        code, error = coded
+        raise RequestError(code, f"tab {tab}: {error}") from exc
+
+
+def _error_code(exc: BaseException) -> tuple[ErrorCode, BaseException] | None:
+    """The protocol's code for an error, or for a group of errors of one kind (the
+    concurrent calls of a capture fail alike), with the error to show."""
+    for kind, code in _ERROR_CODES:
+        if isinstance(exc, kind):
+            return code, exc
+        if isinstance(exc, BaseExceptionGroup):
+            matched, rest = exc.split(kind)
+            if matched is not None and rest is None:
+                first: BaseException = matched
+                while isinstance(first, BaseExceptionGroup):
+                    first = first.exceptions[0]
+                return code, first
+    return None
 
 
 def _control_sessions(model: PageModel, controls: Mapping[str, Control]) -> dict[str, str | None]:
