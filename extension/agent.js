@@ -2,7 +2,7 @@
 // where the person started the task, and their results go back to the model as
 // untrusted data.
 
-import { elementsById } from "./lib/xmlview.js";
+import { dialogIn, elementsById } from "./lib/xmlview.js";
 
 export const MAX_STEPS = 30;
 
@@ -62,9 +62,19 @@ const ENTER_KEYS = /^(enter|return|numpadenter)$/i;
  * @param {Record<string, unknown>} args tool arguments
  * @param {Map<string, {tag: string, attrs: Record<string, string>}>} elements
  *   what the agent's snapshots said about each element id
+ * @param {{type: string, message: string} | null} dialog the JavaScript dialog the
+ *   page shows, if any: OK on a confirm or a "leave this page?" counts too
  * @returns {string|null} why it counts as a submit, or null
  */
-export function submitReason(name, args, elements) {
+export function submitReason(name, args, elements, dialog = null) {
+  if (name === "answer_dialog") {
+    // OK on "Are you sure?" or "Leave this page?" commits like a submit does.
+    const accept = args.accept !== false && args.accept !== "false";
+    if (!accept || !dialog) return null;
+    if (dialog.type === "confirm") return `it answers OK to the page's question "${dialog.message}"`;
+    if (dialog.type === "beforeunload") return "it leaves a page that warns of unsaved changes";
+    return null;
+  }
   if (/submit/i.test(name)) return `the tool "${name}" submits`;
   if (args.submit === true || args.submit === "true") return "it submits after typing";
   const key = args.key ?? args.keys;
@@ -122,6 +132,8 @@ export class Agent {
     this.nonce = makeNonce();
     /** @type {Map<string, {tag: string, attrs: Record<string, string>}>} */
     this.elements = new Map();
+    /** The JavaScript dialog the page showed in the latest tool result, if any. */
+    this.dialog = null;
     this.stopReason = "";
   }
 
@@ -186,7 +198,8 @@ export class Agent {
         cached: false, cachedFrom: null, note: null, chars: 0, content: call.parseError });
       return { id: call.id, content: call.parseError, isError: true };
     }
-    const reason = this.askBeforeSubmit ? submitReason(call.name, call.args, this.elements) : null;
+    const reason = this.askBeforeSubmit
+      ? submitReason(call.name, call.args, this.elements, this.dialog) : null;
     if (reason) {
       const eid = String(call.args.id ?? call.args.eid ?? "");
       const allowed = await this.confirm({ name: call.name, args: call.args, reason,
@@ -206,6 +219,7 @@ export class Agent {
     this.checkStopped();
     const content = String(result.content ?? "");
     for (const [eid, facts] of elementsById(content)) this.elements.set(eid, facts);
+    this.dialog = dialogIn(content);
     this.onStep({
       kind: "tool", name: call.name, args: call.args, isError: Boolean(result.is_error),
       cached: Boolean(result.cached), cachedFrom: result.cached_from ?? null,

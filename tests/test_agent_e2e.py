@@ -342,24 +342,32 @@ async def test_agent_asks_before_submitting_a_form(
         assert "click" in ran
 
 
+@pytest.mark.parametrize("ask", [True, False])
 async def test_agent_answers_a_dialog_the_page_opens(
-    ext: ExtensionBrowser, pages_server: StaticServer
+    ext: ExtensionBrowser, pages_server: StaticServer, ask: bool
 ) -> None:
-    """Through chrome.debugger, a click that opens confirm() shows the agent the dialog,
-    and its answer_dialog lets the page go on."""
+    """Through chrome.debugger, a click that opens confirm() shows the agent the dialog;
+    its OK asks the person first (a no keeps the draft), and answer_dialog lets the
+    page go on."""
     with trio.fail_after(120):
         async with trio.open_nursery() as nursery:
             model: ScriptedModel = await nursery.start(
                 serve_model, ScriptedModel("anthropic", task="dialog")
             )
             run = await run_task(
-                ext, model, pages_server.url("e2e-agent-dialog.html"), "Delete my draft."
+                ext, model, pages_server.url("e2e-agent-dialog.html"), "Delete my draft.", ask=ask
             )
             nursery.cancel_scope.cancel()
     assert run.steps[-1]["kind"] == "done", run.steps
-    assert run.steps[-1]["text"] == "Deleted."
     tools = [s for s in run.steps if s["kind"] == "tool"]
-    assert [t["name"] for t in tools] == ["capture_snapshot", "click", "answer_dialog"]
-    assert not any(t["isError"] for t in tools)
     results = model.tool_results(model.requests[-1][1]["messages"])
     assert '<js-dialog type="confirm" message="Delete the draft' in results[1]
+    assert not any(t["isError"] for t in tools)
+    if ask:
+        assert "OK to the page's question" in run.question
+        assert "Letter to the council" in run.question
+        assert [t["name"] for t in tools] == ["capture_snapshot", "click"]
+        assert run.steps[-1]["text"] == "Not deleted."
+    else:
+        assert [t["name"] for t in tools] == ["capture_snapshot", "click", "answer_dialog"]
+        assert run.steps[-1]["text"] == "Deleted."

@@ -174,3 +174,18 @@ export function elementsById(text) {
   }
   return found;
 }
+
+/**
+ * The JavaScript dialog a tool result says the page shows (`<js-dialog type=… message=…/>`,
+ * host/FORMAT.md), or null.
+ * @param {string} text
+ * @returns {{type: string, message: string} | null}
+ */
+export function dialogIn(text) {
+  if (!text.includes("<js-dialog")) return null;
+  const doc = new DOMParser().parseFromString(`<r>${text}</r>`, "application/xml");
+  const el = doc.getElementsByTagName("parsererror").length
+    ? null : doc.querySelector("js-dialog");
+  return el ? { type: el.getAttribute("type") ?? "", message: el.getAttribute("message") ?? "" }
+    : null;
+}
