@@ -99,9 +99,6 @@ class ElementInfo:
     submits: bool  # a click submits its form
     enter_submits: bool  # Enter in it submits its form
     text: str
-    # The URL a click opens in another tab or window (target="_blank" and the like),
-    # or "" when it stays in this tab.
-    opens_elsewhere: str = ""
 
 
 # --- locating ---------------------------------------------------------------------------
@@ -219,20 +216,7 @@ function() {
   const enterSubmits = !!el.form && tag === 'input' && textTypes.includes(type);
   const text = (el.innerText || el.value || el.getAttribute('aria-label') || '')
     .replace(/\\s+/g, ' ').trim().slice(0, 60);
-  // A browsing context other than this tab: _blank, or a name no frame of the page has.
-  const framed = (name) => {
-    const quoted = CSS.escape(name);
-    return el.ownerDocument.querySelector(`iframe[name="${quoted}"], frame[name="${quoted}"]`);
-  };
-  const elsewhere = (name) => !!name && !framed(name)
-    && !['_self', '_parent', '_top'].includes(name.toLowerCase());
-  const link = el.closest('a[href], area[href]');
-  let opensElsewhere = '';
-  if (link && elsewhere(link.target)) opensElsewhere = link.href;
-  else if (submits && elsewhere(el.getAttribute('formtarget') || el.form.target))
-    opensElsewhere = el.form.action;
-  return {tag, type, role, disabled, editable, readonly, checked, submits, enterSubmits, text,
-          opensElsewhere};
+  return {tag, type, role, disabled, editable, readonly, checked, submits, enterSubmits, text};
 }
 """
 
@@ -251,7 +235,6 @@ async def element_info(target: Target, element: Located) -> ElementInfo:
         submits=bool(info["submits"]),
         enter_submits=bool(info["enterSubmits"]),
         text=str(info["text"]),
-        opens_elsewhere=str(info["opensElsewhere"]),
     )
 
 

@@ -3,8 +3,10 @@
 A person looks at the page once it stops moving: the navigation an action started
 has loaded, the requests it made have answered, and the DOM has been quiet for a
 moment. `Activity` follows the tab's CDP events (main-frame loading, network
-requests) from before the action; `settle` then waits for no navigation in progress,
-no request in flight and `QUIET_MS` without a DOM mutation, bounded by a deadline.
+requests, windows the page opens) from before the action; `settle` then waits for no
+navigation in progress, no request in flight and `QUIET_MS` without a DOM mutation,
+bounded by a deadline. A window the page opens takes the browser to another tab;
+`watch` brings the tab back to the front, where its timers are not throttled.
 
 DOM quiet is measured by a MutationObserver run in an isolated world: the page's own
 scripts cannot see it, and a page that patches `MutationObserver` cannot break it.
@@ -12,6 +14,7 @@ scripts cannot see it, and a page that patches `MutationObserver` cannot break i
 
 from __future__ import annotations
 
+import contextlib
 import math
 import weakref
 from collections.abc import AsyncIterator, Mapping
@@ -39,6 +42,7 @@ _EVENTS = (
     "Network.requestWillBeSent",
     "Network.loadingFinished",
     "Network.loadingFailed",
+    "Page.windowOpen",
 )
 
 # Resolves true after `quiet` ms without a mutation, false when `cap` ms pass first.
@@ -88,6 +92,8 @@ class Activity:
     commits: int = 0
     loaded: set[str] = attrs.field(factory=set)  # loader ids whose load event fired
     in_flight: set[str] = attrs.field(factory=set)
+    # URLs the page opened in other tabs or windows (a target=_blank link, window.open).
+    opened: list[str] = attrs.field(factory=list)
     changed: trio.Event = attrs.field(factory=trio.Event)
 
     @property
@@ -116,6 +122,8 @@ class Activity:
             self.commits += 1
         elif method == "Page.navigatedWithinDocument" and main:
             self.commits += 1
+        elif method == "Page.windowOpen":
+            self.opened.append(str(params.get("url", "")))
         elif method == "Page.lifecycleEvent" and main and params.get("name") == "load":
             self.loaded.add(str(params.get("loaderId")))
         elif method == "Network.requestWillBeSent":
@@ -160,6 +168,12 @@ async def watch(target: Target) -> AsyncIterator[Activity]:
             async def pump() -> None:
                 async for event in events:
                     activity.feed(event)
+                    if event.method == "Page.windowOpen" and event.session_id is None:
+                        # The browser switched to the new tab. Ours comes back to the
+                        # front: in the background its timers run at most once a
+                        # second, and settling would take seconds.
+                        with contextlib.suppress(CDPError):
+                            await target.send("Page.bringToFront")
 
             nursery.start_soon(pump)
             yield activity

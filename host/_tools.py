@@ -40,7 +40,7 @@ from ._input import (
     scroll_into_view,
     target_point,
 )
-from ._settle import settle, watch
+from ._settle import Activity, settle, watch
 from ._snapshots import PageChangedError, Snapshot, TabSession
 from ._tracker import ToolPolicy
 from ._tracker_keys import folded_key
@@ -152,9 +152,25 @@ def _unsettled(seconds: float) -> str:
 
 
 async def _after_action(
-    tab: TabSession, settled: bool, *, submits: bool = False, note: str | None = None
+    tab: TabSession,
+    activity: Activity,
+    settled: bool,
+    *,
+    submits: bool = False,
+    note: str | None = None,
 ) -> ToolResult:
     notes = [n for n in (note, None if settled else _unsettled(SETTLE_TIMEOUT)) if n]
+    if activity.opened:
+        # `watch` brought the tab back to the front as the window opened, but the
+        # browser may have switched to the new tab only after that: once more, now
+        # that the page has settled, so the next action is not throttled either.
+        with contextlib.suppress(CDPError):
+            await tab.target.send("Page.bringToFront")
+        # The agent acts in its own tab only; say where the page went instead.
+        notes.append(
+            f"this opened {', '.join(activity.opened)} in a new tab, which you do not see "
+            "or act in; navigate(url) opens it in this tab"
+        )
     return _result(await tab.snapshot(), note="; ".join(notes) or None, submits=submits)
 
 
@@ -296,7 +312,7 @@ async def _answer_dialog(tab: TabSession, args: Mapping[str, object]) -> ToolRes
     # Answering may let a navigation go on (beforeunload) or run the page's handler.
     async with watch(target) as activity:
         settled = await settle(target, activity, SETTLE_TIMEOUT)
-    return await _after_action(tab, settled)
+    return await _after_action(tab, activity, settled)
 
 
 # --- actions ------------------------------------------------------------------------------------
@@ -315,20 +331,8 @@ async def _click(tab: TabSession, args: Mapping[str, object]) -> ToolResult:
     point = await target_point(tab.target, element, info, tab.latest)
     async with watch(tab.target) as activity:
         await click_at(tab.target, point)
-        if info.opens_elsewhere:
-            # The browser switched to the new tab. The agent's tab comes back to the
-            # front: in the background its timers run at most once a second, and
-            # settling would take seconds. The agent is told where the link went.
-            with contextlib.suppress(CDPError):
-                await tab.target.send("Page.bringToFront")
         settled = await settle(tab.target, activity, SETTLE_TIMEOUT)
-    note = None
-    if info.opens_elsewhere:
-        note = (
-            f"this opened {info.opens_elsewhere} in a new tab, which you do not see or act "
-            "in; navigate(url) opens it in this tab"
-        )
-    return await _after_action(tab, settled, submits=info.submits, note=note)
+    return await _after_action(tab, activity, settled, submits=info.submits)
 
 
 async def _hover(tab: TabSession, args: Mapping[str, object]) -> ToolResult:
@@ -338,7 +342,7 @@ async def _hover(tab: TabSession, args: Mapping[str, object]) -> ToolResult:
     async with watch(tab.target) as activity:
         await move_to(tab.target, point)
         settled = await settle(tab.target, activity, SETTLE_TIMEOUT)
-    return await _after_action(tab, settled)
+    return await _after_action(tab, activity, settled)
 
 
 # Selects the field's whole content (as Control+A would) and says whether it had any.
@@ -441,7 +445,7 @@ async def _type(tab: TabSession, args: Mapping[str, object]) -> ToolResult:
         if submit:
             await key_press(target, parse_key("Enter"))
         settled = await settle(target, activity, SETTLE_TIMEOUT)
-    return await _after_action(tab, settled, submits=submit)
+    return await _after_action(tab, activity, settled, submits=submit)
 
 
 async def _set_picker(
@@ -464,7 +468,7 @@ async def _set_picker(
         if submit:
             await key_press(target, parse_key("Enter"))
         settled = await settle(target, activity, SETTLE_TIMEOUT)
-    return await _after_action(tab, settled, submits=submit)
+    return await _after_action(tab, activity, settled, submits=submit)
 
 
 def _modifier_bits(args: Mapping[str, object]) -> int:
@@ -490,7 +494,7 @@ async def _press(tab: TabSession, args: Mapping[str, object]) -> ToolResult:
     async with watch(tab.target) as activity:
         await key_press(tab.target, key, modifiers)
         settled = await settle(tab.target, activity, SETTLE_TIMEOUT)
-    return await _after_action(tab, settled, submits=submits)
+    return await _after_action(tab, activity, settled, submits=submits)
 
 
 _ACTIVE_JS = """
@@ -566,7 +570,7 @@ async def _select(tab: TabSession, args: Mapping[str, object]) -> ToolResult:
             raise Refusal(f"{describe(element, info)} has no option {value!r}; options: {shown}")
         settled = await settle(target, activity, SETTLE_TIMEOUT)
     note = None if outcome["changed"] else f"{outcome['text']!r} was already selected"
-    return await _after_action(tab, settled, note=note)
+    return await _after_action(tab, activity, settled, note=note)
 
 
 async def _check(tab: TabSession, args: Mapping[str, object]) -> ToolResult:
@@ -596,7 +600,7 @@ async def _check(tab: TabSession, args: Mapping[str, object]) -> ToolResult:
         after = None  # the click took the page elsewhere; the snapshot shows where
     if after is not None and after.checked != on:
         note = f"clicked {describe(element, info)} but it is still not {state}"
-    return await _after_action(tab, settled, note=note)
+    return await _after_action(tab, activity, settled, note=note)
 
 
 async def _scroll(tab: TabSession, args: Mapping[str, object]) -> ToolResult:
@@ -611,7 +615,7 @@ async def _scroll(tab: TabSession, args: Mapping[str, object]) -> ToolResult:
         async with watch(target) as activity:
             await scroll_into_view(target, element, info)
             settled = await settle(target, activity, SETTLE_TIMEOUT)
-        return await _after_action(tab, settled)
+        return await _after_action(tab, activity, settled)
     metrics = await target.execute(cdp.page_get_layout_metrics())
     viewport: Mapping[str, Any] = metrics["cssLayoutViewport"]
     width, height = float(viewport["clientWidth"]), float(viewport["clientHeight"])
@@ -636,7 +640,7 @@ async def _scroll(tab: TabSession, args: Mapping[str, object]) -> ToolResult:
             f"the page did not move: it is already at the {edge}, or the part under the "
             "middle of the window does not scroll (pass the id of what should scroll)"
         )
-    return await _after_action(tab, settled, note=note)
+    return await _after_action(tab, activity, settled, note=note)
 
 
 async def _scroll_position(tab: TabSession) -> float:
@@ -902,9 +906,9 @@ _CATALOGUE: tuple[tuple[ToolSpec, _Handler], ...] = (
         ToolSpec(
             "click",
             "Click an element with the mouse, like a person: it is scrolled into view and "
-            f"clicked where it is visible. {_SETTLES} A link that opens a new tab leaves "
-            "you in this one, and the result's note says which URL it opened. "
-            f"{_REFUSES}",
+            f"clicked where it is visible. {_SETTLES} A click that opens another tab or "
+            "window (a target=_blank link, a pop-up) leaves you in this one, and the "
+            f"result's note says which URL it opened. {_REFUSES}",
             _schema({"id": _ID_SCHEMA}, ("id",)),
             _ACT,
         ),

@@ -395,14 +395,16 @@ async def test_leaving_a_page_that_asks_first_waits_for_the_answer(
 async def test_a_link_that_opens_a_new_tab_says_so(
     page: PageTarget, pages_server: StaticServer
 ) -> None:
-    """Clicking a target=_blank link tells the agent which URL opened in a tab it does not
-    see and keeps the agent's tab in front; a link into a frame of the page or into this
-    tab says nothing of the kind."""
+    """Clicking a target=_blank link or a button that calls window.open tells the agent
+    which URL opened in a tab it does not see and keeps the agent's tab in front; a
+    link into a frame of the page or into this tab says nothing of the kind."""
     guide = pages_server.url("tools-done.html")
     with trio.fail_after(IO_TIMEOUT):
         tab, xml = await open_tab(page, pages_server.url("tools-links.html"))
         opened = await act(tab, "click", {"id": eid_of(xml, "a", "Open the guide")})
         # The agent's tab is in front again: the page is not throttled as a background tab.
+        assert await page.evaluate("document.visibilityState") == "visible"
+        popped = await act(tab, "click", {"id": eid_of(xml, "button", "Pop up the form")})
         assert await page.evaluate("document.visibilityState") == "visible"
         framed = await act(tab, "click", {"id": eid_of(xml, "a", "Guide in the frame")})
         here = await act(tab, "click", {"id": eid_of(xml, "a", "Read here")})
@@ -413,6 +415,7 @@ async def test_a_link_that_opens_a_new_tab_says_so(
     assert f"this opened {guide} in a new tab" in opened.content
     assert "navigate(url)" in opened.content
     assert opened.kind == "diff"
+    assert f"this opened {pages_server.url('tools-form.html')} in a new tab" in popped.content
     assert "new tab" not in framed.content
     assert (here.kind, "new tab" in here.content) == ("baseline", False)
     assert parse(here.content).get("url") == guide
