@@ -22,6 +22,7 @@ from pycdp_bridge import (
     launch_browser,
 )
 
+from ._groups import sole_kind
 from ._snapshots import PageChangedError, Snapshot, SnapshotOptions, TabSession
 from .pipeline import count_tokens
 
@@ -244,18 +245,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _install(args)
     try:
         return trio.run(_inspect, args)
-    except _USER_ERRORS as error:
-        print(f"trimtab: {error}", file=sys.stderr)
-        return 2
-    except BaseExceptionGroup as group:
-        # Raised inside the nursery that answers dialogs, so wrapped in a group.
-        known, rest = group.split(_USER_ERRORS)
-        if known is None or rest is not None:
+    except (*_USER_ERRORS, BaseExceptionGroup) as raised:
+        # Errors inside the nursery that answers dialogs come wrapped in a group.
+        error = sole_kind(raised, _USER_ERRORS)
+        if error is None:
             raise
-        first: BaseException = known
-        while isinstance(first, BaseExceptionGroup):
-            first = first.exceptions[0]
-        print(f"trimtab: {first}", file=sys.stderr)
+        print(f"trimtab: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

@@ -45,6 +45,7 @@ from pycdp_bridge import (
 )
 
 from ._framing import ErrorCode, JSONObject
+from ._groups import sole_kind
 from ._revisions import PageRevisions, RevisionStatistics
 from ._server import Handler, Request, RequestError
 from ._snapshots import PageChangedError, Snapshot, TabSession
@@ -482,15 +483,9 @@ def _error_code(exc: BaseException) -> tuple[ErrorCode, BaseException] | None:
     """The protocol's code for an error, or for a group of errors of one kind (the
     concurrent calls of a capture fail alike), with the error to show."""
     for kind, code in _ERROR_CODES:
-        if isinstance(exc, kind):
-            return code, exc
-        if isinstance(exc, BaseExceptionGroup):
-            matched, rest = exc.split(kind)
-            if matched is not None and rest is None:
-                first: BaseException = matched
-                while isinstance(first, BaseExceptionGroup):
-                    first = first.exceptions[0]
-                return code, first
+        error = sole_kind(exc, kind)
+        if error is not None:
+            return code, error
     return None
 
 

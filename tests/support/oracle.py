@@ -446,8 +446,10 @@ def interactive_recall(
             inside += 1
             continue
         tag = node.name if node is not None else "?"
-        reason = explain.element(node, ours) if node is not None else (
-            "not in our capture (backendNodeId absent from the model)"
+        reason = (
+            explain.element(node, ours)
+            if node is not None
+            else ("not in our capture (backendNodeId absent from the model)")
         )
         missing.append(MissingElement(ax.backend_node_id, ax.role, ax.name, tag, reason))
     return InteractiveRecall(total, found, inside, tuple(missing))
@@ -544,9 +546,10 @@ class _Explainer:
             style = inner.style
             if style is not None and style.display == "none":
                 return f"display:none on {_describe(inner)}"
-            if inner.attributes.get("aria-hidden") == "true" and self.visibility.removed[
-                inner.index
-            ]:
+            if (
+                inner.attributes.get("aria-hidden") == "true"
+                and self.visibility.removed[inner.index]
+            ):
                 return f"aria-hidden on {_describe(inner)}"
             if style is not None and style.opacity <= 0.0 and self.visibility.removed[inner.index]:
                 return f"opacity 0 on {_describe(inner)}"

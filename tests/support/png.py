@@ -66,11 +66,7 @@ def decode_png(data: bytes) -> Image:
         kind_byte = raw[start]
         line = bytearray(raw[start + 1 : start + 1 + stride])
         _unfilter(kind_byte, line, previous, channels)
-        rows.append(
-            tuple(
-                (line[x], line[x + 1], line[x + 2]) for x in range(0, stride, channels)
-            )
-        )
+        rows.append(tuple((line[x], line[x + 1], line[x + 2]) for x in range(0, stride, channels)))
         previous = line
     return Image(width, height, tuple(rows))
 

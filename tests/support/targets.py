@@ -23,6 +23,14 @@ class WrappedTarget(Target):
     def closed(self) -> bool:
         return self.inner.closed
 
+    @property
+    def crashed(self) -> bool:
+        return self.inner.crashed
+
+    @property
+    def open_dialog(self) -> Mapping[str, Any] | None:
+        return self.inner.open_dialog
+
     async def before_send(self, method: str) -> None:
         """Runs before each command is passed on."""
 

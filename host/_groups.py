@@ -1,0 +1,28 @@
+"""Exception groups whose errors are all of one kind, read as that one error.
+
+Concurrent CDP calls to a page that closed, crashed or shows a dialog all fail
+alike, and trio's nurseries hand them over as a group; what a person or the
+extension needs to hear is one of them.
+"""
+
+from __future__ import annotations
+
+__all__ = ["sole_kind"]
+
+
+def sole_kind(
+    error: BaseException, kinds: type[BaseException] | tuple[type[BaseException], ...]
+) -> BaseException | None:
+    """`error` itself if it is of `kinds`; for a group made only of such errors (at any
+    depth) its first one; otherwise None."""
+    if isinstance(error, kinds):
+        return error
+    if not isinstance(error, BaseExceptionGroup):
+        return None
+    matched, rest = error.split(kinds)
+    if matched is None or rest is not None:
+        return None
+    first: BaseException = matched
+    while isinstance(first, BaseExceptionGroup):
+        first = first.exceptions[0]
+    return first
