@@ -60,12 +60,7 @@ def test_the_check_finds_a_raw_send(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "folder",
-    [
-        "pycdp_bridge",
-        pytest.param(
-            "host", marks=pytest.mark.xfail(strict=False, reason="host/ not switched yet")
-        ),
-    ],
+    ["pycdp_bridge", "host"],
 )
 def test_no_raw_cdp_method_is_sent(folder: str) -> None:
     """No module but pycdp_bridge/_protocol.py sends a CDP method by its name: every
