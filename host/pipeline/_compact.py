@@ -99,7 +99,10 @@ class CompactionStats:
 
 @attrs.frozen
 class Compaction:
-    """The compact view of one page."""
+    """The compact view of one page.
+
+    No string in it holds a lone surrogate (they became U+FFFD): any encoder takes it.
+    """
 
     url: str
     title: str
@@ -138,6 +141,7 @@ def _compact(model: PageModel, options: BuildOptions, *, count: bool) -> Compact
     visibility = filter_page(model)
     t1 = time.perf_counter()
     built = build_tree(model, visibility, options)
+    _make_encodable(built.root)
     t2 = time.perf_counter()
     eids = assign_eids((facts for _, facts in built.controls), len(built.controls))
     controls: dict[str, Control] = {}
@@ -150,12 +154,13 @@ def _compact(model: PageModel, options: BuildOptions, *, count: bool) -> Compact
             node=facts.node,
             backend_node_id=node.backend_node_id,
             frame=node.frame,
-            role=facts.role,
-            name=facts.name,
+            role=_xml.encodable(facts.role),
+            name=_xml.encodable(facts.name),
             region=facts.region_path[-1] if facts.region_path else "main",
         )
     regions = _regions(built.root)
-    head = f'<page url="{_xml.attr(model.url)}" title="{_xml.attr(model.title)}">\n'
+    url, title = _xml.encodable(model.url), _xml.encodable(model.title)
+    head = f'<page url="{_xml.attr(url)}" title="{_xml.attr(title)}">\n'
     xml = head + "".join(r.xml for r in regions if r.depth == 0) + "</page>\n"
     t3 = time.perf_counter()
     tokens = count_tokens(xml) if count else -1
@@ -175,7 +180,23 @@ def _compact(model: PageModel, options: BuildOptions, *, count: bool) -> Compact
             "tokens": (t4 - t3) * 1000,
         },
     )
-    return Compaction(model.url, model.title, xml, tuple(regions), controls, stats, built.root)
+    return Compaction(url, title, xml, tuple(regions), controls, stats, built.root)
+
+
+def _make_encodable(root: OutNode) -> None:
+    """Replace lone surrogates in the page's strings of the output tree (see `_xml`).
+
+    Here page strings enter what the pipeline hands on: the XML is escaped anyway,
+    but texts, names and labels also go to token counts, tool messages and logs.
+    """
+    clean = _xml.encodable
+    for node in root.iter():
+        if not all(value.isascii() for _, value in node.attrs):
+            node.attrs = [(key, clean(value)) for key, value in node.attrs]
+        children = node.children
+        for k, child in enumerate(children):
+            if isinstance(child, str) and not child.isascii():
+                children[k] = clean(child)
 
 
 # Regions that stand inside the page's flow; between stray content they stay
