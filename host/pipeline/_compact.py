@@ -190,13 +190,20 @@ def _make_encodable(root: OutNode) -> None:
     but texts, names and labels also go to token counts, tool messages and logs.
     """
     clean = _xml.encodable
-    for node in root.iter():
-        if not all(value.isascii() for _, value in node.attrs):
-            node.attrs = [(key, clean(value)) for key, value in node.attrs]
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        for _, value in node.attrs:
+            if not value.isascii():
+                node.attrs = [(key, clean(value)) for key, value in node.attrs]
+                break
         children = node.children
         for k, child in enumerate(children):
-            if isinstance(child, str) and not child.isascii():
-                children[k] = clean(child)
+            if isinstance(child, str):
+                if not child.isascii():
+                    children[k] = clean(child)
+            else:
+                stack.append(child)
 
 
 # Regions that stand inside the page's flow; between stray content they stay
