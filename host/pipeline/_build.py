@@ -36,6 +36,7 @@ from ._roles import (
     landmark_of,
 )
 from ._tree import OutNode
+from ._xml import listed
 
 __all__ = ["BuildOptions", "Built", "ControlFacts", "build_tree"]
 
@@ -500,12 +501,12 @@ class _Builder:
         if "multiple" in node.attributes:
             control.attrs.append(("multiple", "true"))
         if chosen:
-            control.attrs.append(("value", "|".join(chosen)))
+            control.attrs.append(("value", listed(chosen)))
         if len(options) <= _SELECT_LISTED:
-            control.attrs.append(("options", "|".join(options)))
+            control.attrs.append(("options", listed(options)))
         else:
             control.attrs.append(("options", str(len(options))))
-            control.attrs.append(("first", "|".join(options[:_SELECT_FIRST])))
+            control.attrs.append(("first", listed(options[:_SELECT_FIRST])))
 
     def _option_text(self, option: Node) -> str:
         return " ".join(
