@@ -167,7 +167,7 @@ class _Builder:
         self.in_pre = 0
         self.in_heading = ""
         # Open table rows, innermost last: [row node index, cells seen so far,
-        # 1 once a cell of the row keeps its own lines].
+        # 1 when the row is read as one line].
         self.rows: list[list[int]] = []
         # Inside a table cell (its page text escapes "|"), and inside a cell read
         # on one line (its line breaks are spaces).
@@ -258,12 +258,13 @@ class _Builder:
         cell = display in CELL_DISPLAYS
         flat = False
         if cell:
-            flat = not self.flat and self._flat_cell(node)
-            self._cell_separator(node, out, flat or self.flat > 0)
+            row = self.rows[-1] if self.rows and self.rows[-1][0] == node.parent else None
+            flat = row is not None and row[2] == 1 and not self.flat
+            self._cell_separator(node, out, row)
         if block:
             self.line_break(out)
         if display == "table-row":
-            self.rows.append([i, 0, 0])
+            self.rows.append([i, 0, int(self._flat_row(node))])
             mark = (len(out), out[-1] if out and isinstance(out[-1], str) else None)
             self._element(node, out, depth)
             self.rows.pop()
@@ -279,19 +280,14 @@ class _Builder:
         if block:
             self.line_break(out)
 
-    def _cell_separator(self, node: Node, out: list[OutNode | str], flat: bool) -> None:
+    def _cell_separator(self, node: Node, out: list[OutNode | str], row: list[int] | None) -> None:
         """` | ` before every cell of a one-line row but its first, empty cells included."""
-        row = self.rows[-1] if self.rows else None
-        if row is not None and row[0] == node.parent and not flat:
-            row[2] = 1  # a layout row: its cells keep their own lines
-        if row is None or row[0] != node.parent or row[2]:
+        if row is None or not row[2]:
             # A cell outside a row of its own (CSS tables, anonymous rows) or in a
-            # row of long cells: it is separated from what stands before it on
-            # its line only.
+            # layout row of long cells: it is separated from what stands before
+            # it on its line only.
             if self.line_open:
                 self._append(out, " | ")
-            if row is not None and row[0] == node.parent:
-                row[1] += 1
             return
         if row[1]:
             if out and isinstance(out[-1], str):
@@ -316,18 +312,21 @@ class _Builder:
             out.append(last)
         self.line_open = bool(before.strip()) and not before.endswith("\n")
 
-    def _flat_cell(self, node: Node) -> bool:
-        """Whether a cell is short enough to read on its row's line.
+    def _flat_row(self, row: Node) -> bool:
+        """Whether a table row is read as one line: two cells or more, all short.
 
         A row of one cell has no columns to keep in line (a sidebar box laid out
-        as a table): its lines stay.
+        as a table), and a row with a long cell is a layout table's: their cells
+        keep their lines.
         """
+        cells = [self.nodes[c] for c in row.children if _is_cell(self.nodes[c])]
+        return len(cells) >= 2 and all(self._flat_cell(cell) for cell in cells)
+
+    def _flat_cell(self, node: Node) -> bool:
+        """Whether a cell is short enough to read on its row's line."""
+        if self.removed[node.index]:
+            return True
         if node.end - node.index > _FLAT_CELL_NODES:
-            return False
-        row = self.model.parent_of(node)
-        if row is None or not any(
-            sibling != node.index and _is_cell(self.nodes[sibling]) for sibling in row.children
-        ):
             return False
         chars = 0
         for inner in self.model.nodes[node.index + 1 : node.end]:

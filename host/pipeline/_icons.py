@@ -52,6 +52,8 @@ _URL = re.compile(r"""url\(\s*["']?([^"')]+)["']?\s*\)""")
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
 _SEGMENTS = re.compile(r"[-_.\s@:/]+")
 _VOWEL = re.compile(r"[aeiouy]")
+# Letters and digits mixed, other than a size ("24px", "2x"): a hash.
+_HASH = re.compile(r"^(?!\d+(?:px|dp|pt|x)$)(?=.*\d)(?=.*[a-zA-Z])\w+$")
 _SHORT_WORDS = frozenset({"x", "up", "ok", "go", "tv", "qr"})
 _MAX_WORDS = 3
 _MAX_CHARS = 40
@@ -143,8 +145,11 @@ def _words(raw: str) -> list[str]:
     if " " in text:
         # A title is already words: keep it as the page wrote it, shortened.
         return text.split()[:6] if len(text) <= _MAX_CHARS else text[:_MAX_CHARS].split()[:-1]
+    segments = _SEGMENTS.split(text)
+    if any(_HASH.match(segment) for segment in segments):
+        return []  # a generated name ("css-1x2y3z", "a8f9c3"): none of it is a word
     words: list[str] = []
-    for segment in _SEGMENTS.split(text):
+    for segment in segments:
         # Hashes and sizes ("css-1x2y3z", "24px") and generated camelCase
         # ("sc-bdVaJa") are no words.
         if not segment.isalpha():

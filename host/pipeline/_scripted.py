@@ -70,6 +70,11 @@ def _pointer(node: Node | None) -> bool:
     return node is not None and node.style is not None and node.style.cursor == "pointer"
 
 
+def _starts_pointer(model: PageModel, node: Node) -> bool:
+    """The pointer cursor starts here: the nearest rendered ancestor shows another."""
+    return model.parent_cursor(node) != "pointer"
+
+
 def scripted(model: PageModel, node: Node) -> Scripted | None:
     """Why a generic element (no interactive role) is a control, or None."""
     if node.pseudo_type is not None:
@@ -80,7 +85,7 @@ def scripted(model: PageModel, node: Node) -> Scripted | None:
             return None  # the list delegates: its items are the controls
         # An inherited cursor counts for a script's handler, not for a label's
         # native clickability (a label inside a clickable option row).
-        if _pointer(node) and (not _pointer(parent) or _script_handler(node)):
+        if _pointer(node) and (_starts_pointer(model, node) or _script_handler(node)):
             return Scripted.OWN_HANDLER
         if not _pointer(node) and _script_handler(node) and _is_icon(model, node):
             return Scripted.ICON
@@ -92,7 +97,7 @@ def scripted(model: PageModel, node: Node) -> Scripted | None:
             and _script_handler(parent)
         ):
             return Scripted.DELEGATED
-        if not _pointer(parent) and node.name != "label" and _delegated(model, node):
+        if _starts_pointer(model, node) and node.name != "label" and _delegated(model, node):
             return Scripted.DELEGATED
     if _focusable(model, node):
         return Scripted.FOCUSABLE
