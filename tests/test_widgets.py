@@ -90,9 +90,8 @@ async def page_says(page: PageTarget, expression: str) -> object:
 async def test_handlers_under_a_pointer_toolbar_keep_their_ids(page: PageTarget) -> None:
     """Spans with their own handlers inside a pointer-cursor toolbar without one are controls."""
     loaded = await compacted(page, "widgets-handlers.html")
-    assert (
-        '<clickable id="?">Reply</clickable> <clickable id="?">Forward</clickable>'
-        in lines(loaded.compaction)
+    assert '<clickable id="?">Reply</clickable> <clickable id="?">Forward</clickable>' in lines(
+        loaded.compaction
     )
 
 
