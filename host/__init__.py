@@ -1,20 +1,31 @@
 """Trimtab's host: the native-messaging host, snapshots, tools and the call tracker.
 
 The folder is ``host/`` (the layout of DESIGN.md); the package imports as ``trimtab``.
-The compaction pipeline is `trimtab.pipeline`; CDP and the page model are in
-`pycdp_bridge`.
+Its parts, in the order data flows through them:
+
+* `trimtab.native`: the process Chrome starts (framing, server, request handlers);
+* `trimtab.tab`: one tab as the agent sees it (snapshots, diffs, page revisions, settle);
+* `trimtab.tools`: the agent's tools and their catalogue;
+* `trimtab.tracker`: repeated tool calls answered from cache;
+* `trimtab.pipeline`: a captured page in, compact XML out.
+
+The command line (``_cli``) and the installer (``_install``) sit on top. CDP and the
+page model are in `pycdp_bridge`.
 """
 
-from ._framing import (
+from .native import (
     MAX_INCOMING_FRAME,
     ChunkAssembler,
     FrameDecoder,
+    HostServer,
+    Outbox,
+    Request,
+    RequestError,
     encode_frame,
     encode_reply_frames,
 )
-from ._server import HostServer, Outbox, Request, RequestError
-from ._snapshots import PageChangedError, Snapshot, SnapshotOptions, TabSession, TrimLimits
-from ._tracker import (
+from .tab import PageChangedError, Snapshot, SnapshotMemory, SnapshotOptions, TrimLimits
+from .tracker import (
     CallTracker,
     ToolPolicy,
     TrackedResult,
@@ -33,8 +44,8 @@ __all__ = [
     "Request",
     "RequestError",
     "Snapshot",
+    "SnapshotMemory",
     "SnapshotOptions",
-    "TabSession",
     "ToolPolicy",
     "TrackedResult",
     "TrackerLimits",

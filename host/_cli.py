@@ -23,8 +23,8 @@ from pycdp_bridge import (
 )
 
 from ._groups import sole_kind
-from ._snapshots import PageChangedError, Snapshot, SnapshotOptions, TabSession
 from .pipeline import count_tokens
+from .tab import PageChangedError, Snapshot, SnapshotMemory, SnapshotOptions
 
 __all__ = ["main"]
 
@@ -48,7 +48,7 @@ async def _inspect(args: argparse.Namespace) -> int:
     async with launch_browser() as browser, trio.open_nursery() as nursery:
         page = await browser.new_page()
         await nursery.start(_answer_dialogs, page)
-        session = TabSession(page, options)
+        memory = SnapshotMemory(page, options)
         for url in urls:
             started = time.perf_counter()
             try:
@@ -64,7 +64,7 @@ async def _inspect(args: argparse.Namespace) -> int:
             loaded = time.perf_counter()
             try:
                 with trio.fail_after(args.timeout):
-                    snapshot = await _snapshot(session)
+                    snapshot = await _snapshot(memory)
                     done = time.perf_counter()
                     record: dict[str, object] = {
                         "url": url,
@@ -137,16 +137,16 @@ async def _answer_dialogs(
 _DIALOG_RETRIES = 5
 
 
-async def _snapshot(session: TabSession) -> Snapshot:
+async def _snapshot(memory: SnapshotMemory) -> Snapshot:
     """A snapshot, taken again when a dialog interrupted it (`_answer_dialogs` answers it)."""
     for _ in range(_DIALOG_RETRIES):
         try:
-            return await session.snapshot()
+            return await memory.snapshot()
         except DialogOpenError:
             with trio.fail_after(5):
-                while session.target.open_dialog is not None:
+                while memory.target.open_dialog is not None:
                     await trio.sleep(0.01)
-    return await session.snapshot()
+    return await memory.snapshot()
 
 
 def _figures(record: dict[str, object]) -> str:

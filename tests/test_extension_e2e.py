@@ -29,7 +29,7 @@ from tests.support.e2e import (
     write_bridge,
 )
 from tests.support.png import Image, decode_png
-from trimtab import TabSession
+from trimtab import SnapshotMemory
 
 pytestmark = pytest.mark.browser
 
@@ -255,11 +255,12 @@ async def _relay_and_direct_xml(ext: ExtensionBrowser, host: FakeHost, url: str)
     host.relay = hub.feed
     target_id, tab_id = await ext.open_tab(url)
     await ext.wait_loaded(tab_id)
-    relayed = await TabSession(hub.target(tab_id)).snapshot()
+    relayed = await SnapshotMemory(hub.target(tab_id)).snapshot()
     attached = await ext.browser.send(
         "Target.attachToTarget", {"targetId": target_id, "flatten": True}
     )
-    direct = await TabSession(PageTarget(ext.browser, target_id, attached["sessionId"])).snapshot()
+    page = PageTarget(ext.browser, target_id, attached["sessionId"])
+    direct = await SnapshotMemory(page).snapshot()
     return relayed.xml, direct.xml
 
 

@@ -17,7 +17,7 @@ import trio
 from pycdp_bridge import PageModel, PageTarget
 from tests.support.lossless import LossError, reconstruct
 from tests.support.pages import load
-from trimtab import SnapshotOptions, TabSession
+from trimtab import SnapshotMemory, SnapshotOptions
 
 pytestmark = pytest.mark.browser
 
@@ -59,8 +59,8 @@ FIXTURE_FLOW = [
 async def check_flow(page: PageTarget, steps: list[str]) -> dict[str, int]:
     """Visit the steps in one tab; every answer must account for its full baseline.
     Returns how many markers of each kind the answers used."""
-    agent = TabSession(page)
-    reference = TabSession(page, SnapshotOptions(dedup=False, trim=False))
+    agent = SnapshotMemory(page)
+    reference = SnapshotMemory(page, SnapshotOptions(dedup=False, trim=False))
     used = {"collapsed": 0, "unchanged": 0, "trimmed": 0}
     previous_full: str | None = None
     for step in steps:
@@ -90,8 +90,8 @@ async def test_fixture_flow_loses_nothing(page: PageTarget) -> None:
 async def test_reconstruct_catches_a_dropped_line(page: PageTarget) -> None:
     """The checker itself fails when a line of the page is missing from the answer, or
     when a marker hides a line that was not in the previous baseline."""
-    session = TabSession(page)
-    reference = TabSession(page, SnapshotOptions(dedup=False, trim=False))
+    session = SnapshotMemory(page)
+    reference = SnapshotMemory(page, SnapshotOptions(dedup=False, trim=False))
     with trio.fail_after(TIMEOUT):
         first_model = await load(page, FIXTURE_FLOW[0])
         second_model = await load(page, FIXTURE_FLOW[1])

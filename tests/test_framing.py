@@ -1,4 +1,4 @@
-"""Sans-I/O tests of the native-messaging framing (``trimtab._framing``)."""
+"""Sans-I/O tests of the native-messaging framing (``trimtab.native._framing``)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from trimtab._framing import (
+from trimtab.native._framing import (
     DEFAULT_CHUNK_THRESHOLD,
     MAX_INCOMING_FRAME,
     MAX_OUTGOING_FRAME,

@@ -10,15 +10,22 @@ import pytest
 import trio
 import trio.testing
 
-import trimtab._handlers
+import trimtab.native._handlers
 from pycdp_bridge import PageTarget, protocol
 from tests.support import StaticServer
 from tests.support.handlers_host import SESSION, TAB, Host
 from tests.support.relay_peer import RelayPeer
-from trimtab._handlers import Toolbox, open_host_state, read_format_page
-from trimtab._host_main import HostContext, build_setup
-from trimtab._server import Outbox, Request, RequestError
-from trimtab._tools import TOOLS
+from trimtab.native import (
+    HostContext,
+    Outbox,
+    Request,
+    RequestError,
+    Toolbox,
+    build_setup,
+    open_host_state,
+    read_format_page,
+)
+from trimtab.tools import TOOLS
 
 pytestmark = pytest.mark.browser
 
@@ -56,7 +63,7 @@ async def wait_until(host: Host, condition: str) -> None:
 
 async def quiet(host: Host) -> None:
     """Wait until no frame of the tab reports its DOM as still changing (a load ended)."""
-    state = host.state.tab_state(TAB)
+    state = host.state.tab(TAB)
     assert state is not None
     with trio.fail_after(10):
         while state.revisions.statistics().open_windows:
@@ -287,9 +294,9 @@ async def test_release_forgets_the_tab(host: Host) -> None:
     """Release drops the tab's state, detaches the debugger, and invalidates its reads."""
     first = await host.tool("capture_snapshot")
     await host.request("snapshot", tab=TAB)
-    assert host.state.tab_state(TAB) is not None
+    assert host.state.tab(TAB) is not None
     assert await host.request("release", tab=TAB) == {}
-    assert host.state.tab_state(TAB) is None
+    assert host.state.tab(TAB) is None
     assert host.state.tracker.page_revision(TAB) is None
     assert host.peer.kinds()[-1] == "cdp_detach"
     with pytest.raises(RequestError) as caught:
@@ -365,7 +372,7 @@ async def test_a_page_stuck_in_a_script_answers_page_unresponsive(
 ) -> None:
     """A snapshot of a page whose script keeps the main thread busy ends with a
     page_unresponsive error after PAGE_TIMEOUT instead of waiting for ever."""
-    monkeypatch.setattr(trimtab._handlers, "PAGE_TIMEOUT", 1.0)
+    monkeypatch.setattr(trimtab.native._handlers, "PAGE_TIMEOUT", 1.0)
     await host.request("snapshot", tab=TAB)
     # Busy for a few seconds only: later tests may share this renderer process.
     await host.evaluate(
@@ -386,6 +393,3 @@ async def test_the_production_setup_registers_the_handlers() -> None:
         assert setup.on_relay_message is not None
         tools = await setup.handlers["tools"](Request("tools", 1, {"type": "tools", "id": 1}))
         assert len(tools["tools"]) == len(TOOLS)
-
-
-

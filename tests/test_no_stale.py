@@ -26,9 +26,9 @@ from pycdp_bridge import PageTarget
 from tests.support import StaticServer, serve_static
 from tests.support.handlers_host import TAB, Host
 from tests.support.relay_peer import RelayPeer
-from trimtab._handlers import Toolbox, ToolResultLike, open_host_state, read_format_page
-from trimtab._snapshots import TabSession
-from trimtab._tools import TOOLS, run_tool
+from trimtab.native import Toolbox, open_host_state, read_format_page
+from trimtab.tab import Tab
+from trimtab.tools import TOOLS, ToolResult, run_tool
 
 pytestmark = pytest.mark.browser
 
@@ -87,14 +87,19 @@ PAGE_CHANGES = (
 )
 
 
+def _copy(tab: Tab) -> Tab:
+    """The tab with a copy of its snapshot memory: running a tool on it leaves `tab` as it was."""
+    return attrs.evolve(tab, memory=attrs.evolve(tab.memory))
+
+
 @attrs.define
 class Recorder:
     """Wraps the real tools to keep the snapshot memory each call started from."""
 
-    last_start: TabSession | None = None
+    last_start: Tab | None = None
 
-    async def run(self, tab: TabSession, name: str, args: Mapping[str, object]) -> ToolResultLike:
-        start = attrs.evolve(tab)
+    async def run(self, tab: Tab, name: str, args: Mapping[str, object]) -> ToolResult:
+        start = _copy(tab)
         result = await run_tool(tab, name, args)
         self.last_start = start
         return result
@@ -116,7 +121,7 @@ class Checker:
     navigations: int = 0
     # call id -> (snapshot memory it started from, its arguments): an equivalent call
     # (find "JOIN" for "join") is answered with the original call's result.
-    starts: dict[int, tuple[TabSession, dict[str, Any]]] = attrs.field(factory=dict)
+    starts: dict[int, tuple[Tab, dict[str, Any]]] = attrs.field(factory=dict)
     latest: str = ""
     changes_made: int = 0
 
@@ -152,7 +157,7 @@ class Checker:
             return
         self.hits += 1
         start, original_args = self.starts[answer["cached_from"]]
-        fresh = await run_tool(attrs.evolve(start), name, original_args)
+        fresh = await run_tool(_copy(start), name, original_args)
         assert (answer["is_error"], answer["content"]) == (fresh.is_error, fresh.content), (
             f"stale cached {name}({args}) after {self.changes_made} page changes; "
             f"cached from call {answer['cached_from']}:\n{answer['content']}\n"
@@ -214,7 +219,7 @@ class Checker:
         Reads right after a change run again anyway; waiting lets enough of them be
         answered from cache for the check to mean something.
         """
-        state = self.host.state.tab_state(TAB)
+        state = self.host.state.tab(TAB)
         if state is None:
             return
         with trio.fail_after(10):

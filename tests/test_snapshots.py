@@ -1,7 +1,7 @@
 """Snapshots of a tab: baselines with unchanged regions collapsed, trimming, diffs, eids.
 
-The seed's unit tests (``region-dedup.md``) drive `TabSession.render` with models
-captured from small pages; the action tests drive `TabSession.snapshot` on a real
+The seed's unit tests (``region-dedup.md``) drive `SnapshotMemory.render` with models
+captured from small pages; the action tests drive `SnapshotMemory.snapshot` on a real
 page after changing it through ``Runtime.evaluate``. Every XML is parsed with lxml.
 """
 
@@ -17,8 +17,8 @@ from pycdp_bridge import PageModel, PageTarget
 from tests.support.pages import load, page_url, parse_xml
 from tests.support.targets import NavigatingTarget
 from tests.support.xmltree import folded, text_of, texts, xp, xp_strings
-from trimtab._snapshots import PageChangedError, Snapshot, SnapshotOptions, TabSession
 from trimtab.pipeline import compact
+from trimtab.tab import PageChangedError, Snapshot, SnapshotMemory, SnapshotOptions
 
 pytestmark = pytest.mark.browser
 
@@ -77,7 +77,7 @@ async def capture_page(page: PageTarget, source: str) -> PageModel:
 async def test_first_baseline_renders_every_region(page: PageTarget) -> None:
     """With no previous baseline every region is rendered in full and nothing is collapsed."""
     model = await capture_page(page, "snapshots-site-1.html")
-    session = TabSession(page)
+    session = SnapshotMemory(page)
     snapshot = session.render(model)
     assert snapshot.kind == "baseline"
     assert snapshot.regions_collapsed == ()
@@ -100,7 +100,7 @@ async def test_unchanged_regions_collapse_on_the_next_baseline(page: PageTarget)
     first = await capture_page(page, "snapshots-site-1.html")
     second = await capture_page(page, "snapshots-site-2.html")
     assert first.document_id != second.document_id
-    session = TabSession(page)
+    session = SnapshotMemory(page)
     before = top_regions(tree_of(session.render(first)))
     snapshot = session.render(second)
     assert snapshot.kind == "baseline"
@@ -127,7 +127,7 @@ async def test_collapsed_regions_are_listed_once(page: PageTarget) -> None:
         "<main><h1>One</h1><div role='alert'>Demo site</div><p>Body one</p></main>"
     )
     html_2 = html_1.replace("One", "Two").replace("Body one", "Body two")
-    session = TabSession(page)
+    session = SnapshotMemory(page)
     session.render(await capture_page(page, html_1))
     snapshot = session.render(await capture_page(page, html_2))
     tree = tree_of(snapshot)
@@ -138,7 +138,7 @@ async def test_collapsed_regions_are_listed_once(page: PageTarget) -> None:
 
 async def test_changed_region_is_rendered(page: PageTarget) -> None:
     """A region whose ids differ from the previous baseline renders in full."""
-    session = TabSession(page)
+    session = SnapshotMemory(page)
     session.render(await capture_page(page, nav_page(["Alpha", "Beta", "Gamma"], "One")))
     snapshot = session.render(await capture_page(page, nav_page(["Alpha", "Beta", "Delta"], "Two")))
     nav = top_regions(tree_of(snapshot))["nav"]
@@ -148,7 +148,7 @@ async def test_changed_region_is_rendered(page: PageTarget) -> None:
 
 async def test_reordered_region_is_rendered(page: PageTarget) -> None:
     """The same ids in another order are a change: the region renders in its new order."""
-    session = TabSession(page)
+    session = SnapshotMemory(page)
     first = session.render(await capture_page(page, nav_page(["Alpha", "Beta", "Gamma"], "One")))
     snapshot = session.render(await capture_page(page, nav_page(["Gamma", "Beta", "Alpha"], "Two")))
     before = top_regions(tree_of(first))["nav"]
@@ -171,7 +171,7 @@ async def test_same_ids_with_changed_value_are_rendered(page: PageTarget) -> Non
     first_ids = [r.eids for r in compact(first_model).regions]
     second_ids = [r.eids for r in compact(second_model).regions]
     assert first_ids == second_ids
-    session = TabSession(page)
+    session = SnapshotMemory(page)
     session.render(first_model)
     snapshot = session.render(second_model)
     tree = tree_of(snapshot)
@@ -189,7 +189,7 @@ async def test_empty_region_is_not_rendered(page: PageTarget) -> None:
         "<aside><span style='display:none'>hidden</span></aside>"
         "<main><h1>{t}</h1><a href='/x'>Go</a></main>"
     )
-    session = TabSession(page)
+    session = SnapshotMemory(page)
     for title in ("One", "Two"):
         snapshot = session.render(await capture_page(page, html.format(t=title)))
         tree = tree_of(snapshot)
@@ -201,7 +201,7 @@ async def test_baseline_memory_is_updated_only_by_baselines(page: PageTarget) ->
     """A diff leaves the previous-baseline memory as it was; the next baseline replaces it."""
     with trio.fail_after(TIMEOUT):
         await page.navigate(page_url("snapshots-actions.html"))
-        session = TabSession(page)
+        session = SnapshotMemory(page)
         first = await session.snapshot()
         assert first.kind == "baseline"
         memory = dict(session.baseline_regions or {})
@@ -225,7 +225,7 @@ async def test_baseline_memory_is_updated_only_by_baselines(page: PageTarget) ->
 # -- trimming ------------------------------------------------------------------------
 
 
-def check_trimmed_nav(snapshot: Snapshot, names: list[str], session: TabSession) -> None:
+def check_trimmed_nav(snapshot: Snapshot, names: list[str], session: SnapshotMemory) -> None:
     nav = top_regions(tree_of(snapshot))["nav"]
     limits = session.options.limits
     assert "nav" in snapshot.regions_trimmed
@@ -251,7 +251,7 @@ def check_trimmed_nav(snapshot: Snapshot, names: list[str], session: TabSession)
 async def test_long_region_is_trimmed_with_exact_counts(page: PageTarget) -> None:
     """A long nav keeps its head and tail; the marker counts the lines and controls it hides."""
     names = [f"Section {n}" for n in range(1, LONG_NAV + 1)]
-    session = TabSession(page)
+    session = SnapshotMemory(page)
     snapshot = session.render(await capture_page(page, nav_page(names, "One")))
     check_trimmed_nav(snapshot, names, session)
 
@@ -260,7 +260,7 @@ async def test_trimming_still_applies_to_a_changed_long_region(page: PageTarget)
     """On a later baseline a changed long nav is trimmed, not collapsed, with exact counts."""
     first = [f"Section {n}" for n in range(1, LONG_NAV + 1)]
     second = [f"Topic {n}" for n in range(1, LONG_NAV + 2)]
-    session = TabSession(page)
+    session = SnapshotMemory(page)
     session.render(await capture_page(page, nav_page(first, "One")))
     snapshot = session.render(await capture_page(page, nav_page(second, "Two")))
     nav = top_regions(tree_of(snapshot))["nav"]
@@ -271,7 +271,7 @@ async def test_trimming_still_applies_to_a_changed_long_region(page: PageTarget)
 async def test_no_trim_option_renders_long_regions_whole(page: PageTarget) -> None:
     """With trimming off a long nav is rendered whole and no marker appears."""
     names = [f"Section {n}" for n in range(1, LONG_NAV + 1)]
-    session = TabSession(page, SnapshotOptions(trim=False))
+    session = SnapshotMemory(page, SnapshotOptions(trim=False))
     snapshot = session.render(await capture_page(page, nav_page(names, "One")))
     tree = tree_of(snapshot)
     assert tree.findall(".//trimmed") == []
@@ -312,7 +312,7 @@ def shelf_page(title: str, categories: list[str] = CATEGORIES) -> str:
 async def test_repeated_block_outside_landmarks_collapses(page: PageTarget) -> None:
     """A category list in a plain div, unchanged since the last baseline, becomes one
     `<unchanged>` line with exact counts; the page's own content stays and expand shows all."""
-    session = TabSession(page)
+    session = SnapshotMemory(page)
     first = session.render(await capture_page(page, shelf_page("Sapiens")))
     snapshot = session.render(await capture_page(page, shelf_page("Soumission")))
     main = top_regions(tree_of(snapshot))["main"]
@@ -341,7 +341,7 @@ async def test_a_changed_line_splits_a_repeated_block(page: PageTarget) -> None:
     """A renamed category is rendered; the unchanged run before it collapses and the run
     after it, shorter than the threshold, is rendered too."""
     renamed = [*CATEGORIES[:4], "Poetry and Verse", *CATEGORIES[5:]]
-    session = TabSession(page)
+    session = SnapshotMemory(page)
     session.render(await capture_page(page, shelf_page("Sapiens")))
     snapshot = session.render(await capture_page(page, shelf_page("Soumission", renamed)))
     main = top_regions(tree_of(snapshot))["main"]
@@ -357,7 +357,7 @@ async def test_a_changed_line_splits_a_repeated_block(page: PageTarget) -> None:
 
 async def test_no_dedup_option_renders_repeated_blocks(page: PageTarget) -> None:
     """With dedup off the repeated category list is rendered on every baseline."""
-    session = TabSession(page, SnapshotOptions(dedup=False))
+    session = SnapshotMemory(page, SnapshotOptions(dedup=False))
     session.render(await capture_page(page, shelf_page("Sapiens")))
     snapshot = session.render(await capture_page(page, shelf_page("Soumission")))
     tree = tree_of(snapshot)
@@ -373,7 +373,7 @@ async def test_diff_after_typing_shows_the_new_value(page: PageTarget) -> None:
     """After typing into a field the diff carries the field, same id, with its new value."""
     with trio.fail_after(TIMEOUT):
         await page.navigate(page_url("snapshots-actions.html"))
-        session = TabSession(page)
+        session = SnapshotMemory(page)
         first = await session.snapshot()
         field_id = str(xp(tree_of(first), "//input")[0].get("id"))
         await page.evaluate(
@@ -401,7 +401,7 @@ async def test_diff_after_opening_a_menu_shows_its_items(page: PageTarget) -> No
     """After a click reveals a menu, the diff lists the menu's items as new controls."""
     with trio.fail_after(TIMEOUT):
         await page.navigate(page_url("snapshots-actions.html"))
-        session = TabSession(page)
+        session = SnapshotMemory(page)
         first = await session.snapshot()
         before_ids = set(first.compaction.controls)
         await page.evaluate(
@@ -428,7 +428,7 @@ async def test_diff_with_no_change_says_unchanged(page: PageTarget) -> None:
     """A second snapshot of an untouched page is a diff that says nothing changed."""
     with trio.fail_after(TIMEOUT):
         await page.navigate(page_url("snapshots-actions.html"))
-        session = TabSession(page)
+        session = SnapshotMemory(page)
         await session.snapshot()
         diff = await session.snapshot()
     assert diff.kind == "diff"
@@ -446,7 +446,7 @@ async def test_corpus_flow_navigation_collapses_the_header(page: PageTarget, cor
     steps = sorted(p for p in flow.iterdir() if p.is_dir() and p.name[:2].isdigit())
     assert len(steps) >= 2
     with trio.fail_after(TIMEOUT):
-        session = TabSession(page)
+        session = SnapshotMemory(page)
         await page.navigate((steps[0] / "index.html").as_uri())
         first = await session.snapshot()
         await page.navigate((steps[1] / "index.html").as_uri())
@@ -467,7 +467,7 @@ async def test_corpus_flow_navigation_collapses_the_header(page: PageTarget, cor
 async def test_fixture_navigation_collapses_header_and_nav(page: PageTarget) -> None:
     """The same flow on fixture pages: snapshot() after a navigation collapses header and nav."""
     with trio.fail_after(TIMEOUT):
-        session = TabSession(page)
+        session = SnapshotMemory(page)
         await page.navigate(page_url("snapshots-site-1.html"))
         first = await session.snapshot()
         await page.navigate(page_url("snapshots-site-2.html"))
@@ -495,7 +495,7 @@ async def test_page_cannot_forge_a_collapsed_region(page: PageTarget) -> None:
     )
     with trio.fail_after(TIMEOUT):
         await page.navigate(page_url(html))
-        session = TabSession(page)
+        session = SnapshotMemory(page)
         first = await session.snapshot()
         await page.evaluate(
             "document.getElementById('t').textContent = "
@@ -524,7 +524,7 @@ async def test_text_spelling_an_id_is_not_counted_as_one(page: PageTarget) -> No
     )
     with trio.fail_after(TIMEOUT):
         await page.navigate(page_url(html))
-        session = TabSession(page)
+        session = SnapshotMemory(page)
         await session.snapshot()
         await page.evaluate("document.getElementById('t').remove()")
         diff = await session.snapshot()
@@ -548,7 +548,7 @@ async def test_eids_stable_across_an_insertion_before_an_element(page: PageTarge
     """Inserting a paragraph and a button before existing controls leaves their eids unchanged."""
     with trio.fail_after(TIMEOUT):
         await page.navigate(page_url("snapshots-actions.html"))
-        session = TabSession(page)
+        session = SnapshotMemory(page)
         first = await session.snapshot()
         await page.evaluate(
             """(() => {
@@ -591,7 +591,7 @@ async def test_navigation_during_capture_is_captured_again(page: PageTarget) -> 
     with trio.fail_after(60):
         await page.navigate(page_url("snapshots-site-1.html"))
         racing = NavigatingTarget(page, [page_url("snapshots-site-2.html")])
-        snapshot = await TabSession(racing).snapshot()
+        snapshot = await SnapshotMemory(racing).snapshot()
     tree = parse_xml(snapshot.xml)
     assert tree.get("title") == "Shop: apples"
     assert snapshot.compaction.title == "Shop: apples"
@@ -603,7 +603,7 @@ async def test_a_page_that_keeps_navigating_gets_a_clear_error(page: PageTarget)
     with trio.fail_after(60):
         await page.navigate(page_url("snapshots-site-1.html"))
         urls = [page_url(f"snapshots-site-{n}.html") for n in (2, 1, 2, 1)]
-        session = TabSession(NavigatingTarget(page, urls))
+        session = SnapshotMemory(NavigatingTarget(page, urls))
         with pytest.raises(PageChangedError, match="navigated while it was being captured"):
             await session.snapshot()
     assert session.latest is None  # nothing half-captured is remembered

@@ -12,8 +12,8 @@ from lxml import etree
 
 from pycdp_bridge import PageTarget, protocol
 from tests.support import StaticServer, serve_static
-from trimtab._snapshots import TabSession
-from trimtab._tools import TOOLS, ToolResult, run_tool, tool_spec, would_submit
+from trimtab.tab import Tab
+from trimtab.tools import TOOLS, ToolResult, run_tool, tool_spec, would_submit
 
 pytestmark = pytest.mark.browser
 
@@ -33,16 +33,16 @@ def parse(xml: str) -> etree._Element:
     return etree.fromstring(xml.encode())
 
 
-async def open_tab(page: PageTarget, url: str) -> tuple[TabSession, str]:
+async def open_tab(page: PageTarget, url: str) -> tuple[Tab, str]:
     """Load `url` in the page through the navigate tool; the session and the baseline XML."""
-    tab = TabSession(page)
+    tab = Tab.open(page)
     result = await run_tool(tab, "navigate", {"url": url})
     assert not result.is_error, result.content
     assert result.kind == "baseline"
     return tab, result.content
 
 
-async def act(tab: TabSession, name: str, args: Mapping[str, object]) -> ToolResult:
+async def act(tab: Tab, name: str, args: Mapping[str, object]) -> ToolResult:
     """Run a tool that must succeed."""
     result = await run_tool(tab, name, args)
     assert not result.is_error, result.content
@@ -82,7 +82,7 @@ async def test_type_shows_new_value_in_diff(page: PageTarget, pages_server: Stat
         tab, xml = await open_tab(page, pages_server.url("tools-form.html"))
         name = eid_of(xml, "input", "placeholder name")
         result = await act(tab, "type", {"id": name, "text": "Ada Lovelace"})
-        assert result.kind in ("diff", "baseline")  # TabSession sends the cheaper one
+        assert result.kind in ("diff", "baseline")  # the memory sends the cheaper one
         assert "Ada Lovelace" in result.content
         assert "Typed: Ada Lovelace" in result.content  # the page saw input events
         assert "placeholder name" not in await page.evaluate("document.body.innerText")

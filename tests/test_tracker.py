@@ -12,14 +12,16 @@ import trio.testing
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from trimtab._tracker import (
-    PAGE_CHANGE_EVENTS,
+from trimtab.tracker import (
     CallTracker,
     ToolPolicy,
     TrackedResult,
     TrackerLimits,
+    canonical_json,
+    canonical_key,
+    fields_key,
+    folded_key,
 )
-from trimtab._tracker_keys import canonical_json, canonical_key, fields_key, folded_key
 
 TAB = 1
 OTHER_TAB = 2
@@ -333,20 +335,6 @@ async def test_page_change_invalidates_reads_of_that_tab_only(event: str) -> Non
     assert revision is not None
     assert revision.reason == event
     assert revision.changes == 1
-
-
-def test_page_change_events_cover_navigation_and_dom_mutation() -> None:
-    """The event list the host forwards includes navigations and every DOM mutation named."""
-    expected = {
-        "Page.frameNavigated",
-        "DOM.documentUpdated",
-        "DOM.childNodeCountUpdated",
-        "DOM.childNodeInserted",
-        "DOM.childNodeRemoved",
-        "DOM.attributeModified",
-        "DOM.characterDataModified",
-    }
-    assert expected <= PAGE_CHANGE_EVENTS
 
 
 async def test_page_change_during_a_read_keeps_it_out_of_the_cache() -> None:
@@ -726,7 +714,11 @@ OPERATIONS = st.one_of(
     FIND,
     DOC,
     st.tuples(st.just("act"), SESSIONS, TABS),
-    st.tuples(st.just("mutate"), TABS, st.sampled_from(sorted(PAGE_CHANGE_EVENTS))),
+    st.tuples(
+        st.just("mutate"),
+        TABS,
+        st.sampled_from(["the page changed its DOM or state", "Page.frameNavigated"]),
+    ),
     st.tuples(st.just("wait"), st.sampled_from([1.0, 60.0, 299.0, 301.0])),
 )
 LIMITS = st.builds(

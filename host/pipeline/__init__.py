@@ -2,13 +2,16 @@
 
 Stage 1 (`_filter`) decides what a person can see, stages 2 and 3 (`_build`)
 simplify and encode it, `_eids` gives controls stable ids, `_compact` renders
-regions and XML with the stats of every run.
+regions and XML with the stats of every run. `xml` is the one place that escapes page
+text and writes tags; everything the host writes as XML goes through it.
 """
 
+from . import _xml as xml
 from ._build import BuildOptions
 from ._compact import (
     Compaction,
     CompactionStats,
+    Item,
     Region,
     compact,
     open_tag,
@@ -23,6 +26,7 @@ __all__ = [
     "Compaction",
     "CompactionStats",
     "Control",
+    "Item",
     "OutNode",
     "Region",
     "compact",
@@ -30,4 +34,5 @@ __all__ = [
     "open_tag",
     "render_items",
     "render_node",
+    "xml",
 ]

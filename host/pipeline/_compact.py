@@ -26,6 +26,7 @@ from ._tree import Control, OutNode
 __all__ = [
     "Compaction",
     "CompactionStats",
+    "Item",
     "Region",
     "compact",
     "open_tag",
@@ -40,6 +41,21 @@ _LINE_SPACE = re.compile(r"[ \t]*\n[ \t\n]*")
 
 
 @attrs.frozen
+class Item:
+    """One line of a region's body: its XML and what diffs and markers say of it.
+
+    Markers and diffs read these fields, never the XML: page text cannot be taken
+    for an id or a tag, and no regular expression re-reads what was rendered.
+    """
+
+    xml: str  # well-formed on its own (see `render_items`)
+    eids: tuple[str, ...]  # ids of the controls on the line, in order
+    text: str  # the line's visible text, whitespace folded (page text, not escaped)
+    name: str  # what a person would call the line when it has no text: its first
+    # control's label, alt text, value or placeholder, else its tag
+
+
+@attrs.frozen
 class Region:
     """One landmark region of a snapshot, rendered on its own."""
 
@@ -47,7 +63,7 @@ class Region:
     name: str  # the landmark kind: header, nav, main, aside, footer, dialog, ...
     label: str
     xml: str  # the whole <region> element
-    items: tuple[str, ...]  # its body, one well-formed item per line (see render_items)
+    items: tuple[Item, ...]  # its body, one item per line (see render_items)
     eids: tuple[str, ...]  # controls in document order
     depth: int  # 0 for top-level regions, 1 for a region inside a region, ...
     out: OutNode = attrs.field(eq=False, repr=False)  # its node in the output tree
@@ -223,7 +239,7 @@ def _regions(root: OutNode) -> list[Region]:
         if key != name:
             region.attrs[0] = ("name", key)
         items = tuple(render_items(region, lambda inner: done[id(inner)].xml))
-        xml = open_tag(region) + "\n" + "".join(item + "\n" for item in items) + "</region>\n"
+        xml = open_tag(region) + "\n" + "".join(item.xml + "\n" for item in items) + "</region>\n"
         eids = tuple(_eids_in(region, done))
         label = dict(region.attrs).get("label", "")
         done[id(region)] = Region(key, name, label, xml, items, eids, depth, region)
@@ -274,47 +290,80 @@ def render_node(node: OutNode, replace: Replace | None = None) -> str:
     """
     if node.tag == "region":
         items = render_items(node, replace)
-        return open_tag(node) + "\n" + "".join(item + "\n" for item in items) + "</region>\n"
+        return open_tag(node) + "\n" + "".join(item.xml + "\n" for item in items) + "</region>\n"
     parts: list[str] = []
     _render_inline(node, parts)
     return "".join(parts)
 
 
-def render_items(region: OutNode, replace: Replace | None = None) -> list[str]:
+def render_items(region: OutNode, replace: Replace | None = None) -> list[Item]:
     """The body of a region as items: one per line, a nested region as one item.
 
     Every item is well-formed XML on its own, so trimming and diffs can cut
     between items without breaking the document.
     """
-    items: list[str] = []
-    line: list[str] = []
+    items: list[Item] = []
+    line = _Line()
     last = len(region.children) - 1
     for position, child in enumerate(region.children):
         if isinstance(child, str):
             pieces = _LINE_SPACE.sub("\n", child).split("\n")
             for k, piece in enumerate(pieces):
                 if k > 0:
-                    _flush(line, items)
+                    line.flush(items)
                 if position == last and k == len(pieces) - 1:
                     piece = piece.rstrip()
                 if piece:
-                    line.append(_xml.text(piece))
+                    line.xml.append(_xml.text(piece))
+                    line.text.append(piece)
         elif child.tag == "region":
-            _flush(line, items)
+            line.flush(items)
             swapped = replace(child) if replace is not None else None
             rendered = swapped if swapped is not None else render_node(child, replace)
-            items.append(rendered.rstrip("\n"))
+            nested = _Line()
+            nested.xml.append(rendered.rstrip("\n"))
+            nested.add_node(child)
+            nested.flush(items)
         else:
-            _render_inline(child, line)
-    _flush(line, items)
+            _render_inline(child, line.xml)
+            line.add_node(child)
+    line.flush(items)
     return items
 
 
-def _flush(line: list[str], items: list[str]) -> None:
-    text = "".join(line).strip()
-    if text:
-        items.append(text)
-    line.clear()
+# Attributes that name an element a person sees without text, in the order a person
+# would use them for it.
+_NAMING = ("label", "alt", "value", "placeholder")
+
+
+@attrs.define
+class _Line:
+    """A line of a region while it is rendered."""
+
+    xml: list[str] = attrs.field(factory=list)
+    text: list[str] = attrs.field(factory=list)
+    eids: list[str] = attrs.field(factory=list)
+    names: list[str] = attrs.field(factory=list)
+
+    def add_node(self, node: OutNode) -> None:
+        self.text.append(f" {node.text()} ")
+        for inner in node.iter():
+            if inner.eid is not None:
+                self.eids.append(inner.eid)
+            if inner.tag != "region" and (inner.eid is not None or inner.tag == "img"):
+                named = dict(inner.attrs)
+                self.names.append(next((named[a] for a in _NAMING if named.get(a)), inner.tag))
+
+    def flush(self, items: list[Item]) -> None:
+        xml = "".join(self.xml).strip()
+        if xml:
+            text = " ".join("".join(self.text).split())
+            name = " ".join(self.names[0].split()) if self.names else ""
+            items.append(Item(xml, tuple(self.eids), text, name))
+        self.xml.clear()
+        self.text.clear()
+        self.eids.clear()
+        self.names.clear()
 
 
 def open_tag(node: OutNode) -> str:

@@ -8,8 +8,9 @@ U+FFFF) become U+FFFD, so a real parser accepts every document we write.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
 
-__all__ = ["attr", "text"]
+__all__ = ["attr", "element", "end_tag", "start_tag", "text"]
 
 _FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
@@ -42,3 +43,37 @@ def text(value: str) -> str:
 def attr(value: str) -> str:
     """Escape page text for a double-quoted attribute value."""
     return _clean(value).translate(_ATTR_TABLE)
+
+
+# --- writing tags: every tag Trimtab writes outside the pipeline's renderer ------------
+
+Attributes = Iterable[tuple[str, "str | int | float | bool | None"]] | Mapping[str, object]
+
+
+def _attributes(attributes: Attributes) -> str:
+    pairs = attributes.items() if isinstance(attributes, Mapping) else attributes
+    out = []
+    for name, value in pairs:
+        if value is None or value is False:
+            continue
+        shown = "true" if value is True else str(value)
+        out.append(f' {name}="{attr(shown)}"')
+    return "".join(out)
+
+
+def start_tag(name: str, attributes: Attributes = ()) -> str:
+    """``<name a="v">``: attribute values escaped; None and False leave one out."""
+    return f"<{name}{_attributes(attributes)}>"
+
+
+def end_tag(name: str) -> str:
+    """``</name>``."""
+    return f"</{name}>"
+
+
+def element(name: str, attributes: Attributes = (), *, content: str | None = None) -> str:
+    """A whole element: ``<name a="v">content</name>`` (content escaped as text), or
+    ``<name a="v"/>`` without content."""
+    if content is None:
+        return f"<{name}{_attributes(attributes)}/>"
+    return f"{start_tag(name, attributes)}{text(content)}{end_tag(name)}"

@@ -2,7 +2,7 @@
 
 ``python -m tests.bench.flows [GLOB]`` walks each flow of the corpus (its steps in
 navigation order, in one tab) and captures every step once. That one captured model
-goes through three `TabSession`s that each see the steps in order, so the three
+goes through three `SnapshotMemory`s that each see the steps in order, so the three
 modes differ only in their options, never in what the page did between captures:
 
 * (a) no dedup, no trimming: every step a full baseline (the reference),
@@ -33,7 +33,7 @@ from lxml import etree
 from pycdp_bridge import PageModel, Target, capture, launch_browser
 from tests.bench import CorpusPage, PlaywrightWorker, corpus_flows, open_playwright, table
 from tests.support.lossless import LossError, reconstruct
-from trimtab import SnapshotOptions, TabSession
+from trimtab import SnapshotMemory, SnapshotOptions
 from trimtab.pipeline import count_tokens
 
 # Capture as the product does (a tab session's options), so the figures are its figures.
@@ -81,7 +81,7 @@ def _figures(
 ) -> dict[str, Any]:
     """Every mode, the lossless check, the floor and the threshold sweep for one flow
     (sans-I/O: the same captured models go through every session)."""
-    sessions = {mode: TabSession(page, options) for mode, options in MODES.items()}
+    sessions = {mode: SnapshotMemory(page, options) for mode, options in MODES.items()}
     rows: list[dict[str, Any]] = []
     seen: set[str] = set()
     previous_full: str | None = None
@@ -130,7 +130,7 @@ def _figures(
 
 
 def _total_tokens(page: Target, models: list[PageModel], options: SnapshotOptions) -> int:
-    session = TabSession(page, options)
+    session = SnapshotMemory(page, options)
     return sum(session.render(model).tokens for model in models)
 
 

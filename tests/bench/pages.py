@@ -36,7 +36,7 @@ from tests.bench import (
     table,
 )
 from tests.support.oracle import judge
-from trimtab import SnapshotOptions, TabSession
+from trimtab import SnapshotMemory, SnapshotOptions
 from trimtab.pipeline import compact, count_tokens
 
 RUNS = 5
@@ -63,7 +63,7 @@ async def measure_page(
     ours_ms: list[float] = []
     for _ in range(RUNS):
         started = time.perf_counter()
-        await TabSession(page, options).snapshot()
+        await SnapshotMemory(page, options).snapshot()
         ours_ms.append((time.perf_counter() - started) * 1000)
     # Leave our tab idle while Playwright measures (its timers would compete for CPU).
     await page.navigate("about:blank")

@@ -20,8 +20,7 @@ from collections.abc import Awaitable, Callable
 
 import trio
 
-from trimtab._tracker import CallTracker, ToolPolicy
-from trimtab._tracker_keys import fields_key
+from trimtab.tracker import CallTracker, ToolPolicy, fields_key
 
 CALLS_PER_SESSION = 50
 SESSION_COUNTS = (1, 1_000)

@@ -11,8 +11,7 @@ import trio
 
 from pycdp_bridge import PageTarget
 from tests.support.relay_peer import RelayPeer
-from trimtab._handlers import HostState
-from trimtab._server import Request, RequestError
+from trimtab.native import HostState, Request, RequestError
 
 __all__ = ["SESSION", "TAB", "Host"]
 

@@ -109,7 +109,7 @@ def reconstruct(
     """Raise `LossError` unless `answer` accounts for every item of `full`.
 
     `previous_full` is the full baseline of the previous step (None for the first);
-    `expand` returns a region of the latest snapshot, as ``TabSession.expand`` does.
+    `expand` returns a region of the latest snapshot, as ``SnapshotMemory.expand`` does.
     """
     previous_pages = _page_items(previous_full) if previous_full is not None else []
     previous_regions = _regions_anywhere(previous_pages[1:])

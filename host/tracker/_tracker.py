@@ -12,7 +12,8 @@ result is only valid while
 * no side-effecting call ran in the session since it was read (an action may change
   anything the session can read, so every cached result of the session goes),
 * the page revision of its tab is unchanged (the host calls `note_page_change` for
-  every navigation and DOM mutation event, and an action on a tab bumps it too),
+  every change its page observer reports, see `trimtab.tab.PageRevisions`, and an
+  action on a tab bumps it too),
 * it is younger than the age limit, and it was among the last few calls of the tool.
 
 A result read while any of these changed under it (a DOM mutation during the read) is
@@ -35,10 +36,9 @@ from typing import Generic, TypeVar, cast
 import attrs
 import trio
 
-from ._tracker_keys import KeyFunction, canonical_key, encoded_size
+from ._keys import KeyFunction, canonical_key, encoded_size
 
 __all__ = [
-    "PAGE_CHANGE_EVENTS",
     "SIDE_EFFECTS",
     "CallTracker",
     "PageRevision",
@@ -50,34 +50,6 @@ __all__ = [
 ]
 
 R = TypeVar("R")
-
-PAGE_CHANGE_EVENTS: frozenset[str] = frozenset(
-    {
-        "DOM.attributeModified",
-        "DOM.attributeRemoved",
-        "DOM.characterDataModified",
-        "DOM.childNodeCountUpdated",
-        "DOM.childNodeInserted",
-        "DOM.childNodeRemoved",
-        "DOM.distributedNodesUpdated",
-        "DOM.documentUpdated",
-        "DOM.inlineStyleInvalidated",
-        "DOM.pseudoElementAdded",
-        "DOM.pseudoElementRemoved",
-        "DOM.shadowRootPopped",
-        "DOM.shadowRootPushed",
-        "Page.domContentEventFired",
-        "Page.frameAttached",
-        "Page.frameDetached",
-        "Page.frameNavigated",
-        "Page.javascriptDialogClosed",
-        "Page.javascriptDialogOpening",
-        "Page.loadEventFired",
-        "Page.navigatedWithinDocument",
-    }
-)
-"""CDP events after which a tab's page may read differently; the host passes each to
-`CallTracker.note_page_change`. Over-reporting only costs a cache miss."""
 
 
 @attrs.frozen

@@ -8,7 +8,7 @@ with every tool's policy registered. `HostState.handlers` gives the request type
 
 The side panel's inspector (``snapshot``) shows what the agent would see if it looked
 now: a baseline rendered against the agent's previous baseline (regions the agent
-saw unchanged are collapsed), on a copy of the agent's `TabSession`. The agent's own
+saw unchanged are collapsed), on a copy of the agent's `SnapshotMemory`. The agent's own
 memory is never moved by the inspector: the tools diff against the last snapshot
 *the model* saw, and an inspector snapshot becoming that base would make the model
 miss what changed before it. The copy is kept for ``highlight``.
@@ -22,12 +22,11 @@ tracker's `is_flagged_error`).
 from __future__ import annotations
 
 import contextlib
-import importlib
 import importlib.resources
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from typing import Any, Final, Protocol
+from typing import Any, Final
 
 import attrs
 import trio
@@ -44,23 +43,21 @@ from pycdp_bridge import (
     capture,
 )
 
+from .._groups import sole_kind
+from ..pipeline import Control, count_tokens
+from ..tab import PageChangedError, RevisionStatistics, Snapshot, SnapshotMemory, Tab
+from ..tools import TOOLS, ToolResult, ToolSpec, run_tool
+from ..tracker import CallTracker, TrackerLimits, TrackerStatistics
 from ._framing import ErrorCode, JSONObject
-from ._groups import sole_kind
-from ._revisions import PageRevisions, RevisionStatistics
 from ._server import Handler, Request, RequestError
-from ._snapshots import PageChangedError, Snapshot, TabSession
-from ._tracker import CallTracker, ToolPolicy, TrackerLimits, TrackerStatistics
-from .pipeline import Control, count_tokens
 
 __all__ = [
     "HIGHLIGHT_CONFIG",
     "HostState",
     "HostStateStatistics",
-    "TabState",
-    "ToolResultLike",
-    "ToolSpecLike",
     "Toolbox",
     "open_host_state",
+    "read_format_page",
 ]
 
 log = logging.getLogger("trimtab.handlers")
@@ -78,47 +75,21 @@ HIGHLIGHT_CONFIG: Final[Mapping[str, object]] = {
 _HTML_SLICE: Final = 1_000_000
 # A request that touches the page answers page_unresponsive after this long: a
 # script stuck in a loop blocks every command. Tools stop themselves after 60 s
-# (trimtab._tools.ACTION_TIMEOUT), so a tool request waits longer than that.
+# (trimtab.tools.ACTION_TIMEOUT), so a tool request waits longer than that.
 PAGE_TIMEOUT: Final = 30.0
 TOOL_TIMEOUT: Final = 90.0
 # Tab ids are chrome.tabs ids: positive integers that JSON carries exactly.
 _MAX_TAB: Final = 2**53
 
 
-class ToolSpecLike(Protocol):
-    """What the handlers need of a tool's spec (``trimtab._tools.ToolSpec``)."""
-
-    @property
-    def name(self) -> str: ...
-    @property
-    def description(self) -> str: ...
-    @property
-    def input_schema(self) -> Mapping[str, object]: ...
-    @property
-    def policy(self) -> ToolPolicy: ...
-
-
-class ToolResultLike(Protocol):
-    """What the handlers need of a tool's result (``trimtab._tools.ToolResult``)."""
-
-    @property
-    def content(self) -> str: ...
-    @property
-    def is_error(self) -> bool: ...
-    @property
-    def kind(self) -> str: ...
-    @property
-    def submits(self) -> bool: ...
-
-
-RunTool = Callable[[TabSession, str, Mapping[str, object]], Awaitable[ToolResultLike]]
+RunTool = Callable[[Tab, str, Mapping[str, object]], Awaitable[ToolResult]]
 
 
 @attrs.frozen
 class Toolbox:
     """The agent's tools as the handlers see them: specs, the runner, the format page."""
 
-    specs: tuple[ToolSpecLike, ...]
+    specs: tuple[ToolSpec, ...]
     run: RunTool
     format_page: str
 
@@ -130,12 +101,10 @@ class Toolbox:
 
     @classmethod
     def load(cls) -> Toolbox:
-        """The production tools (``trimtab._tools``) and ``FORMAT.md`` from the package."""
-        # Imported here so that the server and its tests do not pay for the tools.
-        tools: Any = importlib.import_module("trimtab._tools")
-        return cls(specs=tuple(tools.TOOLS), run=tools.run_tool, format_page=read_format_page())
+        """The production tools (`trimtab.tools`) and ``FORMAT.md`` from the package."""
+        return cls(specs=TOOLS, run=run_tool, format_page=read_format_page())
 
-    def spec(self, name: str) -> ToolSpecLike | None:
+    def spec(self, name: str) -> ToolSpec | None:
         for spec in self.specs:
             if spec.name == name:
                 return spec
@@ -148,22 +117,19 @@ def read_format_page() -> str:
 
 
 @attrs.define(eq=False)
-class TabState:
-    """Everything the host holds for one tab."""
+class _HeldTab:
+    """A browser tab the host holds: the agent's `Tab`, and the inspector's view of it."""
 
-    tab: int
-    target: Target
-    revisions: PageRevisions
-    # The agent's snapshot memory (tools), and the inspector's latest view of the page
-    # (a copy of the agent's memory taken for `snapshot`, kept for `highlight`).
-    session: TabSession
-    inspector: TabSession
-    # One tool run at a time per tab: actions and reads share the agent's session.
-    tool_lock: trio.Lock = attrs.field(factory=trio.Lock)
+    id: int
+    tab: Tab
+    # The inspector's latest view of the page: a copy of the agent's memory taken for
+    # `snapshot`, kept for `highlight`.
+    inspector: SnapshotMemory
     inspector_lock: trio.Lock = attrs.field(factory=trio.Lock)
     # eid -> CDP session of the inspector's latest snapshot (out-of-process iframes).
     inspector_sessions: dict[str, str | None] = attrs.field(factory=dict)
-    scope: trio.CancelScope = attrs.field(factory=trio.CancelScope)
+    # Cancels the tab's page observer follower when the tab is released.
+    follower: trio.CancelScope = attrs.field(factory=trio.CancelScope)
 
 
 @attrs.frozen
@@ -186,7 +152,7 @@ class HostState:
     nursery: trio.Nursery
     toolbox: Toolbox
     tracker: CallTracker = attrs.field(factory=CallTracker)
-    _tabs: dict[int, TabState] = attrs.field(factory=dict, init=False)
+    _tabs: dict[int, _HeldTab] = attrs.field(factory=dict, init=False)
 
     def __attrs_post_init__(self) -> None:
         for spec in self.toolbox.specs:
@@ -205,12 +171,13 @@ class HostState:
         return HostStateStatistics(
             tabs=len(self._tabs),
             tracker=self.tracker.statistics(),
-            revisions={tab: s.revisions.statistics() for tab, s in self._tabs.items()},
+            revisions={tab: held.tab.revisions.statistics() for tab, held in self._tabs.items()},
         )
 
-    def tab_state(self, tab: int) -> TabState | None:
-        """The tab's state if the host holds one (for tests and diagnostics)."""
-        return self._tabs.get(tab)
+    def tab(self, tab: int) -> Tab | None:
+        """The agent's `Tab` for a browser tab, if the host holds one (tests, diagnostics)."""
+        held = self._tabs.get(tab)
+        return held.tab if held is not None else None
 
     # -- handlers ------------------------------------------------------------
 
@@ -222,10 +189,10 @@ class HostState:
 
         async def take() -> None:
             nonlocal model
-            model = await capture(state.target)
+            model = await capture(state.tab.target)
 
         async def measure() -> None:
-            counts.update(await _page_token_counts(state.target))
+            counts.update(await _page_token_counts(state.tab.target))
 
         async with state.inspector_lock:
             started = time.perf_counter()
@@ -241,7 +208,7 @@ class HostState:
             # What the agent would get from a fresh look now: a baseline against the
             # agent's own previous baseline, rendered on a copy so that the agent's
             # memory (the base of its next diff) stays as the model knows it.
-            view = attrs.evolve(state.session)
+            view = attrs.evolve(state.tab.memory)
             snapshot: Snapshot = view.render(
                 model, capture_ms=(time.perf_counter() - started) * 1000, baseline=True
             )
@@ -281,17 +248,17 @@ class HostState:
         state = await self._open_tab(tab)
         policy = self.tracker.policy(name)
 
-        async def run() -> ToolResultLike:
-            async with state.tool_lock:
-                return await self.toolbox.run(state.session, name, args)
+        async def run() -> ToolResult:
+            async with state.tab.lock:
+                return await self.toolbox.run(state.tab, name, args)
 
         async with _cdp_errors(tab, timeout=TOOL_TIMEOUT):
-            if state.target.crashed or state.target.open_dialog is not None:
+            if state.tab.target.crashed or state.tab.target.open_dialog is not None:
                 # Nothing can be read from a dead or blocked page; the tool says why.
                 self.tracker.note_page_change(tab, "the page crashed or shows a dialog")
             elif policy.reads_page and not policy.volatile and not policy.side_effects:
                 # The revision must include every change the page made until now.
-                await state.revisions.sync()
+                await state.tab.revisions.sync()
             tracked = await self.tracker.call(session, name, args, run, tab=tab)
         result = tracked.result
         return {
@@ -311,16 +278,17 @@ class HostState:
         tab = _tab_of(request)
         eid = request.get("eid", (str, type(None)))
         state = await self._open_tab(tab)
+        target = state.tab.target
         async with _cdp_errors(tab):
             # The overlay needs the DOM domain; a capture has enabled it already anyway.
-            await state.target.send("DOM.enable")
-            await state.target.send("Overlay.enable")
+            await target.send("DOM.enable")
+            await target.send("Overlay.enable")
             if eid is None:
-                await state.target.send("Overlay.hideHighlight")
+                await target.send("Overlay.hideHighlight")
                 return {"found": False}
             control, session_id = self._resolve_eid(state, eid)
             try:
-                await state.target.send(
+                await target.send(
                     "Overlay.highlightNode",
                     {
                         "highlightConfig": dict(HIGHLIGHT_CONFIG),
@@ -339,11 +307,11 @@ class HostState:
         state = self._tabs.pop(tab, None)
         target: Target | None = None
         if state is not None:
-            state.scope.cancel()
-            state.session.forget()
+            state.follower.cancel()
+            state.tab.forget()
             state.inspector.forget()
             state.inspector_sessions.clear()
-            target = state.target
+            target = state.tab.target
         self.tracker.forget_tab(tab)
         if target is None or target.closed:
             target = self.hub.target(tab)
@@ -355,25 +323,23 @@ class HostState:
 
     # -- internals -------------------------------------------------------------
 
-    async def _open_tab(self, tab: int) -> TabState:
+    async def _open_tab(self, tab: int) -> _HeldTab:
         state = self._tabs.get(tab)
-        if state is None or state.target.closed:
+        if state is None or state.tab.target.closed:
             if state is not None:
                 # The debugger detached (tab closed, user cancelled): start over.
-                state.scope.cancel()
+                state.follower.cancel()
                 self.tracker.forget_tab(tab)
             target = self.hub.target(tab)
-            state = TabState(
-                tab=tab,
-                target=target,
-                revisions=PageRevisions(target, self._page_changed(tab)),
-                session=TabSession(target),
-                inspector=TabSession(target),
+            state = _HeldTab(
+                id=tab,
+                tab=Tab.open(target, on_change=self._page_changed(tab)),
+                inspector=SnapshotMemory(target),
             )
             self._tabs[tab] = state
             self.nursery.start_soon(self._follow, state, name=f"page revisions of tab {tab}")
-        await state.revisions.ready.wait()
-        if state.target.closed:
+        await state.tab.revisions.ready.wait()
+        if state.tab.target.closed:
             raise RequestError("target_closed", f"tab {tab} is closed or its debugger detached")
         return state
 
@@ -383,35 +349,35 @@ class HostState:
 
         return changed
 
-    async def _follow(self, state: TabState) -> None:
+    async def _follow(self, state: _HeldTab) -> None:
         """Run the tab's revision follower; it must never take the host down."""
-        with state.scope:
+        with state.follower:
             try:
-                await state.revisions.run()
+                await state.tab.revisions.run()
             except TargetClosedError as exc:
-                log.info("tab %d closed while following its page: %s", state.tab, exc)
+                log.info("tab %d closed while following its page: %s", state.id, exc)
             except Exception:
-                log.exception("the page revision follower of tab %d failed", state.tab)
+                log.exception("the page revision follower of tab %d failed", state.id)
             finally:
                 # A tab whose changes are no longer followed must not serve cached reads.
-                if self._tabs.get(state.tab) is state:
-                    self.tracker.note_page_change(state.tab, "page revisions stopped")
+                if self._tabs.get(state.id) is state:
+                    self.tracker.note_page_change(state.id, "page revisions stopped")
 
-    def _resolve_eid(self, state: TabState, eid: str) -> tuple[Control, str | None]:
+    def _resolve_eid(self, state: _HeldTab, eid: str) -> tuple[Control, str | None]:
         inspected = state.inspector.latest
         if inspected is not None and eid in inspected.controls:
             return inspected.controls[eid], state.inspector_sessions.get(eid)
-        agent = state.session.latest
+        agent = state.tab.latest
         # The agent's snapshot keeps no frame sessions: only main-frame ids resolve.
         if agent is not None and eid in agent.controls and agent.controls[eid].frame == 0:
             return agent.controls[eid], None
         if inspected is None and agent is None:
             raise RequestError(
-                "stale_id", f"no snapshot of tab {state.tab} yet, so no element {eid!r}"
+                "stale_id", f"no snapshot of tab {state.id} yet, so no element {eid!r}"
             )
         raise RequestError(
             "stale_id",
-            f"no element {eid[:60]!r} in the latest snapshot of tab {state.tab}; "
+            f"no element {eid[:60]!r} in the latest snapshot of tab {state.id}; "
             "take a new snapshot",
         )
 

@@ -25,6 +25,7 @@ from typing import Any, Final, TypeAlias
 import attrs
 import trio
 
+from .._groups import sole_kind
 from ._framing import (
     DEFAULT_CHUNK_THRESHOLD,
     DecodedMessage,
@@ -212,17 +213,8 @@ def _error_reply(request_id: RequestId, code: ErrorCode, message: str) -> JSONOb
 
 def _sole_request_error(exc: BaseException) -> RequestError | None:
     """The RequestError a handler raised, also when a nursery wrapped it in a group."""
-    if isinstance(exc, RequestError):
-        return exc
-    if isinstance(exc, BaseExceptionGroup):
-        matched, rest = exc.split(RequestError)
-        if rest is None and matched is not None:
-            leaves: list[BaseException] = [matched]
-            while isinstance(leaves[0], BaseExceptionGroup):
-                leaves = list(leaves[0].exceptions)
-            first = leaves[0]
-            return first if isinstance(first, RequestError) else None
-    return None
+    error = sole_kind(exc, RequestError)
+    return error if isinstance(error, RequestError) else None
 
 
 @attrs.define

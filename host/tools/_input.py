@@ -25,8 +25,9 @@ import attrs
 from pycdp_bridge import CDPError, PageModel, Target, capture
 from pycdp_bridge import protocol as cdp
 
-from ._snapshots import TabSession
-from .pipeline import Compaction, Control, compact
+from .._scripts import page_script
+from ..pipeline import Compaction, Control, compact
+from ..tab import Tab
 
 __all__ = [
     "OBJECT_GROUP",
@@ -47,6 +48,10 @@ __all__ = [
 ]
 
 OBJECT_GROUP = "trimtab-tools"
+
+
+def _script(name: str) -> str:
+    return page_script("trimtab.tools", name)
 
 
 class Refusal(Exception):
@@ -104,7 +109,7 @@ class ElementInfo:
 # --- locating ---------------------------------------------------------------------------
 
 
-async def locate(tab: TabSession, eid: object) -> Located:
+async def locate(tab: Tab, eid: object) -> Located:
     """The live element an eid names, or `Refusal` when it is not on the page.
 
     The latest snapshot's id map is tried first. When the id's node is gone (or
@@ -195,35 +200,9 @@ async def call_on(
     return result.get("result", {}).get("value")
 
 
-_INFO_JS = """
-function() {
-  const el = this;
-  const tag = el.localName || '';
-  const type = tag === 'input' ? el.type : (el.getAttribute('type') || '');
-  const role = el.getAttribute('role') || '';
-  const disabled = (typeof el.matches === 'function' && el.matches(':disabled'))
-    || el.closest('[aria-disabled="true"]') !== null;
-  const textTypes = ['text', 'search', 'email', 'url', 'tel', 'password', 'number'];
-  const editable = tag === 'textarea' || (tag === 'input' && textTypes.includes(type))
-    || el.isContentEditable === true || ['textbox', 'searchbox'].includes(role);
-  const readonly = el.readOnly === true || el.getAttribute('aria-readonly') === 'true';
-  let checked = null;
-  if (tag === 'input' && (type === 'checkbox' || type === 'radio')) checked = el.checked;
-  else if (['checkbox', 'radio', 'switch', 'menuitemcheckbox', 'menuitemradio'].includes(role))
-    checked = el.getAttribute('aria-checked') === 'true';
-  const submits = !!el.form && ((tag === 'button' && el.type === 'submit')
-    || (tag === 'input' && (type === 'submit' || type === 'image')));
-  const enterSubmits = !!el.form && tag === 'input' && textTypes.includes(type);
-  const text = (el.innerText || el.value || el.getAttribute('aria-label') || '')
-    .replace(/\\s+/g, ' ').trim().slice(0, 60);
-  return {tag, type, role, disabled, editable, readonly, checked, submits, enterSubmits, text};
-}
-"""
-
-
 async def element_info(target: Target, element: Located) -> ElementInfo:
     """Read what the element is and may do from the live DOM."""
-    info = await call_on(target, element.session, element.object_id, _INFO_JS)
+    info = await call_on(target, element.session, element.object_id, _script("element-info.js"))
     return ElementInfo(
         tag=str(info["tag"]),
         type=str(info["type"]),
@@ -248,36 +227,6 @@ def describe(element: Located, info: ElementInfo) -> str:
 
 # Share of the box where candidate points lie: the centre first, then inner points.
 _CANDIDATES = ((0.5, 0.5), (0.25, 0.5), (0.75, 0.5), (0.5, 0.25), (0.5, 0.75), (0.15, 0.15))
-
-_CONTAINS_JS = """
-function(hit) {
-  for (let n = hit; n; n = n.parentNode || n.host || null) {
-    if (n === this) return true;
-  }
-  const start = hit.nodeType === 1 ? hit : hit.parentElement;
-  const label = start && start.closest('label');
-  return !!label && label.control === this;
-}
-"""
-
-_COVER_JS = """
-function() {
-  const el = this.nodeType === 1 ? this : this.parentElement;
-  if (!el) return {tag: '#text', id: '', cls: '', text: ''};
-  const text = (el.innerText || el.textContent || el.getAttribute('aria-label') || '')
-    .replace(/\\s+/g, ' ').trim();
-  const cls = (el.getAttribute('class') || '').trim().split(/\\s+/).slice(0, 2).join(' ');
-  return {tag: el.localName, id: el.id || '', cls, text: text.length > 60
-    ? text.slice(0, 57) + '...' : text};
-}
-"""
-
-_CONTROL_JS = """
-function() {
-  const el = this.nodeType === 1 ? this : this.parentElement;
-  return el && el.closest('a,button,input,select,textarea,summary,[role],[onclick],[tabindex]');
-}
-"""
 
 
 async def target_point(
@@ -402,7 +351,7 @@ async def _hit_test(
             continue
         hit_object = await _object_for(target, session, hit_id)
         inside = await call_on(
-            target, session, element.object_id, _CONTAINS_JS, {"objectId": hit_object}
+            target, session, element.object_id, _script("contains-hit.js"), {"objectId": hit_object}
         )
         if inside is not True:
             return await _describe_hit(target, session, hit_id, latest)
@@ -423,7 +372,7 @@ async def _describe_hit(
 ) -> str:
     """Name what the hit test found: tag, id attribute, class, text, and its eid if any."""
     hit_object = await _object_for(target, session, backend_id)
-    facts = await call_on(target, session, hit_object, _COVER_JS)
+    facts = await call_on(target, session, hit_object, _script("describe-cover.js"))
     name = f"<{facts['tag']}"
     if facts["id"]:
         name += f' id="{facts["id"]}"'
@@ -449,7 +398,11 @@ async def _eid_of(
         return None
     result = await target.send(
         "Runtime.callFunctionOn",
-        {"functionDeclaration": _CONTROL_JS, "objectId": hit_object, "returnByValue": False},
+        {
+            "functionDeclaration": _script("closest-control.js"),
+            "objectId": hit_object,
+            "returnByValue": False,
+        },
         session_id=session,
     )
     object_id = result.get("result", {}).get("objectId")

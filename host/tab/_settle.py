@@ -8,15 +8,15 @@ navigation in progress, no request in flight and `QUIET_MS` without a DOM mutati
 bounded by a deadline. A window the page opens takes the browser to another tab;
 `watch` brings the tab back to the front, where its timers are not throttled.
 
-DOM quiet is measured by a MutationObserver run in an isolated world: the page's own
-scripts cannot see it, and a page that patches `MutationObserver` cannot break it.
+DOM quiet is measured by the tab's page observer (``page-observer.js``, run by
+`PageRevisions` in an isolated world): the page's own scripts cannot see it, and a
+page that patches `MutationObserver` cannot break it.
 """
 
 from __future__ import annotations
 
 import contextlib
 import math
-import weakref
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
@@ -26,14 +26,15 @@ import trio
 
 from pycdp_bridge import CDPError, Event, Target
 
-__all__ = ["QUIET_MS", "Activity", "ensure_domains", "main_frame_id", "settle", "watch"]
+from ._revisions import PageRevisions
+
+__all__ = ["ACTIVITY_EVENTS", "QUIET_MS", "Activity", "main_frame_id", "settle", "watch"]
 
 QUIET_MS = 300
 # Requests that stay open by design (streams, pushes): waiting for them never ends.
 _ENDLESS_TYPES = frozenset({"WebSocket", "EventSource"})
-_WORLD = "trimtab-settle"
 
-_EVENTS = (
+ACTIVITY_EVENTS = (
     "Page.frameStartedLoading",
     "Page.frameStoppedLoading",
     "Page.frameNavigated",
@@ -44,36 +45,6 @@ _EVENTS = (
     "Network.loadingFailed",
     "Page.windowOpen",
 )
-
-# Resolves true after `quiet` ms without a mutation, false when `cap` ms pass first.
-_QUIET_JS = """
-((quiet, cap) => new Promise((resolve) => {
-  let timer = 0;
-  const observer = new MutationObserver(() => arm());
-  const finish = (settled) => {
-    observer.disconnect(); clearTimeout(timer); clearTimeout(limit); resolve(settled);
-  };
-  const arm = () => { clearTimeout(timer); timer = setTimeout(() => finish(true), quiet); };
-  const limit = setTimeout(() => finish(false), cap);
-  observer.observe(document, {subtree: true, childList: true, attributes: true,
-                              characterData: true});
-  arm();
-}))(%d, %d)
-"""
-
-# Targets whose Page lifecycle and Network events are already on (the relay's tabs
-# may not have them; enabling twice is harmless but costs round trips).
-_ENABLED: weakref.WeakSet[Target] = weakref.WeakSet()
-
-
-async def ensure_domains(target: Target) -> None:
-    """Turn on the events `Activity` follows (Page lifecycle, Network), once per target."""
-    if target in _ENABLED:
-        return
-    await target.send("Page.enable")
-    await target.send("Page.setLifecycleEventsEnabled", {"enabled": True})
-    await target.send("Network.enable")
-    _ENABLED.add(target)
 
 
 async def main_frame_id(target: Target) -> str:
@@ -158,12 +129,13 @@ class Activity:
 
 
 @asynccontextmanager
-async def watch(target: Target) -> AsyncIterator[Activity]:
+async def watch(revisions: PageRevisions) -> AsyncIterator[Activity]:
     """Follow the tab's activity for the duration of the block (open it before acting)."""
-    await ensure_domains(target)
+    target = revisions.target
+    await revisions.enable_activity_events()
     activity = Activity(await main_frame_id(target))
     try:
-        async with target.listen(*_EVENTS) as events, trio.open_nursery() as nursery:
+        async with target.listen(*ACTIVITY_EVENTS) as events, trio.open_nursery() as nursery:
 
             async def pump() -> None:
                 async for event in events:
@@ -186,15 +158,20 @@ async def watch(target: Target) -> AsyncIterator[Activity]:
         raise
 
 
-async def settle(target: Target, activity: Activity, timeout: float) -> bool:
-    """Wait until the page is idle and its DOM quiet for `QUIET_MS`; False on timeout."""
+async def settle(revisions: PageRevisions, activity: Activity, timeout: float) -> bool:
+    """Wait until the page is idle and its DOM quiet for `QUIET_MS`; False on timeout.
+
+    DOM quiet is watched by the tab's page observer (`PageRevisions.quiet`), the
+    same one that tells the call tracker the page changed.
+    """
     with trio.move_on_after(timeout) as scope:
         while True:
             await activity.idle()
             remaining = scope.deadline - trio.current_time()
             if remaining <= 0:
                 break
-            quiet = await _dom_quiet(target, activity.frame_id, remaining)
+            cap_ms = max(QUIET_MS, math.floor(remaining * 1000))
+            quiet = await revisions.quiet(activity.frame_id, QUIET_MS, cap_ms)
             if quiet is None:
                 # The document went away under the observer: a navigation is starting,
                 # and its events may still be on the way.
@@ -204,25 +181,3 @@ async def settle(target: Target, activity: Activity, timeout: float) -> bool:
             if not activity.busy:
                 return quiet  # False: it kept mutating for the whole remaining time
     return False
-
-
-async def _dom_quiet(target: Target, frame_id: str, remaining: float) -> bool | None:
-    cap_ms = max(QUIET_MS, math.floor(remaining * 1000))
-    try:
-        world = await target.send(
-            "Page.createIsolatedWorld", {"frameId": frame_id, "worldName": _WORLD}
-        )
-        result = await target.send(
-            "Runtime.evaluate",
-            {
-                "expression": _QUIET_JS % (QUIET_MS, cap_ms),
-                "contextId": world["executionContextId"],
-                "awaitPromise": True,
-                "returnByValue": True,
-            },
-        )
-    except CDPError:
-        return None
-    if "exceptionDetails" in result:
-        return None  # the context was destroyed while the promise was pending
-    return result.get("result", {}).get("value") is True

@@ -1,6 +1,6 @@
 """Snapshots of one tab: baselines with unchanged regions collapsed, trimming, diffs.
 
-A `TabSession` captures its target, runs the pipeline and decides what to send:
+A `SnapshotMemory` captures its target, runs the pipeline and decides what to send:
 
 * a **baseline** (first look, a navigation to another document, or when asked):
   every region, except that a region whose rendering (its ordered eids *and* its
@@ -18,16 +18,15 @@ The previous-baseline memory is updated only by baselines and cleared on errors.
 from __future__ import annotations
 
 import difflib
-import re
 import time
-from html import unescape
 
 import attrs
 
 from pycdp_bridge import AXMode, PageModel, Target, capture
 
-from .pipeline import (
+from ..pipeline import (
     Compaction,
+    Item,
     OutNode,
     Region,
     compact,
@@ -35,10 +34,10 @@ from .pipeline import (
     open_tag,
     render_items,
     render_node,
+    xml,
 )
-from .pipeline import _xml as xml_escape
 
-__all__ = ["PageChangedError", "Snapshot", "SnapshotOptions", "TabSession", "TrimLimits"]
+__all__ = ["PageChangedError", "Snapshot", "SnapshotMemory", "SnapshotOptions", "TrimLimits"]
 
 # A capture that saw the page navigate is taken again, this many times at most.
 CAPTURE_ATTEMPTS = 3
@@ -116,7 +115,7 @@ class Snapshot:
 
 
 @attrs.define
-class TabSession:
+class SnapshotMemory:
     """The snapshot state of one tab: latest snapshot, previous baseline, id map."""
 
     target: Target
@@ -126,7 +125,7 @@ class TabSession:
     # Region key → rendered XML of the previous baseline.
     baseline_regions: dict[str, str] | None = None
     # Every line of the previous baseline, in order, for repeated blocks outside landmarks.
-    baseline_items: tuple[str, ...] = ()
+    baseline_items: tuple[Item, ...] = ()
 
     async def snapshot(self, *, baseline: bool = False) -> Snapshot:
         """Capture the tab and answer with a baseline or a diff."""
@@ -193,10 +192,10 @@ class TabSession:
     # -- baselines ----------------------------------------------------------
 
     def _baseline(self, current: Compaction, capture_ms: float) -> Snapshot:
-        xml, collapsed, trimmed = self._baseline_xml(current, trim=self.options.trim)
-        tokens = count_tokens(xml)
+        document, collapsed, trimmed = self._baseline_xml(current, trim=self.options.trim)
+        tokens = count_tokens(document)
         full = tokens
-        if xml != _page_open(current, "baseline") + current.xml.split("\n", 1)[1]:
+        if document != _page_open(current, "baseline") + current.xml.split("\n", 1)[1]:
             full = count_tokens(current.xml)  # something was collapsed or trimmed
         trim_saved = 0
         if trimmed:
@@ -204,7 +203,7 @@ class TabSession:
             trim_saved = count_tokens(untrimmed) - tokens
         return Snapshot(
             kind="baseline",
-            xml=xml,
+            xml=document,
             compaction=current,
             capture_ms=capture_ms,
             tokens=tokens,
@@ -229,10 +228,8 @@ class TabSession:
                 return None
             if previous is not None and previous.get(region.key) == region.xml:
                 collapsed.append(region.key)
-                return (
-                    f'<region name="{xml_escape.attr(region.key)}" unchanged="true"'
-                    f' count="{len(region.eids)}"/>\n'
-                )
+                marker = {"name": region.key, "unchanged": True, "count": len(region.eids)}
+                return xml.element("region", marker) + "\n"
             # What is shown (nested regions already decided) beside the full items,
             # one to one, so every marker counts the lines and ids it stands for.
             shown = render_items(node, replace)
@@ -272,18 +269,19 @@ class TabSession:
             else:
                 parts.append(_region_diff(old, region))
         for gone in before.values():
-            ids = f' ids="{" ".join(gone.eids)}"' if gone.eids else ""
-            parts.append(f'<region name="{xml_escape.attr(gone.key)}" removed="true"{ids}/>\n')
+            ids = " ".join(gone.eids) or None
+            parts.append(xml.element("region", {"name": gone.key, "removed": True, "ids": ids}))
+            parts.append("\n")
         if not parts:
             parts.append("<unchanged/>\n")
-        xml = _page_open(current, "diff") + "".join(parts) + "</page>\n"
-        tokens = count_tokens(xml)
+        document = _page_open(current, "diff") + "".join(parts) + "</page>\n"
+        tokens = count_tokens(document)
         full = count_tokens(current.xml)
         if tokens >= full:
             return None  # a baseline is cheaper
         return Snapshot(
             kind="diff",
-            xml=xml,
+            xml=document,
             compaction=current,
             capture_ms=capture_ms,
             tokens=tokens,
@@ -302,10 +300,8 @@ async def _loader_id(target: Target) -> str:
 
 
 def _page_open(current: Compaction, kind: str) -> str:
-    return (
-        f'<page url="{xml_escape.attr(current.url)}" title="{xml_escape.attr(current.title)}"'
-        f' snapshot="{kind}">\n'
-    )
+    page = {"url": current.url, "title": current.title, "snapshot": kind}
+    return xml.start_tag("page", page) + "\n"
 
 
 @attrs.frozen
@@ -323,8 +319,8 @@ def _trim(lines: list[_Line], key: str, limits: TrimLimits) -> list[_Line]:
     middle = lines[limits.head : len(lines) - limits.tail]
     hidden_lines = sum(line.lines for line in middle)
     hidden_ids = sum(line.ids for line in middle)
-    marker = (
-        f'<trimmed lines="{hidden_lines}" controls="{hidden_ids}" expand="{xml_escape.attr(key)}"/>'
+    marker = xml.element(
+        "trimmed", {"lines": hidden_lines, "controls": hidden_ids, "expand": key}
     )
     return [
         *lines[: limits.head],
@@ -334,20 +330,22 @@ def _trim(lines: list[_Line], key: str, limits: TrimLimits) -> list[_Line]:
 
 
 def _collapse_repeats(
-    full: tuple[str, ...], shown: list[str], previous: tuple[str, ...], min_lines: int
+    full: tuple[Item, ...], shown: list[Item], previous: tuple[Item, ...], min_lines: int
 ) -> list[_Line]:
     """The region's lines, where runs of at least `min_lines` full items that stood, in
     the same order, in the previous baseline become one `<unchanged>` line (blocks
     outside landmarks). `shown` is `full` with nested regions already decided."""
     assert len(full) == len(shown), "a nested region is one item in both renderings"
     runs = (
-        difflib.SequenceMatcher(a=previous, b=full, autojunk=False).get_matching_blocks()
+        difflib.SequenceMatcher(
+            a=[item.xml for item in previous], b=[item.xml for item in full], autojunk=False
+        ).get_matching_blocks()
         if previous
         else []
     )
 
     def as_shown(lo: int, hi: int) -> list[_Line]:
-        return [_Line(shown[k], 1, _count_ids(full[k])) for k in range(lo, hi)]
+        return [_Line(shown[k].xml, 1, len(full[k].eids)) for k in range(lo, hi)]
 
     out: list[_Line] = []
     cursor = 0
@@ -355,64 +353,41 @@ def _collapse_repeats(
         if size < min_lines:
             continue
         out += as_shown(cursor, start)
-        ids = sum(_count_ids(item) for item in full[start : start + size])
-        first = xml_escape.attr(_gist(full[start])[:60])
-        out.append(_Line(f'<unchanged lines="{size}" count="{ids}" first="{first}"/>', size, ids))
+        ids = sum(len(item.eids) for item in full[start : start + size])
+        first = (full[start].text or full[start].name)[:60]
+        marker = xml.element("unchanged", {"lines": size, "count": ids, "first": first})
+        out.append(_Line(marker, size, ids))
         cursor = start + size
     return out + as_shown(cursor, len(full))
 
 
-def _count_ids(item: str) -> int:
-    return len(_ID.findall(item))
-
-
-# An id attribute inside a tag: page text cannot hold a raw "<" or ">" (pipeline/_xml.py),
-# so text spelling id="…" is never taken for one.
-_ID = re.compile(r'<[^<>]* id="([^"]+)"')
-_TAG = re.compile(r"<[^>]+>")
-
-
 def _region_diff(old: Region, new: Region) -> str:
     """Hunks of changed lines: removed text and ids, added lines, a line of context."""
-    matcher = difflib.SequenceMatcher(a=old.items, b=new.items, autojunk=False)
+    matcher = difflib.SequenceMatcher(
+        a=[item.xml for item in old.items], b=[item.xml for item in new.items], autojunk=False
+    )
     new_ids = set(new.eids)
     hunks: list[str] = []
     for tag, a0, a1, b0, b1 in matcher.get_opcodes():
         if tag == "equal":
             continue
-        context = _plain(new.items[b0 - 1])[:80] if b0 > 0 else ""
-        where = f' after="{xml_escape.attr(context)}"' if context else ' at="start"'
-        pieces = [f"<change{where}>"]
+        context = new.items[b0 - 1].text[:80] if b0 > 0 else ""
+        pieces = [xml.start_tag("change", {"after": context} if context else {"at": "start"})]
         if a1 > a0:
-            removed_ids = [e for item in old.items[a0:a1] for e in _ID.findall(item)]
-            gone = [e for e in removed_ids if e not in new_ids]
-            ids = f' ids="{" ".join(gone)}"' if gone else ""
-            text = _plain(" ".join(old.items[a0:a1]))
-            pieces.append(f"<del{ids}>{xml_escape.text(text)}</del>")
+            removed = old.items[a0:a1]
+            gone = [e for item in removed for e in item.eids if e not in new_ids]
+            # What a person saw there: the text, else the names of what had none.
+            said = " ".join(item.text or item.name for item in removed).strip()
+            attributes = {"ids": " ".join(gone) or None, "lines": None if said else a1 - a0}
+            pieces.append(xml.element("del", attributes, content=said or None))
         if b1 > b0:
-            pieces.append("<ins>\n" + "".join(f"{item}\n" for item in new.items[b0:b1]) + "</ins>")
-        pieces.append("</change>")
+            added = "".join(f"{item.xml}\n" for item in new.items[b0:b1])
+            pieces.append(f"{xml.start_tag('ins')}\n{added}{xml.end_tag('ins')}")
+        pieces.append(xml.end_tag("change"))
         hunks.append("".join(pieces))
     return (
-        f'<region name="{xml_escape.attr(new.key)}" changed="true">\n'
+        xml.start_tag("region", {"name": new.key, "changed": True})
+        + "\n"
         + "".join(f"{hunk}\n" for hunk in hunks)
         + "</region>\n"
     )
-
-
-_NAME_ATTR = re.compile(r' (?:label|alt|value)="([^"]*)"')
-
-
-def _gist(item: str) -> str:
-    """What a person would call a rendered line: its text, else the name of its
-    element (an image link has only a label), so a marker can say where it starts."""
-    text = _plain(item)
-    if text:
-        return text
-    named = _NAME_ATTR.search(item)
-    return " ".join(unescape(named.group(1)).split()) if named else ""
-
-
-def _plain(xml_fragment: str) -> str:
-    """The text of rendered XML, for context lines and removed-text summaries."""
-    return " ".join(unescape(_TAG.sub(" ", xml_fragment)).split())

@@ -295,7 +295,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         statistics.internal_errors,
     )
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

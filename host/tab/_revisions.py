@@ -54,6 +54,8 @@ import trio
 
 from pycdp_bridge import CDPError, DialogOpenError, Event, Target
 
+from .._scripts import page_script
+
 __all__ = [
     "BINDING_NAME",
     "WINDOW_MS",
@@ -87,77 +89,12 @@ _BINDING_EVENT: Final = "Runtime.bindingCalled"
 # Large, because a dropped `close` report would keep the page "changing" for good.
 _EVENT_BUFFER: Final = 8192
 
-# Runs in the isolated world of every document. `report` is the binding; the token
-# function is what `sync` reads. Guarded so that a second run (runImmediately plus a
-# new document) installs nothing twice.
-_OBSERVER_SOURCE: Final = """(() => {
-  const BINDING = __BINDING__, WINDOW = __WINDOW__;
-  if (globalThis.__trimtabRevision) return;
-  const report = globalThis[BINDING];
-  if (typeof report !== "function") return;
-  let seq = 0, reported = 0, open = false;
-  const send = (kind) => { try { report(kind); } catch (e) {} };
-  const tick = () => {
-    if (seq !== reported) { reported = seq; send("open"); setTimeout(tick, WINDOW); }
-    else { open = false; send("close"); }
-  };
-  const changed = () => {
-    seq++;
-    if (!open) { open = true; reported = seq; send("open"); setTimeout(tick, WINDOW); }
-  };
-  const observer = new MutationObserver((records) => {
-    for (const record of records) for (const node of record.addedNodes) watchShadows(node);
-    changed();
-  });
-  const options = {subtree: true, childList: true, attributes: true, characterData: true};
-  const watched = new WeakSet();
-  // Returns how many shadow roots it started watching.
-  const watchShadows = (root) => {
-    if (!root || root.nodeType !== 1 && root.nodeType !== 9 && root.nodeType !== 11) return 0;
-    let found = 0;
-    const walker = document.createTreeWalker(root, NodeFilter.SHOW_ELEMENT);
-    for (let el = walker.currentNode; el; el = walker.nextNode()) {
-      const shadow = el.shadowRoot;
-      if (shadow && !watched.has(shadow)) {
-        watched.add(shadow); observer.observe(shadow, options);
-        found += 1 + watchShadows(shadow);
-      }
-    }
-    return found;
-  };
-  observer.observe(document, options);
-  watchShadows(document);
-  for (const type of ["input", "change", "scroll", "load", "error", "toggle", "focusin",
-                      "focusout", "transitionend", "animationend", "play", "pause", "close"]) {
-    document.addEventListener(type, changed, {capture: true, passive: true});
-  }
-  addEventListener("resize", changed, {passive: true});
-  const hash = (text) => {
-    let h = 2166136261;
-    for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 16777619);
-    return (h >>> 0).toString(36);
-  };
-  const controls = () => {
-    const parts = [];
-    for (const el of document.querySelectorAll("input,textarea,select")) {
-      parts.push(el.value, el.checked ? "1" : "0",
-                 el.selectedIndex === undefined ? "" : String(el.selectedIndex));
-    }
-    return hash(parts.join("\\u0000"));
-  };
-  // A shadow root attached after its host was inserted is found only by a new walk,
-  // here and when the document has loaded; what happened inside it before is unknown,
-  // so finding one counts as a change.
-  addEventListener("DOMContentLoaded", () => { if (watchShadows(document)) changed(); });
-  addEventListener("load", () => { if (watchShadows(document)) changed(); });
-  globalThis.__trimtabRevision = () => {
-    if (watchShadows(document)) seq++;
-    return [seq, controls(), scrollX, scrollY, innerWidth, innerHeight, location.href].join("|");
-  };
-})()""".replace("__BINDING__", json.dumps(BINDING_NAME)).replace("__WINDOW__", str(WINDOW_MS))
-_TOKEN_EXPRESSION: Final = (
-    "typeof globalThis.__trimtabRevision === 'function' ? globalThis.__trimtabRevision() : null"
-)
+_TOKEN_EXPRESSION: Final = "globalThis.__trimtab ? globalThis.__trimtab.revision() : null"
+
+
+def _observer_source() -> str:
+    source = page_script("trimtab.tab", "page-observer.js")
+    return f"({source})({json.dumps(BINDING_NAME)}, {WINDOW_MS})"
 
 
 @attrs.frozen
@@ -183,11 +120,14 @@ class PageRevisions:
     """
 
     target: Target
-    on_change: Callable[[str], None]
+    on_change: Callable[[str], None] = attrs.field(default=lambda reason: None)
     ready: trio.Event = attrs.field(factory=trio.Event, init=False)
     """Set once the observer is installed, or its installation failed or stopped."""
     _events: trio.MemoryReceiveChannel[Event] | None = attrs.field(default=None, init=False)
     _installed: bool = attrs.field(default=False, init=False)
+    _install_tried: bool = attrs.field(default=False, init=False)
+    _activity_events: bool = attrs.field(default=False, init=False)
+    _install_lock: trio.Lock = attrs.field(factory=trio.Lock, init=False)
     _main_frame: str | None = attrs.field(default=None, init=False)
     _context: int | None = attrs.field(default=None, init=False)
     _token: str | None = attrs.field(default=None, init=False)
@@ -207,7 +147,7 @@ class PageRevisions:
             async with self.target.listen(*methods, buffer_size=_EVENT_BUFFER) as events:
                 self._events = events
                 try:
-                    await self._install()
+                    await self.install()
                 finally:
                     self.ready.set()
                     task_status.started()
@@ -248,6 +188,67 @@ class PageRevisions:
 
     # -- internals -----------------------------------------------------------
 
+    async def install(self) -> bool:
+        """Install the page observer once; whether it is installed.
+
+        `run` calls it; `settle` calls it too, so that actions on a tab nobody follows
+        (the command line, the tests) wait on the same observer.
+        """
+        async with self._install_lock:
+            if not self._install_tried:
+                self._install_tried = True
+                await self._install()
+        return self._installed
+
+    async def enable_activity_events(self) -> None:
+        """Turn on the events `settle` follows (Page lifecycle, Network), once per tab."""
+        if self._activity_events:
+            return
+        await self.target.send("Page.enable")
+        await self.target.send("Page.setLifecycleEventsEnabled", {"enabled": True})
+        await self.target.send("Network.enable")
+        self._activity_events = True
+
+    async def quiet(self, frame_id: str, quiet_ms: int, cap_ms: int) -> bool | None:
+        """Wait in the page until its DOM has been quiet for `quiet_ms`.
+
+        True once it was, False when `cap_ms` passed first, None when the document
+        went away meanwhile (a navigation is starting).
+        """
+        if not await self.install():
+            # Nothing can watch this page: a person's glance at it.
+            await trio.sleep(quiet_ms / 1000)
+            return True
+        try:
+            world = await self.target.send(
+                "Page.createIsolatedWorld", {"frameId": frame_id, "worldName": WORLD_NAME}
+            )
+            context = int(world["executionContextId"])
+            for _ in range(2):
+                result = await self.target.send(
+                    "Runtime.evaluate",
+                    {
+                        "expression": "globalThis.__trimtab ? globalThis.__trimtab.quiet("
+                        f"{quiet_ms}, {cap_ms}, []) : null",
+                        "contextId": context,
+                        "awaitPromise": True,
+                        "returnByValue": True,
+                    },
+                )
+                if "exceptionDetails" in result:
+                    return None  # the context was destroyed while the promise was pending
+                value = result.get("result", {}).get("value")
+                if value is not None:
+                    return value is True
+                # A document that started before the observer was installed, in a
+                # world created just now: the observer goes in here too.
+                await self.target.send(
+                    "Runtime.evaluate", {"expression": _observer_source(), "contextId": context}
+                )
+        except CDPError:
+            return None
+        return None
+
     async def _install(self) -> None:
         try:
             await self.target.send("Page.enable")
@@ -258,7 +259,7 @@ class PageRevisions:
             )
             await self.target.send(
                 "Page.addScriptToEvaluateOnNewDocument",
-                {"source": _OBSERVER_SOURCE, "worldName": WORLD_NAME, "runImmediately": True},
+                {"source": _observer_source(), "worldName": WORLD_NAME, "runImmediately": True},
             )
             tree = await self.target.send("Page.getFrameTree")
             self._main_frame = str(tree["frameTree"]["frame"]["id"])

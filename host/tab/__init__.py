@@ -1,0 +1,32 @@
+"""One tab as the agent sees it: snapshots, their memory, page revisions and settling.
+
+`Tab` is one tab: its CDP target, its `SnapshotMemory` (what the model last saw: the
+baseline regions, the latest compaction and the eids it issued, from which each new
+capture is rendered as a baseline or a diff, a `Snapshot`), and its `PageRevisions`,
+the single page observer (in an isolated world) that tells the call tracker what the
+page changed on its own and tells `settle` when an action's effect is in.
+
+May import `pycdp_bridge` and `trimtab.pipeline`; nothing else of the host.
+"""
+
+from ._revisions import PageRevisions, RevisionStatistics
+from ._settle import ACTIVITY_EVENTS, QUIET_MS, Activity, main_frame_id, settle, watch
+from ._snapshots import PageChangedError, Snapshot, SnapshotMemory, SnapshotOptions, TrimLimits
+from ._tab import Tab
+
+__all__ = [
+    "ACTIVITY_EVENTS",
+    "QUIET_MS",
+    "Activity",
+    "PageChangedError",
+    "PageRevisions",
+    "RevisionStatistics",
+    "Snapshot",
+    "SnapshotMemory",
+    "SnapshotOptions",
+    "Tab",
+    "TrimLimits",
+    "main_frame_id",
+    "settle",
+    "watch",
+]

@@ -1,0 +1,24 @@
+"""The agent's tools: look at the page, and act on it the way a person would.
+
+The catalogue (`TOOLS`, `run_tool`) is assembled from small modules: navigation,
+actions, queries and dialogs, each defining its tools' specs beside their code;
+`_input` locates elements and sends trusted mouse and keyboard input; the page-side
+scripts are the ``.js`` files of ``js/``.
+
+May import `trimtab.tab`, `trimtab.tracker`, `trimtab.pipeline` and `pycdp_bridge`.
+"""
+
+from ._catalogue import TOOLS, run_tool, tool_spec, would_submit
+from ._common import ACTION_TIMEOUT, NAVIGATION_TIMEOUT, SETTLE_TIMEOUT, ToolResult, ToolSpec
+
+__all__ = [
+    "ACTION_TIMEOUT",
+    "NAVIGATION_TIMEOUT",
+    "SETTLE_TIMEOUT",
+    "TOOLS",
+    "ToolResult",
+    "ToolSpec",
+    "run_tool",
+    "tool_spec",
+    "would_submit",
+]

@@ -1,0 +1,156 @@
+"""The catalogue: every tool in the order the model reads them, and `run_tool`.
+
+Every tool runs over the tab's `pycdp_bridge.Target`, so it works the same through
+the extension's relay and the direct transport. Actions use trusted input (the mouse
+at a point of the element that the browser's hit test gives to it, the keyboard),
+wait for the page to settle, and answer with a snapshot: a diff when the document
+stayed, a baseline when the action left it. A tool never acts on another element
+than the one asked for: stale ids, covered, hidden, disabled or read-only elements
+are refused with a message for the model (`ToolResult.is_error`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Mapping
+
+import trio
+
+from pycdp_bridge import CDPError, DialogOpenError, PageCrashedError, TargetClosedError
+
+from ..tab import PageChangedError, Tab
+from . import _actions, _dialogs, _navigation, _queries
+from ._common import ACTION_TIMEOUT, BadArguments, Refusal, Tool, ToolResult, ToolSpec, error
+from ._input import OBJECT_GROUP, element_info, locate
+
+__all__ = ["TOOLS", "run_tool", "tool_spec", "would_submit"]
+
+_CATALOGUE: tuple[Tool, ...] = (
+    _navigation.navigate,
+    _navigation.back,
+    _navigation.forward,
+    _navigation.reload,
+    _navigation.capture_snapshot,
+    _dialogs.answer_dialog,
+    _actions.click,
+    _actions.type_text,
+    _actions.press,
+    _actions.select,
+    _actions.check,
+    _actions.hover,
+    _actions.scroll,
+    _queries.find,
+    _queries.expand,
+    _queries.read,
+    _queries.wait_for,
+)
+
+TOOLS: tuple[ToolSpec, ...] = tuple(entry.spec for entry in _CATALOGUE)
+_BY_NAME: Mapping[str, Tool] = {entry.spec.name: entry for entry in _CATALOGUE}
+
+
+def tool_spec(name: str) -> ToolSpec:
+    """The spec of the tool called `name`; KeyError naming the known tools otherwise."""
+    try:
+        return _BY_NAME[name].spec
+    except KeyError:
+        known = ", ".join(_BY_NAME)
+        raise KeyError(f"unknown tool {name!r}; the tools are {known}") from None
+
+
+async def run_tool(tab: Tab, name: str, args: Mapping[str, object]) -> ToolResult:
+    """Run one tool on a tab; refusals and a closed tab come back as `is_error` results.
+
+    Raises KeyError for an unknown tool name and CDPError for a browser failure that
+    is not about the page having changed.
+    """
+    tool_spec(name)
+    handler = _BY_NAME[name].run
+    crashed = error(
+        f"{name} failed: the page crashed (its renderer process died); "
+        "navigate(url) or reload() brings the tab back"
+    )
+    if tab.target.crashed and name not in _navigation.REVIVING:
+        # Not even the latest snapshot stands for the page any more.
+        tab.forget()
+        return crashed
+    dialog = tab.target.open_dialog
+    if dialog is not None and name != "answer_dialog":
+        # Nothing was done: the page answers nothing until the dialog is answered.
+        return _dialogs.dialog_result(DialogOpenError.of(name, dialog), is_error=True)
+    try:
+        with trio.fail_after(ACTION_TIMEOUT):
+            return await handler(tab, args)
+    except (Refusal, BadArguments) as exc:
+        prefix = "" if isinstance(exc, Refusal) else f"bad arguments for {name}: "
+        return error(prefix + str(exc))
+    except DialogOpenError as exc:
+        # The action ran and the page answered it with a dialog: that is its result.
+        return _dialogs.dialog_result(exc, is_error=False)
+    except PageCrashedError:
+        tab.forget()
+        return crashed
+    except TargetClosedError as exc:
+        tab.forget()
+        return error(
+            f"{name} failed: the tab closed or stopped being debugged ({exc.reason}); "
+            "nothing more can be done in it"
+        )
+    except PageChangedError as exc:
+        return error(f"{name}: {exc}")
+    except trio.TooSlowError:
+        return error(
+            f"{name} did not finish within {ACTION_TIMEOUT:g} s: the page does not respond "
+            "(a script on it may be stuck); reload it or take a snapshot later"
+        )
+    except CDPError as exc:
+        if "node" in exc.message.lower() or "context" in exc.message.lower():
+            # The element or its document went away between two steps: the page changed.
+            return error(
+                f"{name} stopped: the page changed while acting ({exc.message}); nothing "
+                "more was done; take a snapshot"
+            )
+        raise
+    finally:
+        with trio.CancelScope(shield=True):
+            await _release(tab)
+
+
+async def _release(tab: Tab) -> None:
+    """Let the page free the remote objects this call held."""
+    if tab.target.closed:
+        return
+    sessions: list[str | None] = [None, *tab.target.child_sessions()]
+    for session in sessions:
+        # Blocked by a dialog: the group is released after the next call instead.
+        with contextlib.suppress(CDPError, TargetClosedError, DialogOpenError):
+            await tab.target.send(
+                "Runtime.releaseObjectGroup", {"objectGroup": OBJECT_GROUP}, session_id=session
+            )
+
+
+async def would_submit(tab: Tab, name: str, args: Mapping[str, object]) -> bool:
+    """Whether running this call would submit a form, found without acting.
+
+    A click on a submit button of a form, Enter (`press` or `type(submit=true)`) in a
+    form's text field. False when the element cannot be found (the call will fail).
+    """
+    tool_spec(name)
+    try:
+        if name == "type":
+            return args.get("submit") is True
+        if name == "press":
+            return (
+                args.get("key") in ("Enter", "Return")
+                and not args.get("modifiers")
+                and (await _actions.focused_enter_submits(tab))
+            )
+        if name == "click":
+            element = await locate(tab, args.get("id"))
+            return (await element_info(tab.target, element)).submits
+    except (Refusal, CDPError, TargetClosedError):
+        return False
+    finally:
+        with trio.CancelScope(shield=True):
+            await _release(tab)
+    return False

@@ -1,0 +1,239 @@
+"""What every tool module shares: specs, results, arguments, answers and time limits.
+
+A tool is an async function ``(tab, args) -> ToolResult`` wrapped by `tool`, which
+puts its spec (name, description for the model, JSON schema, tracker policy) right
+above its code. The catalogue (`_catalogue`) lists them in the order the model sees.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+import attrs
+
+from pycdp_bridge import CDPError, Target
+
+from .._scripts import page_script
+from ..pipeline import xml
+from ..tab import Activity, Snapshot, Tab
+from ..tracker import ToolPolicy
+from ._input import Refusal
+
+__all__ = [
+    "ACT",
+    "ACTION_TIMEOUT",
+    "ID_SCHEMA",
+    "LOADS",
+    "NAVIGATION_TIMEOUT",
+    "READS",
+    "REFUSES",
+    "SETTLES",
+    "SETTLE_TIMEOUT",
+    "BadArguments",
+    "Handler",
+    "Refusal",
+    "Tool",
+    "ToolResult",
+    "ToolSpec",
+    "after_action",
+    "bool_arg",
+    "error",
+    "id_arg",
+    "result",
+    "schema",
+    "script",
+    "text",
+    "text_arg",
+    "tool",
+    "unsettled",
+]
+
+SETTLE_TIMEOUT = 5.0
+"""Seconds an action waits for the page to settle before answering with what is there."""
+NAVIGATION_TIMEOUT = 15.0
+"""Seconds navigate/back/forward/reload wait for the page to load and settle."""
+ACTION_TIMEOUT = 60.0
+"""Seconds after which any tool gives up (a page frozen by a dialog, a hung renderer)."""
+
+
+@attrs.frozen
+class ToolSpec:
+    """One tool as the model sees it, and how the call tracker treats it."""
+
+    name: str
+    description: str
+    input_schema: Mapping[str, object]
+    policy: ToolPolicy
+
+
+@attrs.frozen
+class ToolResult:
+    """What a tool answers."""
+
+    content: str
+    is_error: bool = False
+    kind: str = ""  # "baseline" | "diff" | "text"
+    submits: bool = False
+
+
+Handler = Callable[[Tab, Mapping[str, object]], Awaitable[ToolResult]]
+
+
+@attrs.frozen
+class Tool:
+    """A tool's spec and the code that runs it."""
+
+    spec: ToolSpec
+    run: Handler
+
+
+def tool(
+    name: str, description: str, input_schema: Mapping[str, object], policy: ToolPolicy
+) -> Callable[[Handler], Tool]:
+    """Declare a tool: its spec, written right above the function that runs it."""
+
+    def declare(handler: Handler) -> Tool:
+        return Tool(ToolSpec(name, description, input_schema, policy), handler)
+
+    return declare
+
+
+def script(name: str) -> str:
+    """A page-side function of ``tools/js/``, for `call_on` or an evaluation."""
+    return page_script("trimtab.tools", name)
+
+
+# --- schemas and the phrases descriptions share ---------------------------------------
+
+ID_SCHEMA: Mapping[str, object] = {
+    "type": "string",
+    "description": 'an element id from the latest snapshot, like "k3x"',
+}
+ACT = ToolPolicy(side_effects=True)
+READS = ToolPolicy(reads_page=True)
+
+
+def schema(properties: Mapping[str, object], required: tuple[str, ...] = ()) -> dict[str, object]:
+    """A JSON schema for a tool's arguments: an object with exactly these properties."""
+    return {
+        "type": "object",
+        "properties": dict(properties),
+        "required": list(required),
+        "additionalProperties": False,
+    }
+
+
+SETTLES = (
+    f"Then it waits until the page settles (loads, requests answered, {0.3:g} s without "
+    f"changes; at most {SETTLE_TIMEOUT:g} s, after which the result says the page did not "
+    "settle) and returns a snapshot: a diff of what changed, or the whole new page "
+    "(baseline) if the action opened another page."
+)
+REFUSES = (
+    "Errors (nothing is done): an id that is no longer on the page (take a snapshot), an "
+    "element that is hidden, disabled, or covered by something else (the error names it)."
+)
+LOADS = (
+    f"Waits for the page to load (at most {NAVIGATION_TIMEOUT:g} s) and returns the whole "
+    "page (baseline)."
+)
+
+
+# --- arguments ----------------------------------------------------------------------------
+
+
+class BadArguments(Exception):
+    """The arguments do not fit the tool's schema."""
+
+
+def text_arg(args: Mapping[str, object], name: str, *, required: bool = True) -> str | None:
+    """A string argument; None when it is optional and absent."""
+    value = args.get(name)
+    if value is None:
+        if required:
+            raise BadArguments(f"missing argument {name!r}")
+        return None
+    if not isinstance(value, str):
+        raise BadArguments(f"argument {name!r} must be a string; got {value!r}")
+    return value
+
+
+def bool_arg(args: Mapping[str, object], name: str, default: bool) -> bool:
+    """A boolean argument, `default` when absent."""
+    value = args.get(name, default)
+    if not isinstance(value, bool):
+        raise BadArguments(f"argument {name!r} must be true or false; got {value!r}")
+    return value
+
+
+def id_arg(args: Mapping[str, object]) -> str:
+    """The element id argument ``id``."""
+    value = text_arg(args, "id")
+    assert value is not None
+    return value
+
+
+# --- answers --------------------------------------------------------------------------------
+
+
+def error(message: str) -> ToolResult:
+    """A refusal or failure: nothing (more) was done."""
+    return ToolResult(content=message, is_error=True, kind="text")
+
+
+def text(message: str) -> ToolResult:
+    """A plain answer that is not a snapshot."""
+    return ToolResult(content=message, kind="text")
+
+
+def result(snapshot: Snapshot, *, note: str | None = None, submits: bool = False) -> ToolResult:
+    """A snapshot as the tool's answer, with Trimtab's `note` right after ``<page>``."""
+    content = snapshot.xml
+    if note:
+        head, newline, rest = content.partition("\n")
+        content = f"{head}{newline}{xml.element('note', content=note)}\n{rest}"
+    return ToolResult(content=content, kind=snapshot.kind, submits=submits)
+
+
+def unsettled(seconds: float) -> str:
+    """The note of an answer taken before the page settled."""
+    return (
+        f"the page did not settle within {seconds:g} s (still loading or changing); "
+        "this is how it looks now"
+    )
+
+
+async def bring_to_front(target: Target) -> None:
+    """Make the tab the visible one again (a background tab's timers are throttled)."""
+    with contextlib.suppress(CDPError):
+        await target.send("Page.bringToFront")
+
+
+async def after_action(
+    tab: Tab,
+    activity: Activity,
+    settled: bool,
+    *,
+    submits: bool = False,
+    note: str | None = None,
+) -> ToolResult:
+    """The answer to an action once the page settled (or the wait ran out)."""
+    notes = [n for n in (note, None if settled else unsettled(SETTLE_TIMEOUT)) if n]
+    if activity.opened:
+        # `watch` brought the tab back to the front as the window opened, but the
+        # browser may have switched to the new tab only after that: once more, now
+        # that the page has settled, so the next action is not throttled either.
+        await bring_to_front(tab.target)
+        # The agent acts in its own tab only; say where the page went instead.
+        notes.append(
+            f"this opened {', '.join(activity.opened)} in a new tab, which you do not see "
+            "or act in; navigate(url) opens it in this tab"
+        )
+    return result(await tab.snapshot(), note="; ".join(notes) or None, submits=submits)
+
+
+def json_value(reply: Mapping[str, Any]) -> Any:
+    """The JSON value of a CDP evaluation's reply."""
+    return reply.get("result", {}).get("value")

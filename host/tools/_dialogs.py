@@ -1,0 +1,81 @@
+"""JavaScript dialogs (alert, confirm, prompt, "leave this page?"): shown and answered."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from pycdp_bridge import DialogOpenError
+
+from ..pipeline import xml
+from ..tab import Tab, settle, watch
+from ._common import (
+    ACT,
+    SETTLE_TIMEOUT,
+    SETTLES,
+    BadArguments,
+    Refusal,
+    ToolResult,
+    after_action,
+    bool_arg,
+    schema,
+    text_arg,
+    tool,
+)
+
+__all__ = ["answer_dialog", "dialog_result", "dialog_xml"]
+
+
+def dialog_xml(kind: str, message: str, default_prompt: str = "") -> str:
+    """How a JavaScript dialog the page shows is written for the model (FORMAT.md)."""
+    attributes = {
+        "type": kind,
+        "message": message,
+        "default": default_prompt if kind == "prompt" else None,
+    }
+    return (
+        xml.element("js-dialog", attributes)
+        + "\nThe page waits for an answer and does nothing else until then: "
+        "answer_dialog(accept=true) or answer_dialog(accept=false)"
+        + (", with text for the prompt." if kind == "prompt" else ".")
+    )
+
+
+def dialog_result(error: DialogOpenError, *, is_error: bool) -> ToolResult:
+    """The open dialog as a tool's answer."""
+    content = dialog_xml(error.kind, error.message, error.default_prompt)
+    return ToolResult(content=content, is_error=is_error, kind="text")
+
+
+@tool(
+    "answer_dialog",
+    "Answer the JavaScript dialog the page opened (alert, confirm, prompt, or "
+    "'leave this page?'), as a person clicks OK (accept=true) or Cancel "
+    "(accept=false); for a prompt, text is what is typed in it. While such a "
+    "dialog is open the page does nothing else, so other tools answer with the "
+    f"dialog (<js-dialog .../>) instead. {SETTLES} Errors: no dialog is open.",
+    schema(
+        {
+            "accept": {"type": "boolean", "default": True},
+            "text": {"type": "string", "description": "the answer to a prompt"},
+        },
+        ("accept",),
+    ),
+    ACT,
+)
+async def answer_dialog(tab: Tab, args: Mapping[str, object]) -> ToolResult:
+    target = tab.target
+    dialog = target.open_dialog
+    if dialog is None:
+        raise Refusal("no JavaScript dialog is open on this page")
+    accept = bool_arg(args, "accept", True)
+    answer = text_arg(args, "text", required=False)
+    params: dict[str, object] = {"accept": accept}
+    if answer is not None:
+        if dialog.get("type") != "prompt":
+            raise BadArguments(f"text is only for a prompt; this dialog is a {dialog.get('type')}")
+        params["promptText"] = answer
+    await target.send("Page.handleJavaScriptDialog", params)
+    # Answering may let a navigation go on (beforeunload) or run the page's handler.
+    async with watch(tab.revisions) as activity:
+        settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT)
+    return await after_action(tab, activity, settled)

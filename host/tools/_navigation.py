@@ -1,0 +1,155 @@
+"""Tools that load a page: navigate, back, forward, reload, and a fresh look."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+import trio
+
+from pycdp_bridge import protocol as cdp
+
+from ..tab import Activity, Tab, settle, watch
+from ._common import (
+    ACT,
+    LOADS,
+    NAVIGATION_TIMEOUT,
+    READS,
+    BadArguments,
+    ToolResult,
+    error,
+    result,
+    schema,
+    text_arg,
+    tool,
+    unsettled,
+)
+
+__all__ = ["REVIVING", "back", "capture_snapshot", "forward", "navigate", "reload"]
+
+# Tools that bring a crashed page back (the others refuse while it is crashed).
+REVIVING = frozenset({"navigate", "reload"})
+
+# Starts a load once the tab's activity is followed; returns an error text if the
+# browser refused it, after waiting until the new document committed.
+_Start = Callable[[Activity], Awaitable[str | None]]
+
+
+async def _load(tab: Tab, start: _Start) -> ToolResult:
+    """Start a load, wait for it to commit and settle, and answer with a baseline."""
+    async with watch(tab.revisions) as activity:
+        with trio.move_on_after(NAVIGATION_TIMEOUT) as scope:
+            failure = await start(activity)
+            if failure is not None:
+                return error(failure)
+            settled = await settle(tab.revisions, activity, scope.deadline - trio.current_time())
+        if scope.cancelled_caught:
+            settled = False
+    return await _baseline(tab, settled)
+
+
+async def _baseline(tab: Tab, settled: bool) -> ToolResult:
+    note = None if settled else unsettled(NAVIGATION_TIMEOUT)
+    return result(await tab.snapshot(baseline=True), note=note)
+
+
+async def _revive(tab: Tab, command: cdp.Command[Any]) -> ToolResult:
+    """Navigate or reload a crashed page: the browser starts a new renderer, which
+    announces itself (``Inspector.targetReloadedAfterCrash``) before the page loads.
+    Until then the tab answers nothing else, so the usual watch starts after it."""
+    target = tab.target
+    with trio.move_on_after(NAVIGATION_TIMEOUT) as scope:
+        wanted = {"Inspector.targetReloadedAfterCrash", "Page.loadEventFired"}
+        async with target.listen(*wanted) as events:
+            reply: Mapping[str, Any] = await target.execute(command)
+            if reply.get("errorText"):
+                return error(f"could not load the page: {reply['errorText']}")
+            async for event in events:
+                wanted.discard(event.method)
+                if not wanted:
+                    break
+        async with watch(tab.revisions) as activity:
+            settled = await settle(tab.revisions, activity, scope.deadline - trio.current_time())
+    if scope.cancelled_caught:
+        settled = False
+    return await _baseline(tab, settled)
+
+
+@tool(
+    "navigate",
+    f"Open a URL in the tab. {LOADS} Errors: the URL could not be loaded.",
+    schema({"url": {"type": "string", "description": "an absolute http(s) URL"}}, ("url",)),
+    ACT,
+)
+async def navigate(tab: Tab, args: Mapping[str, object]) -> ToolResult:
+    url = text_arg(args, "url")
+    assert url is not None
+    url = url.strip()
+    if not url.startswith(("http://", "https://", "file:", "about:")):
+        raise BadArguments(f"url must be absolute (http:// or https://); got {url!r}")
+    if tab.target.crashed:
+        return await _revive(tab, cdp.page_navigate(url))
+
+    async def start(activity: Activity) -> str | None:
+        reply: Mapping[str, Any] = await tab.target.execute(cdp.page_navigate(url))
+        if reply.get("errorText"):
+            return f"could not load {url}: {reply['errorText']}"
+        loader = reply.get("loaderId")
+        if loader is not None:
+            await activity.load_of(str(loader))
+        return None
+
+    return await _load(tab, start)
+
+
+async def _history(tab: Tab, step: int) -> ToolResult:
+    target = tab.target
+    history: Mapping[str, Any] = await target.execute(cdp.page_get_navigation_history())
+    index = int(history["currentIndex"]) + step
+    entries = history["entries"]
+    if not 0 <= index < len(entries):
+        where = "previous" if step < 0 else "next"
+        return error(f"there is no {where} page in this tab's history")
+
+    async def start(activity: Activity) -> str | None:
+        commits = activity.commits
+        await target.execute(cdp.page_navigate_to_history_entry(int(entries[index]["id"])))
+        await activity.committed(commits)
+        return None
+
+    return await _load(tab, start)
+
+
+@tool("back", f"Go back one page in the tab's history. {LOADS}", schema({}), ACT)
+async def back(tab: Tab, args: Mapping[str, object]) -> ToolResult:
+    return await _history(tab, -1)
+
+
+@tool("forward", f"Go forward one page in the tab's history. {LOADS}", schema({}), ACT)
+async def forward(tab: Tab, args: Mapping[str, object]) -> ToolResult:
+    return await _history(tab, +1)
+
+
+@tool("reload", f"Reload the page. {LOADS}", schema({}), ACT)
+async def reload(tab: Tab, args: Mapping[str, object]) -> ToolResult:
+    if tab.target.crashed:
+        return await _revive(tab, cdp.page_reload())
+
+    async def start(activity: Activity) -> str | None:
+        commits = activity.commits
+        await tab.target.execute(cdp.page_reload())
+        await activity.committed(commits)
+        return None
+
+    return await _load(tab, start)
+
+
+@tool(
+    "capture_snapshot",
+    "Look at the page as it is now: returns the whole page (baseline), with regions "
+    "unchanged since your last baseline collapsed.",
+    schema({}),
+    READS,
+)
+async def capture_snapshot(tab: Tab, args: Mapping[str, object]) -> ToolResult:
+    return result(await tab.snapshot(baseline=True))

@@ -1,0 +1,228 @@
+"""Tools that read without acting: find, expand, read, wait_for."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import trio
+
+from pycdp_bridge import capture
+
+from ..pipeline import Compaction, OutNode, compact, render_node, xml
+from ..tab import Tab
+from ..tracker import ToolPolicy, folded_key
+from ._common import (
+    ID_SCHEMA,
+    READS,
+    BadArguments,
+    ToolResult,
+    error,
+    id_arg,
+    result,
+    schema,
+    script,
+    text,
+    text_arg,
+    tool,
+)
+from ._input import call_on, locate
+
+__all__ = ["WAIT_FOR_MAX", "expand", "find", "read", "wait_for"]
+
+WAIT_FOR_MAX = 30.0
+_POLL_INTERVAL = 0.25
+_FIND_LIMIT = 40
+_READ_LIMIT = 20_000
+
+
+def _searchable(value: str) -> str:
+    """Text as a search compares it: runs of whitespace as one space, case folded."""
+    return " ".join(value.split()).casefold()
+
+
+async def _current(tab: Tab) -> Compaction:
+    """The latest snapshot, or a fresh capture that does not change what the model saw."""
+    if tab.latest is not None:
+        return tab.latest
+    return compact(await capture(tab.target), count=False)
+
+
+def _region_of(compaction: Compaction) -> dict[str, str]:
+    """eid → key of the innermost region holding it."""
+    found: dict[str, str] = {}
+    for region in compaction.regions:  # outer regions come before the ones inside them
+        for eid in region.eids:
+            found[eid] = region.key
+    return found
+
+
+def _matches_text(node: OutNode, name: str, wanted: str) -> bool:
+    if wanted in _searchable(node.text()) or wanted in _searchable(name):
+        return True
+    return any(wanted in _searchable(value) for key, value in node.attrs if key != "id")
+
+
+@tool(
+    "find",
+    "Search the latest snapshot, including parts that were trimmed or collapsed, "
+    "for elements with ids: by text (case-insensitive, part of the text or label), "
+    "role (link, button, textbox, checkbox, combobox... or the tag: a, input, "
+    "select) and/or region (nav, main, footer...). Returns one line per element "
+    "with its region, at most 40.",
+    schema({"text": {"type": "string"}, "role": {"type": "string"}, "region": {"type": "string"}}),
+    ToolPolicy(reads_page=True, key=folded_key("text")),
+)
+async def find(tab: Tab, args: Mapping[str, object]) -> ToolResult:
+    wanted_text = text_arg(args, "text", required=False)
+    role = text_arg(args, "role", required=False)
+    region = text_arg(args, "region", required=False)
+    if not (wanted_text or role or region):
+        raise BadArguments("find needs at least one of text, role or region")
+    compaction = await _current(tab)
+    regions = _region_of(compaction)
+    wanted = _searchable(wanted_text) if wanted_text else None
+    wanted_role = _searchable(role) if role else None
+    lines: list[str] = []
+    matches = 0
+    for node in compaction.root.iter():
+        if node.eid is None:
+            continue
+        control = compaction.controls.get(node.eid)
+        if control is None:
+            continue
+        where = regions.get(node.eid, control.region)
+        if region and region not in (where, where.rsplit("-", 1)[0]):
+            continue
+        if wanted_role and wanted_role not in (_searchable(control.role), node.tag):
+            continue
+        if wanted and not _matches_text(node, control.name, wanted):
+            continue
+        matches += 1
+        if len(lines) < _FIND_LIMIT:
+            lines.append(
+                xml.start_tag("in", {"region": where}) + render_node(node) + xml.end_tag("in")
+            )
+    # The query is not echoed: an equivalent query (other case or spacing) answered
+    # from cache must read exactly like a fresh answer.
+    counts = {"count": matches, "shown": len(lines) if matches > len(lines) else None}
+    body = "".join(f"{line}\n" for line in lines)
+    return text(f"{xml.start_tag('found', counts)}\n{body}{xml.end_tag('found')}\n")
+
+
+@tool(
+    "expand",
+    "Show all of one region of the latest snapshot (one that was trimmed or "
+    "collapsed as unchanged). Errors: no such region (the error lists them).",
+    schema(
+        {"region": {"type": "string", "description": "a region name, like nav"}},
+        ("region",),
+    ),
+    READS,
+)
+async def expand(tab: Tab, args: Mapping[str, object]) -> ToolResult:
+    region = text_arg(args, "region")
+    assert region is not None
+    try:
+        return text(tab.expand(region.strip()))
+    except LookupError as exc:
+        return error(str(exc.args[0]))
+
+
+@tool(
+    "read",
+    "Read one element in full: all its text (up to 20,000 characters), a link's "
+    "URL, every option of a drop-down, a field's value. Errors: an id no longer on "
+    "the page.",
+    schema({"id": ID_SCHEMA}, ("id",)),
+    READS,
+)
+async def read(tab: Tab, args: Mapping[str, object]) -> ToolResult:
+    element = await locate(tab, id_arg(args))
+    facts: Mapping[str, Any] = await call_on(
+        tab.target,
+        element.session,
+        element.object_id,
+        script("read-element.js"),
+        {"value": _READ_LIMIT},
+    )
+    attributes: dict[str, object] = {"tag": facts["tag"], "id": element.eid}
+    attributes.update((name, str(value)) for name, value in facts["attrs"].items())
+    parts = [xml.start_tag("read", attributes)]
+    if facts["options"] is not None:
+        parts.append("\n")
+        for option in facts["options"]:
+            option_attributes = {
+                "value": option["value"] if option["value"] != option["text"] else None,
+                "selected": bool(option["selected"]),
+                "disabled": bool(option["disabled"]),
+            }
+            parts.append(xml.element("option", option_attributes, content=option["text"]) + "\n")
+    else:
+        parts.append(xml.text(facts["text"]))
+        if facts["full"] > len(facts["text"]):
+            parts.append(xml.element("more", {"chars": facts["full"] - len(facts["text"])}))
+    parts.append(xml.end_tag("read") + "\n")
+    return text("".join(parts))
+
+
+def _page_has_text(compaction: Compaction, wanted: str) -> bool:
+    if wanted in _searchable(compaction.root.text()):
+        return True
+    return any(wanted in _searchable(control.name) for control in compaction.controls.values())
+
+
+@tool(
+    "wait_for",
+    "Wait until a text or an element id appears on the page (checked every quarter "
+    "second), then return a snapshot of what changed. Errors: it did not appear "
+    f"within timeout seconds (default 5, at most {WAIT_FOR_MAX:g}).",
+    schema(
+        {
+            "text": {"type": "string"},
+            "id": ID_SCHEMA,
+            "timeout": {
+                "type": "number",
+                "default": 5,
+                "exclusiveMinimum": 0,
+                "maximum": WAIT_FOR_MAX,
+            },
+        }
+    ),
+    # Never answered from cache: it waits on what the page does next, and
+    # its snapshot moves the tab's diff base.
+    ToolPolicy(volatile=True),
+)
+async def wait_for(tab: Tab, args: Mapping[str, object]) -> ToolResult:
+    wanted_text = text_arg(args, "text", required=False)
+    eid = text_arg(args, "id", required=False)
+    if not wanted_text and not eid:
+        raise BadArguments("wait_for needs text or id")
+    timeout = args.get("timeout", 5)
+    if (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, int | float)
+        or not math.isfinite(timeout)
+    ):
+        raise BadArguments(f"timeout must be a number of seconds; got {timeout!r}")
+    if not 0 < timeout <= WAIT_FOR_MAX:
+        raise BadArguments(f"timeout must be between 0 and {WAIT_FOR_MAX:g} seconds; got {timeout}")
+    wanted = _searchable(wanted_text) if wanted_text else None
+    with trio.move_on_after(float(timeout)):
+        while True:
+            compaction = compact(await capture(tab.target), count=False)
+            if (eid is None or eid in compaction.controls) and (
+                wanted is None or _page_has_text(compaction, wanted)
+            ):
+                return result(await tab.snapshot())
+            await trio.sleep(_POLL_INTERVAL)
+    what = " and ".join(
+        part
+        for part in (
+            f"text {wanted_text!r}" if wanted_text else "",
+            f"element {eid}" if eid else "",
+        )
+        if part
+    )
+    return error(f"waited {float(timeout):g} s: {what} did not appear on the page")

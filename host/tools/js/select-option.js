@@ -1,0 +1,16 @@
+// Selects a <select>'s option by value or visible text, as the browser's popup does.
+function(wanted) {
+  const fold = (s) => s.replace(/\s+/g, ' ').trim();
+  const options = Array.from(this.options);
+  const label = (o) => fold(o.label || o.text);
+  const match = options.find((o) => o.value === wanted)
+    || options.find((o) => label(o) === fold(wanted))
+    || options.find((o) => label(o).toLowerCase() === fold(wanted).toLowerCase());
+  if (!match) return {found: false, options: options.map(label)};
+  if (match.disabled) return {found: false, disabled: true, text: label(match)};
+  if (match.selected && !this.multiple) return {found: true, changed: false, text: label(match)};
+  match.selected = true;
+  this.dispatchEvent(new Event('input', {bubbles: true}));
+  this.dispatchEvent(new Event('change', {bubbles: true}));
+  return {found: true, changed: true, text: label(match)};
+}
