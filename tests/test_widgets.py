@@ -16,10 +16,10 @@ import trio
 
 from pycdp_bridge import PageTarget, capture
 from tests.support import StaticServer
-from tests.support.pages import PRODUCT, Loaded, load_and_compact
-from trimtab import TabSession
-from trimtab._tools import ToolResult, run_tool
+from tests.support.pages import PRODUCT, Loaded, load, load_and_compact, page_url, parse_xml
 from trimtab.pipeline import Compaction, compact
+from trimtab.tab import SnapshotMemory, Tab
+from trimtab.tools import ToolResult, run_tool
 
 pytestmark = pytest.mark.browser
 
@@ -31,7 +31,7 @@ def lines(compaction: Compaction, region: str = "main") -> list[str]:
     """A region's lines as the model reads them, every id written as id="?"."""
     found = [r for r in compaction.regions if r.key == region]
     assert len(found) == 1, f"expected one region {region!r} in:\n{compaction.xml}"
-    return [_ID.sub(' id="?"', item) for item in found[0].items]
+    return [_ID.sub(' id="?"', item.xml) for item in found[0].items]
 
 
 def eid(compaction: Compaction, text: str, attr: str = "") -> str:
@@ -62,16 +62,16 @@ async def recapture(page: PageTarget) -> Compaction:
     return compact(model)
 
 
-async def open_tab(page: PageTarget, url: str) -> tuple[TabSession, Compaction]:
+async def open_tab(page: PageTarget, url: str) -> tuple[Tab, Compaction]:
     """Load `url` through the navigate tool; the session and the page's compaction."""
-    tab = TabSession(page)
+    tab = Tab.open(page)
     with trio.fail_after(TIMEOUT):
         result = await run_tool(tab, "navigate", {"url": url})
     assert not result.is_error, result.content
     return tab, await recapture(page)
 
 
-async def act(tab: TabSession, name: str, **args: object) -> ToolResult:
+async def act(tab: Tab, name: str, **args: object) -> ToolResult:
     """Run a tool that must succeed."""
     with trio.fail_after(TIMEOUT):
         result = await run_tool(tab, name, args)
@@ -354,3 +354,60 @@ async def test_current_page_of_a_pager_is_marked(page: PageTarget) -> None:
     assert lines(loaded.compaction, "nav-2") == [
         '<a id="?">1</a> <a id="?" current="page">2</a> <a id="?">3</a> <a id="?">Next</a>'
     ]
+
+
+def shelf(title: str) -> str:
+    """A page without landmarks whose tool block (a search field first) repeats on every page."""
+    rows = "".join(f"<p><a href='/c/{n}'>Shelf {n}</a></p>" for n in range(6))
+    return (
+        f"<!doctype html><html lang='en'><head><title>{title}</title></head><body>"
+        "<div class='tools'><p><input placeholder='Search the shelf'></p>"
+        f"<p><input aria-label='Copies' value='1'></p>{rows}</div>"
+        f"<div><h1>{title}</h1></div></body></html>"
+    )
+
+
+async def test_unchanged_run_starting_with_a_field_names_it(page: PageTarget) -> None:
+    """An `<unchanged>` run whose first line is a field names it by its placeholder."""
+    memory = SnapshotMemory(page)
+    with trio.fail_after(TIMEOUT):
+        memory.render(await load(page, shelf("Sapiens")))
+        second = memory.render(await load(page, shelf("Soumission")))
+    markers = parse_xml(second.xml).findall(".//unchanged")
+    assert [m.get("first") for m in markers] == ["Search the shelf"]
+
+
+ICON_ROW = (
+    "<!doctype html><html lang='en'><head><title>Mail</title><style>"
+    ".act{display:inline-block;width:20px;height:20px;cursor:pointer}"
+    ".star{background:url(icons/star.svg)}.trash{background:url(icons/trash.svg)}"
+    "</style></head><body><main><h1>Inbox</h1>"
+    + "".join(f"<p>Message {n} from the archive of this mailbox.</p>" for n in range(30))
+    + "<div id='actions'><span class='act star' onclick=''></span>"
+    " <span class='act trash' onclick=''></span></div>"
+    "<p id='log'>Nothing done yet</p></main></body></html>"
+)
+
+
+async def test_diff_of_icon_lines_has_no_empty_del_or_ins(page: PageTarget) -> None:
+    """Removing a line of icon-only controls gives a `<del>` that names it and lists
+    their ids; no diff holds an empty del or ins."""
+    memory = SnapshotMemory(page)
+    with trio.fail_after(TIMEOUT):
+        await page.navigate(page_url(ICON_ROW))
+        first = await memory.snapshot()
+        await page.evaluate(
+            "document.getElementById('actions').remove();"
+            "document.getElementById('log').textContent = 'Message deleted'"
+        )
+        diff = await memory.snapshot()
+    assert diff.kind == "diff"
+    assert "<del></del>" not in diff.xml
+    assert "<ins></ins>" not in diff.xml
+    tree = parse_xml(diff.xml)
+    removed = tree.findall(".//del")
+    icons = [c.eid for c in first.compaction.controls.values()]
+    # The icon line is named by its first icon; the log line that changed follows it.
+    assert [(d.text, d.get("ids")) for d in removed] == [("star Nothing done yet", " ".join(icons))]
+    added = tree.findall(".//ins")
+    assert [" ".join("".join(a.itertext()).split()) for a in added] == ["Message deleted"]
