@@ -171,6 +171,25 @@ async def test_label_in_a_clickable_row_is_not_a_second_control(page: PageTarget
     ]
 
 
+async def test_short_text_with_its_own_handler_is_a_control(page: PageTarget) -> None:
+    """A few words with their own handler are a control even without the pointer cursor;
+    an article with a listener (for text selection) stays text."""
+    loaded = await compacted(
+        page,
+        '<main><p>Comments (3) <span id="more">Show more</span></p>'
+        '<div id="article"><p>First paragraph of the story.</p><p>Second one.</p></div></main>'
+        "<script>"
+        'document.getElementById("more").addEventListener("click", () => {});'
+        'document.getElementById("article").addEventListener("mouseup", () => {});'
+        "</script>",
+    )
+    assert lines(loaded.compaction) == [
+        'Comments (3) <clickable id="?">Show more</clickable>',
+        "First paragraph of the story.",
+        "Second one.",
+    ]
+
+
 # -- pattern 3: icon controls ---------------------------------------------------------
 
 

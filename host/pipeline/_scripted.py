@@ -14,7 +14,8 @@ pointer cursor says where a person is invited to click. Together:
   the list is a control even when the list sets the cursor, and the list itself
   is not one (its items are what a person picks);
 * icon: a small element with its own handler and no words, whose pointer cursor
-  shows only on :hover (the capture sees the cursor at rest);
+  shows only on :hover (the capture sees the cursor at rest); likewise a short
+  inline label with its own handler and no pointer ("Show more" as a bare span);
 * focusable: a small element a script made focusable (`tabindex="0"`) without a
   role (a jQuery UI slider handle, operated with the arrow keys).
 
@@ -39,6 +40,11 @@ _ICON_SIDE = 64.0
 _FOCUSABLE_NODES = 20
 _FOCUSABLE_CHARS = 80
 _ICON_NODES = 30
+# A text button without the pointer cursor: one line of a few words.
+_SHORT_HEIGHT = 48.0
+_SHORT_NODES = 12
+_SHORT_CHARS = 40
+_INLINE_DISPLAYS = frozenset({"inline", "inline-block", "inline-flex", "contents"})
 _WORD = re.compile(r"\w")
 _LISTS = frozenset({"ul", "ol"})
 # A handler this high up is the page's, not a widget's.
@@ -51,6 +57,7 @@ class Scripted(enum.Enum):
     OWN_HANDLER = "handler"
     DELEGATED = "delegated"
     ICON = "icon"
+    SHORT_TEXT = "short text"
     FOCUSABLE = "focusable"
 
 
@@ -87,8 +94,11 @@ def scripted(model: PageModel, node: Node) -> Scripted | None:
         # native clickability (a label inside a clickable option row).
         if _pointer(node) and (_starts_pointer(model, node) or _script_handler(node)):
             return Scripted.OWN_HANDLER
-        if not _pointer(node) and _script_handler(node) and _is_icon(model, node):
-            return Scripted.ICON
+        if not _pointer(node) and _script_handler(node):
+            if _is_icon(model, node):
+                return Scripted.ICON
+            if _is_short_text(model, node):
+                return Scripted.SHORT_TEXT
     elif _pointer(node):
         if (
             node.name == "li"
@@ -123,6 +133,22 @@ def _is_icon(model: PageModel, node: Node) -> bool:
         inner.is_text and inner.bounds is not None and _WORD.search(inner.text)
         for inner in model.nodes[node.index + 1 : node.end]
     )
+
+
+def _is_short_text(model: PageModel, node: Node) -> bool:
+    """A few inline words on one line: a text button, not a container with a listener."""
+    box = node.bounds
+    if box is None or box.is_empty() or box.height > _SHORT_HEIGHT:
+        return False
+    if node.end - node.index > _SHORT_NODES:
+        return False
+    chars = 0
+    for inner in model.nodes[node.index + 1 : node.end]:
+        if inner.is_text:
+            chars += len(inner.text.strip())
+        elif inner.style is not None and inner.style.display not in _INLINE_DISPLAYS:
+            return False
+    return 0 < chars <= _SHORT_CHARS
 
 
 def _focusable(model: PageModel, node: Node) -> bool:
