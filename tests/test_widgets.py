@@ -158,6 +158,31 @@ async def test_plain_list_tree_folder_opens_with_state_and_same_id(
     assert eid(after, "Projects") == projects
 
 
+async def test_tree_with_one_handler_at_its_root_opens_by_item_ids(
+    page: PageTarget, pages_server: StaticServer
+) -> None:
+    """Items of a tree whose only handler is on its root list are controls; a folder says
+    expanded, opens by its id, keeps it, and its children follow with their level."""
+    tab, before = await open_tab(page, pages_server.url("widgets-handlers.html"))
+    seen = lines(before)
+    start = seen.index('<clickable id="?" expanded="false">Music</clickable>')
+    assert seen[start + 1] == '<clickable id="?">Podcasts</clickable>'
+    music = eid(before, "Music")
+    await act(tab, "click", id=music)
+    after = await recapture(page)
+    seen = lines(after)
+    start = seen.index('<clickable id="?" expanded="true">Music</clickable>')
+    assert seen[start : start + 4] == [
+        '<clickable id="?" expanded="true">Music</clickable>',
+        '<clickable id="?" level="2">Jazz</clickable>',
+        '<clickable id="?" level="2">Blues</clickable>',
+        '<clickable id="?">Podcasts</clickable>',
+    ]
+    assert eid(after, "Music") == music
+    await act(tab, "click", id=eid(after, "Blues"))
+    assert await page_says(page, "document.getElementById('log').textContent") == ("Playlist Blues")
+
+
 async def test_label_in_a_clickable_row_is_not_a_second_control(page: PageTarget) -> None:
     """A label's native clickability under its row's pointer cursor adds no control."""
     loaded = await compacted(

@@ -86,7 +86,6 @@ def scripted(model: PageModel, node: Node) -> Scripted | None:
     """Why a generic element (no interactive role) is a control, or None."""
     if node.pseudo_type is not None:
         return None
-    parent = model.parent_of(node)
     if own_handler(node):
         if node.name in _LISTS and any(model.nodes[c].name == "li" for c in node.children):
             return None  # the list delegates: its items are the controls
@@ -100,18 +99,24 @@ def scripted(model: PageModel, node: Node) -> Scripted | None:
             if _is_short_text(model, node):
                 return Scripted.SHORT_TEXT
     elif _pointer(node):
-        if (
-            node.name == "li"
-            and parent is not None
-            and parent.name in _LISTS
-            and _script_handler(parent)
-        ):
+        if node.name == "li" and _list_delegates(model, node):
             return Scripted.DELEGATED
         if _starts_pointer(model, node) and node.name != "label" and _delegated(model, node):
             return Scripted.DELEGATED
     if _focusable(model, node):
         return Scripted.FOCUSABLE
     return None
+
+
+def _list_delegates(model: PageModel, item: Node) -> bool:
+    """The nearest handler above a list item is a list's: one listener for all its
+    items, those of nested lists included (a tree with one handler at its root)."""
+    for ancestor in model.ancestors(item):
+        if ancestor.name in _TOP or not ancestor.is_element:
+            return False
+        if _script_handler(ancestor):
+            return ancestor.name in _LISTS
+    return False
 
 
 def _delegated(model: PageModel, node: Node) -> bool:
