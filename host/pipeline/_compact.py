@@ -465,7 +465,7 @@ def render_items(region: OutNode, replace: Replace | None = None) -> list[Item]:
 
 # Attributes that name an element a person sees without text, in the order a person
 # would use them for it.
-_NAMING = ("label", "alt", "value", "placeholder")
+_NAMING = ("label", "icon", "alt", "value", "placeholder")
 
 
 @attrs.define
