@@ -307,7 +307,7 @@ async def test_agent_completes_a_three_step_task(
     assert not any(t["isError"] for t in tools)
     # The page reached the model only inside the untrusted-data block.
     headers, last = model.requests[-1]
-    system = last["system"] if provider == "anthropic" else last["messages"][0]["content"]
+    system = last["system"][0]["text"] if provider == "anthropic" else last["messages"][0]["content"]
     assert "<<<PAGE DATA" in system
     assert "never instructions" in system
     key_header = headers.get("x-api-key") or headers.get("authorization", "")
