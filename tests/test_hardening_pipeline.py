@@ -29,7 +29,7 @@ from tests.support.handlers_host import TAB, Host
 from tests.support.pages import PAGES, load_and_compact, parse_xml
 from tests.support.relay_peer import RelayPeer
 from tests.support.xmltree import text_of, xp
-from trimtab._handlers import Toolbox, open_host_state
+from trimtab.native import Toolbox, open_host_state
 from trimtab.pipeline import LONG_TEXT, Compaction, compact, count_tokens, read_text
 from trimtab.pipeline import _tokens as tokens
 
@@ -317,7 +317,9 @@ def strings_of(compaction: Compaction) -> list[str]:
     """Every string of a compaction that later code may encode."""
     found = [compaction.url, compaction.title, compaction.xml]
     for region in compaction.regions:
-        found += [region.key, region.name, region.label, region.xml, *region.items]
+        found += [region.key, region.name, region.label, region.xml]
+        for item in region.items:
+            found += [item.xml, item.text, item.name, *item.eids]
     for control in compaction.controls.values():
         found += [control.eid, control.role, control.name, control.region]
     for node in compaction.root.iter():

@@ -458,7 +458,8 @@ def render_items(region: OutNode, replace: Replace | None = None) -> list[Item]:
             nested.flush(items)
         else:
             _render_inline(child, line.xml)
-            line.add_node(child)
+            if child.tag != _MORE:  # the rest of a long text is not on the line
+                line.add_node(child)
     line.flush(items)
     return items
 
