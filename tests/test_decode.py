@@ -18,7 +18,8 @@ from pycdp_bridge._model import Rect
 def _styles(**overrides: str) -> list[str]:
     values = {
         "display": "block", "visibility": "visible", "opacity": "1",
-        "background-color": "rgba(0, 0, 0, 0)", "background-image": "none", "cursor": "auto",
+        "background-color": "rgba(0, 0, 0, 0)", "background-image": "none", "content": "normal",
+        "cursor": "auto",
         "pointer-events": "auto", "overflow-x": "visible", "overflow-y": "visible",
         "position": "static", "z-index": "auto", "padding-left": "0px", "padding-top": "0px",
         "border-left-width": "0px", "border-top-width": "0px",

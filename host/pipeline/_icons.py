@@ -150,8 +150,8 @@ def _words(raw: str) -> list[str]:
         return []  # a generated name ("css-1x2y3z", "a8f9c3"): none of it is a word
     words: list[str] = []
     for segment in segments:
-        # Hashes and sizes ("css-1x2y3z", "24px") and generated camelCase
-        # ("sc-bdVaJa") are no words.
+        # Sizes and numbers ("24px", "2") and generated camelCase ("bdVaJa")
+        # are no words.
         if not segment.isalpha():
             continue
         parts = _CAMEL.sub(" ", segment).split()
