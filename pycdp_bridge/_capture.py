@@ -66,6 +66,7 @@ from ._decode import (
     viewport,
 )
 from ._errors import CDPError, TargetClosedError, sole_kind
+from ._gc import gc_paused
 from ._join import SessionCapture, join
 from ._model import PageModel
 from ._target import Target
@@ -154,7 +155,8 @@ async def capture(
     joining = time.perf_counter()
     main_frame = frame_tree.get("frameTree", {}).get("frame", {})
     main.frame_id = str(main_frame.get("id", ""))
-    model, grafted = join(main, children, owners)
+    with gc_paused():
+        model, grafted = join(main, children, owners)
     model.viewport = viewport(metrics)
     model.document_id = str(main_frame.get("loaderId", ""))
     missing = list(main.failed)
@@ -249,7 +251,8 @@ async def _capture_session(target: Target, cap: SessionCapture, options: _Option
         except CDPError:
             cap.failed.append("ax_tree" if frame_id is None else f"ax_tree:{frame_id}")
             return
-        decode_ax(tree["nodes"], cap.ax)
+        with gc_paused():
+            decode_ax(tree["nodes"], cap.ax)
 
     async def read_document() -> None:
         call = _read_dom_tree(target, session, cap)
@@ -271,7 +274,8 @@ async def _capture_session(target: Target, cap: SessionCapture, options: _Option
         except CDPError:
             cap.failed.append("dom_snapshot")
             return
-        cap.snapshot = decode_snapshot(snapshot)
+        with gc_paused():
+            cap.snapshot = decode_snapshot(snapshot)
         cap.snapshot_ok = True
 
     async def read_partial_ax(backend_node_id: int) -> None:

@@ -149,25 +149,34 @@ def decode_snapshot(snapshot: Json) -> SnapshotData:
         paint_orders: list[int] = layout.get("paintOrders", [])
         client_rects: list[list[float]] = layout.get("clientRects", [])
         scroll_rects: list[list[float]] = layout.get("scrollRects", [])
+        texts: list[int] = layout["text"]
+        all_bounds: list[list[float]] = layout["bounds"]
+        all_styles: list[list[int]] = layout["styles"]
+        # One pass over every layout object of a large page: locals, not attribute
+        # lookups or helper calls, where they are not needed.
         for li, node_index in enumerate(layout["nodeIndex"]):
-            node_state = state(node_index)
-            if node_state.layout is not None:
+            backend = backend_ids[node_index]
+            node_state = states.get(backend)
+            if node_state is None:
+                node_state = states[backend] = NodeState()
+            elif node_state.layout is not None:
                 # Later layout objects of one node (a pseudo-element's text fragment,
                 # continuations) add no box of their own, only their text.
                 if not node_state.layout.text:
-                    node_state.layout.text = string(layout["text"][li])
+                    node_state.layout.text = string(texts[li])
                 continue
-            style_key = tuple(layout["styles"][li])
+            style_key = tuple(all_styles[li])
             parsed = style_cache.get(style_key)
             if parsed is None:
                 parsed = style_cache[style_key] = _parse_style([string(i) for i in style_key])
+            text_index = texts[li]
             node_state.layout = Layout(
-                bounds=Rect(*layout["bounds"][li]),
+                bounds=_bounds(all_bounds[li]),
                 paint_order=paint_orders[li] if li < len(paint_orders) else None,
                 style=parsed[0] if style_key else None,
-                client_rect=_rect(client_rects, li),
-                scroll_rect=_rect(scroll_rects, li),
-                text=string(layout["text"][li]),
+                client_rect=_rect(client_rects, li) if client_rects else None,
+                scroll_rect=_rect(scroll_rects, li) if scroll_rects else None,
+                text=strings[text_index] if text_index >= 0 else "",
                 padding=parsed[1],
             )
         _read_text_nodes(nodes, set(layout["nodeIndex"]), string, decoded)
@@ -207,12 +216,16 @@ def _read_text_nodes(
         text = string(values[index])
         if len(text) > DOM_TEXT_LIMIT:
             into.long_texts[backend_ids[index]] = text
-        if index not in rendered:
-            continue
-        if text and text.isspace():
+        if text and index in rendered and text.isspace():
             entry = {"nodeType": TEXT, "nodeValue": text, "backendNodeId": backend_ids[index]}
             before = backend_ids[previous] if previous is not None else None
             into.whitespace.setdefault(backend_ids[parent], []).append((before, entry))
+
+
+def _bounds(box: list[float]) -> Rect:
+    """A layout box; x and y as floats, as `Rect.offset` by (0, 0) would make them."""
+    x, y, width, height = box
+    return Rect(x + 0.0, y + 0.0, width, height)
 
 
 def _rect(rects: list[list[float]], index: int) -> Rect | None:

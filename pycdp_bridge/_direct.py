@@ -18,12 +18,16 @@ import trio
 from . import _protocol as cdp
 from ._connection import Request
 from ._errors import NavigationError, PageCrashedError, TargetClosedError
+from ._gc import gc_paused
 from ._javascript import evaluate
 from ._target import CommandChannel, SessionTarget
 
 __all__ = ["Browser", "PageTarget", "PipeTransport"]
 
 READ_CHUNK = 1 << 20
+# Replies this long (a large page's DOM or snapshot) are decoded with the garbage
+# collector paused: see `_gc`.
+LARGE_MESSAGE = 1 << 16
 
 
 @attrs.frozen
@@ -81,7 +85,12 @@ class PipeTransport:
                 while end >= 0:
                     buffer += chunk[start:end]
                     self._messages_received += 1
-                    channel.feed(json.loads(buffer))
+                    if len(buffer) < LARGE_MESSAGE:
+                        message = json.loads(buffer)
+                    else:
+                        with gc_paused():
+                            message = json.loads(buffer)
+                    channel.feed(message)
                     buffer.clear()
                     start = end + 1
                     end = chunk.find(b"\0", start)

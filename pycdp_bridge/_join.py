@@ -9,7 +9,7 @@ process). Each out-of-process iframe's document is grafted under its ``<iframe>`
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import attrs
 
@@ -69,8 +69,8 @@ def join(
     return builder.build(), builder.grafted
 
 
-@attrs.define(eq=False)
-class _Visit:
+class _Visit(NamedTuple):
+    # A tuple, not an attrs class: one is made per node of the page.
     json: Json
     parent: int
     frame: int
@@ -161,7 +161,10 @@ class _Builder:
             node.shadow_root_type = json.get("shadowRootType")
         if layout is not None:
             this_frame = self.frames[frame]
-            node.bounds = layout.bounds.offset(this_frame.offset_x, this_frame.offset_y)
+            dx, dy = this_frame.offset_x, this_frame.offset_y
+            # Snapshot bounds are floats already (see `_decode`), so a zero offset
+            # would give an equal Rect: the frozen one is shared instead of copied.
+            node.bounds = layout.bounds if dx == dy == 0.0 else layout.bounds.offset(dx, dy)
             node.paint_order = layout.paint_order
             node.style = layout.style
             node.client_rect = layout.client_rect
@@ -181,10 +184,21 @@ class _Builder:
             self.nodes[visit.parent].children.append(index)
         return index
 
-    def _children_of(self, visit: _Visit, index: int) -> list[_Visit]:
+    def _children_of(self, visit: _Visit, index: int) -> Sequence[_Visit]:
         json = visit.json
         frame = self.nodes[index].frame
         cap = visit.cap
+        spaces = cap.snapshot.whitespace.get(self.nodes[index].backend_node_id)
+        if not (
+            spaces
+            or "pseudoElements" in json
+            or "shadowRoots" in json
+            or "contentDocument" in json
+            or (self.owners and (cap.session_id, int(json.get("backendNodeId", 0))) in self.owners)
+        ):
+            # Most nodes: their DOM children and nothing else (the general case below
+            # gives the same list).
+            return [_Visit(child, index, frame, cap) for child in json.get("children", ())]
         leading: list[Json] = []
         trailing: list[Json] = []
         for pseudo in json.get("pseudoElements", ()):
@@ -194,7 +208,6 @@ class _Builder:
         document = json.get("contentDocument")
         if document is not None:
             visits.append(_Visit(document, index, frame, cap, str(json.get("frameId", ""))))
-        spaces = cap.snapshot.whitespace.get(self.nodes[index].backend_node_id)
         visits.extend(_Visit(child, index, frame, cap) for child in _with_whitespace(json, spaces))
         session = self.owners.get((cap.session_id, int(json.get("backendNodeId", 0))))
         child_cap = self.children.get(session) if session is not None else None

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 from typing import Any
+
+import pytest
 
 from pycdp_bridge._decode import (
     SNAPSHOT_STYLES,
@@ -12,6 +15,7 @@ from pycdp_bridge._decode import (
     interactive_nodes,
     viewport,
 )
+from pycdp_bridge._gc import gc_paused
 from pycdp_bridge._model import Rect
 
 
@@ -156,3 +160,22 @@ def test_layout_metrics_decode_into_the_viewport() -> None:
         "cssLayoutViewport": {"pageX": 0, "pageY": 300, "clientWidth": 800, "clientHeight": 600}
     }
     assert viewport(metrics) == Rect(0.0, 300.0, 800.0, 600.0)
+
+
+def test_the_collector_is_paused_only_inside_the_step() -> None:
+    """gc_paused turns automatic collection off for its body and back on after it, even
+    when the body raises, and leaves it off where the caller had turned it off."""
+    assert gc.isenabled()
+    with gc_paused():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    with pytest.raises(KeyError), gc_paused():
+        raise KeyError("decode failed")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with gc_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

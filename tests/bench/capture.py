@@ -5,6 +5,12 @@ file (default: the corpus page with the most elements, from its MANIFEST.json). 
 prints medians over 5 runs of: each CDP call of the capture run alone, the default
 capture (``DOM.getDocument`` + ``DOMSnapshot`` + AX tree, concurrently), the capture
 without the AX tree and without the snapshot, and the size of the model.
+
+``python -m tests.bench.capture --versus [GLOB]`` instead times the first snapshot of
+every corpus page and flow step as the product takes it (a new `TabSession`'s snapshot: capture,
+pipeline, XML; warm browser, direct transport) against Playwright's ai-mode aria
+snapshot of the same page in the same run, medians of 5 each, with the capture's
+calls broken down, and prints the ratios (issue 14's first target).
 """
 
 from __future__ import annotations
@@ -22,6 +28,8 @@ import trio
 
 from pycdp_bridge import PageModel, PageTarget, capture, launch_browser, protocol
 from pycdp_bridge._capture import SNAPSHOT_STYLES
+from tests.bench import PlaywrightWorker, corpus_pages, open_playwright, table
+from trimtab import SnapshotOptions, TabSession
 
 RUNS = 5
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
@@ -108,8 +116,83 @@ def run() -> dict[str, Any]:
     return trio.run(bench, largest_corpus_page())
 
 
+async def versus_playwright(pattern: str | None = None) -> dict[str, Any]:
+    """Print, per corpus page, our first snapshot against Playwright's, and the summary."""
+    items = corpus_pages(pattern)
+    rows: list[dict[str, Any]] = []
+    options = SnapshotOptions()
+    async with launch_browser() as browser, open_playwright() as playwright:
+        print(f"reference: {playwright.label}, same Chromium binary and flags as ours")
+        page = await browser.new_page()
+        for item in items:
+            await page.navigate(item.url, timeout=60)
+            await TabSession(page, options).snapshot()  # warm: caches, lazy imports
+            ours: list[float] = []
+            for _ in range(RUNS):
+                session = TabSession(page, options)
+                started = time.perf_counter()
+                await session.snapshot()
+                ours.append((time.perf_counter() - started) * 1000)
+            # The capture's parts, from captures of their own (the session hides them).
+            parts = [
+                (await capture(page, ax=options.ax, rects=options.rects)).timings
+                for _ in range(RUNS)
+            ]
+            await page.navigate("about:blank")
+            await playwright.goto(item.url)
+            theirs = [(await playwright.snapshot())[1] for _ in range(RUNS)]
+            await playwright.goto("about:blank")
+            row: dict[str, Any] = {
+                "id": item.id,
+                "ours_ms": statistics.median(ours),
+                "pw_ms": statistics.median(theirs),
+            }
+            for key in ("dom_get_document", "dom_snapshot", "join", "total"):
+                row[f"{key}_ms"] = statistics.median(p.get(key, 0.0) * 1000 for p in parts)
+            row["ratio"] = row["ours_ms"] / row["pw_ms"]
+            rows.append(row)
+            print(
+                f"  {item.id:40s} ours {row['ours_ms']:7.1f} ms  pw {row['pw_ms']:7.1f} ms"
+                f"  {row['ratio']:.2f}x"
+            )
+    ratios = sorted(row["ratio"] for row in rows)
+    print()
+    print(
+        table(
+            ["page", "ours ms", "pw ms", "ratio", "getDocument", "snapshot", "join", "capture"],
+            [
+                [
+                    r["id"], f"{r['ours_ms']:.1f}", f"{r['pw_ms']:.1f}", f"{r['ratio']:.2f}",
+                    f"{r['dom_get_document_ms']:.0f}", f"{r['dom_snapshot_ms']:.0f}",
+                    f"{r['join_ms']:.0f}", f"{r['total_ms']:.0f}",
+                ]
+                for r in rows
+            ],
+        )
+    )  # fmt: skip
+    summary = {
+        "pages": len(rows),
+        "median_ratio": statistics.median(ratios),
+        "max_ratio": ratios[-1],
+        "above_1_5x": [r["id"] for r in rows if r["ratio"] > 1.5],
+        "ours_median_ms": statistics.median(r["ours_ms"] for r in rows),
+        "pw_median_ms": statistics.median(r["pw_ms"] for r in rows),
+    }
+    print(
+        f"\nfirst snapshot against {PlaywrightWorker.API}: median {summary['median_ratio']:.2f}x,"
+        f" max {summary['max_ratio']:.2f}x, above 1.5x: {len(summary['above_1_5x'])}"
+        f" {summary['above_1_5x']}; medians ours {summary['ours_median_ms']:.1f} ms,"
+        f" Playwright {summary['pw_median_ms']:.1f} ms"
+    )
+    return {"rows": rows, "summary": summary}
+
+
 def main() -> None:
-    path = Path(sys.argv[1]) if len(sys.argv) > 1 else largest_corpus_page()
+    args = sys.argv[1:]
+    if args[:1] == ["--versus"]:
+        trio.run(versus_playwright, args[1] if len(args) > 1 else None)
+        return
+    path = Path(args[0]) if args else largest_corpus_page()
     trio.run(bench, path)
 
 
