@@ -61,8 +61,8 @@ def tool_spec(name: str) -> ToolSpec:
 async def run_tool(tab: Tab, name: str, args: Mapping[str, object]) -> ToolResult:
     """Run one tool on a tab; refusals and a closed tab come back as `is_error` results.
 
-    Raises KeyError for an unknown tool name and CDPError for a browser failure that
-    is not about the page having changed.
+    Raises KeyError for an unknown tool name; every browser or page failure (CDPError)
+    comes back as an `is_error` result with a plain message.
     """
     tool_spec(name)
     handler = _BY_NAME[name].run
@@ -110,7 +110,11 @@ async def run_tool(tab: Tab, name: str, args: Mapping[str, object]) -> ToolResul
                 f"{name} stopped: the page changed while acting ({exc.message}); nothing "
                 "more was done; take a snapshot"
             )
-        raise
+        # Whatever else the browser or the page refused: a result, never an exception.
+        return error(
+            f"{name} failed: the browser refused a step ({exc.message}); nothing more "
+            "was done; take a snapshot to see the page as it is"
+        )
     finally:
         with trio.CancelScope(shield=True):
             await _release(tab)
