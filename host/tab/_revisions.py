@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 import attrs
@@ -61,6 +61,7 @@ __all__ = [
     "WINDOW_MS",
     "WORLD_NAME",
     "PageRevisions",
+    "Quiet",
     "RevisionStatistics",
 ]
 
@@ -90,6 +91,19 @@ _BINDING_EVENT: Final = "Runtime.bindingCalled"
 _EVENT_BUFFER: Final = 8192
 
 _TOKEN_EXPRESSION: Final = "globalThis.__trimtab ? globalThis.__trimtab.revision() : null"
+_QUIET_FUNCTION: Final = (
+    "function(quietMs, capMs, sinceMs, ...scopes) { return globalThis.__trimtab"
+    " ? globalThis.__trimtab.quiet(quietMs, capMs, scopes, sinceMs) : null; }"
+)
+
+
+@attrs.frozen
+class Quiet:
+    """How a wait for quiet ended: quiet (`settled`) or at its cap, and what kept
+    changing meanwhile without being waited for (``<span class="price"> 9x``)."""
+
+    settled: bool
+    churn: tuple[str, ...] = ()
 
 
 def _observer_source() -> str:
@@ -209,28 +223,46 @@ class PageRevisions:
         await self.target.send("Network.enable")
         self._activity_events = True
 
-    async def quiet(self, frame_id: str, quiet_ms: int, cap_ms: int) -> bool | None:
+    async def quiet(
+        self,
+        frame_id: str,
+        quiet_ms: int,
+        cap_ms: int,
+        scopes: Sequence[int] = (),
+        since_ms: float = 0.0,
+    ) -> Quiet | None:
         """Wait in the page until its DOM has been quiet for `quiet_ms`.
 
-        True once it was, False when `cap_ms` passed first, None when the document
-        went away meanwhile (a navigation is starting).
+        `scopes` are backend ids of the nodes an action touched: then only changes in
+        them, their forms and landmarks, and dialogs opened meanwhile count (see
+        ``page-observer.js``); `since_ms` is how long ago the action began, so that
+        elements that were already changing before it (a ticker) are churn, not waited
+        for. A `Quiet` once quiet or when `cap_ms` passed first (``settled`` False), None
+        when the document went away meanwhile (a navigation is starting).
         """
         if not await self.install():
             # Nothing can watch this page: a person's glance at it.
             await trio.sleep(quiet_ms / 1000)
-            return True
+            return Quiet(settled=True)
         try:
             world = await self.target.send(
                 "Page.createIsolatedWorld", {"frameId": frame_id, "worldName": WORLD_NAME}
             )
             context = int(world["executionContextId"])
+            nodes = [await self._resolve(backend_id, context) for backend_id in scopes]
+            arguments = [
+                {"value": quiet_ms},
+                {"value": cap_ms},
+                {"value": round(since_ms)},
+                *({"objectId": node} for node in nodes if node is not None),
+            ]
             for _ in range(2):
                 result = await self.target.send(
-                    "Runtime.evaluate",
+                    "Runtime.callFunctionOn",
                     {
-                        "expression": "globalThis.__trimtab ? globalThis.__trimtab.quiet("
-                        f"{quiet_ms}, {cap_ms}, []) : null",
-                        "contextId": context,
+                        "functionDeclaration": _QUIET_FUNCTION,
+                        "executionContextId": context,
+                        "arguments": arguments,
                         "awaitPromise": True,
                         "returnByValue": True,
                     },
@@ -238,8 +270,9 @@ class PageRevisions:
                 if "exceptionDetails" in result:
                     return None  # the context was destroyed while the promise was pending
                 value = result.get("result", {}).get("value")
-                if value is not None:
-                    return value is True
+                if isinstance(value, dict):
+                    churn = tuple(str(item) for item in value.get("churn") or ())
+                    return Quiet(settled=value.get("settled") is True, churn=churn)
                 # A document that started before the observer was installed, in a
                 # world created just now: the observer goes in here too.
                 await self.target.send(
@@ -248,6 +281,17 @@ class PageRevisions:
         except CDPError:
             return None
         return None
+
+    async def _resolve(self, backend_id: int, context: int) -> str | None:
+        """A node as a remote object of the observer's world, None when it is gone."""
+        try:
+            resolved = await self.target.send(
+                "DOM.resolveNode", {"backendNodeId": backend_id, "executionContextId": context}
+            )
+        except CDPError:
+            return None
+        object_id = resolved.get("object", {}).get("objectId")
+        return str(object_id) if object_id else None
 
     async def _install(self) -> None:
         try:

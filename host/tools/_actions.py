@@ -27,6 +27,7 @@ from ._common import (
     id_arg,
     json_value,
     schema,
+    scope_of,
     script,
     text,
     text_arg,
@@ -89,7 +90,7 @@ async def click(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     point = await target_point(tab.target, element, info, tab.latest)
     async with watch(tab.revisions) as activity:
         await click_at(tab.target, point)
-        settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT)
+        settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT, scope_of(element))
     return await after_action(tab, activity, settled, submits=info.submits)
 
 
@@ -144,7 +145,7 @@ async def type_text(tab: Tab, args: Mapping[str, object]) -> ToolResult:
         elsewhere = await _focus(tab, element)
         if elsewhere is not None:
             # Typing now would go wherever the page put the focus: nothing is typed.
-            settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT)
+            settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT, scope_of(element))
             answer = await after_action(
                 tab,
                 activity,
@@ -167,7 +168,7 @@ async def type_text(tab: Tab, args: Mapping[str, object]) -> ToolResult:
         note = _differs(element, info, before + typed, await _field_value(tab, element))
         if submit:
             await key_press(target, parse_key("Enter"))
-        settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT)
+        settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT, scope_of(element))
     return await after_action(tab, activity, settled, submits=submit, note=note)
 
 
@@ -235,7 +236,7 @@ async def _set_picker(
             )
         if submit:
             await key_press(target, parse_key("Enter"))
-        settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT)
+        settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT, scope_of(element))
     return await after_action(tab, activity, settled, submits=submit)
 
 
@@ -341,7 +342,7 @@ async def select(tab: Tab, args: Mapping[str, object]) -> ToolResult:
                 f" … ({len(listed)} in all)" if len(listed) > 30 else ""
             )
             raise Refusal(f"{describe(element, info)} has no option {value!r}; options: {shown}")
-        settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT)
+        settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT, scope_of(element))
     note = None if outcome["changed"] else f"{outcome['text']!r} was already selected"
     return await after_action(tab, activity, settled, note=note)
 
@@ -373,7 +374,7 @@ async def check(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     point = await target_point(target, element, info, tab.latest)
     async with watch(tab.revisions) as activity:
         await click_at(target, point)
-        settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT)
+        settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT, scope_of(element))
     note = None
     try:
         after = await element_info(target, element)
@@ -396,7 +397,7 @@ async def hover(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     point = await target_point(tab.target, element, info, tab.latest)
     async with watch(tab.revisions) as activity:
         await move_to(tab.target, point)
-        settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT)
+        settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT, scope_of(element))
     return await after_action(tab, activity, settled)
 
 
@@ -434,6 +435,7 @@ async def scroll(tab: Tab, args: Mapping[str, object]) -> ToolResult:
         point = Point(width / 2, height / 2)
     delta = round(height * 0.8) * (1 if direction != "up" else -1)
     before = await _scroll_position(tab)
+    # Scrolling loads content anywhere (lists that grow as you scroll): the whole page.
     async with watch(tab.revisions) as activity:
         await target.execute(
             cdp.input_dispatch_mouse_event("mouseWheel", point.x, point.y, delta_x=0, delta_y=delta)

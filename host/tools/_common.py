@@ -19,7 +19,7 @@ from .._scripts import page_script
 from ..pipeline import xml
 from ..tab import Activity, Snapshot, Tab
 from ..tracker import ToolPolicy
-from ._input import Refusal
+from ._input import Located, Refusal
 
 __all__ = [
     "ACT",
@@ -39,10 +39,12 @@ __all__ = [
     "ToolSpec",
     "after_action",
     "bool_arg",
+    "churned",
     "error",
     "id_arg",
     "result",
     "schema",
+    "scope_of",
     "script",
     "text",
     "text_arg",
@@ -98,6 +100,12 @@ def tool(
         return Tool(ToolSpec(name, description, input_schema, policy), handler)
 
     return declare
+
+
+def scope_of(*elements: Located) -> tuple[int, ...]:
+    """What `settle` watches for an action on these elements (see `settle`'s scope):
+    their backend ids, for elements of the tab's own session (the observer's)."""
+    return tuple(e.backend_id for e in elements if e.session is None)
 
 
 def script(name: str) -> str:
@@ -205,6 +213,16 @@ def unsettled(seconds: float) -> str:
     )
 
 
+def churned(activity: Activity) -> str | None:
+    """The note that says what kept changing while the answer was awaited, if anything."""
+    if not activity.churn:
+        return None
+    return (
+        f"parts of the page kept changing meanwhile ({', '.join(activity.churn)}); "
+        "this answered without waiting for them"
+    )
+
+
 async def bring_to_front(target: Target) -> None:
     """Make the tab the visible one again (a background tab's timers are throttled)."""
     with contextlib.suppress(CDPError):
@@ -221,6 +239,7 @@ async def after_action(
 ) -> ToolResult:
     """The answer to an action once the page settled (or the wait ran out)."""
     notes = [n for n in (note, None if settled else unsettled(SETTLE_TIMEOUT)) if n]
+    notes += [n for n in (churned(activity),) if n]
     if activity.opened:
         # `watch` brought the tab back to the front as the window opened, but the
         # browser may have switched to the new tab only after that: once more, now
