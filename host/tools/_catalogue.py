@@ -19,7 +19,7 @@ import trio
 from pycdp_bridge import CDPError, DialogOpenError, PageCrashedError, TargetClosedError
 
 from ..tab import PageChangedError, Tab
-from . import _actions, _dialogs, _navigation, _queries
+from . import _actions, _dialogs, _navigation, _pointer, _queries
 from ._common import ACTION_TIMEOUT, BadArguments, Refusal, Tool, ToolResult, ToolSpec, error
 from ._input import OBJECT_GROUP, element_info, locate
 
@@ -33,11 +33,15 @@ _CATALOGUE: tuple[Tool, ...] = (
     _navigation.capture_snapshot,
     _dialogs.answer_dialog,
     _actions.click,
+    _pointer.double_click,
     _actions.type_text,
     _actions.press,
     _actions.select,
     _actions.check,
     _actions.hover,
+    _pointer.drag,
+    _pointer.select_text,
+    _pointer.upload,
     _actions.scroll,
     _queries.find,
     _queries.expand,

@@ -68,6 +68,9 @@ class ToolSpec:
     description: str
     input_schema: Mapping[str, object]
     policy: ToolPolicy
+    # Why every call needs the person's consent before it runs (`upload`: it hands the
+    # page a local file), for the host's consent check; None: the tool decides per call.
+    needs_consent: str | None = None
 
 
 @attrs.frozen
@@ -92,12 +95,18 @@ class Tool:
 
 
 def tool(
-    name: str, description: str, input_schema: Mapping[str, object], policy: ToolPolicy
+    name: str,
+    description: str,
+    input_schema: Mapping[str, object],
+    policy: ToolPolicy,
+    *,
+    needs_consent: str | None = None,
 ) -> Callable[[Handler], Tool]:
     """Declare a tool: its spec, written right above the function that runs it."""
 
     def declare(handler: Handler) -> Tool:
-        return Tool(ToolSpec(name, description, input_schema, policy), handler)
+        spec = ToolSpec(name, description, input_schema, policy, needs_consent=needs_consent)
+        return Tool(spec, handler)
 
     return declare
 
