@@ -184,10 +184,13 @@
             .map(([el, n]) => describe(el) + " " + n + "x");
           resolve({settled, churn: named});
         };
-        const arm = () => { clearTimeout(timer); timer = setTimeout(() => finish(true), quietMs); };
+        const arm = (wait = quietMs) => {
+          clearTimeout(timer); timer = setTimeout(() => finish(true), wait);
+        };
         const limit = setTimeout(() => finish(false), capMs);
         quietWaiters.add(waiter);
-        arm();
+        // The quiet since the action began (and since the last change) already counts.
+        arm(Math.max(0, quietMs - Math.min(start - lastChange, sinceMs || 0)));
       });
     },
     lastChange() { return performance.now() - lastChange; },
