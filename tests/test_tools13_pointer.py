@@ -109,14 +109,20 @@ async def test_upload_through_the_label(
     page: PageTarget, pages_server: StaticServer, tmp_path: Path
 ) -> None:
     """A file given by path goes into the file field a styled label stands for, and the
-    page sees it (name and size); the tool's spec asks for the person's consent."""
+    page sees it (name and size), only once the person consented (the spec says so)."""
     assert tool_spec("upload").needs_consent
     notes = tmp_path / "notes.txt"
     notes.write_text("twelve bytes")
     with trio.fail_after(IO_TIMEOUT):
         tab, xml = await open_tab(page, pages_server.url(PAGE))
         label = eid_of(xml, "clickable", "Choose files")
-        result = await act(tab, "upload", {"id": label, "paths": [str(notes)]})
+        args = {"id": label, "paths": [str(notes)]}
+        unasked = await run_tool(tab, "upload", args)
+        assert unasked.is_error
+        assert "needs the person's consent" in unasked.content
+        assert await page.evaluate("document.getElementById('attachment').files.length") == 0
+        result = await run_tool(tab, "upload", args, consented=True)
+        assert not result.is_error, result.content
         assert "Attached: notes.txt (12 bytes)" in result.content
         assert "now holds notes.txt" in result.content
 
@@ -131,17 +137,19 @@ async def test_upload_refusals(
     with trio.fail_after(IO_TIMEOUT):
         tab, xml = await open_tab(page, pages_server.url(PAGE))
         field = eid_of(xml, "input", 'type="file"')
-        gone = await run_tool(tab, "upload", {"id": field, "paths": [str(tmp_path / "no.pdf")]})
+        gone = await run_tool(
+            tab, "upload", {"id": field, "paths": [str(tmp_path / "no.pdf")]}, consented=True
+        )
         assert gone.is_error
         assert "there is no file at" in gone.content
-        relative = await run_tool(tab, "upload", {"id": field, "paths": ["cv.pdf"]})
+        relative = await run_tool(tab, "upload", {"id": field, "paths": ["cv.pdf"]}, consented=True)
         assert relative.is_error
         assert "absolute" in relative.content
-        wrong = await run_tool(tab, "upload", {"id": field, "paths": [str(image)]})
+        wrong = await run_tool(tab, "upload", {"id": field, "paths": [str(image)]}, consented=True)
         assert wrong.is_error
         assert "photo.png is not one of those" in wrong.content
         button = eid_of(xml, "button", "+ Add a card")
-        other = await run_tool(tab, "upload", {"id": button, "paths": [str(image)]})
+        other = await run_tool(tab, "upload", {"id": button, "paths": [str(image)]}, consented=True)
         assert other.is_error
         assert "is not a file field" in other.content
         assert await page.evaluate("document.getElementById('attachment').files.length") == 0

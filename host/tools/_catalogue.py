@@ -62,13 +62,23 @@ def tool_spec(name: str) -> ToolSpec:
         raise KeyError(f"unknown tool {name!r}; the tools are {known}") from None
 
 
-async def run_tool(tab: Tab, name: str, args: Mapping[str, object]) -> ToolResult:
+async def run_tool(
+    tab: Tab, name: str, args: Mapping[str, object], *, consented: bool = False
+) -> ToolResult:
     """Run one tool on a tab; refusals and a closed tab come back as `is_error` results.
+
+    A tool whose spec says it `needs_consent` (`upload`) runs only with
+    ``consented=True``: the caller asked the person first; otherwise nothing is done.
 
     Raises KeyError for an unknown tool name; every browser or page failure (CDPError)
     comes back as an `is_error` result with a plain message.
     """
-    tool_spec(name)
+    spec = tool_spec(name)
+    if spec.needs_consent is not None and not consented:
+        return error(
+            f"{name} was not run: it needs the person's consent ({spec.needs_consent}), "
+            "and none was given"
+        )
     handler = _BY_NAME[name].run
     crashed = error(
         f"{name} failed: the page crashed (its renderer process died); "
