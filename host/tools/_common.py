@@ -144,9 +144,10 @@ def schema(properties: Mapping[str, object], required: tuple[str, ...] = ()) -> 
 
 SETTLES = (
     f"Then it waits until the page settles (loads, requests answered, {0.3:g} s without "
-    f"changes; at most {SETTLE_TIMEOUT:g} s, after which the result says the page did not "
-    "settle) and returns a snapshot: a diff of what changed, or the whole new page "
-    "(baseline) if the action opened another page."
+    "changes where the action could have had its effect; parts that keep changing "
+    f"elsewhere are not waited for, and a note names them; at most {SETTLE_TIMEOUT:g} s, "
+    "after which the result says the page did not settle) and returns a snapshot: a diff "
+    "of what changed, or the whole new page (baseline) if the action opened another page."
 )
 REFUSES = (
     "Errors (nothing is done): an id that is no longer on the page (take a snapshot), an "

@@ -154,7 +154,9 @@
     quiet(quietMs, capMs, scopes, sinceMs) {
       const start = performance.now();
       const began = start - (sinceMs || 0);
-      const within = scopes && scopes.length ? widen(scopes) : null;
+      let within = scopes && scopes.length ? widen(scopes) : null;
+      // The action removed what it touched: its effect may be anywhere.
+      if (within && !within.size) within = null;
       const during = new Map();
       const churn = new Map();
       return new Promise((resolve) => {
