@@ -68,5 +68,5 @@ async def test_page_error_is_a_result(page: PageTarget, pages_server: StaticServ
         iban = field_after(xml, "Confirm IBAN")
         result = await run_tool(tab, "type", {"id": iban, "text": "DE89 3704"})
         assert result.is_error
-        assert result.content.startswith("type failed:"), result.content
+        assert result.content.startswith("type stopped:"), result.content
         assert "do not paste it" in result.content

@@ -9,7 +9,7 @@ from typing import Any
 
 import attrs
 
-from pycdp_bridge import CDPError
+from pycdp_bridge import CDPError, JavaScriptError, call_on
 from pycdp_bridge import protocol as cdp
 
 from ..tab import Tab, settle, watch
@@ -38,7 +38,6 @@ from ._input import (
     ElementInfo,
     Located,
     Point,
-    call_on,
     click_at,
     describe,
     element_info,
@@ -156,12 +155,14 @@ async def type_text(tab: Tab, args: Mapping[str, object]) -> ToolResult:
             return attrs.evolve(answer, is_error=True)
         if clear:
             had_text = await call_on(
-                target, element.session, element.object_id, script("select-all.js")
+                target, element.object_id, script("select-all.js"), session_id=element.session
             )
             if had_text is True:
                 await key_press(target, parse_key("Backspace"))
         else:
-            await call_on(target, element.session, element.object_id, script("caret-end.js"))
+            await call_on(
+                target, element.object_id, script("caret-end.js"), session_id=element.session
+            )
         if typed:
             await target.execute(cdp.input_insert_text(typed))
         # What the field holds before Enter, which may take the page elsewhere.
@@ -175,14 +176,18 @@ async def type_text(tab: Tab, args: Mapping[str, object]) -> ToolResult:
 async def _focus(tab: Tab, element: Located) -> str | None:
     """Focus the element if it has not the focus; None once it has, else where it is."""
     target = tab.target
-    focused = await call_on(target, element.session, element.object_id, script("is-focused.js"))
+    focused = await call_on(
+        target, element.object_id, script("is-focused.js"), session_id=element.session
+    )
     if focused is True:
         return None
     with contextlib.suppress(CDPError):  # "not focusable": the page disabled it meanwhile
         await target.execute(
             cdp.dom_focus(backend_node_id=element.backend_id), session_id=element.session
         )
-    owner = await call_on(target, element.session, element.object_id, script("focus-owner.js"))
+    owner = await call_on(
+        target, element.object_id, script("focus-owner.js"), session_id=element.session
+    )
     return None if owner is None else str(owner)
 
 
@@ -190,9 +195,9 @@ async def _field_value(tab: Tab, element: Located) -> str:
     """What the field holds; empty when it cannot be read (it left the page)."""
     try:
         value = await call_on(
-            tab.target, element.session, element.object_id, script("field-value.js")
+            tab.target, element.object_id, script("field-value.js"), session_id=element.session
         )
-    except CDPError:
+    except (CDPError, JavaScriptError):
         return ""
     return value if isinstance(value, str) else ""
 
@@ -227,7 +232,7 @@ async def _set_picker(
                 "nothing was set"
             )
         accepted = await call_on(
-            target, element.session, element.object_id, script("set-value.js"), {"value": value}
+            target, element.object_id, script("set-value.js"), value, session_id=element.session
         )
         if accepted is not True:
             raise Refusal(
@@ -326,11 +331,7 @@ async def select(tab: Tab, args: Mapping[str, object]) -> ToolResult:
             cdp.dom_focus(backend_node_id=element.backend_id), session_id=element.session
         )
         outcome: Mapping[str, Any] = await call_on(
-            target,
-            element.session,
-            element.object_id,
-            script("select-option.js"),
-            {"value": value},
+            target, element.object_id, script("select-option.js"), value, session_id=element.session
         )
         if not outcome["found"]:
             if outcome.get("disabled"):
@@ -378,7 +379,7 @@ async def check(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     note = None
     try:
         after = await element_info(target, element)
-    except CDPError:
+    except (CDPError, JavaScriptError):
         after = None  # the click took the page elsewhere; the snapshot shows where
     if after is not None and after.checked != on:
         note = f"clicked {describe(element, info)} but it is still not {state}"

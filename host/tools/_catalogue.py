@@ -16,7 +16,14 @@ from collections.abc import Mapping
 
 import trio
 
-from pycdp_bridge import CDPError, DialogOpenError, PageCrashedError, TargetClosedError
+from pycdp_bridge import (
+    CDPError,
+    DialogOpenError,
+    JavaScriptError,
+    PageCrashedError,
+    TargetClosedError,
+)
+from pycdp_bridge import protocol as cdp
 
 from ..tab import PageChangedError, Tab
 from . import _actions, _dialogs, _navigation, _pointer, _queries
@@ -117,6 +124,10 @@ async def run_tool(
             f"{name} did not finish within {ACTION_TIMEOUT:g} s: the page does not respond "
             "(a script on it may be stuck); reload it or take a snapshot later"
         )
+    except JavaScriptError as exc:
+        # Our page-side code met a page it did not expect (a patched prototype, a
+        # document going away): nothing more was done.
+        return error(f"{name} stopped: {exc.description}; nothing more was done; take a snapshot")
     except CDPError as exc:
         if "node" in exc.message.lower() or "context" in exc.message.lower():
             # The element or its document went away between two steps: the page changed.
@@ -142,8 +153,8 @@ async def _release(tab: Tab) -> None:
     for session in sessions:
         # Blocked by a dialog: the group is released after the next call instead.
         with contextlib.suppress(CDPError, TargetClosedError, DialogOpenError):
-            await tab.target.send(
-                "Runtime.releaseObjectGroup", {"objectGroup": OBJECT_GROUP}, session_id=session
+            await tab.target.execute(
+                cdp.runtime_release_object_group(OBJECT_GROUP), session_id=session
             )
 
 
@@ -166,7 +177,7 @@ async def would_submit(tab: Tab, name: str, args: Mapping[str, object]) -> bool:
         if name == "click":
             element = await locate(tab, args.get("id"))
             return (await element_info(tab.target, element)).submits
-    except (Refusal, CDPError, TargetClosedError):
+    except (Refusal, CDPError, JavaScriptError, TargetClosedError):
         return False
     finally:
         with trio.CancelScope(shield=True):

@@ -6,11 +6,11 @@ from __future__ import annotations
 import mimetypes
 from collections.abc import Mapping, Sequence
 from pathlib import PurePath
-from typing import Any
+from typing import Any, Literal
 
 import trio
 
-from pycdp_bridge import Target
+from pycdp_bridge import Target, call_on
 from pycdp_bridge import protocol as cdp
 
 from ..tab import Tab, settle, watch
@@ -33,7 +33,6 @@ from ._common import (
 )
 from ._input import (
     Point,
-    call_on,
     describe,
     element_info,
     locate,
@@ -54,19 +53,25 @@ UPLOAD_CONSENT = "it gives the page a file from this computer"
 
 
 async def _mouse(
-    target: Target, kind: str, point: Point, *, buttons: int, click_count: int = 0
+    target: Target,
+    kind: Literal["mousePressed", "mouseReleased", "mouseMoved"],
+    point: Point,
+    *,
+    buttons: int,
+    click_count: int = 0,
 ) -> None:
     """One mouse event; `buttons` says which buttons are held (1: left), as a real mouse
     reports it on every move, so that pages see a drag as a drag."""
-    params: dict[str, Any] = {
-        "type": kind,
-        "x": point.x,
-        "y": point.y,
-        "button": "left" if kind != "mouseMoved" or buttons else "none",
-        "buttons": buttons,
-        "clickCount": click_count,
-    }
-    await target.send("Input.dispatchMouseEvent", params)
+    await target.execute(
+        cdp.input_dispatch_mouse_event(
+            kind,
+            point.x,
+            point.y,
+            button="left" if kind != "mouseMoved" or buttons else "none",
+            buttons=buttons,
+            click_count=click_count,
+        )
+    )
 
 
 @tool(
@@ -213,11 +218,11 @@ async def select_text(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     async with watch(tab.revisions) as activity:
         outcome: Mapping[str, Any] = await call_on(
             target,
-            element.session,
             element.object_id,
             script("select-text.js"),
-            {"value": wanted},
-            {"value": occurrence},
+            wanted,
+            occurrence,
+            session_id=element.session,
         )
         if not outcome["found"]:
             count = int(outcome["count"])
@@ -268,23 +273,21 @@ async def upload(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     element = await locate(tab, text_arg(args, "id"))
     target = tab.target
     info = await element_info(target, element)
-    found = await target.send(
-        "Runtime.callFunctionOn",
-        {
-            "functionDeclaration": script("file-input.js"),
-            "objectId": element.object_id,
-            "returnByValue": False,
-        },
+    found: Mapping[str, Any] = await call_on(
+        target,
+        element.object_id,
+        script("file-input.js"),
+        return_by_value=False,
         session_id=element.session,
     )
-    field_id = found.get("result", {}).get("objectId")
+    field_id = found.get("objectId")
     if not field_id:
         raise Refusal(
             f"{describe(element, info)} is not a file field (<input type=file>), nor a "
             "label or button that holds one"
         )
     facts: Mapping[str, Any] = await call_on(
-        target, element.session, field_id, script("file-input-facts.js")
+        target, field_id, script("file-input-facts.js"), session_id=element.session
     )
     if facts["disabled"]:
         raise Refusal(f"the file field of {describe(element, info)} is disabled")
@@ -300,14 +303,12 @@ async def upload(tab: Tab, args: Mapping[str, object]) -> ToolResult:
         )
     async with watch(tab.revisions) as activity:
         # What the file picker does: the files are set, then `input` and `change` fire.
-        await target.send(
-            "DOM.setFileInputFiles",
-            {"files": list(paths), "objectId": field_id},
-            session_id=element.session,
+        await target.execute(
+            cdp.dom_set_file_input_files(paths, object_id=field_id), session_id=element.session
         )
         settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT, scope_of(element))
     held: Mapping[str, Any] = await call_on(
-        target, element.session, field_id, script("file-input-facts.js")
+        target, field_id, script("file-input-facts.js"), session_id=element.session
     )
     names = ", ".join(str(name) for name in held["files"]) or "no file"
     note = f"the file field of {describe(element, info)} now holds {names}"
