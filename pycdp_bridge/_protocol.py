@@ -41,6 +41,7 @@ if TYPE_CHECKING:
         ResolveNodeParameters,
         ResolveNodeReturns,
         ScrollIntoViewIfNeededParameters,
+        SetFileInputFilesParameters,
     )
     from cdp_use.cdp.domsnapshot.commands import (
         CaptureSnapshotParameters,
@@ -166,12 +167,23 @@ def dom_describe_node(
 
 
 def dom_resolve_node(
-    *, backend_node_id: int, object_group: str | None = None
+    *,
+    backend_node_id: int,
+    object_group: str | None = None,
+    execution_context_id: int | None = None,
 ) -> Command[ResolveNodeReturns]:
     params: ResolveNodeParameters = {"backendNodeId": backend_node_id}
     if object_group is not None:
         params["objectGroup"] = object_group
+    if execution_context_id is not None:
+        params["executionContextId"] = execution_context_id
     return cast("ResolveNodeReturns", (yield from _call("DOM.resolveNode", params)))
+
+
+def dom_set_file_input_files(files: Sequence[str], *, object_id: str) -> Command[Empty]:
+    """Put files into a file input, as its file picker does (`input` and `change` fire)."""
+    params: SetFileInputFilesParameters = {"files": list(files), "objectId": object_id}
+    return (yield from _call("DOM.setFileInputFiles", params))
 
 
 def dom_get_content_quads(*, backend_node_id: int) -> Command[GetContentQuadsReturns]:
@@ -385,19 +397,29 @@ def runtime_evaluate(
 def runtime_call_function_on(
     function_declaration: str,
     *,
-    object_id: str,
+    object_id: str | None = None,
+    execution_context_id: int | None = None,
     arguments: Sequence[CallArgument] = (),
     return_by_value: bool = True,
     await_promise: bool = True,
 ) -> Command[CallFunctionOnReturns]:
-    """Call a function with ``this`` bound to a remote object (see `pycdp_bridge.call_on`)."""
+    """Call a function with ``this`` bound to a remote object (see `pycdp_bridge.call_on`),
+    or in an execution context (an isolated world) with only its arguments."""
+    if (object_id is None) == (execution_context_id is None):
+        raise ValueError(
+            f"runtime_call_function_on needs exactly one of object_id ({object_id!r}) and "
+            f"execution_context_id ({execution_context_id!r})"
+        )
     params: CallFunctionOnParameters = {
         "functionDeclaration": function_declaration,
-        "objectId": object_id,
         "arguments": list(arguments),
         "returnByValue": return_by_value,
         "awaitPromise": await_promise,
     }
+    if object_id is not None:
+        params["objectId"] = object_id
+    if execution_context_id is not None:
+        params["executionContextId"] = execution_context_id
     return cast("CallFunctionOnReturns", (yield from _call("Runtime.callFunctionOn", params)))
 
 
@@ -478,6 +500,7 @@ def input_dispatch_mouse_event(
     click_count: int = 0,
     delta_x: float | None = None,
     delta_y: float | None = None,
+    buttons: int | None = None,
 ) -> Command[Empty]:
     params: DispatchMouseEventParameters = {
         "type": type_,
@@ -486,6 +509,8 @@ def input_dispatch_mouse_event(
         "button": button,
         "clickCount": click_count,
     }
+    if buttons is not None:
+        params["buttons"] = buttons  # held buttons (1: left), so moves read as a drag
     if delta_x is not None:
         params["deltaX"] = delta_x
     if delta_y is not None:

@@ -131,6 +131,7 @@ def compact(
     *,
     count: bool = True,
     long_text: int | None = None,
+    reserved: Mapping[str, int] | None = None,
 ) -> Compaction:
     """Compact a captured page into XML.
 
@@ -139,6 +140,9 @@ def compact(
     text in `Compaction.texts`, where the head ends, and exactly how many characters
     and line breaks follow; `read_text` gives the rest a page at a time. The output
     tree keeps the whole text (inside the marker), so searches still see all of it.
+
+    `reserved`: eids issued earlier in this document → the backend id of the node
+    each was issued for (see `assign_eids`); ids of nodes gone from `model` are free.
     """
     # The pipeline allocates many small objects and makes no reference cycles;
     # pausing the cyclic collector keeps a full sweep over the page model out of
@@ -151,7 +155,9 @@ def compact(
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, _RECURSION_LIMIT))
     try:
-        return _compact(model, options or BuildOptions(), count=count, long_text=long_text)
+        return _compact(
+            model, options or BuildOptions(), count=count, long_text=long_text, reserved=reserved
+        )
     finally:
         sys.setrecursionlimit(limit)
         if enabled:
@@ -159,7 +165,12 @@ def compact(
 
 
 def _compact(
-    model: PageModel, options: BuildOptions, *, count: bool, long_text: int | None
+    model: PageModel,
+    options: BuildOptions,
+    *,
+    count: bool,
+    long_text: int | None,
+    reserved: Mapping[str, int] | None = None,
 ) -> Compaction:
     t0 = time.perf_counter()
     visibility = filter_page(model)
@@ -168,7 +179,19 @@ def _compact(
     _make_encodable(built.root)
     texts = _cut_long_texts(built.root, long_text) if long_text is not None else {}
     t2 = time.perf_counter()
-    eids = assign_eids((facts for _, facts in built.controls), len(built.controls))
+    nodes: list[int] = []
+    if reserved:
+        # Backend ids are per renderer: only nodes of the tab's own session are bound.
+        own = [
+            n.backend_node_id if model.frames[n.frame].session_id is None else 0
+            for n in model.nodes
+        ]
+        live = set(own)
+        reserved = {eid: node for eid, node in reserved.items() if node in live}
+        nodes = [own[facts.node] for _, facts in built.controls]
+    eids = assign_eids(
+        (facts for _, facts in built.controls), len(built.controls), reserved=reserved, nodes=nodes
+    )
     controls: dict[str, Control] = {}
     for (out, facts), eid in zip(built.controls, eids, strict=True):
         out.eid = eid

@@ -10,6 +10,11 @@ eid on every page of the site. Two controls with the same identity are told apar
 by their rank among alike controls in document order (the n-th one hashes with n),
 probing further only on a true hash collision.
 
+Within a document's life an id never moves (`reserved`): the tab remembers which
+node each id it issued names, a node that was issued an id keeps it, and an id
+issued to a node that still exists is not given to another one, which probes on
+as for a collision (the pop-up's OK button does not take the covered form's).
+
 Ids are three characters (a letter then two base-36 digits: 33,696 values), about
 two tokens each; pages with more than 8,000 controls get four characters.
 """
@@ -19,7 +24,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 
 from ._build import ControlFacts
 
@@ -65,26 +70,44 @@ def _encode(value: int, length: int) -> str:
     return first + "".join(rest)
 
 
-def assign_eids(all_facts: Iterable[ControlFacts], count: int) -> list[str]:
-    """Eids for the controls, in the order given (document order)."""
+def assign_eids(
+    all_facts: Iterable[ControlFacts],
+    count: int,
+    *,
+    reserved: Mapping[str, int] | None = None,
+    nodes: Sequence[int] = (),
+) -> list[str]:
+    """Eids for the controls, in the order given (document order).
+
+    `reserved` maps eids issued earlier in this document to the node (backend id)
+    each names, for nodes that still exist; `nodes` gives each control's backend id
+    (0: none to bind). A control keeps the eid reserved for its node, and no other
+    control is given a reserved eid.
+    """
     length = 3 if count <= _LONG_THRESHOLD else 4
     facts_list = list(all_facts)
+    reserved = reserved or {}
+    owned = {node: eid for eid, node in reserved.items()}
+    kept = [owned.get(node) if node else None for node in nodes] or [None] * len(facts_list)
     base_keys = [identity_key(f) for f in facts_list]
     repeats = Counter(base_keys)
-    taken: set[str] = set()
+    taken: set[str] = {eid for eid in kept if eid is not None}
     occurrences: Counter[str] = Counter()
     eids: list[str] = []
-    for facts, base in zip(facts_list, base_keys, strict=True):
+    for facts, base, own in zip(facts_list, base_keys, kept, strict=True):
         text = identity_key(facts, with_heading=True) if repeats[base] > 1 else base
         key = text.encode("utf-8", "surrogatepass")
         # The n-th control with the same identity starts probing at n: alike
         # controls (a list of "Add to cart") cost one hash each, not n.
         probe = occurrences[text]
         occurrences[text] += 1
+        if own is not None:
+            eids.append(own)
+            continue
         while True:
             digest = hashlib.blake2b(key + b"\x00" + str(probe).encode(), digest_size=8).digest()
             eid = _encode(int.from_bytes(digest, "big"), length)
-            if eid not in taken:
+            if eid not in taken and eid not in reserved:
                 break
             probe += 1
         taken.add(eid)

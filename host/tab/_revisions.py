@@ -50,8 +50,8 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Mapping
-from typing import Any, Final
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 import trio
@@ -61,11 +61,15 @@ from pycdp_bridge import protocol as cdp
 
 from .._scripts import page_script
 
+if TYPE_CHECKING:
+    from cdp_use.cdp.runtime.types import CallArgument
+
 __all__ = [
     "BINDING_NAME",
     "WINDOW_MS",
     "WORLD_NAME",
     "PageRevisions",
+    "Quiet",
     "RevisionStatistics",
 ]
 
@@ -95,6 +99,19 @@ _BINDING_EVENT: Final = cdp.events.RUNTIME_BINDING_CALLED
 _EVENT_BUFFER: Final = 8192
 
 _TOKEN_EXPRESSION: Final = "globalThis.__trimtab ? globalThis.__trimtab.revision() : null"
+_QUIET_FUNCTION: Final = (
+    "function(quietMs, capMs, sinceMs, ...scopes) { return globalThis.__trimtab"
+    " ? globalThis.__trimtab.quiet(quietMs, capMs, scopes, sinceMs) : null; }"
+)
+
+
+@attrs.frozen
+class Quiet:
+    """How a wait for quiet ended: quiet (`settled`) or at its cap, and what kept
+    changing meanwhile without being waited for (``<span class="price"> 9x``)."""
+
+    settled: bool
+    churn: tuple[str, ...] = ()
 
 
 def _observer_source() -> str:
@@ -214,30 +231,51 @@ class PageRevisions:
         await self.target.execute(cdp.network_enable())
         self._activity_events = True
 
-    async def quiet(self, frame_id: str, quiet_ms: int, cap_ms: int) -> bool | None:
+    async def quiet(
+        self,
+        frame_id: str,
+        quiet_ms: int,
+        cap_ms: int,
+        scopes: Sequence[int] = (),
+        since_ms: float = 0.0,
+    ) -> Quiet | None:
         """Wait in the page until its DOM has been quiet for `quiet_ms`.
 
-        True once it was, False when `cap_ms` passed first, None when the document
-        went away meanwhile (a navigation is starting).
+        `scopes` are backend ids of the nodes an action touched: then only changes in
+        them, their forms and landmarks, and dialogs opened meanwhile count (see
+        ``page-observer.js``); `since_ms` is how long ago the action began, so that
+        elements that were already changing before it (a ticker) are churn, not waited
+        for. A `Quiet` once quiet or when `cap_ms` passed first (``settled`` False), None
+        when the document went away meanwhile (a navigation is starting).
         """
         if not await self.install():
             # Nothing can watch this page: a person's glance at it.
             await trio.sleep(quiet_ms / 1000)
-            return True
-        expression = (
-            f"globalThis.__trimtab ? globalThis.__trimtab.quiet({quiet_ms}, {cap_ms}, []) : null"
-        )
+            return Quiet(settled=True)
         try:
             world = await self.target.execute(
                 cdp.page_create_isolated_world(frame_id, world_name=WORLD_NAME)
             )
             context = int(world["executionContextId"])
+            nodes = [await self._resolve(backend_id, context) for backend_id in scopes]
+            arguments: list[CallArgument] = [
+                {"value": quiet_ms},
+                {"value": cap_ms},
+                {"value": round(since_ms)},
+            ]
+            arguments += [{"objectId": node} for node in nodes if node is not None]
             for _ in range(2):
-                value = await evaluate(
-                    self.target, expression, context_id=context, await_promise=True
+                result: Mapping[str, Any] = await self.target.execute(
+                    cdp.runtime_call_function_on(
+                        _QUIET_FUNCTION, execution_context_id=context, arguments=arguments
+                    )
                 )
-                if value is not None:
-                    return value is True
+                if "exceptionDetails" in result:
+                    return None  # the context was destroyed while the promise was pending
+                value = result.get("result", {}).get("value")
+                if isinstance(value, dict):
+                    churn = tuple(str(item) for item in value.get("churn") or ())
+                    return Quiet(settled=value.get("settled") is True, churn=churn)
                 # A document that started before the observer was installed, in a
                 # world created just now: the observer goes in here too.
                 await evaluate(self.target, _observer_source(), context_id=context)
@@ -245,6 +283,17 @@ class PageRevisions:
             # The context went with its document while the promise was pending.
             return None
         return None
+
+    async def _resolve(self, backend_id: int, context: int) -> str | None:
+        """A node as a remote object of the observer's world, None when it is gone."""
+        try:
+            resolved = await self.target.execute(
+                cdp.dom_resolve_node(backend_node_id=backend_id, execution_context_id=context)
+            )
+        except CDPError:
+            return None
+        object_id = resolved.get("object", {}).get("objectId")
+        return str(object_id) if object_id else None
 
     async def _install(self) -> None:
         try:

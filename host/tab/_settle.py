@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -66,6 +66,10 @@ class Activity:
     in_flight: set[str] = attrs.field(factory=set)
     # URLs the page opened in other tabs or windows (a target=_blank link, window.open).
     opened: list[str] = attrs.field(factory=list)
+    # What kept changing while `settle` waited, without being waited for (a ticker).
+    churn: tuple[str, ...] = ()
+    # When the action began (trio clock): changes running since before it are churn.
+    started: float = attrs.field(factory=trio.current_time)
     changed: trio.Event = attrs.field(factory=trio.Event)
 
     @property
@@ -159,26 +163,38 @@ async def watch(revisions: PageRevisions) -> AsyncIterator[Activity]:
         raise
 
 
-async def settle(revisions: PageRevisions, activity: Activity, timeout: float) -> bool:
+async def settle(
+    revisions: PageRevisions, activity: Activity, timeout: float, scope: Sequence[int] = ()
+) -> bool:
     """Wait until the page is idle and its DOM quiet for `QUIET_MS`; False on timeout.
+
+    `scope`: backend ids (in the tab's own session) of the elements the action used.
+    Then only changes where it could have had its effect count: those elements, their
+    forms and landmarks, dialogs it opened (navigations are followed by `activity`);
+    a page that keeps changing elsewhere answers as soon as that part is quiet. What
+    kept changing without being waited for is left in ``activity.churn``.
 
     DOM quiet is watched by the tab's page observer (`PageRevisions.quiet`), the
     same one that tells the call tracker the page changed.
     """
-    with trio.move_on_after(timeout) as scope:
+    with trio.move_on_after(timeout) as scope_timer:
         while True:
             await activity.idle()
-            remaining = scope.deadline - trio.current_time()
+            remaining = scope_timer.deadline - trio.current_time()
             if remaining <= 0:
                 break
             cap_ms = max(QUIET_MS, math.floor(remaining * 1000))
-            quiet = await revisions.quiet(activity.frame_id, QUIET_MS, cap_ms)
+            since_ms = (trio.current_time() - activity.started) * 1000
+            # After a navigation the element's document is gone: the whole page counts.
+            nodes = scope if activity.commits == 0 else ()
+            quiet = await revisions.quiet(activity.frame_id, QUIET_MS, cap_ms, nodes, since_ms)
             if quiet is None:
                 # The document went away under the observer: a navigation is starting,
                 # and its events may still be on the way.
                 await trio.sleep(0.05)
                 continue
+            activity.churn = quiet.churn
             # A navigation or request that began meanwhile means the page is not done.
             if not activity.busy:
-                return quiet  # False: it kept mutating for the whole remaining time
+                return quiet.settled  # False: it kept mutating for the whole remaining time
     return False

@@ -13,6 +13,10 @@ A `SnapshotMemory` captures its target, runs the pipeline and decides what to se
   when the diff would cost more.
 
 The previous-baseline memory is updated only by baselines and cleared on errors.
+
+Ids never move within a document's life: the memory keeps, per document, which node
+each id it sent names (`issued`), and the pipeline keeps those ids on their nodes
+and gives none of them to another node while its own still exists.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from pycdp_bridge import protocol as cdp
 
 from ..pipeline import (
     Compaction,
+    Control,
     Item,
     OutNode,
     Region,
@@ -127,6 +132,10 @@ class SnapshotMemory:
     baseline_regions: dict[str, str] | None = None
     # Every line of the previous baseline, in order, for repeated blocks outside landmarks.
     baseline_items: tuple[Item, ...] = ()
+    # Every eid sent for the document `issued_document` → the control it was sent for
+    # (nodes of the tab's own session). Kept by `forget`: the model may still hold them.
+    issued: dict[str, Control] = attrs.field(factory=dict)
+    issued_document: str = ""
 
     async def snapshot(self, *, baseline: bool = False) -> Snapshot:
         """Capture the tab and answer with a baseline or a diff."""
@@ -149,8 +158,16 @@ class SnapshotMemory:
                 return model
         raise PageChangedError(CAPTURE_ATTEMPTS)
 
+    def reserved(self, model: PageModel) -> dict[str, int]:
+        """Eid → backend node id of every id sent for `model`'s document (`compact`'s
+        ``reserved``); empty for another document."""
+        if model.document_id != self.issued_document:
+            return {}
+        return {eid: control.backend_node_id for eid, control in self.issued.items()}
+
     def forget(self) -> None:
-        """Drop every memory of the tab (after an error, or a released tab)."""
+        """Drop every memory of the tab (after an error, or a released tab), except
+        which node each id sent for the current document names."""
         self.latest = None
         self.latest_document = ""
         self.baseline_regions = None
@@ -160,8 +177,14 @@ class SnapshotMemory:
         self, model: PageModel, *, capture_ms: float = 0.0, baseline: bool = False
     ) -> Snapshot:
         """The answer for a captured page (sans-I/O: tests call this directly)."""
+        if model.document_id != self.issued_document:
+            self.issued = {}
+            self.issued_document = model.document_id
         # Tokens are counted for what is sent; the full page only when compared.
-        current = compact(model, count=False)
+        current = compact(model, count=False, reserved=self.reserved(model))
+        for eid, control in current.controls.items():
+            if model.frames[control.frame].session_id is None:
+                self.issued[eid] = control
         previous = self.latest
         same_document = (
             previous is not None and model.document_id == self.latest_document and not baseline

@@ -3,8 +3,11 @@ hover, scroll."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
 from typing import Any
+
+import attrs
 
 from pycdp_bridge import CDPError, JavaScriptError, call_on
 from pycdp_bridge import protocol as cdp
@@ -24,6 +27,7 @@ from ._common import (
     id_arg,
     json_value,
     schema,
+    scope_of,
     script,
     text,
     text_arg,
@@ -85,7 +89,7 @@ async def click(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     point = await target_point(tab.target, element, info, tab.latest)
     async with watch(tab.revisions) as activity:
         await click_at(tab.target, point)
-        settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT)
+        settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT, scope_of(element))
     return await after_action(tab, activity, settled, submits=info.submits)
 
 
@@ -131,18 +135,24 @@ async def type_text(tab: Tab, args: Mapping[str, object]) -> ToolResult:
         )
     if info.readonly:
         raise Refusal(f"{describe(element, info)} is read-only; it cannot be typed into")
+    before = "" if clear else await _field_value(tab, element)
     point = await target_point(target, element, info, tab.latest)
     async with watch(tab.revisions) as activity:
         # Focus by clicking it, as a person does; a click that left focus elsewhere
         # (a page that moves focus on click) gets the field focused directly.
         await click_at(target, point)
-        focused = await call_on(
-            target, element.object_id, script("is-focused.js"), session_id=element.session
-        )
-        if focused is not True:
-            await target.execute(
-                cdp.dom_focus(backend_node_id=element.backend_id), session_id=element.session
+        elsewhere = await _focus(tab, element)
+        if elsewhere is not None:
+            # Typing now would go wherever the page put the focus: nothing is typed.
+            settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT, scope_of(element))
+            answer = await after_action(
+                tab,
+                activity,
+                settled,
+                note=f"nothing was typed: {describe(element, info)} does not keep the focus "
+                f"(it went to {elsewhere}); see what the page shows now",
             )
+            return attrs.evolve(answer, is_error=True)
         if clear:
             had_text = await call_on(
                 target, element.object_id, script("select-all.js"), session_id=element.session
@@ -155,10 +165,58 @@ async def type_text(tab: Tab, args: Mapping[str, object]) -> ToolResult:
             )
         if typed:
             await target.execute(cdp.input_insert_text(typed))
+        # What the field holds before Enter, which may take the page elsewhere.
+        note = _differs(element, info, before + typed, await _field_value(tab, element))
         if submit:
             await key_press(target, parse_key("Enter"))
-        settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT)
-    return await after_action(tab, activity, settled, submits=submit)
+        settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT, scope_of(element))
+    return await after_action(tab, activity, settled, submits=submit, note=note)
+
+
+async def _focus(tab: Tab, element: Located) -> str | None:
+    """Focus the element if it has not the focus; None once it has, else where it is."""
+    target = tab.target
+    focused = await call_on(
+        target, element.object_id, script("is-focused.js"), session_id=element.session
+    )
+    if focused is True:
+        return None
+    with contextlib.suppress(CDPError):  # "not focusable": the page disabled it meanwhile
+        await target.execute(
+            cdp.dom_focus(backend_node_id=element.backend_id), session_id=element.session
+        )
+    owner = await call_on(
+        target, element.object_id, script("focus-owner.js"), session_id=element.session
+    )
+    return None if owner is None else str(owner)
+
+
+async def _field_value(tab: Tab, element: Located) -> str:
+    """What the field holds; empty when it cannot be read (it left the page)."""
+    try:
+        value = await call_on(
+            tab.target, element.object_id, script("field-value.js"), session_id=element.session
+        )
+    except (CDPError, JavaScriptError):
+        return ""
+    return value if isinstance(value, str) else ""
+
+
+def _differs(element: Located, info: ElementInfo, expected: str, holds: str) -> str | None:
+    """A note when the field holds something else than what was typed into it."""
+    if info.tag not in ("input", "textarea"):
+        expected, holds = " ".join(expected.split()), " ".join(holds.split())
+    if holds == expected:
+        return None
+    if info.type == "password":
+        return (
+            f"{describe(element, info)} holds {len(holds)} characters, not the "
+            f"{len(expected)} typed (the page limited or changed what was typed)"
+        )
+    return (
+        f"{describe(element, info)} holds {holds[:200]!r}, not {expected[:200]!r}: the page "
+        "limited or changed what was typed"
+    )
 
 
 async def _set_picker(
@@ -167,9 +225,12 @@ async def _set_picker(
     target = tab.target
     await target_point(target, element, info, tab.latest)  # in view, not covered
     async with watch(tab.revisions) as activity:
-        await target.execute(
-            cdp.dom_focus(backend_node_id=element.backend_id), session_id=element.session
-        )
+        elsewhere = await _focus(tab, element)
+        if elsewhere is not None:
+            raise Refusal(
+                f"{describe(element, info)} does not take the focus (it went to {elsewhere}); "
+                "nothing was set"
+            )
         accepted = await call_on(
             target, element.object_id, script("set-value.js"), value, session_id=element.session
         )
@@ -180,7 +241,7 @@ async def _set_picker(
             )
         if submit:
             await key_press(target, parse_key("Enter"))
-        settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT)
+        settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT, scope_of(element))
     return await after_action(tab, activity, settled, submits=submit)
 
 
@@ -282,7 +343,7 @@ async def select(tab: Tab, args: Mapping[str, object]) -> ToolResult:
                 f" … ({len(listed)} in all)" if len(listed) > 30 else ""
             )
             raise Refusal(f"{describe(element, info)} has no option {value!r}; options: {shown}")
-        settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT)
+        settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT, scope_of(element))
     note = None if outcome["changed"] else f"{outcome['text']!r} was already selected"
     return await after_action(tab, activity, settled, note=note)
 
@@ -314,7 +375,7 @@ async def check(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     point = await target_point(target, element, info, tab.latest)
     async with watch(tab.revisions) as activity:
         await click_at(target, point)
-        settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT)
+        settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT, scope_of(element))
     note = None
     try:
         after = await element_info(target, element)
@@ -337,7 +398,7 @@ async def hover(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     point = await target_point(tab.target, element, info, tab.latest)
     async with watch(tab.revisions) as activity:
         await move_to(tab.target, point)
-        settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT)
+        settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT, scope_of(element))
     return await after_action(tab, activity, settled)
 
 
@@ -375,6 +436,7 @@ async def scroll(tab: Tab, args: Mapping[str, object]) -> ToolResult:
         point = Point(width / 2, height / 2)
     delta = round(height * 0.8) * (1 if direction != "up" else -1)
     before = await _scroll_position(tab)
+    # Scrolling loads content anywhere (lists that grow as you scroll): the whole page.
     async with watch(tab.revisions) as activity:
         await target.execute(
             cdp.input_dispatch_mouse_event("mouseWheel", point.x, point.y, delta_x=0, delta_y=delta)

@@ -26,7 +26,7 @@ from pycdp_bridge import (
 from pycdp_bridge import protocol as cdp
 
 from ..tab import PageChangedError, Tab
-from . import _actions, _dialogs, _navigation, _queries
+from . import _actions, _dialogs, _navigation, _pointer, _queries
 from ._common import ACTION_TIMEOUT, BadArguments, Refusal, Tool, ToolResult, ToolSpec, error
 from ._input import OBJECT_GROUP, element_info, locate
 
@@ -40,11 +40,15 @@ _CATALOGUE: tuple[Tool, ...] = (
     _navigation.capture_snapshot,
     _dialogs.answer_dialog,
     _actions.click,
+    _pointer.double_click,
     _actions.type_text,
     _actions.press,
     _actions.select,
     _actions.check,
     _actions.hover,
+    _pointer.drag,
+    _pointer.select_text,
+    _pointer.upload,
     _actions.scroll,
     _queries.find,
     _queries.expand,
@@ -65,13 +69,23 @@ def tool_spec(name: str) -> ToolSpec:
         raise KeyError(f"unknown tool {name!r}; the tools are {known}") from None
 
 
-async def run_tool(tab: Tab, name: str, args: Mapping[str, object]) -> ToolResult:
+async def run_tool(
+    tab: Tab, name: str, args: Mapping[str, object], *, consented: bool = False
+) -> ToolResult:
     """Run one tool on a tab; refusals and a closed tab come back as `is_error` results.
 
-    Raises KeyError for an unknown tool name and CDPError for a browser failure that
-    is not about the page having changed.
+    A tool whose spec says it `needs_consent` (`upload`) runs only with
+    ``consented=True``: the caller asked the person first; otherwise nothing is done.
+
+    Raises KeyError for an unknown tool name; every browser or page failure (CDPError)
+    comes back as an `is_error` result with a plain message.
     """
-    tool_spec(name)
+    spec = tool_spec(name)
+    if spec.needs_consent is not None and not consented:
+        return error(
+            f"{name} was not run: it needs the person's consent ({spec.needs_consent}), "
+            "and none was given"
+        )
     handler = _BY_NAME[name].run
     crashed = error(
         f"{name} failed: the page crashed (its renderer process died); "
@@ -121,7 +135,11 @@ async def run_tool(tab: Tab, name: str, args: Mapping[str, object]) -> ToolResul
                 f"{name} stopped: the page changed while acting ({exc.message}); nothing "
                 "more was done; take a snapshot"
             )
-        raise
+        # Whatever else the browser or the page refused: a result, never an exception.
+        return error(
+            f"{name} failed: the browser refused a step ({exc.message}); nothing more "
+            "was done; take a snapshot to see the page as it is"
+        )
     finally:
         with trio.CancelScope(shield=True):
             await _release(tab)

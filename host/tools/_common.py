@@ -20,7 +20,7 @@ from .._scripts import page_script
 from ..pipeline import xml
 from ..tab import Activity, Snapshot, Tab
 from ..tracker import ToolPolicy
-from ._input import Refusal
+from ._input import Located, Refusal
 
 __all__ = [
     "ACT",
@@ -40,10 +40,12 @@ __all__ = [
     "ToolSpec",
     "after_action",
     "bool_arg",
+    "churned",
     "error",
     "id_arg",
     "result",
     "schema",
+    "scope_of",
     "script",
     "text",
     "text_arg",
@@ -67,6 +69,9 @@ class ToolSpec:
     description: str
     input_schema: Mapping[str, object]
     policy: ToolPolicy
+    # Why every call needs the person's consent before it runs (`upload`: it hands the
+    # page a local file), for the host's consent check; None: the tool decides per call.
+    needs_consent: str | None = None
 
 
 @attrs.frozen
@@ -91,14 +96,26 @@ class Tool:
 
 
 def tool(
-    name: str, description: str, input_schema: Mapping[str, object], policy: ToolPolicy
+    name: str,
+    description: str,
+    input_schema: Mapping[str, object],
+    policy: ToolPolicy,
+    *,
+    needs_consent: str | None = None,
 ) -> Callable[[Handler], Tool]:
     """Declare a tool: its spec, written right above the function that runs it."""
 
     def declare(handler: Handler) -> Tool:
-        return Tool(ToolSpec(name, description, input_schema, policy), handler)
+        spec = ToolSpec(name, description, input_schema, policy, needs_consent=needs_consent)
+        return Tool(spec, handler)
 
     return declare
+
+
+def scope_of(*elements: Located) -> tuple[int, ...]:
+    """What `settle` watches for an action on these elements (see `settle`'s scope):
+    their backend ids, for elements of the tab's own session (the observer's)."""
+    return tuple(e.backend_id for e in elements if e.session is None)
 
 
 def script(name: str) -> str:
@@ -128,9 +145,10 @@ def schema(properties: Mapping[str, object], required: tuple[str, ...] = ()) -> 
 
 SETTLES = (
     f"Then it waits until the page settles (loads, requests answered, {0.3:g} s without "
-    f"changes; at most {SETTLE_TIMEOUT:g} s, after which the result says the page did not "
-    "settle) and returns a snapshot: a diff of what changed, or the whole new page "
-    "(baseline) if the action opened another page."
+    "changes where the action could have had its effect; parts that keep changing "
+    f"elsewhere are not waited for, and a note names them; at most {SETTLE_TIMEOUT:g} s, "
+    "after which the result says the page did not settle) and returns a snapshot: a diff "
+    "of what changed, or the whole new page (baseline) if the action opened another page."
 )
 REFUSES = (
     "Errors (nothing is done): an id that is no longer on the page (take a snapshot), an "
@@ -206,6 +224,16 @@ def unsettled(seconds: float) -> str:
     )
 
 
+def churned(activity: Activity) -> str | None:
+    """The note that says what kept changing while the answer was awaited, if anything."""
+    if not activity.churn:
+        return None
+    return (
+        f"parts of the page kept changing meanwhile ({', '.join(activity.churn)}); "
+        "this answered without waiting for them"
+    )
+
+
 async def bring_to_front(target: Target) -> None:
     """Make the tab the visible one again (a background tab's timers are throttled)."""
     with contextlib.suppress(CDPError):
@@ -222,6 +250,7 @@ async def after_action(
 ) -> ToolResult:
     """The answer to an action once the page settled (or the wait ran out)."""
     notes = [n for n in (note, None if settled else unsettled(SETTLE_TIMEOUT)) if n]
+    notes += [n for n in (churned(activity),) if n]
     if activity.opened:
         # `watch` brought the tab back to the front as the window opened, but the
         # browser may have switched to the new tab only after that: once more, now

@@ -17,6 +17,7 @@ and the browser routes the event into the right frame.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 
 import attrs
@@ -112,8 +113,9 @@ async def locate(tab: Tab, eid: object) -> Located:
 
     The latest snapshot's id map is tried first. When the id's node is gone (or
     lives in a frame whose session only a capture knows) the page is captured
-    again: if the same eid is in the fresh capture that element is the one meant,
-    otherwise the id is stale.
+    again: the same eid in the fresh capture is the element meant only if it is the
+    node the id was issued for in this document (ids never move to another element,
+    see `SnapshotMemory.issued`); otherwise the id is stale.
     """
     if not isinstance(eid, str) or not eid.strip():
         raise Refusal(f"id must be an element id from the page, like 'k3x'; got {eid!r}")
@@ -126,18 +128,40 @@ async def locate(tab: Tab, eid: object) -> Located:
             if object_id is not None:
                 return Located(eid, control, None, object_id)
     model = await capture(tab.target)
-    fresh = compact(model, count=False)
+    reserved = tab.memory.reserved(model)
+    fresh = compact(model, count=False, reserved=reserved)
     control_or_none = fresh.controls.get(eid)
+    stale = f"stale id {eid}: it is not on the page any more; take a snapshot"
     if control_or_none is None:
-        # Ids the model read in earlier snapshots are not remembered, so a mistyped id
-        # gets the same answer: either way the cure is a fresh look at the page.
-        raise Refusal(f"stale id {eid}: it is not on the page any more; take a snapshot")
+        raise Refusal(stale)
     control = control_or_none
     frame = model.frames[control.frame]
+    seen = tab.memory.issued.get(eid) if reserved else None
+    if seen is not None and seen.backend_node_id != control.backend_node_id:
+        # The node the model saw is gone (a live one keeps its id). A node the page
+        # re-created in its place, alike in what the model saw of it, is that element
+        # (a re-render); anything else is not what the model meant.
+        if _seen_as(seen) != _seen_as(control):
+            raise Refusal(
+                f"stale id {eid}: the element it named ({seen.role} {seen.name[:60]!r}) is "
+                f"not on the page any more; {eid} is now another element "
+                f"({control.role} {control.name[:60]!r}); take a snapshot"
+            )
+    elif reserved and seen is None and (latest is None or eid not in latest.controls):
+        # No snapshot of this document gave this id (mistyped, or another page's).
+        raise Refusal(stale)
     object_id = await _live_object(tab.target, frame.session_id, control.backend_node_id)
     if object_id is None:
-        raise Refusal(f"stale id {eid}: it is not on the page any more; take a snapshot")
+        raise Refusal(stale)
     return Located(eid, control, frame.session_id, object_id, _boundaries(model, control.frame))
+
+
+_NUMBER = re.compile(r"\d[\d,.]*")
+
+
+def _seen_as(control: Control) -> tuple[str, str]:
+    """What the model saw of a control: its role and name, numbers aside (counters)."""
+    return control.role, _NUMBER.sub("#", " ".join(control.name.split()))
 
 
 def _boundaries(model: PageModel, frame_index: int) -> tuple[Boundary, ...]:

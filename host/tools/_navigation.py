@@ -17,6 +17,7 @@ from ._common import (
     READS,
     BadArguments,
     ToolResult,
+    churned,
     error,
     result,
     schema,
@@ -45,11 +46,13 @@ async def _load(tab: Tab, start: _Start) -> ToolResult:
             settled = await settle(tab.revisions, activity, scope.deadline - trio.current_time())
         if scope.cancelled_caught:
             settled = False
-    return await _baseline(tab, settled)
+    return await _baseline(tab, settled, activity)
 
 
-async def _baseline(tab: Tab, settled: bool) -> ToolResult:
-    note = None if settled else unsettled(NAVIGATION_TIMEOUT)
+async def _baseline(tab: Tab, settled: bool, activity: Activity | None = None) -> ToolResult:
+    notes = [None if settled else unsettled(NAVIGATION_TIMEOUT)]
+    notes.append(churned(activity) if activity is not None else None)
+    note = "; ".join(n for n in notes if n) or None
     return result(await tab.snapshot(baseline=True), note=note)
 
 
@@ -75,7 +78,7 @@ async def _revive(tab: Tab, command: cdp.Command[Any]) -> ToolResult:
             settled = await settle(tab.revisions, activity, scope.deadline - trio.current_time())
     if scope.cancelled_caught:
         settled = False
-    return await _baseline(tab, settled)
+    return await _baseline(tab, settled, activity)
 
 
 @tool(

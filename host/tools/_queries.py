@@ -211,7 +211,9 @@ async def wait_for(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     wanted = _searchable(wanted_text) if wanted_text else None
     with trio.move_on_after(float(timeout)):
         while True:
-            compaction = compact(await capture(tab.target), count=False)
+            model = await capture(tab.target)
+            # With the ids the tab issued reserved, as the snapshot that answers has them.
+            compaction = compact(model, count=False, reserved=tab.memory.reserved(model))
             if (eid is None or eid in compaction.controls) and (
                 wanted is None or _page_has_text(compaction, wanted)
             ):

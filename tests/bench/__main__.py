@@ -1,6 +1,7 @@
 """``python -m tests.bench`` (``make bench``): every benchmark, one JSON file of figures.
 
-Runs pages, flows, scaling, stability and tasks (this package), then ``tests.bench.capture``
+Runs pages, flows, scaling, stability, tasks and actions (this package), then
+``tests.bench.capture``
 and ``tests.bench.tracker`` where they offer a ``run()``, prints their tables and
 writes every figure to ``bench-results/bench-<timestamp>.json`` so runs can be
 compared. ``--only pages,flows`` picks sections; ``--pages GLOB`` subsets the corpus
@@ -24,7 +25,7 @@ import trio
 
 from tests.bench import REPO, require_corpus
 
-OURS = ("pages", "flows", "scaling", "stability", "tasks")
+OURS = ("pages", "flows", "scaling", "stability", "tasks", "actions")
 THEIRS = ("capture", "tracker")
 SECTIONS = (*OURS, *THEIRS)
 

@@ -9,6 +9,10 @@
   third snapshot: of the controls that were not touched (matched across the two
   captures by ``backendNodeId``; the removed item, the new link and what is inside
   the renamed heading are left out), the share that keep their eid. Target: 95%.
+
+Both figures are measured twice: from the page alone (`compact` of each capture,
+as on another visit to the page) and with the tab's id memory (each capture compacted
+with the ids issued before reserved for their nodes, as a tab's snapshots are).
 """
 
 from __future__ import annotations
@@ -65,6 +69,11 @@ def _by_backend(compaction: Compaction) -> dict[int, str]:
     return {c.backend_node_id: eid for eid, c in compaction.controls.items()}
 
 
+def _reserved(compaction: Compaction) -> dict[str, int]:
+    """The ids a tab issued with this snapshot, as its memory reserves them."""
+    return {eid: c.backend_node_id for eid, c in compaction.controls.items() if c.frame == 0}
+
+
 def _touched(model: PageModel) -> set[int]:
     """backendNodeIds inside the renamed heading (their names changed on purpose)."""
     touched: set[int] = set()
@@ -78,8 +87,10 @@ async def measure_page(page: PageTarget, item: CorpusPage) -> dict[str, Any]:
     """The stability figures of one page."""
     await page.navigate(item.url, timeout=60)
     first = compact(await capture(page, ax=PRODUCT.ax, rects=PRODUCT.rects))
-    second = compact(await capture(page, ax=PRODUCT.ax, rects=PRODUCT.rects))
+    second_model = await capture(page, ax=PRODUCT.ax, rects=PRODUCT.rects)
+    second = compact(second_model)
     one, two = _by_backend(first), _by_backend(second)
+    remembered = _by_backend(compact(second_model, reserved=_reserved(first)))
     identical = list(first.controls) == list(second.controls) and one == two
     changed_unchanged = sum(1 for b, eid in two.items() if one.get(b, eid) != eid) + len(
         set(one) ^ set(two)
@@ -87,9 +98,12 @@ async def measure_page(page: PageTarget, item: CorpusPage) -> dict[str, Any]:
     done = str(await page.evaluate(_CHANGE_JS))
     after_model = await capture(page, ax=PRODUCT.ax, rects=PRODUCT.rects)
     after = _by_backend(compact(after_model))
+    after_remembered = _by_backend(compact(after_model, reserved=_reserved(first)))
     touched = _touched(after_model)
     matched = [b for b in two if b in after and b not in touched]
     kept = sum(1 for b in matched if two[b] == after[b])
+    matched_memory = [b for b in one if b in after_remembered and b not in touched]
+    kept_memory = sum(1 for b in matched_memory if one[b] == after_remembered[b])
     return {
         "id": item.id,
         "kind": item.kind,
@@ -100,6 +114,9 @@ async def measure_page(page: PageTarget, item: CorpusPage) -> dict[str, Any]:
         "matched": len(matched),
         "kept": kept,
         "share": kept / len(matched) if matched else float("nan"),
+        "identical_memory": remembered == one,
+        "matched_memory": len(matched_memory),
+        "kept_memory": kept_memory,
     }
 
 
@@ -174,6 +191,19 @@ def run(pattern: str | None = None, out: Callable[[str], None] = print) -> dict[
             "  below target: "
             + ", ".join(f"{r['id']} {100 * r['share']:.1f}%" for r in good if r["share"] < TARGET)
         )
+    matched_memory = sum(r["matched_memory"] for r in good)
+    kept_memory = sum(r["kept_memory"] for r in good)
+    unstable_memory = [r["id"] for r in good if not r["identical_memory"]]
+    summary["pages_with_different_eids_unchanged_memory"] = unstable_memory
+    summary["overall_kept_share_memory"] = (
+        kept_memory / matched_memory if matched_memory else float("nan")
+    )
+    out(
+        f"  with the tab's id memory: unchanged page gives different eids on"
+        f" {len(unstable_memory)}/{len(good)} pages; after changes {kept_memory}/"
+        f"{matched_memory} untouched controls keep their eid"
+        f" = {100 * summary['overall_kept_share_memory']:.1f}%"
+    )
     return {"rows": rows, "summary": summary}
 
 

@@ -15,9 +15,30 @@
     if (seq !== reported) { reported = seq; send("open"); setTimeout(tick, windowMs); }
     else { open = false; send("close"); }
   };
+  // Recent changes per element: how many since the run of changes it is in began (a gap
+  // of RUN_GAP_MS ends a run). An element in a long run (a ticker, a clock) is churn:
+  // waits note it and do not wait for it.
+  const RUN_GAP_MS = 1500, CHURN_RUN = 3;
+  const runs = new Map();
+  let pruned = performance.now();
+  const owner = (node) => node.nodeType === 1 ? node : node.parentElement || node.parentNode;
+  const note = (records, now) => {
+    for (const record of records) {
+      const el = owner(record.target);
+      if (!el) continue;
+      const run = runs.get(el);
+      if (run && now - run.last < RUN_GAP_MS) { run.count++; run.last = now; }
+      else runs.set(el, {first: now, last: now, count: 1});
+    }
+    if (now - pruned > RUN_GAP_MS) {
+      pruned = now;
+      for (const [el, run] of runs) if (now - run.last >= RUN_GAP_MS) runs.delete(el);
+    }
+  };
   const changed = (records) => {
     seq++;
     lastChange = performance.now();
+    if (records) note(records, lastChange);
     for (const waiter of quietWaiters) waiter(records);
     if (!open) { open = true; reported = seq; send("open"); setTimeout(tick, windowMs); }
   };
@@ -67,39 +88,111 @@
   // so finding one counts as a change.
   addEventListener("DOMContentLoaded", () => { if (watchShadows(document)) changed(null); });
   addEventListener("load", () => { if (watchShadows(document)) changed(null); });
-  // Whether DOM mutations touch one of `scopes` (nodes); no scopes: any mutation does.
-  // State events (records === null: focus, scroll, transitions) do not make the DOM
-  // busy: a page whose animations never end still settles.
-  const touches = (records, scopes) => {
-    if (records === null) return false;
-    if (!scopes.length) return true;
-    for (const record of records) {
-      for (const scope of scopes) {
-        if (scope === record.target || scope.contains(record.target)
-            || record.target.contains && record.target.contains(scope)) return true;
+  // Where an action may have had its effect: the element, its form, its landmark.
+  const LANDMARKS = "main,nav,header,footer,aside,form,dialog,[role=main],[role=navigation]," +
+    "[role=banner],[role=contentinfo],[role=complementary],[role=region],[role=search]," +
+    "[role=dialog],[role=alertdialog]";
+  const DIALOGS = "dialog,[role=dialog],[role=alertdialog],[aria-modal=true]";
+  const widen = (nodes) => {
+    const out = new Set();
+    for (const node of nodes) {
+      if (!node || !node.isConnected) continue;
+      out.add(node);
+      const el = owner(node);
+      if (!el || !el.closest) continue;
+      if (el.form) out.add(el.form);
+      const form = el.closest("form");
+      if (form) out.add(form);
+      const landmark = el.parentElement && el.parentElement.closest(LANDMARKS);
+      if (landmark && landmark !== document.body) out.add(landmark);
+    }
+    return out;
+  };
+  const inside = (node, scopes) => {
+    for (const scope of scopes) {
+      if (scope === node || scope.contains(node) || node.contains && node.contains(scope)) {
+        return true;
       }
     }
     return false;
+  };
+  // Dialogs a change opened (inserted, or shown by an attribute): the action's effect.
+  const opened = (record) => {
+    const found = [];
+    if (record.type === "attributes") {
+      const el = record.target;
+      if (el.matches && el.matches(DIALOGS)) found.push(el);
+      return found;
+    }
+    for (const node of record.addedNodes) {
+      if (node.nodeType !== 1) continue;
+      if (node.matches(DIALOGS)) found.push(node);
+      found.push(...node.querySelectorAll(DIALOGS));
+    }
+    return found;
+  };
+  const describe = (el) => {
+    let text = "<" + el.localName;
+    if (el.id) text += ' id="' + el.id.slice(0, 40) + '"';
+    else if (el.classList && el.classList.length) {
+      text += ' class="' + [...el.classList].slice(0, 3).join(" ").slice(0, 60) + '"';
+    }
+    return text + ">";
   };
   globalThis.__trimtab = {
     revision() {
       if (watchShadows(document)) seq++;
       return [seq, controls(), scrollX, scrollY, innerWidth, innerHeight, location.href].join("|");
     },
-    // Resolves true once `quietMs` pass without a change touching `scopes`, false when
-    // `capMs` pass first.
-    quiet(quietMs, capMs, scopes) {
+    // Resolves {settled, churn} once `quietMs` pass without a change that counts, or at
+    // `capMs` with settled false. With `scopes` (nodes the action touched) only changes
+    // in them, their forms and landmarks, or in dialogs opened meanwhile count; without,
+    // any change does. A change to an element in a run of changes that began before the
+    // action (`sinceMs` ago) or that changed CHURN_RUN times during the wait is churn:
+    // named in `churn`, never waited for. State events (focus, scroll, transitions)
+    // never count: a page whose animations never end still settles.
+    quiet(quietMs, capMs, scopes, sinceMs) {
+      const start = performance.now();
+      const began = start - (sinceMs || 0);
+      let within = scopes && scopes.length ? widen(scopes) : null;
+      // The action removed what it touched: its effect may be anywhere.
+      if (within && !within.size) within = null;
+      const during = new Map();
+      const churn = new Map();
       return new Promise((resolve) => {
         let timer = 0;
-        const waiter = (records) => { if (touches(records, scopes)) arm(); };
+        const waiter = (records) => {
+          if (records === null) return;
+          let counts = false;
+          const now = performance.now();
+          for (const record of records) {
+            if (within) for (const dialog of opened(record)) within.add(dialog);
+            const el = owner(record.target);
+            if (!el) continue;
+            const times = (during.get(el) || 0) + 1;
+            during.set(el, times);
+            const run = runs.get(el);
+            if (times > CHURN_RUN || (run && run.first < began && run.count > CHURN_RUN)) {
+              churn.set(el, (churn.get(el) || 0) + 1);
+              continue;
+            }
+            if (!within || inside(record.target, within)) counts = true;
+          }
+          if (counts && now - start < capMs) arm();
+        };
         const finish = (settled) => {
           quietWaiters.delete(waiter); clearTimeout(timer); clearTimeout(limit);
-          resolve(settled);
+          const named = [...churn].sort((a, b) => b[1] - a[1]).slice(0, 3)
+            .map(([el, n]) => describe(el) + " " + n + "x");
+          resolve({settled, churn: named});
         };
-        const arm = () => { clearTimeout(timer); timer = setTimeout(() => finish(true), quietMs); };
+        const arm = (wait = quietMs) => {
+          clearTimeout(timer); timer = setTimeout(() => finish(true), wait);
+        };
         const limit = setTimeout(() => finish(false), capMs);
         quietWaiters.add(waiter);
-        arm();
+        // The quiet since the action began (and since the last change) already counts.
+        arm(Math.max(0, quietMs - Math.min(start - lastChange, sinceMs || 0)));
       });
     },
     lastChange() { return performance.now() - lastChange; },

@@ -1,0 +1,347 @@
+"""Tools for what a person does with the mouse beyond a click, and with files:
+double_click, drag, select_text, upload."""
+
+from __future__ import annotations
+
+import mimetypes
+from collections.abc import Mapping, Sequence
+from pathlib import PurePath
+from typing import Any, Literal
+
+import trio
+
+from pycdp_bridge import Target, call_on
+from pycdp_bridge import protocol as cdp
+
+from ..tab import Tab, settle, watch
+from ._actions import usable
+from ._common import (
+    ACT,
+    ID_SCHEMA,
+    REFUSES,
+    SETTLE_TIMEOUT,
+    SETTLES,
+    BadArguments,
+    Refusal,
+    ToolResult,
+    after_action,
+    schema,
+    scope_of,
+    script,
+    text_arg,
+    tool,
+)
+from ._input import (
+    Point,
+    describe,
+    element_info,
+    locate,
+    move_to,
+    scroll_into_view,
+    target_point,
+)
+
+__all__ = ["UPLOAD_CONSENT", "double_click", "drag", "select_text", "upload"]
+
+# Moves between press and release: pages that follow the pointer (sliders, sortable
+# lists, HTML drag and drop) need several to see a drag, as from a real mouse.
+_DRAG_STEPS = 12
+_MAX_OFFSET = 10_000
+
+UPLOAD_CONSENT = "it gives the page a file from this computer"
+"""Why `upload` needs the person's consent (its spec's ``needs_consent``)."""
+
+
+async def _mouse(
+    target: Target,
+    kind: Literal["mousePressed", "mouseReleased", "mouseMoved"],
+    point: Point,
+    *,
+    buttons: int,
+    click_count: int = 0,
+) -> None:
+    """One mouse event; `buttons` says which buttons are held (1: left), as a real mouse
+    reports it on every move, so that pages see a drag as a drag."""
+    await target.execute(
+        cdp.input_dispatch_mouse_event(
+            kind,
+            point.x,
+            point.y,
+            button="left" if kind != "mouseMoved" or buttons else "none",
+            buttons=buttons,
+            click_count=click_count,
+        )
+    )
+
+
+@tool(
+    "double_click",
+    "Double-click an element with the mouse (selects a word, opens an item, edits a "
+    f"cell), where it is visible. {SETTLES} {REFUSES}",
+    schema({"id": ID_SCHEMA}, ("id",)),
+    ACT,
+)
+async def double_click(tab: Tab, args: Mapping[str, object]) -> ToolResult:
+    element, info = await usable(tab, args)
+    target = tab.target
+    point = await target_point(target, element, info, tab.latest)
+    async with watch(tab.revisions) as activity:
+        await move_to(target, point)
+        for count in (1, 2):
+            await _mouse(target, "mousePressed", point, buttons=1, click_count=count)
+            await _mouse(target, "mouseReleased", point, buttons=0, click_count=count)
+        settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT, scope_of(element))
+    return await after_action(tab, activity, settled)
+
+
+def _offset(args: Mapping[str, object], name: str) -> float | None:
+    value = args.get(name)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise BadArguments(f"argument {name!r} must be a number of pixels; got {value!r}")
+    if abs(value) > _MAX_OFFSET:
+        raise BadArguments(f"argument {name!r} must be within ±{_MAX_OFFSET} pixels; got {value}")
+    return float(value)
+
+
+@tool(
+    "drag",
+    "Drag an element with the mouse: press on it, move, release. Either onto another "
+    "element (to: its id; lists, boards, drop zones) or by an offset in pixels (dx, dy: "
+    "sliders, resizers; positive is right and down). Both must be visible in the window "
+    f"together. {SETTLES} {REFUSES} Also refused: dragging an element onto itself, an "
+    "offset that leaves the window.",
+    schema(
+        {
+            "id": ID_SCHEMA,
+            "to": {"type": "string", "description": "the id of the element to drop onto"},
+            "dx": {"type": "number", "description": "pixels to move right (negative: left)"},
+            "dy": {"type": "number", "description": "pixels to move down (negative: up)"},
+        },
+        ("id",),
+    ),
+    ACT,
+)
+async def drag(tab: Tab, args: Mapping[str, object]) -> ToolResult:
+    to = text_arg(args, "to", required=False)
+    dx, dy = _offset(args, "dx"), _offset(args, "dy")
+    if to is None and dx is None and dy is None:
+        raise BadArguments("drag needs either to (an element id) or an offset dx and/or dy")
+    if to is not None and (dx is not None or dy is not None):
+        raise BadArguments("drag takes either to or an offset (dx, dy), not both")
+    source, info = await usable(tab, args)
+    target = tab.target
+    if to is not None:
+        goal = await locate(tab, to)
+        goal_info = await element_info(target, goal)
+        if goal.backend_id == source.backend_id and goal.session == source.session:
+            raise Refusal(f"{describe(source, info)} cannot be dragged onto itself")
+        # Each point may scroll the page; both must stand still in one window.
+        await target_point(target, goal, goal_info, tab.latest)
+        start = await target_point(target, source, info, tab.latest)
+        end = await target_point(target, goal, goal_info, tab.latest)
+        if await target_point(target, source, info, tab.latest) != start:
+            raise Refusal(
+                f"{describe(source, info)} and {describe(goal, goal_info)} are not in the "
+                "window together, so one cannot be dragged onto the other; drag in steps "
+                "(by an offset), or scroll and drag within the window"
+            )
+        scope = scope_of(source, goal)
+    else:
+        start = await target_point(target, source, info, tab.latest)
+        end = Point(start.x + (dx or 0.0), start.y + (dy or 0.0))
+        metrics = await target.execute(cdp.page_get_layout_metrics())
+        viewport: Mapping[str, Any] = metrics["cssLayoutViewport"]
+        width, height = float(viewport["clientWidth"]), float(viewport["clientHeight"])
+        if not (0 <= end.x < width and 0 <= end.y < height):
+            raise Refusal(
+                f"dragging {describe(source, info)} by ({dx or 0:g}, {dy or 0:g}) would end at "
+                f"({end.x:.0f}, {end.y:.0f}), outside the {width:.0f}x{height:.0f} window; "
+                "drag by less"
+            )
+        scope = scope_of(source)
+    async with watch(tab.revisions) as activity:
+        await _drag_path(target, start, end)
+        settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT, scope)
+    return await after_action(tab, activity, settled)
+
+
+async def _drag_path(target: Target, start: Point, end: Point) -> None:
+    await move_to(target, start)
+    await _mouse(target, "mousePressed", start, buttons=1, click_count=1)
+    for step in range(1, _DRAG_STEPS + 1):
+        share = step / _DRAG_STEPS
+        point = Point(start.x + (end.x - start.x) * share, start.y + (end.y - start.y) * share)
+        await _mouse(target, "mouseMoved", point, buttons=1)
+        # A frame between moves, as a hand takes: pages that throttle to animation
+        # frames (drag libraries) see each step.
+        await trio.sleep(0.016)
+    await _mouse(target, "mouseReleased", end, buttons=0, click_count=1)
+
+
+@tool(
+    "select_text",
+    "Select a piece of text within an element, as a person does with the mouse: to "
+    "style it in an editor (then press with modifiers, e.g. press('b', ['Control'])) or "
+    "copy it. The text is matched ignoring differences in spacing (case only if there "
+    "is no exact match); occurrence picks the n-th match. The answer's note says what is "
+    "selected. Errors: text the element does not hold (the error quotes its start), and "
+    "ids that are no longer on the page.",
+    schema(
+        {
+            "id": ID_SCHEMA,
+            "text": {"type": "string", "description": "the text to select"},
+            "occurrence": {
+                "type": "integer",
+                "minimum": 1,
+                "default": 1,
+                "description": "which match, when the text occurs more than once",
+            },
+        },
+        ("id", "text"),
+    ),
+    ACT,
+)
+async def select_text(tab: Tab, args: Mapping[str, object]) -> ToolResult:
+    wanted = text_arg(args, "text")
+    assert wanted is not None
+    if not wanted.strip():
+        raise BadArguments("argument 'text' must hold the text to select; got only spaces")
+    occurrence = args.get("occurrence", 1)
+    if isinstance(occurrence, bool) or not isinstance(occurrence, int) or occurrence < 1:
+        raise BadArguments(f"argument 'occurrence' must be 1 or more; got {occurrence!r}")
+    element = await locate(tab, text_arg(args, "id"))
+    target = tab.target
+    info = await element_info(target, element)
+    await scroll_into_view(target, element, info)
+    async with watch(tab.revisions) as activity:
+        outcome: Mapping[str, Any] = await call_on(
+            target,
+            element.object_id,
+            script("select-text.js"),
+            wanted,
+            occurrence,
+            session_id=element.session,
+        )
+        if not outcome["found"]:
+            count = int(outcome["count"])
+            if count:
+                raise Refusal(
+                    f"{describe(element, info)} holds {wanted!r} {count} time(s), so there "
+                    f"is no occurrence {occurrence}"
+                )
+            raise Refusal(
+                f"{describe(element, info)} does not hold the text {wanted!r}; it reads: "
+                f"{str(outcome['near'])!r}"
+            )
+        settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT, scope_of(element))
+    count = int(outcome["count"])
+    which = f" (match {occurrence} of {count})" if count > 1 else ""
+    note = f"selected {str(outcome['selected'])!r} in {describe(element, info)}{which}"
+    return await after_action(tab, activity, settled, note=note)
+
+
+@tool(
+    "upload",
+    "Put files from this computer into a file field (<input type=file>, or the label or "
+    "button that holds one), as choosing them in the file picker does. paths are "
+    "absolute paths of existing files. The person is asked first. "
+    f"{SETTLES} Errors: an element that is not a file field, a missing file, several "
+    "files for a field that takes one, a file of a type the field does not accept, a "
+    "disabled field, ids no longer on the page.",
+    schema(
+        {
+            "id": ID_SCHEMA,
+            "paths": {
+                "type": "array",
+                "items": {"type": "string"},
+                "minItems": 1,
+                "description": "absolute paths of the files, e.g. ['/home/ada/cv.pdf']",
+            },
+        },
+        ("id", "paths"),
+    ),
+    ACT,
+    needs_consent=UPLOAD_CONSENT,
+)
+async def upload(tab: Tab, args: Mapping[str, object]) -> ToolResult:
+    paths = _paths(args.get("paths"))
+    for path in paths:
+        if not await trio.Path(path).is_file():
+            raise Refusal(f"there is no file at {path}; give the absolute path of a file")
+    element = await locate(tab, text_arg(args, "id"))
+    target = tab.target
+    info = await element_info(target, element)
+    found: Mapping[str, Any] = await call_on(
+        target,
+        element.object_id,
+        script("file-input.js"),
+        return_by_value=False,
+        session_id=element.session,
+    )
+    field_id = found.get("objectId")
+    if not field_id:
+        raise Refusal(
+            f"{describe(element, info)} is not a file field (<input type=file>), nor a "
+            "label or button that holds one"
+        )
+    facts: Mapping[str, Any] = await call_on(
+        target, field_id, script("file-input-facts.js"), session_id=element.session
+    )
+    if facts["disabled"]:
+        raise Refusal(f"the file field of {describe(element, info)} is disabled")
+    if len(paths) > 1 and not facts["multiple"]:
+        raise Refusal(
+            f"the file field of {describe(element, info)} takes one file; got {len(paths)}"
+        )
+    refused = _not_accepted(paths, str(facts["accept"]))
+    if refused is not None:
+        raise Refusal(
+            f"the file field of {describe(element, info)} accepts {facts['accept']!r}; "
+            f"{refused} is not one of those"
+        )
+    async with watch(tab.revisions) as activity:
+        # What the file picker does: the files are set, then `input` and `change` fire.
+        await target.execute(
+            cdp.dom_set_file_input_files(paths, object_id=field_id), session_id=element.session
+        )
+        settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT, scope_of(element))
+    held: Mapping[str, Any] = await call_on(
+        target, field_id, script("file-input-facts.js"), session_id=element.session
+    )
+    names = ", ".join(str(name) for name in held["files"]) or "no file"
+    note = f"the file field of {describe(element, info)} now holds {names}"
+    return await after_action(tab, activity, settled, note=note)
+
+
+def _paths(value: object) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list | tuple) or not value:
+        raise BadArguments(f"paths must be a list of absolute file paths; got {value!r}")
+    paths: list[str] = []
+    for item in value:
+        if not isinstance(item, str) or not PurePath(item).is_absolute():
+            raise BadArguments(f"every path must be an absolute file path; got {item!r}")
+        paths.append(item)
+    return tuple(paths)
+
+
+def _not_accepted(paths: Sequence[str], accept: str) -> str | None:
+    """The first file an ``accept`` list (``.pdf,image/*``) rules out, None if all fit."""
+    kinds = [kind.strip().lower() for kind in accept.split(",") if kind.strip()]
+    if not kinds:
+        return None
+    for path in paths:
+        name = PurePath(path).name.lower()
+        mime = (mimetypes.guess_type(name)[0] or "").lower()
+        fits = any(
+            (kind.startswith(".") and name.endswith(kind))
+            or (kind.endswith("/*") and mime.startswith(kind[:-1]))
+            or kind == mime
+            for kind in kinds
+        )
+        if not fits:
+            return PurePath(path).name
+    return None
