@@ -328,7 +328,6 @@ async def test_closed_tab_is_a_clear_error(page: PageTarget, pages_server: Stati
         assert "tab closed" in result.content
 
 
-
 async def test_a_confirm_dialog_is_the_actions_result_and_is_answered(
     page: PageTarget, pages_server: StaticServer
 ) -> None:
@@ -449,6 +448,7 @@ async def test_crashed_page_is_a_clear_error_and_navigate_recovers(
     assert "Clicked 0 times" in navigated.content
     # The reloaded page is the one the agent just saw: its regions collapse.
     assert '<region name="main" unchanged="true"' in reloaded.content
+
 
 # --- scrolling and reading ------------------------------------------------------------------------
 
@@ -599,3 +599,16 @@ async def test_click_in_frames_and_shadow_root(
             latest = tab.latest
             assert latest is not None
             assert latest.xml.count("Frame button pressed") == count
+
+
+async def test_click_far_below_the_first_screen(
+    page: PageTarget, pages_server: StaticServer
+) -> None:
+    """A button several screens down is scrolled to and clicked, the page scrolled or not."""
+    tab, xml = await open_tab(page, pages_server.url("tools-long-list.html"))
+    last = eid_of(xml, "button", "Details of #1030")
+    result = await act(tab, "click", {"id": last})
+    assert "Opened order #1030" in result.content
+    middle = eid_of(xml, "button", "Details of #1015")
+    result = await act(tab, "click", {"id": middle})
+    assert "Opened order #1015" in result.content

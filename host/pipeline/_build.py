@@ -22,25 +22,23 @@ import attrs
 
 from pycdp_bridge import Node, NodeType, PageModel
 
-from ._accname import NameIndex, markup_states
+from ._accname import NameIndex
+from ._encode import ControlEncoder, fold
 from ._filter import Visibility
 from ._icons import icon_name
 from ._roles import (
     BLOCK_DISPLAYS,
     CELL_DISPLAYS,
-    DATE_INPUT_FORMATS,
     FORM_TAGS,
     HEADING_TAGS,
     INTERACTIVE_ROLES,
     LANDMARK_BY_TAG,
-    TEXT_INPUT_TYPES,
     aria_role,
     input_type,
     landmark_of,
 )
 from ._scripted import Scripted, own_handler, scripted
 from ._tree import OutNode
-from ._xml import listed
 
 __all__ = ["BuildOptions", "Built", "ControlFacts", "build_tree"]
 
@@ -64,8 +62,6 @@ _NOT_FLAT = frozenset({"table", "h1", "h2", "h3", "h4", "h5", "h6", *LANDMARK_BY
 # A `|` of page text inside a table cell, written so that it cannot be read as the
 # separator between cells (GitHub-flavoured Markdown's table escape).
 CELL_PIPE = "\\|"
-_NESTED_LISTS = frozenset({"ul", "ol"})
-_GROUP_ROLES = frozenset({"group", "tree"})
 
 # Output tag per role for controls that are not native form fields.
 _TAG_BY_ROLE = {
@@ -89,15 +85,7 @@ _TAG_BY_ROLE = {
     "textfield": "textbox",
 }
 # Boolean AX states worth a token, with the attribute name we write.
-_STATES = (
-    ("disabled", "disabled"),
-    ("required", "required"),
-    ("readonly", "readonly"),
-    ("invalid", "invalid"),
-)
 _SPACE = re.compile(r"\s+")
-_SELECT_LISTED = 8  # a select lists all its options up to this many, else the first ones
-_SELECT_FIRST = 4
 
 
 @attrs.frozen
@@ -147,11 +135,7 @@ def _is_cell(node: Node) -> bool:
     return node.style is not None and node.style.display in CELL_DISPLAYS
 
 
-def _fold(text: str) -> str:
-    return " ".join(text.split())
-
-
-class _Builder:
+class _Builder(ControlEncoder):
     def __init__(self, model: PageModel, visibility: Visibility, options: BuildOptions) -> None:
         self.model = model
         self.nodes = model.nodes
@@ -352,7 +336,7 @@ class _Builder:
         elif tag in HEADING_TAGS or role == "heading":
             self._heading(node, out, depth)
         elif tag == "img" and self.options.images and self.active_control is None:
-            alt = _fold(node.attributes.get("alt", ""))
+            alt = fold(node.attributes.get("alt", ""))
             if alt and self.shown[i]:
                 self.elements_out += 1
                 out.append(OutNode("img", [("alt", alt)], node=i))
@@ -388,7 +372,7 @@ class _Builder:
         region = OutNode("region", [("name", name)], node=node.index)
         label = node.attributes.get("aria-label", "")
         if label:
-            region.attrs.append(("label", _fold(label)))
+            region.attrs.append(("label", fold(label)))
         self.line_open = False
         self.region_path.append(name)
         self.heading_stack.append("")
@@ -548,7 +532,7 @@ class _Builder:
         cached = self.name_cache.get(node.index)
         if cached is None:
             ax = node.ax
-            cached = _fold(ax.name) if ax is not None else self.names.name(node, content)
+            cached = fold(ax.name) if ax is not None else self.names.name(node, content)
             self.name_cache[node.index] = cached
         return cached
 
@@ -567,196 +551,3 @@ class _Builder:
             icon = icon_name(self.model, node)
             if icon:
                 control.attrs.append(("icon", icon))
-
-    # -- trees --------------------------------------------------------------
-
-    def _nested_lists(self, node: Node, role: str) -> list[int]:
-        """The sublists of a tree item (a treeitem, or a list item that is a control)."""
-        if role != "treeitem" and node.name != "li":
-            return []
-        return [c for c in node.children if self._is_sublist(self.nodes[c])]
-
-    def _is_sublist(self, node: Node) -> bool:
-        if not node.is_element:
-            return False
-        role = node.attributes.get("role", "").strip().lower()
-        return role in _GROUP_ROLES or (not role and node.name in _NESTED_LISTS)
-
-    def _tree_state(self, node: Node, role: str, control: OutNode, nested: list[int]) -> None:
-        """`expanded` and `level` of a tree item; ARIA says them, or the nesting of
-        clickable list items (a folder's sublist, shown or not) does."""
-        if role == "treeitem":
-            raw = node.attributes.get("aria-level", "")
-            level = (
-                int(raw)
-                if raw.isdigit()
-                else 1 + sum(1 for a in self.model.ancestors(node) if aria_role(a) == "treeitem")
-            )
-            if level > 1:
-                control.attrs.append(("level", str(level)))
-            return
-        if role in INTERACTIVE_ROLES or "aria-expanded" in node.attributes:
-            return
-        item = node if node.name == "li" else self.model.parent_of(node)
-        if item is None or item.name != "li":
-            return
-        if item is node:
-            sublists = [self.nodes[c] for c in nested]
-        else:
-            after = item.children[item.children.index(node.index) + 1 :]
-            sublists = [self.nodes[c] for c in after if self._is_sublist(self.nodes[c])]
-        sublists = [s for s in sublists if any(self.nodes[c].name == "li" for c in s.children)]
-        level = sum(1 for a in self.model.ancestors(node) if a.name == "li") + (item is node)
-        if sublists:
-            control.attrs.append(("expanded", "true" if self._opened(sublists) else "false"))
-        if level > 1:
-            control.attrs.append(("level", str(level)))
-
-    def _opened(self, sublists: list[Node]) -> bool:
-        for sublist in sublists:
-            if self.removed[sublist.index]:
-                continue
-            for inner in self.model.subtree(sublist):
-                if inner.is_text and self.shown[inner.index] and inner.text.strip():
-                    return True
-        return False
-
-    def _field_label(self, node: Node, control: OutNode) -> None:
-        # A visible <label> already stands next to the field as text; its name
-        # would only repeat it.
-        if node.index in self.labelled:
-            return
-        name = self._name(node)
-        if name and name != node.attributes.get("placeholder"):
-            control.attrs.append(("label", name))
-
-    def _placeholder(self, node: Node, control: OutNode, value: str) -> None:
-        placeholder = _fold(node.attributes.get("placeholder", ""))
-        if placeholder and not value and ("label", placeholder) not in control.attrs:
-            control.attrs.append(("placeholder", placeholder))
-
-    def _input(self, node: Node, control: OutNode) -> None:
-        kind = input_type(node)
-        attrs_out = control.attrs
-        control.tag = "input"
-        value = (
-            node.input_value if node.input_value is not None else node.attributes.get("value", "")
-        )
-        if kind in ("submit", "reset", "button", "image"):
-            control.tag = "button"
-            text = value or node.attributes.get("alt", "") or self._name(node)
-            if kind in ("submit", "image"):
-                attrs_out.append(("type", "submit"))
-            if text:
-                control.children.append(_fold(text))
-            return
-        if kind in ("checkbox", "radio"):
-            attrs_out.append(("type", kind))
-            self._field_label(node, control)
-            if node.checked:
-                attrs_out.append(("checked", "true"))
-            return
-        if kind not in TEXT_INPUT_TYPES or kind not in ("text", ""):
-            attrs_out.append(("type", kind))
-        self._field_label(node, control)
-        if kind == "password":
-            if value:
-                attrs_out.append(("value", "•" * min(len(value), 8)))
-        elif kind == "file":
-            if value:
-                attrs_out.append(("value", value.rsplit("\\", 1)[-1]))
-        elif value:
-            attrs_out.append(("value", value))
-        self._placeholder(node, control, value)
-        fmt = DATE_INPUT_FORMATS.get(kind)
-        if fmt is not None:
-            attrs_out.append(("format", fmt))
-        if kind in DATE_INPUT_FORMATS or kind in ("number", "range"):
-            for key in ("min", "max", "step"):
-                bound = node.attributes.get(key)
-                if bound:
-                    attrs_out.append((key, bound))
-
-    def _select(self, node: Node, control: OutNode) -> None:
-        control.tag = "select"
-        self._field_label(node, control)
-        options: list[str] = []
-        chosen: list[str] = []
-        for inner in self.model.subtree(node)[1:]:
-            if inner.name != "option" or self.removed[inner.index]:
-                continue
-            label = _fold(inner.attributes.get("label") or self._option_text(inner))
-            options.append(label)
-            if inner.selected:
-                chosen.append(label)
-        if "multiple" in node.attributes:
-            control.attrs.append(("multiple", "true"))
-        if chosen:
-            control.attrs.append(("value", listed(chosen)))
-        if len(options) <= _SELECT_LISTED:
-            control.attrs.append(("options", listed(options)))
-        else:
-            control.attrs.append(("options", str(len(options))))
-            control.attrs.append(("first", listed(options[:_SELECT_FIRST])))
-
-    def _option_text(self, option: Node) -> str:
-        return " ".join(
-            self.nodes[c].text for c in range(option.index + 1, option.end) if self.nodes[c].is_text
-        )
-
-    def _states(self, node: Node, control: OutNode) -> None:
-        props = node.ax.properties if node.ax is not None else markup_states(node)
-        for key, name in _STATES:
-            value = props.get(key)
-            if (
-                value is True
-                or value == "true"
-                or (
-                    key in ("disabled", "required", "readonly")
-                    and key in node.attributes
-                    and key not in props
-                )
-            ):
-                control.attrs.append((name, "true"))
-
-    def _aria_states(self, node: Node, control: OutNode) -> None:
-        props = node.ax.properties if node.ax is not None else markup_states(node)
-        for key in ("checked", "pressed", "selected", "expanded"):
-            value = props.get(key)
-            if value is None:
-                value = node.attributes.get(f"aria-{key}")
-            if value in (True, "true", "mixed"):
-                control.attrs.append((key, "true" if value is True else str(value)))
-            elif key == "expanded" and value in (False, "false"):
-                control.attrs.append((key, "false"))
-        # What a click opens (a submenu, a listbox, a dialog: a menu item says it
-        # always, other controls when `expanded` does not already), and the current
-        # item of a set (a pager's page, a step, today's date).
-        popup = node.attributes.get("aria-haspopup", "").strip().lower()
-        if (
-            popup
-            and popup != "false"
-            and (control.tag == "menuitem" or not any(k == "expanded" for k, _ in control.attrs))
-        ):
-            control.attrs.append(("haspopup", "menu" if popup == "true" else popup))
-        current = node.attributes.get("aria-current", "").strip().lower()
-        if current and current != "false":
-            control.attrs.append(("current", current))
-
-    def _href(self, raw: str | None) -> str:
-        if not raw:
-            return ""
-        href = raw.strip()
-        if href.lower().startswith("javascript:") or href == "#":
-            return ""
-        parts = urlsplit(href)
-        if parts.scheme and (parts.scheme, parts.netloc) != self.origin:
-            return href
-        if not parts.scheme and not parts.netloc:
-            return href  # already relative: the page wrote it short
-        path = parts.path or "/"
-        if parts.query:
-            path += "?" + parts.query
-        if parts.fragment:
-            path += "#" + parts.fragment
-        return path

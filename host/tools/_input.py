@@ -22,7 +22,16 @@ from collections.abc import Mapping, Sequence
 
 import attrs
 
-from pycdp_bridge import CDPError, JavaScriptError, ObjectRef, PageModel, Target, call_on, capture
+from pycdp_bridge import (
+    CDPError,
+    JavaScriptError,
+    ObjectRef,
+    PageModel,
+    Target,
+    call_on,
+    capture,
+    evaluate,
+)
 from pycdp_bridge import protocol as cdp
 
 from .._scripts import page_script
@@ -328,9 +337,14 @@ async def _hit_test(
     checks.append((element.session, None))
     for session, owner in checks:
         ox, oy = offsets.get(session, (0.0, 0.0))
+        # DOM.getNodeForLocation takes document coordinates: the point in the
+        # session's viewport plus how far its document is scrolled.
+        sx, sy = await _scrolled(target, session)
         hit = await target.execute(
             cdp.dom_get_node_for_location(
-                round(point.x - ox), round(point.y - oy), include_user_agent_shadow_dom=False
+                round(point.x - ox + sx),
+                round(point.y - oy + sy),
+                include_user_agent_shadow_dom=False,
             ),
             session_id=session,
         )
@@ -350,6 +364,12 @@ async def _hit_test(
         if inside is not True:
             return await _describe_hit(target, session, hit_id, latest)
     return None
+
+
+async def _scrolled(target: Target, session: str | None) -> tuple[float, float]:
+    """How far the session's document is scrolled, in CSS pixels."""
+    scroll = await evaluate(target, "[scrollX, scrollY]", session_id=session)
+    return float(scroll[0]), float(scroll[1])
 
 
 async def _object_for(target: Target, session: str | None, backend_id: int) -> str:
