@@ -146,7 +146,7 @@ def activation_reason(facts: CommitFacts) -> str | None:
     if facts.unknown:
         return _UNSEEN
     if facts.submit_button:
-        return "it clicks a button that submits its form"
+        return "it clicks a button that submits a form"
     if facts.toggles or facts.select:
         return change_reason(facts)
     if facts.in_form and facts.script_href:
