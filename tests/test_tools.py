@@ -338,7 +338,6 @@ async def test_closed_tab_is_a_clear_error(page: PageTarget, pages_server: Stati
         assert "tab closed" in result.content
 
 
-
 async def test_a_confirm_dialog_is_the_actions_result_and_is_answered(
     page: PageTarget, pages_server: StaticServer
 ) -> None:
@@ -459,6 +458,7 @@ async def test_crashed_page_is_a_clear_error_and_navigate_recovers(
     assert "Clicked 0 times" in navigated.content
     # The reloaded page is the one the agent just saw: its regions collapse.
     assert '<region name="main" unchanged="true"' in reloaded.content
+
 
 # --- scrolling and reading ------------------------------------------------------------------------
 

@@ -59,6 +59,7 @@ __all__ = [
     "ConsentBook",
     "HostState",
     "HostStateStatistics",
+    "ToolCall",
     "Toolbox",
     "open_host_state",
     "read_format_page",
@@ -94,7 +95,7 @@ RunTool = Callable[[Tab, str, Mapping[str, object]], Awaitable[ToolResult]]
 
 
 @attrs.frozen
-class _Call:
+class ToolCall:
     """One exact tool call: who asks, in which tab, which tool, which arguments."""
 
     session: str
@@ -122,9 +123,9 @@ class ConsentBook:
     """
 
     clock: Callable[[], float] = time.monotonic
-    _pending: dict[str, tuple[_Call, float]] = attrs.field(factory=dict, init=False)
+    _pending: dict[str, tuple[ToolCall, float]] = attrs.field(factory=dict, init=False)
 
-    def issue(self, call: _Call) -> str:
+    def issue(self, call: ToolCall) -> str:
         now = self.clock()
         for token, (_, expires) in list(self._pending.items()):
             if expires <= now:
@@ -135,7 +136,7 @@ class ConsentBook:
         self._pending[token] = (call, now + CONSENT_LIFETIME)
         return token
 
-    def redeem(self, token: str, call: _Call) -> bool:
+    def redeem(self, token: str, call: ToolCall) -> bool:
         """True when `token` was issued for exactly `call` and is still valid;
         ``bad_consent`` otherwise. Either way the token is spent."""
         pending = self._pending.pop(token, None)
@@ -319,7 +320,7 @@ class HostState:
             raise RequestError(
                 "bad_request", f"unknown tool {name[:100]!r}; the tools are: {known}"
             )
-        call = _Call(session, tab, name, _args_key(args))
+        call = ToolCall(session, tab, name, _args_key(args))
         consented = token is not None and self.consents.redeem(token, call)
         policy = self.tracker.policy(name)
 

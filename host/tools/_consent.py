@@ -160,10 +160,12 @@ def enter_reason(facts: CommitFacts, modifiers: int = 0) -> str | None:
     """Why Enter pressed in this element may submit or send, or None."""
     if facts.unknown:
         return _UNSEEN
-    if facts.activates and not facts.editable:
-        return activation_reason(facts)
     if facts.implicit_submit:
         return "Enter in a form's field submits the form"
+    if facts.activates and not facts.editable:
+        reason = activation_reason(facts)
+        if reason is not None:
+            return reason
     if modifiers and (facts.in_form or facts.editable):
         return "Enter with a modifier sends or submits in many editors and forms"
     if facts.listeners & _KEY_EVENTS:
