@@ -42,6 +42,10 @@ if TYPE_CHECKING:
         ResolveNodeReturns,
         ScrollIntoViewIfNeededParameters,
     )
+    from cdp_use.cdp.domdebugger.commands import (
+        GetEventListenersParameters,
+        GetEventListenersReturns,
+    )
     from cdp_use.cdp.domsnapshot.commands import (
         CaptureSnapshotParameters,
         CaptureSnapshotReturns,
@@ -75,6 +79,8 @@ if TYPE_CHECKING:
         CallFunctionOnReturns,
         EvaluateParameters,
         EvaluateReturns,
+        GetPropertiesParameters,
+        GetPropertiesReturns,
         ReleaseObjectGroupParameters,
         ReleaseObjectParameters,
     )
@@ -165,12 +171,29 @@ def dom_describe_node(
 
 
 def dom_resolve_node(
-    *, backend_node_id: int, object_group: str | None = None
+    *,
+    backend_node_id: int,
+    object_group: str | None = None,
+    execution_context_id: int | None = None,
 ) -> Command[ResolveNodeReturns]:
+    """A remote object of a node, in the page's main world or in `execution_context_id`."""
     params: ResolveNodeParameters = {"backendNodeId": backend_node_id}
     if object_group is not None:
         params["objectGroup"] = object_group
+    if execution_context_id is not None:
+        params["executionContextId"] = execution_context_id
     return cast("ResolveNodeReturns", (yield from _call("DOM.resolveNode", params)))
+
+
+# --- DOMDebugger -----------------------------------------------------------------------
+
+
+def dom_debugger_get_event_listeners(object_id: str) -> Command[GetEventListenersReturns]:
+    """The event listeners on one object (a node, a window) of the object's own world."""
+    params: GetEventListenersParameters = {"objectId": object_id}
+    return cast(
+        "GetEventListenersReturns", (yield from _call("DOMDebugger.getEventListeners", params))
+    )
 
 
 def dom_get_content_quads(*, backend_node_id: int) -> Command[GetContentQuadsReturns]:
@@ -398,6 +421,13 @@ def runtime_call_function_on(
         "awaitPromise": await_promise,
     }
     return cast("CallFunctionOnReturns", (yield from _call("Runtime.callFunctionOn", params)))
+
+
+def runtime_get_properties(
+    object_id: str, *, own_properties: bool = True
+) -> Command[GetPropertiesReturns]:
+    params: GetPropertiesParameters = {"objectId": object_id, "ownProperties": own_properties}
+    return cast("GetPropertiesReturns", (yield from _call("Runtime.getProperties", params)))
 
 
 def runtime_release_object(object_id: str) -> Command[Empty]:

@@ -102,7 +102,7 @@ async def run_tool(tab: Tab, name: str, args: Mapping[str, object]) -> ToolResul
         if spec.policy.side_effects and name not in _DECIDES_CONSENT | _NEVER_COMMITS:
             require(f"Trimtab cannot tell whether {name} submits or commits something")
         with trio.fail_after(ACTION_TIMEOUT):
-            async with tab.target.listen("Page.frameRequestedNavigation") as navigations:
+            async with tab.target.listen(cdp.events.PAGE_FRAME_REQUESTED_NAVIGATION) as navigations:
                 answer = await handler(tab, args)
                 submitted = _form_navigation(navigations)
         return attrs.evolve(answer, submitted=answer.submitted or submitted)
