@@ -110,15 +110,28 @@ def _declined(run: TaskRun, name: str) -> list[dict[str, Any]]:
 async def test_type_then_carriage_return_asks(
     ext: ExtensionBrowser, pages_server: StaticServer
 ) -> None:
-    """type(email) then press("\\r"): the person is asked, says no, and the form is not sent."""
+    """type(email) then press("\\r"): the person is asked, says no, and the form is not sent;
+    the tab's title and URL reach the model inside the untrusted-data block."""
     plan: list[Step] = [
         lambda seen: ("capture_snapshot", {}),
         lambda seen: ("type", {"id": _id_of(seen, r'<input id="[^"]+" type="email"'),
                                "text": "a@b.c"}),
         lambda seen: ("press", {"key": "\r"}),
     ]  # fmt: skip
-    run, _, page = await attempt(ext, pages_server.url("consent-shop.html"), plan)
+    run, model, page = await attempt(ext, pages_server.url("consent-shop.html"), plan)
     assert "submits the form" in run.question
+    # The tab's title and URL, written by the page, reach the model only as page data.
+    opening = json.dumps(model.requests[0][1]["messages"][0]["content"])
+    marker = re.search(r"marker X is ([0-9a-f]{16})", opening)
+    assert marker is not None, opening
+    block = re.search(
+        rf"<<<PAGE DATA {marker[1]}>>>\\ntitle: Checkout\\nurl: ([^\\]*)\\n"
+        rf"<<<END PAGE DATA {marker[1]}>>>",
+        opening,
+    )
+    assert block is not None, opening
+    assert block[1] == pages_server.url("consent-shop.html")
+    assert "Checkout" not in json.dumps(model.requests[0][1]["system"])
     assert len(_declined(run, "press")) == 1
     assert page.endswith("/consent-shop.html"), page
 
