@@ -25,7 +25,14 @@ const host = new HostConnection({
       console.debug("trimtab: ignored host message", msg.type);
     }
   },
-  onStateChange: (state, detail) => broadcast({ event: "host", state, detail }),
+  onStateChange: (state, detail) => {
+    if (state === "disconnected") {
+      // Whatever the host was doing in a tab stops here: let go of its input and
+      // its debugger sessions (a new host attaches again when it needs a tab).
+      relay.releaseAll("host_disconnected").catch(() => {});
+    }
+    broadcast({ event: "host", state, detail });
+  },
 });
 
 const relay = new CdpRelay({

@@ -43,6 +43,10 @@ if TYPE_CHECKING:
         ScrollIntoViewIfNeededParameters,
         SetFileInputFilesParameters,
     )
+    from cdp_use.cdp.domdebugger.commands import (
+        GetEventListenersParameters,
+        GetEventListenersReturns,
+    )
     from cdp_use.cdp.domsnapshot.commands import (
         CaptureSnapshotParameters,
         CaptureSnapshotReturns,
@@ -76,6 +80,8 @@ if TYPE_CHECKING:
         CallFunctionOnReturns,
         EvaluateParameters,
         EvaluateReturns,
+        GetPropertiesParameters,
+        GetPropertiesReturns,
         ReleaseObjectGroupParameters,
         ReleaseObjectParameters,
     )
@@ -172,6 +178,7 @@ def dom_resolve_node(
     object_group: str | None = None,
     execution_context_id: int | None = None,
 ) -> Command[ResolveNodeReturns]:
+    """A remote object of a node, in the page's main world or in `execution_context_id`."""
     params: ResolveNodeParameters = {"backendNodeId": backend_node_id}
     if object_group is not None:
         params["objectGroup"] = object_group
@@ -184,6 +191,17 @@ def dom_set_file_input_files(files: Sequence[str], *, object_id: str) -> Command
     """Put files into a file input, as its file picker does (`input` and `change` fire)."""
     params: SetFileInputFilesParameters = {"files": list(files), "objectId": object_id}
     return (yield from _call("DOM.setFileInputFiles", params))
+
+
+# --- DOMDebugger -----------------------------------------------------------------------
+
+
+def dom_debugger_get_event_listeners(object_id: str) -> Command[GetEventListenersReturns]:
+    """The event listeners on one object (a node, a window) of the object's own world."""
+    params: GetEventListenersParameters = {"objectId": object_id}
+    return cast(
+        "GetEventListenersReturns", (yield from _call("DOMDebugger.getEventListeners", params))
+    )
 
 
 def dom_get_content_quads(*, backend_node_id: int) -> Command[GetContentQuadsReturns]:
@@ -421,6 +439,13 @@ def runtime_call_function_on(
     if execution_context_id is not None:
         params["executionContextId"] = execution_context_id
     return cast("CallFunctionOnReturns", (yield from _call("Runtime.callFunctionOn", params)))
+
+
+def runtime_get_properties(
+    object_id: str, *, own_properties: bool = True
+) -> Command[GetPropertiesReturns]:
+    params: GetPropertiesParameters = {"objectId": object_id, "ownProperties": own_properties}
+    return cast("GetPropertiesReturns", (yield from _call("Runtime.getProperties", params)))
 
 
 def runtime_release_object(object_id: str) -> Command[Empty]:

@@ -12,6 +12,7 @@ import attrs
 from pycdp_bridge import CDPError, JavaScriptError, call_on
 from pycdp_bridge import protocol as cdp
 
+from ..pipeline import xml
 from ..tab import Tab, settle, watch
 from ._common import (
     ACT,
@@ -32,6 +33,13 @@ from ._common import (
     text,
     text_arg,
     tool,
+)
+from ._consent import (
+    click_reason,
+    control_change_reason,
+    key_reason,
+    require,
+    submit_after_typing_reason,
 )
 from ._input import (
     MODIFIER_BITS,
@@ -87,6 +95,7 @@ async def usable(tab: Tab, args: Mapping[str, object]) -> tuple[Located, Element
 async def click(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     element, info = await usable(tab, args)
     point = await target_point(tab.target, element, info, tab.latest)
+    require(await click_reason(tab.target, element), describe(element, info))
     async with watch(tab.revisions) as activity:
         await click_at(tab.target, point)
         settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT, scope_of(element))
@@ -137,6 +146,8 @@ async def type_text(tab: Tab, args: Mapping[str, object]) -> ToolResult:
         raise Refusal(f"{describe(element, info)} is read-only; it cannot be typed into")
     before = "" if clear else await _field_value(tab, element)
     point = await target_point(target, element, info, tab.latest)
+    if submit:
+        require(await submit_after_typing_reason(target, element), describe(element, info))
     async with watch(tab.revisions) as activity:
         # Focus by clicking it, as a person does; a click that left focus elsewhere
         # (a page that moves focus on click) gets the field focused directly.
@@ -224,6 +235,8 @@ async def _set_picker(
 ) -> ToolResult:
     target = tab.target
     await target_point(target, element, info, tab.latest)  # in view, not covered
+    if submit:
+        require(await submit_after_typing_reason(target, element), describe(element, info))
     async with watch(tab.revisions) as activity:
         elsewhere = await _focus(tab, element)
         if elsewhere is not None:
@@ -292,6 +305,7 @@ async def press(tab: Tab, args: Mapping[str, object]) -> ToolResult:
         raise BadArguments(str(exc)) from exc
     modifiers = _modifier_bits(args)
     submits = key.key == "Enter" and not modifiers and await focused_enter_submits(tab)
+    require(await key_reason(tab.target, key, modifiers))
     async with watch(tab.revisions) as activity:
         await key_press(tab.target, key, modifiers)
         settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT)
@@ -323,6 +337,7 @@ async def select(tab: Tab, args: Mapping[str, object]) -> ToolResult:
         )
     target = tab.target
     await target_point(target, element, info, tab.latest)  # in view and not covered
+    require(await control_change_reason(target, element), describe(element, info))
     async with watch(tab.revisions) as activity:
         # A native <select> opens a popup the browser draws outside the page, which
         # input events cannot drive (headless has none at all), so the option is set
@@ -335,14 +350,15 @@ async def select(tab: Tab, args: Mapping[str, object]) -> ToolResult:
         )
         if not outcome["found"]:
             if outcome.get("disabled"):
-                raise Refusal(
-                    f"option {outcome['text']!r} of {describe(element, info)} is disabled"
-                )
+                option = xml.element("option", content=str(outcome["text"]))
+                raise Refusal(f"{option} of {describe(element, info)} is disabled")
             listed = outcome["options"]
-            shown = " | ".join(listed[:30]) + (
+            shown = " ".join(xml.element("option", content=str(o)) for o in listed[:30]) + (
                 f" … ({len(listed)} in all)" if len(listed) > 30 else ""
             )
-            raise Refusal(f"{describe(element, info)} has no option {value!r}; options: {shown}")
+            raise Refusal(
+                f"{describe(element, info)} has no option {xml.text(repr(value))}; options: {shown}"
+            )
         settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT, scope_of(element))
     note = None if outcome["changed"] else f"{outcome['text']!r} was already selected"
     return await after_action(tab, activity, settled, note=note)
@@ -373,6 +389,7 @@ async def check(tab: Tab, args: Mapping[str, object]) -> ToolResult:
         )
     target = tab.target
     point = await target_point(target, element, info, tab.latest)
+    require(await click_reason(target, element), describe(element, info))
     async with watch(tab.revisions) as activity:
         await click_at(target, point)
         settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT, scope_of(element))

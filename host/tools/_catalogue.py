@@ -14,23 +14,27 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Mapping
 
+import attrs
 import trio
 
 from pycdp_bridge import (
     CDPError,
     DialogOpenError,
+    Event,
     JavaScriptError,
     PageCrashedError,
     TargetClosedError,
 )
 from pycdp_bridge import protocol as cdp
 
+from ..pipeline import xml
 from ..tab import PageChangedError, Tab
 from . import _actions, _dialogs, _navigation, _pointer, _queries
 from ._common import ACTION_TIMEOUT, BadArguments, Refusal, Tool, ToolResult, ToolSpec, error
-from ._input import OBJECT_GROUP, element_info, locate
+from ._consent import ConsentNeeded, require
+from ._input import OBJECT_GROUP
 
-__all__ = ["TOOLS", "run_tool", "tool_spec", "would_submit"]
+__all__ = ["TOOLS", "run_tool", "tool_spec"]
 
 _CATALOGUE: tuple[Tool, ...] = (
     _navigation.navigate,
@@ -57,6 +61,18 @@ _CATALOGUE: tuple[Tool, ...] = (
 )
 
 TOOLS: tuple[ToolSpec, ...] = tuple(entry.spec for entry in _CATALOGUE)
+
+# Actions that decide their own consent (`_consent.require` before their first input),
+# and actions that never submit or commit anything. Any other action, a tool added
+# later included, asks first: unknown means ask.
+_DECIDES_CONSENT = frozenset(
+    {"click", "type", "press", "select", "check", "answer_dialog", "double_click", "drag"}
+)
+_NEVER_COMMITS = frozenset(
+    {"navigate", "back", "forward", "reload", "hover", "scroll", "select_text"}
+)
+# How the browser says a navigation came from a form (`Page.frameRequestedNavigation`).
+_FORM_NAVIGATIONS = frozenset({"formSubmissionGet", "formSubmissionPost"})
 _BY_NAME: Mapping[str, Tool] = {entry.spec.name: entry for entry in _CATALOGUE}
 
 
@@ -69,23 +85,17 @@ def tool_spec(name: str) -> ToolSpec:
         raise KeyError(f"unknown tool {name!r}; the tools are {known}") from None
 
 
-async def run_tool(
-    tab: Tab, name: str, args: Mapping[str, object], *, consented: bool = False
-) -> ToolResult:
+async def run_tool(tab: Tab, name: str, args: Mapping[str, object]) -> ToolResult:
     """Run one tool on a tab; refusals and a closed tab come back as `is_error` results.
 
-    A tool whose spec says it `needs_consent` (`upload`) runs only with
-    ``consented=True``: the caller asked the person first; otherwise nothing is done.
+    An action that may submit or commit something, or whose spec says it
+    `needs_consent` (`upload`), runs only inside `granted(True)`: otherwise nothing is
+    done and the result says why (`ToolResult.consent`), for the caller to ask.
 
     Raises KeyError for an unknown tool name; every browser or page failure (CDPError)
     comes back as an `is_error` result with a plain message.
     """
     spec = tool_spec(name)
-    if spec.needs_consent is not None and not consented:
-        return error(
-            f"{name} was not run: it needs the person's consent ({spec.needs_consent}), "
-            "and none was given"
-        )
     handler = _BY_NAME[name].run
     crashed = error(
         f"{name} failed: the page crashed (its renderer process died); "
@@ -100,8 +110,22 @@ async def run_tool(
         # Nothing was done: the page answers nothing until the dialog is answered.
         return _dialogs.dialog_result(DialogOpenError.of(name, dialog), is_error=True)
     try:
+        if spec.needs_consent is not None:
+            require(spec.needs_consent)
+        elif spec.policy.side_effects and name not in _DECIDES_CONSENT | _NEVER_COMMITS:
+            require(f"Trimtab cannot tell whether {name} submits or commits something")
         with trio.fail_after(ACTION_TIMEOUT):
-            return await handler(tab, args)
+            async with tab.target.listen(cdp.events.PAGE_FRAME_REQUESTED_NAVIGATION) as navigations:
+                answer = await handler(tab, args)
+                submitted = _form_navigation(navigations)
+        return attrs.evolve(answer, submitted=answer.submitted or submitted)
+    except ConsentNeeded as exc:
+        # Nothing was done: the caller asks the person and runs the call again.
+        return attrs.evolve(
+            error(f"{name} was not run: it needs the person's consent ({exc.reason})"),
+            consent=exc.reason,
+            element=exc.element,
+        )
     except (Refusal, BadArguments) as exc:
         prefix = "" if isinstance(exc, Refusal) else f"bad arguments for {name}: "
         return error(prefix + str(exc))
@@ -118,7 +142,7 @@ async def run_tool(
             "nothing more can be done in it"
         )
     except PageChangedError as exc:
-        return error(f"{name}: {exc}")
+        return error(f"{name}: {xml.text(str(exc))}")
     except trio.TooSlowError:
         return error(
             f"{name} did not finish within {ACTION_TIMEOUT:g} s: the page does not respond "
@@ -132,8 +156,8 @@ async def run_tool(
         if "node" in exc.message.lower() or "context" in exc.message.lower():
             # The element or its document went away between two steps: the page changed.
             return error(
-                f"{name} stopped: the page changed while acting ({exc.message}); nothing "
-                "more was done; take a snapshot"
+                f"{name} stopped: the page changed while acting ({xml.text(exc.message)}); "
+                "nothing more was done; take a snapshot"
             )
         # Whatever else the browser or the page refused: a result, never an exception.
         return error(
@@ -158,28 +182,13 @@ async def _release(tab: Tab) -> None:
             )
 
 
-async def would_submit(tab: Tab, name: str, args: Mapping[str, object]) -> bool:
-    """Whether running this call would submit a form, found without acting.
-
-    A click on a submit button of a form, Enter (`press` or `type(submit=true)`) in a
-    form's text field. False when the element cannot be found (the call will fail).
-    """
-    tool_spec(name)
-    try:
-        if name == "type":
-            return args.get("submit") is True
-        if name == "press":
-            return (
-                args.get("key") in ("Enter", "Return")
-                and not args.get("modifiers")
-                and (await _actions.focused_enter_submits(tab))
-            )
-        if name == "click":
-            element = await locate(tab, args.get("id"))
-            return (await element_info(tab.target, element)).submits
-    except (Refusal, CDPError, JavaScriptError, TargetClosedError):
-        return False
-    finally:
-        with trio.CancelScope(shield=True):
-            await _release(tab)
-    return False
+def _form_navigation(navigations: trio.MemoryReceiveChannel[Event]) -> bool:
+    """Whether the browser reported a navigation that a form submission started."""
+    found = False
+    while True:
+        try:
+            event = navigations.receive_nowait()
+        except (trio.WouldBlock, trio.EndOfChannel):
+            return found
+        if event.params.get("reason") in _FORM_NAVIGATIONS:
+            found = True

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import attrs
 
@@ -35,7 +36,7 @@ from pycdp_bridge import (
 from pycdp_bridge import protocol as cdp
 
 from .._scripts import page_script
-from ..pipeline import Compaction, Control, compact
+from ..pipeline import Compaction, Control, compact, xml
 from ..tab import Tab
 
 __all__ = [
@@ -45,6 +46,7 @@ __all__ = [
     "Point",
     "Refusal",
     "click_at",
+    "cover_description",
     "describe",
     "element_info",
     "key_press",
@@ -127,7 +129,9 @@ async def locate(tab: Tab, eid: object) -> Located:
     see `SnapshotMemory.issued`); otherwise the id is stale.
     """
     if not isinstance(eid, str) or not eid.strip():
-        raise Refusal(f"id must be an element id from the page, like 'k3x'; got {eid!r}")
+        raise Refusal(
+            f"id must be an element id from the page, like 'k3x'; got {xml.text(repr(eid))}"
+        )
     eid = eid.strip()
     latest = tab.latest
     if latest is not None and eid in latest.controls:
@@ -140,7 +144,9 @@ async def locate(tab: Tab, eid: object) -> Located:
     reserved = tab.memory.reserved(model)
     fresh = compact(model, count=False, reserved=reserved)
     control_or_none = fresh.controls.get(eid)
-    stale = f"stale id {eid}: it is not on the page any more; take a snapshot"
+    # Ids the model read in earlier snapshots of other documents are not remembered,
+    # so a mistyped id gets the same answer: either way the cure is a fresh look.
+    stale = f"stale id {xml.text(eid)}: it is not on the page any more; take a snapshot"
     if control_or_none is None:
         raise Refusal(stale)
     control = control_or_none
@@ -152,9 +158,10 @@ async def locate(tab: Tab, eid: object) -> Located:
         # (a re-render); anything else is not what the model meant.
         if _seen_as(seen) != _seen_as(control):
             raise Refusal(
-                f"stale id {eid}: the element it named ({seen.role} {seen.name[:60]!r}) is "
-                f"not on the page any more; {eid} is now another element "
-                f"({control.role} {control.name[:60]!r}); take a snapshot"
+                f"stale id {xml.text(eid)}: the element it named ({seen.role} "
+                f"{xml.text(repr(seen.name[:60]))}) is not on the page any more; it is now "
+                f"another element ({control.role} {xml.text(repr(control.name[:60]))}); "
+                "take a snapshot"
             )
     elif reserved and seen is None and (latest is None or eid not in latest.controls):
         # No snapshot of this document gave this id (mistyped, or another page's).
@@ -217,9 +224,29 @@ async def element_info(target: Target, element: Located) -> ElementInfo:
 
 
 def describe(element: Located, info: ElementInfo) -> str:
-    """How a refusal names the element: ``<button id="z1c"> "Buy now"``."""
-    text = f' "{info.text}"' if info.text else ""
-    return f'<{info.tag} id="{element.eid}">{text}'
+    """How a refusal names the element: ``<button id="z1c">Buy now</button>``, escaped."""
+    return xml.element(_tag_name(info.tag), {"id": element.eid}, content=info.text or None)
+
+
+def cover_description(facts: Mapping[str, Any], eid: str | None) -> str:
+    """How a refusal names what covers an element, from ``describe-cover.js``'s facts:
+    ``<div id="k2" dom-id="consent" class="modal">Accept cookies</div>``, escaped, where
+    ``id`` is Trimtab's element id (if it has one) and ``dom-id`` the page's own id."""
+    attributes = {
+        "id": eid,
+        "dom-id": str(facts.get("id") or "") or None,
+        "class": str(facts.get("cls") or "") or None,
+    }
+    text = str(facts.get("text") or "")
+    return xml.element(_tag_name(str(facts.get("tag", ""))), attributes, content=text or None)
+
+
+def _tag_name(tag: str) -> str:
+    # The HTML parser accepts almost any tag name (`<a"b>`): only plain names are shown.
+    return tag if _PLAIN_TAG.fullmatch(tag) else "element"
+
+
+_PLAIN_TAG = re.compile(r"[a-z][a-z0-9-]{0,40}")
 
 
 # --- where to act -------------------------------------------------------------------------
@@ -386,18 +413,8 @@ async def _describe_hit(
     """Name what the hit test found: tag, id attribute, class, text, and its eid if any."""
     hit_object = await _object_for(target, session, backend_id)
     facts = await call_on(target, hit_object, _script("describe-cover.js"), session_id=session)
-    name = f"<{facts['tag']}"
-    if facts["id"]:
-        name += f' id="{facts["id"]}"'
-    if facts["cls"]:
-        name += f' class="{facts["cls"]}"'
-    name += ">"
-    if facts["text"]:
-        name += f' "{facts["text"]}"'
     eid = await _eid_of(target, session, hit_object, latest)
-    if eid is not None:
-        name += f" (element {eid})"
-    return name
+    return cover_description(facts, eid)
 
 
 async def _eid_of(
@@ -482,7 +499,11 @@ _NAMED_KEYS: Mapping[str, KeyDef] = {
     )
 }
 _KEY_ALIASES = {
+    # Every spelling of Enter is Enter: the consent check must see each of them.
     "Return": "Enter",
+    "\r": "Enter",
+    "\n": "Enter",
+    "\r\n": "Enter",
     "Esc": "Escape",
     "Space": " ",
     "Up": "ArrowUp",
@@ -503,7 +524,7 @@ _PUNCTUATION_CODES = {
     "]": ("BracketRight", 221),
     "'": ("Quote", 222),
 }
-KEY_NAMES = tuple(_NAMED_KEYS) + tuple(_KEY_ALIASES)
+KEY_NAMES = (*_NAMED_KEYS, *_KEY_ALIASES, "NumpadEnter")
 
 
 def parse_key(key: object) -> KeyDef:
@@ -511,6 +532,8 @@ def parse_key(key: object) -> KeyDef:
     if not isinstance(key, str) or not key:
         raise ValueError(f"key must be a key name like 'Enter' or one character; got {key!r}")
     name = _KEY_ALIASES.get(key, key)
+    if name == "NumpadEnter":
+        return KeyDef("Enter", "NumpadEnter", 13, "\r")
     if name in _NAMED_KEYS:
         return _NAMED_KEYS[name]
     if len(name) != 1:

@@ -31,6 +31,7 @@ from ._common import (
     text_arg,
     tool,
 )
+from ._consent import click_reason, require
 from ._input import (
     Point,
     describe,
@@ -85,6 +86,8 @@ async def double_click(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     element, info = await usable(tab, args)
     target = tab.target
     point = await target_point(target, element, info, tab.latest)
+    # A double click is two clicks: whatever the first may submit, it does.
+    require(await click_reason(target, element), describe(element, info))
     async with watch(tab.revisions) as activity:
         await move_to(target, point)
         for count in (1, 2):
@@ -161,6 +164,8 @@ async def drag(tab: Tab, args: Mapping[str, object]) -> ToolResult:
                 "drag by less"
             )
         scope = scope_of(source)
+    # The press and release of a drag click its source when it barely moves.
+    require(await click_reason(target, source), describe(source, info))
     async with watch(tab.revisions) as activity:
         await _drag_path(target, start, end)
         settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT, scope)
