@@ -198,18 +198,18 @@ async def test_an_unknown_action_asks(
 
     ran: list[str] = []
 
-    async def drag(tab: Tab, args: Mapping[str, object]) -> ToolResult:
-        ran.append("drag")
-        return text("dragged")
+    async def wiggle(tab: Tab, args: Mapping[str, object]) -> ToolResult:
+        ran.append("wiggle")
+        return text("wiggled")
 
-    spec = ToolSpec("drag", "Drag an element.", {"type": "object"}, ACT)
-    monkeypatch.setitem(_catalogue._BY_NAME, "drag", Tool(spec, drag))  # type: ignore[index]
+    spec = ToolSpec("wiggle", "Wiggle an element.", {"type": "object"}, ACT)
+    monkeypatch.setitem(_catalogue._BY_NAME, "wiggle", Tool(spec, wiggle))  # type: ignore[index]
     with trio.fail_after(IO_TIMEOUT):
         tab, _ = await open_shop(page, pages_server)
-        result = await asks(tab, "drag", {})
+        result = await asks(tab, "wiggle", {})
         assert "cannot tell" in str(result.consent)
         assert ran == []
         with granted(True):
-            done = await run_tool(tab, "drag", {})
-    assert done.content == "dragged"
-    assert ran == ["drag"]
+            done = await run_tool(tab, "wiggle", {})
+    assert done.content == "wiggled"
+    assert ran == ["wiggle"]
