@@ -18,7 +18,7 @@ request loop) and `_handlers` (`HostState`, which runs the tools); ``trimtab.nat
 imports it only to open the link in ``build_setup``.
 """
 
-from ._client import LinkClient, LinkError, connect
+from ._client import LinkClient, LinkError, choose_endpoint, connect
 from ._paths import (
     ENDPOINT_SUFFIX,
     Endpoint,
@@ -40,6 +40,7 @@ __all__ = [
     "LinkClient",
     "LinkError",
     "LinkSession",
+    "choose_endpoint",
     "connect",
     "endpoint_dir",
     "list_endpoints",

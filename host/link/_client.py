@@ -28,8 +28,9 @@ from ..native._framing import (
     JSONObject,
     encode_frame,
 )
+from ._paths import Endpoint, list_endpoints
 
-__all__ = ["LinkClient", "LinkError", "connect"]
+__all__ = ["LinkClient", "LinkError", "choose_endpoint", "connect"]
 
 _RECEIVE_SIZE: Final = 256 * 1024
 CONNECT_TIMEOUT: Final = 10.0
@@ -54,6 +55,7 @@ class LinkClient:
     stream: trio.SocketStream
     hello: JSONObject = attrs.field(factory=dict)
     closed_reason: str | None = None
+    closed: trio.Event = attrs.field(factory=trio.Event)
     _ids: itertools.count[int] = attrs.field(factory=lambda: itertools.count(1))
     _waiting: dict[int, trio.MemorySendChannel[JSONObject]] = attrs.field(factory=dict)
     _send_lock: trio.Lock = attrs.field(factory=trio.Lock)
@@ -119,6 +121,7 @@ class LinkClient:
             for waiter in self._waiting.values():
                 waiter.close()
             self._waiting.clear()
+            self.closed.set()
 
 
 def _int_id(value: object) -> int:
@@ -188,3 +191,29 @@ async def connect(
                 yield link
             finally:
                 nursery.cancel_scope.cancel()
+
+
+def choose_endpoint(browser: str | None = None, folder: Path | None = None) -> Endpoint:
+    """The endpoint of ``browser`` (a name from ``--list-browsers``, or its browser
+    part), or the only live one when ``browser`` is None."""
+    endpoints = [endpoint for endpoint in list_endpoints(folder) if endpoint.alive]
+    if browser is not None:
+        matching = [
+            endpoint for endpoint in endpoints if browser in (endpoint.name, endpoint.info.browser)
+        ]
+    else:
+        matching = endpoints
+    if not matching:
+        wanted = f"browser {browser!r}" if browser else "browser"
+        known = ", ".join(endpoint.name for endpoint in endpoints) or "none"
+        raise LinkError(
+            "no_browser",
+            f"no running {wanted} with the Trimtab extension (endpoints: {known}); "
+            "open the browser, or run `trimtab doctor`",
+        )
+    if len(matching) > 1:
+        names = ", ".join(endpoint.name for endpoint in matching)
+        raise LinkError(
+            "ambiguous", f"several browsers are running ({names}); pick one with --browser"
+        )
+    return matching[0]
