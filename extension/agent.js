@@ -2,6 +2,10 @@
 // where the person started the task, and their results go back to the model as
 // untrusted data.
 
+import { DEFAULT_BUDGET, compactHistory, estimateEntry, estimateRequest, pageFacts }
+  from "./lib/compact.js";
+import { addUsage, emptyTotals } from "./lib/cost.js";
+import { inputTotal } from "./lib/requests.js";
 import { dialogIn, elementsById } from "./lib/xmlview.js";
 
 export const MAX_STEPS = 30;
@@ -100,26 +104,38 @@ export function submitReason(name, args, elements, dialog = null) {
 }
 
 /**
- * @typedef {{kind: "model", text: string, usage: {input: number, output: number}}
+ * @typedef {{kind: "task", text: string}
+ *   | {kind: "model", text: string, usage: import("./lib/requests.js").Usage,
+ *      totals: import("./lib/cost.js").Totals, context: number}
  *   | {kind: "tool", name: string, args: object, isError: boolean, cached: boolean,
  *      cachedFrom: unknown, note: string|null, chars: number, content: string}
+ *   | {kind: "compacted", replaced: number, before: number, after: number, budget: number}
  *   | {kind: "declined", name: string, args: object, reason: string}
  *   | {kind: "done", text: string}
  *   | {kind: "error", message: string}} Step
  */
 
+/**
+ * One conversation with the model about one tab: a task, then any follow-ups,
+ * each carrying on the same context. The conversation only grows at its end, so
+ * each request starts with the previous one and the providers' prompt caches
+ * serve it; past the token budget, one compaction replaces superseded pages.
+ */
 export class Agent {
   /**
    * @param {{worker: import("./lib/worker-client.js").WorkerClient,
-   *          client: {send: Function, userMessage: Function, toolResultMessages: Function},
+   *          client: {send: (request: object) => Promise<import("./llm/anthropic.js").Turn>},
    *          tab: {id: number, title?: string, url?: string},
    *          askBeforeSubmit: boolean,
    *          confirm: (question: {name: string, args: object, reason: string,
    *                               element: object|undefined}) => Promise<boolean>,
    *          onStep: (step: Step) => void,
-   *          maxSteps?: number}} options
+   *          maxSteps?: number,
+   *          budget?: number}} options
+   *   `budget`: tokens the context may reach before a compaction
    */
-  constructor({ worker, client, tab, askBeforeSubmit, confirm, onStep, maxSteps = MAX_STEPS }) {
+  constructor({ worker, client, tab, askBeforeSubmit, confirm, onStep, maxSteps = MAX_STEPS,
+    budget = DEFAULT_BUDGET }) {
     this.worker = worker;
     this.client = client;
     this.tab = tab;
@@ -127,6 +143,7 @@ export class Agent {
     this.confirm = confirm;
     this.onStep = onStep;
     this.maxSteps = maxSteps;
+    this.budget = budget;
     this.controller = new AbortController();
     this.session = `agent-${makeNonce()}`;
     this.nonce = makeNonce();
@@ -135,6 +152,16 @@ export class Agent {
     /** The JavaScript dialog the page showed in the latest tool result, if any. */
     this.dialog = null;
     this.stopReason = "";
+    /** @type {import("./lib/requests.js").Entry[]} */
+    this.history = [];
+    /** @type {{system: string, tools: object[]} | null} the prefix of every request */
+    this.fixed = null;
+    this.totals = emptyTotals();
+    this.toolSteps = 0;
+    /** The provider's own count of the last request (input + output) and the history
+     *  length it covered; a better base than the estimate when the provider has one. */
+    this.reported = { tokens: 0, entries: 0 };
+    this.running = false;
   }
 
   /** Stop at the next safe point; an LLM request in flight is aborted. */
@@ -149,22 +176,63 @@ export class Agent {
   }
 
   /**
-   * Run one task to its end.
+   * Tokens the next request would hold: the estimate, or the provider's count of
+   * the last request plus the estimate of what came since, whichever is larger.
+   */
+  contextTokens() {
+    const { system, tools } = /** @type {{system: string, tools: object[]}} */ (this.fixed);
+    const estimate = estimateRequest({ system, tools, history: this.history });
+    if (this.reported.entries === 0) return estimate;
+    const since = this.history.slice(this.reported.entries)
+      .reduce((sum, entry) => sum + estimateEntry(entry), 0);
+    return Math.max(estimate, this.reported.tokens + since);
+  }
+
+  /** Compact the history once when the next request would pass the budget. */
+  keepInBudget() {
+    const before = this.contextTokens();
+    if (before <= this.budget) return;
+    const { history, replaced } = compactHistory(this.history);
+    if (replaced === 0) return;
+    this.history = history;
+    this.reported = { tokens: 0, entries: 0 };
+    this.onStep({ kind: "compacted", replaced, before, after: this.contextTokens(),
+      budget: this.budget });
+  }
+
+  /**
+   * Run one task, or a follow-up in the same conversation, to its end.
    * @param {string} task what the person asked for
    * @returns {Promise<{ok: boolean, text: string}>}
    */
   async run(task) {
+    if (this.running) throw new Error("the agent is already running a task");
+    this.running = true;
+    this.controller = new AbortController();
+    this.stopReason = "";
     try {
-      const { tools, format } = await this.worker.host({ type: "tools" });
-      const system = systemPrompt({ format, nonce: this.nonce, tab: this.tab });
-      const messages = [this.client.userMessage(task)];
+      if (!this.fixed) {
+        const { tools, format } = await this.worker.host({ type: "tools" });
+        this.fixed = { tools, system: systemPrompt({ format, nonce: this.nonce, tab: this.tab }) };
+      }
+      const { system, tools } = this.fixed;
+      this.closeOpenCalls();
+      this.history.push({ role: "user", text: task });
+      this.onStep({ kind: "task", text: task });
       for (let step = 0; step < this.maxSteps; step++) {
         this.checkStopped();
+        this.keepInBudget();
+        const context = this.contextTokens();
         const turn = await this.client.send({
-          system, messages, tools, signal: this.controller.signal,
+          system, history: this.history, tools, cacheKey: this.session,
+          signal: this.controller.signal,
         });
-        messages.push(turn.assistant);
-        this.onStep({ kind: "model", text: turn.text, usage: turn.usage });
+        this.history.push(turn.assistant);
+        this.totals = addUsage(this.totals, turn.usage);
+        this.reported = { tokens: inputTotal(turn.usage) + turn.usage.output,
+          entries: this.history.length };
+        this.onStep({ kind: "model", text: turn.text, usage: turn.usage, totals: this.totals,
+          context });
         if (turn.toolCalls.length === 0) {
           this.onStep({ kind: "done", text: turn.text });
           return { ok: true, text: turn.text };
@@ -174,14 +242,28 @@ export class Agent {
           this.checkStopped();
           results.push(await this.runTool(call));
         }
-        messages.push(...this.client.toolResultMessages(results));
+        this.history.push({ role: "tool", results });
       }
       throw new Error(`the task took more than ${this.maxSteps} model turns; stopped`);
     } catch (err) {
       const message = this.stopped ? `Stopped: ${this.stopReason}` : String(err?.message ?? err);
       this.onStep({ kind: "error", message });
       return { ok: false, text: message };
+    } finally {
+      this.running = false;
     }
+  }
+
+  /**
+   * A task that stopped between a model turn and its tool results leaves calls
+   * without answers, which no provider accepts: answer them before a follow-up.
+   */
+  closeOpenCalls() {
+    const last = this.history[this.history.length - 1];
+    if (last?.role !== "assistant" || last.toolCalls.length === 0) return;
+    this.history.push({ role: "tool", results: last.toolCalls.map((call) => ({
+      id: call.id, isError: true, content: "Not run: the task was stopped before this call.",
+    })) });
   }
 
   checkStopped() {
@@ -190,13 +272,15 @@ export class Agent {
 
   /**
    * @param {{id: string, name: string, args: object, parseError?: string}} call
-   * @returns {Promise<{id: string, content: string, isError: boolean}>}
+   * @returns {Promise<import("./lib/requests.js").ToolResult & {meta: object}>}
    */
   async runTool(call) {
+    this.toolSteps += 1;
+    const meta = { step: this.toolSteps, name: call.name, args: call.args, page: null };
     if (call.parseError) {
       this.onStep({ kind: "tool", name: call.name, args: call.args, isError: true,
         cached: false, cachedFrom: null, note: null, chars: 0, content: call.parseError });
-      return { id: call.id, content: call.parseError, isError: true };
+      return { id: call.id, content: call.parseError, isError: true, meta };
     }
     const reason = this.askBeforeSubmit
       ? submitReason(call.name, call.args, this.elements, this.dialog) : null;
@@ -207,7 +291,7 @@ export class Agent {
       this.checkStopped();
       if (!allowed) {
         this.onStep({ kind: "declined", name: call.name, args: call.args, reason });
-        return { id: call.id, isError: true,
+        return { id: call.id, isError: true, meta,
           content: "The person declined this action. Do not retry it; ask them or stop." };
       }
     }
@@ -227,6 +311,7 @@ export class Agent {
     });
     const note = result.note ? `\n(${result.note})` : "";
     return { id: call.id, content: wrapUntrusted(content, this.nonce) + note,
-      isError: Boolean(result.is_error) };
+      isError: Boolean(result.is_error),
+      meta: { ...meta, page: result.is_error ? null : pageFacts(content) } };
   }
 }

@@ -4,6 +4,9 @@
 import { Agent } from "./agent.js";
 import { AnthropicClient } from "./llm/anthropic.js";
 import { OPENAI_BASE_URL, OpenAIClient } from "./llm/openai.js";
+import { DEFAULT_BUDGET } from "./lib/compact.js";
+import { costOf, describeTotals, emptyTotals } from "./lib/cost.js";
+import { DEFAULT_KEEP, clearTasks, listTasks, saveTask } from "./lib/history.js";
 import { WorkerClient } from "./lib/worker-client.js";
 import { renderXml } from "./lib/xmlview.js";
 
@@ -23,8 +26,17 @@ const state = {
   inspectError: "",
   highlighted: /** @type {string|null} */ (null),
   pinned: /** @type {string|null} */ (null),
+  // The conversation the task box continues; null after "New task".
   agent: /** @type {Agent|null} */ (null),
+  running: false,
   steps: /** @type {object[]} */ ([]),
+  totals: emptyTotals(),
+  costLine: "",
+  // What the conversation runs with, for its cost and its history record.
+  run: /** @type {{provider: string, model: string, prices: object, keep: number,
+                   started: number, task: string} | null} */ (null),
+  // The stored task shown after "reopen", when it is not the live conversation.
+  reopened: /** @type {string|null} */ (null),
   refreshes: 0,
 };
 
@@ -191,7 +203,7 @@ chrome.tabs.onActivated.addListener(async ({ windowId }) => {
 });
 chrome.tabs.onUpdated.addListener((tabId, change) => {
   if (tabId === state.tab?.id && change.status === "complete" && state.view === "inspect"
-      && !state.agent) {
+      && !state.running) {
     refresh();
   }
 });
@@ -216,8 +228,18 @@ async function loadSettings() {
     model: DEFAULT_MODELS.anthropic,
     apiKey: "",
     askBeforeSubmit: true,
+    budget: DEFAULT_BUDGET,
+    prices: { input: null, cachedInput: null, output: null },
+    keepTasks: DEFAULT_KEEP,
     ...(settings ?? {}),
   };
+}
+
+/** A number from a settings field, or null when it is empty or not a number. */
+function numberIn(id) {
+  const raw = $(id).value.trim();
+  const value = raw === "" ? NaN : Number(raw);
+  return Number.isFinite(value) && value >= 0 ? value : null;
 }
 
 async function fillSettingsForm() {
@@ -227,6 +249,11 @@ async function fillSettingsForm() {
   $("model").value = s.model;
   $("api-key").value = s.apiKey;
   $("ask-submit").checked = s.askBeforeSubmit;
+  $("budget").value = String(s.budget);
+  $("price-input").value = s.prices?.input ?? "";
+  $("price-cached").value = s.prices?.cachedInput ?? "";
+  $("price-output").value = s.prices?.output ?? "";
+  $("keep-tasks").value = String(s.keepTasks);
 }
 
 function baseUrlFor(s) {
@@ -249,6 +276,10 @@ $("settings-form").addEventListener("submit", async (e) => {
     model: $("model").value.trim(),
     apiKey: $("api-key").value,
     askBeforeSubmit: $("ask-submit").checked,
+    budget: Math.max(2000, numberIn("budget") ?? DEFAULT_BUDGET),
+    prices: { input: numberIn("price-input"), cachedInput: numberIn("price-cached"),
+      output: numberIn("price-output") },
+    keepTasks: Math.round(numberIn("keep-tasks") ?? DEFAULT_KEEP),
   };
   if (s.provider === "compatible" && !s.baseUrl) {
     $("settings-note").textContent = "An OpenAI-compatible server needs its base URL.";
@@ -277,7 +308,7 @@ async function makeClient() {
   const options = { apiKey: s.apiKey, model: s.model, baseUrl: s.baseUrl || undefined };
   const client = s.provider === "anthropic" ? new AnthropicClient(options)
     : new OpenAIClient(options);
-  return { client, askBeforeSubmit: s.askBeforeSubmit };
+  return { client, settings: s };
 }
 
 // ---------------------------------------------------------------- agent
@@ -289,14 +320,37 @@ function el(tag, className, text) {
   return node;
 }
 
-function renderStep(step) {
+const fmt = (n) => n.toLocaleString("en-US");
+
+/** The live figures of the conversation: tokens, calls and, with prices, the cost. */
+function showCost(totals) {
+  state.totals = totals;
+  const run = state.run;
+  const cost = run ? costOf(totals, run.prices ?? {}, run.provider) : null;
+  state.costLine = describeTotals(totals, cost);
+  $("cost").textContent = state.costLine;
+  $("cost").hidden = false;
+}
+
+function renderStep(step, { live = true } = {}) {
   state.steps.push(step);
   const li = el("li", `step ${step.kind}`);
   li.dataset.kind = step.kind;
-  if (step.kind === "model") {
+  if (step.kind === "task") {
+    li.append(el("div", "", step.text));
+  } else if (step.kind === "model") {
     if (step.text) li.append(el("div", "", step.text));
+    const u = step.usage;
     li.append(el("div", "meta",
-      `model: ${step.usage.input} tokens in, ${step.usage.output} out`));
+      `model: ${fmt(u.input + u.cacheRead + u.cacheWrite)} tokens in (${fmt(u.cacheRead)} `
+      + `from cache, ${fmt(u.cacheWrite)} written to it), ${fmt(u.output)} out`
+      + (step.context ? ` · context ≈ ${fmt(step.context)} tokens` : "")));
+    if (live && step.totals) showCost(step.totals);
+  } else if (step.kind === "compacted") {
+    li.append(el("div", "",
+      `Context compacted: ${step.replaced} earlier page state${step.replaced === 1 ? "" : "s"} `
+      + `replaced by one line each (≈ ${fmt(step.before)} → ${fmt(step.after)} tokens; `
+      + `budget ${fmt(step.budget)}).`));
   } else if (step.kind === "tool") {
     const head = el("div");
     head.append(el("code", "", `${step.name}(${JSON.stringify(step.args)})`));
@@ -325,7 +379,7 @@ function renderStep(step) {
   }
   $("steps").append(li);
   li.scrollIntoView({ block: "nearest" });
-  $("progress").textContent = step.kind === "tool" ? `ran ${step.name}` : "";
+  if (live) $("progress").textContent = step.kind === "tool" ? `ran ${step.name}` : "";
 }
 
 /** Ask the person about a submit; resolves when they answer or the agent stops. */
@@ -359,38 +413,145 @@ function setActing(tab) {
   banner.hidden = !tab;
   $("run").disabled = Boolean(tab);
   $("stop").disabled = !tab;
+  $("new-task").disabled = Boolean(tab) || (!state.agent && !state.reopened);
+  $("run").textContent = state.agent && !tab ? "Reply" : "Run";
+  $("task").placeholder = state.agent
+    ? "Reply to the agent: the conversation carries on (New task starts afresh)"
+    : "What should the agent do in this tab?";
+}
+
+/** Show a new, empty conversation. */
+function clearConversation() {
+  state.agent = null;
+  state.run = null;
+  state.reopened = null;
+  state.steps = [];
+  $("steps").replaceChildren();
+  $("cost").hidden = true;
+  state.totals = emptyTotals();
+  state.costLine = "";
+}
+
+/** Start a conversation in the active tab with the saved settings. */
+async function startConversation() {
+  clearConversation();
+  const tab = await activeTab();
+  if (!tab?.id) throw new Error("No active tab in this window.");
+  const { client, settings } = await makeClient();
+  state.run = { provider: settings.provider, model: settings.model, prices: settings.prices,
+    keep: settings.keepTasks, started: Date.now(), task: "" };
+  return new Agent({
+    worker, client, tab: { id: tab.id, title: tab.title, url: tab.url },
+    askBeforeSubmit: settings.askBeforeSubmit, confirm: askPerson, onStep: renderStep,
+    budget: settings.budget,
+  });
+}
+
+/** Store the conversation as it stands in the history of tasks. */
+async function recordConversation(agent, ok) {
+  const run = state.run;
+  if (!run) return;
+  try {
+    await saveTask(chrome.storage.local, {
+      id: agent.session, started: run.started, task: run.task,
+      title: agent.tab.title ?? "", url: agent.tab.url ?? "",
+      provider: run.provider, model: run.model, steps: state.steps,
+      totals: agent.totals, ok,
+    }, run.keep);
+  } catch (err) {
+    renderStep({ kind: "error", message: `Could not save this task in the history: ${err.message}` },
+      { live: false });
+  }
+  await showHistory();
 }
 
 $("task-form").addEventListener("submit", async (e) => {
   e.preventDefault();
-  if (state.agent) return;
+  if (state.running) return;
   const task = $("task").value.trim();
   if (!task) return;
-  $("steps").replaceChildren();
-  state.steps = [];
-  let agent;
-  try {
-    const tab = await activeTab();
-    if (!tab?.id) throw new Error("No active tab in this window.");
-    const { client, askBeforeSubmit } = await makeClient();
-    agent = new Agent({
-      worker, client, tab: { id: tab.id, title: tab.title, url: tab.url },
-      askBeforeSubmit, confirm: askPerson, onStep: renderStep,
-    });
-  } catch (err) {
-    renderStep({ kind: "error", message: err.message });
-    return;
+  let agent = state.agent;
+  if (!agent) {
+    try {
+      agent = await startConversation();
+    } catch (err) {
+      renderStep({ kind: "error", message: err.message });
+      return;
+    }
+    state.agent = agent;
+    state.run.task = task;
   }
-  state.agent = agent;
+  state.running = true;
+  $("task").value = "";
   setActing(agent.tab);
   $("progress").textContent = "working…";
+  let ok = false;
   try {
-    await agent.run(task);
+    ok = (await agent.run(task)).ok;
   } finally {
+    state.running = false;
     setActing(null);
-    state.agent = null;
     $("progress").textContent = "";
   }
+  await recordConversation(agent, ok);
+});
+
+$("new-task").addEventListener("click", () => {
+  if (state.running) return;
+  clearConversation();
+  setActing(null);
+  $("task").focus();
+});
+
+// ---------------------------------------------------------------- history
+
+async function showHistory() {
+  const list = $("history-list");
+  const tasks = await listTasks(chrome.storage.local);
+  state.history = tasks;
+  list.replaceChildren();
+  for (const record of tasks) {
+    const li = el("li");
+    const button = el("button", "", "");
+    button.type = "button";
+    button.dataset.id = record.id;
+    const when = new Date(record.started).toLocaleString();
+    button.append(el("div", "", record.task), el("div", "meta muted",
+      `${when} · ${record.title || record.url} · ${record.totals.calls} calls`));
+    button.addEventListener("click", () => reopen(record.id));
+    li.append(button);
+    list.append(li);
+  }
+  $("history-clear").disabled = tasks.length === 0;
+}
+
+/** Show a stored task: its steps and what it cost. The live conversation stays
+ *  live (a reply continues it); another one is shown to read. */
+async function reopen(id) {
+  if (state.running) return;
+  const record = (await listTasks(chrome.storage.local)).find((r) => r.id === id);
+  if (!record) return;
+  const live = state.agent?.session === id ? state.agent : null;
+  const run = live ? state.run : null;
+  clearConversation();
+  state.agent = live;
+  state.run = run ?? { provider: record.provider, model: record.model, prices: {}, keep: 0,
+    started: record.started, task: record.task };
+  if (!live) {
+    state.reopened = id;
+    const { prices } = await loadSettings();
+    state.run.prices = prices;
+  }
+  for (const step of record.steps) renderStep(step, { live: false });
+  showCost(record.totals);
+  setActing(null);
+  // A task only read back cannot be continued: a reply starts a new one.
+  if (!live) state.run = null;
+}
+
+$("history-clear").addEventListener("click", async () => {
+  await clearTasks(chrome.storage.local);
+  await showHistory();
 });
 
 $("stop").addEventListener("click", () => state.agent?.stop("stopped by you"));
@@ -400,7 +561,8 @@ chrome.tabs.onRemoved.addListener((tabId) => {
 
 // ---------------------------------------------------------------- start
 
-globalThis.trimtabPanel = { state, refresh, worker, showView };
+globalThis.trimtabPanel = { state, refresh, worker, showView, showHistory };
 worker.connect();
 fillSettingsForm();
+showHistory();
 refresh();

@@ -1,5 +1,6 @@
 // Anthropic Messages API client (POST /v1/messages, tool_use / tool_result blocks).
 
+import { anthropicBody, anthropicUsage } from "../lib/requests.js";
 import { LlmError, joinUrl, postJson } from "./common.js";
 
 export const ANTHROPIC_BASE_URL = "https://api.anthropic.com";
@@ -8,7 +9,8 @@ const API_VERSION = "2023-06-01";
 /**
  * @typedef {{id: string, name: string, args: object, parseError?: string}} ToolCall
  * @typedef {{text: string, toolCalls: ToolCall[], stop: string,
- *            usage: {input: number, output: number}, assistant: object}} Turn
+ *            usage: import("../lib/requests.js").Usage,
+ *            assistant: import("../lib/requests.js").Entry}} Turn
  */
 
 export class AnthropicClient {
@@ -24,27 +26,20 @@ export class AnthropicClient {
   }
 
   /**
-   * One model turn.
-   * @param {{system: string, messages: object[],
-   *          tools: {name: string, description: string, input_schema: object}[],
-   *          signal?: AbortSignal}} request
+   * One model turn over the whole conversation, with cache breakpoints.
+   * @param {{system: string, history: import("../lib/requests.js").Entry[],
+   *          tools: import("../lib/requests.js").Tool[], signal?: AbortSignal}} request
    * @returns {Promise<Turn>}
    */
-  async send({ system, messages, tools, signal }) {
+  async send({ system, history, tools, signal }) {
     const data = await postJson(joinUrl(this.baseUrl, "/v1/messages"), {
       "x-api-key": this.apiKey,
       "anthropic-version": API_VERSION,
       // Without host permission the call is a CORS request from the extension's
       // origin; Anthropic answers it only with this header.
       "anthropic-dangerous-direct-browser-access": "true",
-    }, {
-      model: this.model,
-      max_tokens: this.maxTokens,
-      system,
-      messages,
-      tools: tools.map(({ name, description, input_schema }) =>
-        ({ name, description, input_schema })),
-    }, signal);
+    }, anthropicBody({ model: this.model, maxTokens: this.maxTokens, system, tools, history }),
+    signal);
     if (!Array.isArray(data.content)) {
       throw new LlmError("the Anthropic answer has no content list");
     }
@@ -56,30 +51,8 @@ export class AnthropicClient {
       text,
       toolCalls,
       stop: data.stop_reason ?? "end_turn",
-      usage: { input: data.usage?.input_tokens ?? 0, output: data.usage?.output_tokens ?? 0 },
-      assistant: { role: "assistant", content: data.content },
+      usage: anthropicUsage(data.usage),
+      assistant: { role: "assistant", text, toolCalls, raw: { role: "assistant", content: data.content } },
     };
-  }
-
-  /** @param {string} text */
-  userMessage(text) {
-    return { role: "user", content: text };
-  }
-
-  /**
-   * All tool results of one turn go back in a single user message.
-   * @param {{id: string, content: string, isError: boolean}[]} results
-   * @returns {object[]}
-   */
-  toolResultMessages(results) {
-    return [{
-      role: "user",
-      content: results.map((r) => ({
-        type: "tool_result",
-        tool_use_id: r.id,
-        content: r.content,
-        is_error: r.isError,
-      })),
-    }];
   }
 }

@@ -1,6 +1,7 @@
 // OpenAI Chat Completions client (POST {base}/chat/completions, tool_calls), also
 // used for any OpenAI-compatible server given its base URL.
 
+import { openaiBody, openaiUsage } from "../lib/requests.js";
 import { LlmError, joinUrl, postJson } from "./common.js";
 
 export const OPENAI_BASE_URL = "https://api.openai.com/v1";
@@ -22,23 +23,18 @@ export class OpenAIClient {
   }
 
   /**
-   * One model turn.
-   * @param {{system: string, messages: object[],
-   *          tools: {name: string, description: string, input_schema: object}[],
+   * One model turn over the whole conversation; `cacheKey` names the conversation
+   * so OpenAI routes its requests to the same prompt cache.
+   * @param {{system: string, history: import("../lib/requests.js").Entry[],
+   *          tools: import("../lib/requests.js").Tool[], cacheKey: string,
    *          signal?: AbortSignal}} request
    * @returns {Promise<import("./anthropic.js").Turn>}
    */
-  async send({ system, messages, tools, signal }) {
+  async send({ system, history, tools, cacheKey, signal }) {
     const headers = this.apiKey ? { authorization: `Bearer ${this.apiKey}` } : {};
-    const data = await postJson(joinUrl(this.baseUrl, "/chat/completions"), headers, {
-      model: this.model,
-      [this.tokenField]: this.maxTokens,
-      messages: [{ role: "system", content: system }, ...messages],
-      tools: tools.map(({ name, description, input_schema }) => ({
-        type: "function",
-        function: { name, description, parameters: input_schema },
-      })),
-    }, signal);
+    const data = await postJson(joinUrl(this.baseUrl, "/chat/completions"), headers,
+      openaiBody({ model: this.model, maxTokens: this.maxTokens, tokenField: this.tokenField,
+        system, tools, history, cacheKey }), signal);
     const choice = data.choices?.[0];
     if (!choice?.message) throw new LlmError("the OpenAI answer has no choices[0].message");
     const message = choice.message;
@@ -54,35 +50,17 @@ export class OpenAIClient {
             parseError: `the arguments are not valid JSON (${err.message}): ${raw}` };
         }
       });
-    const assistant = { role: "assistant", content: message.content ?? null };
-    if (message.tool_calls?.length) assistant.tool_calls = message.tool_calls;
+    // The assistant message goes back exactly as it came (arguments as sent), so
+    // the next request's prefix is byte for byte this one's.
+    const raw = { role: "assistant", content: message.content ?? null };
+    if (message.tool_calls?.length) raw.tool_calls = message.tool_calls;
+    const text = message.content ?? "";
     return {
-      text: message.content ?? "",
+      text,
       toolCalls,
       stop: choice.finish_reason ?? "stop",
-      usage: {
-        input: data.usage?.prompt_tokens ?? 0,
-        output: data.usage?.completion_tokens ?? 0,
-      },
-      assistant,
+      usage: openaiUsage(data.usage),
+      assistant: { role: "assistant", text, toolCalls, raw },
     };
-  }
-
-  /** @param {string} text */
-  userMessage(text) {
-    return { role: "user", content: text };
-  }
-
-  /**
-   * One `tool` message per call, answering its tool_call_id.
-   * @param {{id: string, content: string, isError: boolean}[]} results
-   * @returns {object[]}
-   */
-  toolResultMessages(results) {
-    return results.map((r) => ({
-      role: "tool",
-      tool_call_id: r.id,
-      content: r.isError ? `Error: ${r.content}` : r.content,
-    }));
   }
 }

@@ -54,6 +54,7 @@ ErrorCode: TypeAlias = Literal[
     "cdp_error",
     "page_changed",
     "stale_id",
+    "bad_consent",
     "forbidden",
     "internal",
 ]

@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import contextlib
 import importlib.resources
+import json
 import logging
+import secrets
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any, Final
@@ -46,13 +48,15 @@ from pycdp_bridge import (
 from .._groups import sole_kind
 from ..pipeline import Control, count_tokens
 from ..tab import PageChangedError, RevisionStatistics, Snapshot, SnapshotMemory, Tab
-from ..tools import TOOLS, ToolResult, ToolSpec, run_tool
+from ..tools import TOOLS, ToolResult, ToolSpec, granted, run_tool
 from ..tracker import CallTracker, TrackerLimits, TrackerStatistics
 from ._framing import ErrorCode, JSONObject
 from ._server import Handler, Request, RequestError
 
 __all__ = [
+    "CONSENT_LIFETIME",
     "HIGHLIGHT_CONFIG",
+    "ConsentBook",
     "HostState",
     "HostStateStatistics",
     "Toolbox",
@@ -82,7 +86,75 @@ TOOL_TIMEOUT: Final = 90.0
 _MAX_TAB: Final = 2**53
 
 
+# How long the person has to answer a consent question before its token lapses.
+CONSENT_LIFETIME: Final = 600.0
+_MAX_PENDING_CONSENTS: Final = 64
+
 RunTool = Callable[[Tab, str, Mapping[str, object]], Awaitable[ToolResult]]
+
+
+@attrs.frozen
+class _Call:
+    """One exact tool call: who asks, in which tab, which tool, which arguments."""
+
+    session: str
+    tab: int
+    name: str
+    args: str  # canonical JSON
+
+
+def _args_key(args: Mapping[str, object]) -> str:
+    try:
+        return json.dumps(args, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    except (TypeError, ValueError) as exc:
+        raise RequestError("bad_request", f"tool field 'args' is not plain JSON: {exc}") from exc
+
+
+@attrs.define
+class ConsentBook:
+    """Consent tokens the host issued: each one lets exactly one call run, once.
+
+    The host issues a token when a call needs the person's consent; the side panel
+    asks the person and, on yes, sends the same call again with the token. A token
+    is bound to the session, tab, tool and arguments of the call it was issued for,
+    is spent by its first use (matching or not), and lapses after
+    `CONSENT_LIFETIME` seconds.
+    """
+
+    clock: Callable[[], float] = time.monotonic
+    _pending: dict[str, tuple[_Call, float]] = attrs.field(factory=dict, init=False)
+
+    def issue(self, call: _Call) -> str:
+        now = self.clock()
+        for token, (_, expires) in list(self._pending.items()):
+            if expires <= now:
+                del self._pending[token]
+        while len(self._pending) >= _MAX_PENDING_CONSENTS:
+            del self._pending[next(iter(self._pending))]
+        token = secrets.token_urlsafe(18)
+        self._pending[token] = (call, now + CONSENT_LIFETIME)
+        return token
+
+    def redeem(self, token: str, call: _Call) -> bool:
+        """True when `token` was issued for exactly `call` and is still valid;
+        ``bad_consent`` otherwise. Either way the token is spent."""
+        pending = self._pending.pop(token, None)
+        if pending is None:
+            raise RequestError(
+                "bad_consent",
+                "the consent token is unknown, already used or expired; send the call "
+                "without one to be asked again",
+            )
+        issued, expires = pending
+        if expires <= self.clock():
+            raise RequestError("bad_consent", "the consent token expired; ask the person again")
+        if issued != call:
+            raise RequestError(
+                "bad_consent",
+                f"the consent token was issued for another call ({issued.name} in tab "
+                f"{issued.tab}); it is spent, ask the person again",
+            )
+        return True
 
 
 @attrs.frozen
@@ -165,6 +237,7 @@ class HostState:
     nursery: trio.Nursery
     toolbox: Toolbox
     tracker: CallTracker = attrs.field(factory=CallTracker)
+    consents: ConsentBook = attrs.field(factory=lambda: ConsentBook())
     _tabs: dict[int, _HeldTab] = attrs.field(factory=dict, init=False)
 
     def __attrs_post_init__(self) -> None:
@@ -257,6 +330,7 @@ class HostState:
         tab = _tab_of(request)
         name = request.get("name", str)
         args: Mapping[str, object] = request.get("args", dict, default={})
+        token = request.get("consent", (str, type(None)), default=None)
         spec = self.toolbox.spec(name)
         if spec is None:
             known = ", ".join(s.name for s in self.toolbox.specs)
@@ -264,15 +338,19 @@ class HostState:
                 "bad_request", f"unknown tool {name[:100]!r}; the tools are: {known}"
             )
         view: str | None = request.get("view", (str, type(None)), default=None)
-        state = await self._open_tab(tab)
+        call = _Call(session, tab, name, _args_key(args))
+        consented = token is not None and self.consents.redeem(token, call)
         policy = self.tracker.policy(name)
-        agent_tab = state.view(view)
 
         async def run() -> ToolResult:
+            # A client of the link acts through its own view of the tab.
+            agent_tab = state.view(view)
             async with agent_tab.lock:
-                return await self.toolbox.run(agent_tab, name, args)
+                with granted(consented):
+                    return await self.toolbox.run(agent_tab, name, args)
 
         async with _cdp_errors(tab, timeout=TOOL_TIMEOUT):
+            state = await self._open_tab(tab)
             if state.tab.target.crashed or state.tab.target.open_dialog is not None:
                 # Nothing can be read from a dead or blocked page; the tool says why.
                 self.tracker.note_page_change(tab, "the page crashed or shows a dialog")
@@ -281,7 +359,20 @@ class HostState:
                 await state.tab.revisions.sync()
             tracked = await self.tracker.call(session, name, args, run, tab=tab)
         result = tracked.result
+        consent: JSONObject = {"required": consented, "granted": consented}
+        if result.consent is not None:
+            consent = {
+                "required": True,
+                "granted": False,
+                "reason": result.consent,
+                "element": result.element,
+                "token": self.consents.issue(call),
+            }
         return {
+            "consent": consent,
+            "submitted": result.submitted,
+            "unasked_submit": result.submitted and not consented,
+            "dialog": _dialog_facts(state.tab.target.open_dialog),
             "content": result.content,
             "is_error": result.is_error,
             "kind": result.kind,
@@ -358,7 +449,16 @@ class HostState:
             )
             self._tabs[tab] = state
             self.nursery.start_soon(self._follow, state, name=f"page revisions of tab {tab}")
-        await state.tab.revisions.ready.wait()
+        # A page already stuck in a script never lets the observer install: the wait
+        # is bounded like every request that touches the page.
+        with trio.move_on_after(PAGE_TIMEOUT) as waited:
+            await state.tab.revisions.ready.wait()
+        if waited.cancelled_caught:
+            raise RequestError(
+                "page_unresponsive",
+                f"tab {tab}: the page did not answer within {PAGE_TIMEOUT:g} s (a script on "
+                "it may be stuck); reload it or try again later",
+            )
         if state.tab.target.closed:
             raise RequestError("target_closed", f"tab {tab} is closed or its debugger detached")
         return state
@@ -473,6 +573,18 @@ def _error_code(exc: BaseException) -> tuple[ErrorCode, BaseException] | None:
         if error is not None:
             return code, error
     return None
+
+
+def _dialog_facts(dialog: Mapping[str, Any] | None) -> JSONObject | None:
+    """The open JavaScript dialog as the side panel reads it, or None."""
+    if dialog is None:
+        return None
+    kind = str(dialog.get("type", ""))
+    return {
+        "type": kind,
+        "message": str(dialog.get("message", "")),
+        "default": str(dialog.get("defaultPrompt", "")) if kind == "prompt" else None,
+    }
 
 
 def _control_sessions(model: PageModel, controls: Mapping[str, Control]) -> dict[str, str | None]:

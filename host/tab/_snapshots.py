@@ -319,9 +319,7 @@ def _trim(lines: list[_Line], key: str, limits: TrimLimits) -> list[_Line]:
     middle = lines[limits.head : len(lines) - limits.tail]
     hidden_lines = sum(line.lines for line in middle)
     hidden_ids = sum(line.ids for line in middle)
-    marker = xml.element(
-        "trimmed", {"lines": hidden_lines, "controls": hidden_ids, "expand": key}
-    )
+    marker = xml.element("trimmed", {"lines": hidden_lines, "controls": hidden_ids, "expand": key})
     return [
         *lines[: limits.head],
         _Line(marker, hidden_lines, hidden_ids),

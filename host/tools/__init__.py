@@ -8,17 +8,19 @@ scripts are the ``.js`` files of ``js/``.
 May import `trimtab.tab`, `trimtab.tracker`, `trimtab.pipeline` and `pycdp_bridge`.
 """
 
-from ._catalogue import TOOLS, run_tool, tool_spec, would_submit
+from ._catalogue import TOOLS, run_tool, tool_spec
 from ._common import ACTION_TIMEOUT, NAVIGATION_TIMEOUT, SETTLE_TIMEOUT, ToolResult, ToolSpec
+from ._consent import ConsentNeeded, granted
 
 __all__ = [
     "ACTION_TIMEOUT",
     "NAVIGATION_TIMEOUT",
     "SETTLE_TIMEOUT",
     "TOOLS",
+    "ConsentNeeded",
     "ToolResult",
     "ToolSpec",
+    "granted",
     "run_tool",
     "tool_spec",
-    "would_submit",
 ]

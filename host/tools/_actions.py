@@ -9,6 +9,7 @@ from typing import Any
 from pycdp_bridge import CDPError
 from pycdp_bridge import protocol as cdp
 
+from ..pipeline import xml
 from ..tab import Tab, settle, watch
 from ._common import (
     ACT,
@@ -28,6 +29,13 @@ from ._common import (
     text,
     text_arg,
     tool,
+)
+from ._consent import (
+    click_reason,
+    control_change_reason,
+    key_reason,
+    require,
+    submit_after_typing_reason,
 )
 from ._input import (
     MODIFIER_BITS,
@@ -84,6 +92,7 @@ async def usable(tab: Tab, args: Mapping[str, object]) -> tuple[Located, Element
 async def click(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     element, info = await usable(tab, args)
     point = await target_point(tab.target, element, info, tab.latest)
+    require(await click_reason(tab.target, element), describe(element, info))
     async with watch(tab.revisions) as activity:
         await click_at(tab.target, point)
         settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT)
@@ -133,6 +142,8 @@ async def type_text(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     if info.readonly:
         raise Refusal(f"{describe(element, info)} is read-only; it cannot be typed into")
     point = await target_point(target, element, info, tab.latest)
+    if submit:
+        require(await submit_after_typing_reason(target, element), describe(element, info))
     async with watch(tab.revisions) as activity:
         # Focus by clicking it, as a person does; a click that left focus elsewhere
         # (a page that moves focus on click) gets the field focused directly.
@@ -163,6 +174,8 @@ async def _set_picker(
 ) -> ToolResult:
     target = tab.target
     await target_point(target, element, info, tab.latest)  # in view, not covered
+    if submit:
+        require(await submit_after_typing_reason(target, element), describe(element, info))
     async with watch(tab.revisions) as activity:
         await target.execute(
             cdp.dom_focus(backend_node_id=element.backend_id), session_id=element.session
@@ -228,6 +241,7 @@ async def press(tab: Tab, args: Mapping[str, object]) -> ToolResult:
         raise BadArguments(str(exc)) from exc
     modifiers = _modifier_bits(args)
     submits = key.key == "Enter" and not modifiers and await focused_enter_submits(tab)
+    require(await key_reason(tab.target, key, modifiers))
     async with watch(tab.revisions) as activity:
         await key_press(tab.target, key, modifiers)
         settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT)
@@ -259,6 +273,7 @@ async def select(tab: Tab, args: Mapping[str, object]) -> ToolResult:
         )
     target = tab.target
     await target_point(target, element, info, tab.latest)  # in view and not covered
+    require(await control_change_reason(target, element), describe(element, info))
     async with watch(tab.revisions) as activity:
         # A native <select> opens a popup the browser draws outside the page, which
         # input events cannot drive (headless has none at all), so the option is set
@@ -275,14 +290,15 @@ async def select(tab: Tab, args: Mapping[str, object]) -> ToolResult:
         )
         if not outcome["found"]:
             if outcome.get("disabled"):
-                raise Refusal(
-                    f"option {outcome['text']!r} of {describe(element, info)} is disabled"
-                )
+                option = xml.element("option", content=str(outcome["text"]))
+                raise Refusal(f"{option} of {describe(element, info)} is disabled")
             listed = outcome["options"]
-            shown = " | ".join(listed[:30]) + (
+            shown = " ".join(xml.element("option", content=str(o)) for o in listed[:30]) + (
                 f" … ({len(listed)} in all)" if len(listed) > 30 else ""
             )
-            raise Refusal(f"{describe(element, info)} has no option {value!r}; options: {shown}")
+            raise Refusal(
+                f"{describe(element, info)} has no option {xml.text(repr(value))}; options: {shown}"
+            )
         settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT)
     note = None if outcome["changed"] else f"{outcome['text']!r} was already selected"
     return await after_action(tab, activity, settled, note=note)
@@ -313,6 +329,7 @@ async def check(tab: Tab, args: Mapping[str, object]) -> ToolResult:
         )
     target = tab.target
     point = await target_point(target, element, info, tab.latest)
+    require(await click_reason(target, element), describe(element, info))
     async with watch(tab.revisions) as activity:
         await click_at(target, point)
         settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT)

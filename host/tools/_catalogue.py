@@ -14,16 +14,19 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Mapping
 
+import attrs
 import trio
 
-from pycdp_bridge import CDPError, DialogOpenError, PageCrashedError, TargetClosedError
+from pycdp_bridge import CDPError, DialogOpenError, Event, PageCrashedError, TargetClosedError
 
+from ..pipeline import xml
 from ..tab import PageChangedError, Tab
 from . import _actions, _dialogs, _navigation, _queries
 from ._common import ACTION_TIMEOUT, BadArguments, Refusal, Tool, ToolResult, ToolSpec, error
-from ._input import OBJECT_GROUP, element_info, locate
+from ._consent import ConsentNeeded, require
+from ._input import OBJECT_GROUP
 
-__all__ = ["TOOLS", "run_tool", "tool_spec", "would_submit"]
+__all__ = ["TOOLS", "run_tool", "tool_spec"]
 
 _CATALOGUE: tuple[Tool, ...] = (
     _navigation.navigate,
@@ -46,6 +49,14 @@ _CATALOGUE: tuple[Tool, ...] = (
 )
 
 TOOLS: tuple[ToolSpec, ...] = tuple(entry.spec for entry in _CATALOGUE)
+
+# Actions that decide their own consent (`_consent.require` before their first input),
+# and actions that never submit or commit anything. Any other action, a tool added
+# later included, asks first: unknown means ask.
+_DECIDES_CONSENT = frozenset({"click", "type", "press", "select", "check", "answer_dialog"})
+_NEVER_COMMITS = frozenset({"navigate", "back", "forward", "reload", "hover", "scroll"})
+# How the browser says a navigation came from a form (`Page.frameRequestedNavigation`).
+_FORM_NAVIGATIONS = frozenset({"formSubmissionGet", "formSubmissionPost"})
 _BY_NAME: Mapping[str, Tool] = {entry.spec.name: entry for entry in _CATALOGUE}
 
 
@@ -78,9 +89,22 @@ async def run_tool(tab: Tab, name: str, args: Mapping[str, object]) -> ToolResul
     if dialog is not None and name != "answer_dialog":
         # Nothing was done: the page answers nothing until the dialog is answered.
         return _dialogs.dialog_result(DialogOpenError.of(name, dialog), is_error=True)
+    spec = _BY_NAME[name].spec
     try:
+        if spec.policy.side_effects and name not in _DECIDES_CONSENT | _NEVER_COMMITS:
+            require(f"Trimtab cannot tell whether {name} submits or commits something")
         with trio.fail_after(ACTION_TIMEOUT):
-            return await handler(tab, args)
+            async with tab.target.listen("Page.frameRequestedNavigation") as navigations:
+                answer = await handler(tab, args)
+                submitted = _form_navigation(navigations)
+        return attrs.evolve(answer, submitted=answer.submitted or submitted)
+    except ConsentNeeded as exc:
+        # Nothing was done: the caller asks the person and runs the call again.
+        return attrs.evolve(
+            error(f"{name} was not run: it needs the person's consent ({exc.reason})"),
+            consent=exc.reason,
+            element=exc.element,
+        )
     except (Refusal, BadArguments) as exc:
         prefix = "" if isinstance(exc, Refusal) else f"bad arguments for {name}: "
         return error(prefix + str(exc))
@@ -97,7 +121,7 @@ async def run_tool(tab: Tab, name: str, args: Mapping[str, object]) -> ToolResul
             "nothing more can be done in it"
         )
     except PageChangedError as exc:
-        return error(f"{name}: {exc}")
+        return error(f"{name}: {xml.text(str(exc))}")
     except trio.TooSlowError:
         return error(
             f"{name} did not finish within {ACTION_TIMEOUT:g} s: the page does not respond "
@@ -107,8 +131,8 @@ async def run_tool(tab: Tab, name: str, args: Mapping[str, object]) -> ToolResul
         if "node" in exc.message.lower() or "context" in exc.message.lower():
             # The element or its document went away between two steps: the page changed.
             return error(
-                f"{name} stopped: the page changed while acting ({exc.message}); nothing "
-                "more was done; take a snapshot"
+                f"{name} stopped: the page changed while acting ({xml.text(exc.message)}); "
+                "nothing more was done; take a snapshot"
             )
         raise
     finally:
@@ -129,28 +153,13 @@ async def _release(tab: Tab) -> None:
             )
 
 
-async def would_submit(tab: Tab, name: str, args: Mapping[str, object]) -> bool:
-    """Whether running this call would submit a form, found without acting.
-
-    A click on a submit button of a form, Enter (`press` or `type(submit=true)`) in a
-    form's text field. False when the element cannot be found (the call will fail).
-    """
-    tool_spec(name)
-    try:
-        if name == "type":
-            return args.get("submit") is True
-        if name == "press":
-            return (
-                args.get("key") in ("Enter", "Return")
-                and not args.get("modifiers")
-                and (await _actions.focused_enter_submits(tab))
-            )
-        if name == "click":
-            element = await locate(tab, args.get("id"))
-            return (await element_info(tab.target, element)).submits
-    except (Refusal, CDPError, TargetClosedError):
-        return False
-    finally:
-        with trio.CancelScope(shield=True):
-            await _release(tab)
-    return False
+def _form_navigation(navigations: trio.MemoryReceiveChannel[Event]) -> bool:
+    """Whether the browser reported a navigation that a form submission started."""
+    found = False
+    while True:
+        try:
+            event = navigations.receive_nowait()
+        except (trio.WouldBlock, trio.EndOfChannel):
+            return found
+        if event.params.get("reason") in _FORM_NAVIGATIONS:
+            found = True

@@ -75,7 +75,11 @@ class ToolResult:
     content: str
     is_error: bool = False
     kind: str = ""  # "baseline" | "diff" | "text"
-    submits: bool = False
+    submits: bool = False  # predicted: the action was one that submits a form
+    # The action needs the person's consent, for this reason; nothing was done.
+    consent: str | None = None
+    element: str | None = None  # what it would act on (escaped), when consent is asked
+    submitted: bool = False  # the browser saw a form submission during the action
 
 
 Handler = Callable[[Tab, Mapping[str, object]], Awaitable[ToolResult]]

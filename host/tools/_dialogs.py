@@ -21,6 +21,7 @@ from ._common import (
     text_arg,
     tool,
 )
+from ._consent import dialog_reason, require
 
 __all__ = ["answer_dialog", "dialog_result", "dialog_xml"]
 
@@ -74,6 +75,7 @@ async def answer_dialog(tab: Tab, args: Mapping[str, object]) -> ToolResult:
         if dialog.get("type") != "prompt":
             raise BadArguments(f"text is only for a prompt; this dialog is a {dialog.get('type')}")
         params["promptText"] = answer
+    require(dialog_reason(dialog, accept))
     await target.send("Page.handleJavaScriptDialog", params)
     # Answering may let a navigation go on (beforeunload) or run the page's handler.
     async with watch(tab.revisions) as activity:

@@ -17,6 +17,7 @@ and the browser routes the event into the right frame.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -26,7 +27,7 @@ from pycdp_bridge import CDPError, PageModel, Target, capture
 from pycdp_bridge import protocol as cdp
 
 from .._scripts import page_script
-from ..pipeline import Compaction, Control, compact
+from ..pipeline import Compaction, Control, compact, xml
 from ..tab import Tab
 
 __all__ = [
@@ -37,6 +38,7 @@ __all__ = [
     "Refusal",
     "call_on",
     "click_at",
+    "cover_description",
     "describe",
     "element_info",
     "key_press",
@@ -118,7 +120,9 @@ async def locate(tab: Tab, eid: object) -> Located:
     otherwise the id is stale.
     """
     if not isinstance(eid, str) or not eid.strip():
-        raise Refusal(f"id must be an element id from the page, like 'k3x'; got {eid!r}")
+        raise Refusal(
+            f"id must be an element id from the page, like 'k3x'; got {xml.text(repr(eid))}"
+        )
     eid = eid.strip()
     latest = tab.latest
     if latest is not None and eid in latest.controls:
@@ -133,12 +137,12 @@ async def locate(tab: Tab, eid: object) -> Located:
     if control_or_none is None:
         # Ids the model read in earlier snapshots are not remembered, so a mistyped id
         # gets the same answer: either way the cure is a fresh look at the page.
-        raise Refusal(f"stale id {eid}: it is not on the page any more; take a snapshot")
+        raise Refusal(f"stale id {xml.text(eid)}: it is not on the page any more; take a snapshot")
     control = control_or_none
     frame = model.frames[control.frame]
     object_id = await _live_object(tab.target, frame.session_id, control.backend_node_id)
     if object_id is None:
-        raise Refusal(f"stale id {eid}: it is not on the page any more; take a snapshot")
+        raise Refusal(f"stale id {xml.text(eid)}: it is not on the page any more; take a snapshot")
     return Located(eid, control, frame.session_id, object_id, _boundaries(model, control.frame))
 
 
@@ -218,9 +222,29 @@ async def element_info(target: Target, element: Located) -> ElementInfo:
 
 
 def describe(element: Located, info: ElementInfo) -> str:
-    """How a refusal names the element: ``<button id="z1c"> "Buy now"``."""
-    text = f' "{info.text}"' if info.text else ""
-    return f'<{info.tag} id="{element.eid}">{text}'
+    """How a refusal names the element: ``<button id="z1c">Buy now</button>``, escaped."""
+    return xml.element(_tag_name(info.tag), {"id": element.eid}, content=info.text or None)
+
+
+def cover_description(facts: Mapping[str, Any], eid: str | None) -> str:
+    """How a refusal names what covers an element, from ``describe-cover.js``'s facts:
+    ``<div id="k2" dom-id="consent" class="modal">Accept cookies</div>``, escaped, where
+    ``id`` is Trimtab's element id (if it has one) and ``dom-id`` the page's own id."""
+    attributes = {
+        "id": eid,
+        "dom-id": str(facts.get("id") or "") or None,
+        "class": str(facts.get("cls") or "") or None,
+    }
+    text = str(facts.get("text") or "")
+    return xml.element(_tag_name(str(facts.get("tag", ""))), attributes, content=text or None)
+
+
+def _tag_name(tag: str) -> str:
+    # The HTML parser accepts almost any tag name (`<a"b>`): only plain names are shown.
+    return tag if _PLAIN_TAG.fullmatch(tag) else "element"
+
+
+_PLAIN_TAG = re.compile(r"[a-z][a-z0-9-]{0,40}")
 
 
 # --- where to act -------------------------------------------------------------------------
@@ -373,18 +397,8 @@ async def _describe_hit(
     """Name what the hit test found: tag, id attribute, class, text, and its eid if any."""
     hit_object = await _object_for(target, session, backend_id)
     facts = await call_on(target, session, hit_object, _script("describe-cover.js"))
-    name = f"<{facts['tag']}"
-    if facts["id"]:
-        name += f' id="{facts["id"]}"'
-    if facts["cls"]:
-        name += f' class="{facts["cls"]}"'
-    name += ">"
-    if facts["text"]:
-        name += f' "{facts["text"]}"'
     eid = await _eid_of(target, session, hit_object, latest)
-    if eid is not None:
-        name += f" (element {eid})"
-    return name
+    return cover_description(facts, eid)
 
 
 async def _eid_of(
@@ -475,7 +489,11 @@ _NAMED_KEYS: Mapping[str, KeyDef] = {
     )
 }
 _KEY_ALIASES = {
+    # Every spelling of Enter is Enter: the consent check must see each of them.
     "Return": "Enter",
+    "\r": "Enter",
+    "\n": "Enter",
+    "\r\n": "Enter",
     "Esc": "Escape",
     "Space": " ",
     "Up": "ArrowUp",
@@ -496,7 +514,7 @@ _PUNCTUATION_CODES = {
     "]": ("BracketRight", 221),
     "'": ("Quote", 222),
 }
-KEY_NAMES = tuple(_NAMED_KEYS) + tuple(_KEY_ALIASES)
+KEY_NAMES = (*_NAMED_KEYS, *_KEY_ALIASES, "NumpadEnter")
 
 
 def parse_key(key: object) -> KeyDef:
@@ -504,6 +522,8 @@ def parse_key(key: object) -> KeyDef:
     if not isinstance(key, str) or not key:
         raise ValueError(f"key must be a key name like 'Enter' or one character; got {key!r}")
     name = _KEY_ALIASES.get(key, key)
+    if name == "NumpadEnter":
+        return KeyDef("Enter", "NumpadEnter", 13, "\r")
     if name in _NAMED_KEYS:
         return _NAMED_KEYS[name]
     if len(name) != 1:

@@ -1,10 +1,10 @@
 """``python -m tests.bench`` (``make bench``): every benchmark, one JSON file of figures.
 
-Runs pages, flows, scaling and stability (this package), then ``tests.bench.capture``
+Runs pages, flows, scaling, stability and tasks (this package), then ``tests.bench.capture``
 and ``tests.bench.tracker`` where they offer a ``run()``, prints their tables and
 writes every figure to ``bench-results/bench-<timestamp>.json`` so runs can be
 compared. ``--only pages,flows`` picks sections; ``--pages GLOB`` subsets the corpus
-by item id (``'pages/e*'``, ``'*books*'``).
+by item id (``'pages/e*'``, ``'*books*'``), or the tasks by name (``'*ietf*'``).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import trio
 
 from tests.bench import REPO, require_corpus
 
-OURS = ("pages", "flows", "scaling", "stability")
+OURS = ("pages", "flows", "scaling", "stability", "tasks")
 THEIRS = ("capture", "tracker")
 SECTIONS = (*OURS, *THEIRS)
 
@@ -68,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [s for s in chosen if s not in SECTIONS]
     if unknown:
         parser.error(f"unknown sections {unknown}; choose from {', '.join(SECTIONS)}")
-    if any(s in ("pages", "flows", "stability") for s in chosen):
+    if any(s in ("pages", "flows", "stability", "tasks") for s in chosen):
         require_corpus()
 
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")

@@ -229,12 +229,18 @@ def kill_process(pid: int) -> None:
 
 @contextlib.asynccontextmanager
 async def launch_with_extension(
-    profile: Path, *, host_path: Path | None = None, startup_timeout: float = 30.0
+    profile: Path,
+    *,
+    host_path: Path | None = None,
+    startup_timeout: float = 30.0,
+    extra_args: tuple[str, ...] = (),
 ) -> AsyncIterator[ExtensionBrowser]:
     """Chromium with the extension and the host registered in ``profile``.
 
     ``host_path`` replaces the real ``trimtab-host`` launcher (a `FakeHost` bridge).
     Startup (browser, service worker, its module) must finish in ``startup_timeout``.
+    ``extra_args`` go to Chromium too (the task bench keeps every name unresolved
+    but 127.0.0.1 with ``--host-resolver-rules``).
     """
     profile.mkdir(parents=True, exist_ok=True)
     install(user_data_dir=profile, host_path=host_path)
@@ -244,6 +250,7 @@ async def launch_with_extension(
         f"--disable-extensions-except={ext}",
         # The debugging infobar would shrink the viewport under the tests' feet.
         "--silent-debugger-extension-api",
+        *extra_args,
     ]
     ext_id = extension_id()
     async with launch_browser(extra_args=args, user_data_dir=profile) as browser:

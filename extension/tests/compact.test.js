@@ -1,0 +1,113 @@
+// Unit tests of the context compactor: what is replaced, what is kept, and that
+// the prefix is stable again afterwards.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+
+import {
+  compactHistory, estimateRequest, estimateTokens, pageFacts, recordLine,
+} from "../lib/compact.js";
+import { anthropicBody } from "../lib/requests.js";
+
+let nextStep = 0;
+
+/** One model turn that calls `name`, and its result `content`. */
+function turn(name, args, content, { isError = false } = {}) {
+  nextStep += 1;
+  const id = `t${nextStep}`;
+  const call = { id, name, args };
+  return [
+    { role: "assistant", text: "", toolCalls: [call],
+      raw: { role: "assistant", content: [{ type: "tool_use", id, name, input: args }] } },
+    { role: "tool", results: [{ id, content, isError,
+      meta: { step: nextStep, name, args, page: isError ? null : pageFacts(content) } }] },
+  ];
+}
+
+const page = (url, kind, body) =>
+  `<page url="${url}" title="T" snapshot="${kind}">\n${body}\n</page>`;
+
+function task() {
+  nextStep = 0;
+  return [
+    { role: "user", text: "Buy the second book." },
+    ...turn("capture_snapshot", {}, page("https://shop.test/", "baseline", "A".repeat(4000))),
+    ...turn("click", { id: "k1" }, page("https://shop.test/", "diff", "<change/>")),
+    ...turn("find", { text: "next" }, '<found count="1">\n<in region="main"><a id="n2">next</a></in>\n</found>'),
+    ...turn("click", { id: "n2" }, page("https://shop.test/p2", "baseline", "B".repeat(4000))),
+    ...turn("click", { id: "zz" }, "The id zz is not on the page.", { isError: true }),
+    ...turn("type", { id: "q", text: "x" }, page("https://shop.test/p2", "diff", "<ins>x</ins>")),
+  ];
+}
+
+const results = (history) => history.filter((e) => e.role === "tool").map((e) => e.results[0]);
+
+test("page states before the newest baseline become one-line records; the rest is kept", () => {
+  const history = task();
+  const { history: out, replaced } = compactHistory(history);
+  assert.equal(replaced, 2);
+  const [first, second, found, newest, error, diff] = results(out);
+  assert.equal(first.content, recordLine(results(history)[0].meta, 4));
+  assert.match(first.content, /^\[Step 1: capture_snapshot\(\{\}\) on "https:\/\/shop.test\/"/);
+  assert.match(first.content, /expand\(region\)/);
+  assert.match(second.content, /^\[Step 2: click\(\{"id":"k1"\}\) .* page diff/);
+  assert.ok(!second.content.includes("\n"));
+  // Not page states, the newest baseline, and what came after it: untouched objects.
+  for (const [i, kept] of [[2, found], [3, newest], [4, error], [5, diff]]) {
+    assert.equal(kept, results(history)[i]);
+  }
+  // Every model turn and the person's message are the same objects.
+  out.forEach((entry, i) => {
+    if (entry.role !== "tool") assert.equal(entry, history[i]);
+  });
+});
+
+test("compaction does not change the history it was given", () => {
+  const history = task();
+  const copy = structuredClone(history);
+  compactHistory(history);
+  assert.deepEqual(history, copy);
+});
+
+test("a second compaction with no newer baseline changes nothing", () => {
+  const once = compactHistory(task()).history;
+  const twice = compactHistory(once);
+  assert.equal(twice.replaced, 0);
+  assert.equal(twice.history, once);
+});
+
+test("a history with one baseline has nothing superseded", () => {
+  nextStep = 0;
+  const history = [{ role: "user", text: "x" },
+    ...turn("capture_snapshot", {}, page("https://a.test/", "baseline", "A")),
+    ...turn("click", { id: "b" }, page("https://a.test/", "diff", "B"))];
+  assert.equal(compactHistory(history).replaced, 0);
+});
+
+test("compaction shrinks the context, and the next request begins with the compacted one", () => {
+  const history = task();
+  const fixed = { system: "sys", tools: [] };
+  const before = estimateRequest({ ...fixed, history });
+  const compacted = compactHistory(history).history;
+  const after = estimateRequest({ ...fixed, history: compacted });
+  // The first baseline's 4,000 characters are gone; the newest one's are not.
+  assert.ok(before - after > 1100 && after > 1250, `${after} vs ${before}`);
+  const grown = [...compacted, ...turn("capture_snapshot", {}, page("https://shop.test/p2", "diff", "C"))];
+  const strip = (b) => JSON.parse(JSON.stringify(b, (k, v) => (k === "cache_control" ? undefined : v)));
+  const a = strip(anthropicBody({ model: "m", maxTokens: 1, ...fixed, history: compacted }));
+  const b = strip(anthropicBody({ model: "m", maxTokens: 1, ...fixed, history: grown }));
+  assert.deepEqual(b.messages.slice(0, a.messages.length), a.messages);
+});
+
+test("page facts come from the <page> line and only for snapshots", () => {
+  assert.deepEqual(pageFacts('<page url="https://x.test/?a=1&amp;b=&quot;2&quot;" title="t" snapshot="diff">\n</page>'),
+    { url: 'https://x.test/?a=1&b="2"', snapshot: "diff" });
+  assert.equal(pageFacts('<found count="0">\n</found>'), null);
+  assert.equal(pageFacts("Error: <page> is gone"), null);
+});
+
+test("the token estimate errs high for XML and counts non-ASCII characters one each", () => {
+  const xml = '<a id="k3x">Compare all models</a>\n'.repeat(10);
+  assert.ok(estimateTokens(xml) >= xml.length / 4);
+  assert.equal(estimateTokens("日本語"), 3);
+  assert.equal(estimateTokens(""), 0);
+});

@@ -1,0 +1,57 @@
+// Unit tests of the task history store, over an in-memory chrome.storage.local.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+
+import { CONTENT_LIMIT, HISTORY_KEY, clearTasks, listTasks, saveTask } from "../lib/history.js";
+import { emptyTotals } from "../lib/cost.js";
+
+function memoryStore() {
+  const data = {};
+  return {
+    data,
+    async get(key) { return key in data ? { [key]: structuredClone(data[key]) } : {}; },
+    async set(items) { Object.assign(data, structuredClone(items)); },
+  };
+}
+
+const record = (id, steps = []) => ({ id, started: 1, task: `task ${id}`, title: "", url: "",
+  provider: "anthropic", model: "m", steps, totals: emptyTotals(), ok: true });
+
+test("tasks are listed newest first and only the last few are kept", async () => {
+  const store = memoryStore();
+  for (const id of ["a", "b", "c", "d"]) await saveTask(store, record(id), 3);
+  assert.deepEqual((await listTasks(store)).map((r) => r.id), ["d", "c", "b"]);
+});
+
+test("saving a task again updates it in place of a second copy", async () => {
+  const store = memoryStore();
+  await saveTask(store, record("a"));
+  await saveTask(store, record("b"));
+  await saveTask(store, { ...record("a"), ok: false });
+  const list = await listTasks(store);
+  assert.deepEqual(list.map((r) => [r.id, r.ok]), [["a", false], ["b", true]]);
+});
+
+test("long page content is cut in the stored steps; short steps are kept as they are", async () => {
+  const store = memoryStore();
+  const short = { kind: "tool", content: "<page/>" };
+  await saveTask(store, record("a", [short, { kind: "tool", content: "x".repeat(10_000) }]));
+  const [saved] = await listTasks(store);
+  assert.deepEqual(saved.steps[0], short);
+  assert.ok(saved.steps[1].content.length < CONTENT_LIMIT + 40);
+});
+
+test("a record with an API key is refused, and clearing empties the list", async () => {
+  const store = memoryStore();
+  await assert.rejects(saveTask(store, { ...record("a"), apiKey: "sk" }), /API key/);
+  await saveTask(store, record("a"));
+  await clearTasks(store);
+  assert.deepEqual(await listTasks(store), []);
+  assert.deepEqual(store.data[HISTORY_KEY], []);
+});
+
+test("keeping zero tasks stores none", async () => {
+  const store = memoryStore();
+  await saveTask(store, record("a"), 0);
+  assert.deepEqual(await listTasks(store), []);
+});

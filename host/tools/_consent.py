@@ -1,0 +1,386 @@
+"""Consent: the host decides, before acting, whether an action may submit or commit.
+
+Every action that may submit a form or commit something the person did not see
+(a click on a submit button, Enter or Space on whatever has the focus, a change of a
+control whose form a script acts on, OK on a confirm) needs the person's consent.
+A tool finds the reason with the helpers below and calls `require` right before its
+first input event: without consent `ConsentNeeded` stops it there, nothing was done,
+and the caller (``trimtab.native``'s ``tool`` request) asks the person and runs the
+call again with their consent (`granted`). When Trimtab cannot tell (an element in a
+frame it cannot see into, a page that does not answer), the answer is to ask.
+
+The facts are read in an isolated world of the element's frame, where the page's own
+scripts cannot patch the DOM accessors they rely on; which scripts listen on the
+element's event path comes from the browser (``DOMDebugger.getEventListeners``), not
+from the page.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, Final
+
+import attrs
+
+from pycdp_bridge import CDPError, Target
+
+from .._scripts import page_script
+from ..pipeline import xml
+from ._input import OBJECT_GROUP, KeyDef, Located
+
+__all__ = [
+    "CommitFacts",
+    "ConsentNeeded",
+    "activation_reason",
+    "change_reason",
+    "click_reason",
+    "control_change_reason",
+    "dialog_reason",
+    "enter_reason",
+    "granted",
+    "key_reason",
+    "require",
+    "submit_after_typing_reason",
+]
+
+_WORLD: Final = "trimtab-consent"
+# Listener types through which a script may act on a click, a change, a key.
+_CLICK_EVENTS: Final = frozenset(
+    {"click", "mousedown", "mouseup", "pointerdown", "pointerup", "touchstart", "touchend"}
+)
+_CHANGE_EVENTS: Final = frozenset({"change", "input", "click"})
+_KEY_EVENTS: Final = frozenset({"keydown", "keypress", "keyup", "beforeinput"})
+# Keys that only move the focus or close something: never a commit.
+_MOVING_KEYS: Final = frozenset({"Tab", "Escape"})
+
+_granted: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "trimtab_consent_granted", default=False
+)
+
+
+class ConsentNeeded(Exception):
+    """The action may submit or commit something and the person has not agreed yet.
+
+    Raised before any input was sent: nothing was done. ``reason`` says why, for the
+    person; ``element`` names what would be acted on (escaped, for display), if known.
+    """
+
+    def __init__(self, reason: str, element: str | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.element = element
+
+
+@contextlib.contextmanager
+def granted(consent: bool) -> Iterator[None]:
+    """Run the tool calls of the block with (True) or without the person's consent."""
+    token = _granted.set(consent)
+    try:
+        yield
+    finally:
+        _granted.reset(token)
+
+
+def require(reason: str | None, element: str | None = None) -> None:
+    """Stop the action (`ConsentNeeded`) when it needs consent that was not given."""
+    if reason is not None and not _granted.get():
+        raise ConsentNeeded(reason, element)
+
+
+@attrs.frozen
+class CommitFacts:
+    """What acting on one element may commit (``js/commit-facts.js``), and the types
+    of the listeners on its event path (from the browser)."""
+
+    tag: str = ""
+    unknown: bool = False
+    submit_button: bool = False
+    in_form: bool = False
+    implicit_submit: bool = False
+    change_script: bool = False
+    toggles: bool = False
+    select: bool = False
+    editable: bool = False
+    activates: bool = False
+    script_href: bool = False
+    listeners: frozenset[str] = frozenset()
+
+    @classmethod
+    def from_page(cls, facts: Mapping[str, Any], listeners: frozenset[str]) -> CommitFacts:
+        return cls(
+            tag=str(facts.get("tag", "")),
+            unknown=bool(facts.get("unknown")),
+            submit_button=bool(facts.get("submitButton")),
+            in_form=bool(facts.get("inForm")),
+            implicit_submit=bool(facts.get("implicitSubmit")),
+            change_script=bool(facts.get("changeScript")),
+            toggles=bool(facts.get("toggles")),
+            select=bool(facts.get("select")),
+            editable=bool(facts.get("editable")),
+            activates=bool(facts.get("activates")),
+            script_href=bool(facts.get("scriptHref")),
+            listeners=listeners,
+        )
+
+
+# --- the rules (pure) ---------------------------------------------------------------------
+
+_UNSEEN = "the focus is in a frame Trimtab cannot see into, so it cannot tell what this does"
+
+
+def change_reason(facts: CommitFacts) -> str | None:
+    """Why changing this control (a select, a checkbox, a radio) may commit, or None."""
+    if facts.unknown:
+        return _UNSEEN
+    if facts.change_script:
+        return "changing it runs the page's onchange handler, which may submit its form"
+    if facts.in_form and facts.listeners & _CHANGE_EVENTS:
+        return "a page script handles changes in its form; the change may submit it"
+    return None
+
+
+def activation_reason(facts: CommitFacts) -> str | None:
+    """Why a click on this element (or Enter/Space that activates it) may commit."""
+    if facts.unknown:
+        return _UNSEEN
+    if facts.submit_button:
+        return "it clicks a button that submits its form"
+    if facts.toggles or facts.select:
+        return change_reason(facts)
+    if facts.in_form and facts.script_href:
+        return "it clicks a javascript: link inside a form; the script may submit it"
+    if facts.in_form and facts.listeners & _CLICK_EVENTS:
+        return "it clicks an element inside a form that a page script handles; it may submit"
+    return None
+
+
+def enter_reason(facts: CommitFacts, modifiers: int = 0) -> str | None:
+    """Why Enter pressed in this element may submit or send, or None."""
+    if facts.unknown:
+        return _UNSEEN
+    if facts.activates and not facts.editable:
+        return activation_reason(facts)
+    if facts.implicit_submit:
+        return "Enter in a form's field submits the form"
+    if modifiers and (facts.in_form or facts.editable):
+        return "Enter with a modifier sends or submits in many editors and forms"
+    if facts.listeners & _KEY_EVENTS:
+        return "a page script handles Enter here; it may send or submit"
+    if facts.in_form and not facts.editable:
+        return "Enter inside a form may submit it"
+    return None
+
+
+def key_reason_for(facts: CommitFacts, key: KeyDef, modifiers: int) -> str | None:
+    """Why pressing `key` with this element focused may commit, or None."""
+    if key.key == "Enter":
+        return enter_reason(facts, modifiers)
+    if key.key in _MOVING_KEYS:
+        return None
+    if key.key == " ":
+        if facts.unknown:
+            return _UNSEEN
+        if facts.editable:
+            return None  # it types a space
+        if facts.activates or facts.toggles or facts.select:
+            return activation_reason(facts)
+        return None
+    if facts.unknown:
+        return _UNSEEN
+    if facts.select or facts.toggles:
+        # Arrows, Home/End and letters change a select's or a radio group's choice.
+        return change_reason(facts)
+    return None
+
+
+def dialog_reason(dialog: Mapping[str, Any] | None, accept: bool) -> str | None:
+    """Why answering the page's JavaScript dialog may commit: OK on a question."""
+    if dialog is None or not accept:
+        return None
+    kind = str(dialog.get("type", ""))
+    message = str(dialog.get("message", ""))
+    if kind == "confirm":
+        return f"it answers OK to the page's question {xml.element('q', content=message)}"
+    if kind == "beforeunload":
+        return "it leaves a page that warns of unsaved changes"
+    if kind == "prompt":
+        return f"it answers the page's prompt {xml.element('q', content=message)}"
+    return None
+
+
+# --- reading the facts from the page ------------------------------------------------------
+
+
+async def click_reason(target: Target, element: Located) -> str | None:
+    """Why a click on `element` may commit (unknown: a reason to ask)."""
+    return await _decide(target, element, activation_reason)
+
+
+async def control_change_reason(target: Target, element: Located) -> str | None:
+    """Why changing the select, checkbox or radio `element` may commit."""
+    return await _decide(target, element, change_reason)
+
+
+async def submit_after_typing_reason(target: Target, element: Located) -> str | None:
+    """Why Enter after typing into `element` may commit (`type(submit=true)`)."""
+    return await _decide(target, element, enter_reason)
+
+
+async def key_reason(target: Target, key: KeyDef, modifiers: int) -> str | None:
+    """Why pressing `key` now (on whatever has the focus) may commit, or None."""
+    if key.key in _MOVING_KEYS:
+        return None
+    try:
+        context = await _isolated_context(target, None, None)
+        reply = await target.send(
+            "Runtime.evaluate",
+            {
+                "expression": page_script("trimtab.tools", "focused-element.js"),
+                "contextId": context,
+                "objectGroup": OBJECT_GROUP,
+                "returnByValue": False,
+            },
+        )
+        object_id = reply.get("result", {}).get("objectId")
+        if "exceptionDetails" in reply or object_id is None:
+            return "Trimtab could not tell which element has the focus"
+        facts = await _facts(target, None, str(object_id))
+    except (CDPError, KeyError, ValueError) as exc:
+        return f"Trimtab could not tell what the key would act on ({exc})"
+    return key_reason_for(facts, key, modifiers)
+
+
+async def _decide(target: Target, element: Located, rule: Any) -> str | None:
+    try:
+        context = await _isolated_context(target, element.session, element)
+        resolved = await target.send(
+            "DOM.resolveNode",
+            {
+                "backendNodeId": element.backend_id,
+                "executionContextId": context,
+                "objectGroup": OBJECT_GROUP,
+            },
+            session_id=element.session,
+        )
+        facts = await _facts(target, element.session, str(resolved["object"]["objectId"]))
+    except (CDPError, KeyError, ValueError) as exc:
+        return f"Trimtab could not tell whether this submits ({exc})"
+    reason: str | None = rule(facts)
+    return reason
+
+
+async def _isolated_context(target: Target, session: str | None, element: Located | None) -> int:
+    """An execution context of Trimtab's own world in the element's frame."""
+    frame_id: str
+    if element is None:
+        tree = await target.send("Page.getFrameTree", session_id=session)
+        frame_id = str(tree["frameTree"]["frame"]["id"])
+    else:
+        frame_id = await _frame_of(target, element)
+    world = await target.send(
+        "Page.createIsolatedWorld", {"frameId": frame_id, "worldName": _WORLD}, session_id=session
+    )
+    return int(world["executionContextId"])
+
+
+async def _frame_of(target: Target, element: Located) -> str:
+    """The frame id of the document that holds `element`."""
+    resolved = await target.send(
+        "DOM.resolveNode",
+        {"backendNodeId": element.backend_id, "objectGroup": OBJECT_GROUP},
+        session_id=element.session,
+    )
+    document = await target.send(
+        "Runtime.callFunctionOn",
+        {
+            "functionDeclaration": "function() { return this.ownerDocument; }",
+            "objectId": resolved["object"]["objectId"],
+            "returnByValue": False,
+        },
+        session_id=element.session,
+    )
+    described = await target.send(
+        "DOM.describeNode",
+        {"objectId": document["result"]["objectId"]},
+        session_id=element.session,
+    )
+    frame = described["node"].get("frameId")
+    if frame is None:
+        tree = await target.send("Page.getFrameTree", session_id=element.session)
+        return str(tree["frameTree"]["frame"]["id"])
+    return str(frame)
+
+
+async def _facts(target: Target, session: str | None, object_id: str) -> CommitFacts:
+    reply = await target.send(
+        "Runtime.callFunctionOn",
+        {
+            "functionDeclaration": page_script("trimtab.tools", "commit-facts.js"),
+            "objectId": object_id,
+            "returnByValue": True,
+        },
+        session_id=session,
+    )
+    if "exceptionDetails" in reply:
+        raise ValueError("the check of the element failed in the page")
+    facts: Mapping[str, Any] = reply.get("result", {}).get("value") or {}
+    listeners = await _listener_types(target, session, object_id)
+    return CommitFacts.from_page(facts, listeners)
+
+
+async def _listener_types(target: Target, session: str | None, object_id: str) -> frozenset[str]:
+    """The event types scripts listen to on the element's event path, up to the window."""
+    path = await target.send(
+        "Runtime.callFunctionOn",
+        {
+            "functionDeclaration": page_script("trimtab.tools", "event-path.js"),
+            "objectId": object_id,
+            "returnByValue": False,
+        },
+        session_id=session,
+    )
+    array = path.get("result", {}).get("objectId")
+    if array is None:
+        raise ValueError("the element's event path could not be read")
+    properties = await target.send(
+        "Runtime.getProperties", {"objectId": array, "ownProperties": True}, session_id=session
+    )
+    members: Sequence[Mapping[str, Any]] = properties.get("result", [])
+    types: set[str] = set()
+    for member in members:
+        if not str(member.get("name", "")).isdigit():
+            continue
+        value: Mapping[str, Any] = member.get("value", {})
+        node = value.get("objectId")
+        if node is None:
+            continue
+        # The browser lists the listeners of the world the object belongs to: the
+        # page's scripts live in the main world, so ask about the main world's node.
+        if value.get("className") == "Window":
+            main = await target.send(
+                "Runtime.evaluate",
+                {"expression": "window", "objectGroup": OBJECT_GROUP},
+                session_id=session,
+            )
+        else:
+            described = await target.send(
+                "DOM.describeNode", {"objectId": node}, session_id=session
+            )
+            main = await target.send(
+                "DOM.resolveNode",
+                {
+                    "backendNodeId": described["node"]["backendNodeId"],
+                    "objectGroup": OBJECT_GROUP,
+                },
+                session_id=session,
+            )
+        main_object = (main.get("result") or main.get("object") or {}).get("objectId")
+        if main_object is None:
+            raise ValueError("a node of the element's event path could not be read")
+        found = await target.send(
+            "DOMDebugger.getEventListeners", {"objectId": main_object}, session_id=session
+        )
+        types.update(str(listener.get("type", "")) for listener in found.get("listeners", []))
+    return frozenset(types)

@@ -1,0 +1,44 @@
+// What acting on this element may commit, read in Trimtab's isolated world (the
+// page's scripts cannot patch what it sees): whether a click or a key on it submits
+// its form, whether it is a control whose change a form's script may act on, and
+// whether Trimtab cannot see what it is at all (focus inside another frame).
+function() {
+  const el = this;
+  if (!el || el.nodeType !== 1) {
+    return {tag: '', unknown: false, submitButton: false, inForm: false,
+      implicitSubmit: false, changeScript: false, toggles: false, select: false,
+      editable: false, activates: false, scriptHref: false};
+  }
+  const tag = el.localName;
+  const buttonTypes = ['submit', 'image', 'button', 'reset'];
+  const isSubmit = (e) => !!e && !!e.form && ((e.localName === 'button' && e.type === 'submit')
+    || (e.localName === 'input' && (e.type === 'submit' || e.type === 'image')));
+  // A click on a label (or inside one) clicks its control too.
+  const label = el.closest('label');
+  const control = label && label.control && label.control !== el ? label.control : null;
+  const form = el.form || el.closest('form') || (control && control.form) || null;
+  const inline = (e) => !!e && (e.hasAttribute('onchange') || e.hasAttribute('oninput'));
+  const isToggle = (e) => !!e && e.localName === 'input'
+    && (e.type === 'checkbox' || e.type === 'radio');
+  const role = el.getAttribute('role') || '';
+  const href = tag === 'a' || tag === 'area' ? (el.getAttribute('href') || '') : '';
+  return {
+    tag,
+    // Focus in a frame Trimtab's world cannot enter (another origin, a plugin).
+    unknown: ['iframe', 'frame', 'object', 'embed'].includes(tag),
+    submitButton: isSubmit(el) || isSubmit(control),
+    inForm: !!form,
+    // Enter in any field of a form (other than a button) submits it implicitly.
+    implicitSubmit: !!el.form && tag === 'input' && !buttonTypes.includes(el.type),
+    changeScript: inline(el) || inline(control) || inline(form),
+    toggles: isToggle(el) || isToggle(control)
+      || ['checkbox', 'radio', 'switch', 'menuitemcheckbox', 'menuitemradio'].includes(role),
+    select: tag === 'select',
+    editable: tag === 'textarea' || el.isContentEditable === true
+      || (tag === 'input' && !buttonTypes.includes(el.type)),
+    // Enter and Space act like a click on these.
+    activates: tag === 'button' || tag === 'summary' || !!href || role === 'button'
+      || role === 'link' || (tag === 'input' && buttonTypes.includes(el.type)),
+    scriptHref: /^\s*javascript:/i.test(href),
+  };
+}

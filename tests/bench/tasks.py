@@ -1,0 +1,938 @@
+"""Benchmark: what a whole task costs in input tokens, through the real side-panel agent.
+
+``python -m tests.bench --only tasks`` replays scripted tasks on corpus pages and
+flows through the real extension and host in headless Chromium, against a scripted
+model on 127.0.0.1 that speaks the Anthropic Messages API or OpenAI Chat
+Completions, decides each call from the tool results it was sent, and logs every
+request body. Each task runs three times:
+
+* **anthropic**: the agent as it is, Anthropic-shaped (cache breakpoints, default
+  context budget);
+* **openai**: the same, OpenAI-shaped (stable prefix, ``prompt_cache_key``);
+* **today**: the agent with no budget, counted as the loop before caching was
+  (every request paid in full), the reference for the 0.35x target;
+* **tight**: Anthropic-shaped with a budget of 8,000 tokens, so that compaction
+  runs mid-task: its compactions, its longest context and whether the task still
+  ends with the same answer (a compaction rewrites the cache once, so it may cost
+  more than it saves on a short task).
+
+For each it prints model calls, prompt tokens per call (o200k_base, counted on the
+logged bodies), the longest context, and the **billed-equivalent input tokens** by
+Anthropic's rules: tokens after the last breakpoint at 1x, cache writes at 1.25x,
+cache reads at 0.1x, a read being the longest prefix that an earlier request
+marked with a breakpoint. The same scripted model also reports those figures as
+its usage, so the side panel shows them as a provider would.
+
+**Playwright MCP replay**: the same steps on the same pages with Playwright, the
+way Playwright MCP answers them: every action (and every look) returns
+``page.aria_snapshot(mode="ai")`` of the page after it, all results stay in the
+conversation, the same fixed prefix (system prompt and tools) and the same
+breakpoints (tools, system, the two newest tool results). Our ``find`` and
+``read`` have no Playwright MCP counterpart (its model reads the snapshot it
+has), so they cost it no call.
+
+Nothing leaves 127.0.0.1: the corpus is served by this module, Chromium resolves
+no other name (``--host-resolver-rules``), and Playwright aborts other requests.
+
+Where the steps avoid ``click``: on Chromium 156 ``DOM.getNodeForLocation`` takes
+page coordinates once the page is scrolled, so the host's hit test refuses every
+element below the first screen ("No node found at given location"). The tasks
+submit with Enter and follow links with ``read`` and ``navigate`` instead.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import json
+import mimetypes
+import re
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qsl, unquote, urlsplit
+
+import attrs
+import trio
+
+from tests.bench import CORPUS, REPO, PlaywrightWorker, open_playwright, table
+from tests.support.e2e import ExtensionBrowser, launch_with_extension
+from trimtab.pipeline import count_tokens
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Locator, Page
+
+#: The agent's default context budget (extension/lib/compact.js DEFAULT_BUDGET).
+BUDGET = 40_000
+#: A budget small enough that the tasks compact mid-way.
+TIGHT_BUDGET = 8_000
+#: The issue's targets: billed-equivalent input per task over the two references.
+TARGET_PLAYWRIGHT = 0.15
+TARGET_TODAY = 0.35
+#: Chromium resolves no host name but 127.0.0.1: nothing a page links to is fetched.
+LOCAL_ONLY = "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1"
+API_KEY = "sk-bench-not-a-real-key"
+TASK_TIMEOUT = 300.0
+
+# -- the tasks ------------------------------------------------------------------------
+
+
+@attrs.frozen
+class Step:
+    """One call of the scripted model, and the same step as Playwright takes it.
+
+    ``pattern`` finds the target element in what the model was sent (newest result
+    first); its first group is the element id. ``pw`` is the Playwright locator of
+    the same element, or None for a step Playwright MCP has no call for.
+    """
+
+    tool: str
+    pattern: str | None = None
+    args: Mapping[str, Any] = attrs.field(factory=dict)
+    pw: Callable[[Page], Locator] | None = None
+    into: str = "id"  # the argument the pattern's group fills ("url" for navigate)
+    # What the model does when the pattern is not in what it has (a compaction
+    # replaced the page that showed it): find it by this text first.
+    fallback: str | None = None
+
+
+@attrs.frozen
+class Task:
+    name: str
+    kind: str
+    start: str  # path under the corpus
+    prompt: str
+    steps: tuple[Step, ...]
+    answer: str  # a regex over what the model was sent; group 1 is the answer
+    # The region to expand when the answer is behind an unchanged-region marker.
+    answer_region: str = "main"
+
+
+def _css(selector: str) -> Callable[[Page], Locator]:
+    return lambda page: page.locator(selector).first
+
+
+def _link(name: str) -> Callable[[Page], Locator]:
+    return lambda page: page.get_by_role("link", name=name, exact=True).first
+
+
+_ID = r'id="([^"]+)"'
+
+
+def _href(text: str) -> str:
+    """The URL in the newest `read` of a link whose text starts with ``text``."""
+    return rf'<read tag="a"[^>]*\bhref="([^"]+)"[^>]*>{re.escape(text)}'
+
+
+TASKS: tuple[Task, ...] = (
+    Task(
+        "irctc-login-form",
+        "fill and submit a form",
+        "pages/irctc-eticket-2017/index.html",
+        "Log in with user traveller42, password 'correct horse', captcha X7K2Q; "
+        "request an OTP, then change your mind; tell me what the site received.",
+        (
+            Step("capture_snapshot"),
+            Step("find", args={"region": "form"}),
+            Step(
+                "type",
+                rf"User ID :\s*\|\s*<input {_ID}",
+                {"text": "traveller42"},
+                _css("#usernameId"),
+            ),
+            Step(
+                "type",
+                rf'<input {_ID} type="password"',
+                {"text": "correct horse"},
+                _css("input.loginPassword"),
+            ),
+            Step(
+                "check",
+                rf'<input {_ID} type="checkbox" label="Please select OTP',
+                {"on": True},
+                _css("#otpId"),
+            ),
+            Step("read", rf"User ID :\s*\|\s*<input {_ID}"),
+            Step(
+                "check",
+                rf'<input {_ID} type="checkbox" label="Please select OTP',
+                {"on": False},
+                _css("#otpId"),
+            ),
+            # Enter in the last field submits: Login is below the first screen, where
+            # clicks are refused (see the module's notes).
+            Step(
+                "type",
+                rf"Captcha \| <input {_ID}",
+                {"text": "X7K2Q", "submit": True},
+                _css("input.loginCaptcha"),
+            ),
+            Step("capture_snapshot"),
+        ),
+        r"(The server received: [^\n<]*)",
+    ),
+    Task(
+        "books-toscrape-links",
+        "follow links across a site's pages and read an answer",
+        "flows/books-toscrape/07-dirty-little-secrets/",
+        "Walk back through the recently viewed books to Tipping the Velvet and tell me its price.",
+        # The links sit below the first screen, where clicks are refused (see the
+        # module's notes), so the model reads each link's URL and opens it.
+        (
+            Step("capture_snapshot"),
+            Step("read", rf"<a {_ID}>The Requiem Red", fallback="The Requiem Red"),
+            Step("navigate", _href("The Requiem Red"), into="url", pw=_link("The Requiem Red")),
+            Step("read", rf"<a {_ID}>Sapiens", fallback="Sapiens"),
+            Step(
+                "navigate",
+                _href("Sapiens"),
+                into="url",
+                pw=_link("Sapiens: A Brief History ..."),
+            ),
+            Step("find", args={"text": "Sharp Objects"}),
+            Step("read", rf"<a {_ID}>Sharp Objects", fallback="Sharp Objects"),
+            Step("navigate", _href("Sharp Objects"), into="url", pw=_link("Sharp Objects")),
+            Step("find", args={"text": "Tipping the Velvet"}),
+            Step("read", rf"<a {_ID}>Tipping the Velvet", fallback="Tipping the Velvet"),
+            Step(
+                "navigate",
+                _href("Tipping the Velvet"),
+                into="url",
+                pw=_link("Tipping the Velvet"),
+            ),
+            Step("back"),
+            Step("forward"),
+        ),
+        r"<h1>Tipping the Velvet</h1>\n(£[\d.]+)",
+    ),
+    Task(
+        "craigslist-search",
+        "search within a long page and act on what it found",
+        "pages/craigslist-ahmedabad-2017/index.html",
+        "Find the housing section, then search housing for a 2bhk flat in Satellite and "
+        "tell me what the search sent.",
+        (
+            Step("capture_snapshot"),
+            Step("find", args={"text": "housing"}),
+            Step("read", rf"<a {_ID}>apts / housing</a>"),
+            Step("find", args={"text": "search craigslist"}),
+            Step(
+                "select",
+                rf"<select {_ID}[^>]*value=\"select category\"",
+                {"value": "housing"},
+                _css("#catAbb"),
+            ),
+            Step("type", rf'<input {_ID} placeholder="search"', {"text": "2bhk"}, _css("#query")),
+            Step("find", args={"text": "Satellite"}),
+            Step(
+                "type",
+                rf'<input {_ID} [^>]*placeholder="search"',
+                {"text": "2bhk flat Satellite", "submit": True},
+                _css("#query"),
+            ),
+            Step("capture_snapshot"),
+        ),
+        r"(The server received: [^\n<]*)",
+    ),
+    Task(
+        "ietf-draft-search",
+        "search within a long page and act on what it found",
+        "pages/ietf-draft/index.html",
+        "In this draft, go to the response codes, CORS and bearer token sections, then "
+        "tell me where its RFC6750 reference links to.",
+        (
+            Step("capture_snapshot"),
+            Step("find", args={"text": "Response codes"}),
+            Step("click", rf"<a {_ID}>5</a>\. Response codes", pw=_css('a[href="#section-5"]')),
+            Step("find", args={"text": "CORS headers"}),
+            Step("click", rf"<a {_ID}>7</a>\. CORS headers", pw=_css('a[href="#section-7"]')),
+            Step("find", args={"text": "Bearer tokens"}),
+            Step("click", rf"<a {_ID}>9</a>\. Bearer tokens", pw=_css('a[href="#section-9"]')),
+            Step("find", args={"text": "RFC6750"}),
+            Step("read", rf"<a {_ID}>RFC6750</a>"),
+        ),
+        r"(https?://127\.0\.0\.1:\d+/pages/ietf-draft/rfc6750)",
+    ),
+)
+
+# -- the corpus on 127.0.0.1 --------------------------------------------------------------
+
+_RECEIVED = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Received</title></head>
+<body><main><h1>Form received</h1><p>The server received: {fields}</p></main></body></html>
+"""
+
+
+def _escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _answer_http(method: str, target: str, body: bytes) -> tuple[str, dict[str, str], bytes]:
+    """Corpus files (a folder answers with its index.html), and a page of our own
+    that echoes what a form sent anywhere else."""
+    split = urlsplit(target)
+    path = unquote(split.path)
+    file = (CORPUS / path.lstrip("/")).resolve()
+    if method == "GET" and file.is_relative_to(CORPUS.resolve()):
+        if file.is_dir() and not path.endswith("/"):
+            return "301 Moved Permanently", {"Location": path + "/"}, b""
+        if file.is_dir():
+            file = file / "index.html"
+        if file.is_file():
+            kind = "text/html; charset=utf-8" if file.suffix == ".html" else _mime(file)
+            return "200 OK", {"Content-Type": kind}, file.read_bytes()
+    sent = split.query if method == "GET" else body.decode("utf-8", "replace")
+    pairs = parse_qsl(sent, keep_blank_values=True)
+    if method == "GET" and not pairs:
+        return "404 Not Found", {"Content-Type": "text/plain"}, b"not found"
+    fields = ", ".join(f"{k}={v}" for k, v in pairs) or "nothing"
+    page = _RECEIVED.format(fields=_escape(fields))
+    return "200 OK", {"Content-Type": "text/html; charset=utf-8"}, page.encode()
+
+
+def _mime(file: Path) -> str:
+    return mimetypes.guess_type(file.name)[0] or "application/octet-stream"
+
+
+async def _read_request(stream: trio.SocketStream) -> tuple[str, str, dict[str, str], bytes]:
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = await stream.receive_some(65536)
+        if not chunk:
+            raise EOFError("the client closed before a whole request head")
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    method, target = lines[0].split()[:2]
+    headers = {k.strip().lower(): v.strip() for k, _, v in (x.partition(":") for x in lines[1:])}
+    length = int(headers.get("content-length", "0"))
+    while len(body) < length:
+        chunk = await stream.receive_some(65536)
+        if not chunk:
+            break
+        body += chunk
+    return method, target, headers, body
+
+
+async def _respond(
+    stream: trio.SocketStream, status: str, headers: Mapping[str, str], body: bytes
+) -> None:
+    head = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+    framing = f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+    await stream.send_all(f"HTTP/1.1 {status}\r\n{head}{framing}".encode() + body)
+
+
+async def serve_corpus(*, task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED) -> None:
+    """Serve the corpus on 127.0.0.1 (port 0) until cancelled."""
+
+    async def handle(stream: trio.SocketStream) -> None:
+        async with stream:
+            try:
+                method, target, _, body = await _read_request(stream)
+                await _respond(stream, *_answer_http(method, target, body))
+            except (EOFError, trio.BrokenResourceError, ValueError):
+                return
+
+    listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
+    task_status.started(listeners[0].socket.getsockname()[1])
+    await trio.serve_listeners(handle, listeners)
+
+
+# -- token accounting ------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=4096)
+def _tokens(text: str) -> int:
+    return count_tokens(text)
+
+
+Segment = tuple[str, bool]  # text, whether a cache breakpoint ends it
+
+
+def anthropic_segments(body: Mapping[str, Any]) -> list[Segment]:
+    """A Messages body as the blocks the cache sees, in order: tools, system, messages."""
+    segments: list[Segment] = []
+    for tool in body.get("tools", []):
+        plain = {k: v for k, v in tool.items() if k != "cache_control"}
+        segments.append((json.dumps(plain, sort_keys=True), "cache_control" in tool))
+    system = body.get("system", "")
+    if isinstance(system, str):
+        segments.append((system, False))
+    else:
+        segments.extend((block["text"], "cache_control" in block) for block in system)
+    for message in body["messages"]:
+        content = message["content"]
+        if isinstance(content, str):
+            segments.append((f"{message['role']}: {content}", False))
+            continue
+        for block in content:
+            plain = {k: v for k, v in block.items() if k != "cache_control"}
+            text = plain.pop("text", None) or plain.pop("content", None)
+            label = json.dumps(plain, sort_keys=True)
+            segments.append((f"{message['role']} {label}: {text or ''}", "cache_control" in block))
+    return segments
+
+
+def openai_segments(body: Mapping[str, Any]) -> list[Segment]:
+    """A Chat Completions body in the order OpenAI's prefix cache reads it."""
+    segments: list[Segment] = [
+        (json.dumps(tool, sort_keys=True), False) for tool in body.get("tools", [])
+    ]
+    segments.extend((json.dumps(m, sort_keys=True), False) for m in body["messages"])
+    return segments
+
+
+@attrs.frozen
+class Billed:
+    """One request as the cache saw it."""
+
+    total: int
+    read: int
+    write: int
+    uncached: int
+
+    @property
+    def billed(self) -> float:
+        """Anthropic's rule: uncached 1x, cache writes 1.25x, cache reads 0.1x."""
+        return self.uncached + 1.25 * self.write + 0.1 * self.read
+
+
+@attrs.define
+class PromptCache:
+    """A provider's prompt cache over one conversation's requests.
+
+    ``anthropic``: a read is the longest prefix that an earlier request ended at one
+    of its breakpoints; the rest up to this request's last breakpoint is written.
+    ``openai``: the longest prefix of any earlier request is read (in 128-token
+    steps from 1,024 on, as OpenAI documents); nothing is billed for writing.
+    """
+
+    marked: set[str] = attrs.field(factory=set)
+    seen: set[str] = attrs.field(factory=set)
+
+    @staticmethod
+    def _chain(segments: Sequence[Segment]) -> tuple[list[str], list[int]]:
+        hashes: list[str] = []
+        cumulative: list[int] = []
+        digest, total = "", 0
+        for text, _ in segments:
+            digest = hashlib.sha256((digest + "\0" + text).encode()).hexdigest()
+            total += _tokens(text)
+            hashes.append(digest)
+            cumulative.append(total)
+        return hashes, cumulative
+
+    def anthropic(self, segments: Sequence[Segment]) -> Billed:
+        hashes, cumulative = self._chain(segments)
+        total = cumulative[-1] if cumulative else 0
+        marks = [i for i, (_, mark) in enumerate(segments) if mark]
+        last = marks[-1] if marks else -1
+        hits = [i for i in range(last + 1) if hashes[i] in self.marked]
+        read = cumulative[hits[-1]] if hits else 0
+        upto = cumulative[last] if last >= 0 else 0
+        write = max(0, upto - read)
+        self.marked.update(hashes[i] for i in marks)
+        return Billed(total, read, write, total - max(upto, read))
+
+    def openai(self, segments: Sequence[Segment]) -> Billed:
+        hashes, cumulative = self._chain(segments)
+        total = cumulative[-1] if cumulative else 0
+        hits = [i for i, h in enumerate(hashes) if h in self.seen]
+        prefix = cumulative[hits[-1]] if hits else 0
+        read = 0 if prefix < 1024 else prefix - prefix % 128
+        self.seen.update(hashes)
+        return Billed(total, read, 0, total - read)
+
+
+# -- the scripted model ------------------------------------------------------------------
+
+
+CORS = (
+    "Access-Control-Allow-Origin: *\r\nAccess-Control-Allow-Headers: *\r\n"
+    "Access-Control-Allow-Methods: POST, OPTIONS\r\n"
+)
+
+
+@attrs.define
+class BenchModel:
+    """A scripted model for one task run: it plays the task's steps, finding each
+    target id in the tool results it was sent, and answers as the provider would,
+    with usage from `PromptCache`."""
+
+    task: Task
+    provider: str  # "anthropic" or "openai"
+    port: int = 0
+    bodies: list[dict[str, Any]] = attrs.field(factory=list)
+    billed: list[Billed] = attrs.field(factory=list)
+    cache: PromptCache = attrs.field(factory=PromptCache)
+    failure: str = ""
+    # Calls the script did not plan (a find or an expand after a compaction), so the
+    # step a request is at is the number of results less these.
+    extra: int = 0
+    helped: set[int] = attrs.field(factory=set)
+
+    @property
+    def base_url(self) -> str:
+        origin = f"http://127.0.0.1:{self.port}"
+        return origin if self.provider == "anthropic" else origin + "/v1"
+
+    def tool_results(self, messages: list[dict[str, Any]]) -> list[str]:
+        if self.provider == "anthropic":
+            return [
+                str(block["content"])
+                for m in messages
+                if m["role"] == "user" and isinstance(m["content"], list)
+                for block in m["content"]
+                if block.get("type") == "tool_result"
+            ]
+        return [str(m["content"]) for m in messages if m["role"] == "tool"]
+
+    def answer(self, body: dict[str, Any]) -> dict[str, Any]:
+        self.bodies.append(body)
+        if self.provider == "anthropic":
+            usage = self.cache.anthropic(anthropic_segments(body))
+        else:
+            usage = self.cache.openai(openai_segments(body))
+        self.billed.append(usage)
+        results = self.tool_results(body["messages"])
+        seen = "\n".join(reversed(results))
+        index = len(results) - self.extra
+        calls = len(results)
+        if index < len(self.task.steps):
+            step = self.task.steps[index]
+            args = dict(step.args)
+            if step.pattern is not None:
+                found = re.search(step.pattern, seen)
+                if found is None and step.fallback and index not in self.helped:
+                    self.helped.add(index)
+                    self.extra += 1
+                    return self._reply(calls, usage, call=("find", {"text": step.fallback}))
+                if found is None:
+                    self.failure = f"step {index + 1} ({step.tool}): no match for {step.pattern!r}"
+                    return self._reply(calls, usage, text=f"I am stuck: {self.failure}")
+                args[step.into] = found.group(1)
+            return self._reply(calls, usage, call=(step.tool, args))
+        found = re.search(self.task.answer, seen)
+        if found is None and index not in self.helped:
+            self.helped.add(index)
+            self.extra += 1
+            return self._reply(calls, usage, call=("expand", {"region": self.task.answer_region}))
+        if found is None:
+            self.failure = f"the answer {self.task.answer!r} is not in what the model was sent"
+        text = found.group(1) if found else "I could not find the answer."
+        return self._reply(calls, usage, text=text)
+
+    def _reply(
+        self,
+        index: int,
+        usage: Billed,
+        *,
+        call: tuple[str, dict[str, Any]] | None = None,
+        text: str = "",
+    ) -> dict[str, Any]:
+        output = 20 + _tokens(text)
+        if self.provider == "anthropic":
+            content: list[dict[str, Any]] = (
+                [{"type": "tool_use", "id": f"tu_{index}", "name": call[0], "input": call[1]}]
+                if call
+                else [{"type": "text", "text": text}]
+            )
+            return {
+                "id": f"msg_{index}",
+                "type": "message",
+                "role": "assistant",
+                "model": "scripted",
+                "content": content,
+                "stop_reason": "tool_use" if call else "end_turn",
+                "usage": {
+                    "input_tokens": usage.uncached,
+                    "cache_read_input_tokens": usage.read,
+                    "cache_creation_input_tokens": usage.write,
+                    "output_tokens": output,
+                },
+            }
+        message: dict[str, Any] = {"role": "assistant", "content": None if call else text}
+        if call:
+            message["tool_calls"] = [
+                {
+                    "id": f"call_{index}",
+                    "type": "function",
+                    "function": {"name": call[0], "arguments": json.dumps(call[1])},
+                }
+            ]
+        return {
+            "id": f"chatcmpl-{index}",
+            "object": "chat.completion",
+            "model": "scripted",
+            "choices": [
+                {"index": 0, "message": message, "finish_reason": "tool_calls" if call else "stop"}
+            ],
+            "usage": {
+                "prompt_tokens": usage.total,
+                "completion_tokens": output,
+                "prompt_tokens_details": {"cached_tokens": usage.read},
+            },
+        }
+
+
+async def serve_model(
+    model: BenchModel, *, task_status: trio.TaskStatus[BenchModel] = trio.TASK_STATUS_IGNORED
+) -> None:
+    """Serve the scripted model on 127.0.0.1 (port 0) until cancelled."""
+
+    async def handle(stream: trio.SocketStream) -> None:
+        async with stream:
+            try:
+                method, _, _, body = await _read_request(stream)
+            except (EOFError, trio.BrokenResourceError):
+                return
+            if method == "OPTIONS":
+                await stream.send_all(f"HTTP/1.1 204 No Content\r\n{CORS}\r\n".encode())
+                return
+            payload = json.dumps(model.answer(json.loads(body))).encode()
+            await stream.send_all(
+                (
+                    f"HTTP/1.1 200 OK\r\n{CORS}Content-Type: application/json\r\n"
+                    f"Content-Length: {len(payload)}\r\nConnection: close\r\n\r\n"
+                ).encode()
+                + payload
+            )
+
+    listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
+    model.port = listeners[0].socket.getsockname()[1]
+    task_status.started(model)
+    await trio.serve_listeners(handle, listeners)
+
+
+# -- one run through the real extension ------------------------------------------------------
+
+
+@attrs.frozen
+class Run:
+    """One task through the side panel: what the model was sent and what it answered."""
+
+    provider: str
+    budget: int
+    answer: str
+    ok: bool
+    steps: list[dict[str, Any]]
+    bodies: list[dict[str, Any]]
+    billed: list[Billed]
+    panel_cost: str
+
+    @property
+    def calls(self) -> int:
+        return len(self.bodies)
+
+    @property
+    def contexts(self) -> list[int]:
+        return [b.total for b in self.billed]
+
+    @property
+    def billed_total(self) -> float:
+        return sum(b.billed for b in self.billed)
+
+    @property
+    def uncached_total(self) -> int:
+        return sum(b.total for b in self.billed)
+
+    @property
+    def compactions(self) -> int:
+        return sum(1 for s in self.steps if s["kind"] == "compacted")
+
+
+async def _run_agent(
+    ext: ExtensionBrowser, model: BenchModel, url: str, prompt: str, budget: int
+) -> Run:
+    settings = {
+        "provider": "anthropic" if model.provider == "anthropic" else "compatible",
+        "baseUrl": model.base_url,
+        "model": "scripted",
+        "apiKey": API_KEY,
+        "askBeforeSubmit": False,
+        "budget": budget,
+    }
+    await ext.worker.evaluate(f"chrome.storage.local.set({{settings: {json.dumps(settings)}}})")
+    _, tab_id = await ext.open_tab(url)
+    await ext.wait_loaded(tab_id)
+    panel = await ext.open_side_panel()
+    await panel.evaluate(
+        f"""trimtabPanel.showView('agent');
+        document.getElementById('task').value = {json.dumps(prompt)};
+        document.getElementById('task-form').requestSubmit(); true"""
+    )
+    ended = "trimtabPanel.state.steps.some((s) => s.kind === 'done' || s.kind === 'error')"
+    while not await panel.evaluate(ended) or await panel.evaluate("trimtabPanel.state.running"):
+        await trio.sleep(0.2)
+    steps = await panel.evaluate("trimtabPanel.state.steps.map(({content, ...s}) => s)")
+    cost = await panel.evaluate("trimtabPanel.state.costLine")
+    last = steps[-1]
+    return Run(
+        provider=model.provider,
+        budget=budget,
+        answer=str(last.get("text") or last.get("message") or ""),
+        ok=last["kind"] == "done" and not model.failure,
+        steps=steps,
+        bodies=list(model.bodies),
+        billed=list(model.billed),
+        panel_cost=str(cost),
+    )
+
+
+async def run_task(task: Task, corpus_port: int, provider: str, budget: int) -> Run:
+    """One task in a fresh browser with the extension, against a fresh scripted model."""
+    with tempfile.TemporaryDirectory(prefix="trimtab-bench-") as folder:
+        with trio.fail_after(TASK_TIMEOUT):
+            async with (
+                launch_with_extension(Path(folder) / "profile", extra_args=(LOCAL_ONLY,)) as ext,
+                trio.open_nursery() as nursery,
+            ):
+                model: BenchModel = await nursery.start(serve_model, BenchModel(task, provider))
+                url = f"http://127.0.0.1:{corpus_port}/{task.start}"
+                run = await _run_agent(ext, model, url, task.prompt, budget)
+                nursery.cancel_scope.cancel()
+    if model.failure:
+        run = attrs.evolve(run, answer=f"{run.answer} ({model.failure})")
+    return run
+
+
+# -- the Playwright MCP replay ------------------------------------------------------------
+
+
+async def playwright_replay(
+    playwright: PlaywrightWorker, task: Task, corpus_port: int, ours: Run
+) -> dict[str, Any]:
+    """The task's steps in Playwright, each answered with the ai-mode aria snapshot
+    of the page after it, billed with our fixed prefix and the same breakpoints."""
+    origin = f"http://127.0.0.1:{corpus_port}"
+
+    def local_only(page: Page) -> None:
+        page.context.unroute_all()
+        page.context.route(
+            "**/*",
+            lambda route: (
+                route.continue_() if route.request.url.startswith(origin) else route.abort()
+            ),
+        )
+
+    await playwright.run(local_only)
+    await playwright.goto(f"{origin}/{task.start}")
+    results: list[tuple[str, str]] = []  # (the call as JSON, the snapshot)
+    for step in task.steps:
+        if step.tool in ("find", "read"):
+            continue
+
+        def act(page: Page, step: Step = step) -> str:
+            if step.tool == "back":
+                page.go_back(wait_until="load")
+            elif step.tool == "forward":
+                page.go_forward(wait_until="load")
+            elif step.tool == "navigate" and step.pw is not None:
+                page.goto(step.pw(page).evaluate("link => link.href"), wait_until="load")
+            elif step.pw is not None:
+                target = step.pw(page)
+                if step.tool == "type":
+                    target.fill(str(step.args["text"]))
+                    if step.args.get("submit"):
+                        target.press("Enter")
+                elif step.tool == "check":
+                    target.set_checked(bool(step.args.get("on", True)))
+                elif step.tool == "select":
+                    target.select_option(label=str(step.args["value"]))
+                else:
+                    target.click()
+                page.wait_for_load_state("load")
+            return page.aria_snapshot(mode="ai")
+
+        snapshot = await playwright.run(act)
+        call = json.dumps({"name": f"browser_{step.tool}", "input": {"ref": "e123"}})
+        results.append((call, snapshot))
+    # The same fixed prefix as ours: the tools and system prompt of our first request.
+    first = ours.bodies[0]
+    fixed = [s for s in anthropic_segments(first)[: len(first["tools"]) + 1]]
+    cache = PromptCache()
+    billed: list[Billed] = []
+    for calls in range(len(results) + 1):
+        segments = [*fixed, (f"user: {task.prompt}", False)]
+        for i, (call, snapshot) in enumerate(results[:calls]):
+            newest = i >= calls - 2
+            segments.append((f"assistant {call}", False))
+            segments.append((f"user tool_result: {snapshot}", newest))
+        billed.append(cache.anthropic(segments))
+    return {
+        "calls": len(billed),
+        "prompt_tokens": [b.total for b in billed],
+        "longest": max(b.total for b in billed),
+        "billed": sum(b.billed for b in billed),
+        "snapshot_tokens": [_tokens(s) for _, s in results],
+    }
+
+
+# -- the section ------------------------------------------------------------------------------
+
+
+def _fixed_prefix(body: Mapping[str, Any]) -> dict[str, int]:
+    """Tokens of the fixed prefix: the system prompt (FORMAT.md inside it) and tools."""
+    system = body["system"][0]["text"]
+    format_md = (REPO / "host" / "FORMAT.md").read_text(encoding="utf-8")
+    tools = [{k: v for k, v in t.items() if k != "cache_control"} for t in body["tools"]]
+    return {
+        "system": _tokens(system),
+        "format_md": _tokens(format_md),
+        "system_without_format": _tokens(system.replace(format_md.strip(), "")),
+        "tools": _tokens(json.dumps(tools)),
+        "tool_count": len(tools),
+    }
+
+
+async def _measure(out: Callable[[str], None], pattern: str | None) -> dict[str, Any]:
+    tasks = [t for t in TASKS if pattern is None or fnmatch.fnmatch(t.name, pattern)]
+    results: dict[str, Any] = {}
+    async with trio.open_nursery() as nursery:
+        port: int = await nursery.start(serve_corpus)
+        async with open_playwright() as playwright:
+            for task in tasks:
+                out(f"\n{task.name} ({task.kind}; {task.start}; {len(task.steps)} tool steps)")
+                runs = {
+                    "anthropic": await run_task(task, port, "anthropic", BUDGET),
+                    "openai": await run_task(task, port, "openai", BUDGET),
+                    "today": await run_task(task, port, "anthropic", 10**9),
+                    "tight": await run_task(task, port, "anthropic", TIGHT_BUDGET),
+                }
+                pw = await playwright_replay(playwright, task, port, runs["anthropic"])
+                results[task.name] = _report(task, runs, pw, out)
+                if "prefix" not in results:
+                    results["prefix"] = _fixed_prefix(runs["anthropic"].bodies[0])
+        nursery.cancel_scope.cancel()
+    prefix = results.get("prefix")
+    if prefix:
+        out(
+            f"\nfixed prefix (o200k): system prompt {prefix['system']:,} tokens (FORMAT.md "
+            f"{prefix['format_md']:,}, the rest {prefix['system_without_format']:,}), "
+            f"{prefix['tool_count']} tool specs {prefix['tools']:,}"
+        )
+    named = {k: v for k, v in results.items() if k != "prefix"}
+    out("SUMMARY tasks: billed-equivalent input tokens per task (Anthropic's cache rules)")
+    rows = []
+    for name, r in named.items():
+        rows.append(
+            [
+                name,
+                r["anthropic"]["calls"],
+                r["anthropic"]["longest"],
+                round(r["anthropic"]["billed"]),
+                round(r["playwright"]["billed"]),
+                round(r["today"]["billed"]),
+                f"{r['vs_playwright']:.3f}{'' if r['vs_playwright'] <= TARGET_PLAYWRIGHT else '!'}",
+                f"{r['vs_today']:.3f}{'' if r['vs_today'] <= TARGET_TODAY else '!'}",
+                "yes" if r["same_result"] else "NO",
+                "yes" if r["within_budget"] else "NO",
+            ]
+        )
+    for line in table(
+        [
+            "task",
+            "calls",
+            "longest",
+            "ours",
+            "playwright",
+            "today",
+            f"/pw (<={TARGET_PLAYWRIGHT})",
+            f"/today (<={TARGET_TODAY})",
+            "same",
+            "budget",
+        ],
+        rows,
+    ).split("\n"):
+        out("  " + line)
+    return results
+
+
+def _report(
+    task: Task, runs: dict[str, Run], pw: dict[str, Any], out: Callable[[str], None]
+) -> dict[str, Any]:
+    ours, today = runs["anthropic"], runs["today"]
+    figures: dict[str, Any] = {}
+    for name, run in runs.items():
+        figures[name] = {
+            "calls": run.calls,
+            "prompt_tokens": run.contexts,
+            "longest": max(run.contexts),
+            "billed": run.uncached_total if name == "today" else run.billed_total,
+            "cached_read": sum(b.read for b in run.billed),
+            "cache_write": sum(b.write for b in run.billed),
+            "compactions": run.compactions,
+            "answer": run.answer,
+            "ok": run.ok,
+            "panel": run.panel_cost,
+        }
+    figures["playwright"] = pw
+    figures["vs_playwright"] = figures["anthropic"]["billed"] / pw["billed"]
+    figures["vs_today"] = figures["anthropic"]["billed"] / figures["today"]["billed"]
+    figures["same_result"] = all(r.ok and r.answer == today.answer for r in runs.values())
+    figures["within_budget"] = all(
+        max(r.contexts) <= r.budget for r in runs.values() if r.budget == BUDGET
+    )
+    tight = runs["tight"]
+    # After its first compaction, the tight run's contexts: the budget holds unless
+    # the newest page alone (with the fixed prefix) is larger.
+    compacted_at = next(
+        (i for i, s in enumerate(_model_steps(tight.steps)) if s["compacted"]), None
+    )
+    figures["tight"]["contexts_after_compaction"] = (
+        tight.contexts[compacted_at:] if compacted_at is not None else []
+    )
+    rows = []
+    for name in ("anthropic", "openai", "today", "tight"):
+        f = figures[name]
+        rows.append(
+            [
+                name,
+                f["calls"],
+                f["longest"],
+                f["cached_read"],
+                f["cache_write"],
+                round(f["billed"]),
+                f["compactions"],
+                "ok" if f["ok"] else "FAILED",
+            ]
+        )
+    rows.append(["playwright", pw["calls"], pw["longest"], "", "", round(pw["billed"]), "", ""])
+    headers = ["run", "calls", "longest", "read", "written", "billed", "compactions", "result"]
+    for line in table(headers, rows).split("\n"):
+        out("  " + line)
+    out(f"  prompt tokens per call (anthropic): {figures['anthropic']['prompt_tokens']}")
+    out(f"  prompt tokens per call (openai):    {figures['openai']['prompt_tokens']}")
+    out(f"  prompt tokens per call (playwright): {pw['prompt_tokens']}")
+    out(
+        f"  tight budget ({TIGHT_BUDGET:,}): {tight.compactions} compaction(s), contexts from the "
+        f"first one on {figures['tight']['contexts_after_compaction']}"
+    )
+    out(f"  answer: {ours.answer!r}; the panel showed: {ours.panel_cost}")
+    out(
+        f"  ratios: {figures['vs_playwright']:.3f}x the Playwright MCP replay, "
+        f"{figures['vs_today']:.3f}x today's loop; openai run cached "
+        f"{figures['openai']['cached_read']:,} of "
+        f"{sum(runs['openai'].contexts):,} prompt tokens"
+    )
+    return figures
+
+
+def _model_steps(steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One entry per model call: whether a compaction came right before it."""
+    calls: list[dict[str, Any]] = []
+    compacted = False
+    for step in steps:
+        if step["kind"] == "compacted":
+            compacted = True
+        elif step["kind"] == "model":
+            calls.append({"compacted": compacted})
+            compacted = False
+    return calls
+
+
+def run(pattern: str | None, out: Callable[[str], None]) -> dict[str, Any]:
+    """The section's entry point for ``python -m tests.bench --only tasks``."""
+    return trio.run(_measure, out, pattern)
