@@ -245,3 +245,60 @@ async def test_stop_ends_every_session(setup: Setup) -> None:
                 await trio.sleep(0.01)
         with pytest.raises(LinkError, match="stopped"):
             await client.request("tabs")
+
+
+async def _submit_asked(setup: Setup, pages_server: StaticServer, allow: bool) -> dict[str, Any]:
+    """Type an email in the consent shop and press Enter; answer the person's question."""
+    async with setup.client("claude-code") as client:
+        with trio.fail_after(60):
+            shop = pages_server.url("consent-shop.html")
+            navigated = await client.request("tool", tab=TAB, name="navigate", args={"url": shop})
+            xml = navigated["content"]
+            email = next(
+                line.split('id="')[1].split('"')[0]
+                for line in xml.splitlines()
+                if 'type="email"' in line
+            )
+            typed = await client.request(
+                "tool", tab=TAB, name="type", args={"id": email, "text": "a@b.c"}
+            )
+            assert not typed["is_error"], typed["content"]
+        results: list[dict[str, Any]] = []
+        async with trio.open_nursery() as nursery:
+
+            async def press() -> None:
+                results.append(
+                    await client.request(
+                        "tool", tab=TAB, name="press", args={"key": "Enter"}, consent="forged"
+                    )
+                )
+
+            nursery.start_soon(press)
+            ask = await setup.extension.next("agents_ask")
+            assert ask["what"] == "submit"
+            assert "submits the form" in ask["reason"]
+            await setup.link.handle_agents_answer(
+                _request("agents_answer", ask=ask["ask"], allow=allow)
+            )
+        assert "token" not in results[0]["consent"]
+        return results[0]
+
+
+async def test_submit_asks_the_person_and_a_refusal_is_the_result(
+    setup: Setup, pages_server: StaticServer
+) -> None:
+    """Enter that would submit asks through the extension; no means nothing is submitted."""
+    result = await _submit_asked(setup, pages_server, allow=False)
+    assert result["is_error"]
+    assert "refused" in result["content"]
+    with trio.fail_after(10):
+        assert await setup.page.evaluate("location.search") == ""
+
+
+async def test_submit_allowed_by_the_person_submits(
+    setup: Setup, pages_server: StaticServer
+) -> None:
+    """Enter that would submit, allowed by the person, submits the form."""
+    result = await _submit_asked(setup, pages_server, allow=True)
+    assert not result["is_error"], result["content"]
+    assert result["submitted"]

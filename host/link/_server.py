@@ -190,10 +190,14 @@ class Link:
             name = request.get("name", str)
             await self._check_access(session, tab)
             fields = dict(request.fields)
+            # A consent token is the host's to issue and the person's to grant: one a
+            # client sends is dropped, and none is ever shown to a client.
+            fields.pop("consent", None)
             fields.update(session=session.key, view=session.key)
             session.calls += 1
             try:
                 reply = await self.state.handle_tool(Request("tool", request.id, fields))
+                reply = await self._consent(session, tab, fields, reply)
             except RequestError as exc:
                 await self._tell_extension(_call_event(session, tab, name, error=exc.message))
                 raise
@@ -213,6 +217,52 @@ class Link:
     async def _check_access(self, session: LinkSession, tab: int) -> None:
         if tab in self.shared or tab in session.allowed:
             return
+        answer = await self._ask(session, tab, {"what": "tab"})
+        if answer is None:
+            raise RequestError(
+                "forbidden",
+                f"tab {tab} is not shared with agents and the person did not answer within "
+                f"{self.ask_timeout:g} s; ask them to share it from Trimtab's side panel",
+            )
+        if not answer:
+            raise RequestError("forbidden", f"the person refused access to tab {tab}")
+        session.allowed.add(tab)
+
+    async def _consent(
+        self, session: LinkSession, tab: int, fields: JSONObject, reply: JSONObject
+    ) -> JSONObject:
+        """Ask before submitting, as for the side panel's agent: the host answered
+        without acting; the person decides in the side panel, and a refusal (or no
+        answer) is the tool's result."""
+        consent = reply.get("consent")
+        if not isinstance(consent, dict):
+            return reply
+        token = consent.pop("token", None)
+        if not consent.get("required") or consent.get("granted") or not token:
+            return reply
+        reason = str(consent.get("reason") or "this action may submit a form")
+        question = {
+            "what": "submit",
+            "tool": fields.get("name"),
+            "reason": reason,
+            "element": consent.get("element"),
+        }
+        answer = await self._ask(session, tab, question)
+        if answer:
+            again = dict(fields, consent=token)
+            granted = await self.state.handle_tool(Request("tool", None, again))
+            if isinstance(granted.get("consent"), dict):
+                granted["consent"].pop("token", None)
+            return granted
+        why = "did not answer in time" if answer is None else "refused"
+        return dict(
+            reply,
+            content=f"Not done: the person {why} when asked in the browser ({reason}).",
+            is_error=True,
+        )
+
+    async def _ask(self, session: LinkSession, tab: int, question: JSONObject) -> bool | None:
+        """Ask the person through the extension; None when no answer came in time."""
         ask_id = f"k{next(self._ask_numbers)}"
         ask = _Ask()
         self._asks[ask_id] = ask
@@ -225,25 +275,16 @@ class Link:
                         "client": session.client,
                         "session": session.number,
                         "tab": tab,
+                        **question,
                     }
                 )
-            except (OutboxClosed, ValueError) as exc:
-                raise RequestError(
-                    "forbidden", f"tab {tab} is not shared and the browser could not be asked"
-                ) from exc
+            except (OutboxClosed, ValueError):
+                return None
             with trio.move_on_after(self.ask_timeout):
                 await ask.done.wait()
         finally:
             del self._asks[ask_id]
-        if not ask.done.is_set():
-            raise RequestError(
-                "forbidden",
-                f"tab {tab} is not shared with agents and the person did not answer within "
-                f"{self.ask_timeout:g} s; ask them to share it from Trimtab's side panel",
-            )
-        if not ask.allow:
-            raise RequestError("forbidden", f"the person refused access to tab {tab}")
-        session.allowed.add(tab)
+        return ask.allow if ask.done.is_set() else None
 
     # -- serving ---------------------------------------------------------------------
 
