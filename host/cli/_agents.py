@@ -28,6 +28,7 @@ EXIT_CODES: Final[Mapping[str, int]] = {
     "no_secret": 3,
     "link_closed": 3,
     "forbidden": 4,
+    "stopped": 4,
 }
 EXIT_OTHER: Final = 5  # any other refusal of the host (a closed tab, a stuck page)
 

@@ -55,6 +55,7 @@ class LinkClient:
     stream: trio.SocketStream
     hello: JSONObject = attrs.field(factory=dict)
     closed_reason: str | None = None
+    closed_code: str | None = None  # from the host's `closed` message, if it sent one
     closed: trio.Event = attrs.field(factory=trio.Event)
     _ids: itertools.count[int] = attrs.field(factory=lambda: itertools.count(1))
     _waiting: dict[int, trio.MemorySendChannel[JSONObject]] = attrs.field(factory=dict)
@@ -111,6 +112,7 @@ class LinkClient:
                         continue
                     if message.get("type") == "closed":
                         self.closed_reason = str(message.get("reason", "the host closed"))
+                        self.closed_code = str(message.get("code", "link_closed"))
                         continue
                     waiter = self._waiting.pop(_int_id(message.get("id")), None)
                     if waiter is not None:

@@ -159,15 +159,18 @@ class Link:
         await self.stop_all(reason)
         return {"stopped": stopped}
 
-    async def stop_all(self, reason: str) -> None:
-        """End every client's session; each gets a ``closed`` message saying why."""
+    async def stop_all(self, reason: str, code: str = "stopped") -> None:
+        """End every client's session; each gets a ``closed`` message saying why
+        (``stopped``: the person's Stop; ``host_exit``: the host is going away)."""
         for ask in self._asks.values():
             ask.allow = False
             ask.done.set()
         for session in list(self.sessions.values()):
             with contextlib.suppress(OutboxClosed, ValueError):
                 with trio.move_on_after(1):
-                    await session.outbox.send_message({"type": "closed", "reason": reason})
+                    await session.outbox.send_message(
+                        {"type": "closed", "code": code, "reason": reason}
+                    )
             session.scope.cancel()
 
     async def _tell_extension(self, message: JSONObject) -> None:
@@ -547,7 +550,7 @@ async def open_link(
                 yield link
             finally:
                 with trio.CancelScope(shield=True):
-                    await link.stop_all("the browser's host is shutting down")
+                    await link.stop_all("the browser's host is shutting down", "host_exit")
                 nursery.cancel_scope.cancel()
     finally:
         _remove_if_ours(socket_path, socket_inode)

@@ -77,6 +77,11 @@ class LinkHolder:
             current = self._client
             if current is not None and current.closed_reason is None:
                 return current
+            if current is not None and current.closed_code == "stopped":
+                # The person pressed Stop: the client hears it once, plainly; a
+                # later call connects again (and unshared tabs are asked anew).
+                self._client = None
+                raise LinkError("stopped", current.closed_reason or "stopped by the person")
             endpoint = choose_endpoint(self.browser, self.endpoint_folder)
             try:
                 secret = read_secret(self.secret_file)
@@ -102,8 +107,11 @@ class LinkHolder:
             try:
                 return await client.request(kind, **fields)
             except LinkError as exc:
-                if exc.code != "link_closed" or attempt or "stopped" in exc.message:
+                if exc.code != "link_closed" or attempt:
                     raise
+                if client.closed_code == "stopped":
+                    self._client = None
+                    raise LinkError("stopped", exc.message) from None
         raise AssertionError("unreachable")  # pragma: no cover
 
     def close(self) -> None:
