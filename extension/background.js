@@ -38,7 +38,7 @@ const relay = new CdpRelay({
 });
 
 // Outside agents (trimtab mcp): the tabs the person shared, their questions, Stop.
-const agents = new AgentsHub({ host, broadcast });
+const agents = new AgentsHub({ host, broadcast, panelCount: () => panels.size });
 
 /**
  * Answer one side-panel message.

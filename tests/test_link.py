@@ -302,3 +302,25 @@ async def test_submit_allowed_by_the_person_submits(
     result = await _submit_asked(setup, pages_server, allow=True)
     assert not result["is_error"], result["content"]
     assert result["submitted"]
+
+
+async def test_no_one_to_ask_is_refused_at_once_with_the_reason(setup: Setup) -> None:
+    """When the extension answers no without asking (no side panel open), the client is
+    told why."""
+    await setup.link.handle_agents_tabs(_request("agents_tabs", tabs=[]))
+    async with setup.client() as client, trio.open_nursery() as nursery:
+        caught: list[LinkError] = []
+
+        async def call() -> None:
+            try:
+                await _snapshot(client)
+            except LinkError as exc:
+                caught.append(exc)
+
+        nursery.start_soon(call)
+        ask = await setup.extension.next("agents_ask")
+        await setup.link.handle_agents_answer(
+            _request("agents_answer", ask=ask["ask"], allow=False, why="no panel is open")
+        )
+    assert caught[0].code == "forbidden"
+    assert "no panel is open" in caught[0].message

@@ -101,11 +101,13 @@ export function kindOf(msg) {
 export class AgentsHub {
   /**
    * @param {{host: {request: Function, connected: boolean},
-   *          broadcast: (event: object) => void}} options
+   *          broadcast: (event: object) => void, panelCount: () => number}} options
+   *   `panelCount` says how many side panels are open to ask the person in.
    */
-  constructor({ host, broadcast }) {
+  constructor({ host, broadcast, panelCount }) {
     this.host = host;
     this.broadcast = broadcast;
+    this.panelCount = panelCount;
     /** @type {Map<number, {id: number, title: string, url: string}>} */
     this.shared = new Map();
     /** @type {Map<string, object>} */
@@ -140,6 +142,12 @@ export class AgentsHub {
   handle(msg) {
     const kind = kindOf(msg);
     if (kind === "ask") {
+      if (this.panelCount() === 0) {
+        // No one can be asked: say so at once rather than leave the agent waiting.
+        this.host.request({ type: "agents_answer", ask: String(msg.ask), allow: false,
+          why: "no Trimtab side panel is open to ask the person in" }).catch(() => {});
+        return true;
+      }
       this.asks.set(String(msg.ask), msg);
       this.notify();
       return true;

@@ -239,7 +239,7 @@ async def _mcp(browser: str | None) -> Check:
     try:
         with trio.fail_after(_MCP_TIMEOUT):
             async with Client(
-                StdioServerParameters(command=command[0], args=command[1:])
+                StdioServerParameters(command=command[0], args=command[1:], env=dict(os.environ))
             ) as client:
                 names = [tool.name for tool in (await client.list_tools()).tools]
                 result = await client.call_tool("tabs", {})

@@ -103,6 +103,7 @@ class LinkSession:
 class _Ask:
     done: trio.Event = attrs.field(factory=trio.Event)
     allow: bool = False
+    why: str | None = None  # why the extension answered no without asking
 
 
 @attrs.define(eq=False)
@@ -150,6 +151,7 @@ class Link:
         if ask is None:
             return {"waiting": False}  # answered already, or it timed out
         ask.allow = allow
+        ask.why = request.get("why", (str, type(None)), default=None)
         ask.done.set()
         return {"waiting": True}
 
@@ -220,7 +222,13 @@ class Link:
     async def _check_access(self, session: LinkSession, tab: int) -> None:
         if tab in self.shared or tab in session.allowed:
             return
-        answer = await self._ask(session, tab, {"what": "tab"})
+        answer, why = await self._ask(session, tab, {"what": "tab"})
+        if why is not None:
+            raise RequestError(
+                "forbidden",
+                f"tab {tab} is not shared with agents and {why[:200]}; ask the person to "
+                "share it from Trimtab's side panel",
+            )
         if answer is None:
             raise RequestError(
                 "forbidden",
@@ -250,22 +258,29 @@ class Link:
             "reason": reason,
             "element": consent.get("element"),
         }
-        answer = await self._ask(session, tab, question)
+        answer, why = await self._ask(session, tab, question)
         if answer:
             again = dict(fields, consent=token)
             granted = await self.state.handle_tool(Request("tool", None, again))
             if isinstance(granted.get("consent"), dict):
                 granted["consent"].pop("token", None)
             return granted
-        why = "did not answer in time" if answer is None else "refused"
+        if why is not None:
+            outcome = f"the person could not be asked: {why[:200]}"
+        else:
+            answered = "did not answer in time" if answer is None else "refused"
+            outcome = f"the person {answered} when asked in the browser"
         return dict(
             reply,
-            content=f"Not done: the person {why} when asked in the browser ({reason}).",
+            content=f"Not done: {outcome} ({reason}).",
             is_error=True,
         )
 
-    async def _ask(self, session: LinkSession, tab: int, question: JSONObject) -> bool | None:
-        """Ask the person through the extension; None when no answer came in time."""
+    async def _ask(
+        self, session: LinkSession, tab: int, question: JSONObject
+    ) -> tuple[bool | None, str | None]:
+        """Ask the person through the extension: their answer (None when none came in
+        time), and why the extension said no without asking, if it did."""
         ask_id = f"k{next(self._ask_numbers)}"
         ask = _Ask()
         self._asks[ask_id] = ask
@@ -282,12 +297,14 @@ class Link:
                     }
                 )
             except (OutboxClosed, ValueError):
-                return None
+                return None, "the browser could not be reached"
             with trio.move_on_after(self.ask_timeout):
                 await ask.done.wait()
         finally:
             del self._asks[ask_id]
-        return ask.allow if ask.done.is_set() else None
+        if not ask.done.is_set():
+            return None, None
+        return ask.allow, ask.why
 
     # -- serving ---------------------------------------------------------------------
 
