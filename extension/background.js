@@ -27,6 +27,11 @@ const host = new HostConnection({
     }
   },
   onStateChange: (state, detail) => {
+    if (state === "disconnected") {
+      // Whatever the host was doing in a tab stops here: let go of its input and
+      // its debugger sessions (a new host attaches again when it needs a tab).
+      relay.releaseAll("host_disconnected").catch(() => {});
+    }
     broadcast({ event: "host", state, detail });
     agents.onHost(state);
   },

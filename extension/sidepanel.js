@@ -372,6 +372,10 @@ function renderStep(step, { live = true } = {}) {
     li.append(details);
   } else if (step.kind === "declined") {
     li.append(el("div", "", `You declined ${step.name}: ${step.reason}.`));
+  } else if (step.kind === "unasked-submit") {
+    li.classList.add("error");
+    li.append(el("div", "", `${step.name} submitted a form that Trimtab did not expect to `
+      + "submit, so you were not asked first. Check the page."));
   } else if (step.kind === "done") {
     li.append(el("div", "", step.text || "Done."));
   } else if (step.kind === "error") {
@@ -387,7 +391,8 @@ function renderStep(step, { live = true } = {}) {
 function askPerson({ name, args, reason, element }) {
   return new Promise((resolve) => {
     const box = $("confirm");
-    const what = element ? ` <${element.tag}> ${JSON.stringify(element.attrs)}` : "";
+    // `element` is the host's escaped description of what would be acted on.
+    const what = element ? ` on ${element}` : "";
     $("confirm-text").textContent =
       `The agent wants to run ${name}(${JSON.stringify(args)})${what}. Allow? (${reason})`;
     box.hidden = false;

@@ -21,6 +21,7 @@ from pycdp_bridge import (
     TargetClosedError,
     launch_browser,
 )
+from pycdp_bridge import protocol as cdp
 
 from ._groups import sole_kind
 from .pipeline import count_tokens
@@ -130,7 +131,7 @@ async def _answer_dialogs(
                 file=sys.stderr,
             )
             with contextlib.suppress(CDPError, TargetClosedError):
-                await page.send("Page.handleJavaScriptDialog", {"accept": True})
+                await page.execute(cdp.page_handle_javascript_dialog(accept=True))
 
 
 # A page that opens dialog after dialog is snapshot between them, this many times at most.

@@ -4,7 +4,9 @@
   spoken to over ``--remote-debugging-pipe`` (the CLI, tests and benchmarks).
 * `RelayHub`: the same `Target` over the extension's ``chrome.debugger`` relay.
 * `capture`: one tab's DOM, layout and accessibility tree joined into a `PageModel`.
-* `protocol`: the CDP command generators every caller passes to `Target.execute`.
+* `protocol`: the CDP command generators every caller passes to `Target.execute`
+  (the only place that names CDP methods), and ``protocol.events``, the event names.
+* `evaluate` / `call_on`: the page's JavaScript, whose exceptions are JavaScriptError.
 """
 
 from . import _protocol as protocol
@@ -20,6 +22,7 @@ from ._errors import (
     PageCrashedError,
     TargetClosedError,
 )
+from ._javascript import ObjectRef, call_on, evaluate
 from ._launcher import find_browser, launch_browser
 from ._model import AXInfo, Frame, Node, NodeType, PageModel, Rect, Style
 from ._relay import RelayHub, RelayTarget
@@ -39,6 +42,7 @@ __all__ = [
     "NavigationError",
     "Node",
     "NodeType",
+    "ObjectRef",
     "PageCrashedError",
     "PageModel",
     "PageTarget",
@@ -48,7 +52,9 @@ __all__ = [
     "Style",
     "Target",
     "TargetClosedError",
+    "call_on",
     "capture",
+    "evaluate",
     "find_browser",
     "launch_browser",
     "protocol",

@@ -20,6 +20,7 @@ from typing import Any
 
 import attrs
 
+from . import _events as events
 from ._errors import CDPError, DialogOpenError, PageCrashedError, TargetClosedError
 
 __all__ = [
@@ -302,7 +303,7 @@ class CDPConnection:
         params: Mapping[str, Any] = message.get("params") or {}
         session_id: str | None = message.get("sessionId")
         settled: list[Reply] = []
-        if method == "Target.attachedToTarget":
+        if method == events.TARGET_ATTACHED_TO_TARGET:
             child = params.get("sessionId")
             if isinstance(child, str):
                 self._parents[child] = session_id
@@ -314,24 +315,24 @@ class CDPConnection:
                 continue
             if subscription.session_id is _ROOT_SESSION or subscription.session_id in scopes:
                 subscription.deliver(event)
-        if method == "Target.detachedFromTarget":
+        if method == events.TARGET_DETACHED_FROM_TARGET:
             child = params.get("sessionId")
             if isinstance(child, str):
                 settled = self.detach_session(child, "session detached")
-        elif method == "Inspector.targetCrashed":
+        elif method == events.INSPECTOR_TARGET_CRASHED:
             self._crashed.add(session_id)
             self._dialogs.pop(session_id, None)
             settled = self._fail_waiting(session_id, _ANSWERED_WHEN_CRASHED, PageCrashedError)
-        elif method == "Inspector.targetReloadedAfterCrash":
+        elif method == events.INSPECTOR_TARGET_RELOADED_AFTER_CRASH:
             self._crashed.discard(session_id)
-        elif method == "Page.javascriptDialogOpening":
+        elif method == events.PAGE_JAVASCRIPT_DIALOG_OPENING:
             self._dialogs[session_id] = params
             # A navigation waiting on a "leave this page?" dialog fails too: its caller
             # learns of the dialog now, and the navigation goes on once it is answered.
             settled = self._fail_waiting(
                 session_id, _KEPT_UNDER_DIALOG, lambda m: DialogOpenError.of(m, params)
             )
-        elif method == "Page.javascriptDialogClosed":
+        elif method == events.PAGE_JAVASCRIPT_DIALOG_CLOSED:
             self._dialogs.pop(session_id, None)
         return settled
 

@@ -17,7 +17,8 @@ import trio
 
 from . import _protocol as cdp
 from ._connection import Request
-from ._errors import JavaScriptError, NavigationError, PageCrashedError, TargetClosedError
+from ._errors import NavigationError, PageCrashedError, TargetClosedError
+from ._javascript import evaluate
 from ._target import CommandChannel, SessionTarget
 
 __all__ = ["Browser", "PageTarget", "PipeTransport"]
@@ -134,7 +135,9 @@ class PageTarget(SessionTarget):
     async def navigate(self, url: str, *, timeout: float = 30.0) -> None:
         """Load ``url`` in the tab and wait for its load event."""
         with trio.fail_after(timeout):
-            async with self.listen("Page.lifecycleEvent", "Inspector.targetCrashed") as events:
+            lifecycle = cdp.events.PAGE_LIFECYCLE_EVENT
+            crashed = cdp.events.INSPECTOR_TARGET_CRASHED
+            async with self.listen(lifecycle, crashed) as events:
                 # The protocol types claim loaderId is always present; it is not for
                 # same-document navigations, so read the result as a plain mapping.
                 result: Mapping[str, Any] = await self.execute(cdp.page_navigate(url))
@@ -144,7 +147,7 @@ class PageTarget(SessionTarget):
                 if loader_id is None:
                     return  # same-document navigation: no new load event comes
                 async for event in events:
-                    if event.method == "Inspector.targetCrashed" and event.session_id is None:
+                    if event.method == crashed and event.session_id is None:
                         raise PageCrashedError("Page.navigate")
                     if (
                         event.session_id is None
@@ -156,12 +159,7 @@ class PageTarget(SessionTarget):
 
     async def evaluate(self, expression: str) -> Any:
         """Evaluate JavaScript in the page (awaiting promises) and return its JSON value."""
-        result: Mapping[str, Any] = await self.execute(cdp.runtime_evaluate(expression))
-        if "exceptionDetails" in result:
-            details: Mapping[str, Any] = result["exceptionDetails"]
-            exception = details.get("exception") or {}
-            raise JavaScriptError(expression, exception.get("description") or details["text"])
-        return result["result"].get("value")
+        return await evaluate(self, expression, await_promise=True)
 
     async def close(self) -> None:
         """Close the tab; commands sent afterwards raise TargetClosedError."""

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import trio
 
+from . import _protocol as cdp
 from ._direct import Browser, PipeTransport
 from ._errors import BrowserNotFoundError
 
@@ -160,7 +161,7 @@ async def _shutdown(browser: Browser, process: trio.Process) -> None:
     if process.returncode is None and not browser.closed:
         with trio.move_on_after(CLOSE_GRACE):
             with contextlib.suppress(Exception):
-                await browser.send("Browser.close")
+                await browser.execute(cdp.browser_close())
             await process.wait()
     await _kill_group(process)
 

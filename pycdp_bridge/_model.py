@@ -161,7 +161,9 @@ class Node:
     # (scrollLeft, scrollTop, scrollWidth, scrollHeight).
     client_rect: Rect | None = None
     scroll_rect: Rect | None = None
-    # DOMSnapshot's isClickable: a click listener or a natively clickable element.
+    # DOMSnapshot's isClickable: the element itself has a click, mousedown or mouseup
+    # listener, or is natively clickable (a link, a form control). A listener on an
+    # ancestor does not count, so this tells what the page made clickable where.
     clickable: bool = False
     # Live form state (the DOM attributes hold only the initial values).
     input_value: str | None = None
@@ -228,6 +230,20 @@ class PageModel:
 
     def parent_of(self, node: Node) -> Node | None:
         return self.nodes[node.parent] if node.parent >= 0 else None
+
+    def parent_cursor(self, node: Node) -> str | None:
+        """The computed ``cursor`` the node inherits: that of its nearest ancestor with
+        a computed style, None when none has one (no snapshot, or nothing rendered).
+
+        A node whose ``style.cursor`` is ``"pointer"`` while this is not starts the
+        pointer cursor itself, rather than inheriting it. Ancestors without a layout
+        object (``display: contents``, for one) have no style in the snapshot and are
+        passed over.
+        """
+        for ancestor in self.ancestors(node):
+            if ancestor.style is not None:
+                return ancestor.style.cursor
+        return None
 
     def ancestors(self, node: Node) -> Iterator[Node]:
         i = node.parent

@@ -6,13 +6,16 @@ result dict and returns it, the shape the ``cdp`` package uses, so
 with the TypedDicts ``cdp-use`` generates from today's protocol. Those types are
 imported only for the type checker: importing ``cdp_use.cdp`` at run time costs about
 230 ms and pulls in websockets, and the ``cdp`` package's own parsers reject what
-Chromium sends today.
+Chromium sends today. The names of the events callers listen to are constants in
+``events`` (`_events`), so that a misspelt name fails at import, not by silence.
 """
 
 from __future__ import annotations
 
 from collections.abc import Generator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar, cast
+
+from . import _events as events
 
 if TYPE_CHECKING:
     from cdp_use.cdp.accessibility.commands import (
@@ -39,6 +42,10 @@ if TYPE_CHECKING:
         ResolveNodeReturns,
         ScrollIntoViewIfNeededParameters,
     )
+    from cdp_use.cdp.domdebugger.commands import (
+        GetEventListenersParameters,
+        GetEventListenersReturns,
+    )
     from cdp_use.cdp.domsnapshot.commands import (
         CaptureSnapshotParameters,
         CaptureSnapshotReturns,
@@ -49,17 +56,35 @@ if TYPE_CHECKING:
         DispatchMouseEventParameters,
         InsertTextParameters,
     )
+    from cdp_use.cdp.overlay.commands import HighlightNodeParameters
+    from cdp_use.cdp.overlay.types import HighlightConfig
     from cdp_use.cdp.page.commands import (
+        AddScriptToEvaluateOnNewDocumentParameters,
+        AddScriptToEvaluateOnNewDocumentReturns,
+        CreateIsolatedWorldParameters,
+        CreateIsolatedWorldReturns,
         GetFrameTreeReturns,
         GetLayoutMetricsReturns,
         GetNavigationHistoryReturns,
+        HandleJavaScriptDialogParameters,
         NavigateParameters,
         NavigateReturns,
         NavigateToHistoryEntryParameters,
         ReloadParameters,
         SetLifecycleEventsEnabledParameters,
     )
-    from cdp_use.cdp.runtime.commands import EvaluateParameters, EvaluateReturns
+    from cdp_use.cdp.runtime.commands import (
+        AddBindingParameters,
+        CallFunctionOnParameters,
+        CallFunctionOnReturns,
+        EvaluateParameters,
+        EvaluateReturns,
+        GetPropertiesParameters,
+        GetPropertiesReturns,
+        ReleaseObjectGroupParameters,
+        ReleaseObjectParameters,
+    )
+    from cdp_use.cdp.runtime.types import CallArgument
     from cdp_use.cdp.target.commands import (
         AttachToTargetParameters,
         AttachToTargetReturns,
@@ -77,6 +102,7 @@ __all__ = [
     "Command",
     "Request",
     "Result",
+    "events",
 ]
 
 T = TypeVar("T")
@@ -114,29 +140,60 @@ def _call(method: str, params: Mapping[str, Any] | None = None) -> Command[Resul
 # --- DOM -----------------------------------------------------------------------------
 
 
+def dom_enable() -> Command[Empty]:
+    return (yield from _call("DOM.enable"))
+
+
 def dom_get_document(depth: int = -1, *, pierce: bool = True) -> Command[GetDocumentReturns]:
     params: GetDocumentParameters = {"depth": depth, "pierce": pierce}
     return cast("GetDocumentReturns", (yield from _call("DOM.getDocument", params)))
 
 
 def dom_describe_node(
-    *, backend_node_id: int, depth: int = 0, pierce: bool = False
+    *,
+    backend_node_id: int | None = None,
+    object_id: str | None = None,
+    depth: int = 0,
+    pierce: bool = False,
 ) -> Command[DescribeNodeReturns]:
-    params: DescribeNodeParameters = {
-        "backendNodeId": backend_node_id,
-        "depth": depth,
-        "pierce": pierce,
-    }
+    """Describe a node given by its backend id or by a remote object of it."""
+    params: DescribeNodeParameters = {"depth": depth, "pierce": pierce}
+    if backend_node_id is not None:
+        params["backendNodeId"] = backend_node_id
+    if object_id is not None:
+        params["objectId"] = object_id
+    if len(params) != 3:
+        raise ValueError(
+            f"dom_describe_node needs exactly one of backend_node_id ({backend_node_id!r})"
+            f" and object_id ({object_id!r})"
+        )
     return cast("DescribeNodeReturns", (yield from _call("DOM.describeNode", params)))
 
 
 def dom_resolve_node(
-    *, backend_node_id: int, object_group: str | None = None
+    *,
+    backend_node_id: int,
+    object_group: str | None = None,
+    execution_context_id: int | None = None,
 ) -> Command[ResolveNodeReturns]:
+    """A remote object of a node, in the page's main world or in `execution_context_id`."""
     params: ResolveNodeParameters = {"backendNodeId": backend_node_id}
     if object_group is not None:
         params["objectGroup"] = object_group
+    if execution_context_id is not None:
+        params["executionContextId"] = execution_context_id
     return cast("ResolveNodeReturns", (yield from _call("DOM.resolveNode", params)))
+
+
+# --- DOMDebugger -----------------------------------------------------------------------
+
+
+def dom_debugger_get_event_listeners(object_id: str) -> Command[GetEventListenersReturns]:
+    """The event listeners on one object (a node, a window) of the object's own world."""
+    params: GetEventListenersParameters = {"objectId": object_id}
+    return cast(
+        "GetEventListenersReturns", (yield from _call("DOMDebugger.getEventListeners", params))
+    )
 
 
 def dom_get_content_quads(*, backend_node_id: int) -> Command[GetContentQuadsReturns]:
@@ -216,6 +273,32 @@ def accessibility_get_partial_ax_tree(
     )
 
 
+# --- Overlay, Network ------------------------------------------------------------------
+
+
+def overlay_enable() -> Command[Empty]:
+    return (yield from _call("Overlay.enable"))
+
+
+def overlay_highlight_node(
+    highlight_config: Mapping[str, Any], *, backend_node_id: int
+) -> Command[Empty]:
+    """Highlight a node; ``highlight_config`` is an ``Overlay.HighlightConfig``."""
+    params: HighlightNodeParameters = {
+        "highlightConfig": cast("HighlightConfig", dict(highlight_config)),
+        "backendNodeId": backend_node_id,
+    }
+    return (yield from _call("Overlay.highlightNode", params))
+
+
+def overlay_hide_highlight() -> Command[Empty]:
+    return (yield from _call("Overlay.hideHighlight"))
+
+
+def network_enable() -> Command[Empty]:
+    return (yield from _call("Network.enable"))
+
+
 # --- Page ------------------------------------------------------------------------------
 
 
@@ -252,6 +335,41 @@ def page_navigate_to_history_entry(entry_id: int) -> Command[Empty]:
     return (yield from _call("Page.navigateToHistoryEntry", params))
 
 
+def page_bring_to_front() -> Command[Empty]:
+    return (yield from _call("Page.bringToFront"))
+
+
+def page_handle_javascript_dialog(
+    *, accept: bool, prompt_text: str | None = None
+) -> Command[Empty]:
+    params: HandleJavaScriptDialogParameters = {"accept": accept}
+    if prompt_text is not None:
+        params["promptText"] = prompt_text
+    return (yield from _call("Page.handleJavaScriptDialog", params))
+
+
+def page_create_isolated_world(
+    frame_id: str, *, world_name: str
+) -> Command[CreateIsolatedWorldReturns]:
+    params: CreateIsolatedWorldParameters = {"frameId": frame_id, "worldName": world_name}
+    return cast(
+        "CreateIsolatedWorldReturns", (yield from _call("Page.createIsolatedWorld", params))
+    )
+
+
+def page_add_script_to_evaluate_on_new_document(
+    source: str, *, world_name: str | None = None, run_immediately: bool = False
+) -> Command[AddScriptToEvaluateOnNewDocumentReturns]:
+    params: AddScriptToEvaluateOnNewDocumentParameters = {
+        "source": source,
+        "runImmediately": run_immediately,
+    }
+    if world_name is not None:
+        params["worldName"] = world_name
+    method = "Page.addScriptToEvaluateOnNewDocument"
+    return cast("AddScriptToEvaluateOnNewDocumentReturns", (yield from _call(method, params)))
+
+
 def page_reload(*, ignore_cache: bool = False) -> Command[Empty]:
     params: ReloadParameters = {"ignoreCache": ignore_cache}
     return (yield from _call("Page.reload", params))
@@ -260,15 +378,73 @@ def page_reload(*, ignore_cache: bool = False) -> Command[Empty]:
 # --- Runtime ---------------------------------------------------------------------------
 
 
+def runtime_enable() -> Command[Empty]:
+    return (yield from _call("Runtime.enable"))
+
+
 def runtime_evaluate(
-    expression: str, *, return_by_value: bool = True, await_promise: bool = True
+    expression: str,
+    *,
+    return_by_value: bool = True,
+    await_promise: bool = True,
+    context_id: int | None = None,
+    object_group: str | None = None,
 ) -> Command[EvaluateReturns]:
+    """Run JavaScript; a page exception is ``exceptionDetails`` in the result (see
+    `pycdp_bridge.evaluate`, which raises it as JavaScriptError)."""
     params: EvaluateParameters = {
         "expression": expression,
         "returnByValue": return_by_value,
         "awaitPromise": await_promise,
     }
+    if context_id is not None:
+        params["contextId"] = context_id
+    if object_group is not None:
+        params["objectGroup"] = object_group
     return cast("EvaluateReturns", (yield from _call("Runtime.evaluate", params)))
+
+
+def runtime_call_function_on(
+    function_declaration: str,
+    *,
+    object_id: str,
+    arguments: Sequence[CallArgument] = (),
+    return_by_value: bool = True,
+    await_promise: bool = True,
+) -> Command[CallFunctionOnReturns]:
+    """Call a function with ``this`` bound to a remote object (see `pycdp_bridge.call_on`)."""
+    params: CallFunctionOnParameters = {
+        "functionDeclaration": function_declaration,
+        "objectId": object_id,
+        "arguments": list(arguments),
+        "returnByValue": return_by_value,
+        "awaitPromise": await_promise,
+    }
+    return cast("CallFunctionOnReturns", (yield from _call("Runtime.callFunctionOn", params)))
+
+
+def runtime_get_properties(
+    object_id: str, *, own_properties: bool = True
+) -> Command[GetPropertiesReturns]:
+    params: GetPropertiesParameters = {"objectId": object_id, "ownProperties": own_properties}
+    return cast("GetPropertiesReturns", (yield from _call("Runtime.getProperties", params)))
+
+
+def runtime_release_object(object_id: str) -> Command[Empty]:
+    params: ReleaseObjectParameters = {"objectId": object_id}
+    return (yield from _call("Runtime.releaseObject", params))
+
+
+def runtime_release_object_group(object_group: str) -> Command[Empty]:
+    params: ReleaseObjectGroupParameters = {"objectGroup": object_group}
+    return (yield from _call("Runtime.releaseObjectGroup", params))
+
+
+def runtime_add_binding(name: str, *, execution_context_name: str | None = None) -> Command[Empty]:
+    params: AddBindingParameters = {"name": name}
+    if execution_context_name is not None:
+        params["executionContextName"] = execution_context_name
+    return (yield from _call("Runtime.addBinding", params))
 
 
 # --- Target ----------------------------------------------------------------------------

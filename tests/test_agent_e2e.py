@@ -490,6 +490,17 @@ async def test_each_request_begins_with_the_previous_one(
         old, new = _without_marks(before), _without_marks(after)
         assert new["messages"][: len(old["messages"])] == old["messages"]
         assert (new["tools"], new.get("system")) == (old["tools"], old.get("system"))
+    # The system prompt names no tab and no marker, so tools and system are one prefix
+    # for every task; the marker of the untrusted-data blocks opens the conversation.
+    system = bodies[0]["system"] if provider == "anthropic" else bodies[0]["messages"][0]
+    opening = model.person_said(bodies[0]["messages"])[0][1]
+    marker = re.search(r"marker X is ([0-9a-f]{16})\.", opening)
+    assert marker is not None, opening
+    assert marker.group(1) not in json.dumps(system)
+    assert "e2e-agent-start.html" not in json.dumps(system)
+    assert "e2e-agent-start.html" in opening
+    for result in model.tool_results(bodies[-1]["messages"]):
+        assert result.startswith(f"<<<PAGE DATA {marker.group(1)}>>>")
     if provider == "anthropic":
         for body in bodies:
             assert body["tools"][-1]["cache_control"] == {"type": "ephemeral"}
@@ -522,8 +533,7 @@ async def test_a_compaction_mid_task_keeps_what_the_model_needs(
                     const { estimateTokens } = await import("./lib/compact.js");
                     const { systemPrompt } = await import("./agent.js");
                     const { tools, format } = await trimtabPanel.worker.host({ type: "tools" });
-                    const tab = { title: "Shop: fruit aisle", url: location.href };
-                    return estimateTokens(systemPrompt({ format, nonce: "0".repeat(16), tab }))
+                    return estimateTokens(systemPrompt({ format }))
                         + estimateTokens(JSON.stringify(tools));
                 })()"""
             )

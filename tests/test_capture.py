@@ -423,3 +423,32 @@ async def test_a_crashed_page_fails_fast_and_recovers(page: PageTarget) -> None:
         await page.navigate(page_url("<!doctype html><title>After</title><p>After</p>"))
         model = await capture(page)
     assert model.title == "After"
+
+
+async def test_clickability_and_where_the_pointer_cursor_starts(page: PageTarget) -> None:
+    """A span with its own click listener inside a clickable cursor:pointer card is
+    clickable and inherits the pointer; its siblings without one are not clickable; the
+    card starts the pointer itself; a display:contents wrapper is passed over."""
+    with trio.fail_after(60):
+        await page.navigate(page_url("capture-clickable.html"))
+        model = await capture(page, ax=False, rects=False)
+    card, save, title = (by_id(model, i) for i in ("card", "card-save", "card-title"))
+    assert card.clickable
+    assert save.clickable
+    assert not title.clickable
+    assert not by_id(model, "card-price").clickable
+    for node in (card, save, title):
+        assert node.style is not None
+        assert node.style.cursor == "pointer"
+    assert model.parent_cursor(card) == "auto"
+    assert model.parent_cursor(save) == "pointer"
+    # display:contents has no layout object: the row's own cursor is what is inherited.
+    action = by_id(model, "row-action")
+    assert action.clickable
+    assert by_id(model, "row-group").style is None
+    assert model.parent_cursor(action) == "pointer"
+    assert not by_id(model, "row").clickable
+    link = by_id(model, "plain-link")
+    assert link.clickable
+    assert link.style is not None
+    assert (link.style.cursor, model.parent_cursor(link)) == ("pointer", "default")

@@ -26,12 +26,13 @@ import pytest
 import trio
 import trio.testing
 
+from trimtab._install import extension_id
 from trimtab.native import HostContext, HostSetup, run_host
 from trimtab.native._framing import MAX_INCOMING_FRAME, ChunkAssembler, JSONObject, encode_frame
 from trimtab.native._logging import default_log_dir
 from trimtab.native._server import Handler, HostServer, Outbox, Request, RequestError
 
-ORIGIN = "chrome-extension://knldjmfmopnpolahpmmgbagdohdnhkik/"
+ORIGIN = f"chrome-extension://{extension_id()}/"
 CHROME_MESSAGE_LIMIT = 1024 * 1024
 TIMEOUT = 60  # generous: the machines are noisy; no test should come near it
 

@@ -13,7 +13,7 @@ from lxml import etree
 from pycdp_bridge import PageTarget, protocol
 from tests.support import StaticServer, serve_static
 from trimtab.tab import Tab
-from trimtab.tools import TOOLS, ToolResult, run_tool, tool_spec, would_submit
+from trimtab.tools import TOOLS, ToolResult, granted, run_tool, tool_spec
 
 pytestmark = pytest.mark.browser
 
@@ -43,10 +43,17 @@ async def open_tab(page: PageTarget, url: str) -> tuple[Tab, str]:
 
 
 async def act(tab: Tab, name: str, args: Mapping[str, object]) -> ToolResult:
-    """Run a tool that must succeed."""
-    result = await run_tool(tab, name, args)
+    """Run a tool that must succeed (with the person's consent, should it need it)."""
+    with granted(True):
+        result = await run_tool(tab, name, args)
     assert not result.is_error, result.content
     return result
+
+
+async def needs_consent(tab: Tab, name: str, args: Mapping[str, object]) -> bool:
+    """Whether the call asks for consent (when it does, nothing was done)."""
+    result = await run_tool(tab, name, args)
+    return result.consent is not None
 
 
 # --- the catalogue --------------------------------------------------------------------------
@@ -102,8 +109,7 @@ async def test_form_filled_and_submitted(page: PageTarget, pages_server: StaticS
         note = eid_of(xml, "textarea", "")
         await act(tab, "type", {"id": note, "text": "hello"})
         submit = eid_of(xml, "button", "Create account")
-        assert await would_submit(tab, "click", {"id": submit})
-        assert not await would_submit(tab, "click", {"id": email})
+        assert await needs_consent(tab, "click", {"id": submit})
         result = await act(tab, "click", {"id": submit})
         assert result.submits
         assert result.kind == "baseline"
@@ -117,7 +123,7 @@ async def test_type_submit_presses_enter(page: PageTarget, pages_server: StaticS
     with trio.fail_after(IO_TIMEOUT):
         tab, xml = await open_tab(page, pages_server.url("tools-form.html"))
         name = eid_of(xml, "input", "placeholder name")
-        assert await would_submit(tab, "type", {"id": name, "text": "x", "submit": True})
+        assert await needs_consent(tab, "type", {"id": name, "text": "x", "submit": True})
         result = await act(tab, "type", {"id": name, "text": "Grace", "submit": True})
         assert result.submits
         assert result.kind == "baseline"
@@ -130,7 +136,7 @@ async def test_press_enter_submits(page: PageTarget, pages_server: StaticServer)
         tab, xml = await open_tab(page, pages_server.url("tools-form.html"))
         email = eid_of(xml, "input", 'type="email"')
         await act(tab, "type", {"id": email, "text": "g@example.org"})
-        assert await would_submit(tab, "press", {"key": "Enter"})
+        assert await needs_consent(tab, "press", {"key": "Enter"})
         result = await act(tab, "press", {"key": "Enter"})
         assert result.submits
         assert "email=g@example.org" in result.content
@@ -161,10 +167,14 @@ async def test_select_by_label_and_value(page: PageTarget, pages_server: StaticS
         assert "Chosen: ca" in result.content
         result = await act(tab, "select", {"id": country, "value": "fr"})
         assert "Chosen: fr" in result.content
-        missing = await run_tool(tab, "select", {"id": country, "value": "Narnia"})
+        with granted(True):  # a script watches its changes: it asks first
+            missing = await run_tool(tab, "select", {"id": country, "value": "Narnia"})
         assert missing.is_error
         assert "no option 'Narnia'" in missing.content
-        assert "United States | Canada | France" in missing.content
+        assert (
+            "<option>United States</option> <option>Canada</option> <option>France</option>"
+            in missing.content
+        )
 
 
 async def test_check_on_and_off(page: PageTarget, pages_server: StaticServer) -> None:
@@ -328,7 +338,6 @@ async def test_closed_tab_is_a_clear_error(page: PageTarget, pages_server: Stati
         assert "tab closed" in result.content
 
 
-
 async def test_a_confirm_dialog_is_the_actions_result_and_is_answered(
     page: PageTarget, pages_server: StaticServer
 ) -> None:
@@ -450,6 +459,7 @@ async def test_crashed_page_is_a_clear_error_and_navigate_recovers(
     # The reloaded page is the one the agent just saw: its regions collapse.
     assert '<region name="main" unchanged="true"' in reloaded.content
 
+
 # --- scrolling and reading ------------------------------------------------------------------------
 
 
@@ -545,8 +555,6 @@ async def test_corpus_category_link(page: PageTarget, corpus: Path, nursery: tri
     with trio.fail_after(IO_TIMEOUT):
         tab, xml = await open_tab(page, server.url("01-a-light-in-the-attic/index.html"))
         poetry = eid_of(xml, "a", "Poetry")
-        would = await would_submit(tab, "click", {"id": poetry})
-        assert not would
         result = await act(tab, "click", {"id": poetry})
         assert result.kind == "baseline"
         url = parse(result.content).get("url")
@@ -570,7 +578,7 @@ async def test_corpus_login_fields(page: PageTarget, corpus: Path, nursery: trio
         secret = await act(tab, "type", {"id": password, "text": "hunter2"})
         assert "hunter2" not in secret.content
         sign_in = eid_of(xml, "button", "Sign in")
-        assert await would_submit(tab, "click", {"id": sign_in})  # and it is never clicked
+        assert await needs_consent(tab, "click", {"id": sign_in})  # and it is never clicked
         values = await page.evaluate(
             "Array.from(document.querySelectorAll('input'), (i) => i.value).filter(Boolean)"
         )

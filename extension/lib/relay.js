@@ -56,6 +56,10 @@ export class CdpRelay {
     this.dbg = debuggerApi ?? chrome.debugger;
     /** Tabs this extension attached to. */
     this.attached = new Set();
+    /** Per tab, the input the host pressed and has not released yet (mouse buttons,
+     *  keys), as the events that release it: if the host goes away mid-action,
+     *  `releaseAll` lets go of them, so no button or key stays down in the tab. */
+    this.held = new Map();
     this.onEvent = (source, method, params) => {
       if (source.tabId === undefined || !this.attached.has(source.tabId)) return;
       this.reply({
@@ -69,6 +73,7 @@ export class CdpRelay {
     this.onDetach = (source, reason) => {
       if (source.tabId === undefined) return;
       this.attached.delete(source.tabId);
+      this.held.delete(source.tabId);
       this.send({ type: "cdp_detached", tab: source.tabId, reason });
       this.onDetached(source.tabId, reason);
     };
@@ -134,7 +139,60 @@ export class CdpRelay {
     /** @type {chrome.debugger.DebuggerSession} */
     const target = { tabId: msg.tab };
     if (msg.session) target.sessionId = msg.session;
+    this.noteInput(msg.tab, msg.method, msg.params ?? {});
     return await this.dbg.sendCommand(target, msg.method, msg.params ?? {});
+  }
+
+  /**
+   * Remember a press until its release (noted before sending: if the host dies while
+   * the press is in flight, it is released all the same).
+   * @param {number} tabId
+   * @param {string} method
+   * @param {Record<string, any>} params
+   */
+  noteInput(tabId, method, params) {
+    let held = this.held.get(tabId);
+    if (method === "Input.dispatchMouseEvent") {
+      const key = `mouse:${params.button ?? "left"}`;
+      if (params.type === "mousePressed") {
+        held ??= this.held.set(tabId, new Map()).get(tabId);
+        held.set(key, { method, params: { ...params, type: "mouseReleased" } });
+      } else if (params.type === "mouseReleased") {
+        held?.delete(key);
+      }
+    } else if (method === "Input.dispatchKeyEvent") {
+      const key = `key:${params.code || params.key}`;
+      if (params.type === "keyDown" || params.type === "rawKeyDown") {
+        held ??= this.held.set(tabId, new Map()).get(tabId);
+        const { key: name, code, windowsVirtualKeyCode, modifiers } = params;
+        held.set(key, { method, params: { type: "keyUp", key: name, code,
+          windowsVirtualKeyCode, modifiers } });
+      } else if (params.type === "keyUp") {
+        held?.delete(key);
+      }
+    }
+    if (held && held.size === 0) this.held.delete(tabId);
+  }
+
+  /**
+   * The host is gone (it exited or crashed): release every button and key it held
+   * down and detach from every tab, so no tab is left debugged with input stuck.
+   * @param {string} reason
+   */
+  async releaseAll(reason) {
+    const tabs = [...this.attached];
+    for (const tabId of tabs) {
+      for (const { method, params } of this.held.get(tabId)?.values() ?? []) {
+        try {
+          await this.dbg.sendCommand({ tabId }, method, params);
+        } catch {
+          // the tab is gone or hung: detaching below ends its input state anyway
+        }
+      }
+      this.held.delete(tabId);
+      await this.detach(tabId);
+      this.onDetached(tabId, reason);
+    }
   }
 
   async attach(tabId) {
@@ -160,6 +218,7 @@ export class CdpRelay {
   async detach(tabId) {
     if (!this.attached.has(tabId)) return {};
     this.attached.delete(tabId);
+    this.held.delete(tabId);
     try {
       await this.dbg.detach({ tabId });
     } catch {

@@ -18,13 +18,14 @@ from ._framing import (
     encode_frame,
     encode_reply_frames,
 )
-from ._handlers import HostState, Toolbox, open_host_state, read_format_page
+from ._handlers import ConsentBook, HostState, Toolbox, ToolCall, open_host_state, read_format_page
 from ._main import HostContext, HostSetup, build_setup, main, run_host
 from ._server import Handler, HostServer, Outbox, Request, RequestError
 
 __all__ = [
     "MAX_INCOMING_FRAME",
     "ChunkAssembler",
+    "ConsentBook",
     "ErrorCode",
     "FrameDecoder",
     "Handler",
@@ -36,6 +37,7 @@ __all__ = [
     "Outbox",
     "Request",
     "RequestError",
+    "ToolCall",
     "Toolbox",
     "build_setup",
     "encode_frame",

@@ -36,14 +36,18 @@ import trio
 from pycdp_bridge import (
     CDPError,
     DialogOpenError,
+    JavaScriptError,
     PageCrashedError,
     PageModel,
     RelayHub,
     RelayTarget,
     Target,
     TargetClosedError,
+    call_on,
     capture,
+    evaluate,
 )
+from pycdp_bridge import protocol as cdp
 
 from .._groups import sole_kind
 from ..pipeline import Control, count_tokens
@@ -59,6 +63,7 @@ __all__ = [
     "ConsentBook",
     "HostState",
     "HostStateStatistics",
+    "ToolCall",
     "Toolbox",
     "open_host_state",
     "read_format_page",
@@ -94,7 +99,7 @@ RunTool = Callable[[Tab, str, Mapping[str, object]], Awaitable[ToolResult]]
 
 
 @attrs.frozen
-class _Call:
+class ToolCall:
     """One exact tool call: who asks, in which tab, which tool, which arguments."""
 
     session: str
@@ -122,9 +127,9 @@ class ConsentBook:
     """
 
     clock: Callable[[], float] = time.monotonic
-    _pending: dict[str, tuple[_Call, float]] = attrs.field(factory=dict, init=False)
+    _pending: dict[str, tuple[ToolCall, float]] = attrs.field(factory=dict, init=False)
 
-    def issue(self, call: _Call) -> str:
+    def issue(self, call: ToolCall) -> str:
         now = self.clock()
         for token, (_, expires) in list(self._pending.items()):
             if expires <= now:
@@ -135,7 +140,7 @@ class ConsentBook:
         self._pending[token] = (call, now + CONSENT_LIFETIME)
         return token
 
-    def redeem(self, token: str, call: _Call) -> bool:
+    def redeem(self, token: str, call: ToolCall) -> bool:
         """True when `token` was issued for exactly `call` and is still valid;
         ``bad_consent`` otherwise. Either way the token is spent."""
         pending = self._pending.pop(token, None)
@@ -338,7 +343,7 @@ class HostState:
                 "bad_request", f"unknown tool {name[:100]!r}; the tools are: {known}"
             )
         view: str | None = request.get("view", (str, type(None)), default=None)
-        call = _Call(session, tab, name, _args_key(args))
+        call = ToolCall(session, tab, name, _args_key(args))
         consented = token is not None and self.consents.redeem(token, call)
         policy = self.tracker.policy(name)
 
@@ -392,19 +397,17 @@ class HostState:
         target = state.tab.target
         async with _cdp_errors(tab):
             # The overlay needs the DOM domain; a capture has enabled it already anyway.
-            await target.send("DOM.enable")
-            await target.send("Overlay.enable")
+            await target.execute(cdp.dom_enable())
+            await target.execute(cdp.overlay_enable())
             if eid is None:
-                await target.send("Overlay.hideHighlight")
+                await target.execute(cdp.overlay_hide_highlight())
                 return {"found": False}
             control, session_id = self._resolve_eid(state, eid)
             try:
-                await target.send(
-                    "Overlay.highlightNode",
-                    {
-                        "highlightConfig": dict(HIGHLIGHT_CONFIG),
-                        "backendNodeId": control.backend_node_id,
-                    },
+                await target.execute(
+                    cdp.overlay_highlight_node(
+                        HIGHLIGHT_CONFIG, backend_node_id=control.backend_node_id
+                    ),
                     session_id=session_id,
                 )
             except CDPError as exc:
@@ -538,6 +541,7 @@ _ERROR_CODES: Final[tuple[tuple[type[BaseException], ErrorCode], ...]] = (
     (DialogOpenError, "dialog_open"),
     (TargetClosedError, "target_closed"),
     (CDPError, "cdp_error"),
+    (JavaScriptError, "cdp_error"),
     (PageChangedError, "page_changed"),
 )
 
@@ -616,50 +620,32 @@ async def _read_slices(target: Target, expression: str) -> str:
     A short string comes back at once; a long one stays in the page as a ``String``
     object (no global of the page is touched) and is read a slice at a time.
     """
-    result = await _send_evaluate(
+    result: Mapping[str, Any] = await evaluate(
         target,
-        "Runtime.evaluate",
-        {
-            "expression": f"(() => {{ const s = String({expression}); "
-            f"return s.length <= {_HTML_SLICE} ? s : new String(s); }})()",
-            "returnByValue": False,
-        },
+        f"(() => {{ const s = String({expression}); "
+        f"return s.length <= {_HTML_SLICE} ? s : new String(s); }})()",
+        return_by_value=False,
     )
     if "objectId" not in result:
         return str(result.get("value", ""))
-    handle = result["objectId"]
+    handle = str(result["objectId"])
     parts: list[str] = []
     try:
         start = 0
         while True:
-            piece = await _send_evaluate(
+            piece = await call_on(
                 target,
-                "Runtime.callFunctionOn",
-                {
-                    "objectId": handle,
-                    "functionDeclaration": "function (a, b) { return this.slice(a, b); }",
-                    "arguments": [{"value": start}, {"value": start + _HTML_SLICE}],
-                    "returnByValue": True,
-                },
+                handle,
+                "function (a, b) { return this.slice(a, b); }",
+                start,
+                start + _HTML_SLICE,
             )
-            text = str(piece.get("value", ""))
+            text = str(piece or "")
             if not text:
                 break
             parts.append(text)
             start += _HTML_SLICE
     finally:
         with contextlib.suppress(CDPError):
-            await target.send("Runtime.releaseObject", {"objectId": handle})
+            await target.execute(cdp.runtime_release_object(handle))
     return "".join(parts)
-
-
-async def _send_evaluate(
-    target: Target, method: str, params: Mapping[str, object]
-) -> Mapping[str, Any]:
-    """The ``result`` RemoteObject of an evaluation; a page exception is a CDPError."""
-    reply = await target.send(method, params)
-    if "exceptionDetails" in reply:
-        details: Mapping[str, Any] = reply["exceptionDetails"]
-        raise CDPError(method, 0, str(details.get("text", "the page threw")))
-    remote: Mapping[str, Any] = reply.get("result", {})
-    return remote

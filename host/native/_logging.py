@@ -15,12 +15,43 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Final
 
-__all__ = ["LOG_FILE_NAME", "configure_logging", "default_log_dir"]
+__all__ = [
+    "LOG_FILE_NAME",
+    "MAX_LOG_LINE",
+    "BoundedFormatter",
+    "configure_logging",
+    "default_log_dir",
+]
 
 LOG_FILE_NAME: Final = "host.log"
 _MAX_LOG_BYTES: Final = 5 * 1024 * 1024
 _LOG_BACKUPS: Final = 3
 _FORMAT: Final = "%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s"
+MAX_LOG_LINE: Final = 4_000
+"""Characters of one log message; a request field of megabytes is cut, with its size."""
+_MAX_TRACEBACK: Final = 20_000
+
+
+def _bounded(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text) - limit:,} more characters)"
+
+
+class BoundedFormatter(logging.Formatter):
+    """A formatter whose lines stay short, whatever a request or a page put in them."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        message = _bounded(record.getMessage(), MAX_LOG_LINE)
+        bounded = logging.makeLogRecord({**record.__dict__, "msg": message, "args": None})
+        if record.exc_info and not record.exc_text:
+            bounded.exc_text = _bounded(self.formatException(record.exc_info), _MAX_TRACEBACK)
+        elif record.exc_text:
+            bounded.exc_text = _bounded(record.exc_text, _MAX_TRACEBACK)
+        bounded.exc_info = None
+        if record.stack_info:
+            bounded.stack_info = _bounded(record.stack_info, _MAX_TRACEBACK)
+        return super().format(bounded)
 
 
 def default_log_dir(environ: Mapping[str, str] | None = None, platform: str | None = None) -> Path:
@@ -67,7 +98,7 @@ def configure_logging(directory: Path | None = None, level: int | str | None = N
     except OSError as exc:
         handler = logging.StreamHandler(sys.stderr)
         print(f"trimtab-host: cannot write log file {path}: {exc}", file=sys.stderr)
-    handler.setFormatter(logging.Formatter(_FORMAT))
+    handler.setFormatter(BoundedFormatter(_FORMAT))
     root = logging.getLogger()
     for old in list(root.handlers):
         root.removeHandler(old)

@@ -38,6 +38,7 @@ import trio
 
 from pycdp_bridge import RelayHub
 
+from .._install import extension_id
 from ..link import open_link
 from ._debug_handlers import debug_handlers
 from ._handlers import open_host_state
@@ -56,9 +57,11 @@ __all__ = [
     "HostContext",
     "HostSetup",
     "SetupFactory",
+    "allowed_origin",
     "build_setup",
     "main",
     "open_stdio_streams",
+    "origin_refusal",
     "run_host",
 ]
 
@@ -250,6 +253,24 @@ def _parse_args(argv: Sequence[str]) -> tuple[str | None, list[str]]:
     return origin, others
 
 
+def allowed_origin() -> str:
+    """The one caller origin the host serves: the installed extension's."""
+    return f"chrome-extension://{extension_id()}/"
+
+
+def origin_refusal(origin: str | None) -> str | None:
+    """Why the host will not serve a caller with this origin, or None when it may."""
+    try:
+        allowed = allowed_origin()
+    except (OSError, ValueError) as exc:
+        return f"the installed extension id cannot be read ({exc})"
+    if origin is None:
+        return f"no caller origin was given; the host serves only {allowed}"
+    if origin != allowed:
+        return f"caller origin {origin[:200]!r} is not the installed extension {allowed}"
+    return None
+
+
 def _eof_grace_from_env(environ: Mapping[str, str]) -> float:
     raw = environ.get("TRIMTAB_HOST_EOF_GRACE")
     if raw is None:
@@ -281,6 +302,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         debug,
         log_path,
     )
+    refusal = origin_refusal(origin)
+    if refusal is not None:
+        # Only the installed extension may drive the person's tabs through this host.
+        log.error("refusing to serve: %s", refusal)
+        print(f"trimtab-host: {refusal}", file=sys.stderr)
+        return 2
 
     async def serve() -> HostStatistics:
         receive, send = open_stdio_streams(protocol_in, protocol_out)

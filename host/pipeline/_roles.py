@@ -9,8 +9,8 @@ NOISE_TAGS = frozenset(
     {"script", "style", "noscript", "meta", "link", "template", "head", "title", "base"}
 )
 
-# Roles a person can act on. The fidelity oracle (tests/bench) uses the same list
-# against the browser's own accessibility tree.
+# Roles a person can act on. The fidelity oracle (tests/support/oracle.py) keeps its
+# own list on purpose: it judges this one against the browser's accessibility tree.
 INTERACTIVE_ROLES = frozenset(
     {
         "button",

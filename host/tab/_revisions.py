@@ -1,4 +1,8 @@
-"""Page revisions: follow a tab's CDP events into the call tracker's page revision.
+"""Page revisions: the tab's one page observer, for the call tracker and for settling.
+
+It follows a tab's CDP events into the call tracker's page revision, and its
+in-page observer (``js/page-observer.js``) is also what `settle` asks whether the
+DOM has been quiet long enough (`PageRevisions.quiet`).
 
 A cached read is only as good as the host's knowledge that the page has not changed
 since. Changes come from three places, and each is followed differently:
@@ -52,7 +56,8 @@ from typing import Any, Final
 import attrs
 import trio
 
-from pycdp_bridge import CDPError, DialogOpenError, Event, Target
+from pycdp_bridge import CDPError, DialogOpenError, Event, JavaScriptError, Target, evaluate
+from pycdp_bridge import protocol as cdp
 
 from .._scripts import page_script
 
@@ -72,20 +77,20 @@ WINDOW_MS: Final = 100
 # Events the revision follows; everything else the target sends is not listened to.
 NAVIGATION_EVENTS: Final = frozenset(
     {
-        "Page.frameNavigated",
-        "Page.navigatedWithinDocument",
-        "Page.loadEventFired",
-        "Page.domContentEventFired",
-        "Page.frameAttached",
-        "Page.frameDetached",
-        "Page.javascriptDialogOpening",
-        "Page.javascriptDialogClosed",
+        cdp.events.PAGE_FRAME_NAVIGATED,
+        cdp.events.PAGE_NAVIGATED_WITHIN_DOCUMENT,
+        cdp.events.PAGE_LOAD_EVENT_FIRED,
+        cdp.events.PAGE_DOM_CONTENT_EVENT_FIRED,
+        cdp.events.PAGE_FRAME_ATTACHED,
+        cdp.events.PAGE_FRAME_DETACHED,
+        cdp.events.PAGE_JAVASCRIPT_DIALOG_OPENING,
+        cdp.events.PAGE_JAVASCRIPT_DIALOG_CLOSED,
     }
 )
 _CONTEXT_EVENTS: Final = frozenset(
-    {"Runtime.executionContextDestroyed", "Runtime.executionContextsCleared"}
+    {cdp.events.RUNTIME_EXECUTION_CONTEXT_DESTROYED, cdp.events.RUNTIME_EXECUTION_CONTEXTS_CLEARED}
 )
-_BINDING_EVENT: Final = "Runtime.bindingCalled"
+_BINDING_EVENT: Final = cdp.events.RUNTIME_BINDING_CALLED
 # Large, because a dropped `close` report would keep the page "changing" for good.
 _EVENT_BUFFER: Final = 8192
 
@@ -204,9 +209,9 @@ class PageRevisions:
         """Turn on the events `settle` follows (Page lifecycle, Network), once per tab."""
         if self._activity_events:
             return
-        await self.target.send("Page.enable")
-        await self.target.send("Page.setLifecycleEventsEnabled", {"enabled": True})
-        await self.target.send("Network.enable")
+        await self.target.execute(cdp.page_enable())
+        await self.target.execute(cdp.page_set_lifecycle_events_enabled(enabled=True))
+        await self.target.execute(cdp.network_enable())
         self._activity_events = True
 
     async def quiet(self, frame_id: str, quiet_ms: int, cap_ms: int) -> bool | None:
@@ -219,49 +224,42 @@ class PageRevisions:
             # Nothing can watch this page: a person's glance at it.
             await trio.sleep(quiet_ms / 1000)
             return True
+        expression = (
+            f"globalThis.__trimtab ? globalThis.__trimtab.quiet({quiet_ms}, {cap_ms}, []) : null"
+        )
         try:
-            world = await self.target.send(
-                "Page.createIsolatedWorld", {"frameId": frame_id, "worldName": WORLD_NAME}
+            world = await self.target.execute(
+                cdp.page_create_isolated_world(frame_id, world_name=WORLD_NAME)
             )
             context = int(world["executionContextId"])
             for _ in range(2):
-                result = await self.target.send(
-                    "Runtime.evaluate",
-                    {
-                        "expression": "globalThis.__trimtab ? globalThis.__trimtab.quiet("
-                        f"{quiet_ms}, {cap_ms}, []) : null",
-                        "contextId": context,
-                        "awaitPromise": True,
-                        "returnByValue": True,
-                    },
+                value = await evaluate(
+                    self.target, expression, context_id=context, await_promise=True
                 )
-                if "exceptionDetails" in result:
-                    return None  # the context was destroyed while the promise was pending
-                value = result.get("result", {}).get("value")
                 if value is not None:
                     return value is True
                 # A document that started before the observer was installed, in a
                 # world created just now: the observer goes in here too.
-                await self.target.send(
-                    "Runtime.evaluate", {"expression": _observer_source(), "contextId": context}
-                )
-        except CDPError:
+                await evaluate(self.target, _observer_source(), context_id=context)
+        except (CDPError, JavaScriptError):
+            # The context went with its document while the promise was pending.
             return None
         return None
 
     async def _install(self) -> None:
         try:
-            await self.target.send("Page.enable")
+            await self.target.execute(cdp.page_enable())
             # Bindings only report while the Runtime domain is enabled.
-            await self.target.send("Runtime.enable")
-            await self.target.send(
-                "Runtime.addBinding", {"name": BINDING_NAME, "executionContextName": WORLD_NAME}
+            await self.target.execute(cdp.runtime_enable())
+            await self.target.execute(
+                cdp.runtime_add_binding(BINDING_NAME, execution_context_name=WORLD_NAME)
             )
-            await self.target.send(
-                "Page.addScriptToEvaluateOnNewDocument",
-                {"source": _observer_source(), "worldName": WORLD_NAME, "runImmediately": True},
+            await self.target.execute(
+                cdp.page_add_script_to_evaluate_on_new_document(
+                    _observer_source(), world_name=WORLD_NAME, run_immediately=True
+                )
             )
-            tree = await self.target.send("Page.getFrameTree")
+            tree = await self.target.execute(cdp.page_get_frame_tree())
             self._main_frame = str(tree["frameTree"]["frame"]["id"])
         except (CDPError, DialogOpenError, KeyError) as exc:
             log.warning("page revisions: the observer could not be installed: %s", exc)
@@ -271,29 +269,20 @@ class PageRevisions:
     async def _read_token(self) -> str | None:
         if not self._installed or self._main_frame is None:
             # Still a round trip, so that earlier navigation events are in.
-            await self.target.send("Runtime.evaluate", {"expression": "0"})
+            await evaluate(self.target, "0")
             return None
         for _ in range(2):
             if self._context is None:
-                world = await self.target.send(
-                    "Page.createIsolatedWorld",
-                    {"frameId": self._main_frame, "worldName": WORLD_NAME},
+                world = await self.target.execute(
+                    cdp.page_create_isolated_world(self._main_frame, world_name=WORLD_NAME)
                 )
                 self._context = int(world["executionContextId"])
             try:
-                result = await self.target.send(
-                    "Runtime.evaluate",
-                    {
-                        "expression": _TOKEN_EXPRESSION,
-                        "contextId": self._context,
-                        "returnByValue": True,
-                    },
-                )
-            except CDPError:
+                value = await evaluate(self.target, _TOKEN_EXPRESSION, context_id=self._context)
+            except (CDPError, JavaScriptError):
                 # The context died with its document: find the new one once.
                 self._context = None
                 continue
-            value = result.get("result", {}).get("value")
             return value if isinstance(value, str) else None
         return None
 
@@ -327,18 +316,18 @@ class PageRevisions:
                 self._open.add(context)
                 self._change("the page changed its DOM or state")
             return
-        if method == "Runtime.executionContextsCleared":
+        if method == cdp.events.RUNTIME_EXECUTION_CONTEXTS_CLEARED:
             self._open.clear()
             self._context = None
             return
-        if method == "Runtime.executionContextDestroyed":
+        if method == cdp.events.RUNTIME_EXECUTION_CONTEXT_DESTROYED:
             context = params.get("executionContextId")
             if isinstance(context, int):
                 self._open.discard(context)
             if context == self._context:
                 self._context = None
             return
-        if method == "Page.frameNavigated":
+        if method == cdp.events.PAGE_FRAME_NAVIGATED:
             frame: Mapping[str, Any] = params.get("frame") or {}
             if frame.get("parentId") is None and frame.get("id"):
                 self._main_frame = str(frame["id"])

@@ -25,6 +25,7 @@ import attrs
 import trio
 
 from pycdp_bridge import CDPError, Event, Target
+from pycdp_bridge import protocol as cdp
 
 from ._revisions import PageRevisions
 
@@ -35,21 +36,21 @@ QUIET_MS = 300
 _ENDLESS_TYPES = frozenset({"WebSocket", "EventSource"})
 
 ACTIVITY_EVENTS = (
-    "Page.frameStartedLoading",
-    "Page.frameStoppedLoading",
-    "Page.frameNavigated",
-    "Page.navigatedWithinDocument",
-    "Page.lifecycleEvent",
-    "Network.requestWillBeSent",
-    "Network.loadingFinished",
-    "Network.loadingFailed",
-    "Page.windowOpen",
+    cdp.events.PAGE_FRAME_STARTED_LOADING,
+    cdp.events.PAGE_FRAME_STOPPED_LOADING,
+    cdp.events.PAGE_FRAME_NAVIGATED,
+    cdp.events.PAGE_NAVIGATED_WITHIN_DOCUMENT,
+    cdp.events.PAGE_LIFECYCLE_EVENT,
+    cdp.events.NETWORK_REQUEST_WILL_BE_SENT,
+    cdp.events.NETWORK_LOADING_FINISHED,
+    cdp.events.NETWORK_LOADING_FAILED,
+    cdp.events.PAGE_WINDOW_OPEN,
 )
 
 
 async def main_frame_id(target: Target) -> str:
     """The id of the tab's main frame."""
-    tree: Mapping[str, Any] = await target.send("Page.getFrameTree")
+    tree: Mapping[str, Any] = await target.execute(cdp.page_get_frame_tree())
     return str(tree["frameTree"]["frame"]["id"])
 
 
@@ -74,7 +75,7 @@ class Activity:
     def feed(self, event: Event) -> None:
         params = event.params
         method = event.method
-        if method in ("Network.loadingFinished", "Network.loadingFailed"):
+        if method in (cdp.events.NETWORK_LOADING_FINISHED, cdp.events.NETWORK_LOADING_FAILED):
             # From any session: a request may finish in the session it was handed to.
             self.in_flight.discard(str(params.get("requestId")))
             self._changed()
@@ -82,22 +83,22 @@ class Activity:
         if event.session_id is not None:
             return  # out-of-process iframes do not hold up the page
         main = params.get("frameId") == self.frame_id
-        if method == "Page.frameStartedLoading" and main:
+        if method == cdp.events.PAGE_FRAME_STARTED_LOADING and main:
             self.loading = True
-        elif method == "Page.frameStoppedLoading" and main:
+        elif method == cdp.events.PAGE_FRAME_STOPPED_LOADING and main:
             self.loading = False
-        elif method == "Page.frameNavigated":
+        elif method == cdp.events.PAGE_FRAME_NAVIGATED:
             frame = params.get("frame", {})
             if frame.get("id") != self.frame_id or frame.get("parentId"):
                 return
             self.commits += 1
-        elif method == "Page.navigatedWithinDocument" and main:
+        elif method == cdp.events.PAGE_NAVIGATED_WITHIN_DOCUMENT and main:
             self.commits += 1
-        elif method == "Page.windowOpen":
+        elif method == cdp.events.PAGE_WINDOW_OPEN:
             self.opened.append(str(params.get("url", "")))
-        elif method == "Page.lifecycleEvent" and main and params.get("name") == "load":
+        elif method == cdp.events.PAGE_LIFECYCLE_EVENT and main and params.get("name") == "load":
             self.loaded.add(str(params.get("loaderId")))
-        elif method == "Network.requestWillBeSent":
+        elif method == cdp.events.NETWORK_REQUEST_WILL_BE_SENT:
             kind = params.get("type")
             # An iframe's document may load in another process, which reports its end
             # in a session whose Network domain is off: the frame does not hold us up.
@@ -140,12 +141,12 @@ async def watch(revisions: PageRevisions) -> AsyncIterator[Activity]:
             async def pump() -> None:
                 async for event in events:
                     activity.feed(event)
-                    if event.method == "Page.windowOpen" and event.session_id is None:
+                    if event.method == cdp.events.PAGE_WINDOW_OPEN and event.session_id is None:
                         # The browser switched to the new tab. Ours comes back to the
                         # front: in the background its timers run at most once a
                         # second, and settling would take seconds.
                         with contextlib.suppress(CDPError):
-                            await target.send("Page.bringToFront")
+                            await target.execute(cdp.page_bring_to_front())
 
             nursery.start_soon(pump)
             yield activity

@@ -23,6 +23,7 @@ import time
 import attrs
 
 from pycdp_bridge import AXMode, PageModel, Target, capture
+from pycdp_bridge import protocol as cdp
 
 from ..pipeline import (
     Compaction,
@@ -94,10 +95,10 @@ class Snapshot:
     capture_ms: float
     tokens: int
     full_tokens: int  # tokens of the baseline without dedup or trimming
-    dedup_saved: int
-    trim_saved: int
-    regions_collapsed: tuple[str, ...]
-    regions_trimmed: tuple[str, ...]
+    dedup_saved: int = 0
+    trim_saved: int = 0
+    regions_collapsed: tuple[str, ...] = ()
+    regions_trimmed: tuple[str, ...] = ()
 
     def stats_dict(self) -> dict[str, object]:
         stats = self.compaction.stats.as_dict()
@@ -279,23 +280,12 @@ class SnapshotMemory:
         full = count_tokens(current.xml)
         if tokens >= full:
             return None  # a baseline is cheaper
-        return Snapshot(
-            kind="diff",
-            xml=document,
-            compaction=current,
-            capture_ms=capture_ms,
-            tokens=tokens,
-            full_tokens=full,
-            dedup_saved=0,
-            trim_saved=0,
-            regions_collapsed=(),
-            regions_trimmed=(),
-        )
+        return Snapshot("diff", document, current, capture_ms, tokens, full_tokens=full)
 
 
 async def _loader_id(target: Target) -> str:
     """The main frame's loader id: it changes with every navigation to a new document."""
-    tree = await target.send("Page.getFrameTree")
+    tree = await target.execute(cdp.page_get_frame_tree())
     return str(tree["frameTree"]["frame"].get("loaderId", ""))
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pycdp_bridge import CDPError
+from pycdp_bridge import CDPError, JavaScriptError, call_on
 from pycdp_bridge import protocol as cdp
 
 from ..pipeline import xml
@@ -42,7 +42,6 @@ from ._input import (
     ElementInfo,
     Located,
     Point,
-    call_on,
     click_at,
     describe,
     element_info,
@@ -148,19 +147,23 @@ async def type_text(tab: Tab, args: Mapping[str, object]) -> ToolResult:
         # Focus by clicking it, as a person does; a click that left focus elsewhere
         # (a page that moves focus on click) gets the field focused directly.
         await click_at(target, point)
-        focused = await call_on(target, element.session, element.object_id, script("is-focused.js"))
+        focused = await call_on(
+            target, element.object_id, script("is-focused.js"), session_id=element.session
+        )
         if focused is not True:
             await target.execute(
                 cdp.dom_focus(backend_node_id=element.backend_id), session_id=element.session
             )
         if clear:
             had_text = await call_on(
-                target, element.session, element.object_id, script("select-all.js")
+                target, element.object_id, script("select-all.js"), session_id=element.session
             )
             if had_text is True:
                 await key_press(target, parse_key("Backspace"))
         else:
-            await call_on(target, element.session, element.object_id, script("caret-end.js"))
+            await call_on(
+                target, element.object_id, script("caret-end.js"), session_id=element.session
+            )
         if typed:
             await target.execute(cdp.input_insert_text(typed))
         if submit:
@@ -181,7 +184,7 @@ async def _set_picker(
             cdp.dom_focus(backend_node_id=element.backend_id), session_id=element.session
         )
         accepted = await call_on(
-            target, element.session, element.object_id, script("set-value.js"), {"value": value}
+            target, element.object_id, script("set-value.js"), value, session_id=element.session
         )
         if accepted is not True:
             raise Refusal(
@@ -282,11 +285,7 @@ async def select(tab: Tab, args: Mapping[str, object]) -> ToolResult:
             cdp.dom_focus(backend_node_id=element.backend_id), session_id=element.session
         )
         outcome: Mapping[str, Any] = await call_on(
-            target,
-            element.session,
-            element.object_id,
-            script("select-option.js"),
-            {"value": value},
+            target, element.object_id, script("select-option.js"), value, session_id=element.session
         )
         if not outcome["found"]:
             if outcome.get("disabled"):
@@ -336,7 +335,7 @@ async def check(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     note = None
     try:
         after = await element_info(target, element)
-    except CDPError:
+    except (CDPError, JavaScriptError):
         after = None  # the click took the page elsewhere; the snapshot shows where
     if after is not None and after.checked != on:
         note = f"clicked {describe(element, info)} but it is still not {state}"

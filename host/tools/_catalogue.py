@@ -17,7 +17,15 @@ from collections.abc import Mapping
 import attrs
 import trio
 
-from pycdp_bridge import CDPError, DialogOpenError, Event, PageCrashedError, TargetClosedError
+from pycdp_bridge import (
+    CDPError,
+    DialogOpenError,
+    Event,
+    JavaScriptError,
+    PageCrashedError,
+    TargetClosedError,
+)
+from pycdp_bridge import protocol as cdp
 
 from ..pipeline import xml
 from ..tab import PageChangedError, Tab
@@ -94,7 +102,7 @@ async def run_tool(tab: Tab, name: str, args: Mapping[str, object]) -> ToolResul
         if spec.policy.side_effects and name not in _DECIDES_CONSENT | _NEVER_COMMITS:
             require(f"Trimtab cannot tell whether {name} submits or commits something")
         with trio.fail_after(ACTION_TIMEOUT):
-            async with tab.target.listen("Page.frameRequestedNavigation") as navigations:
+            async with tab.target.listen(cdp.events.PAGE_FRAME_REQUESTED_NAVIGATION) as navigations:
                 answer = await handler(tab, args)
                 submitted = _form_navigation(navigations)
         return attrs.evolve(answer, submitted=answer.submitted or submitted)
@@ -127,6 +135,10 @@ async def run_tool(tab: Tab, name: str, args: Mapping[str, object]) -> ToolResul
             f"{name} did not finish within {ACTION_TIMEOUT:g} s: the page does not respond "
             "(a script on it may be stuck); reload it or take a snapshot later"
         )
+    except JavaScriptError as exc:
+        # Our page-side code met a page it did not expect (a patched prototype, a
+        # document going away): nothing more was done.
+        return error(f"{name} stopped: {exc.description}; nothing more was done; take a snapshot")
     except CDPError as exc:
         if "node" in exc.message.lower() or "context" in exc.message.lower():
             # The element or its document went away between two steps: the page changed.
@@ -148,8 +160,8 @@ async def _release(tab: Tab) -> None:
     for session in sessions:
         # Blocked by a dialog: the group is released after the next call instead.
         with contextlib.suppress(CDPError, TargetClosedError, DialogOpenError):
-            await tab.target.send(
-                "Runtime.releaseObjectGroup", {"objectGroup": OBJECT_GROUP}, session_id=session
+            await tab.target.execute(
+                cdp.runtime_release_object_group(OBJECT_GROUP), session_id=session
             )
 
 

@@ -14,6 +14,7 @@ from typing import Any
 import attrs
 
 from pycdp_bridge import CDPError, Target
+from pycdp_bridge import protocol as cdp
 
 from .._scripts import page_script
 from ..pipeline import xml
@@ -212,7 +213,7 @@ def unsettled(seconds: float) -> str:
 async def bring_to_front(target: Target) -> None:
     """Make the tab the visible one again (a background tab's timers are throttled)."""
     with contextlib.suppress(CDPError):
-        await target.send("Page.bringToFront")
+        await target.execute(cdp.page_bring_to_front())
 
 
 async def after_action(

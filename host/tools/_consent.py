@@ -19,12 +19,13 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
 import attrs
 
-from pycdp_bridge import CDPError, Target
+from pycdp_bridge import CDPError, JavaScriptError, Target, call_on, evaluate
+from pycdp_bridge import protocol as cdp
 
 from .._scripts import page_script
 from ..pipeline import xml
@@ -146,7 +147,7 @@ def activation_reason(facts: CommitFacts) -> str | None:
     if facts.unknown:
         return _UNSEEN
     if facts.submit_button:
-        return "it clicks a button that submits its form"
+        return "it clicks a button that submits a form"
     if facts.toggles or facts.select:
         return change_reason(facts)
     if facts.in_form and facts.script_href:
@@ -160,10 +161,12 @@ def enter_reason(facts: CommitFacts, modifiers: int = 0) -> str | None:
     """Why Enter pressed in this element may submit or send, or None."""
     if facts.unknown:
         return _UNSEEN
-    if facts.activates and not facts.editable:
-        return activation_reason(facts)
     if facts.implicit_submit:
         return "Enter in a form's field submits the form"
+    if facts.activates and not facts.editable:
+        reason = activation_reason(facts)
+        if reason is not None:
+            return reason
     if modifiers and (facts.in_form or facts.editable):
         return "Enter with a modifier sends or submits in many editors and forms"
     if facts.listeners & _KEY_EVENTS:
@@ -234,38 +237,39 @@ async def key_reason(target: Target, key: KeyDef, modifiers: int) -> str | None:
         return None
     try:
         context = await _isolated_context(target, None, None)
-        reply = await target.send(
-            "Runtime.evaluate",
-            {
-                "expression": page_script("trimtab.tools", "focused-element.js"),
-                "contextId": context,
-                "objectGroup": OBJECT_GROUP,
-                "returnByValue": False,
-            },
+        focused = await evaluate(
+            target,
+            page_script("trimtab.tools", "focused-element.js"),
+            context_id=context,
+            object_group=OBJECT_GROUP,
+            return_by_value=False,
         )
-        object_id = reply.get("result", {}).get("objectId")
-        if "exceptionDetails" in reply or object_id is None:
+        object_id = focused.get("objectId")
+        if object_id is None:
             return "Trimtab could not tell which element has the focus"
         facts = await _facts(target, None, str(object_id))
-    except (CDPError, KeyError, ValueError) as exc:
+    except _UNKNOWN as exc:
         return f"Trimtab could not tell what the key would act on ({exc})"
     return key_reason_for(facts, key, modifiers)
+
+
+# Whatever goes wrong while reading the facts means "cannot tell", which means ask.
+_UNKNOWN = (CDPError, JavaScriptError, KeyError, ValueError)
 
 
 async def _decide(target: Target, element: Located, rule: Any) -> str | None:
     try:
         context = await _isolated_context(target, element.session, element)
-        resolved = await target.send(
-            "DOM.resolveNode",
-            {
-                "backendNodeId": element.backend_id,
-                "executionContextId": context,
-                "objectGroup": OBJECT_GROUP,
-            },
+        resolved = await target.execute(
+            cdp.dom_resolve_node(
+                backend_node_id=element.backend_id,
+                execution_context_id=context,
+                object_group=OBJECT_GROUP,
+            ),
             session_id=element.session,
         )
         facts = await _facts(target, element.session, str(resolved["object"]["objectId"]))
-    except (CDPError, KeyError, ValueError) as exc:
+    except _UNKNOWN as exc:
         return f"Trimtab could not tell whether this submits ({exc})"
     reason: str | None = rule(facts)
     return reason
@@ -273,114 +277,91 @@ async def _decide(target: Target, element: Located, rule: Any) -> str | None:
 
 async def _isolated_context(target: Target, session: str | None, element: Located | None) -> int:
     """An execution context of Trimtab's own world in the element's frame."""
-    frame_id: str
-    if element is None:
-        tree = await target.send("Page.getFrameTree", session_id=session)
-        frame_id = str(tree["frameTree"]["frame"]["id"])
-    else:
-        frame_id = await _frame_of(target, element)
-    world = await target.send(
-        "Page.createIsolatedWorld", {"frameId": frame_id, "worldName": _WORLD}, session_id=session
+    frame_id = (
+        await _main_frame(target, session) if element is None else await _frame_of(target, element)
+    )
+    world = await target.execute(
+        cdp.page_create_isolated_world(frame_id, world_name=_WORLD), session_id=session
     )
     return int(world["executionContextId"])
 
 
+async def _main_frame(target: Target, session: str | None) -> str:
+    tree = await target.execute(cdp.page_get_frame_tree(), session_id=session)
+    return str(tree["frameTree"]["frame"]["id"])
+
+
 async def _frame_of(target: Target, element: Located) -> str:
     """The frame id of the document that holds `element`."""
-    resolved = await target.send(
-        "DOM.resolveNode",
-        {"backendNodeId": element.backend_id, "objectGroup": OBJECT_GROUP},
+    document = await call_on(
+        target,
+        element.object_id,
+        "function() { return this.ownerDocument; }",
+        return_by_value=False,
         session_id=element.session,
     )
-    document = await target.send(
-        "Runtime.callFunctionOn",
-        {
-            "functionDeclaration": "function() { return this.ownerDocument; }",
-            "objectId": resolved["object"]["objectId"],
-            "returnByValue": False,
-        },
-        session_id=element.session,
-    )
-    described = await target.send(
-        "DOM.describeNode",
-        {"objectId": document["result"]["objectId"]},
-        session_id=element.session,
+    described = await target.execute(
+        cdp.dom_describe_node(object_id=str(document["objectId"])), session_id=element.session
     )
     frame = described["node"].get("frameId")
-    if frame is None:
-        tree = await target.send("Page.getFrameTree", session_id=element.session)
-        return str(tree["frameTree"]["frame"]["id"])
-    return str(frame)
+    return str(frame) if frame is not None else await _main_frame(target, element.session)
 
 
 async def _facts(target: Target, session: str | None, object_id: str) -> CommitFacts:
-    reply = await target.send(
-        "Runtime.callFunctionOn",
-        {
-            "functionDeclaration": page_script("trimtab.tools", "commit-facts.js"),
-            "objectId": object_id,
-            "returnByValue": True,
-        },
-        session_id=session,
+    facts: Mapping[str, Any] = (
+        await call_on(
+            target, object_id, page_script("trimtab.tools", "commit-facts.js"), session_id=session
+        )
+        or {}
     )
-    if "exceptionDetails" in reply:
-        raise ValueError("the check of the element failed in the page")
-    facts: Mapping[str, Any] = reply.get("result", {}).get("value") or {}
     listeners = await _listener_types(target, session, object_id)
     return CommitFacts.from_page(facts, listeners)
 
 
 async def _listener_types(target: Target, session: str | None, object_id: str) -> frozenset[str]:
     """The event types scripts listen to on the element's event path, up to the window."""
-    path = await target.send(
-        "Runtime.callFunctionOn",
-        {
-            "functionDeclaration": page_script("trimtab.tools", "event-path.js"),
-            "objectId": object_id,
-            "returnByValue": False,
-        },
+    path = await call_on(
+        target,
+        object_id,
+        page_script("trimtab.tools", "event-path.js"),
+        return_by_value=False,
         session_id=session,
     )
-    array = path.get("result", {}).get("objectId")
+    array = path.get("objectId")
     if array is None:
         raise ValueError("the element's event path could not be read")
-    properties = await target.send(
-        "Runtime.getProperties", {"objectId": array, "ownProperties": True}, session_id=session
-    )
-    members: Sequence[Mapping[str, Any]] = properties.get("result", [])
+    properties = await target.execute(cdp.runtime_get_properties(str(array)), session_id=session)
     types: set[str] = set()
-    for member in members:
-        if not str(member.get("name", "")).isdigit():
-            continue
-        value: Mapping[str, Any] = member.get("value", {})
-        node = value.get("objectId")
-        if node is None:
+    for member in properties.get("result", []):
+        value: Mapping[str, Any] = member.get("value") or {}
+        if not str(member.get("name", "")).isdigit() or value.get("objectId") is None:
             continue
         # The browser lists the listeners of the world the object belongs to: the
-        # page's scripts live in the main world, so ask about the main world's node.
+        # page's scripts live in the main world, so ask about the main world's object.
         if value.get("className") == "Window":
-            main = await target.send(
-                "Runtime.evaluate",
-                {"expression": "window", "objectGroup": OBJECT_GROUP},
+            main = await evaluate(
+                target,
+                "window",
+                object_group=OBJECT_GROUP,
+                return_by_value=False,
                 session_id=session,
             )
         else:
-            described = await target.send(
-                "DOM.describeNode", {"objectId": node}, session_id=session
+            described = await target.execute(
+                cdp.dom_describe_node(object_id=str(value["objectId"])), session_id=session
             )
-            main = await target.send(
-                "DOM.resolveNode",
-                {
-                    "backendNodeId": described["node"]["backendNodeId"],
-                    "objectGroup": OBJECT_GROUP,
-                },
+            resolved = await target.execute(
+                cdp.dom_resolve_node(
+                    backend_node_id=described["node"]["backendNodeId"], object_group=OBJECT_GROUP
+                ),
                 session_id=session,
             )
-        main_object = (main.get("result") or main.get("object") or {}).get("objectId")
+            main = resolved["object"]
+        main_object = main.get("objectId")
         if main_object is None:
             raise ValueError("a node of the element's event path could not be read")
-        found = await target.send(
-            "DOMDebugger.getEventListeners", {"objectId": main_object}, session_id=session
+        found = await target.execute(
+            cdp.dom_debugger_get_event_listeners(str(main_object)), session_id=session
         )
         types.update(str(listener.get("type", "")) for listener in found.get("listeners", []))
     return frozenset(types)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from pycdp_bridge import DialogOpenError
+from pycdp_bridge import protocol as cdp
 
 from ..pipeline import xml
 from ..tab import Tab, settle, watch
@@ -70,13 +71,10 @@ async def answer_dialog(tab: Tab, args: Mapping[str, object]) -> ToolResult:
         raise Refusal("no JavaScript dialog is open on this page")
     accept = bool_arg(args, "accept", True)
     answer = text_arg(args, "text", required=False)
-    params: dict[str, object] = {"accept": accept}
-    if answer is not None:
-        if dialog.get("type") != "prompt":
-            raise BadArguments(f"text is only for a prompt; this dialog is a {dialog.get('type')}")
-        params["promptText"] = answer
+    if answer is not None and dialog.get("type") != "prompt":
+        raise BadArguments(f"text is only for a prompt; this dialog is a {dialog.get('type')}")
     require(dialog_reason(dialog, accept))
-    await target.send("Page.handleJavaScriptDialog", params)
+    await target.execute(cdp.page_handle_javascript_dialog(accept=accept, prompt_text=answer))
     # Answering may let a navigation go on (beforeunload) or run the page's handler.
     async with watch(tab.revisions) as activity:
         settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT)

@@ -23,7 +23,7 @@ from typing import Any
 
 import attrs
 
-from pycdp_bridge import CDPError, PageModel, Target, capture
+from pycdp_bridge import CDPError, JavaScriptError, ObjectRef, PageModel, Target, call_on, capture
 from pycdp_bridge import protocol as cdp
 
 from .._scripts import page_script
@@ -36,7 +36,6 @@ __all__ = [
     "Located",
     "Point",
     "Refusal",
-    "call_on",
     "click_at",
     "cover_description",
     "describe",
@@ -161,52 +160,20 @@ def _boundaries(model: PageModel, frame_index: int) -> tuple[Boundary, ...]:
 async def _live_object(target: Target, session: str | None, backend_id: int) -> str | None:
     """A remote object for a node still in its document, or None when it is gone."""
     try:
-        resolved = await target.send(
-            "DOM.resolveNode",
-            {"backendNodeId": backend_id, "objectGroup": OBJECT_GROUP},
-            session_id=session,
-        )
-        object_id = str(resolved["object"]["objectId"])
+        object_id = await _object_for(target, session, backend_id)
         connected = await call_on(
-            target, session, object_id, "function() { return this.isConnected; }"
+            target, object_id, "function() { return this.isConnected; }", session_id=session
         )
-    except CDPError:
+    except (CDPError, JavaScriptError):
         return None
     return object_id if connected is True else None
 
 
-async def call_on(
-    target: Target,
-    session: str | None,
-    object_id: str,
-    function: str,
-    *args: Mapping[str, Any],
-) -> Any:
-    """Call a function with `this` bound to a remote object; return its JSON value.
-
-    `args` are CDP call arguments (``{"value": ...}`` or ``{"objectId": ...}``).
-    """
-    result = await target.send(
-        "Runtime.callFunctionOn",
-        {
-            "functionDeclaration": function,
-            "objectId": object_id,
-            "arguments": list(args),
-            "returnByValue": True,
-            "awaitPromise": True,
-        },
-        session_id=session,
-    )
-    if "exceptionDetails" in result:
-        details = result["exceptionDetails"]
-        description = details.get("exception", {}).get("description") or details.get("text")
-        raise CDPError("Runtime.callFunctionOn", -1, f"the page threw: {description}")
-    return result.get("result", {}).get("value")
-
-
 async def element_info(target: Target, element: Located) -> ElementInfo:
     """Read what the element is and may do from the live DOM."""
-    info = await call_on(target, element.session, element.object_id, _script("element-info.js"))
+    info = await call_on(
+        target, element.object_id, _script("element-info.js"), session_id=element.session
+    )
     return ElementInfo(
         tag=str(info["tag"]),
         type=str(info["type"]),
@@ -261,11 +228,12 @@ async def target_point(
     offsets = await _session_offsets(target, element)
     dx, dy = offsets[element.session]
     quads: Sequence[Sequence[float]] = (
-        await target.send(
-            "DOM.getContentQuads", {"backendNodeId": element.backend_id}, session_id=element.session
+        await target.execute(
+            cdp.dom_get_content_quads(backend_node_id=element.backend_id),
+            session_id=element.session,
         )
     ).get("quads", [])
-    metrics = await target.send("Page.getLayoutMetrics")
+    metrics = await target.execute(cdp.page_get_layout_metrics())
     viewport = metrics.get("cssLayoutViewport", metrics.get("layoutViewport", {}))
     width = float(viewport.get("clientWidth", 0))
     height = float(viewport.get("clientHeight", 0))
@@ -325,9 +293,8 @@ async def _session_offsets(
     inner_sessions = [b.parent_session for b in chain[1:]] + [element.session]
     for boundary, inner in zip(chain, inner_sessions[: len(chain)], strict=True):
         px, py = offsets.get(boundary.parent_session, (0.0, 0.0))
-        box = await target.send(
-            "DOM.getBoxModel",
-            {"backendNodeId": boundary.owner_backend_id},
+        box = await target.execute(
+            cdp.dom_get_box_model(backend_node_id=boundary.owner_backend_id),
             session_id=boundary.parent_session,
         )
         content = box["model"]["content"]
@@ -375,7 +342,11 @@ async def _hit_test(
             continue
         hit_object = await _object_for(target, session, hit_id)
         inside = await call_on(
-            target, session, element.object_id, _script("contains-hit.js"), {"objectId": hit_object}
+            target,
+            element.object_id,
+            _script("contains-hit.js"),
+            ObjectRef(hit_object),
+            session_id=session,
         )
         if inside is not True:
             return await _describe_hit(target, session, hit_id, latest)
@@ -383,9 +354,8 @@ async def _hit_test(
 
 
 async def _object_for(target: Target, session: str | None, backend_id: int) -> str:
-    resolved = await target.send(
-        "DOM.resolveNode",
-        {"backendNodeId": backend_id, "objectGroup": OBJECT_GROUP},
+    resolved = await target.execute(
+        cdp.dom_resolve_node(backend_node_id=backend_id, object_group=OBJECT_GROUP),
         session_id=session,
     )
     return str(resolved["object"]["objectId"])
@@ -396,7 +366,7 @@ async def _describe_hit(
 ) -> str:
     """Name what the hit test found: tag, id attribute, class, text, and its eid if any."""
     hit_object = await _object_for(target, session, backend_id)
-    facts = await call_on(target, session, hit_object, _script("describe-cover.js"))
+    facts = await call_on(target, hit_object, _script("describe-cover.js"), session_id=session)
     eid = await _eid_of(target, session, hit_object, latest)
     return cover_description(facts, eid)
 
@@ -410,19 +380,13 @@ async def _eid_of(
     by_backend = {c.backend_node_id: c.eid for c in latest.controls.values() if c.frame == 0}
     if session is not None or not by_backend:
         return None
-    result = await target.send(
-        "Runtime.callFunctionOn",
-        {
-            "functionDeclaration": _script("closest-control.js"),
-            "objectId": hit_object,
-            "returnByValue": False,
-        },
-        session_id=session,
+    control = await call_on(
+        target, hit_object, _script("closest-control.js"), return_by_value=False, session_id=session
     )
-    object_id = result.get("result", {}).get("objectId")
+    object_id = control.get("objectId")
     if object_id is None:
         return None
-    node = await target.send("DOM.describeNode", {"objectId": object_id}, session_id=session)
+    node = await target.execute(cdp.dom_describe_node(object_id=object_id), session_id=session)
     return by_backend.get(int(node["node"]["backendNodeId"]))
 
 

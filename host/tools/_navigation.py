@@ -59,7 +59,10 @@ async def _revive(tab: Tab, command: cdp.Command[Any]) -> ToolResult:
     Until then the tab answers nothing else, so the usual watch starts after it."""
     target = tab.target
     with trio.move_on_after(NAVIGATION_TIMEOUT) as scope:
-        wanted = {"Inspector.targetReloadedAfterCrash", "Page.loadEventFired"}
+        wanted = {
+            cdp.events.INSPECTOR_TARGET_RELOADED_AFTER_CRASH,
+            cdp.events.PAGE_LOAD_EVENT_FIRED,
+        }
         async with target.listen(*wanted) as events:
             reply: Mapping[str, Any] = await target.execute(command)
             if reply.get("errorText"):

@@ -8,7 +8,7 @@ from typing import Any
 
 import trio
 
-from pycdp_bridge import capture
+from pycdp_bridge import call_on, capture
 
 from ..pipeline import Compaction, OutNode, compact, render_node, xml
 from ..tab import Tab
@@ -27,7 +27,7 @@ from ._common import (
     text_arg,
     tool,
 )
-from ._input import call_on, locate
+from ._input import locate
 
 __all__ = ["WAIT_FOR_MAX", "expand", "find", "read", "wait_for"]
 
@@ -142,10 +142,10 @@ async def read(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     element = await locate(tab, id_arg(args))
     facts: Mapping[str, Any] = await call_on(
         tab.target,
-        element.session,
         element.object_id,
         script("read-element.js"),
-        {"value": _READ_LIMIT},
+        _READ_LIMIT,
+        session_id=element.session,
     )
     attributes: dict[str, object] = {"tag": facts["tag"], "id": element.eid}
     attributes.update((name, str(value)) for name, value in facts["attrs"].items())

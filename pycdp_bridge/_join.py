@@ -1,0 +1,295 @@
+"""The join: per-session capture results into one `PageModel`, without I/O.
+
+The DOM trees of ``DOM.getDocument`` (the tab's, and each out-of-process iframe's)
+give the nodes in document order; the decoded snapshot and AX trees are joined to
+them on ``backendNodeId`` (per session: ids are only unique within one renderer
+process). Each out-of-process iframe's document is grafted under its ``<iframe>``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from ._decode import (
+    CDATA,
+    DOCUMENT,
+    ELEMENT,
+    FRAGMENT,
+    TEXT,
+    DocumentState,
+    NodeState,
+    SnapshotData,
+)
+from ._errors import CDPError
+from ._model import AXInfo, Frame, Node, NodeType, PageModel, Rect
+
+__all__ = ["SessionCapture", "join"]
+
+Json = Mapping[str, Any]
+
+# Pseudo-elements painted before an element's children; the rest come after them.
+_LEADING_PSEUDO = frozenset({"marker", "before", "check"})
+_TOGGLES = frozenset({"checkbox", "radio"})
+_NO_DOCUMENT = DocumentState()
+
+
+@attrs.define(eq=False)
+class SessionCapture:
+    """What the capture read through one CDP session: the tab, or one out-of-process
+    iframe (``session_id`` None is the tab's own session)."""
+
+    session_id: str | None
+    frame_id: str = ""
+    #: ``DOM.getDocument``'s root, the whole tree; None when it could not be read.
+    document: Json | None = None
+    snapshot: SnapshotData = attrs.field(factory=SnapshotData)
+    snapshot_ok: bool = False
+    ax: dict[int, AXInfo] = attrs.field(factory=dict)
+    #: Parts that could not be read, for `PageModel.missing`.
+    failed: list[str] = attrs.field(factory=list)
+    timings: dict[str, float] = attrs.field(factory=dict)
+
+
+def join(
+    main: SessionCapture,
+    children: Mapping[str, SessionCapture],
+    owners: Mapping[tuple[str | None, int], str],
+) -> tuple[PageModel, set[str]]:
+    """The page model of the tab's capture and its children's (by session id), and the
+    session ids of the children that were grafted into it.
+
+    ``owners`` maps (session of the owner's document, owner backendNodeId) to the child
+    session whose document that element shows. The model's viewport, document id and
+    ``missing`` are left for the caller, which knows them.
+    """
+    builder = _Builder(main, children, owners)
+    return builder.build(), builder.grafted
+
+
+@attrs.define(eq=False)
+class _Visit:
+    json: Json
+    parent: int
+    frame: int
+    cap: SessionCapture
+    # For a document: the id of the frame it is the document of, when known.
+    frame_id: str = ""
+
+
+class _Builder:
+    """Flattens the per-session DOM trees into the model's document-order node list."""
+
+    def __init__(
+        self,
+        main: SessionCapture,
+        children: Mapping[str, SessionCapture],
+        owners: Mapping[tuple[str | None, int], str],
+    ) -> None:
+        self.main = main
+        self.children = children
+        self.owners = owners
+        self.nodes: list[Node] = []
+        self.frames: list[Frame] = []
+        self.grafted: set[str] = set()
+
+    def build(self) -> PageModel:
+        root = self.main.document
+        if root is None:
+            raise CDPError("DOM.getDocument", 0, "capture returned no document")
+        self._walk(_Visit(root, -1, -1, self.main, self.main.frame_id))
+        main_frame = self.frames[0]
+        title = self.main.snapshot.documents.get(main_frame.frame_id, _NO_DOCUMENT).title
+        if not title and not self.main.snapshot_ok:
+            title = self._title_element_text()
+        return PageModel(
+            url=str(root.get("documentURL", "")),
+            title=title,
+            nodes=self.nodes,
+            frames=self.frames,
+            viewport=Rect(0.0, 0.0, 0.0, 0.0),
+        )
+
+    def _walk(self, start: _Visit) -> None:
+        # Iterative: real pages nest deeper than Python's recursion limit allows.
+        stack: list[_Visit | int] = [start]
+        nodes = self.nodes
+        while stack:
+            item = stack.pop()
+            if isinstance(item, int):
+                nodes[item].end = len(nodes)
+                continue
+            index = self._add(item)
+            if index is None:
+                continue
+            stack.append(index)
+            stack.extend(reversed(self._children_of(item, index)))
+
+    def _add(self, visit: _Visit) -> int | None:
+        json = visit.json
+        node_type = json.get("nodeType")
+        frame = visit.frame
+        if node_type == DOCUMENT:
+            frame = self._open_frame(visit)
+        elif node_type == FRAGMENT and json.get("shadowRootType") == "user-agent":
+            return None
+        elif node_type not in (ELEMENT, TEXT, CDATA, FRAGMENT):
+            return None  # comments, doctypes, processing instructions
+        index = len(self.nodes)
+        backend = int(json.get("backendNodeId", 0))
+        snapshot = visit.cap.snapshot
+        state = snapshot.states.get(backend)
+        layout = state.layout if state is not None else None
+        node = Node(
+            index=index,
+            node_type=_NODE_TYPES[node_type],
+            name=_node_name(json, node_type),
+            backend_node_id=backend,
+            frame=frame,
+            parent=visit.parent,
+            end=index + 1,
+        )
+        if node_type == ELEMENT:
+            raw = json.get("attributes", ())
+            node.attributes = dict(zip(raw[::2], raw[1::2], strict=False))
+            node.pseudo_type = json.get("pseudoType")
+        elif node_type in (TEXT, CDATA):
+            node.text = snapshot.long_texts.get(backend) or str(json.get("nodeValue", ""))
+        elif node_type == FRAGMENT:
+            node.shadow_root_type = json.get("shadowRootType")
+        if layout is not None:
+            this_frame = self.frames[frame]
+            node.bounds = layout.bounds.offset(this_frame.offset_x, this_frame.offset_y)
+            node.paint_order = layout.paint_order
+            node.style = layout.style
+            node.client_rect = layout.client_rect
+            node.scroll_rect = layout.scroll_rect
+            if node.pseudo_type is not None:
+                node.text = layout.text
+        if state is not None and node_type == ELEMENT:
+            node.clickable = state.clickable
+            node.input_value = state.input_value
+            if node.name == "input" and node.attributes.get("type", "").lower() in _TOGGLES:
+                node.checked = state.checked
+            elif node.name == "option":
+                node.selected = state.selected
+        node.ax = visit.cap.ax.get(backend)
+        self.nodes.append(node)
+        if visit.parent >= 0:
+            self.nodes[visit.parent].children.append(index)
+        return index
+
+    def _children_of(self, visit: _Visit, index: int) -> list[_Visit]:
+        json = visit.json
+        frame = self.nodes[index].frame
+        cap = visit.cap
+        leading: list[Json] = []
+        trailing: list[Json] = []
+        for pseudo in json.get("pseudoElements", ()):
+            (leading if pseudo.get("pseudoType") in _LEADING_PSEUDO else trailing).append(pseudo)
+        ordered: list[Json] = [*json.get("shadowRoots", ()), *leading]
+        visits = [_Visit(child, index, frame, cap) for child in ordered]
+        document = json.get("contentDocument")
+        if document is not None:
+            visits.append(_Visit(document, index, frame, cap, str(json.get("frameId", ""))))
+        spaces = cap.snapshot.whitespace.get(self.nodes[index].backend_node_id)
+        visits.extend(_Visit(child, index, frame, cap) for child in _with_whitespace(json, spaces))
+        session = self.owners.get((cap.session_id, int(json.get("backendNodeId", 0))))
+        child_cap = self.children.get(session) if session is not None else None
+        if child_cap is not None and child_cap.document is not None and session is not None:
+            self.grafted.add(session)
+            visits.append(_Visit(child_cap.document, index, frame, child_cap, child_cap.frame_id))
+        visits.extend(_Visit(pseudo, index, frame, cap) for pseudo in trailing)
+        return visits
+
+    def _open_frame(self, visit: _Visit) -> int:
+        """Register the document's Frame and place it inside its owner element."""
+        json = visit.json
+        cap = visit.cap
+        owner = visit.parent
+        frame_id = visit.frame_id or _html_frame_id(json)
+        offset_x = offset_y = 0.0
+        if owner >= 0:
+            holder = self.nodes[owner]
+            parent_frame = self.frames[holder.frame]
+            offset_x, offset_y = parent_frame.offset_x, parent_frame.offset_y
+            state = self._state_of(holder)
+            if holder.bounds is not None and state is not None and state.layout is not None:
+                inset = state.layout.padding
+                scroll = cap.snapshot.documents.get(frame_id, _NO_DOCUMENT)
+                offset_x = holder.bounds.x + inset[0] - scroll.scroll_x
+                offset_y = holder.bounds.y + inset[1] - scroll.scroll_y
+        frame_index = len(self.frames)
+        self.frames.append(
+            Frame(
+                index=frame_index,
+                frame_id=frame_id,
+                url=str(json.get("documentURL", "")),
+                session_id=cap.session_id,
+                owner=owner,
+                offset_x=offset_x,
+                offset_y=offset_y,
+            )
+        )
+        if owner >= 0:
+            self.nodes[owner].content_frame = frame_index
+        return frame_index
+
+    def _cap_of_frame(self, frame: int) -> SessionCapture:
+        session = self.frames[frame].session_id
+        if session is None:
+            return self.main
+        return self.children[session]
+
+    def _state_of(self, node: Node) -> NodeState | None:
+        return self._cap_of_frame(node.frame).snapshot.states.get(node.backend_node_id)
+
+    def _title_element_text(self) -> str:
+        for node in self.nodes:
+            if node.frame == 0 and node.name == "title" and node.children:
+                return "".join(self.nodes[c].text for c in node.children).strip()
+        return ""
+
+
+def _with_whitespace(json: Json, spaces: list[tuple[int | None, Json]] | None) -> Sequence[Json]:
+    """The DOM children of a node with its rendered whitespace text put back in place."""
+    children: Sequence[Json] = json.get("children", ())
+    if not spaces:
+        return children
+    after: dict[int | None, list[Json]] = {}
+    for before, entry in spaces:
+        after.setdefault(before, []).append(entry)
+    merged: list[Json] = list(after.get(None, ()))
+    for child in children:
+        merged.append(child)
+        merged.extend(after.get(int(child.get("backendNodeId", 0)), ()))
+    return merged
+
+
+def _html_frame_id(document: Json) -> str:
+    """getDocument puts a document's frame id on its root element, not on the document."""
+    for child in document.get("children", ()):
+        if child.get("frameId"):
+            return str(child["frameId"])
+    return ""
+
+
+def _node_name(json: Json, node_type: int) -> str:
+    if node_type == ELEMENT:
+        return str(json.get("nodeName", "")).lower()
+    if node_type in (TEXT, CDATA):
+        return "#text"
+    if node_type == DOCUMENT:
+        return "#document"
+    return "#shadow-root"
+
+
+_NODE_TYPES = {
+    ELEMENT: NodeType.ELEMENT,
+    TEXT: NodeType.TEXT,
+    CDATA: NodeType.TEXT,
+    DOCUMENT: NodeType.DOCUMENT,
+    FRAGMENT: NodeType.SHADOW_ROOT,
+}

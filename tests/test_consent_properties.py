@@ -1,0 +1,163 @@
+"""Property tests: page strings in refusals and consent questions never forge markup, and
+the consent rules and tokens hold for every combination of facts."""
+
+from __future__ import annotations
+
+import itertools
+
+import attrs
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from lxml import etree
+
+from trimtab.native import ConsentBook, RequestError, ToolCall
+from trimtab.pipeline import Control
+from trimtab.tools._consent import (
+    CommitFacts,
+    activation_reason,
+    change_reason,
+    dialog_reason,
+    key_reason_for,
+)
+from trimtab.tools._input import ElementInfo, Located, cover_description, describe, parse_key
+
+# Markup-heavy page strings: quotes, angle brackets, ampersands, ids, control characters
+# and lone surrogates, as well as any text at all.
+_MARKUP = st.sampled_from(
+    ['"', "'", "<", ">", "&", "/>", "</button>", '<button id="tzv" type="button"/>', " id=",
+     "&amp;", "\ud800", "\x00", "\r\n", "]]>", "<!--", "<?x?>", "<b c=\""]
+)  # fmt: skip
+PAGE_TEXT = st.lists(st.one_of(_MARKUP, st.text(max_size=8)), max_size=8).map("".join)
+
+
+def _parse(message: str) -> etree._Element:
+    """The message as XML content: it must always parse."""
+    return etree.fromstring(f"<r>{message}</r>".encode())
+
+
+def _located(eid: str) -> Located:
+    control = Control(eid=eid, node=0, backend_node_id=1, frame=0, role="", name="", region="")
+    return Located(eid=eid, control=control, session=None, object_id="o")
+
+
+def _info(tag: str, text: str) -> ElementInfo:
+    return ElementInfo(
+        tag=tag, type="", role="", disabled=False, editable=False, readonly=False,
+        checked=None, submits=False, enter_submits=False, text=text,
+    )  # fmt: skip
+
+
+@settings(max_examples=400, deadline=None)
+@given(tag=PAGE_TEXT, text=PAGE_TEXT)
+def test_describe_never_forges(tag: str, text: str) -> None:
+    """How a refusal names an element shows the page's tag and text without any tag or id
+    the page wrote: one element, with Trimtab's id only."""
+    tree = _parse(f"{describe(_located('k3x'), _info(tag, text))} is disabled")
+    elements = list(tree.iter())[1:]
+    assert len(elements) == 1
+    assert elements[0].get("id") == "k3x"
+    assert set(elements[0].attrib) == {"id"}
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    tag=PAGE_TEXT, dom_id=PAGE_TEXT, cls=PAGE_TEXT, text=PAGE_TEXT, eid=st.sampled_from(["", "z1"])
+)
+def test_cover_description_never_forges(
+    tag: str, dom_id: str, cls: str, text: str, eid: str
+) -> None:
+    """What covers an element is named with its page id, class and text escaped: one
+    element, whose only `id` is Trimtab's (when it has one)."""
+    facts = {"tag": tag, "id": dom_id, "cls": cls, "text": text}
+    tree = _parse(f"covered by {cover_description(facts, eid or None)}: deal with it")
+    elements = list(tree.iter())[1:]
+    assert len(elements) == 1
+    assert elements[0].get("id") == (eid or None)
+    assert set(elements[0].attrib) <= {"id", "dom-id", "class"}
+
+
+@settings(max_examples=300, deadline=None)
+@given(kind=st.sampled_from(["confirm", "prompt", "beforeunload", "alert"]), message=PAGE_TEXT)
+def test_dialog_reason_never_forges(kind: str, message: str) -> None:
+    """A consent question about a dialog quotes the page's message escaped, in one <q>."""
+    reason = dialog_reason({"type": kind, "message": message}, accept=True)
+    if kind == "alert":
+        assert reason is None
+        return
+    assert reason is not None
+    tree = _parse(reason)
+    assert [el.tag for el in tree.iter()][1:] in ([], ["q"])
+    assert dialog_reason({"type": kind, "message": message}, accept=False) is None
+
+
+_FACTS = st.builds(
+    CommitFacts,
+    tag=st.sampled_from(["button", "input", "a", "select", "textarea", "div", "iframe"]),
+    unknown=st.booleans(),
+    submit_button=st.booleans(),
+    in_form=st.booleans(),
+    implicit_submit=st.booleans(),
+    change_script=st.booleans(),
+    toggles=st.booleans(),
+    select=st.booleans(),
+    editable=st.booleans(),
+    activates=st.booleans(),
+    script_href=st.booleans(),
+    listeners=st.frozensets(st.sampled_from(["click", "change", "input", "keydown", "scroll"])),
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(facts=_FACTS)
+def test_rules_ask_whenever_a_commit_is_possible(facts: CommitFacts) -> None:
+    """Unknown always asks; a submit button always asks on click, Enter and Space; a field
+    of a form asks on Enter in every spelling; Tab and Escape never ask."""
+    keys = [parse_key(k) for k in ("Enter", "Return", "\r", "\n", "NumpadEnter")]
+    if facts.unknown:
+        assert activation_reason(facts) is not None
+        assert change_reason(facts) is not None
+        assert all(key_reason_for(facts, key, 0) is not None for key in keys)
+    if facts.submit_button:
+        assert activation_reason(facts) is not None
+    if facts.submit_button and facts.activates and not facts.editable:
+        assert all(key_reason_for(facts, key, 0) is not None for key in keys)
+        assert key_reason_for(facts, parse_key("Space"), 0) is not None
+    if facts.implicit_submit:
+        assert all(key_reason_for(facts, key, 0) is not None for key in keys)
+    if facts.change_script:
+        assert change_reason(facts) is not None
+    for key in ("Tab", "Escape"):
+        assert key_reason_for(facts, parse_key(key), 0) is None
+
+
+def test_every_enter_spelling_is_enter() -> None:
+    """ "\\r", "\\n", "Return" and "NumpadEnter" are all the Enter key, so no spelling
+    escapes the Enter rules."""
+    for spelling in ("Enter", "Return", "\r", "\n", "\r\n", "NumpadEnter"):
+        assert parse_key(spelling).key == "Enter"
+        assert parse_key(spelling).text == "\r"
+
+
+def test_consent_tokens_are_one_shot_and_bound() -> None:
+    """A consent token runs exactly the call it was issued for, once, before it lapses;
+    another call, a second use or a late use is refused."""
+    now = itertools.count(0.0, 1.0)
+    book = ConsentBook(clock=lambda: next(now))
+    call = ToolCall("s1", 7, "click", '{"id":"k3"}')
+    token = book.issue(call)
+    for other in (
+        attrs.evolve(call, args='{"id":"k4"}'),
+        attrs.evolve(call, tab=8),
+        attrs.evolve(call, session="s2"),
+        attrs.evolve(call, name="press"),
+    ):
+        with pytest.raises(RequestError, match="another call"):
+            book.redeem(book.issue(call), other)
+    assert book.redeem(token, call)
+    with pytest.raises(RequestError, match="already used"):
+        book.redeem(token, call)
+    late = ConsentBook(clock=iter([0.0, 1e6]).__next__)
+    stale = late.issue(call)
+    with pytest.raises(RequestError, match="expired"):
+        late.redeem(stale, call)

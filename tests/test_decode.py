@@ -1,0 +1,157 @@
+"""Decoding CDP replies without a browser: DOMSnapshot tables and AX nodes to model values."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pycdp_bridge._decode import (
+    SNAPSHOT_STYLES,
+    cut_off,
+    decode_ax,
+    decode_snapshot,
+    interactive_nodes,
+    viewport,
+)
+from pycdp_bridge._model import Rect
+
+
+def _styles(**overrides: str) -> list[str]:
+    values = {
+        "display": "block", "visibility": "visible", "opacity": "1",
+        "background-color": "rgba(0, 0, 0, 0)", "background-image": "none", "cursor": "auto",
+        "pointer-events": "auto", "overflow-x": "visible", "overflow-y": "visible",
+        "position": "static", "z-index": "auto", "padding-left": "0px", "padding-top": "0px",
+        "border-left-width": "0px", "border-top-width": "0px",
+    }  # fmt: skip
+    values.update({k.replace("_", "-"): v for k, v in overrides.items()})
+    return [values[name] for name in SNAPSHOT_STYLES]
+
+
+def snapshot_reply() -> dict[str, Any]:
+    """A ``captureSnapshot`` reply shaped as Chromium sends it: one string table, a
+    document of node arrays (html, body, div, text " ", span, text "x" * 10,001), its
+    layout arrays and rare data."""
+    strings: list[str] = ["", "frame-1", "Title", "HTML", "BODY", "DIV", "#text", " ", "SPAN"]
+    long_text = "x" * 10_001
+    strings.append(long_text)
+    pointer = _styles(cursor="pointer", padding_left="3px", border_left_width="2px")
+    plain = _styles(opacity="0.5")
+
+    def index_of(value: str) -> int:
+        if value not in strings:
+            strings.append(value)
+        return strings.index(value)
+
+    pointer_ids = [index_of(v) for v in pointer]
+    plain_ids = [index_of(v) for v in plain]
+    return {
+        "strings": strings,
+        "documents": [
+            {
+                "frameId": 1,
+                "title": 2,
+                "scrollOffsetX": 0,
+                "scrollOffsetY": 40,
+                "nodes": {
+                    "parentIndex": [-1, 0, 1, 2, 2, 4],
+                    "nodeType": [1, 1, 1, 3, 1, 3],
+                    "nodeName": [3, 4, 5, 6, 8, 6],
+                    "nodeValue": [-1, -1, -1, 7, -1, 9],
+                    "backendNodeId": [10, 11, 12, 13, 14, 15],
+                    "isClickable": {"index": [4]},
+                    "inputValue": {"index": [], "value": []},
+                },
+                "layout": {
+                    "nodeIndex": [2, 3, 4, 4],
+                    "styles": [pointer_ids, plain_ids, plain_ids, []],
+                    "bounds": [[0, 0, 100, 20], [5, 0, 4, 20], [10, 0, 50, 20], [0, 0, 0, 0]],
+                    "text": [-1, 7, -1, 2],
+                    "paintOrders": [1, 2, 3, 4],
+                },
+            }
+        ],
+    }
+
+
+def test_snapshot_tables_decode_into_node_states() -> None:
+    """Styles, boxes, paint order, clickability, whitespace and long text come out of the
+    string table and layout arrays on the right backend ids."""
+    decoded = decode_snapshot(snapshot_reply())
+    div = decoded.states[12].layout
+    assert div is not None
+    assert div.style is not None
+    assert div.style.cursor == "pointer"
+    assert div.padding == (5.0, 0.0)
+    assert (div.bounds, div.paint_order) == (Rect(0, 0, 100, 20), 1)
+    span = decoded.states[14]
+    assert span.clickable
+    assert not decoded.states[12].clickable
+    assert span.layout is not None
+    assert span.layout.style is not None
+    assert span.layout.style.opacity == 0.5
+    # A second layout object of the span gives only text, which the first lacked.
+    assert span.layout.text == "Title"
+    assert decoded.documents["frame-1"].scroll_y == 40
+    assert decoded.documents["frame-1"].title == "Title"
+    # The rendered " " between the div's children is kept, after nothing (first child).
+    assert decoded.whitespace == {
+        12: [(None, {"nodeType": 3, "nodeValue": " ", "backendNodeId": 13})]
+    }
+    assert decoded.long_texts == {15: "x" * 10_001}
+
+
+def test_ax_nodes_decode_first_unignored_wins() -> None:
+    """Of several AX nodes for one DOM node the first unignored one is kept, with its
+    properties as plain values and related nodes as backend ids."""
+    nodes: list[dict[str, Any]] = [
+        {"backendDOMNodeId": 7, "ignored": True, "role": {"value": "none"}},
+        {
+            "backendDOMNodeId": 7,
+            "role": {"value": "button"},
+            "name": {"value": "Buy"},
+            "properties": [
+                {"name": "focusable", "value": {"value": True}},
+                {"name": "labelledby", "value": {"relatedNodes": [{"backendDOMNodeId": 3}]}},
+            ],
+        },
+        {"backendDOMNodeId": 7, "role": {"value": "generic"}},
+        {"role": {"value": "RootWebArea"}},
+    ]
+    decoded = decode_ax(nodes)
+    assert list(decoded) == [7]
+    info = decoded[7]
+    assert (info.role, info.name, info.ignored) == ("button", "Buy", False)
+    assert info.properties == {"focusable": True, "labelledby": [3]}
+
+
+def test_document_walks_find_cut_off_and_interactive_nodes() -> None:
+    """The getDocument walks list subtrees a depth-limited reply left out and the
+    elements the pipeline keeps by role, skipping user-agent shadow trees."""
+    cut = {"nodeType": 1, "nodeName": "DIV", "backendNodeId": 4, "childNodeCount": 2}
+    root = {
+        "nodeType": 9,
+        "backendNodeId": 1,
+        "children": [
+            {"nodeType": 1, "nodeName": "BUTTON", "backendNodeId": 2, "attributes": []},
+            {"nodeType": 1, "nodeName": "SPAN", "backendNodeId": 3, "attributes": ["role", "x"]},
+            cut,
+            {
+                "nodeType": 1,
+                "nodeName": "INPUT",
+                "backendNodeId": 5,
+                "shadowRoots": [
+                    {"nodeType": 11, "shadowRootType": "user-agent", "childNodeCount": 1}
+                ],
+            },
+        ],
+    }
+    assert cut_off([root]) == [cut]
+    assert sorted(interactive_nodes(root, {})) == [2, 3, 5]
+
+
+def test_layout_metrics_decode_into_the_viewport() -> None:
+    """The CSS layout viewport of getLayoutMetrics is the model's viewport rectangle."""
+    metrics = {
+        "cssLayoutViewport": {"pageX": 0, "pageY": 300, "clientWidth": 800, "clientHeight": 600}
+    }
+    assert viewport(metrics) == Rect(0.0, 300.0, 800.0, 600.0)
