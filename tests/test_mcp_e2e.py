@@ -198,3 +198,56 @@ async def test_browser_closed_and_restarted_under_a_connected_client(
             text, is_error, _ = await call(client, "capture_snapshot", tab=tab)
             assert not is_error, text
             assert "Outdoor shop" in text
+
+
+async def _answer_in_panel(panel: Any, answer: str) -> str:
+    """Wait for the side panel's question about an outside agent, answer it, return it."""
+    with trio.fail_after(TIMEOUT):
+        while not await panel.evaluate(
+            "document.querySelector('#agents-asks .confirm p')?.textContent ?? ''"
+        ):
+            await trio.sleep(0.05)
+    question = str(
+        await panel.evaluate("document.querySelector('#agents-asks .confirm p').textContent")
+    )
+    await panel.evaluate(f"document.querySelector('#agents-asks .{answer}').click()")
+    return question
+
+
+async def _press_enter(results: list[Any], client: Client, tab: int) -> None:
+    results.append(await call(client, "press", tab=tab, key="Enter"))
+
+
+async def test_ask_before_submit_through_mcp_in_the_side_panel(
+    places: Places, pages_server: StaticServer
+) -> None:
+    """Enter that would submit, sent by an outside agent, asks in the real side panel:
+    Deny is the tool's result and nothing is submitted; Allow submits."""
+    async with browser(places) as ext, mcp_client(places, "cursor") as client:
+        target, tab = await ext.open_tab(pages_server.url("consent-shop.html"))
+        await ext.wait_loaded(tab)
+        await share(ext, tab)
+        panel = await ext.open_side_panel()
+        xml, is_error, _ = await call(client, "capture_snapshot", tab=tab)
+        assert not is_error, xml
+        typed, is_error, _ = await call(
+            client, "type", tab=tab, id=eid_of(xml, 'type="email"'), text="a@b.c"
+        )
+        assert not is_error, typed
+        for answer in ("agents-deny", "agents-allow"):
+            results: list[Any] = []
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(_press_enter, results, client, tab)
+                question = await _answer_in_panel(panel, answer)
+            assert question.startswith("cursor 1.0 wants to run press")
+            assert "submits the form" in question
+            text, is_error, _ = results[0]
+            location = await ext.worker.evaluate(f"chrome.tabs.get({tab}).then((t) => t.url)")
+            if answer == "agents-deny":
+                assert is_error
+                assert "refused" in text
+                assert location.endswith("/consent-shop.html")
+            else:
+                assert not is_error, text
+                assert "email=a%40b.c" in location
+        del target
