@@ -186,3 +186,30 @@ async def test_refusal_escapes_page_strings(
         ids = [el.get("id") for el in tree.iter() if el.get("id") is not None]
         assert tags == ["button", "div"], result.content
         assert ids == [buy], result.content
+
+
+async def test_an_unknown_action_asks(
+    page: PageTarget, pages_server: StaticServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A tool with side effects that the consent rules do not know (one added later) asks
+    before it runs: unknown means ask."""
+    from trimtab.tools import _catalogue
+    from trimtab.tools._common import ACT, Tool, ToolSpec, text
+
+    ran: list[str] = []
+
+    async def drag(tab: Tab, args: Mapping[str, object]) -> ToolResult:
+        ran.append("drag")
+        return text("dragged")
+
+    spec = ToolSpec("drag", "Drag an element.", {"type": "object"}, ACT)
+    monkeypatch.setitem(_catalogue._BY_NAME, "drag", Tool(spec, drag))  # type: ignore[index]
+    with trio.fail_after(IO_TIMEOUT):
+        tab, _ = await open_shop(page, pages_server)
+        result = await asks(tab, "drag", {})
+        assert "cannot tell" in str(result.consent)
+        assert ran == []
+        with granted(True):
+            done = await run_tool(tab, "drag", {})
+    assert done.content == "dragged"
+    assert ran == ["drag"]

@@ -362,8 +362,16 @@ async def test_a_dialog_answers_dialog_open_and_the_agent_can_answer_it(host: Ho
     found = await host.tool("find", text="Trail tent")
     assert found["is_error"] is True
     assert '<js-dialog type="confirm" message="Sure?"/>' in found["content"]
-    answered = await host.tool("answer_dialog", accept=True)
+    # OK on a confirm commits: the host asks first (nothing done), then runs it with the token.
+    asked = await host.tool("answer_dialog", accept=True)
+    assert asked["consent"]["required"] is True
+    assert host.page.open_dialog is not None
+    answered = await host.request(
+        "tool", session=SESSION, tab=TAB, name="answer_dialog", args={"accept": True},
+        consent=asked["consent"]["token"],
+    )  # fmt: skip
     assert answered["is_error"] is False
+    assert answered["consent"]["granted"] is True
     assert await host.evaluate("document.title") == "true"
 
 

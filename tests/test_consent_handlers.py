@@ -1,0 +1,85 @@
+"""The consent protocol of the host's ``tool`` request: nothing is done without consent,
+and a consent token runs exactly the call it was issued for, once."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+import trio
+
+from pycdp_bridge import PageTarget
+from tests.support import StaticServer
+from tests.support.handlers_host import SESSION, TAB, Host
+from tests.support.relay_peer import RelayPeer
+from trimtab.native import RequestError, Toolbox, open_host_state
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture
+async def host(
+    page: PageTarget, pages_server: StaticServer, nursery: trio.Nursery
+) -> AsyncIterator[Host]:
+    """Handlers of a host whose relay reaches the consent test shop."""
+    peer = RelayPeer(page, TAB)
+    await nursery.start(peer.run)
+    with trio.fail_after(30):
+        await page.navigate(pages_server.url("consent-shop.html"))
+    async with open_host_state(peer.hub, toolbox=Toolbox.load()) as state:
+        yield Host(state, peer, page)
+
+
+async def call(
+    host: Host, name: str, args: dict[str, object], **extra: object
+) -> dict[str, object]:
+    return await host.request("tool", session=SESSION, tab=TAB, name=name, args=args, **extra)
+
+
+async def test_consent_round_trip(host: Host) -> None:
+    """A submit answers consent required and does nothing; a token for other arguments, a
+    spent token and an unknown one are bad_consent; the right token submits once."""
+    snapshot = await host.tool("capture_snapshot")
+    content = str(snapshot["content"])
+    buy = content.split('type="submit">Buy now')[0].rsplit('<button id="', 1)[1].split('"')[0]
+    asked = await call(host, "click", {"id": buy})
+    consent = asked["consent"]
+    assert isinstance(consent, dict)
+    assert consent["required"] is True
+    assert consent["granted"] is False
+    assert "submits a form" in consent["reason"]
+    assert asked["is_error"] is True
+    assert await host.evaluate("location.pathname") == "/consent-shop.html"
+    with pytest.raises(RequestError) as other:
+        await call(host, "click", {"id": "zz9"}, consent=consent["token"])
+    assert other.value.code == "bad_consent"
+    with pytest.raises(RequestError) as spent:
+        # The mismatch spent it: asking again is the only way on.
+        await call(host, "click", {"id": buy}, consent=consent["token"])
+    assert spent.value.code == "bad_consent"
+    again = await call(host, "click", {"id": buy})
+    token = again["consent"]["token"]  # type: ignore[index]
+    done = await call(host, "click", {"id": buy}, consent=token)
+    assert done["is_error"] is False, done["content"]
+    assert done["consent"] == {"required": True, "granted": True}
+    assert done["submitted"] is True
+    assert done["unasked_submit"] is False
+    assert "/tools-done.html" in str(await host.evaluate("location.pathname"))
+    with pytest.raises(RequestError) as reused:
+        await call(host, "click", {"id": buy}, consent=token)
+    assert reused.value.code == "bad_consent"
+
+
+async def test_dialog_field_is_structured(host: Host) -> None:
+    """The open dialog comes back as a structured field, not only as XML in the content."""
+    await host.tool("capture_snapshot")
+    await host.evaluate("setTimeout(() => document.getElementById('ask').click(), 0)")
+    with trio.fail_after(10):
+        while host.page.open_dialog is None:
+            await trio.sleep(0.02)
+    blocked = await call(host, "find", {"text": "basket"})
+    assert blocked["dialog"] == {"type": "confirm", "message": "Empty the basket?", "default": None}
+    declined = await call(host, "answer_dialog", {"accept": False})
+    assert declined["dialog"] is None
+    assert declined["consent"] == {"required": False, "granted": False}
+    assert await host.evaluate("document.getElementById('log').textContent") == "kept"
