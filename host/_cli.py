@@ -20,10 +20,10 @@ from pycdp_bridge import (
     PageTarget,
     TargetClosedError,
     launch_browser,
+    sole_kind,
 )
 from pycdp_bridge import protocol as cdp
 
-from ._groups import sole_kind
 from .pipeline import count_tokens
 from .tab import PageChangedError, Snapshot, SnapshotMemory, SnapshotOptions
 

@@ -21,6 +21,7 @@ from ._errors import (
     NavigationError,
     PageCrashedError,
     TargetClosedError,
+    sole_kind,
 )
 from ._javascript import ObjectRef, call_on, evaluate
 from ._launcher import find_browser, launch_browser
@@ -58,4 +59,5 @@ __all__ = [
     "find_browser",
     "launch_browser",
     "protocol",
+    "sole_kind",
 ]

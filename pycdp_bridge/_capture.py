@@ -65,7 +65,7 @@ from ._decode import (
     subframe_ids,
     viewport,
 )
-from ._errors import CDPError, TargetClosedError
+from ._errors import CDPError, TargetClosedError, sole_kind
 from ._join import SessionCapture, join
 from ._model import PageModel
 from ._target import Target
@@ -181,12 +181,9 @@ def _one_error() -> Iterator[None]:
     try:
         yield
     except BaseExceptionGroup as group:
-        closed, rest = group.split(TargetClosedError)
-        if closed is None or rest is not None:
+        first = sole_kind(group, TargetClosedError)
+        if first is None:
             raise
-        first: BaseException = closed
-        while isinstance(first, BaseExceptionGroup):
-            first = first.exceptions[0]
         raise first from group
 
 

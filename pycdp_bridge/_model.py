@@ -90,6 +90,9 @@ class Style:
     visibility: str = "visible"
     opacity: float = 1.0
     background_color: str = "rgba(0, 0, 0, 0)"
+    # CSS `content`: "normal" on most elements; `url(...)` where an image replaces
+    # the element or fills a ::before (icons drawn by CSS, named from the file).
+    content: str = "normal"
     cursor: str = "auto"
     pointer_events: str = "auto"
     overflow_x: str = "visible"

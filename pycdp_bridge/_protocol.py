@@ -123,6 +123,7 @@ DEFAULT_SNAPSHOT_STYLES: tuple[str, ...] = (
     "opacity",
     "background-color",
     "background-image",
+    "content",
     "cursor",
     "pointer-events",
     "overflow-x",

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+import functools
+import inspect
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import trio
@@ -19,6 +22,33 @@ from tests.support import (
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO.parent / "shared" / "corpus"
+# Every async test runs under a deadline, so a test that waits on a browser, a host or
+# a socket that never answers fails with TooSlowError instead of hanging the run.
+# `@pytest.mark.deadline(seconds)` sets another one for a test that needs longer.
+DEADLINE = 120.0
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "deadline(seconds): this test's time limit")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        test = getattr(item, "obj", None)
+        if isinstance(item, pytest.Function) and inspect.iscoroutinefunction(test):
+            marker = item.get_closest_marker("deadline")
+            item.obj = _with_deadline(test, float(marker.args[0]) if marker else DEADLINE)
+
+
+def _with_deadline(
+    test: Callable[..., Awaitable[Any]], seconds: float
+) -> Callable[..., Awaitable[Any]]:
+    @functools.wraps(test)
+    async def run(*args: Any, **kwargs: Any) -> Any:
+        with trio.fail_after(seconds):
+            return await test(*args, **kwargs)
+
+    return run
 
 
 @pytest.fixture(scope="session", autouse=True)

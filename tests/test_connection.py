@@ -221,9 +221,8 @@ async def test_execute_runs_our_generators_and_the_cdp_packages() -> None:
     """Target.execute drives our command generators and the cdp package's alike."""
     peer = _EchoPeer()
     target = SessionTarget(peer.channel, "S1")
-    with trio.fail_after(5):
-        echoed = await target.execute(protocol.dom_get_document(3, pierce=False))
-        frame_id, loader_id, error = await target.execute(cdp.page.navigate("http://127.0.0.1/"))
+    echoed = await target.execute(protocol.dom_get_document(3, pierce=False))
+    frame_id, loader_id, error = await target.execute(cdp.page.navigate("http://127.0.0.1/"))
     assert echoed == {"method": "DOM.getDocument", "depth": 3, "pierce": False}
     assert (str(frame_id), str(loader_id), error) == ("F1", "L1", None)
     assert [r.session_id for r in peer.sent] == ["S1", "S1"]
@@ -239,23 +238,22 @@ async def test_channel_close_wakes_waiters_and_ends_listeners() -> None:
     channel = CommandChannel(transmit)
     target = SessionTarget(channel)
     received: list[Event] = []
-    with trio.fail_after(5):
-        async with trio.open_nursery() as nursery:
+    async with trio.open_nursery() as nursery:
 
-            async def listen() -> None:
-                async with target.listen("Page.loadEventFired") as events:
-                    async for event in events:
-                        received.append(event)
+        async def listen() -> None:
+            async with target.listen("Page.loadEventFired") as events:
+                async for event in events:
+                    received.append(event)
 
-            async def call() -> None:
-                with pytest.raises(TargetClosedError, match="went away"):
-                    await target.send("Page.enable")
+        async def call() -> None:
+            with pytest.raises(TargetClosedError, match="went away"):
+                await target.send("Page.enable")
 
-            nursery.start_soon(listen)
-            nursery.start_soon(call)
-            await trio.testing.wait_all_tasks_blocked()
-            channel.feed({"method": "Page.loadEventFired", "params": {"timestamp": 1}})
-            channel.close("went away")
+        nursery.start_soon(listen)
+        nursery.start_soon(call)
+        await trio.testing.wait_all_tasks_blocked()
+        channel.feed({"method": "Page.loadEventFired", "params": {"timestamp": 1}})
+        channel.close("went away")
     assert [e.params for e in received] == [{"timestamp": 1}]
     assert target.closed
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import trio
 from lxml import etree
 
 from pycdp_bridge import PageTarget, capture
@@ -33,11 +32,10 @@ async def test_corpus_page_is_lossless(corpus: Path, page: PageTarget, item: str
     path = corpus / item / "index.html"
     if not path.is_file():
         pytest.skip(f"{item} is not in this corpus ({path} absent)")
-    with trio.fail_after(60):
-        await page.navigate(path.resolve().as_uri(), timeout=45)
-        model = await capture(page)
-        compaction = compact(model)
-        verdict = await judge(page, model, compaction)
+    await page.navigate(path.resolve().as_uri(), timeout=45)
+    model = await capture(page)
+    compaction = compact(model)
+    verdict = await judge(page, model, compaction)
     etree.fromstring(compaction.xml.encode("utf-8"))  # raises, naming the line, if not XML
     assert verdict.xml_error is None, f"{item}: {verdict.summary()}"
     assert verdict.text.ratio >= TEXT_TARGET, f"{item}: {verdict.summary()}"

@@ -92,9 +92,8 @@ async def test_reconstruct_catches_a_dropped_line(page: PageTarget) -> None:
     when a marker hides a line that was not in the previous baseline."""
     session = SnapshotMemory(page)
     reference = SnapshotMemory(page, SnapshotOptions(dedup=False, trim=False))
-    with trio.fail_after(TIMEOUT):
-        first_model = await load(page, FIXTURE_FLOW[0])
-        second_model = await load(page, FIXTURE_FLOW[1])
+    first_model = await load(page, FIXTURE_FLOW[0])
+    second_model = await load(page, FIXTURE_FLOW[1])
     first_full = reference.render(first_model).xml
     session.render(first_model)
     answer = session.render(second_model).xml

@@ -192,8 +192,7 @@ async def test_navigation_invalidates(host: Host, pages_server: StaticServer) ->
     await quiet(host)
     await host.tool("capture_snapshot")
     assert (await host.tool("capture_snapshot"))["cached"] is True
-    with trio.fail_after(30):
-        await host.page.navigate(pages_server.url("handlers-other.html"))
+    await host.page.navigate(pages_server.url("handlers-other.html"))
     other = await host.tool("capture_snapshot")
     assert other["cached"] is False
     assert "Sleeping bags" in other["content"]
@@ -328,10 +327,9 @@ async def test_a_crashed_tab_answers_page_crashed_then_recovers(
     """Once the tab's page crashed a snapshot is a page_crashed error at once, a tool
     says so in its content, and navigate brings the page back."""
     await host.request("snapshot", tab=TAB)
-    with trio.fail_after(20):
-        async with host.page.listen("Inspector.targetCrashed") as crashes:
-            await host.page.execute(protocol.page_navigate("chrome://crash"))
-            await crashes.__anext__()
+    async with host.page.listen("Inspector.targetCrashed") as crashes:
+        await host.page.execute(protocol.page_navigate("chrome://crash"))
+        await crashes.__anext__()
     crashed = await host.error("snapshot", tab=TAB)
     assert crashed.code == "page_crashed"
     assert "navigate or reload" in crashed.message
@@ -353,9 +351,8 @@ async def test_a_dialog_answers_dialog_open_and_the_agent_can_answer_it(host: Ho
     answers with the dialog, and answer_dialog lets the page go on."""
     await host.request("snapshot", tab=TAB)
     await host.evaluate("setTimeout(() => { document.title = String(confirm('Sure?')); }, 0)")
-    with trio.fail_after(10):
-        while host.page.open_dialog is None:
-            await trio.sleep(0.02)
+    while host.page.open_dialog is None:
+        await trio.sleep(0.02)
     blocked = await host.error("snapshot", tab=TAB)
     assert blocked.code == "dialog_open"
     assert "Sure?" in blocked.message

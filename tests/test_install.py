@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import pytest
-import trio
 
 from tests.support.e2e import EXTENSION_DIR, launch_with_extension
 from trimtab._install import (
@@ -144,10 +143,9 @@ async def test_chromium_finds_the_installed_host(
 ) -> None:
     """The extension's connectNative reaches the host registered in the profile; ping answers."""
     monkeypatch.setenv("TRIMTAB_LOG_DIR", str(tmp_path / "logs"))  # Chrome passes it to the host
-    with trio.fail_after(60):
-        async with launch_with_extension(tmp_path / "profile") as ext:
-            reply = await ext.worker.evaluate("trimtab.host.request({type: 'ping'})")
-            status = await ext.worker.evaluate("trimtab.host.status()")
+    async with launch_with_extension(tmp_path / "profile") as ext:
+        reply = await ext.worker.evaluate("trimtab.host.request({type: 'ping'})")
+        status = await ext.worker.evaluate("trimtab.host.status()")
     assert reply["pong"] is True
     assert isinstance(reply["version"], str)
     assert reply["version"]

@@ -50,22 +50,20 @@ def test_browser_not_found_on_empty_path(monkeypatch: pytest.MonkeyPatch) -> Non
 async def test_page_navigates_and_evaluates(page: PageTarget) -> None:
     """A new page loads a file URL, waits for its load event and evaluates JavaScript."""
     url = (TEST_PAGES / "frames" / "same.html").as_uri()
-    with trio.fail_after(30):
-        await page.navigate(url)
-        assert await page.evaluate("document.getElementById('same-text').textContent") == (
-            "Text in the same-origin frame"
-        )
-        assert await page.evaluate("Promise.resolve(6 * 7)") == 42
-        assert await page.evaluate("location.href") == url
+    await page.navigate(url)
+    assert await page.evaluate("document.getElementById('same-text').textContent") == (
+        "Text in the same-origin frame"
+    )
+    assert await page.evaluate("Promise.resolve(6 * 7)") == 42
+    assert await page.evaluate("location.href") == url
 
 
 async def test_cdp_package_generators_run_through_execute(page: PageTarget) -> None:
     """The cdp package's command generators run on a real page via Target.execute."""
-    with trio.fail_after(30):
-        frame_id, loader_id, error = await page.execute(
-            cdp.page.navigate((TEST_PAGES / "frames" / "same.html").as_uri())
-        )
-        value, exception = await page.execute(cdp.runtime.evaluate("1 + 2", return_by_value=True))
+    frame_id, loader_id, error = await page.execute(
+        cdp.page.navigate((TEST_PAGES / "frames" / "same.html").as_uri())
+    )
+    value, exception = await page.execute(cdp.runtime.evaluate("1 + 2", return_by_value=True))
     assert frame_id
     assert loader_id
     assert error is None
@@ -75,52 +73,46 @@ async def test_cdp_package_generators_run_through_execute(page: PageTarget) -> N
 
 async def test_errors_are_typed(page: PageTarget) -> None:
     """Refused commands, failed loads and thrown scripts raise their own exceptions."""
-    with trio.fail_after(30):
-        with pytest.raises(CDPError, match=r"Nope\.nothing") as refused:
-            await page.send("Nope.nothing")
-        assert refused.value.code == -32601
-        with pytest.raises(NavigationError, match="ERR_FILE_NOT_FOUND"):
-            await page.navigate((TEST_PAGES / "missing.html").as_uri())
-        with pytest.raises(JavaScriptError, match="boom"):
-            await page.evaluate("throw new Error('boom')")
+    with pytest.raises(CDPError, match=r"Nope\.nothing") as refused:
+        await page.send("Nope.nothing")
+    assert refused.value.code == -32601
+    with pytest.raises(NavigationError, match="ERR_FILE_NOT_FOUND"):
+        await page.navigate((TEST_PAGES / "missing.html").as_uri())
+    with pytest.raises(JavaScriptError, match="boom"):
+        await page.evaluate("throw new Error('boom')")
 
 
 async def test_closed_page_refuses_commands(browser: Browser) -> None:
     """After close(), the page's session is detached and commands raise TargetClosedError."""
-    with trio.fail_after(30):
-        page = await browser.new_page()
-        async with browser.listen("Target.detachedFromTarget") as events:
-            await page.close()
-            async for event in events:
-                if event.params.get("sessionId") == page.session_id:
-                    break
-        assert page.closed
-        with pytest.raises(TargetClosedError):
-            await page.evaluate("1")
+    page = await browser.new_page()
+    async with browser.listen("Target.detachedFromTarget") as events:
+        await page.close()
+        async for event in events:
+            if event.params.get("sessionId") == page.session_id:
+                break
+    assert page.closed
+    with pytest.raises(TargetClosedError):
+        await page.evaluate("1")
 
 
 async def test_events_reach_page_listeners(page: PageTarget) -> None:
     """Page events arrive on a page listener with session_id None (the page's own)."""
-    with trio.fail_after(30):
-        async with page.listen("Page.lifecycleEvent") as events:
-            await page.send(
-                "Page.navigate", {"url": (TEST_PAGES / "frames" / "same.html").as_uri()}
-            )
-            async for event in events:
-                if event.params.get("name") == "load":
-                    break
+    async with page.listen("Page.lifecycleEvent") as events:
+        await page.send("Page.navigate", {"url": (TEST_PAGES / "frames" / "same.html").as_uri()})
+        async for event in events:
+            if event.params.get("name") == "load":
+                break
     assert event.session_id is None
     assert event.method == "Page.lifecycleEvent"
 
 
 async def test_shutdown_leaves_no_process_and_no_profile() -> None:
     """Leaving launch_browser stops every Chromium process and removes the temp profile."""
-    with trio.fail_after(60):
-        async with launch_browser() as browser:
-            LAUNCHED_PROFILES.append(browser.user_data_dir)
-            await browser.new_page()
-            assert browser_processes(browser.user_data_dir)
-            assert (browser.user_data_dir / "chrome.log").is_file()
+    async with launch_browser() as browser:
+        LAUNCHED_PROFILES.append(browser.user_data_dir)
+        await browser.new_page()
+        assert browser_processes(browser.user_data_dir)
+        assert (browser.user_data_dir / "chrome.log").is_file()
     assert browser_processes(browser.user_data_dir) == []
     assert not browser.user_data_dir.exists()
 
@@ -146,14 +138,13 @@ async def test_exception_in_body_still_stops_browser() -> None:
 async def test_cancellation_still_stops_browser() -> None:
     """Cancelling the task that holds the browser still kills the whole process group."""
     profiles: list[Path] = []
-    with trio.fail_after(60):
-        with trio.CancelScope() as scope:
-            async with launch_browser() as browser:
-                profiles.append(browser.user_data_dir)
-                LAUNCHED_PROFILES.append(browser.user_data_dir)
-                await browser.new_page()
-                scope.cancel()
-                await trio.sleep_forever()
+    with trio.CancelScope() as scope:
+        async with launch_browser() as browser:
+            profiles.append(browser.user_data_dir)
+            LAUNCHED_PROFILES.append(browser.user_data_dir)
+            await browser.new_page()
+            scope.cancel()
+            await trio.sleep_forever()
     assert scope.cancelled_caught
     assert browser_processes(profiles[0]) == []
 
@@ -162,11 +153,10 @@ async def test_given_profile_dir_is_kept(tmp_path: Path) -> None:
     """A caller's user-data-dir is used and left in place, with Chromium's log in it."""
     profile = tmp_path / "profile"
     profile.mkdir()
-    with trio.fail_after(60):
-        async with launch_browser(user_data_dir=profile, window_size=(800, 600)) as browser:
-            LAUNCHED_PROFILES.append(profile)
-            page = await browser.new_page()
-            width = await page.evaluate("window.innerWidth")
+    async with launch_browser(user_data_dir=profile, window_size=(800, 600)) as browser:
+        LAUNCHED_PROFILES.append(profile)
+        page = await browser.new_page()
+        width = await page.evaluate("window.innerWidth")
     assert width == 800
     assert (profile / "chrome.log").is_file()
     assert browser_processes(profile) == []

@@ -35,10 +35,9 @@ async def test_capture_through_relay_matches_direct(
 ) -> None:
     """A capture over the relay equals the direct capture, out-of-process iframe included."""
     fragment = f"#sibling={second_server.origin}&cross=http://localhost:{second_server.port}"
-    with trio.fail_after(60):
-        await page.navigate(pages_server.url("frames/index.html") + fragment)
-        direct = await capture(page)
-        relayed = await capture(extension.hub.target(TAB))
+    await page.navigate(pages_server.url("frames/index.html") + fragment)
+    direct = await capture(page)
+    relayed = await capture(extension.hub.target(TAB))
     assert relayed.missing == ()
     assert [(n.name, n.text, n.frame) for n in relayed.nodes] == [
         (n.name, n.text, n.frame) for n in direct.nodes
@@ -56,8 +55,7 @@ async def test_capture_through_relay_matches_direct(
 async def test_relay_messages_follow_the_protocol(extension: RelayPeer) -> None:
     """The hub attaches first, then sends cdp messages shaped as in host/PROTOCOL.md."""
     target = extension.hub.target(TAB)
-    with trio.fail_after(30):
-        result = await target.send("Runtime.evaluate", {"expression": "1 + 1"})
+    result = await target.send("Runtime.evaluate", {"expression": "1 + 1"})
     assert result["result"]["value"] == 2
     attach, command = extension.sent
     assert attach == {"type": "cdp_attach", "id": attach["id"], "tab": TAB}
@@ -76,15 +74,14 @@ async def test_relay_messages_follow_the_protocol(extension: RelayPeer) -> None:
 async def test_relay_errors_and_events(extension: RelayPeer, page: PageTarget) -> None:
     """Browser errors arrive as CDPError; tab events arrive with session None."""
     target = extension.hub.target(TAB)
-    with trio.fail_after(30):
-        with pytest.raises(CDPError) as refused:
-            await target.send("Nope.nothing")
-        assert refused.value.code == -32601
-        assert refused.value.method == "Nope.nothing"
-        async with target.listen("Runtime.consoleAPICalled") as events:
-            await target.send("Runtime.enable")
-            await target.send("Runtime.evaluate", {"expression": "console.log('relayed')"})
-            event = await events.receive()
+    with pytest.raises(CDPError) as refused:
+        await target.send("Nope.nothing")
+    assert refused.value.code == -32601
+    assert refused.value.method == "Nope.nothing"
+    async with target.listen("Runtime.consoleAPICalled") as events:
+        await target.send("Runtime.enable")
+        await target.send("Runtime.evaluate", {"expression": "console.log('relayed')"})
+        event = await events.receive()
     assert event.session_id is None
     assert event.params["args"][0]["value"] == "relayed"
 
@@ -96,27 +93,26 @@ async def test_detach_fails_pending_and_a_new_target_reattaches(
     hub = extension.hub
     target = hub.target(TAB)
     failures: list[TargetClosedError] = []
-    with trio.fail_after(30):
-        async with trio.open_nursery() as nursery:
+    async with trio.open_nursery() as nursery:
 
-            async def wait_forever() -> None:
-                try:
-                    await target.send(HOLD)
-                except TargetClosedError as error:
-                    failures.append(error)
+        async def wait_forever() -> None:
+            try:
+                await target.send(HOLD)
+            except TargetClosedError as error:
+                failures.append(error)
 
-            nursery.start_soon(wait_forever)
-            await extension.attached.wait()
-            while not any(m.get("method") == HOLD for m in extension.sent):
-                await trio.sleep(0.01)
-            extension.detach("canceled_by_user")
-        assert target.closed
-        assert "canceled_by_user" in str(failures[0])
-        with pytest.raises(TargetClosedError):
-            await target.send("Runtime.evaluate", {"expression": "1"})
-        fresh = hub.target(TAB)
-        assert fresh is not target
-        result = await fresh.send("Runtime.evaluate", {"expression": "3"})
+        nursery.start_soon(wait_forever)
+        await extension.attached.wait()
+        while not any(m.get("method") == HOLD for m in extension.sent):
+            await trio.sleep(0.01)
+        extension.detach("canceled_by_user")
+    assert target.closed
+    assert "canceled_by_user" in str(failures[0])
+    with pytest.raises(TargetClosedError):
+        await target.send("Runtime.evaluate", {"expression": "1"})
+    fresh = hub.target(TAB)
+    assert fresh is not target
+    result = await fresh.send("Runtime.evaluate", {"expression": "3"})
     assert result["result"]["value"] == 3
     assert [m["type"] for m in extension.sent].count("cdp_attach") == 2
 
@@ -125,8 +121,7 @@ async def test_hub_close_and_unroutable_messages(extension: RelayPeer) -> None:
     """Closing the hub fails every tab; stray results are counted, bad types rejected."""
     hub = extension.hub
     target = hub.target(TAB)
-    with trio.fail_after(30):
-        await target.send("Runtime.evaluate", {"expression": "0"})
+    await target.send("Runtime.evaluate", {"expression": "0"})
     hub.feed({"type": "cdp_result", "id": "c999", "result": {}})
     hub.feed({"type": "cdp_event", "tab": 7, "session": None, "method": "X.y", "params": {}})
     assert hub.statistics().unroutable == 2

@@ -199,19 +199,18 @@ async def test_empty_region_is_not_rendered(page: PageTarget) -> None:
 
 async def test_baseline_memory_is_updated_only_by_baselines(page: PageTarget) -> None:
     """A diff leaves the previous-baseline memory as it was; the next baseline replaces it."""
-    with trio.fail_after(TIMEOUT):
-        await page.navigate(page_url("snapshots-actions.html"))
-        session = SnapshotMemory(page)
-        first = await session.snapshot()
-        assert first.kind == "baseline"
-        memory = dict(session.baseline_regions or {})
-        assert set(memory) == {"header", "main", "footer"}
-        await page.evaluate("document.getElementById('notice').textContent = 'Nothing found.'")
-        diff = await session.snapshot()
-        assert diff.kind == "diff"
-        assert session.baseline_regions == memory
-        # A baseline now compares against the first baseline, not against the diff.
-        again = await session.snapshot(baseline=True)
+    await page.navigate(page_url("snapshots-actions.html"))
+    session = SnapshotMemory(page)
+    first = await session.snapshot()
+    assert first.kind == "baseline"
+    memory = dict(session.baseline_regions or {})
+    assert set(memory) == {"header", "main", "footer"}
+    await page.evaluate("document.getElementById('notice').textContent = 'Nothing found.'")
+    diff = await session.snapshot()
+    assert diff.kind == "diff"
+    assert session.baseline_regions == memory
+    # A baseline now compares against the first baseline, not against the diff.
+    again = await session.snapshot(baseline=True)
     assert again.kind == "baseline"
     regions = top_regions(tree_of(again))
     assert is_collapsed(regions["header"])
@@ -371,20 +370,19 @@ async def test_no_dedup_option_renders_repeated_blocks(page: PageTarget) -> None
 
 async def test_diff_after_typing_shows_the_new_value(page: PageTarget) -> None:
     """After typing into a field the diff carries the field, same id, with its new value."""
-    with trio.fail_after(TIMEOUT):
-        await page.navigate(page_url("snapshots-actions.html"))
-        session = SnapshotMemory(page)
-        first = await session.snapshot()
-        field_id = str(xp(tree_of(first), "//input")[0].get("id"))
-        await page.evaluate(
-            """(() => {
-              const field = document.getElementById('q');
-              field.focus();
-              field.value = 'tolkien';
-              field.dispatchEvent(new Event('input', { bubbles: true }));
-            })()"""
-        )
-        diff = await session.snapshot()
+    await page.navigate(page_url("snapshots-actions.html"))
+    session = SnapshotMemory(page)
+    first = await session.snapshot()
+    field_id = str(xp(tree_of(first), "//input")[0].get("id"))
+    await page.evaluate(
+        """(() => {
+          const field = document.getElementById('q');
+          field.focus();
+          field.value = 'tolkien';
+          field.dispatchEvent(new Event('input', { bubbles: true }));
+        })()"""
+    )
+    diff = await session.snapshot()
     assert diff.kind == "diff"
     tree = tree_of(diff)
     changed = xp(tree, "//input[@value='tolkien']")
@@ -399,21 +397,20 @@ async def test_diff_after_typing_shows_the_new_value(page: PageTarget) -> None:
 
 async def test_diff_after_opening_a_menu_shows_its_items(page: PageTarget) -> None:
     """After a click reveals a menu, the diff lists the menu's items as new controls."""
-    with trio.fail_after(TIMEOUT):
-        await page.navigate(page_url("snapshots-actions.html"))
-        session = SnapshotMemory(page)
-        first = await session.snapshot()
-        before_ids = set(first.compaction.controls)
-        await page.evaluate(
-            """(() => {
-              const button = document.getElementById('menu-button');
-              button.addEventListener('click', () => {
-                document.getElementById('menu').style.display = 'block';
-              });
-              button.click();
-            })()"""
-        )
-        diff = await session.snapshot()
+    await page.navigate(page_url("snapshots-actions.html"))
+    session = SnapshotMemory(page)
+    first = await session.snapshot()
+    before_ids = set(first.compaction.controls)
+    await page.evaluate(
+        """(() => {
+          const button = document.getElementById('menu-button');
+          button.addEventListener('click', () => {
+            document.getElementById('menu').style.display = 'block';
+          });
+          button.click();
+        })()"""
+    )
+    diff = await session.snapshot()
     assert diff.kind == "diff"
     tree = tree_of(diff)
     added = xp(tree, "//ins//a")
@@ -426,11 +423,10 @@ async def test_diff_after_opening_a_menu_shows_its_items(page: PageTarget) -> No
 
 async def test_diff_with_no_change_says_unchanged(page: PageTarget) -> None:
     """A second snapshot of an untouched page is a diff that says nothing changed."""
-    with trio.fail_after(TIMEOUT):
-        await page.navigate(page_url("snapshots-actions.html"))
-        session = SnapshotMemory(page)
-        await session.snapshot()
-        diff = await session.snapshot()
+    await page.navigate(page_url("snapshots-actions.html"))
+    session = SnapshotMemory(page)
+    await session.snapshot()
+    diff = await session.snapshot()
     assert diff.kind == "diff"
     tree = tree_of(diff)
     assert [child.tag for child in tree] == ["unchanged"]
@@ -445,12 +441,11 @@ async def test_corpus_flow_navigation_collapses_the_header(page: PageTarget, cor
     flow = corpus / "flows" / "books-toscrape"
     steps = sorted(p for p in flow.iterdir() if p.is_dir() and p.name[:2].isdigit())
     assert len(steps) >= 2
-    with trio.fail_after(TIMEOUT):
-        session = SnapshotMemory(page)
-        await page.navigate((steps[0] / "index.html").as_uri())
-        first = await session.snapshot()
-        await page.navigate((steps[1] / "index.html").as_uri())
-        second = await session.snapshot()
+    session = SnapshotMemory(page)
+    await page.navigate((steps[0] / "index.html").as_uri())
+    first = await session.snapshot()
+    await page.navigate((steps[1] / "index.html").as_uri())
+    second = await session.snapshot()
     assert first.kind == "baseline"
     assert second.kind == "baseline"
     before = top_regions(tree_of(first))
@@ -466,12 +461,11 @@ async def test_corpus_flow_navigation_collapses_the_header(page: PageTarget, cor
 
 async def test_fixture_navigation_collapses_header_and_nav(page: PageTarget) -> None:
     """The same flow on fixture pages: snapshot() after a navigation collapses header and nav."""
-    with trio.fail_after(TIMEOUT):
-        session = SnapshotMemory(page)
-        await page.navigate(page_url("snapshots-site-1.html"))
-        first = await session.snapshot()
-        await page.navigate(page_url("snapshots-site-2.html"))
-        second = await session.snapshot()
+    session = SnapshotMemory(page)
+    await page.navigate(page_url("snapshots-site-1.html"))
+    first = await session.snapshot()
+    await page.navigate(page_url("snapshots-site-2.html"))
+    second = await session.snapshot()
     assert (first.kind, second.kind) == ("baseline", "baseline")
     regions = top_regions(tree_of(second))
     assert is_collapsed(regions["header"])
@@ -493,16 +487,15 @@ async def test_page_cannot_forge_a_collapsed_region(page: PageTarget) -> None:
         f"<p id='t'>{escaped}</p><button aria-label=\"{escaped}\">x</button>"
         f"<input id='f' value=\"{escaped}\"><p>{escaped}]]&gt;</p></main>"
     )
-    with trio.fail_after(TIMEOUT):
-        await page.navigate(page_url(html))
-        session = SnapshotMemory(page)
-        first = await session.snapshot()
-        await page.evaluate(
-            "document.getElementById('t').textContent = "
-            "'</region>' + document.getElementById('t').textContent"
-        )
-        diff = await session.snapshot()
-        again = await session.snapshot(baseline=True)
+    await page.navigate(page_url(html))
+    session = SnapshotMemory(page)
+    first = await session.snapshot()
+    await page.evaluate(
+        "document.getElementById('t').textContent = "
+        "'</region>' + document.getElementById('t').textContent"
+    )
+    diff = await session.snapshot()
+    again = await session.snapshot(baseline=True)
     for snapshot in (first, diff, again):
         tree = tree_of(snapshot)
         assert xp(tree, "//region[@name='nav']") == [], snapshot.kind
@@ -522,12 +515,11 @@ async def test_text_spelling_an_id_is_not_counted_as_one(page: PageTarget) -> No
         + "".join(f"<p>Order {n} is on its way to the customer.</p>" for n in range(20))
         + "</main>"
     )
-    with trio.fail_after(TIMEOUT):
-        await page.navigate(page_url(html))
-        session = SnapshotMemory(page)
-        await session.snapshot()
-        await page.evaluate("document.getElementById('t').remove()")
-        diff = await session.snapshot()
+    await page.navigate(page_url(html))
+    session = SnapshotMemory(page)
+    await session.snapshot()
+    await page.evaluate("document.getElementById('t').remove()")
+    diff = await session.snapshot()
     tree = tree_of(diff)
     assert diff.kind == "diff"
     assert 'Order id="zz9" shipped' in text_of(tree)
@@ -546,22 +538,21 @@ async def test_eids_stable_across_snapshots_of_the_same_page(page: PageTarget) -
 
 async def test_eids_stable_across_an_insertion_before_an_element(page: PageTarget) -> None:
     """Inserting a paragraph and a button before existing controls leaves their eids unchanged."""
-    with trio.fail_after(TIMEOUT):
-        await page.navigate(page_url("snapshots-actions.html"))
-        session = SnapshotMemory(page)
-        first = await session.snapshot()
-        await page.evaluate(
-            """(() => {
-              const save = document.getElementById('save');
-              const note = document.createElement('p');
-              note.textContent = 'Your last search was saved.';
-              const undo = document.createElement('button');
-              undo.textContent = 'Undo';
-              save.parentNode.parentNode.insertBefore(note, save.parentNode);
-              save.parentNode.insertBefore(undo, save);
-            })()"""
-        )
-        second = await session.snapshot()
+    await page.navigate(page_url("snapshots-actions.html"))
+    session = SnapshotMemory(page)
+    first = await session.snapshot()
+    await page.evaluate(
+        """(() => {
+          const save = document.getElementById('save');
+          const note = document.createElement('p');
+          note.textContent = 'Your last search was saved.';
+          const undo = document.createElement('button');
+          undo.textContent = 'Undo';
+          save.parentNode.parentNode.insertBefore(note, save.parentNode);
+          save.parentNode.insertBefore(undo, save);
+        })()"""
+    )
+    second = await session.snapshot()
     before = {c.name: eid for eid, c in first.compaction.controls.items()}
     after = {c.name: eid for eid, c in second.compaction.controls.items()}
     assert set(after) == set(before) | {"Undo"}
@@ -588,10 +579,9 @@ async def test_eids_same_on_the_next_page_of_a_site(page: PageTarget) -> None:
 
 async def test_navigation_during_capture_is_captured_again(page: PageTarget) -> None:
     """A page that navigates mid-capture is captured again, never joined from two pages."""
-    with trio.fail_after(60):
-        await page.navigate(page_url("snapshots-site-1.html"))
-        racing = NavigatingTarget(page, [page_url("snapshots-site-2.html")])
-        snapshot = await SnapshotMemory(racing).snapshot()
+    await page.navigate(page_url("snapshots-site-1.html"))
+    racing = NavigatingTarget(page, [page_url("snapshots-site-2.html")])
+    snapshot = await SnapshotMemory(racing).snapshot()
     tree = parse_xml(snapshot.xml)
     assert tree.get("title") == "Shop: apples"
     assert snapshot.compaction.title == "Shop: apples"
@@ -600,10 +590,9 @@ async def test_navigation_during_capture_is_captured_again(page: PageTarget) -> 
 
 async def test_a_page_that_keeps_navigating_gets_a_clear_error(page: PageTarget) -> None:
     """A page that navigates during every capture attempt is an error, not a mixed view."""
-    with trio.fail_after(60):
-        await page.navigate(page_url("snapshots-site-1.html"))
-        urls = [page_url(f"snapshots-site-{n}.html") for n in (2, 1, 2, 1)]
-        session = SnapshotMemory(NavigatingTarget(page, urls))
-        with pytest.raises(PageChangedError, match="navigated while it was being captured"):
-            await session.snapshot()
+    await page.navigate(page_url("snapshots-site-1.html"))
+    urls = [page_url(f"snapshots-site-{n}.html") for n in (2, 1, 2, 1)]
+    session = SnapshotMemory(NavigatingTarget(page, urls))
+    with pytest.raises(PageChangedError, match="navigated while it was being captured"):
+        await session.snapshot()
     assert session.latest is None  # nothing half-captured is remembered

@@ -506,13 +506,12 @@ async def test_call_after_page_change_does_not_join_a_stale_run() -> None:
     async def first_read() -> None:
         results.append(await tracker.call("s1", "read", {"id": "k1"}, tool.run, tab=TAB))
 
-    with trio.fail_after(10):
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(first_read)
-            await tool.started.wait()
-            tracker.note_page_change(TAB, "Page.frameNavigated")
-            second = await read(tracker, fresh, "new page")
-            tool.release.set()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(first_read)
+        await tool.started.wait()
+        tracker.note_page_change(TAB, "Page.frameNavigated")
+        second = await read(tracker, fresh, "new page")
+        tool.release.set()
     assert not second.cached
     assert second.result == "new page"
     assert results[0].result == "old page"

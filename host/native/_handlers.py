@@ -46,10 +46,10 @@ from pycdp_bridge import (
     call_on,
     capture,
     evaluate,
+    sole_kind,
 )
 from pycdp_bridge import protocol as cdp
 
-from .._groups import sole_kind
 from ..pipeline import Control, count_tokens
 from ..tab import PageChangedError, RevisionStatistics, Snapshot, SnapshotMemory, Tab
 from ..tools import TOOLS, ToolResult, ToolSpec, granted, run_tool

@@ -25,7 +25,8 @@ from typing import Any, Final, TypeAlias
 import attrs
 import trio
 
-from .._groups import sole_kind
+from pycdp_bridge import sole_kind
+
 from ._framing import (
     DEFAULT_CHUNK_THRESHOLD,
     DecodedMessage,

@@ -9,12 +9,14 @@ text and writes tags; everything the host writes as XML goes through it.
 from . import _xml as xml
 from ._build import BuildOptions
 from ._compact import (
+    LONG_TEXT,
     Compaction,
     CompactionStats,
     Item,
     Region,
     compact,
     open_tag,
+    read_text,
     render_items,
     render_node,
 )
@@ -22,6 +24,7 @@ from ._tokens import count_tokens
 from ._tree import Control, OutNode
 
 __all__ = [
+    "LONG_TEXT",
     "BuildOptions",
     "Compaction",
     "CompactionStats",
@@ -32,6 +35,7 @@ __all__ = [
     "compact",
     "count_tokens",
     "open_tag",
+    "read_text",
     "render_items",
     "render_node",
     "xml",

@@ -24,6 +24,7 @@ from pycdp_bridge import Node, NodeType, PageModel
 
 from ._accname import NameIndex, markup_states
 from ._filter import Visibility
+from ._icons import icon_name
 from ._roles import (
     BLOCK_DISPLAYS,
     CELL_DISPLAYS,
@@ -31,11 +32,15 @@ from ._roles import (
     FORM_TAGS,
     HEADING_TAGS,
     INTERACTIVE_ROLES,
+    LANDMARK_BY_TAG,
     TEXT_INPUT_TYPES,
     aria_role,
+    input_type,
     landmark_of,
 )
+from ._scripted import Scripted, own_handler, scripted
 from ._tree import OutNode
+from ._xml import listed
 
 __all__ = ["BuildOptions", "Built", "ControlFacts", "build_tree"]
 
@@ -46,6 +51,21 @@ __all__ = ["BuildOptions", "Built", "ControlFacts", "build_tree"]
 MAX_DEPTH = 5_000
 # Containment ratio above which a clickable inside another one is the same target.
 CONTAINMENT = 0.99
+# An element with its own handler inside a control is the same target when it
+# covers at least this share of the control (a span filling its link); smaller,
+# it is a target of its own (the star of a clickable message row).
+SAME_TARGET = 0.7
+# A table cell whose content is at most this long (and holds no table, heading or
+# landmark) is read on its row's line: its inner line breaks become spaces. Longer
+# cells are a layout table's columns and keep their lines.
+FLAT_CELL_CHARS = 200
+_FLAT_CELL_NODES = 150
+_NOT_FLAT = frozenset({"table", "h1", "h2", "h3", "h4", "h5", "h6", *LANDMARK_BY_TAG})
+# A `|` of page text inside a table cell, written so that it cannot be read as the
+# separator between cells (GitHub-flavoured Markdown's table escape).
+CELL_PIPE = "\\|"
+_NESTED_LISTS = frozenset({"ul", "ol"})
+_GROUP_ROLES = frozenset({"group", "tree"})
 
 # Output tag per role for controls that are not native form fields.
 _TAG_BY_ROLE = {
@@ -123,6 +143,10 @@ def build_tree(model: PageModel, visibility: Visibility, options: BuildOptions) 
     return Built(root, builder.controls, builder.elements_out)
 
 
+def _is_cell(node: Node) -> bool:
+    return node.style is not None and node.style.display in CELL_DISPLAYS
+
+
 def _fold(text: str) -> str:
     return " ".join(text.split())
 
@@ -143,6 +167,13 @@ class _Builder:
         self.scope: list[str] = []
         self.in_pre = 0
         self.in_heading = ""
+        # Open table rows, innermost last: [row node index, cells seen so far,
+        # 1 when the row is read as one line].
+        self.rows: list[list[int]] = []
+        # Inside a table cell (its page text escapes "|"), and inside a cell read
+        # on one line (its line breaks are spaces).
+        self.in_cell = 0
+        self.flat = 0
         # Bounds of the control we are inside, for nested-clickable folding.
         self.active_control: Node | None = None
         self.names = NameIndex(model, visibility.removed, visibility.shown)
@@ -155,12 +186,18 @@ class _Builder:
     # -- text -------------------------------------------------------------
 
     def add_text(self, out: list[OutNode | str], raw: str) -> None:
-        if self.in_pre:
+        """Add page text to the current line (the one place page text enters lines)."""
+        if self.in_pre and not self.flat:
             piece = raw.replace("\r\n", "\n")
         else:
             piece = _SPACE.sub(" ", raw)
             if piece == " " and not self.line_open:
                 return
+        if self.in_cell and "|" in piece:
+            piece = piece.replace("|", CELL_PIPE)
+        self._append(out, piece)
+
+    def _append(self, out: list[OutNode | str], piece: str) -> None:
         if not piece:
             return
         if out and isinstance(out[-1], str):
@@ -172,6 +209,11 @@ class _Builder:
 
     def line_break(self, out: list[OutNode | str]) -> None:
         if not self.line_open:
+            return
+        if self.flat:
+            # Inside a cell read on one line: a block boundary separates words only.
+            if not (out and isinstance(out[-1], str) and out[-1][-1:].isspace()):
+                self._append(out, " ")
             return
         if out and isinstance(out[-1], str):
             out[-1] += "\n"
@@ -214,10 +256,92 @@ class _Builder:
         if tag == "br":
             self.line_break(out)
             return
-        if display in CELL_DISPLAYS and self.line_open:
-            self.add_text(out, " | ")
+        cell = display in CELL_DISPLAYS
+        flat = False
+        if cell:
+            row = self.rows[-1] if self.rows and self.rows[-1][0] == node.parent else None
+            flat = row is not None and row[2] == 1 and not self.flat
+            self._cell_separator(node, out, row)
         if block:
             self.line_break(out)
+        if display == "table-row":
+            self.rows.append([i, 0, int(self._flat_row(node))])
+            mark = (len(out), out[-1] if out and isinstance(out[-1], str) else None)
+            self._element(node, out, depth)
+            self.rows.pop()
+            self._drop_empty_row(out, mark)
+        elif cell:
+            self.in_cell += 1
+            self.flat += flat
+            self._element(node, out, depth)
+            self.flat -= flat
+            self.in_cell -= 1
+        else:
+            self._element(node, out, depth)
+        if block:
+            self.line_break(out)
+
+    def _cell_separator(self, node: Node, out: list[OutNode | str], row: list[int] | None) -> None:
+        """` | ` before every cell of a one-line row but its first, empty cells included."""
+        if row is None or not row[2]:
+            # A cell outside a row of its own (CSS tables, anonymous rows) or in a
+            # layout row of long cells: it is separated from what stands before
+            # it on its line only.
+            if self.line_open:
+                self._append(out, " | ")
+            return
+        if row[1]:
+            if out and isinstance(out[-1], str):
+                out[-1] = out[-1].rstrip(" ")
+            self._append(out, " | ")
+            self.line_open = True
+        row[1] += 1
+
+    def _drop_empty_row(self, out: list[OutNode | str], mark: tuple[int, str | None]) -> None:
+        """A row of empty cells (a spacer row) leaves no line of bare separators."""
+        size, last = mark
+        start = size - 1 if last is not None else size
+        added = out[start:]
+        if not all(isinstance(piece, str) for piece in added):
+            return
+        before = last or ""
+        text = "".join(piece for piece in added if isinstance(piece, str))[len(before) :]
+        if text.replace("|", "").strip():
+            return
+        del out[start:]
+        if last is not None:
+            out.append(last)
+        self.line_open = bool(before.strip()) and not before.endswith("\n")
+
+    def _flat_row(self, row: Node) -> bool:
+        """Whether a table row is read as one line: two cells or more, all short.
+
+        A row of one cell has no columns to keep in line (a sidebar box laid out
+        as a table), and a row with a long cell is a layout table's: their cells
+        keep their lines.
+        """
+        cells = [self.nodes[c] for c in row.children if _is_cell(self.nodes[c])]
+        return len(cells) >= 2 and all(self._flat_cell(cell) for cell in cells)
+
+    def _flat_cell(self, node: Node) -> bool:
+        """Whether a cell is short enough to read on its row's line."""
+        if self.removed[node.index]:
+            return True
+        if node.end - node.index > _FLAT_CELL_NODES:
+            return False
+        chars = 0
+        for inner in self.model.nodes[node.index + 1 : node.end]:
+            if inner.is_text:
+                if self.shown[inner.index]:
+                    chars += len(inner.text.strip())
+            elif inner.name in _NOT_FLAT or _is_cell(inner):
+                return False
+        return chars <= FLAT_CELL_CHARS
+
+    def _element(self, node: Node, out: list[OutNode | str], depth: int) -> None:
+        """An element's own meaning: a region, a control, a heading, an image or a wrapper."""
+        i = node.index
+        tag = node.name
 
         region = landmark_of(node, self.model)
         role = aria_role(node)
@@ -238,8 +362,6 @@ class _Builder:
             self.in_pre += pre
             self.walk_children(node, out, depth)
             self.in_pre -= pre
-        if block:
-            self.line_break(out)
 
     def _push_scope(self, node: Node) -> bool:
         if node.node_type is NodeType.SHADOW_ROOT:
@@ -313,32 +435,31 @@ class _Builder:
             if self.active_control is not None and not self._own_target(node, role):
                 return False
             return self._reachable(node)
-        if node.name == "input" and node.attributes.get("type", "").lower() == "hidden":
+        if node.name == "input" and input_type(node) == "hidden":
             return False
-        # A generic element a script made clickable: it starts the pointer cursor.
-        style = node.style
-        if style is None or style.cursor != "pointer":
+        # A generic element the page made a control by script (see _scripted).
+        how = scripted(self.model, node)
+        if how is None:
             return False
-        if not (node.clickable or "onclick" in node.attributes):
-            return False
-        parent = self.model.parent_of(node)
-        if parent is not None and parent.style is not None and parent.style.cursor == "pointer":
-            return False
-        if self.active_control is not None and not self._own_target(node, role):
+        if self.active_control is not None and not self._own_target(node, role, how):
             return False
         return self._reachable(node)
 
-    def _own_target(self, node: Node, role: str) -> bool:
+    def _own_target(self, node: Node, role: str, how: Scripted | None = None) -> bool:
         """Inside another control: does this element stay a separate target?"""
         outer = self.active_control
         assert outer is not None
         if node.name in FORM_TAGS or role in INTERACTIVE_ROLES:
             return True
-        if "onclick" in node.attributes or node.attributes.get("aria-label"):
+        if node.attributes.get("aria-label"):
             return True
         inner_box, outer_box = node.bounds, outer.bounds
         if inner_box is None or outer_box is None or inner_box.area <= 0:
             return False
+        if (how is not None and how is not Scripted.DELEGATED) or own_handler(node):
+            # Its own handler: a target of its own unless it is the control's
+            # whole face (a span filling its link).
+            return inner_box.area < SAME_TARGET * outer_box.area
         overlap_w = min(inner_box.right, outer_box.right) - max(inner_box.x, outer_box.x)
         overlap_h = min(inner_box.bottom, outer_box.bottom) - max(inner_box.y, outer_box.y)
         overlap = max(0.0, overlap_w) * max(0.0, overlap_h)
@@ -358,6 +479,7 @@ class _Builder:
         attrs_out: list[tuple[str, str]] = []
         control = OutNode("", attrs_out, node=node.index)
         self.elements_out += 1
+        nested: list[int] = []
         if tag == "input":
             self._input(node, control)
         elif tag == "select":
@@ -380,13 +502,17 @@ class _Builder:
                 href = self._href(node.attributes.get("href"))
                 if href:
                     attrs_out.append(("href", href))
+            nested = self._nested_lists(node, role)
             outer = self.active_control
             self.active_control = node
             self.line_open = False
-            self.walk_children(node, control.children, depth)
+            for child in node.children:
+                if child not in nested:
+                    self.walk(self.nodes[child], control.children, depth + 1)
             self.active_control = outer
-            self._name_if_unseen(node, control)
+            self._name_if_unseen(node, control, role)
             self._aria_states(node, control)
+            self._tree_state(node, role, control, nested)
         self._states(node, control)
         if out and isinstance(out[-1], str) and out[-1][-1:].isalnum():
             out[-1] += " "
@@ -396,7 +522,7 @@ class _Builder:
         facts = ControlFacts(
             node=node.index,
             role=role or "clickable",
-            name=self._name(node, visible) or visible,
+            name=self._name(node, visible) or visible or dict(control.attrs).get("icon", ""),
             href=node.attributes.get("href", "") if tag == "a" else "",
             region_path=tuple(self.region_path),
             heading=self.heading_stack[-1],
@@ -404,6 +530,10 @@ class _Builder:
             context=self.in_heading + ("+text" if visible else "-text"),
         )
         self.controls.append((control, facts))
+        # A tree item's own subtree (the items of an open folder) follows it
+        # line by line instead of standing inside it.
+        for child in nested:
+            self.walk(self.nodes[child], out, depth + 1)
 
     def _submits(self, node: Node) -> bool:
         """A <button> that submits a form when clicked (the default type, in a form)."""
@@ -422,12 +552,74 @@ class _Builder:
             self.name_cache[node.index] = cached
         return cached
 
-    def _name_if_unseen(self, node: Node, control: OutNode) -> None:
-        """Add the accessible name when the visible text does not already carry it."""
+    def _name_if_unseen(self, node: Node, control: OutNode, role: str) -> None:
+        """Add the accessible name when the visible text does not already carry it;
+        an icon with neither gets a name derived from its markup (see _icons)."""
         visible = control.text()
         name = self._name(node, visible)
+        if not name and not visible and role not in INTERACTIVE_ROLES:
+            # A script-made control has no name from its content in the AX rules,
+            # but a person reads the image inside it.
+            name = self.names.text_of(node)
         if name and name.lower() not in visible.lower():
             control.attrs.append(("label", name))
+        elif not name and not visible:
+            icon = icon_name(self.model, node)
+            if icon:
+                control.attrs.append(("icon", icon))
+
+    # -- trees --------------------------------------------------------------
+
+    def _nested_lists(self, node: Node, role: str) -> list[int]:
+        """The sublists of a tree item (a treeitem, or a list item that is a control)."""
+        if role != "treeitem" and node.name != "li":
+            return []
+        return [c for c in node.children if self._is_sublist(self.nodes[c])]
+
+    def _is_sublist(self, node: Node) -> bool:
+        if not node.is_element:
+            return False
+        role = node.attributes.get("role", "").strip().lower()
+        return role in _GROUP_ROLES or (not role and node.name in _NESTED_LISTS)
+
+    def _tree_state(self, node: Node, role: str, control: OutNode, nested: list[int]) -> None:
+        """`expanded` and `level` of a tree item; ARIA says them, or the nesting of
+        clickable list items (a folder's sublist, shown or not) does."""
+        if role == "treeitem":
+            raw = node.attributes.get("aria-level", "")
+            level = (
+                int(raw)
+                if raw.isdigit()
+                else 1 + sum(1 for a in self.model.ancestors(node) if aria_role(a) == "treeitem")
+            )
+            if level > 1:
+                control.attrs.append(("level", str(level)))
+            return
+        if role in INTERACTIVE_ROLES or "aria-expanded" in node.attributes:
+            return
+        item = node if node.name == "li" else self.model.parent_of(node)
+        if item is None or item.name != "li":
+            return
+        if item is node:
+            sublists = [self.nodes[c] for c in nested]
+        else:
+            after = item.children[item.children.index(node.index) + 1 :]
+            sublists = [self.nodes[c] for c in after if self._is_sublist(self.nodes[c])]
+        sublists = [s for s in sublists if any(self.nodes[c].name == "li" for c in s.children)]
+        level = sum(1 for a in self.model.ancestors(node) if a.name == "li") + (item is node)
+        if sublists:
+            control.attrs.append(("expanded", "true" if self._opened(sublists) else "false"))
+        if level > 1:
+            control.attrs.append(("level", str(level)))
+
+    def _opened(self, sublists: list[Node]) -> bool:
+        for sublist in sublists:
+            if self.removed[sublist.index]:
+                continue
+            for inner in self.model.subtree(sublist):
+                if inner.is_text and self.shown[inner.index] and inner.text.strip():
+                    return True
+        return False
 
     def _field_label(self, node: Node, control: OutNode) -> None:
         # A visible <label> already stands next to the field as text; its name
@@ -444,7 +636,7 @@ class _Builder:
             control.attrs.append(("placeholder", placeholder))
 
     def _input(self, node: Node, control: OutNode) -> None:
-        kind = node.attributes.get("type", "text").lower()
+        kind = input_type(node)
         attrs_out = control.attrs
         control.tag = "input"
         value = (
@@ -500,12 +692,12 @@ class _Builder:
         if "multiple" in node.attributes:
             control.attrs.append(("multiple", "true"))
         if chosen:
-            control.attrs.append(("value", "|".join(chosen)))
+            control.attrs.append(("value", listed(chosen)))
         if len(options) <= _SELECT_LISTED:
-            control.attrs.append(("options", "|".join(options)))
+            control.attrs.append(("options", listed(options)))
         else:
             control.attrs.append(("options", str(len(options))))
-            control.attrs.append(("first", "|".join(options[:_SELECT_FIRST])))
+            control.attrs.append(("first", listed(options[:_SELECT_FIRST])))
 
     def _option_text(self, option: Node) -> str:
         return " ".join(
@@ -537,6 +729,19 @@ class _Builder:
                 control.attrs.append((key, "true" if value is True else str(value)))
             elif key == "expanded" and value in (False, "false"):
                 control.attrs.append((key, "false"))
+        # What a click opens (a submenu, a listbox, a dialog: a menu item says it
+        # always, other controls when `expanded` does not already), and the current
+        # item of a set (a pager's page, a step, today's date).
+        popup = node.attributes.get("aria-haspopup", "").strip().lower()
+        if (
+            popup
+            and popup != "false"
+            and (control.tag == "menuitem" or not any(k == "expanded" for k, _ in control.attrs))
+        ):
+            control.attrs.append(("haspopup", "menu" if popup == "true" else popup))
+        current = node.attributes.get("aria-current", "").strip().lower()
+        if current and current != "false":
+            control.attrs.append(("current", current))
 
     def _href(self, raw: str | None) -> str:
         if not raw:

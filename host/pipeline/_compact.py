@@ -24,15 +24,24 @@ from ._tokens import count_tokens
 from ._tree import Control, OutNode
 
 __all__ = [
+    "LONG_TEXT",
     "Compaction",
     "CompactionStats",
     "Item",
     "Region",
     "compact",
     "open_tag",
+    "read_text",
     "render_items",
     "render_node",
 ]
+
+# The characters of a long text a snapshot shows, and of each page `read_text` gives.
+LONG_TEXT = 2_000
+# A long text is cut at a space when one stands in the last quarter of the head.
+_CUT_SLACK = LONG_TEXT // 4
+# The marker that stands for the rest of a long text (see `_cut_long_texts`).
+_MORE = "more"
 
 # Frames the walk may need: the builder takes about three per level of the page.
 _RECURSION_LIMIT = 3 * MAX_DEPTH + 1_000
@@ -99,7 +108,10 @@ class CompactionStats:
 
 @attrs.frozen
 class Compaction:
-    """The compact view of one page."""
+    """The compact view of one page.
+
+    No string in it holds a lone surrogate (they became U+FFFD): any encoder takes it.
+    """
 
     url: str
     title: str
@@ -109,12 +121,25 @@ class Compaction:
     controls: Mapping[str, Control]
     stats: CompactionStats
     root: OutNode
+    # Long texts shown cut (see `compact`'s ``long_text``): key → the whole text.
+    texts: Mapping[str, str] = attrs.field(factory=dict)
 
 
 def compact(
-    model: PageModel, options: BuildOptions | None = None, *, count: bool = True
+    model: PageModel,
+    options: BuildOptions | None = None,
+    *,
+    count: bool = True,
+    long_text: int | None = None,
 ) -> Compaction:
-    """Compact a captured page into XML."""
+    """Compact a captured page into XML.
+
+    With ``long_text``, a text run longer than that many characters shows its head
+    and then `<more text="t1" at="…" chars="…" lines="…"/>`: the key of the whole
+    text in `Compaction.texts`, where the head ends, and exactly how many characters
+    and line breaks follow; `read_text` gives the rest a page at a time. The output
+    tree keeps the whole text (inside the marker), so searches still see all of it.
+    """
     # The pipeline allocates many small objects and makes no reference cycles;
     # pausing the cyclic collector keeps a full sweep over the page model out of
     # the snapshot (measured here: 4.5 ms with a 2,167-node model in memory).
@@ -126,18 +151,22 @@ def compact(
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, _RECURSION_LIMIT))
     try:
-        return _compact(model, options or BuildOptions(), count=count)
+        return _compact(model, options or BuildOptions(), count=count, long_text=long_text)
     finally:
         sys.setrecursionlimit(limit)
         if enabled:
             gc.enable()
 
 
-def _compact(model: PageModel, options: BuildOptions, *, count: bool) -> Compaction:
+def _compact(
+    model: PageModel, options: BuildOptions, *, count: bool, long_text: int | None
+) -> Compaction:
     t0 = time.perf_counter()
     visibility = filter_page(model)
     t1 = time.perf_counter()
     built = build_tree(model, visibility, options)
+    _make_encodable(built.root)
+    texts = _cut_long_texts(built.root, long_text) if long_text is not None else {}
     t2 = time.perf_counter()
     eids = assign_eids((facts for _, facts in built.controls), len(built.controls))
     controls: dict[str, Control] = {}
@@ -150,12 +179,13 @@ def _compact(model: PageModel, options: BuildOptions, *, count: bool) -> Compact
             node=facts.node,
             backend_node_id=node.backend_node_id,
             frame=node.frame,
-            role=facts.role,
-            name=facts.name,
+            role=_xml.encodable(facts.role),
+            name=_xml.encodable(facts.name),
             region=facts.region_path[-1] if facts.region_path else "main",
         )
     regions = _regions(built.root)
-    head = f'<page url="{_xml.attr(model.url)}" title="{_xml.attr(model.title)}">\n'
+    url, title = _xml.encodable(model.url), _xml.encodable(model.title)
+    head = f'<page url="{_xml.attr(url)}" title="{_xml.attr(title)}">\n'
     xml = head + "".join(r.xml for r in regions if r.depth == 0) + "</page>\n"
     t3 = time.perf_counter()
     tokens = count_tokens(xml) if count else -1
@@ -175,7 +205,109 @@ def _compact(model: PageModel, options: BuildOptions, *, count: bool) -> Compact
             "tokens": (t4 - t3) * 1000,
         },
     )
-    return Compaction(model.url, model.title, xml, tuple(regions), controls, stats, built.root)
+    return Compaction(url, title, xml, tuple(regions), controls, stats, built.root, texts)
+
+
+def _cut_long_texts(root: OutNode, limit: int) -> dict[str, str]:
+    """Put a `_MORE` marker after the head of every text run longer than `limit`.
+
+    The marker holds the rest of the text as its child: rendering shows only the
+    marker's attributes, `OutNode.text()` still reads the whole text. Keys are
+    numbered in document order, so the same page gives the same keys.
+    """
+    if limit < 1:
+        raise ValueError(f"long_text must be at least 1 character, not {limit!r}")
+    texts: dict[str, str] = {}
+    for node in root.iter():  # a list made before any marker is added
+        if not any(isinstance(c, str) and len(c) > limit for c in node.children):
+            continue
+        children: list[OutNode | str] = []
+        for child in node.children:
+            if not isinstance(child, str) or len(child) <= limit:
+                children.append(child)
+                continue
+            key = f"t{len(texts) + 1}"
+            texts[key] = child
+            at = _head_end(child, 0, limit)
+            children.append(child[:at])
+            children.append(_marker(key, child, at))
+        node.children = children
+    return texts
+
+
+def _head_end(text: str, start: int, limit: int) -> int:
+    """Where a page of `text` from `start` ends: after `limit` characters, or just
+    after the last whitespace of its last quarter, so that words stay whole."""
+    end = start + limit
+    if end >= len(text):
+        return len(text)
+    slack = min(_CUT_SLACK, limit // 4)
+    for k in range(end, end - slack, -1):
+        if text[k - 1].isspace():
+            return k
+    return end
+
+
+def _marker(key: str, text: str, at: int) -> OutNode:
+    rest = text[at:]
+    return OutNode(
+        _MORE,
+        [
+            ("text", key),
+            ("at", str(at)),
+            ("chars", str(len(rest))),
+            ("lines", str(rest.count("\n"))),
+        ],
+        [rest],
+    )
+
+
+def read_text(compaction: Compaction, key: str, at: int, limit: int = LONG_TEXT) -> str:
+    """One page of a long text a snapshot showed cut, from character `at`, as XML.
+
+    `<text key="t1" at="2000" chars="1994">…</text>`, the text as it stands on the
+    page (line breaks kept, escaped), then a `<more …/>` marker like the snapshot's
+    when more follows. Paging from the marker's `at` to the end gives back every
+    character of the text exactly once.
+    """
+    text = compaction.texts.get(key)
+    if text is None:
+        known = ", ".join(compaction.texts) or "none"
+        raise LookupError(f"no long text {key!r} in this snapshot (it has: {known})")
+    if not 0 <= at <= len(text):
+        raise ValueError(f"offset {at!r} is outside text {key!r} of {len(text)} characters")
+    if limit < 1:
+        raise ValueError(f"a page must be at least 1 character, not {limit!r}")
+    end = _head_end(text, at, limit)
+    page = text[at:end]
+    head = f'<text key="{_xml.attr(key)}" at="{at}" chars="{len(page)}">'
+    xml = head + _xml.text(page) + "</text>\n"
+    if end < len(text):
+        xml += open_tag(_marker(key, text, end))[:-1] + "/>\n"
+    return xml
+
+
+def _make_encodable(root: OutNode) -> None:
+    """Replace lone surrogates in the page's strings of the output tree (see `_xml`).
+
+    Here page strings enter what the pipeline hands on: the XML is escaped anyway,
+    but texts, names and labels also go to token counts, tool messages and logs.
+    """
+    clean = _xml.encodable
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        for _, value in node.attrs:
+            if not value.isascii():
+                node.attrs = [(key, clean(value)) for key, value in node.attrs]
+                break
+        children = node.children
+        for k, child in enumerate(children):
+            if isinstance(child, str):
+                if not child.isascii():
+                    children[k] = clean(child)
+            else:
+                stack.append(child)
 
 
 # Regions that stand inside the page's flow; between stray content they stay
@@ -333,7 +465,7 @@ def render_items(region: OutNode, replace: Replace | None = None) -> list[Item]:
 
 # Attributes that name an element a person sees without text, in the order a person
 # would use them for it.
-_NAMING = ("label", "alt", "value", "placeholder")
+_NAMING = ("label", "icon", "alt", "value", "placeholder")
 
 
 @attrs.define
@@ -373,7 +505,9 @@ def open_tag(node: OutNode) -> str:
 
 def _render_inline(node: OutNode, parts: list[str]) -> None:
     """A control, heading or image on one line: its line breaks become spaces."""
-    if not node.children:
+    if not node.children or node.tag == _MORE:
+        # A long text's marker holds the rest of the text for searches; it shows only
+        # its attributes.
         attrs_xml = "".join(f' {key}="{_xml.attr(value)}"' for key, value in node.attrs)
         parts.append(f"<{node.tag}{attrs_xml}/>")
         return

@@ -19,7 +19,7 @@ import attrs
 
 from pycdp_bridge import Node, NodeType, PageModel, Rect
 
-from ._roles import INTERACTIVE_ROLES, NOISE_TAGS, aria_role
+from ._roles import INTERACTIVE_ROLES, NATIVE_CLICKABLE_TAGS, NOISE_TAGS, aria_role
 
 __all__ = ["Visibility", "filter_page"]
 
@@ -87,6 +87,7 @@ def filter_page(model: PageModel) -> Visibility:
             reason is None
             and node.attributes.get("aria-hidden") == "true"
             and not _has_rendered_words(model, node)
+            and not _has_operable(model, node)
         ):
             reason = ARIA_HIDDEN
         style = node.style
@@ -147,6 +148,28 @@ def _has_rendered_words(model: PageModel, node: Node) -> bool:
     # decorative glyphs go, but rendered words stay, since a person reads them.
     for inner in model.nodes[node.index + 1 : node.end]:
         if inner.is_text and inner.bounds is not None and _WORD.search(inner.text):
+            return True
+    return False
+
+
+def _has_operable(model: PageModel, node: Node) -> bool:
+    # aria-hidden="true" role="button" spinner arrows: hidden from screen readers,
+    # but a person sees and clicks them. An element with a role a person acts on,
+    # a click handler or a place in the tab order, and a box, keeps its subtree;
+    # one taken out of the tab order (tabindex="-1") is a duplicate the page hid.
+    for inner in model.nodes[node.index : node.end]:
+        if not inner.is_element or inner.bounds is None or inner.bounds.is_empty():
+            continue
+        attributes = inner.attributes
+        tabindex = attributes.get("tabindex", "").strip()
+        if tabindex.startswith("-"):
+            continue
+        role = attributes.get("role", "").split()
+        if (
+            (role and role[0].lower() in INTERACTIVE_ROLES)
+            or tabindex.isdigit()
+            or (inner.clickable and inner.name not in NATIVE_CLICKABLE_TAGS)
+        ):
             return True
     return False
 

@@ -85,6 +85,21 @@ LANDMARK_BY_TAG = {
 
 # Input types that are plain text fields: the `type` attribute is left out for them.
 TEXT_INPUT_TYPES = frozenset({"text", "search", "email", "tel", "url", "password", ""})
+# Every `type` HTML defines for <input>; any other value (a typo, "bogus") makes a
+# text field, as the browser treats it.
+INPUT_TYPES = frozenset(
+    {
+        "button", "checkbox", "color", "date", "datetime-local", "email", "file", "hidden",
+        "image", "month", "number", "password", "radio", "range", "reset", "search",
+        "submit", "tel", "text", "time", "url", "week",
+    }
+)  # fmt: skip
+# Tags the browser makes clickable by themselves (DOMSnapshot's isClickable is true
+# for them without any script): their clickability says nothing of a page script.
+NATIVE_CLICKABLE_TAGS = frozenset(
+    {"a", "area", "button", "input", "select", "textarea", "label", "summary", "option",
+     "details", "video", "audio"}
+)  # fmt: skip
 DATE_INPUT_FORMATS = {
     "date": "YYYY-MM-DD",
     "time": "HH:MM",
@@ -124,6 +139,12 @@ def aria_role(node: Node) -> str:
     return implicit_role(node)
 
 
+def input_type(node: Node) -> str:
+    """An <input>'s type as the browser reads it: lower-case, unknown values are "text"."""
+    kind = node.attributes.get("type", "text").strip().lower()
+    return kind if kind in INPUT_TYPES else "text"
+
+
 def implicit_role(node: Node) -> str:
     """The role HTML gives a tag without ARIA (enough of it for the pipeline's decisions)."""
     tag = node.name
@@ -139,7 +160,7 @@ def implicit_role(node: Node) -> str:
     if tag == "textarea":
         return "textbox"
     if tag == "input":
-        kind = node.attributes.get("type", "text").lower()
+        kind = input_type(node)
         return {
             "checkbox": "checkbox",
             "radio": "radio",

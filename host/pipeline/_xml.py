@@ -3,6 +3,13 @@
 Every string that comes from the page goes through `text()` or `attr()`. Characters
 XML 1.0 forbids (C0 controls other than tab/newline/CR, lone surrogates, U+FFFE,
 U+FFFF) become U+FFFD, so a real parser accepts every document we write.
+
+`encodable()` makes a page string safe for any encoder (lone surrogates, which UTF-8
+cannot encode, become U+FFFD); the pipeline applies it where page strings enter its
+results, so nothing downstream (token counts, JSON, logs, stdout) meets one.
+
+`listed()` writes several page strings as one `|`-separated value (the options of a
+select), with `|` and `\\` inside a string escaped so that the list reads back exactly.
 """
 
 from __future__ import annotations
@@ -10,8 +17,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 
-__all__ = ["attr", "element", "end_tag", "start_tag", "text"]
+__all__ = ["attr", "element", "encodable", "end_tag", "listed", "start_tag", "text"]
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 # A raw CR would come back from any parser as LF (XML end-of-line handling).
@@ -29,6 +37,24 @@ _ATTR_TABLE = str.maketrans(
         "\t": "&#9;",
     }
 )
+
+
+# In a list value a backslash escapes the next character: `\|` is a `|` inside an
+# item, `\\` a backslash.
+_LIST_TABLE = str.maketrans({"\\": "\\\\", "|": "\\|"})
+
+
+def encodable(value: str) -> str:
+    """`value` with every lone surrogate replaced by U+FFFD, so UTF-8 can encode it."""
+    # isascii() is O(1) in CPython: most page strings never reach the search.
+    if value.isascii() or not _SURROGATE.search(value):
+        return value
+    return _SURROGATE.sub("\ufffd", value)
+
+
+def listed(items: Iterable[str]) -> str:
+    """Page strings as one list value: `|` between items, `\\|` and `\\\\` inside one."""
+    return "|".join(item.translate(_LIST_TABLE) for item in items)
 
 
 def _clean(value: str) -> str:

