@@ -3,6 +3,7 @@
 
 import { HostConnection, HostError } from "./lib/native.js";
 import { CdpRelay } from "./lib/relay.js";
+import { AgentsHub } from "./lib/agents.js";
 
 /** Side-panel ports, for broadcasting events (detaches, host state). */
 const panels = new Set();
@@ -19,7 +20,7 @@ function broadcast(event) {
 
 const host = new HostConnection({
   onMessage: (msg) => {
-    if (!relay.handle(msg)) {
+    if (!relay.handle(msg) && !agents.handle(msg)) {
       // Nothing else is addressed to the extension; a reply to a request that
       // already timed out lands here too and is dropped on purpose.
       console.debug("trimtab: ignored host message", msg.type);
@@ -32,6 +33,7 @@ const host = new HostConnection({
       relay.releaseAll("host_disconnected").catch(() => {});
     }
     broadcast({ event: "host", state, detail });
+    agents.onHost(state);
   },
 });
 
@@ -39,6 +41,9 @@ const relay = new CdpRelay({
   send: (msg) => host.post(msg),
   onDetached: (tab, reason) => broadcast({ event: "detached", tab, reason }),
 });
+
+// Outside agents (trimtab mcp): the tabs the person shared, their questions, Stop.
+const agents = new AgentsHub({ host, broadcast, panelCount: () => panels.size });
 
 /**
  * Answer one side-panel message.
@@ -50,6 +55,8 @@ async function answer(msg) {
       return await host.request(msg.request, { timeoutMs: msg.timeoutMs });
     case "status":
       return { ...host.status(), attached: relay.attachedTabs() };
+    case "agents":
+      return await agents.op(msg);
     default:
       throw new HostError("bad_message", `unknown side-panel op ${JSON.stringify(msg.op)}`);
   }
@@ -64,6 +71,7 @@ chrome.runtime.onConnect.addListener((port) => {
     // open: when the last one closes the host forgets them and detaches.
     if (panels.size > 0) return;
     for (const tab of relay.attachedTabs()) {
+      if (agents.isShared(tab)) continue; // outside agents still use it
       host.request({ type: "release", tab }).catch(() => {});
     }
   });
@@ -96,4 +104,4 @@ host.ensureConnected();
 
 // A handle for debugging from the worker's console and for the end-to-end tests,
 // which drive the worker over CDP (Runtime.evaluate in the service_worker target).
-globalThis.trimtab = { host, relay, panels };
+globalThis.trimtab = { host, relay, panels, agents };

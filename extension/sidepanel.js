@@ -7,6 +7,7 @@ import { OPENAI_BASE_URL, OpenAIClient } from "./llm/openai.js";
 import { DEFAULT_BUDGET } from "./lib/compact.js";
 import { costOf, describeTotals, emptyTotals } from "./lib/cost.js";
 import { DEFAULT_KEEP, clearTasks, listTasks, saveTask } from "./lib/history.js";
+import { mountAgentsPanel } from "./lib/agents-panel.js";
 import { WorkerClient } from "./lib/worker-client.js";
 import { renderXml } from "./lib/xmlview.js";
 
@@ -568,6 +569,7 @@ chrome.tabs.onRemoved.addListener((tabId) => {
 
 globalThis.trimtabPanel = { state, refresh, worker, showView, showHistory };
 worker.connect();
+mountAgentsPanel($("agents"), worker);
 fillSettingsForm();
 showHistory();
 refresh();

@@ -9,8 +9,10 @@ Its parts, in the order data flows through them:
 * `trimtab.tracker`: repeated tool calls answered from cache;
 * `trimtab.pipeline`: a captured page in, compact XML out.
 
-The command line (``_cli``) and the installer (``_install``) sit on top. CDP and the
-page model are in `pycdp_bridge`.
+`trimtab.link` is the host's endpoint for agents outside the browser, which
+`trimtab.mcp` (``trimtab mcp``) and `trimtab.cli` (``tabs``, ``snapshot``, ``call``,
+``doctor``) connect to. The command line (``_cli``) and the installer (``_install``)
+sit on top. CDP and the page model are in `pycdp_bridge`.
 """
 
 from .native import (

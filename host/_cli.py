@@ -225,6 +225,9 @@ def _parser() -> argparse.ArgumentParser:
         sub.add_argument(
             "--user-data-dir", help="a specific profile folder (its NativeMessagingHosts/)"
         )
+    from .cli import add_commands
+
+    add_commands(commands)
     return parser
 
 
@@ -244,6 +247,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command in ("install", "uninstall"):
         return _install(args)
+    if args.command != "inspect":
+        from .cli import run_command
+
+        return run_command(args)
     try:
         return trio.run(_inspect, args)
     except (*_USER_ERRORS, BaseExceptionGroup) as raised:

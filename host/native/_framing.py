@@ -55,6 +55,7 @@ ErrorCode: TypeAlias = Literal[
     "page_changed",
     "stale_id",
     "bad_consent",
+    "forbidden",
     "internal",
 ]
 

@@ -207,6 +207,19 @@ class _HeldTab:
     inspector_sessions: dict[str, str | None] = attrs.field(factory=dict)
     # Cancels the tab's page observer follower when the tab is released.
     follower: trio.CancelScope = attrs.field(factory=trio.CancelScope)
+    # Clients of the link (trimtab.link) each see the tab through their own view:
+    # their own snapshot memory, the same target, page observer and lock.
+    views: dict[str, Tab] = attrs.field(factory=dict)
+
+    def view(self, name: str | None) -> Tab:
+        """The tab as the client ``name`` has seen it (None: the side panel's agent)."""
+        if name is None:
+            return self.tab
+        view = self.views.get(name)
+        if view is None:
+            view = attrs.evolve(self.tab, memory=SnapshotMemory(self.tab.target))
+            self.views[name] = view
+        return view
 
 
 @attrs.frozen
@@ -251,6 +264,11 @@ class HostState:
             tracker=self.tracker.statistics(),
             revisions={tab: held.tab.revisions.statistics() for tab, held in self._tabs.items()},
         )
+
+    def forget_view(self, name: str) -> None:
+        """Drop what a client of the link has seen of every tab (it disconnected)."""
+        for held in self._tabs.values():
+            held.views.pop(name, None)
 
     def tab(self, tab: int) -> Tab | None:
         """The agent's `Tab` for a browser tab, if the host holds one (tests, diagnostics)."""
@@ -324,14 +342,17 @@ class HostState:
             raise RequestError(
                 "bad_request", f"unknown tool {name[:100]!r}; the tools are: {known}"
             )
+        view: str | None = request.get("view", (str, type(None)), default=None)
         call = ToolCall(session, tab, name, _args_key(args))
         consented = token is not None and self.consents.redeem(token, call)
         policy = self.tracker.policy(name)
 
         async def run() -> ToolResult:
-            async with state.tab.lock:
+            # A client of the link acts through its own view of the tab.
+            agent_tab = state.view(view)
+            async with agent_tab.lock:
                 with granted(consented):
-                    return await self.toolbox.run(state.tab, name, args)
+                    return await self.toolbox.run(agent_tab, name, args)
 
         async with _cdp_errors(tab, timeout=TOOL_TIMEOUT):
             state = await self._open_tab(tab)

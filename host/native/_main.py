@@ -39,6 +39,7 @@ import trio
 from pycdp_bridge import RelayHub
 
 from .._install import extension_id
+from ..link import open_link
 from ._debug_handlers import debug_handlers
 from ._handlers import open_host_state
 from ._logging import configure_logging
@@ -104,8 +105,14 @@ async def build_setup(context: HostContext) -> AsyncIterator[HostSetup]:
     if context.debug:
         handlers.update(debug_handlers(context.outbox))
     try:
-        async with open_host_state(relay) as state:
+        async with (
+            open_host_state(relay) as state,
+            open_link(state, context.outbox, context.origin) as link,
+        ):
             handlers.update(state.handlers())
+            # Agents outside the browser (trimtab mcp, the command line) reach the
+            # host through the link; the extension tells it what they may touch.
+            handlers.update(link.handlers())
             yield HostSetup(handlers=handlers, on_relay_message=relay.feed)
     finally:
         # Commands still waiting on the extension fail with target_closed.

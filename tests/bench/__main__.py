@@ -25,7 +25,7 @@ import trio
 
 from tests.bench import REPO, require_corpus
 
-OURS = ("pages", "flows", "scaling", "stability", "tasks", "actions")
+OURS = ("pages", "flows", "scaling", "stability", "tasks", "actions", "mcp")
 THEIRS = ("capture", "tracker")
 SECTIONS = (*OURS, *THEIRS)
 
@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [s for s in chosen if s not in SECTIONS]
     if unknown:
         parser.error(f"unknown sections {unknown}; choose from {', '.join(SECTIONS)}")
-    if any(s in ("pages", "flows", "stability", "tasks") for s in chosen):
+    if any(s in ("pages", "flows", "stability", "tasks", "mcp") for s in chosen):
         require_corpus()
 
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")

@@ -1,0 +1,73 @@
+// The pure parts of lib/agents.js: the shared list, the activity log, the questions.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+
+import {
+  RECENT_ACTIONS,
+  RECENT_CLIENTS,
+  applyEvent,
+  describeAsk,
+  kindOf,
+  sharedList,
+} from "../lib/agents.js";
+
+test("sharedList gives id, title and URL in id order, as strings", () => {
+  const shared = new Map([
+    [9, { id: 9, title: "B", url: "https://b/" }],
+    [3, { id: 3, title: undefined, url: "https://a/", extra: true }],
+  ]);
+  assert.deepEqual(sharedList(shared), [
+    { id: 3, title: "", url: "https://a/" },
+    { id: 9, title: "B", url: "https://b/" },
+  ]);
+});
+
+test("applyEvent tracks connections and keeps only the recent actions", () => {
+  let clients = applyEvent(new Map(), { event: "connected", session: 1, client: "claude-code 1" }, 0);
+  for (let i = 0; i < RECENT_ACTIONS + 5; i++) {
+    clients = applyEvent(clients, { event: "call", session: 1, tool: `t${i}`, tab: 4, error: null }, i);
+  }
+  const entry = clients.get(1);
+  assert.equal(entry.client, "claude-code 1");
+  assert.equal(entry.connected, true);
+  assert.equal(entry.actions.length, RECENT_ACTIONS);
+  assert.equal(entry.actions.at(-1).tool, `t${RECENT_ACTIONS + 4}`);
+  const left = applyEvent(clients, { event: "disconnected", session: 1 }, 99);
+  assert.equal(left.get(1).connected, false);
+  assert.equal(clients.get(1).connected, true, "the old map is not changed");
+});
+
+test("applyEvent forgets the oldest clients that left, never connected ones", () => {
+  let clients = new Map();
+  for (let s = 1; s <= RECENT_CLIENTS + 3; s++) {
+    clients = applyEvent(clients, { event: "connected", session: s, client: `c${s}` }, s);
+    clients = applyEvent(clients, { event: "disconnected", session: s }, s);
+  }
+  clients = applyEvent(clients, { event: "connected", session: 100, client: "live" }, 100);
+  assert.equal([...clients.values()].filter((c) => !c.connected).length, RECENT_CLIENTS);
+  assert.ok(clients.has(100));
+  assert.ok(!clients.has(1));
+});
+
+test("applyEvent ignores events without a session or of an unknown kind", () => {
+  const clients = new Map();
+  assert.equal(applyEvent(clients, { event: "call" }, 0).size, 0);
+  assert.equal(applyEvent(clients, { event: "weird", session: 2 }, 0), clients);
+});
+
+test("describeAsk names the client, the tab and what it wants", () => {
+  const tab = { title: "Inbox", url: "https://mail/" };
+  assert.match(describeAsk({ client: "Cursor 2", tab: 5, what: "tab" }, tab),
+    /^Cursor 2 asks to read and act in “Inbox”, which is not shared/);
+  const submit = describeAsk({ client: "claude-code", tab: 5, what: "submit", tool: "press",
+    reason: "Enter in this field submits the form", element: { tag: "input" } }, tab);
+  assert.match(submit, /claude-code wants to run press on <input> in “Inbox”: Enter in this field submits the form\. Allow\?/);
+  assert.match(describeAsk({ client: "", tab: 7 }, undefined), /^An outside agent asks .* “tab 7”/);
+});
+
+test("kindOf picks out the host's agents messages", () => {
+  assert.equal(kindOf({ type: "agents_ask" }), "ask");
+  assert.equal(kindOf({ type: "agents_event" }), "event");
+  assert.equal(kindOf({ type: "cdp" }), null);
+  assert.equal(kindOf(null), null);
+});

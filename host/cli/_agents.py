@@ -1,0 +1,186 @@
+"""``trimtab mcp | tabs | snapshot | call``: the link from a shell or an MCP client.
+
+Scripts get one line on stderr (``trimtab: <code>: <message>``) and an exit code
+that says what kind of failure it was (`EXIT_CODES`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Mapping
+from typing import Any, Final
+
+import trio
+
+from ..link import LinkError, choose_endpoint, connect, list_endpoints, read_secret
+from ..link._paths import PermissionProblem
+
+__all__ = ["EXIT_CODES", "add_commands", "run_command"]
+
+# 0: done; 1: the tool ran and reported an error (its text is printed); 2: bad usage.
+EXIT_CODES: Final[Mapping[str, int]] = {
+    "tool_error": 1,
+    "usage": 2,
+    "no_browser": 3,
+    "ambiguous": 3,
+    "no_secret": 3,
+    "link_closed": 3,
+    "forbidden": 4,
+    "stopped": 4,
+}
+EXIT_OTHER: Final = 5  # any other refusal of the host (a closed tab, a stuck page)
+
+
+def add_commands(commands: Any) -> None:
+    """Register the commands on ``trimtab``'s subparsers."""
+    mcp = commands.add_parser(
+        "mcp",
+        help="serve MCP on stdin/stdout for an agent outside the browser",
+        description="An MCP server whose tools act in the tabs shared from Trimtab's side panel.",
+    )
+    mcp.add_argument("--list-browsers", action="store_true", help="list browsers and exit")
+    for name, text in (
+        ("tabs", "list the tabs shared with agents"),
+        ("snapshot", "print a shared tab as Trimtab's XML"),
+        ("call", "run one tool in a shared tab and print its result"),
+    ):
+        sub = commands.add_parser(name, help=text, description=text)
+        if name == "call":
+            sub.add_argument("tool", help="a tool name (trimtab mcp lists them)")
+            sub.add_argument(
+                "arguments", nargs="*", metavar="key=value", help="values are JSON or text"
+            )
+        if name != "tabs":
+            sub.add_argument("--tab", type=int, help="the tab id (default: the only shared tab)")
+        sub.add_argument("--json", action="store_true", help="print the host's whole reply")
+    for sub in (mcp, *(commands.choices[n] for n in ("tabs", "snapshot", "call"))):
+        sub.add_argument("--browser", help="which browser (see trimtab mcp --list-browsers)")
+    from ._doctor import add_doctor
+
+    add_doctor(commands)
+
+
+def parse_arguments(pairs: list[str]) -> dict[str, object]:
+    """``key=value`` pairs; a value that parses as JSON is taken as JSON."""
+    parsed: dict[str, object] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise LinkError("usage", f"argument {pair!r} is not key=value")
+        try:
+            parsed[key] = json.loads(value)
+        except ValueError:
+            parsed[key] = value
+    return parsed
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """Run ``mcp``, ``tabs``, ``snapshot`` or ``call``; return the exit code."""
+    if args.command == "doctor":
+        from ._doctor import run_doctor
+
+        return run_doctor(args)
+    if args.command == "mcp":
+        if args.list_browsers:
+            return _list_browsers()
+        from ..mcp import run_stdio
+
+        return run_stdio(args.browser)
+    commands: dict[str, Callable[[argparse.Namespace], Any]] = {
+        "tabs": _tabs,
+        "snapshot": _snapshot,
+        "call": _call,
+    }
+    try:
+        return int(trio.run(commands[args.command], args))
+    except LinkError as exc:
+        print(f"trimtab: {exc.code}: {exc.message}", file=sys.stderr)
+        return EXIT_CODES.get(exc.code, EXIT_OTHER)
+    except BaseExceptionGroup as group:
+        error = _sole_link_error(group)
+        if error is None:
+            raise
+        print(f"trimtab: {error.code}: {error.message}", file=sys.stderr)
+        return EXIT_CODES.get(error.code, EXIT_OTHER)
+
+
+def _sole_link_error(group: BaseExceptionGroup[Any]) -> LinkError | None:
+    matched, _rest = group.split(LinkError)
+    if matched is None or _rest is not None:
+        return None
+    leaves = list(_leaves(matched))
+    return leaves[0] if len(leaves) == 1 and isinstance(leaves[0], LinkError) else None
+
+
+def _leaves(exc: BaseException) -> Any:
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            yield from _leaves(inner)
+    else:
+        yield exc
+
+
+def _list_browsers() -> int:
+    endpoints = list_endpoints()
+    if not endpoints:
+        print("trimtab: no browser with the Trimtab extension is running", file=sys.stderr)
+        return EXIT_CODES["no_browser"]
+    for endpoint in endpoints:
+        state = "running" if endpoint.alive else "gone"
+        print(f"{endpoint.name}\t{endpoint.info.browser}\t{state}\t{endpoint.info.profile}")
+    return 0
+
+
+async def _request(options: argparse.Namespace, kind: str, **fields: Any) -> dict[str, Any]:
+    endpoint = choose_endpoint(options.browser)
+    try:
+        secret = read_secret()
+    except (OSError, PermissionProblem) as exc:
+        raise LinkError("no_secret", f"cannot read the link's secret: {exc}") from exc
+    async with connect(endpoint.socket, secret, {"name": "trimtab-cli", "version": ""}) as link:
+        if kind == "tool" and fields.get("tab") is None:
+            fields["tab"] = _only_tab((await link.request("tabs"))["tabs"])
+        return await link.request(kind, **fields)
+
+
+def _only_tab(listed: list[dict[str, Any]]) -> int:
+    if len(listed) == 1:
+        return int(listed[0]["id"])
+    shared = ", ".join(str(tab["id"]) for tab in listed) or "none"
+    raise LinkError("usage", f"say which tab with --tab (shared tabs: {shared})")
+
+
+async def _tabs(args: argparse.Namespace) -> int:
+    reply = await _request(args, "tabs")
+    if args.json:
+        print(json.dumps(reply))
+    else:
+        for tab in reply["tabs"]:
+            print(f"{tab['id']}\t{tab['title']}\t{tab['url']}")
+    return 0
+
+
+async def _snapshot(args: argparse.Namespace) -> int:
+    return _print_tool(
+        args, await _request(args, "tool", tab=args.tab, name="capture_snapshot", args={})
+    )
+
+
+async def _call(args: argparse.Namespace) -> int:
+    arguments = parse_arguments(args.arguments)
+    reply = await _request(args, "tool", tab=args.tab, name=args.tool, args=arguments)
+    return _print_tool(args, reply)
+
+
+def _print_tool(args: argparse.Namespace, reply: dict[str, Any]) -> int:
+    if args.json:
+        print(json.dumps(reply))
+    else:
+        sys.stdout.write(str(reply["content"]).rstrip("\n") + "\n")
+    if reply.get("is_error"):
+        first = str(reply["content"]).strip().splitlines()[:1]
+        print(f"trimtab: tool_error: {first[0] if first else 'the tool failed'}", file=sys.stderr)
+        return EXIT_CODES["tool_error"]
+    return 0

@@ -1,0 +1,221 @@
+"""The link's connecting side: `connect` to a browser's endpoint and send requests.
+
+Used by ``trimtab mcp`` and the command line. One reader task matches replies to
+requests by id (so requests may run concurrently, as MCP tool calls do) and
+reassembles chunked replies; a ``closed`` message from the host (the person pressed
+Stop, or the host is shutting down) fails every request with its reason.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import socket as stdlib_socket
+from collections.abc import AsyncIterator, Mapping
+from pathlib import Path
+from typing import Any, Final
+
+import attrs
+import trio
+
+from ..native._framing import (
+    MAX_INCOMING_FRAME,
+    ChunkAssembler,
+    ChunkError,
+    DecodedMessage,
+    FrameDecoder,
+    JSONObject,
+    encode_frame,
+)
+from ._paths import Endpoint, list_endpoints
+
+__all__ = ["LinkClient", "LinkError", "choose_endpoint", "connect"]
+
+_RECEIVE_SIZE: Final = 256 * 1024
+CONNECT_TIMEOUT: Final = 10.0
+
+
+class LinkError(Exception):
+    """A request the host refused (``code`` is the protocol's), or a broken link."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(code, message)
+        self.code = code
+        self.message = message
+
+    def __str__(self) -> str:
+        return f"{self.code}: {self.message}"
+
+
+@attrs.define(eq=False)
+class LinkClient:
+    """A connection to one host, after its hello was accepted."""
+
+    stream: trio.SocketStream
+    hello: JSONObject = attrs.field(factory=dict)
+    closed_reason: str | None = None
+    closed_code: str | None = None  # from the host's `closed` message, if it sent one
+    closed: trio.Event = attrs.field(factory=trio.Event)
+    _ids: itertools.count[int] = attrs.field(factory=lambda: itertools.count(1))
+    _waiting: dict[int, trio.MemorySendChannel[JSONObject]] = attrs.field(factory=dict)
+    _send_lock: trio.Lock = attrs.field(factory=trio.Lock)
+
+    @property
+    def session(self) -> int:
+        return int(self.hello.get("session", 0))
+
+    async def request(self, kind: str, **fields: Any) -> JSONObject:
+        """Send one request and return its ``result``; an ``error`` reply raises LinkError."""
+        if self.closed_reason is not None:
+            raise LinkError("link_closed", self.closed_reason)
+        request_id = next(self._ids)
+        send, receive = trio.open_memory_channel[JSONObject](1)
+        self._waiting[request_id] = send
+        try:
+            frame = encode_frame({"type": kind, "id": request_id, **fields})
+            async with self._send_lock:
+                try:
+                    await self.stream.send_all(frame)
+                except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
+                    raise LinkError("link_closed", self._why("the host closed the link")) from exc
+            async with receive:
+                try:
+                    reply = await receive.receive()
+                except trio.EndOfChannel:
+                    raise LinkError("link_closed", self._why("the host closed the link")) from None
+        finally:
+            self._waiting.pop(request_id, None)
+        return _result_of(reply)
+
+    def _why(self, default: str) -> str:
+        return self.closed_reason or default
+
+    async def _read(self, decoder: FrameDecoder) -> None:
+        assembler = ChunkAssembler()
+        try:
+            while True:
+                try:
+                    data = await self.stream.receive_some(_RECEIVE_SIZE)
+                except (trio.BrokenResourceError, trio.ClosedResourceError):
+                    data = b""
+                if not data:
+                    break
+                for event in decoder.feed(data):
+                    if not isinstance(event, DecodedMessage):
+                        continue  # the host never sends bad frames; nothing to match
+                    try:
+                        message = assembler.feed(event.message)
+                    except ChunkError:
+                        continue
+                    if message is None:
+                        continue
+                    if message.get("type") == "closed":
+                        self.closed_reason = str(message.get("reason", "the host closed"))
+                        self.closed_code = str(message.get("code", "link_closed"))
+                        continue
+                    waiter = self._waiting.pop(_int_id(message.get("id")), None)
+                    if waiter is not None:
+                        waiter.send_nowait(message)
+        finally:
+            if self.closed_reason is None:
+                self.closed_reason = "the host closed the link (the browser quit or restarted)"
+            for waiter in self._waiting.values():
+                waiter.close()
+            self._waiting.clear()
+            self.closed.set()
+
+
+def _int_id(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else -1
+
+
+def _result_of(reply: Mapping[str, Any]) -> JSONObject:
+    if reply.get("type") == "error":
+        error = reply.get("error") or {}
+        raise LinkError(str(error.get("code", "internal")), str(error.get("message", "")))
+    result = reply.get("result")
+    if not isinstance(result, dict):
+        raise LinkError("bad_message", f"the host's reply has no result object: {reply!r:.200}")
+    return result
+
+
+async def _open_unix(path: Path) -> trio.SocketStream:
+    sock = trio.socket.socket(stdlib_socket.AF_UNIX, stdlib_socket.SOCK_STREAM)
+    try:
+        await sock.connect(os.fspath(path))
+    except OSError as exc:
+        sock.close()
+        raise LinkError(
+            "no_browser",
+            f"nothing answers at {path} ({exc.strerror or exc}); is the browser running "
+            "with the Trimtab extension?",
+        ) from exc
+    except BaseException:
+        sock.close()
+        raise
+    return trio.SocketStream(sock)
+
+
+@contextlib.asynccontextmanager
+async def connect(
+    socket_path: Path, secret: str, client: Mapping[str, str] | None = None
+) -> AsyncIterator[LinkClient]:
+    """A `LinkClient` on ``socket_path``, its hello (with ``secret``) accepted."""
+    with trio.fail_after(CONNECT_TIMEOUT):
+        stream = await _open_unix(socket_path)
+    async with stream:
+        decoder = FrameDecoder(max_frame=MAX_INCOMING_FRAME)
+        hello = {
+            "type": "hello",
+            "id": 0,
+            "secret": secret,
+            "client": dict(client or {"name": "trimtab", "version": ""}),
+        }
+        reply: JSONObject | None = None
+        with trio.fail_after(CONNECT_TIMEOUT):
+            try:
+                await stream.send_all(encode_frame(hello))
+                while reply is None:
+                    data = await stream.receive_some(_RECEIVE_SIZE)
+                    if not data:
+                        raise LinkError("link_closed", "the host closed the link during hello")
+                    for event in decoder.feed(data):
+                        if isinstance(event, DecodedMessage):
+                            reply = event.message
+                            break
+            except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
+                raise LinkError("link_closed", "the host closed the link during hello") from exc
+        link = LinkClient(stream, hello=_result_of(reply))
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(link._read, decoder)
+            try:
+                yield link
+            finally:
+                nursery.cancel_scope.cancel()
+
+
+def choose_endpoint(browser: str | None = None, folder: Path | None = None) -> Endpoint:
+    """The endpoint of ``browser`` (a name from ``--list-browsers``, or its browser
+    part), or the only live one when ``browser`` is None."""
+    endpoints = [endpoint for endpoint in list_endpoints(folder) if endpoint.alive]
+    if browser is not None:
+        matching = [
+            endpoint for endpoint in endpoints if browser in (endpoint.name, endpoint.info.browser)
+        ]
+    else:
+        matching = endpoints
+    if not matching:
+        wanted = f"browser {browser!r}" if browser else "browser"
+        known = ", ".join(endpoint.name for endpoint in endpoints) or "none"
+        raise LinkError(
+            "no_browser",
+            f"no running {wanted} with the Trimtab extension (endpoints: {known}); "
+            "open the browser, or run `trimtab doctor`",
+        )
+    if len(matching) > 1:
+        names = ", ".join(endpoint.name for endpoint in matching)
+        raise LinkError(
+            "ambiguous", f"several browsers are running ({names}); pick one with --browser"
+        )
+    return matching[0]

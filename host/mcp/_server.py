@@ -1,0 +1,263 @@
+"""The MCP server: the catalogue as MCP tools, calls relayed over the link."""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.resources
+from collections.abc import AsyncIterator, Mapping
+from pathlib import Path
+from typing import Any, Final
+
+import anyio
+import attrs
+import mcp_types as types
+import trio
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+
+from ..link import LinkClient, LinkError, choose_endpoint, connect, read_secret
+from ..native._server import host_version
+from ..pipeline import xml
+from ..tools import TOOLS, ToolSpec
+
+__all__ = ["FORMAT_URI", "LinkHolder", "build_server", "run_stdio"]
+
+FORMAT_URI: Final = "trimtab://format"
+SERVER_NAME: Final = "trimtab"
+_TAB_PROPERTY: Final[Mapping[str, object]] = {
+    "type": "integer",
+    "description": "The tab to act in: an id from the `tabs` tool. May be left out when "
+    "exactly one tab is shared.",
+}
+_TABS_TOOL: Final = types.Tool(
+    name="tabs",
+    description="List the browser tabs the person shared with agents: id, title and URL. "
+    "Other tabs can be asked for by id; the person is then asked in the browser.",
+    input_schema={"type": "object", "properties": {}, "additionalProperties": False},
+)
+_INSTRUCTIONS: Final = """\
+Trimtab drives tabs of the person's own browser. Call `tabs` to see the tabs they
+shared with agents, then `capture_snapshot` with a `tab` to read one as compact XML,
+and act with the other tools using the element ids of the latest snapshot. Actions
+answer with a diff of what changed. The person sees what you do in Trimtab's side
+panel and can stop you at any time. How to read the XML:
+
+"""
+
+
+def _format_page() -> str:
+    return (importlib.resources.files("trimtab") / "FORMAT.md").read_text(encoding="utf-8")
+
+
+def mcp_tool(spec: ToolSpec) -> types.Tool:
+    """A catalogue tool as an MCP tool: its schema with a ``tab`` property added."""
+    schema = dict(spec.input_schema)
+    properties = dict(schema.get("properties", {}))  # type: ignore[call-overload]
+    properties["tab"] = dict(_TAB_PROPERTY)
+    schema["properties"] = properties
+    return types.Tool(name=spec.name, description=spec.description, input_schema=schema)
+
+
+@attrs.define(eq=False)
+class LinkHolder:
+    """The connection to the browser: made on first use, made again after it broke
+    (the browser quit and came back), so a client never has to restart."""
+
+    nursery: trio.Nursery
+    browser: str | None = None
+    endpoint_folder: Path | None = None
+    secret_file: Path | None = None
+    client_info: dict[str, str] = attrs.field(factory=lambda: {"name": "an MCP client"})
+    _client: LinkClient | None = None
+    _lock: trio.Lock = attrs.field(factory=trio.Lock)
+    _done: trio.Event = attrs.field(factory=trio.Event)
+
+    async def client(self) -> LinkClient:
+        async with self._lock:
+            current = self._client
+            if current is not None and current.closed_reason is None:
+                return current
+            if current is not None and current.closed_code == "stopped":
+                # The person pressed Stop: the client hears it once, plainly; a
+                # later call connects again (and unshared tabs are asked anew).
+                self._client = None
+                raise LinkError("stopped", current.closed_reason or "stopped by the person")
+            endpoint = choose_endpoint(self.browser, self.endpoint_folder)
+            try:
+                secret = read_secret(self.secret_file)
+            except (OSError, ValueError) as exc:
+                raise LinkError("no_secret", f"cannot read the link's secret: {exc}") from exc
+            new: LinkClient = await self.nursery.start(self._hold, endpoint.socket, secret)
+            self._client = new
+            return new
+
+    async def _hold(
+        self, socket: Path, secret: str, *, task_status: trio.TaskStatus[LinkClient]
+    ) -> None:
+        async with connect(socket, secret, self.client_info) as client:
+            task_status.started(client)
+            with trio.CancelScope() as scope:
+                self.nursery.start_soon(_cancel_when, self._done, scope)
+                await client.closed.wait()
+
+    async def request(self, kind: str, **fields: Any) -> dict[str, Any]:
+        """A request over the link, connecting again once if the link had broken."""
+        for attempt in range(2):
+            client = await self.client()
+            try:
+                return await client.request(kind, **fields)
+            except LinkError as exc:
+                if exc.code != "link_closed" or attempt:
+                    raise
+                if client.closed_code == "stopped":
+                    self._client = None
+                    raise LinkError("stopped", exc.message) from None
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def close(self) -> None:
+        self._done.set()
+
+
+async def _cancel_when(event: trio.Event, scope: trio.CancelScope) -> None:
+    await event.wait()
+    scope.cancel()
+
+
+def _text(text: str, *, is_error: bool = False, meta: dict[str, Any] | None = None) -> Any:
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=text)], is_error=is_error, _meta=meta
+    )
+
+
+def build_server(holder: LinkHolder) -> Server[Any]:
+    """The MCP server over ``holder``'s link."""
+    specs = {spec.name: spec for spec in TOOLS}
+    tools = [_TABS_TOOL, *(mcp_tool(spec) for spec in TOOLS)]
+    format_page = _format_page()
+
+    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        del ctx, params
+        return types.ListToolsResult(tools=tools)
+
+    async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
+        del ctx, params
+        return types.ListResourcesResult(
+            resources=[
+                types.Resource(
+                    uri=FORMAT_URI,
+                    name="format",
+                    title="How to read Trimtab's XML",
+                    mime_type="text/markdown",
+                )
+            ]
+        )
+
+    async def read_resource(ctx: Any, params: Any) -> types.ReadResourceResult:
+        del ctx
+        if str(params.uri) != FORMAT_URI:
+            raise ValueError(
+                f"no resource {str(params.uri)[:100]!r}; the one resource is {FORMAT_URI}"
+            )
+        return types.ReadResourceResult(
+            contents=[
+                types.TextResourceContents(
+                    uri=FORMAT_URI, mime_type="text/markdown", text=format_page
+                )
+            ]
+        )
+
+    async def call_tool(ctx: Any, params: Any) -> Any:
+        client_params = ctx.session.client_params
+        if client_params is not None and client_params.client_info is not None:
+            info = client_params.client_info
+            holder.client_info = {"name": str(info.name), "version": str(info.version or "")}
+        name = str(params.name)
+        arguments = dict(params.arguments or {})
+        try:
+            if name == "tabs":
+                listed = (await holder.request("tabs"))["tabs"]
+                return _text(_tabs_xml(listed), meta={"tabs": listed})
+            if name not in specs:
+                known = ", ".join(["tabs", *specs])
+                return _text(f"unknown tool {name[:100]!r}; the tools are: {known}", is_error=True)
+            tab = arguments.pop("tab", None)
+            if tab is None:
+                tab = await _only_tab(holder)
+            if not isinstance(tab, int) or isinstance(tab, bool):
+                return _text(f"'tab' must be a tab id from `tabs`, not {tab!r:.60}", is_error=True)
+            reply = await holder.request("tool", tab=tab, name=name, args=arguments)
+        except LinkError as exc:
+            return _text(f"{exc.code}: {exc.message}", is_error=True)
+        content = str(reply.get("content", ""))
+        if reply.get("note"):
+            content = f"{content}\n[{reply['note']}]"
+        meta = {key: reply.get(key) for key in ("kind", "cached", "cached_from", "call_id")}
+        return _text(content, is_error=bool(reply.get("is_error")), meta={"trimtab": meta})
+
+    return Server(
+        SERVER_NAME,
+        version=host_version(),
+        instructions=_INSTRUCTIONS + format_page,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        on_list_resources=list_resources,
+        on_read_resource=read_resource,
+    )
+
+
+async def _only_tab(holder: LinkHolder) -> int:
+    listed = (await holder.request("tabs"))["tabs"]
+    if len(listed) == 1:
+        return int(listed[0]["id"])
+    raise LinkError(
+        "bad_request",
+        "say which tab with 'tab': "
+        + (
+            "the shared tabs are " + ", ".join(f"{t['id']} ({t['title'][:40]})" for t in listed)
+            if listed
+            else "no tab is shared; ask the person to share one from Trimtab's side panel"
+        ),
+    )
+
+
+def _tabs_xml(listed: list[dict[str, Any]]) -> str:
+    lines = ["<tabs>"]
+    for tab in listed:
+        lines.append(
+            xml.element(
+                "tab", {"id": str(tab["id"]), "url": str(tab["url"])}, content=str(tab["title"])
+            )
+        )
+    lines.append("</tabs>")
+    return "\n".join(lines)
+
+
+@contextlib.asynccontextmanager
+async def open_holder(
+    browser: str | None = None,
+    *,
+    endpoint_folder: Path | None = None,
+    secret_file: Path | None = None,
+) -> AsyncIterator[LinkHolder]:
+    async with trio.open_nursery() as nursery:
+        holder = LinkHolder(
+            nursery, browser=browser, endpoint_folder=endpoint_folder, secret_file=secret_file
+        )
+        try:
+            yield holder
+        finally:
+            holder.close()
+            nursery.cancel_scope.cancel()
+
+
+async def _serve(browser: str | None) -> None:
+    async with open_holder(browser) as holder:
+        server = build_server(holder)
+        async with stdio_server() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+def run_stdio(browser: str | None = None) -> int:
+    """Serve MCP on stdin/stdout until the client closes it (``trimtab mcp``)."""
+    anyio.run(_serve, browser, backend="trio")
+    return 0

@@ -1,0 +1,131 @@
+"""``trimtab tabs | snapshot | call`` and ``trimtab doctor`` against the real extension,
+host and link, and doctor on broken set-ups."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+import trio
+
+from tests.support import StaticServer
+from tests.support.outside import TIMEOUT, Places, browser, eid_of, places, share
+from trimtab._install import MANIFEST_FILE, build_manifest, extension_id
+
+pytestmark = pytest.mark.browser
+
+__all__ = ["places"]  # the fixture
+
+
+async def trimtab(places: Places, *args: str, home: Path | None = None) -> tuple[int, str, str]:
+    """Run ``python -m trimtab ARGS`` with this test's link folders; exit code and output."""
+    env = dict(os.environ, **places.env())
+    if home is not None:
+        env["HOME"] = str(home)
+    with trio.fail_after(TIMEOUT * 2):
+        done = await trio.run_process(
+            [sys.executable, "-m", "trimtab", *args],
+            env=env,
+            capture_stdout=True,
+            capture_stderr=True,
+            check=False,
+        )
+    return done.returncode, done.stdout.decode(), done.stderr.decode()
+
+
+async def test_command_line_over_the_link(places: Places, pages_server: StaticServer) -> None:
+    """tabs, snapshot and call print the host's answers; failures are one line on stderr
+    with an exit code a script can tell apart."""
+    code, out, err = await trimtab(places, "tabs")
+    assert code == 3
+    assert err.startswith("trimtab: no_browser: ")
+    assert err.count("\n") == 1
+    async with browser(places) as ext:
+        _target, tab = await ext.open_tab(pages_server.url("handlers-shop.html"))
+        await ext.wait_loaded(tab)
+        code, out, err = await trimtab(places, "snapshot")
+        assert code == 2, (out, err)
+        assert "say which tab with --tab (shared tabs: none)" in err
+        await share(ext, tab)
+        code, out, err = await trimtab(places, "tabs")
+        assert code == 0, err
+        assert out.startswith(f"{tab}\tHandlers shop\thttp://127.0.0.1:")
+        code, out, err = await trimtab(places, "snapshot")
+        assert code == 0, err
+        assert "Outdoor shop" in out
+        button = eid_of(out, "Add to bag")
+        code, out, err = await trimtab(places, "call", "click", f"id={button}", "--tab", str(tab))
+        assert code == 0, err
+        assert "Clicks: 1" in out
+        code, out, err = await trimtab(places, "call", "click", "id=zz999")
+        assert code == 1
+        assert err.startswith("trimtab: tool_error: ")
+        code, out, err = await trimtab(places, "call", "click", "nonsense")
+        assert code == 2
+        assert "not key=value" in err
+        # An unshared tab with no side panel open to ask in is refused at once.
+        _other, unshared = await ext.open_tab(pages_server.url("handlers-other.html"))
+        code, out, err = await trimtab(places, "snapshot", "--tab", str(unshared))
+        assert code == 4
+        assert "no Trimtab side panel is open" in err
+        code, out, err = await trimtab(places, "mcp", "--list-browsers")
+        assert code == 0
+        assert out.startswith("chromium-")
+        assert "\tchromium\trunning\t" in out
+
+
+async def test_doctor_on_the_test_profile_passes(places: Places, tmp_path: Path) -> None:
+    """On the test profile with its browser running, every doctor check passes."""
+    home = tmp_path / "home"
+    home.mkdir()
+    async with browser(places):
+        code, out, err = await trimtab(
+            places, "doctor", "--json", "--user-data-dir", str(places.profile), home=home
+        )
+        assert code == 0, out + err
+        report = json.loads(out)
+        assert report["ok"]
+        assert report["first_broken"] is None
+        names = [check["name"] for check in report["checks"]]
+        assert names == [
+            "python",
+            "browsers",
+            "manifest (profile)",
+            "host",
+            "permissions",
+            "link",
+            "mcp",
+        ]
+        code, out, err = await trimtab(
+            places, "doctor", "--user-data-dir", str(places.profile), home=home
+        )
+        assert code == 0
+        assert out.rstrip().endswith("every check passed")
+
+
+async def test_doctor_names_the_first_broken_link(places: Places, tmp_path: Path) -> None:
+    """Without a manifest doctor names it and says to install; a manifest naming a host
+    that is not there is named with its path."""
+    home = tmp_path / "home"
+    home.mkdir()
+    code, out, _err = await trimtab(places, "doctor", "--json", home=home)
+    assert code == 1
+    report = json.loads(out)
+    assert report["first_broken"] == "manifest"
+    [manifest] = [c for c in report["checks"] if c["name"] == "manifest"]
+    assert "trimtab install" in manifest["fix"]
+    folder = home / ".config" / "chromium" / "NativeMessagingHosts"
+    folder.mkdir(parents=True)
+    missing = tmp_path / "gone" / "trimtab-host"
+    (folder / MANIFEST_FILE).write_text(json.dumps(build_manifest(missing)))
+    code, out, _err = await trimtab(places, "doctor", home=home)
+    assert code == 1
+    assert (
+        f"FAIL manifest (chromium): {folder / MANIFEST_FILE} names a host that is not an "
+        f"executable: {missing}" in out
+    )
+    assert "first broken link: manifest (chromium); fix: run `trimtab install`" in out
+    assert extension_id()

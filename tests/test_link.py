@@ -1,0 +1,326 @@
+"""The link: the host's per-user endpoint for agents outside the browser, in-process
+over a real headless page (the relay peer stands in for the extension's relay)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import tempfile
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pytest
+import trio
+import trio.testing
+
+from pycdp_bridge import PageTarget
+from tests.support import StaticServer
+from tests.support.handlers_host import TAB
+from tests.support.relay_peer import RelayPeer
+from trimtab.link import Link, LinkClient, LinkError, connect, open_link, read_secret
+from trimtab.link._paths import SECRET_FILE, ensure_private_dir, list_endpoints
+from trimtab.native import FrameDecoder, Outbox, Toolbox, open_host_state
+from trimtab.native._framing import DecodedMessage
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture
+def folder() -> Iterator[Path]:
+    """A short private folder: Unix socket paths are limited to ~100 bytes."""
+    path = Path(tempfile.mkdtemp(prefix="tl-"))
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+@attrs.define
+class Extension:
+    """The extension's end of the native port: what the link tells it."""
+
+    receive: trio.abc.ReceiveStream
+    decoder: FrameDecoder = attrs.field(factory=FrameDecoder)
+    pending: list[dict[str, Any]] = attrs.field(factory=list)
+
+    async def next(self, kind: str) -> dict[str, Any]:
+        """The next message of type ``kind`` the host sent to the extension."""
+        with trio.fail_after(10):
+            while True:
+                while self.pending:
+                    message = self.pending.pop(0)
+                    if message.get("type") == kind:
+                        return message
+                data = await self.receive.receive_some()
+                self.pending += [
+                    e.message for e in self.decoder.feed(data) if isinstance(e, DecodedMessage)
+                ]
+
+
+@attrs.define
+class Setup:
+    link: Link
+    extension: Extension
+    secret: str
+    page: PageTarget
+
+    @property
+    def socket(self) -> Path:
+        assert self.link.socket_path is not None
+        return self.link.socket_path
+
+    def client(self, name: str = "test-client") -> Any:
+        return connect(self.socket, self.secret, {"name": name, "version": "1"})
+
+
+@pytest.fixture
+async def setup(
+    page: PageTarget, pages_server: StaticServer, nursery: trio.Nursery, folder: Path
+) -> AsyncIterator[Setup]:
+    """A host state and its link on the shop page, the tab shared with agents."""
+    peer = RelayPeer(page, TAB)
+    await nursery.start(peer.run)
+    with trio.fail_after(30):
+        await page.navigate(pages_server.url("handlers-shop.html"))
+    send, receive = trio.testing.memory_stream_one_way_pair()
+    async with (
+        open_host_state(peer.hub, toolbox=Toolbox.load()) as state,
+        open_link(
+            state,
+            Outbox(send),
+            "chrome-extension://x/",
+            folder=folder / "run",
+            secret_folder=folder / "state",
+            ask_timeout=5,
+        ) as link,
+    ):
+        secret = read_secret(folder / "state" / SECRET_FILE)
+        await link.handle_agents_tabs(
+            _request("agents_tabs", tabs=[{"id": TAB, "title": "Shop", "url": "http://x/"}])
+        )
+        yield Setup(link, Extension(receive), secret, page)
+
+
+def _request(kind: str, **fields: Any) -> Any:
+    from trimtab.native import Request
+
+    return Request(kind, 1, {"type": kind, "id": 1, **fields})
+
+
+async def _snapshot(client: LinkClient, tab: int = TAB) -> dict[str, Any]:
+    with trio.fail_after(60):
+        return await client.request("tool", tab=tab, name="capture_snapshot", args={})
+
+
+async def test_shared_tab_listed_read_and_repeated_read_from_tracker(setup: Setup) -> None:
+    """A client lists the shared tab, reads it as XML, and a repeat comes from the tracker."""
+    async with setup.client() as client:
+        tabs = await client.request("tabs")
+        assert tabs["tabs"] == [{"id": TAB, "title": "Shop", "url": "http://x/"}]
+        first = await _snapshot(client)
+        assert "Outdoor shop" in first["content"]
+        assert first["kind"] == "baseline"
+        assert not first["cached"]
+        second = await _snapshot(client)
+        assert second["cached"]
+        assert second["cached_from"] == first["call_id"]
+
+
+async def test_each_client_has_its_own_memory_and_tracker(setup: Setup) -> None:
+    """Two clients at once: each gets its own baseline, neither is served the other's cache."""
+    async with setup.client("a") as first, setup.client("b") as second:
+        one = await _snapshot(first)
+        two = await _snapshot(second)
+        assert one["kind"] == two["kind"] == "baseline"
+        assert not two["cached"]
+        assert first.session != second.session
+
+
+async def test_diff_after_action(setup: Setup) -> None:
+    """A click answers with a diff against what this client saw before it."""
+    async with setup.client() as client:
+        xml = (await _snapshot(client))["content"]
+        eid = next(
+            line.split('id="')[1].split('"')[0] for line in xml.splitlines() if "Add to bag" in line
+        )
+        with trio.fail_after(60):
+            clicked = await client.request("tool", tab=TAB, name="click", args={"id": eid})
+        assert not clicked["is_error"], clicked["content"]
+        assert clicked["kind"] == "diff", clicked["content"]
+        assert "Clicks: 1" in clicked["content"]
+
+
+async def test_wrong_or_missing_secret_refused(setup: Setup) -> None:
+    """A hello with a wrong or no secret is refused and the connection closed."""
+    for secret in ("0" * 64, ""):
+        with pytest.raises(LinkError) as caught:
+            async with connect(setup.socket, secret):
+                pass
+        assert caught.value.code == "forbidden"
+    # Requests before the hello are refused too.
+    with trio.fail_after(10):
+        stream = await trio.open_unix_socket(str(setup.socket))
+        async with stream:
+            from trimtab.native import encode_frame
+
+            await stream.send_all(encode_frame({"type": "tabs", "id": 1}))
+            decoder = FrameDecoder()
+            events: list[Any] = []
+            while not events:
+                events = decoder.feed(await stream.receive_some())
+            assert events[0].message["error"]["code"] == "forbidden"
+            assert await stream.receive_some() == b""
+
+
+async def test_modes_and_no_tcp_port(setup: Setup, folder: Path) -> None:
+    """The folder is 0700, the socket and secret 0600, and the endpoint is listed."""
+    assert stat.S_IMODE((folder / "run").stat().st_mode) == 0o700
+    assert stat.S_IMODE(setup.socket.lstat().st_mode) == 0o600
+    assert stat.S_IMODE((folder / "state" / SECRET_FILE).stat().st_mode) == 0o600
+    [endpoint] = list_endpoints(folder / "run")
+    assert endpoint.socket == setup.socket
+    assert endpoint.alive
+    assert endpoint.info.pid == os.getpid()
+
+
+def test_private_folder_refuses_others(folder: Path) -> None:
+    """A folder left open to others is tightened to 0700; a file in its place is refused."""
+    loose = folder / "loose"
+    loose.mkdir(mode=0o755)
+    os.chmod(loose, 0o755)
+    ensure_private_dir(loose)
+    assert stat.S_IMODE(loose.stat().st_mode) == 0o700
+    squatted = folder / "squatted"
+    squatted.write_text("x")
+    with pytest.raises(Exception, match="not a folder"):
+        ensure_private_dir(squatted)
+    secret = folder / "secret"
+    secret.write_text("a" * 64)
+    os.chmod(secret, 0o644)
+    with pytest.raises(Exception, match="mode 0644"):
+        read_secret(secret)
+
+
+async def test_unshared_tab_asks_the_extension(setup: Setup) -> None:
+    """A call on an unshared tab asks the extension, naming the client; yes and no are kept."""
+    await setup.link.handle_agents_tabs(_request("agents_tabs", tabs=[]))
+    async with setup.client("claude-code") as client, trio.open_nursery() as nursery:
+        results: list[Any] = []
+
+        async def call() -> None:
+            try:
+                results.append(await _snapshot(client))
+            except LinkError as exc:
+                results.append(exc)
+
+        nursery.start_soon(call)
+        ask = await setup.extension.next("agents_ask")
+        assert ask["client"] == "claude-code 1"
+        assert ask["tab"] == TAB
+        await setup.link.handle_agents_answer(
+            _request("agents_answer", ask=ask["ask"], allow=False)
+        )
+    assert isinstance(results[0], LinkError)
+    assert results[0].code == "forbidden"
+    async with setup.client("claude-code") as client, trio.open_nursery() as nursery:
+        results.clear()
+        nursery.start_soon(call)
+        ask = await setup.extension.next("agents_ask")
+        await setup.link.handle_agents_answer(_request("agents_answer", ask=ask["ask"], allow=True))
+    assert "Outdoor shop" in results[0]["content"]
+
+
+async def test_stop_ends_every_session(setup: Setup) -> None:
+    """Stop closes every client's session with a plain reason."""
+    async with setup.client() as client:
+        await _snapshot(client)
+        connected = await setup.extension.next("agents_event")
+        assert connected["event"] == "connected"
+        await setup.link.handle_agents_stop(_request("agents_stop"))
+        with trio.fail_after(10):
+            while client.closed_reason is None:
+                await trio.sleep(0.01)
+        with pytest.raises(LinkError, match="stopped"):
+            await client.request("tabs")
+
+
+async def _submit_asked(setup: Setup, pages_server: StaticServer, allow: bool) -> dict[str, Any]:
+    """Type an email in the consent shop and press Enter; answer the person's question."""
+    async with setup.client("claude-code") as client:
+        with trio.fail_after(60):
+            shop = pages_server.url("consent-shop.html")
+            navigated = await client.request("tool", tab=TAB, name="navigate", args={"url": shop})
+            xml = navigated["content"]
+            email = next(
+                line.split('id="')[1].split('"')[0]
+                for line in xml.splitlines()
+                if 'type="email"' in line
+            )
+            typed = await client.request(
+                "tool", tab=TAB, name="type", args={"id": email, "text": "a@b.c"}
+            )
+            assert not typed["is_error"], typed["content"]
+        results: list[dict[str, Any]] = []
+        async with trio.open_nursery() as nursery:
+
+            async def press() -> None:
+                results.append(
+                    await client.request(
+                        "tool", tab=TAB, name="press", args={"key": "Enter"}, consent="forged"
+                    )
+                )
+
+            nursery.start_soon(press)
+            ask = await setup.extension.next("agents_ask")
+            assert ask["what"] == "submit"
+            assert "submits the form" in ask["reason"]
+            await setup.link.handle_agents_answer(
+                _request("agents_answer", ask=ask["ask"], allow=allow)
+            )
+        assert "token" not in results[0]["consent"]
+        return results[0]
+
+
+async def test_submit_asks_the_person_and_a_refusal_is_the_result(
+    setup: Setup, pages_server: StaticServer
+) -> None:
+    """Enter that would submit asks through the extension; no means nothing is submitted."""
+    result = await _submit_asked(setup, pages_server, allow=False)
+    assert result["is_error"]
+    assert "refused" in result["content"]
+    with trio.fail_after(10):
+        assert await setup.page.evaluate("location.search") == ""
+
+
+async def test_submit_allowed_by_the_person_submits(
+    setup: Setup, pages_server: StaticServer
+) -> None:
+    """Enter that would submit, allowed by the person, submits the form."""
+    result = await _submit_asked(setup, pages_server, allow=True)
+    assert not result["is_error"], result["content"]
+    assert result["submitted"]
+
+
+async def test_no_one_to_ask_is_refused_at_once_with_the_reason(setup: Setup) -> None:
+    """When the extension answers no without asking (no side panel open), the client is
+    told why."""
+    await setup.link.handle_agents_tabs(_request("agents_tabs", tabs=[]))
+    async with setup.client() as client, trio.open_nursery() as nursery:
+        caught: list[LinkError] = []
+
+        async def call() -> None:
+            try:
+                await _snapshot(client)
+            except LinkError as exc:
+                caught.append(exc)
+
+        nursery.start_soon(call)
+        ask = await setup.extension.next("agents_ask")
+        await setup.link.handle_agents_answer(
+            _request("agents_answer", ask=ask["ask"], allow=False, why="no panel is open")
+        )
+    assert caught[0].code == "forbidden"
+    assert "no panel is open" in caught[0].message

@@ -1,0 +1,253 @@
+"""Agents outside the browser, end to end: real headless Chromium with the real
+extension, the real host Chrome starts through the native-messaging manifest, and a
+real ``trimtab mcp`` subprocess driven by the ``mcp`` SDK's own client."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+from mcp import Client
+
+from tests.support import StaticServer
+from tests.support.outside import (
+    TIMEOUT,
+    Places,
+    browser,
+    call,
+    eid_of,
+    mcp_client,
+    places,
+    share,
+)
+from trimtab.link import LinkError, connect, list_endpoints
+from trimtab.tools import TOOLS
+
+pytestmark = pytest.mark.browser
+
+__all__ = ["places"]  # the fixture
+
+
+async def test_mcp_handshake_tabs_snapshot_tracker_and_diff(
+    places: Places, pages_server: StaticServer
+) -> None:
+    """Through trimtab mcp: handshake, the tool list, tabs, a snapshot, a repeat answered
+    by the tracker, and a click answered with a diff, on a shared fixture tab."""
+    async with browser(places) as ext, mcp_client(places) as client:
+        _target, tab = await ext.open_tab(pages_server.url("handlers-shop.html"))
+        await ext.wait_loaded(tab)
+        await share(ext, tab)
+        assert client.server_info is not None
+        assert client.server_info.name == "trimtab"
+        assert "<page" in (client.instructions or "")
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        assert set(tools) == {"tabs", *(spec.name for spec in TOOLS)}
+        for spec in TOOLS:
+            assert tools[spec.name].description == spec.description
+            assert "tab" in tools[spec.name].input_schema["properties"]
+        resource = await client.read_resource("trimtab://format")
+        assert "<page" in resource.contents[0].text  # type: ignore[union-attr]
+
+        listed, is_error, _ = await call(client, "tabs")
+        assert not is_error
+        assert f'<tab id="{tab}"' in listed
+        assert "Handlers shop" in listed
+
+        xml, is_error, meta = await call(client, "capture_snapshot", tab=tab)
+        assert not is_error, xml
+        assert "Outdoor shop" in xml
+        assert meta["kind"] == "baseline"
+        again, _, repeat = await call(client, "capture_snapshot", tab=tab)
+        assert repeat["cached"]
+        assert repeat["cached_from"] == meta["call_id"]
+        assert "Same result as call" in again
+
+        clicked, is_error, meta = await call(client, "click", tab=tab, id=eid_of(xml, "Add to bag"))
+        assert not is_error, clicked
+        assert meta["kind"] == "diff"
+        assert "Clicks: 1" in clicked
+        # The side panel's list of clients shows the client and what it did.
+        clients = await ext.worker.evaluate("trimtab.agents.status().clients")
+        assert clients[0]["client"] == "e2e-agent 1.0"
+        assert [a["tool"] for a in clients[0]["actions"]][-1] == "click"
+
+
+async def test_unshared_tab_refused_then_allowed_in_the_side_panel(
+    places: Places, pages_server: StaticServer
+) -> None:
+    """A call on an unshared tab asks in the real side panel, naming the client: Deny is
+    refused, Allow lets it through, and Stop ends the session with a plain error."""
+    async with browser(places) as ext, mcp_client(places, "claude-code") as client:
+        _target, tab = await ext.open_tab(pages_server.url("handlers-shop.html"))
+        await ext.wait_loaded(tab)
+        panel = await ext.open_side_panel()
+        for answer in ("agents-deny", "agents-allow"):
+            results: list[tuple[str, bool, dict[str, Any]]] = []
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(_collect, results, client, tab)
+                with trio.fail_after(TIMEOUT):
+                    while not await panel.evaluate(
+                        "document.querySelector('#agents-asks .confirm p')?.textContent ?? ''"
+                    ):
+                        await trio.sleep(0.05)
+                question = await panel.evaluate(
+                    "document.querySelector('#agents-asks .confirm p').textContent"
+                )
+                assert "claude-code 1.0 asks to read and act in" in question
+                await panel.evaluate(f"document.querySelector('#agents-asks .{answer}').click()")
+            text, is_error, _ = results[0]
+            if answer == "agents-deny":
+                assert is_error
+                assert "refused" in text
+            else:
+                assert not is_error, text
+                assert "Outdoor shop" in text
+        await panel.evaluate("document.getElementById('agents-stop').click(); true")
+        with trio.fail_after(TIMEOUT):
+            while await ext.worker.evaluate("trimtab.agents.status().shared.length"):
+                await trio.sleep(0.05)
+            while any(
+                c["connected"] for c in await ext.worker.evaluate("trimtab.agents.status().clients")
+            ):
+                await trio.sleep(0.05)
+        text, is_error, _ = await call(client, "capture_snapshot", tab=tab)
+        assert is_error
+        assert text.startswith("stopped: the person stopped outside agents")
+
+
+async def _collect(results: list[Any], client: Client, tab: int) -> None:
+    results.append(await call(client, "capture_snapshot", tab=tab))
+
+
+async def test_two_clients_secret_modes_and_no_tcp_port(
+    places: Places, pages_server: StaticServer
+) -> None:
+    """Two MCP clients at once each get their own baseline; a wrong secret is refused; the
+    folder is 0700, the socket and secret 0600; the host listens on no TCP port."""
+    async with browser(places) as ext:
+        _target, tab = await ext.open_tab(pages_server.url("handlers-shop.html"))
+        await ext.wait_loaded(tab)
+        await share(ext, tab)
+        async with mcp_client(places, "one") as first, mcp_client(places, "two") as second:
+            results: dict[str, dict[str, Any]] = {}
+
+            async def snapshot(name: str, client: Client) -> None:
+                xml, is_error, meta = await call(client, "capture_snapshot", tab=tab)
+                assert not is_error, xml
+                results[name] = meta
+
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(snapshot, "one", first)
+                nursery.start_soon(snapshot, "two", second)
+            assert results["one"]["kind"] == results["two"]["kind"] == "baseline"
+            assert not results["one"]["cached"]
+            assert not results["two"]["cached"]
+        [endpoint] = list_endpoints(places.endpoints)
+        with pytest.raises(LinkError, match="wrong secret"):
+            async with connect(endpoint.socket, "f" * 64):
+                pass
+        assert stat.S_IMODE(places.endpoints.stat().st_mode) == 0o700
+        assert stat.S_IMODE(endpoint.socket.lstat().st_mode) == 0o600
+        assert stat.S_IMODE(places.secret.stat().st_mode) == 0o600
+        [pid] = ext.host_pids()
+        assert endpoint.info.pid == pid
+        assert _listening_tcp(pid) == []
+
+
+def _listening_tcp(pid: int) -> list[str]:
+    """TCP sockets in LISTEN state that process ``pid`` holds."""
+    inodes = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        with contextlib.suppress(OSError):
+            target = os.readlink(fd)
+            if target.startswith("socket:["):
+                inodes.add(target[8:-1])
+    found = []
+    for table in ("tcp", "tcp6"):
+        for line in Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[3] == "0A" and fields[9] in inodes:
+                found.append(line)
+    return found
+
+
+async def test_browser_closed_and_restarted_under_a_connected_client(
+    places: Places, pages_server: StaticServer
+) -> None:
+    """With the browser closed the client gets a clear error; once it is back the same
+    client works again without restarting."""
+    async with mcp_client(places) as client:
+        async with browser(places) as ext:
+            _target, tab = await ext.open_tab(pages_server.url("handlers-shop.html"))
+            await ext.wait_loaded(tab)
+            await share(ext, tab)
+            text, is_error, _ = await call(client, "capture_snapshot", tab=tab)
+            assert not is_error, text
+        text, is_error, _ = await call(client, "tabs")
+        assert is_error
+        assert "no_browser" in text or "link_closed" in text
+        async with browser(places) as ext:
+            _target, tab = await ext.open_tab(pages_server.url("handlers-shop.html"))
+            await ext.wait_loaded(tab)
+            await share(ext, tab)
+            text, is_error, _ = await call(client, "capture_snapshot", tab=tab)
+            assert not is_error, text
+            assert "Outdoor shop" in text
+
+
+async def _answer_in_panel(panel: Any, answer: str) -> str:
+    """Wait for the side panel's question about an outside agent, answer it, return it."""
+    with trio.fail_after(TIMEOUT):
+        while not await panel.evaluate(
+            "document.querySelector('#agents-asks .confirm p')?.textContent ?? ''"
+        ):
+            await trio.sleep(0.05)
+    question = str(
+        await panel.evaluate("document.querySelector('#agents-asks .confirm p').textContent")
+    )
+    await panel.evaluate(f"document.querySelector('#agents-asks .{answer}').click()")
+    return question
+
+
+async def _press_enter(results: list[Any], client: Client, tab: int) -> None:
+    results.append(await call(client, "press", tab=tab, key="Enter"))
+
+
+async def test_ask_before_submit_through_mcp_in_the_side_panel(
+    places: Places, pages_server: StaticServer
+) -> None:
+    """Enter that would submit, sent by an outside agent, asks in the real side panel:
+    Deny is the tool's result and nothing is submitted; Allow submits."""
+    async with browser(places) as ext, mcp_client(places, "cursor") as client:
+        target, tab = await ext.open_tab(pages_server.url("consent-shop.html"))
+        await ext.wait_loaded(tab)
+        await share(ext, tab)
+        panel = await ext.open_side_panel()
+        xml, is_error, _ = await call(client, "capture_snapshot", tab=tab)
+        assert not is_error, xml
+        typed, is_error, _ = await call(
+            client, "type", tab=tab, id=eid_of(xml, 'type="email"'), text="a@b.c"
+        )
+        assert not is_error, typed
+        for answer in ("agents-deny", "agents-allow"):
+            results: list[Any] = []
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(_press_enter, results, client, tab)
+                question = await _answer_in_panel(panel, answer)
+            assert question.startswith("cursor 1.0 wants to run press")
+            assert "submits the form" in question
+            text, is_error, _ = results[0]
+            location = await ext.worker.evaluate(f"chrome.tabs.get({tab}).then((t) => t.url)")
+            if answer == "agents-deny":
+                assert is_error
+                assert "refused" in text
+                assert location.endswith("/consent-shop.html")
+            else:
+                assert not is_error, text
+                assert "email=a%40b.c" in location
+        del target
