@@ -10,7 +10,7 @@ import pytest
 import trio
 
 from tests.test_host_process import ORIGIN, host_env, nm_frame, run_host_process
-from trimtab.native._main import allowed_origin, origin_refusal
+from trimtab._host import allowed_origin, origin_refusal
 
 TIMEOUT = 30
 
@@ -35,7 +35,7 @@ async def test_host_refuses_another_caller(tmp_path: Path, argv: list[str]) -> N
     one clear line and exits non-zero."""
     with trio.fail_after(TIMEOUT):
         process = await trio.run_process(
-            [sys.executable, "-m", "trimtab.native", *argv],
+            [sys.executable, "-m", "trimtab._host", *argv],
             stdin=nm_frame({"type": "ping", "id": 1}),
             capture_stdout=True,
             capture_stderr=True,

@@ -15,13 +15,12 @@ from pycdp_bridge import PageTarget, protocol
 from tests.support import StaticServer
 from tests.support.handlers_host import SESSION, TAB, Host
 from tests.support.relay_peer import RelayPeer
+from trimtab._host import HostContext, build_setup
 from trimtab.native import (
-    HostContext,
     Outbox,
     Request,
     RequestError,
     Toolbox,
-    build_setup,
     open_host_state,
     read_format_page,
 )

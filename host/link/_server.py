@@ -32,8 +32,8 @@ from typing import Any, Final
 import attrs
 import trio
 
+from ..native import HostState
 from ..native._framing import DecodedMessage, FrameDecoder, JSONObject, encode_frame
-from ..native._handlers import HostState
 from ..native._server import (
     Handler,
     HostServer,

@@ -1,14 +1,17 @@
-"""The native-messaging host: the process Chrome starts for the extension.
+"""The native-messaging host: what the process Chrome starts answers the extension.
 
 `_framing` is the sans-I/O wire format (4-byte length + UTF-8 JSON, chunked replies),
 `_server` reads requests, runs their handlers concurrently and writes replies,
 `_handlers` answers the extension's request types (snapshot, tools, tool, highlight,
-release) with one `trimtab.tab.SnapshotMemory` per tab, and `_main` is the
-``trimtab-host`` entry point (descriptors, logging, the relay).
+release) with one `trimtab.tab.Tab` per browser tab, `_consent_book` keeps the
+person's one-time consents, `_logging` writes the host's log. The ``trimtab-host``
+entry point that wires it to stdio and to the outside agents' link is
+``trimtab._host``.
 
-May import every other part of the host; nothing imports it but the command line.
+May import `trimtab.tab`, `trimtab.tools`, `trimtab.tracker`, `trimtab.pipeline`.
 """
 
+from ._consent_book import ConsentBook, ToolCall
 from ._framing import (
     MAX_INCOMING_FRAME,
     ChunkAssembler,
@@ -18,8 +21,7 @@ from ._framing import (
     encode_frame,
     encode_reply_frames,
 )
-from ._handlers import ConsentBook, HostState, Toolbox, ToolCall, open_host_state, read_format_page
-from ._main import HostContext, HostSetup, build_setup, main, run_host
+from ._handlers import HostState, Toolbox, open_host_state, read_format_page
 from ._server import Handler, HostServer, Outbox, Request, RequestError
 
 __all__ = [
@@ -29,9 +31,7 @@ __all__ = [
     "ErrorCode",
     "FrameDecoder",
     "Handler",
-    "HostContext",
     "HostServer",
-    "HostSetup",
     "HostState",
     "JSONObject",
     "Outbox",
@@ -39,11 +39,8 @@ __all__ = [
     "RequestError",
     "ToolCall",
     "Toolbox",
-    "build_setup",
     "encode_frame",
     "encode_reply_frames",
-    "main",
     "open_host_state",
     "read_format_page",
-    "run_host",
 ]

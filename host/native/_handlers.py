@@ -23,9 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.resources
-import json
 import logging
-import secrets
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any, Final
@@ -43,27 +41,24 @@ from pycdp_bridge import (
     RelayTarget,
     Target,
     TargetClosedError,
-    call_on,
     capture,
-    evaluate,
     sole_kind,
 )
 from pycdp_bridge import protocol as cdp
 
-from ..pipeline import Control, count_tokens
+from ..pipeline import Control
 from ..tab import PageChangedError, RevisionStatistics, Snapshot, SnapshotMemory, Tab
 from ..tools import TOOLS, ToolResult, ToolSpec, granted, run_tool
 from ..tracker import CallTracker, TrackerLimits, TrackerStatistics
+from ._consent_book import ConsentBook, ToolCall, args_key
 from ._framing import ErrorCode, JSONObject
+from ._page_text import page_token_counts
 from ._server import Handler, Request, RequestError
 
 __all__ = [
-    "CONSENT_LIFETIME",
     "HIGHLIGHT_CONFIG",
-    "ConsentBook",
     "HostState",
     "HostStateStatistics",
-    "ToolCall",
     "Toolbox",
     "open_host_state",
     "read_format_page",
@@ -79,9 +74,6 @@ HIGHLIGHT_CONFIG: Final[Mapping[str, object]] = {
     "borderColor": {"r": 255, "g": 229, "b": 153, "a": 0.66},
     "marginColor": {"r": 246, "g": 178, "b": 107, "a": 0.66},
 }
-# outerHTML is read in slices: one relayed result must stay under the 8 MiB frame
-# limit even when every character is escaped to six bytes of JSON.
-_HTML_SLICE: Final = 1_000_000
 # A request that touches the page answers page_unresponsive after this long: a
 # script stuck in a loop blocks every command. Tools stop themselves after 60 s
 # (trimtab.tools.ACTION_TIMEOUT), so a tool request waits longer than that.
@@ -91,75 +83,7 @@ TOOL_TIMEOUT: Final = 90.0
 _MAX_TAB: Final = 2**53
 
 
-# How long the person has to answer a consent question before its token lapses.
-CONSENT_LIFETIME: Final = 600.0
-_MAX_PENDING_CONSENTS: Final = 64
-
 RunTool = Callable[[Tab, str, Mapping[str, object]], Awaitable[ToolResult]]
-
-
-@attrs.frozen
-class ToolCall:
-    """One exact tool call: who asks, in which tab, which tool, which arguments."""
-
-    session: str
-    tab: int
-    name: str
-    args: str  # canonical JSON
-
-
-def _args_key(args: Mapping[str, object]) -> str:
-    try:
-        return json.dumps(args, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    except (TypeError, ValueError) as exc:
-        raise RequestError("bad_request", f"tool field 'args' is not plain JSON: {exc}") from exc
-
-
-@attrs.define
-class ConsentBook:
-    """Consent tokens the host issued: each one lets exactly one call run, once.
-
-    The host issues a token when a call needs the person's consent; the side panel
-    asks the person and, on yes, sends the same call again with the token. A token
-    is bound to the session, tab, tool and arguments of the call it was issued for,
-    is spent by its first use (matching or not), and lapses after
-    `CONSENT_LIFETIME` seconds.
-    """
-
-    clock: Callable[[], float] = time.monotonic
-    _pending: dict[str, tuple[ToolCall, float]] = attrs.field(factory=dict, init=False)
-
-    def issue(self, call: ToolCall) -> str:
-        now = self.clock()
-        for token, (_, expires) in list(self._pending.items()):
-            if expires <= now:
-                del self._pending[token]
-        while len(self._pending) >= _MAX_PENDING_CONSENTS:
-            del self._pending[next(iter(self._pending))]
-        token = secrets.token_urlsafe(18)
-        self._pending[token] = (call, now + CONSENT_LIFETIME)
-        return token
-
-    def redeem(self, token: str, call: ToolCall) -> bool:
-        """True when `token` was issued for exactly `call` and is still valid;
-        ``bad_consent`` otherwise. Either way the token is spent."""
-        pending = self._pending.pop(token, None)
-        if pending is None:
-            raise RequestError(
-                "bad_consent",
-                "the consent token is unknown, already used or expired; send the call "
-                "without one to be asked again",
-            )
-        issued, expires = pending
-        if expires <= self.clock():
-            raise RequestError("bad_consent", "the consent token expired; ask the person again")
-        if issued != call:
-            raise RequestError(
-                "bad_consent",
-                f"the consent token was issued for another call ({issued.name} in tab "
-                f"{issued.tab}); it is spent, ask the person again",
-            )
-        return True
 
 
 @attrs.frozen
@@ -288,7 +212,7 @@ class HostState:
             model = await capture(state.tab.target)
 
         async def measure() -> None:
-            counts.update(await _page_token_counts(state.tab.target))
+            counts.update(await page_token_counts(state.tab.target))
 
         async with state.inspector_lock:
             started = time.perf_counter()
@@ -343,7 +267,7 @@ class HostState:
                 "bad_request", f"unknown tool {name[:100]!r}; the tools are: {known}"
             )
         view: str | None = request.get("view", (str, type(None)), default=None)
-        call = ToolCall(session, tab, name, _args_key(args))
+        call = ToolCall(session, tab, name, args_key(args))
         consented = token is not None and self.consents.redeem(token, call)
         policy = self.tracker.policy(name)
 
@@ -597,55 +521,3 @@ def _control_sessions(model: PageModel, controls: Mapping[str, Control]) -> dict
         eid: frames[control.frame].session_id if 0 <= control.frame < len(frames) else None
         for eid, control in controls.items()
     }
-
-
-async def _page_token_counts(target: Target) -> dict[str, int]:
-    """``raw_tokens`` (outerHTML) and ``text_tokens`` (body.innerText) of the page."""
-    html = await _read_slices(
-        target, "document.documentElement ? document.documentElement.outerHTML : ''"
-    )
-    text = await _read_slices(target, "document.body ? document.body.innerText : ''")
-    # Counting megabytes of HTML takes a while; keep the event loop (and the relay) free.
-    raw_tokens, text_tokens = await trio.to_thread.run_sync(_count_both, html, text)
-    return {"raw_tokens": raw_tokens, "text_tokens": text_tokens}
-
-
-def _count_both(html: str, text: str) -> tuple[int, int]:
-    return count_tokens(html), count_tokens(text)
-
-
-async def _read_slices(target: Target, expression: str) -> str:
-    """A string the page computes, read in slices that each fit in one relay message.
-
-    A short string comes back at once; a long one stays in the page as a ``String``
-    object (no global of the page is touched) and is read a slice at a time.
-    """
-    result: Mapping[str, Any] = await evaluate(
-        target,
-        f"(() => {{ const s = String({expression}); "
-        f"return s.length <= {_HTML_SLICE} ? s : new String(s); }})()",
-        return_by_value=False,
-    )
-    if "objectId" not in result:
-        return str(result.get("value", ""))
-    handle = str(result["objectId"])
-    parts: list[str] = []
-    try:
-        start = 0
-        while True:
-            piece = await call_on(
-                target,
-                handle,
-                "function (a, b) { return this.slice(a, b); }",
-                start,
-                start + _HTML_SLICE,
-            )
-            text = str(piece or "")
-            if not text:
-                break
-            parts.append(text)
-            start += _HTML_SLICE
-    finally:
-        with contextlib.suppress(CDPError):
-            await target.execute(cdp.runtime_release_object(handle))
-    return "".join(parts)

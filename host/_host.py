@@ -38,12 +38,12 @@ import trio
 
 from pycdp_bridge import RelayHub
 
-from .._install import extension_id
-from ..link import open_link
-from ._debug_handlers import debug_handlers
-from ._handlers import open_host_state
-from ._logging import configure_logging
-from ._server import (
+from ._install import extension_id
+from .link import open_link
+from .native import open_host_state
+from .native._debug_handlers import debug_handlers
+from .native._logging import configure_logging
+from .native._server import (
     DEFAULT_EOF_GRACE,
     Handler,
     HostServer,
@@ -329,3 +329,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         statistics.internal_errors,
     )
     return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
