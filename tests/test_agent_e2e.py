@@ -365,16 +365,15 @@ async def test_agent_completes_a_three_step_task(
     ext: ExtensionBrowser, pages_server: StaticServer, provider: str
 ) -> None:
     """The agent follows a link, fills a field and reads the result; the repeat read is cached."""
-    with trio.fail_after(120):
-        async with trio.open_nursery() as nursery:
-            model: ScriptedModel = await nursery.start(serve_model, ScriptedModel(provider))
-            run = await run_task(
-                ext,
-                model,
-                pages_server.url("e2e-agent-start.html"),
-                "What is the forecast for Lisbon?",
-            )
-            nursery.cancel_scope.cancel()
+    async with trio.open_nursery() as nursery:
+        model: ScriptedModel = await nursery.start(serve_model, ScriptedModel(provider))
+        run = await run_task(
+            ext,
+            model,
+            pages_server.url("e2e-agent-start.html"),
+            "What is the forecast for Lisbon?",
+        )
+        nursery.cancel_scope.cancel()
     steps = run.steps
     assert steps[-1]["kind"] == "done", steps
     assert "Forecast for Lisbon: sunny" in steps[-1]["text"]
@@ -398,15 +397,14 @@ async def test_agent_asks_before_submitting_a_form(
     ext: ExtensionBrowser, pages_server: StaticServer, ask: bool
 ) -> None:
     """With "ask before submitting" on, a submit waits for the person, and a no stops it."""
-    with trio.fail_after(120):
-        async with trio.open_nursery() as nursery:
-            model: ScriptedModel = await nursery.start(
-                serve_model, ScriptedModel("anthropic", task="order")
-            )
-            run = await run_task(
-                ext, model, pages_server.url("e2e-relay.html"), "Order a sandwich.", ask=ask
-            )
-            nursery.cancel_scope.cancel()
+    async with trio.open_nursery() as nursery:
+        model: ScriptedModel = await nursery.start(
+            serve_model, ScriptedModel("anthropic", task="order")
+        )
+        run = await run_task(
+            ext, model, pages_server.url("e2e-relay.html"), "Order a sandwich.", ask=ask
+        )
+        nursery.cancel_scope.cancel()
     assert run.steps[-1]["kind"] == "done", run.steps
     ran = [s["name"] for s in run.steps if s["kind"] == "tool"]
     declined = [s for s in run.steps if s["kind"] == "declined"]
@@ -428,15 +426,14 @@ async def test_agent_answers_a_dialog_the_page_opens(
     """Through chrome.debugger, a click that opens confirm() shows the agent the dialog;
     its OK asks the person first (a no keeps the draft), and answer_dialog lets the
     page go on."""
-    with trio.fail_after(120):
-        async with trio.open_nursery() as nursery:
-            model: ScriptedModel = await nursery.start(
-                serve_model, ScriptedModel("anthropic", task="dialog")
-            )
-            run = await run_task(
-                ext, model, pages_server.url("e2e-agent-dialog.html"), "Delete my draft.", ask=ask
-            )
-            nursery.cancel_scope.cancel()
+    async with trio.open_nursery() as nursery:
+        model: ScriptedModel = await nursery.start(
+            serve_model, ScriptedModel("anthropic", task="dialog")
+        )
+        run = await run_task(
+            ext, model, pages_server.url("e2e-agent-dialog.html"), "Delete my draft.", ask=ask
+        )
+        nursery.cancel_scope.cancel()
     assert run.steps[-1]["kind"] == "done", run.steps
     tools = [s for s in run.steps if s["kind"] == "tool"]
     results = model.tool_results(model.requests[-1][1]["messages"])
@@ -476,13 +473,12 @@ async def test_each_request_begins_with_the_previous_one(
     """Every model request of a real task starts with the previous request, so the
     provider's prompt cache serves it: Anthropic gets at most four breakpoints (tools,
     system prompt, the newest tool results), OpenAI one prompt_cache_key."""
-    with trio.fail_after(120):
-        async with trio.open_nursery() as nursery:
-            model: ScriptedModel = await nursery.start(serve_model, ScriptedModel(provider))
-            run = await run_task(
-                ext, model, pages_server.url("e2e-agent-start.html"), "Forecast for Lisbon?"
-            )
-            nursery.cancel_scope.cancel()
+    async with trio.open_nursery() as nursery:
+        model: ScriptedModel = await nursery.start(serve_model, ScriptedModel(provider))
+        run = await run_task(
+            ext, model, pages_server.url("e2e-agent-start.html"), "Forecast for Lisbon?"
+        )
+        nursery.cancel_scope.cancel()
     assert run.steps[-1]["kind"] == "done", run.steps
     bodies = [body for _, body in model.requests]
     assert len(bodies) == 7
@@ -517,31 +513,28 @@ async def test_a_compaction_mid_task_keeps_what_the_model_needs(
 ) -> None:
     """Past the token budget, the long first page becomes one line; the model still
     finds the nav link it needs (with find, behind the collapsed nav) and opens it."""
-    with trio.fail_after(120):
-        async with trio.open_nursery() as nursery:
-            model: ScriptedModel = await nursery.start(
-                serve_model, ScriptedModel("anthropic", task="aisle")
-            )
-            url = pages_server.url("e2e-agent-aisle.html")
-            _, tab_id = await ext.open_tab(url)
-            await ext.wait_loaded(tab_id)
-            panel = await ext.open_side_panel()
-            # The fixed prefix as the agent will estimate it, so the budget sits
-            # between the context with the long aisle page and without it.
-            fixed = await panel.evaluate(
-                """(async () => {
-                    const { estimateTokens } = await import("./lib/compact.js");
-                    const { systemPrompt } = await import("./agent.js");
-                    const { tools, format } = await trimtabPanel.worker.host({ type: "tools" });
-                    return estimateTokens(systemPrompt({ format }))
-                        + estimateTokens(JSON.stringify(tools));
-                })()"""
-            )
-            budget = fixed + 1500
-            run = await run_task(
-                ext, model, url, "Open the Dairy page.", settings={"budget": budget}
-            )
-            nursery.cancel_scope.cancel()
+    async with trio.open_nursery() as nursery:
+        model: ScriptedModel = await nursery.start(
+            serve_model, ScriptedModel("anthropic", task="aisle")
+        )
+        url = pages_server.url("e2e-agent-aisle.html")
+        _, tab_id = await ext.open_tab(url)
+        await ext.wait_loaded(tab_id)
+        panel = await ext.open_side_panel()
+        # The fixed prefix as the agent will estimate it, so the budget sits
+        # between the context with the long aisle page and without it.
+        fixed = await panel.evaluate(
+            """(async () => {
+                const { estimateTokens } = await import("./lib/compact.js");
+                const { systemPrompt } = await import("./agent.js");
+                const { tools, format } = await trimtabPanel.worker.host({ type: "tools" });
+                return estimateTokens(systemPrompt({ format }))
+                    + estimateTokens(JSON.stringify(tools));
+            })()"""
+        )
+        budget = fixed + 1500
+        run = await run_task(ext, model, url, "Open the Dairy page.", settings={"budget": budget})
+        nursery.cancel_scope.cancel()
     steps = run.steps
     assert steps[-1]["kind"] == "done", steps
     assert steps[-1]["text"] == f"Opened {pages_server.url('dairy')}"
@@ -576,51 +569,50 @@ async def test_follow_ups_history_and_cost_in_the_side_panel(
     figures the provider reported; the task is kept in the history (without the API
     key), reopens, and clears; New task starts a fresh conversation."""
     prices = {"input": 3, "cachedInput": 0.3, "output": 15}
-    with trio.fail_after(120):
-        async with trio.open_nursery() as nursery:
-            model: ScriptedModel = await nursery.start(serve_model, ScriptedModel("anthropic"))
-            first = await run_task(
-                ext,
-                model,
-                pages_server.url("e2e-agent-start.html"),
-                "What is the forecast for Lisbon?",
-                settings={"prices": prices},
-            )
-            panel = first.panel
-            calls = len(model.requests)
-            follow = await send_message(panel, "And for tomorrow?")
-            assert len(model.requests) == calls + 1
-            # The reply went out with the whole conversation before it.
-            old = _without_marks(model.requests[calls - 1][1])
-            new = _without_marks(model.requests[calls][1])
-            assert new["messages"][: len(old["messages"]) + 1] == [
-                *old["messages"],
-                model.requests[calls][1]["messages"][len(old["messages"])],
-            ]
-            assert new["messages"][-1] == {"role": "user", "content": "And for tomorrow?"}
-            figures = await panel.evaluate(
-                "({totals: trimtabPanel.state.totals, line: trimtabPanel.state.costLine,"
-                " shown: document.getElementById('cost').textContent})"
-            )
-            stored = await ext.worker.evaluate(
-                "chrome.storage.local.get('taskHistory').then((r) => r.taskHistory)"
-            )
-            await panel.evaluate("document.getElementById('new-task').click(); true")
-            fresh = await panel.evaluate(
-                "({steps: trimtabPanel.state.steps.length, agent: trimtabPanel.state.agent,"
-                " cost: document.getElementById('cost').hidden})"
-            )
-            await panel.evaluate("document.querySelector('#history-list button').click(); true")
-            while not await panel.evaluate("trimtabPanel.state.steps.length > 0"):
-                await trio.sleep(0.05)
-            reopened = await panel.evaluate(
-                "({kinds: trimtabPanel.state.steps.map((s) => s.kind),"
-                " line: trimtabPanel.state.costLine})"
-            )
-            await panel.evaluate("document.getElementById('history-clear').click(); true")
-            while await panel.evaluate("document.querySelectorAll('#history-list li').length"):
-                await trio.sleep(0.05)
-            nursery.cancel_scope.cancel()
+    async with trio.open_nursery() as nursery:
+        model: ScriptedModel = await nursery.start(serve_model, ScriptedModel("anthropic"))
+        first = await run_task(
+            ext,
+            model,
+            pages_server.url("e2e-agent-start.html"),
+            "What is the forecast for Lisbon?",
+            settings={"prices": prices},
+        )
+        panel = first.panel
+        calls = len(model.requests)
+        follow = await send_message(panel, "And for tomorrow?")
+        assert len(model.requests) == calls + 1
+        # The reply went out with the whole conversation before it.
+        old = _without_marks(model.requests[calls - 1][1])
+        new = _without_marks(model.requests[calls][1])
+        assert new["messages"][: len(old["messages"]) + 1] == [
+            *old["messages"],
+            model.requests[calls][1]["messages"][len(old["messages"])],
+        ]
+        assert new["messages"][-1] == {"role": "user", "content": "And for tomorrow?"}
+        figures = await panel.evaluate(
+            "({totals: trimtabPanel.state.totals, line: trimtabPanel.state.costLine,"
+            " shown: document.getElementById('cost').textContent})"
+        )
+        stored = await ext.worker.evaluate(
+            "chrome.storage.local.get('taskHistory').then((r) => r.taskHistory)"
+        )
+        await panel.evaluate("document.getElementById('new-task').click(); true")
+        fresh = await panel.evaluate(
+            "({steps: trimtabPanel.state.steps.length, agent: trimtabPanel.state.agent,"
+            " cost: document.getElementById('cost').hidden})"
+        )
+        await panel.evaluate("document.querySelector('#history-list button').click(); true")
+        while not await panel.evaluate("trimtabPanel.state.steps.length > 0"):
+            await trio.sleep(0.05)
+        reopened = await panel.evaluate(
+            "({kinds: trimtabPanel.state.steps.map((s) => s.kind),"
+            " line: trimtabPanel.state.costLine})"
+        )
+        await panel.evaluate("document.getElementById('history-clear').click(); true")
+        while await panel.evaluate("document.querySelectorAll('#history-list li').length"):
+            await trio.sleep(0.05)
+        nursery.cancel_scope.cancel()
     assert follow.steps[-1] == {
         "kind": "done",
         "text": "You asked: And for tomorrow? (6 results so far)",

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import trio
 
 from pycdp_bridge import (
     Node,
@@ -83,12 +82,11 @@ def check_structure(model: PageModel) -> None:
 @pytest.mark.parametrize("item", CORPUS_PAGES)
 async def test_corpus_page_capture(page: PageTarget, corpus: Path, item: str) -> None:
     """A corpus page captures whole: every element, boxes for rendered ones, AX names."""
-    with trio.fail_after(60):
-        await page.navigate((corpus / item / "index.html").as_uri())
-        before = await page.evaluate(COUNT_ELEMENTS_JS)
-        model = await capture(page)
-        after = await page.evaluate(COUNT_ELEMENTS_JS)
-        rendered_ids: list[str] = await page.evaluate(RENDERED_IDS_JS)
+    await page.navigate((corpus / item / "index.html").as_uri())
+    before = await page.evaluate(COUNT_ELEMENTS_JS)
+    model = await capture(page)
+    after = await page.evaluate(COUNT_ELEMENTS_JS)
+    rendered_ids: list[str] = await page.evaluate(RENDERED_IDS_JS)
     assert model.missing == ()
     assert model.document_id
     assert model.viewport.width > 0
@@ -149,8 +147,7 @@ async def test_frames_and_shadow_roots(
     page: PageTarget, pages_server: StaticServer, second_server: StaticServer
 ) -> None:
     """Same-origin, same-site and cross-site iframes and an open shadow root are all joined."""
-    with trio.fail_after(60):
-        model = await load_frames_page(page, pages_server, second_server)
+    model = await load_frames_page(page, pages_server, second_server)
     check_structure(model)
     assert model.missing == ()
     assert model.title == "Frames and shadows"
@@ -195,34 +192,33 @@ async def test_frame_boxes_are_in_top_level_coordinates(
     page: PageTarget, pages_server: StaticServer, second_server: StaticServer
 ) -> None:
     """Boxes inside iframes are shifted by the iframe's content box into page coordinates."""
-    with trio.fail_after(60):
-        model = await load_frames_page(page, pages_server, second_server)
-        expected = await page.evaluate("""(() => {
-            const frame = document.getElementById('same');
-            const style = getComputedStyle(frame);
-            const box = frame.getBoundingClientRect();
-            const inner = frame.contentDocument.getElementById('same-link')
-                .getBoundingClientRect();
-            return [box.x + frame.clientLeft + parseFloat(style.paddingLeft) + inner.x,
-                    box.y + frame.clientTop + parseFloat(style.paddingTop) + inner.y];
-        })()""")
-        cross_frame = model.frames[by_id(model, "cross").content_frame or 0]
-        inner = await page.send(
-            "Runtime.evaluate",
-            {
-                "expression": "(({x, y}) => [x, y])("
-                "document.getElementById('cross-button').getBoundingClientRect())",
-                "returnByValue": True,
-            },
-            session_id=cross_frame.session_id,
-        )
-        outer = await page.evaluate("""(() => {
-            const frame = document.getElementById('cross');
-            const style = getComputedStyle(frame);
-            const box = frame.getBoundingClientRect();
-            return [box.x + frame.clientLeft + parseFloat(style.paddingLeft),
-                    box.y + frame.clientTop + parseFloat(style.paddingTop)];
-        })()""")
+    model = await load_frames_page(page, pages_server, second_server)
+    expected = await page.evaluate("""(() => {
+        const frame = document.getElementById('same');
+        const style = getComputedStyle(frame);
+        const box = frame.getBoundingClientRect();
+        const inner = frame.contentDocument.getElementById('same-link')
+            .getBoundingClientRect();
+        return [box.x + frame.clientLeft + parseFloat(style.paddingLeft) + inner.x,
+                box.y + frame.clientTop + parseFloat(style.paddingTop) + inner.y];
+    })()""")
+    cross_frame = model.frames[by_id(model, "cross").content_frame or 0]
+    inner = await page.send(
+        "Runtime.evaluate",
+        {
+            "expression": "(({x, y}) => [x, y])("
+            "document.getElementById('cross-button').getBoundingClientRect())",
+            "returnByValue": True,
+        },
+        session_id=cross_frame.session_id,
+    )
+    outer = await page.evaluate("""(() => {
+        const frame = document.getElementById('cross');
+        const style = getComputedStyle(frame);
+        const box = frame.getBoundingClientRect();
+        return [box.x + frame.clientLeft + parseFloat(style.paddingLeft),
+                box.y + frame.clientTop + parseFloat(style.paddingTop)];
+    })()""")
     link = by_id(model, "same-link")
     assert link.bounds is not None
     assert (link.bounds.x, link.bounds.y) == pytest.approx(expected)
@@ -247,9 +243,8 @@ async def test_layout_styles_and_accessibility_are_joined(
     page: PageTarget, pages_server: StaticServer, second_server: StaticServer
 ) -> None:
     """Styles, visibility, clickability and AX role/name land on the right nodes."""
-    with trio.fail_after(60):
-        await load_frames_page(page, pages_server, second_server)
-        model = await capture(page, ax=True)
+    await load_frames_page(page, pages_server, second_server)
+    model = await capture(page, ax=True)
     link = by_id(model, "main-link")
     assert link.ax is not None
     assert (link.ax.role, link.ax.name) == ("link", "Back to top")
@@ -282,10 +277,9 @@ async def test_snapshot_failure_degrades_to_dom_only(
     page: PageTarget, pages_server: StaticServer, second_server: StaticServer
 ) -> None:
     """Without DOMSnapshot the model still has the whole tree, no layout, and says so."""
-    with trio.fail_after(60):
-        full = await load_frames_page(page, pages_server, second_server)
-        broken = FailingTarget(page, {"DOMSnapshot.captureSnapshot"})
-        model = await capture(broken)
+    full = await load_frames_page(page, pages_server, second_server)
+    broken = FailingTarget(page, {"DOMSnapshot.captureSnapshot"})
+    model = await capture(broken)
     assert "dom_snapshot" in model.missing
     check_structure(model)
     # Rendered whitespace text comes from the snapshot (DOM.getDocument leaves it out).
@@ -301,11 +295,10 @@ async def test_ax_failure_degrades(
     page: PageTarget, pages_server: StaticServer, second_server: StaticServer
 ) -> None:
     """Without the AX tree the model keeps layout, lacks AX info, and says so."""
-    with trio.fail_after(60):
-        await load_frames_page(page, pages_server, second_server)
-        refuse = {"Accessibility.getFullAXTree", "Accessibility.getPartialAXTree"}
-        model = await capture(FailingTarget(page, refuse))
-        full_tree = await capture(FailingTarget(page, refuse), ax=True)
+    await load_frames_page(page, pages_server, second_server)
+    refuse = {"Accessibility.getFullAXTree", "Accessibility.getPartialAXTree"}
+    model = await capture(FailingTarget(page, refuse))
+    full_tree = await capture(FailingTarget(page, refuse), ax=True)
     assert "ax_tree" in model.missing
     assert "ax_tree" in full_tree.missing
     assert all(n.ax is None for n in model.nodes)
@@ -314,9 +307,8 @@ async def test_ax_failure_degrades(
 
 async def test_options_skip_parts(page: PageTarget, pages_server: StaticServer) -> None:
     """ax=False and dom_snapshot=False skip those calls without reporting them missing."""
-    with trio.fail_after(60):
-        await page.navigate(pages_server.url("frames/index.html"))
-        model = await capture(page, ax=False, dom_snapshot=False)
+    await page.navigate(pages_server.url("frames/index.html"))
+    model = await capture(page, ax=False, dom_snapshot=False)
     assert model.missing == ()
     assert "ax_tree" not in model.timings
     assert "dom_snapshot" not in model.timings
@@ -328,10 +320,9 @@ async def test_interactive_ax_names_only_kept_elements(
     page: PageTarget, pages_server: StaticServer, second_server: StaticServer
 ) -> None:
     """ax="interactive" names links, buttons and headings (all frames) and skips the rest."""
-    with trio.fail_after(60):
-        await load_frames_page(page, pages_server, second_server)
-        full = await capture(page, ax=True)
-        model = await capture(page, ax="interactive")
+    await load_frames_page(page, pages_server, second_server)
+    full = await capture(page, ax=True)
+    model = await capture(page, ax="interactive")
     assert model.missing == ()
     for element_id in ("main-link", "title", "shadow-button", "same-link"):
         node, reference = by_id(model, element_id), by_id(full, element_id)
@@ -378,11 +369,10 @@ DEEP_PAGE_JS = """(() => {
 async def test_a_deep_tree_is_read_whole(page: PageTarget) -> None:
     """A tree nested 1,500 elements and 300 shadow roots deep is captured whole, and its
     deepest link, frame link and button come out as controls."""
-    with trio.fail_after(90):
-        await page.navigate("about:blank")
-        await page.evaluate(DEEP_PAGE_JS)
-        elements = await page.evaluate(COUNT_ELEMENTS_JS)
-        model = await capture(page, ax=False, rects=False)
+    await page.navigate("about:blank")
+    await page.evaluate(DEEP_PAGE_JS)
+    elements = await page.evaluate(COUNT_ELEMENTS_JS)
+    model = await capture(page, ax=False, rects=False)
     assert model.missing == ()
     in_frame = [n for n in model.elements() if n.frame != 0]
     assert len(list(model.elements())) - len(in_frame) == elements
@@ -401,9 +391,8 @@ async def test_a_long_text_node_is_whole(page: PageTarget) -> None:
     """DOM.getDocument cuts text nodes at 10,000 characters; the capture keeps all of it."""
     words = " ".join(f"word{n}" for n in range(6000)) + " LAST-WORD"
     html = f"<!doctype html><title>Long</title><p id='long'>{words}</p>"
-    with trio.fail_after(60):
-        await page.navigate(page_url(html))
-        model = await capture(page, ax=False, rects=False)
+    await page.navigate(page_url(html))
+    model = await capture(page, ax=False, rects=False)
     [text] = [n for n in model.nodes if n.is_text and n.text.startswith("word0 ")]
     assert len(text.text) > 40_000
     assert text.text == words
@@ -413,15 +402,14 @@ async def test_a_long_text_node_is_whole(page: PageTarget) -> None:
 async def test_a_crashed_page_fails_fast_and_recovers(page: PageTarget) -> None:
     """A capture of a crashed tab raises PageCrashedError at once instead of waiting
     forever, and a navigation brings the tab back."""
-    with trio.fail_after(60):
-        await page.navigate(page_url("<!doctype html><title>Before</title><p>Before</p>"))
-        async with page.listen("Inspector.targetCrashed") as crashes:
-            await page.execute(protocol.page_navigate("chrome://crash"))
-            await crashes.__anext__()
-        with pytest.raises(PageCrashedError, match="the page crashed"):
-            await capture(page)
-        await page.navigate(page_url("<!doctype html><title>After</title><p>After</p>"))
-        model = await capture(page)
+    await page.navigate(page_url("<!doctype html><title>Before</title><p>Before</p>"))
+    async with page.listen("Inspector.targetCrashed") as crashes:
+        await page.execute(protocol.page_navigate("chrome://crash"))
+        await crashes.__anext__()
+    with pytest.raises(PageCrashedError, match="the page crashed"):
+        await capture(page)
+    await page.navigate(page_url("<!doctype html><title>After</title><p>After</p>"))
+    model = await capture(page)
     assert model.title == "After"
 
 
@@ -429,9 +417,8 @@ async def test_clickability_and_where_the_pointer_cursor_starts(page: PageTarget
     """A span with its own click listener inside a clickable cursor:pointer card is
     clickable and inherits the pointer; its siblings without one are not clickable; the
     card starts the pointer itself; a display:contents wrapper is passed over."""
-    with trio.fail_after(60):
-        await page.navigate(page_url("capture-clickable.html"))
-        model = await capture(page, ax=False, rects=False)
+    await page.navigate(page_url("capture-clickable.html"))
+    model = await capture(page, ax=False, rects=False)
     card, save, title = (by_id(model, i) for i in ("card", "card-save", "card-title"))
     assert card.clickable
     assert save.clickable

@@ -8,7 +8,6 @@ from collections.abc import Mapping
 from urllib.parse import quote
 
 import pytest
-import trio
 
 from pycdp_bridge import PageTarget
 from tests.support import StaticServer
@@ -17,7 +16,6 @@ from trimtab.tools import ToolResult, granted, run_tool
 
 pytestmark = pytest.mark.browser
 
-IO_TIMEOUT = 40
 
 
 def eid(xml: str, dom_text: str) -> str:
@@ -59,104 +57,97 @@ async def location(page: PageTarget) -> str:
 async def test_enter_in_every_spelling_asks(page: PageTarget, pages_server: StaticServer) -> None:
     """Enter as "Enter", "Return", "\\r", "\\n" and "NumpadEnter" in a form's field asks first
     and does not submit; with consent "\\r" submits the form."""
-    with trio.fail_after(IO_TIMEOUT):
-        tab, xml = await open_shop(page, pages_server)
-        await runs(tab, "type", {"id": eid(xml, 'type="email"'), "text": "a@b.c"})
-        for key in ("Enter", "Return", "\r", "\n", "NumpadEnter"):
-            result = await asks(tab, "press", {"key": key})
-            assert "submits the form" in str(result.consent)
-            assert await location(page) == "/consent-shop.html"
-        with granted(True):
-            done = await run_tool(tab, "press", {"key": "\r"})
-        assert done.submitted, done.content
-        assert "email=a%40b.c" in await location(page)
+    tab, xml = await open_shop(page, pages_server)
+    await runs(tab, "type", {"id": eid(xml, 'type="email"'), "text": "a@b.c"})
+    for key in ("Enter", "Return", "\r", "\n", "NumpadEnter"):
+        result = await asks(tab, "press", {"key": key})
+        assert "submits the form" in str(result.consent)
+        assert await location(page) == "/consent-shop.html"
+    with granted(True):
+        done = await run_tool(tab, "press", {"key": "\r"})
+    assert done.submitted, done.content
+    assert "email=a%40b.c" in await location(page)
 
 
 async def test_space_on_focused_submit_asks(page: PageTarget, pages_server: StaticServer) -> None:
     """Tab until the submit button has focus, then Space or Enter: asks, does not submit."""
-    with trio.fail_after(IO_TIMEOUT):
-        tab, _ = await open_shop(page, pages_server)
-        await page.evaluate("document.getElementById('note').focus()")
-        await runs(tab, "press", {"key": "Tab"})
-        assert await page.evaluate("document.activeElement.id") == "buy"
-        for key in ("Space", " ", "Enter"):
-            result = await asks(tab, "press", {"key": key})
-            assert "submits a form" in str(result.consent)
-        assert await location(page) == "/consent-shop.html"
+    tab, _ = await open_shop(page, pages_server)
+    await page.evaluate("document.getElementById('note').focus()")
+    await runs(tab, "press", {"key": "Tab"})
+    assert await page.evaluate("document.activeElement.id") == "buy"
+    for key in ("Space", " ", "Enter"):
+        result = await asks(tab, "press", {"key": key})
+        assert "submits a form" in str(result.consent)
+    assert await location(page) == "/consent-shop.html"
 
 
 async def test_clicks_that_submit_ask(page: PageTarget, pages_server: StaticServer) -> None:
     """A submit button and a script-handled button in the form ask; a link,
     a script button outside any form and a plain field do not."""
-    with trio.fail_after(IO_TIMEOUT):
-        tab, xml = await open_shop(page, pages_server)
-        buy = await asks(tab, "click", {"id": eid(xml, "Buy now")})
-        assert "submits a form" in str(buy.consent)
-        assert buy.element is not None
-        assert "Buy now" in buy.element
-        coupon = await asks(tab, "click", {"id": eid(xml, "Apply coupon")})
-        assert "script" in str(coupon.consent)
-        assert await location(page) == "/consent-shop.html"
-        await runs(tab, "click", {"id": eid(xml, "Show details")})
-        assert await page.evaluate("document.getElementById('details').hidden") is False
-        await runs(tab, "click", {"id": eid(xml, 'type="email"')})
-        await runs(tab, "click", {"id": eid(xml, "Help")})
-        assert await location(page) == "/tools-done.html?help=1"
+    tab, xml = await open_shop(page, pages_server)
+    buy = await asks(tab, "click", {"id": eid(xml, "Buy now")})
+    assert "submits a form" in str(buy.consent)
+    assert buy.element is not None
+    assert "Buy now" in buy.element
+    coupon = await asks(tab, "click", {"id": eid(xml, "Apply coupon")})
+    assert "script" in str(coupon.consent)
+    assert await location(page) == "/consent-shop.html"
+    await runs(tab, "click", {"id": eid(xml, "Show details")})
+    assert await page.evaluate("document.getElementById('details').hidden") is False
+    await runs(tab, "click", {"id": eid(xml, 'type="email"')})
+    await runs(tab, "click", {"id": eid(xml, "Help")})
+    assert await location(page) == "/tools-done.html?help=1"
 
 
 async def test_changes_that_may_submit_ask(page: PageTarget, pages_server: StaticServer) -> None:
     """A select whose onchange submits and a checkbox a script watches ask before changing;
     with consent the select's change submits the form, and the browser says so."""
-    with trio.fail_after(IO_TIMEOUT):
-        tab, xml = await open_shop(page, pages_server)
-        ship = eid(xml, "Standard")
-        result = await asks(tab, "select", {"id": ship, "value": "Express"})
-        assert "onchange" in str(result.consent)
-        assert await page.evaluate("document.getElementById('ship').value") == "std"
-        await asks(tab, "check", {"id": eid(xml, "Gift wrap"), "on": True})
-        assert await page.evaluate("document.getElementById('gift').checked") is False
-        await page.evaluate("document.getElementById('ship').focus()")
-        await asks(tab, "press", {"key": "ArrowDown"})
-        with granted(True):
-            done = await run_tool(tab, "select", {"id": ship, "value": "Express"})
-        assert done.submitted, done.content
-        assert "ship=exp" in await location(page)
+    tab, xml = await open_shop(page, pages_server)
+    ship = eid(xml, "Standard")
+    result = await asks(tab, "select", {"id": ship, "value": "Express"})
+    assert "onchange" in str(result.consent)
+    assert await page.evaluate("document.getElementById('ship').value") == "std"
+    await asks(tab, "check", {"id": eid(xml, "Gift wrap"), "on": True})
+    assert await page.evaluate("document.getElementById('gift').checked") is False
+    await page.evaluate("document.getElementById('ship').focus()")
+    await asks(tab, "press", {"key": "ArrowDown"})
+    with granted(True):
+        done = await run_tool(tab, "select", {"id": ship, "value": "Express"})
+    assert done.submitted, done.content
+    assert "ship=exp" in await location(page)
 
 
 async def test_a_lying_page_still_asks(page: PageTarget, pages_server: StaticServer) -> None:
     """A page that patches button.form, button.type and closest() to hide its submit
     button is still asked about: the check reads the DOM from Trimtab's own world."""
-    with trio.fail_after(IO_TIMEOUT):
-        tab, xml = await open_shop(page, pages_server, "#lie")
-        assert await page.evaluate("document.getElementById('buy').form") is None
-        await asks(tab, "click", {"id": eid(xml, "Buy now")})
-        assert await location(page) == "/consent-shop.html"
+    tab, xml = await open_shop(page, pages_server, "#lie")
+    assert await page.evaluate("document.getElementById('buy').form") is None
+    await asks(tab, "click", {"id": eid(xml, "Buy now")})
+    assert await location(page) == "/consent-shop.html"
 
 
 async def test_confirm_ok_asks_and_alert_does_not(
     page: PageTarget, pages_server: StaticServer
 ) -> None:
     """OK on a confirm() asks first (Cancel does not); OK on an alert() does not ask."""
-    with trio.fail_after(IO_TIMEOUT):
-        tab, xml = await open_shop(page, pages_server)
-        opened = await runs(tab, "click", {"id": eid(xml, "Empty the basket")})
-        assert "js-dialog" in opened.content
-        ok = await asks(tab, "answer_dialog", {"accept": True})
-        assert "Empty the basket?" in str(ok.consent)
-        await runs(tab, "answer_dialog", {"accept": False})
-        assert await page.evaluate("document.getElementById('log').textContent") == "kept"
-        await runs(tab, "click", {"id": eid(xml, "Tell me")})
-        await runs(tab, "answer_dialog", {"accept": True})
+    tab, xml = await open_shop(page, pages_server)
+    opened = await runs(tab, "click", {"id": eid(xml, "Empty the basket")})
+    assert "js-dialog" in opened.content
+    ok = await asks(tab, "answer_dialog", {"accept": True})
+    assert "Empty the basket?" in str(ok.consent)
+    await runs(tab, "answer_dialog", {"accept": False})
+    assert await page.evaluate("document.getElementById('log').textContent") == "kept"
+    await runs(tab, "click", {"id": eid(xml, "Tell me")})
+    await runs(tab, "answer_dialog", {"accept": True})
 
 
 async def test_unpredicted_submit_is_reported(page: PageTarget, pages_server: StaticServer) -> None:
     """A form a page submits on a mere hover is not predicted, but the result says that the
     browser saw a form submission, so the person can be told."""
-    with trio.fail_after(IO_TIMEOUT):
-        tab, xml = await open_shop(page, pages_server)
-        result = await runs(tab, "hover", {"id": eid(xml, "Hover here")})
-        assert result.submitted
-        assert await location(page) != "/consent-shop.html"
+    tab, xml = await open_shop(page, pages_server)
+    result = await runs(tab, "hover", {"id": eid(xml, "Hover here")})
+    assert result.submitted
+    assert await location(page) != "/consent-shop.html"
 
 
 @pytest.mark.parametrize(
@@ -175,17 +166,16 @@ async def test_refusal_escapes_page_strings(
     from lxml import etree
 
     suffix = f"?cover={quote(cover)}&cls={quote(cover)}&text={quote(cover)}"
-    with trio.fail_after(IO_TIMEOUT):
-        tab, xml = await open_shop(page, pages_server, suffix)
-        buy = eid(xml, "Buy now")
-        result = await run_tool(tab, "click", {"id": buy})
-        assert result.is_error
-        assert "covered by" in result.content, result.content
-        tree = etree.fromstring(f"<r>{result.content}</r>".encode())
-        tags = [el.tag for el in tree.iter()][1:]
-        ids = [el.get("id") for el in tree.iter() if el.get("id") is not None]
-        assert tags == ["button", "div"], result.content
-        assert ids == [buy], result.content
+    tab, xml = await open_shop(page, pages_server, suffix)
+    buy = eid(xml, "Buy now")
+    result = await run_tool(tab, "click", {"id": buy})
+    assert result.is_error
+    assert "covered by" in result.content, result.content
+    tree = etree.fromstring(f"<r>{result.content}</r>".encode())
+    tags = [el.tag for el in tree.iter()][1:]
+    ids = [el.get("id") for el in tree.iter() if el.get("id") is not None]
+    assert tags == ["button", "div"], result.content
+    assert ids == [buy], result.content
 
 
 async def test_an_unknown_action_asks(
@@ -204,12 +194,11 @@ async def test_an_unknown_action_asks(
 
     spec = ToolSpec("wiggle", "Wiggle an element.", {"type": "object"}, ACT)
     monkeypatch.setitem(_catalogue._BY_NAME, "wiggle", Tool(spec, wiggle))  # type: ignore[index]
-    with trio.fail_after(IO_TIMEOUT):
-        tab, _ = await open_shop(page, pages_server)
-        result = await asks(tab, "wiggle", {})
-        assert "cannot tell" in str(result.consent)
-        assert ran == []
-        with granted(True):
-            done = await run_tool(tab, "wiggle", {})
+    tab, _ = await open_shop(page, pages_server)
+    result = await asks(tab, "wiggle", {})
+    assert "cannot tell" in str(result.consent)
+    assert ran == []
+    with granted(True):
+        done = await run_tool(tab, "wiggle", {})
     assert done.content == "wiggled"
     assert ran == ["wiggle"]

@@ -92,8 +92,7 @@ def _shape(model: PageModel) -> list[tuple[Any, ...]]:
 
 async def test_ping_through_the_extension(real: ExtensionBrowser) -> None:
     """A request from the service worker reaches the real host and its reply comes back."""
-    with trio.fail_after(20):
-        reply = await real.worker.evaluate("trimtab.host.request({type: 'ping'})")
+    reply = await real.worker.evaluate("trimtab.host.request({type: 'ping'})")
     assert reply["pong"] is True
     assert reply["version"]
 
@@ -101,44 +100,39 @@ async def test_ping_through_the_extension(real: ExtensionBrowser) -> None:
 async def test_chunked_reply_is_reassembled(real: ExtensionBrowser) -> None:
     """A reply over Chrome's 1 MB message limit arrives as chunks and is rebuilt whole."""
     size = 2_500_000
-    with trio.fail_after(30):
-        got = await real.worker.evaluate(
-            f"""trimtab.host.request({{type: 'debug_blob', size: {size}, alphabet: 'abc€'}})
-                .then((r) => [r.blob.length, r.blob.slice(0, 8), r.blob.slice(-4)])"""
-        )
+    got = await real.worker.evaluate(
+        f"""trimtab.host.request({{type: 'debug_blob', size: {size}, alphabet: 'abc€'}})
+            .then((r) => [r.blob.length, r.blob.slice(0, 8), r.blob.slice(-4)])"""
+    )
     expected = ("abc€" * (size // 4 + 1))[:size]
     assert got == [size, expected[:8], expected[-4:]]
 
 
 async def test_host_error_reply_keeps_its_code(real: ExtensionBrowser) -> None:
     """An error reply from the host rejects the request with the host's code and message."""
-    with trio.fail_after(20):
-        got = await real.worker.evaluate(
-            "trimtab.host.request({type: 'no_such_request'})"
-            ".then(() => null, (e) => [e.code, e.message])"
-        )
+    got = await real.worker.evaluate(
+        "trimtab.host.request({type: 'no_such_request'})"
+        ".then(() => null, (e) => [e.code, e.message])"
+    )
     assert got[0] == "unknown_type"
     assert "no_such_request" in got[1]
 
 
 async def test_host_killed_mid_session_reconnects(real: ExtensionBrowser) -> None:
     """When the host dies, requests in flight fail plainly and the next request succeeds."""
-    with trio.fail_after(30):
-        assert await real.worker.evaluate(
-            "trimtab.host.request({type: 'ping'}).then((r) => r.pong)"
-        )
-        [pid] = real.host_pids()
-        await real.worker.evaluate(
-            """globalThis.inFlight = trimtab.host.request({type: 'debug_sleep', seconds: 600})
-                .then(() => 'answered', (e) => e.code); true"""
-        )
-        kill_process(pid)
-        assert await real.worker.evaluate("globalThis.inFlight") == "host_unavailable"
-        # The worker reconnects on its own (backoff); wait for that, then use it.
-        while not await real.worker.evaluate("trimtab.host.status().connects >= 2"):
-            await trio.sleep(0.05)
-        reply = await real.worker.evaluate("trimtab.host.request({type: 'ping'})")
-        new_pids = real.host_pids()
+    assert await real.worker.evaluate("trimtab.host.request({type: 'ping'}).then((r) => r.pong)")
+    [pid] = real.host_pids()
+    await real.worker.evaluate(
+        """globalThis.inFlight = trimtab.host.request({type: 'debug_sleep', seconds: 600})
+            .then(() => 'answered', (e) => e.code); true"""
+    )
+    kill_process(pid)
+    assert await real.worker.evaluate("globalThis.inFlight") == "host_unavailable"
+    # The worker reconnects on its own (backoff); wait for that, then use it.
+    while not await real.worker.evaluate("trimtab.host.status().connects >= 2"):
+        await trio.sleep(0.05)
+    reply = await real.worker.evaluate("trimtab.host.request({type: 'ping'})")
+    new_pids = real.host_pids()
     assert reply["pong"] is True
     assert new_pids
     assert pid not in new_pids
@@ -146,16 +140,15 @@ async def test_host_killed_mid_session_reconnects(real: ExtensionBrowser) -> Non
 
 async def test_side_panel_opens_with_a_trusted_click(real: ExtensionBrowser) -> None:
     """The real side panel opens headless, reaches the host, and its screenshot is saved."""
-    with trio.fail_after(30):
-        panel = await real.open_side_panel()
-        while (await panel.evaluate("document.getElementById('host-status').className")) != (
-            "status ok"
-        ):
-            await trio.sleep(0.05)
-        views = await panel.evaluate(
-            "[...document.querySelectorAll('[role=tab]')].map((t) => t.textContent)"
-        )
-        shot = await panel.send("Page.captureScreenshot", {"format": "png"})
+    panel = await real.open_side_panel()
+    while (await panel.evaluate("document.getElementById('host-status').className")) != (
+        "status ok"
+    ):
+        await trio.sleep(0.05)
+    views = await panel.evaluate(
+        "[...document.querySelectorAll('[role=tab]')].map((t) => t.textContent)"
+    )
+    shot = await panel.send("Page.captureScreenshot", {"format": "png"})
     assert views == ["Inspect", "Agent"]
     png = base64.b64decode(shot["data"])
     assert png.startswith(b"\x89PNG")
@@ -174,51 +167,48 @@ async def test_inspect_shows_the_xml_and_highlights(
     real: ExtensionBrowser, pages_server: StaticServer
 ) -> None:
     """Inspect renders the active tab's XML, and hovering an id puts the overlay on it."""
-    with trio.fail_after(60):
-        for kind in ("snapshot", "highlight"):
-            if await _handler_missing(real, kind):
-                pytest.skip(reason=f"the host has no {kind!r} handler yet")
-        target_id, tab_id = await real.open_tab(pages_server.url("e2e-relay.html"))
-        await real.wait_loaded(tab_id)
-        panel = await real.open_side_panel()
-        await panel.evaluate("trimtabPanel.refresh()")
-        state = await panel.evaluate(
-            "({xml: trimtabPanel.state.xml, tab: trimtabPanel.state.tab.id,"
-            " error: trimtabPanel.state.inspectError,"
-            " ids: [...document.querySelectorAll('#xml .eid')].map((e) => e.dataset.eid),"
-            " regions: document.querySelectorAll('#xml details.region').length})"
-        )
-        assert state["error"] == ""
-        assert state["tab"] == tab_id
-        assert "Order a sandwich" in state["xml"]
-        assert state["ids"], "the XML view shows no element ids"
-        eid = state["ids"][0]
-        page = await real.attach(target_id)
-        link_box = await page.evaluate(_BOX_JS % "a")
-        # The link next to it, on the same line (the overlay's info label goes below).
-        far_box = await page.evaluate(_BOX_JS % "a:nth-of-type(2)")
-        before_link = await _shot(page, link_box)
-        before_far = await _shot(page, far_box)
-
-        # A person clicks the id in the panel; the panel asks the host to highlight.
-        await panel.evaluate(
-            f"""document.querySelector('#xml .eid[data-eid="{eid}"]')
-                .dispatchEvent(new MouseEvent('click', {{bubbles: true}})); true"""
-        )
-        after_link = before_link
-        while after_link.changed_share(before_link) < 0.25:
-            await trio.sleep(0.05)
-            after_link = await _shot(page, link_box)
-        after_far = await _shot(page, far_box)
-
-        highlighted = await real.worker.evaluate(
-            f"trimtab.host.request({{type: 'highlight', tab: {tab_id}, eid: {json.dumps(eid)}}})"
-        )
-        ARTIFACTS.mkdir(exist_ok=True)
-        shot = await page.send("Page.captureScreenshot", {"format": "png"})
-        (ARTIFACTS / "inspect-highlight.png").write_bytes(base64.b64decode(shot["data"]))
-        panel_shot = await panel.send("Page.captureScreenshot", {"format": "png"})
-        (ARTIFACTS / "sidepanel-inspect.png").write_bytes(base64.b64decode(panel_shot["data"]))
+    for kind in ("snapshot", "highlight"):
+        if await _handler_missing(real, kind):
+            pytest.skip(reason=f"the host has no {kind!r} handler yet")
+    target_id, tab_id = await real.open_tab(pages_server.url("e2e-relay.html"))
+    await real.wait_loaded(tab_id)
+    panel = await real.open_side_panel()
+    await panel.evaluate("trimtabPanel.refresh()")
+    state = await panel.evaluate(
+        "({xml: trimtabPanel.state.xml, tab: trimtabPanel.state.tab.id,"
+        " error: trimtabPanel.state.inspectError,"
+        " ids: [...document.querySelectorAll('#xml .eid')].map((e) => e.dataset.eid),"
+        " regions: document.querySelectorAll('#xml details.region').length})"
+    )
+    assert state["error"] == ""
+    assert state["tab"] == tab_id
+    assert "Order a sandwich" in state["xml"]
+    assert state["ids"], "the XML view shows no element ids"
+    eid = state["ids"][0]
+    page = await real.attach(target_id)
+    link_box = await page.evaluate(_BOX_JS % "a")
+    # The link next to it, on the same line (the overlay's info label goes below).
+    far_box = await page.evaluate(_BOX_JS % "a:nth-of-type(2)")
+    before_link = await _shot(page, link_box)
+    before_far = await _shot(page, far_box)
+    # A person clicks the id in the panel; the panel asks the host to highlight.
+    await panel.evaluate(
+        f"""document.querySelector('#xml .eid[data-eid="{eid}"]')
+            .dispatchEvent(new MouseEvent('click', {{bubbles: true}})); true"""
+    )
+    after_link = before_link
+    while after_link.changed_share(before_link) < 0.25:
+        await trio.sleep(0.05)
+        after_link = await _shot(page, link_box)
+    after_far = await _shot(page, far_box)
+    highlighted = await real.worker.evaluate(
+        f"trimtab.host.request({{type: 'highlight', tab: {tab_id}, eid: {json.dumps(eid)}}})"
+    )
+    ARTIFACTS.mkdir(exist_ok=True)
+    shot = await page.send("Page.captureScreenshot", {"format": "png"})
+    (ARTIFACTS / "inspect-highlight.png").write_bytes(base64.b64decode(shot["data"]))
+    panel_shot = await panel.send("Page.captureScreenshot", {"format": "png"})
+    (ARTIFACTS / "sidepanel-inspect.png").write_bytes(base64.b64decode(panel_shot["data"]))
     # The overlay tints the element's own box (the first id is the first link, "Next
     # page"; the loop above waited for it) and leaves the link next to it alone.
     assert after_far.changed_share(before_far) < 0.02
@@ -235,14 +225,13 @@ async def test_relay_capture_equals_direct_capture(
     ext, host = faked
     hub = RelayHub(host.send)
     host.relay = hub.feed
-    with trio.fail_after(60):
-        target_id, tab_id = await ext.open_tab(pages_server.url("e2e-relay.html"))
-        await ext.wait_loaded(tab_id)
-        relayed = await capture(hub.target(tab_id))
-        attached = await ext.browser.send(
-            "Target.attachToTarget", {"targetId": target_id, "flatten": True}
-        )
-        direct = await capture(PageTarget(ext.browser, target_id, attached["sessionId"]))
+    target_id, tab_id = await ext.open_tab(pages_server.url("e2e-relay.html"))
+    await ext.wait_loaded(tab_id)
+    relayed = await capture(hub.target(tab_id))
+    attached = await ext.browser.send(
+        "Target.attachToTarget", {"targetId": target_id, "flatten": True}
+    )
+    direct = await capture(PageTarget(ext.browser, target_id, attached["sessionId"]))
     assert relayed.url == direct.url == pages_server.url("e2e-relay.html")
     assert relayed.title == direct.title == "Relay fixture"
     assert _shape(relayed) == _shape(direct)
@@ -269,8 +258,7 @@ async def test_relay_gives_the_same_xml_as_the_direct_transport(
 ) -> None:
     """A fixture page snapshotted through the extension relay gives the direct transport's XML."""
     ext, host = faked
-    with trio.fail_after(60):
-        relayed, direct = await _relay_and_direct_xml(ext, host, pages_server.url("e2e-relay.html"))
+    relayed, direct = await _relay_and_direct_xml(ext, host, pages_server.url("e2e-relay.html"))
     assert "Order a sandwich" in relayed
     assert relayed == direct
 
@@ -296,40 +284,39 @@ async def test_relay_commands_events_and_errors(
 ) -> None:
     """The relay attaches, runs commands, forwards events with the tab id, returns CDP errors."""
     ext, host = faked
-    with trio.fail_after(30):
-        _, tab_id = await ext.open_tab(pages_server.url("e2e-relay.html"))
-        await ext.wait_loaded(tab_id)
-        assert await host.command({"type": "cdp_attach", "tab": tab_id}) == {
-            "type": "cdp_result",
-            "id": "c1",
-            "result": {},
+    _, tab_id = await ext.open_tab(pages_server.url("e2e-relay.html"))
+    await ext.wait_loaded(tab_id)
+    assert await host.command({"type": "cdp_attach", "tab": tab_id}) == {
+        "type": "cdp_result",
+        "id": "c1",
+        "result": {},
+    }
+    evaluated = await host.command(
+        {
+            "type": "cdp",
+            "tab": tab_id,
+            "session": None,
+            "method": "Runtime.evaluate",
+            "params": {"expression": "document.title", "returnByValue": True},
         }
-        evaluated = await host.command(
-            {
-                "type": "cdp",
-                "tab": tab_id,
-                "session": None,
-                "method": "Runtime.evaluate",
-                "params": {"expression": "document.title", "returnByValue": True},
-            }
-        )
-        refused = await host.command(
-            {"type": "cdp", "tab": tab_id, "session": None, "method": "No.such", "params": {}}
-        )
-        await host.command({"type": "cdp", "tab": tab_id, "method": "Page.enable"})
-        await host.command({"type": "cdp", "tab": tab_id, "method": "Page.reload", "params": {}})
+    )
+    refused = await host.command(
+        {"type": "cdp", "tab": tab_id, "session": None, "method": "No.such", "params": {}}
+    )
+    await host.command({"type": "cdp", "tab": tab_id, "method": "Page.enable"})
+    await host.command({"type": "cdp", "tab": tab_id, "method": "Page.reload", "params": {}})
+    event = await host.next_message("cdp_event")
+    while event["method"] != "Page.loadEventFired":
         event = await host.next_message("cdp_event")
-        while event["method"] != "Page.loadEventFired":
-            event = await host.next_message("cdp_event")
-        detached = await host.command({"type": "cdp_detach", "tab": tab_id})
-        after = await host.command(
-            {
-                "type": "cdp",
-                "tab": tab_id,
-                "method": "Runtime.evaluate",
-                "params": {"expression": "1"},
-            }
-        )
+    detached = await host.command({"type": "cdp_detach", "tab": tab_id})
+    after = await host.command(
+        {
+            "type": "cdp",
+            "tab": tab_id,
+            "method": "Runtime.evaluate",
+            "params": {"expression": "1"},
+        }
+    )
     assert evaluated["result"]["result"]["value"] == "Relay fixture"
     assert refused["error"]["code"] == -32601
     assert "No.such" in refused["error"]["message"]
@@ -344,20 +331,19 @@ async def test_tab_closed_reaches_host_and_side_panel(
 ) -> None:
     """Closing a debugged tab sends cdp_detached to the host and a clear error to the panel."""
     ext, host = faked
-    with trio.fail_after(30):
-        target_id, tab_id = await ext.open_tab(pages_server.url("e2e-relay.html"))
-        await ext.wait_loaded(tab_id)
-        await host.command({"type": "cdp_attach", "tab": tab_id})
-        panel = await ext.open_side_panel()
-        # The fake host never answers the panel's snapshot; the panel still knows its tab.
-        while await panel.evaluate("trimtabPanel.state.shownTab") != tab_id:
-            await trio.sleep(0.05)
-        await ext.browser.send("Target.closeTarget", {"targetId": target_id})
-        detached = await host.next_message("cdp_detached")
-        while not await panel.evaluate("trimtabPanel.state.inspectError"):
-            await trio.sleep(0.05)
-        error = await panel.evaluate("document.getElementById('inspect-error').textContent")
-        attached = await ext.worker.evaluate("trimtab.relay.attachedTabs()")
+    target_id, tab_id = await ext.open_tab(pages_server.url("e2e-relay.html"))
+    await ext.wait_loaded(tab_id)
+    await host.command({"type": "cdp_attach", "tab": tab_id})
+    panel = await ext.open_side_panel()
+    # The fake host never answers the panel's snapshot; the panel still knows its tab.
+    while await panel.evaluate("trimtabPanel.state.shownTab") != tab_id:
+        await trio.sleep(0.05)
+    await ext.browser.send("Target.closeTarget", {"targetId": target_id})
+    detached = await host.next_message("cdp_detached")
+    while not await panel.evaluate("trimtabPanel.state.inspectError"):
+        await trio.sleep(0.05)
+    error = await panel.evaluate("document.getElementById('inspect-error').textContent")
+    attached = await ext.worker.evaluate("trimtab.relay.attachedTabs()")
     assert detached == {"type": "cdp_detached", "tab": tab_id, "reason": "target_closed"}
     assert error == "Trimtab lost access to this tab: the tab was closed."
     assert tab_id not in attached

@@ -103,19 +103,18 @@ async def test_browser_killed_mid_capture(
 ) -> None:
     """The browser killed while the host captures a big page: the host exits on its own."""
     monkeypatch.setenv("TRIMTAB_LOG_DIR", str(tmp_path / "logs"))
-    with trio.fail_after(90):
-        async with launch_with_extension(tmp_path / "profile") as ext:
-            _, tab_id = await ext.open_tab(pages_server.url("consent-faults.html?big=20000"))
-            await ext.wait_loaded(tab_id)
-            assert await ext.worker.evaluate("trimtab.host.request({type: 'ping'})")
-            [pid] = ext.host_pids()
-            await ext.worker.evaluate(
-                f"trimtab.host.request({{type: 'snapshot', tab: {tab_id}}}).catch(() => 0); true"
-            )
-            await trio.sleep(0.5)  # the capture is under way
-            os.kill(ext.browser.pid, signal.SIGKILL)
-            while _alive(pid):
-                await trio.sleep(0.1)
+    async with launch_with_extension(tmp_path / "profile") as ext:
+        _, tab_id = await ext.open_tab(pages_server.url("consent-faults.html?big=20000"))
+        await ext.wait_loaded(tab_id)
+        assert await ext.worker.evaluate("trimtab.host.request({type: 'ping'})")
+        [pid] = ext.host_pids()
+        await ext.worker.evaluate(
+            f"trimtab.host.request({{type: 'snapshot', tab: {tab_id}}}).catch(() => 0); true"
+        )
+        await trio.sleep(0.5)  # the capture is under way
+        os.kill(ext.browser.pid, signal.SIGKILL)
+        while _alive(pid):
+            await trio.sleep(0.1)
 
 
 def _alive(pid: int) -> bool:
@@ -201,12 +200,11 @@ async def test_page_hung_before_the_first_request(
     """A page stuck in a script before the host ever touched it: the first snapshot
     request is answered page_unresponsive (the host's 30 s limit), not left to the
     extension's own 60 s timeout."""
-    with trio.fail_after(90):
-        _, tab_id = await ext.open_tab(pages_server.url("consent-faults.html?hang=1"))
-        await ext.wait_loaded(tab_id)
-        await trio.sleep(0.5)  # the page's load handler has started its endless loop
-        code = await ext.worker.evaluate(
-            f"trimtab.host.request({{type: 'snapshot', tab: {tab_id}}})"
-            ".then(() => 'answered', (e) => e.code)"
-        )
+    _, tab_id = await ext.open_tab(pages_server.url("consent-faults.html?hang=1"))
+    await ext.wait_loaded(tab_id)
+    await trio.sleep(0.5)  # the page's load handler has started its endless loop
+    code = await ext.worker.evaluate(
+        f"trimtab.host.request({{type: 'snapshot', tab: {tab_id}}})"
+        ".then(() => 'answered', (e) => e.code)"
+    )
     assert code == "page_unresponsive"

@@ -12,8 +12,6 @@ import trio
 from tests.test_host_process import ORIGIN, host_env, nm_frame, run_host_process
 from trimtab._host import allowed_origin, origin_refusal
 
-TIMEOUT = 30
-
 
 def test_only_the_installed_extension_is_served() -> None:
     """The installed extension's origin is allowed; another extension, a web origin and no
@@ -33,15 +31,14 @@ def test_only_the_installed_extension_is_served() -> None:
 async def test_host_refuses_another_caller(tmp_path: Path, argv: list[str]) -> None:
     """Started for another extension (or with no origin) the host answers nothing, logs
     one clear line and exits non-zero."""
-    with trio.fail_after(TIMEOUT):
-        process = await trio.run_process(
-            [sys.executable, "-m", "trimtab._host", *argv],
-            stdin=nm_frame({"type": "ping", "id": 1}),
-            capture_stdout=True,
-            capture_stderr=True,
-            check=False,
-            env=host_env(tmp_path),
-        )
+    process = await trio.run_process(
+        [sys.executable, "-m", "trimtab._host", *argv],
+        stdin=nm_frame({"type": "ping", "id": 1}),
+        capture_stdout=True,
+        capture_stderr=True,
+        check=False,
+        env=host_env(tmp_path),
+    )
     assert process.returncode == 2
     assert process.stdout == b""
     log = (tmp_path / "host.log").read_text(encoding="utf-8")
@@ -54,13 +51,12 @@ async def test_huge_request_fields_make_short_log_lines(
     nursery: trio.Nursery, tmp_path: Path
 ) -> None:
     """A request whose type is 10 MB is answered and logged as a line of a few kilobytes."""
-    with trio.fail_after(TIMEOUT):
-        host = await nursery.start(run_host_process, tmp_path / "logs")
-        huge = "T" * 10_000_000
-        await host.send({"type": huge, "id": 7})
-        reply = await host.reply_to(7)
-        assert reply["error"]["code"] == "unknown_type"
-        assert await host.finish() == 0
+    host = await nursery.start(run_host_process, tmp_path / "logs")
+    huge = "T" * 10_000_000
+    await host.send({"type": huge, "id": 7})
+    reply = await host.reply_to(7)
+    assert reply["error"]["code"] == "unknown_type"
+    assert await host.finish() == 0
     log = host.log_text()
     assert "unknown request type" in log
     assert "more characters" in log

@@ -205,13 +205,12 @@ def unlisted(value: str | None) -> list[str]:
 async def test_option_separators_are_escaped_on_a_real_page(page: PageTarget) -> None:
     """Options, the first ones of a long select and a multiple select's value read back
     as the page's exact option texts, whatever `|` and `\\` they hold."""
-    with trio.fail_after(TIMEOUT):
-        loaded = await load_and_compact(page, "hardening-options.html")
-        texts = await page.evaluate(
-            "Object.fromEntries(Array.from(document.querySelectorAll('select'), s =>"
-            " [s.id, {all: Array.from(s.options, o => o.text),"
-            "         chosen: Array.from(s.selectedOptions, o => o.text)}]))"
-        )
+    loaded = await load_and_compact(page, "hardening-options.html")
+    texts = await page.evaluate(
+        "Object.fromEntries(Array.from(document.querySelectorAll('select'), s =>"
+        " [s.id, {all: Array.from(s.options, o => o.text),"
+        "         chosen: Array.from(s.selectedOptions, o => o.text)}]))"
+    )
     selects = xp(loaded.tree, "//select")
     assert len(selects) == 3
     finish, sizes, grade = selects
@@ -331,8 +330,7 @@ def strings_of(compaction: Compaction) -> list[str]:
 async def test_lone_surrogates_leave_the_compaction_clean(page: PageTarget) -> None:
     """Texts, names, values, options and the title holding lone surrogates come out with
     U+FFFD in their place, in the XML and in every string the compaction hands on."""
-    with trio.fail_after(TIMEOUT):
-        loaded = await load_and_compact(page, "hardening-surrogates.html")
+    loaded = await load_and_compact(page, "hardening-surrogates.html")
     compaction = loaded.compaction
     # The page really holds lone surrogates (in its title, its text and its labels).
     assert "\ud83d" in loaded.model.title
@@ -441,8 +439,7 @@ async def test_long_texts_show_a_head_and_page_through_the_rest(page: PageTarget
     """With a long-text limit, the text run of a long paragraph and a 255k-character log
     shows its head and a marker with exact counts; paging from the marker gives back
     every character, and the output tree still holds all of the text for searches."""
-    with trio.fail_after(TIMEOUT):
-        loaded = await load_and_compact(page, "hardening-long-text.html")
+    loaded = await load_and_compact(page, "hardening-long-text.html")
     whole = loaded.compaction
     compaction = compact(loaded.model, long_text=LONG_TEXT)
     tree = parse_xml(compaction.xml)

@@ -261,18 +261,16 @@ async def test_checkbox_and_radio_states(page: PageTarget) -> None:
 
 async def test_live_state_after_user_changes(page: PageTarget) -> None:
     """Values and checked states are read live, not from the markup's initial attributes."""
-    with trio.fail_after(TIMEOUT):
-        await load(page, "pipeline-inputs.html")
-        await page.evaluate(
-            """(() => {
-              document.getElementById('news').checked = false;
-              document.getElementById('terms').checked = true;
-              document.getElementById('guests').value = '5';
-              document.getElementById('room').value = 'Suite';
-            })()"""
-        )
-
-        tree = parse_xml(compact(await capture(page)).xml)
+    await load(page, "pipeline-inputs.html")
+    await page.evaluate(
+        """(() => {
+          document.getElementById('news').checked = false;
+          document.getElementById('terms').checked = true;
+          document.getElementById('guests').value = '5';
+          document.getElementById('room').value = 'Suite';
+        })()"""
+    )
+    tree = parse_xml(compact(await capture(page)).xml)
     assert by_label(tree, "Newsletter").get("checked") is None
     assert by_label(tree, "Terms").get("checked") == "true"
     assert by_label(tree, "Guests").get("value") == "5"

@@ -17,7 +17,6 @@ from trimtab.tools import TOOLS, ToolResult, granted, run_tool, tool_spec
 
 pytestmark = pytest.mark.browser
 
-IO_TIMEOUT = 30
 
 
 def eid_of(xml: str, tag: str, text: str) -> str:
@@ -85,133 +84,125 @@ def test_catalogue_specs_are_complete() -> None:
 
 async def test_type_shows_new_value_in_diff(page: PageTarget, pages_server: StaticServer) -> None:
     """Typing replaces a field's value with trusted input, and the diff shows it."""
-    with trio.fail_after(IO_TIMEOUT):
-        tab, xml = await open_tab(page, pages_server.url("tools-form.html"))
-        name = eid_of(xml, "input", "placeholder name")
-        result = await act(tab, "type", {"id": name, "text": "Ada Lovelace"})
-        assert result.kind in ("diff", "baseline")  # the memory sends the cheaper one
-        assert "Ada Lovelace" in result.content
-        assert "Typed: Ada Lovelace" in result.content  # the page saw input events
-        assert "placeholder name" not in await page.evaluate("document.body.innerText")
-        assert await page.evaluate("document.getElementById('name').value") == "Ada Lovelace"
-        appended = await act(tab, "type", {"id": name, "text": "!", "clear": False})
-        assert "Ada Lovelace!" in appended.content
-        parse(result.content)
+    tab, xml = await open_tab(page, pages_server.url("tools-form.html"))
+    name = eid_of(xml, "input", "placeholder name")
+    result = await act(tab, "type", {"id": name, "text": "Ada Lovelace"})
+    assert result.kind in ("diff", "baseline")  # the memory sends the cheaper one
+    assert "Ada Lovelace" in result.content
+    assert "Typed: Ada Lovelace" in result.content  # the page saw input events
+    assert "placeholder name" not in await page.evaluate("document.body.innerText")
+    assert await page.evaluate("document.getElementById('name').value") == "Ada Lovelace"
+    appended = await act(tab, "type", {"id": name, "text": "!", "clear": False})
+    assert "Ada Lovelace!" in appended.content
+    parse(result.content)
 
 
 async def test_form_filled_and_submitted(page: PageTarget, pages_server: StaticServer) -> None:
     """A form filled field by field and submitted with its button lands on the next page."""
-    with trio.fail_after(IO_TIMEOUT):
-        tab, xml = await open_tab(page, pages_server.url("tools-form.html"))
-        await act(tab, "type", {"id": eid_of(xml, "input", "placeholder name"), "text": "Ada"})
-        email = eid_of(xml, "input", 'type="email"')
-        await act(tab, "type", {"id": email, "text": "ada@example.org"})
-        note = eid_of(xml, "textarea", "")
-        await act(tab, "type", {"id": note, "text": "hello"})
-        submit = eid_of(xml, "button", "Create account")
-        assert await needs_consent(tab, "click", {"id": submit})
-        result = await act(tab, "click", {"id": submit})
-        assert result.submits
-        assert result.kind == "baseline"
-        assert "Account created" in result.content
-        assert "name=Ada, email=ada@example.org" in result.content
-        parse(result.content)
+    tab, xml = await open_tab(page, pages_server.url("tools-form.html"))
+    await act(tab, "type", {"id": eid_of(xml, "input", "placeholder name"), "text": "Ada"})
+    email = eid_of(xml, "input", 'type="email"')
+    await act(tab, "type", {"id": email, "text": "ada@example.org"})
+    note = eid_of(xml, "textarea", "")
+    await act(tab, "type", {"id": note, "text": "hello"})
+    submit = eid_of(xml, "button", "Create account")
+    assert await needs_consent(tab, "click", {"id": submit})
+    result = await act(tab, "click", {"id": submit})
+    assert result.submits
+    assert result.kind == "baseline"
+    assert "Account created" in result.content
+    assert "name=Ada, email=ada@example.org" in result.content
+    parse(result.content)
 
 
 async def test_type_submit_presses_enter(page: PageTarget, pages_server: StaticServer) -> None:
     """type(submit=true) presses Enter in the field, which submits its form."""
-    with trio.fail_after(IO_TIMEOUT):
-        tab, xml = await open_tab(page, pages_server.url("tools-form.html"))
-        name = eid_of(xml, "input", "placeholder name")
-        assert await needs_consent(tab, "type", {"id": name, "text": "x", "submit": True})
-        result = await act(tab, "type", {"id": name, "text": "Grace", "submit": True})
-        assert result.submits
-        assert result.kind == "baseline"
-        assert "name=Grace" in result.content
+    tab, xml = await open_tab(page, pages_server.url("tools-form.html"))
+    name = eid_of(xml, "input", "placeholder name")
+    assert await needs_consent(tab, "type", {"id": name, "text": "x", "submit": True})
+    result = await act(tab, "type", {"id": name, "text": "Grace", "submit": True})
+    assert result.submits
+    assert result.kind == "baseline"
+    assert "name=Grace" in result.content
 
 
 async def test_press_enter_submits(page: PageTarget, pages_server: StaticServer) -> None:
     """Enter pressed in a focused form field submits the form, and says so."""
-    with trio.fail_after(IO_TIMEOUT):
-        tab, xml = await open_tab(page, pages_server.url("tools-form.html"))
-        email = eid_of(xml, "input", 'type="email"')
-        await act(tab, "type", {"id": email, "text": "g@example.org"})
-        assert await needs_consent(tab, "press", {"key": "Enter"})
-        result = await act(tab, "press", {"key": "Enter"})
-        assert result.submits
-        assert "email=g@example.org" in result.content
+    tab, xml = await open_tab(page, pages_server.url("tools-form.html"))
+    email = eid_of(xml, "input", 'type="email"')
+    await act(tab, "type", {"id": email, "text": "g@example.org"})
+    assert await needs_consent(tab, "press", {"key": "Enter"})
+    result = await act(tab, "press", {"key": "Enter"})
+    assert result.submits
+    assert "email=g@example.org" in result.content
 
 
 async def test_press_tab_moves_focus(page: PageTarget, pages_server: StaticServer) -> None:
     """Tab moves the focus to the next field, where typed characters then land."""
-    with trio.fail_after(IO_TIMEOUT):
-        tab, xml = await open_tab(page, pages_server.url("tools-form.html"))
-        await act(tab, "type", {"id": eid_of(xml, "input", "placeholder name"), "text": "A"})
-        result = await act(tab, "press", {"key": "Tab"})
-        assert not result.submits
-        assert await page.evaluate("document.activeElement.id") == "email"
-        await act(tab, "press", {"key": "z"})
-        await act(tab, "press", {"key": "z", "modifiers": ["Shift"]})
-        assert await page.evaluate("document.getElementById('email').value") == "zZ"
-        bad = await run_tool(tab, "press", {"key": "Hyper"})
-        assert bad.is_error
-        assert "unknown key 'Hyper'" in bad.content
+    tab, xml = await open_tab(page, pages_server.url("tools-form.html"))
+    await act(tab, "type", {"id": eid_of(xml, "input", "placeholder name"), "text": "A"})
+    result = await act(tab, "press", {"key": "Tab"})
+    assert not result.submits
+    assert await page.evaluate("document.activeElement.id") == "email"
+    await act(tab, "press", {"key": "z"})
+    await act(tab, "press", {"key": "z", "modifiers": ["Shift"]})
+    assert await page.evaluate("document.getElementById('email').value") == "zZ"
+    bad = await run_tool(tab, "press", {"key": "Hyper"})
+    assert bad.is_error
+    assert "unknown key 'Hyper'" in bad.content
 
 
 async def test_select_by_label_and_value(page: PageTarget, pages_server: StaticServer) -> None:
     """select picks an option by its text or value and fires the page's change handler."""
-    with trio.fail_after(IO_TIMEOUT):
-        tab, xml = await open_tab(page, pages_server.url("tools-form.html"))
-        country = eid_of(xml, "select", "United States")
-        result = await act(tab, "select", {"id": country, "value": "Canada"})
-        assert "Chosen: ca" in result.content
-        result = await act(tab, "select", {"id": country, "value": "fr"})
-        assert "Chosen: fr" in result.content
-        with granted(True):  # a script watches its changes: it asks first
-            missing = await run_tool(tab, "select", {"id": country, "value": "Narnia"})
-        assert missing.is_error
-        assert "no option 'Narnia'" in missing.content
-        assert (
-            "<option>United States</option> <option>Canada</option> <option>France</option>"
-            in missing.content
-        )
+    tab, xml = await open_tab(page, pages_server.url("tools-form.html"))
+    country = eid_of(xml, "select", "United States")
+    result = await act(tab, "select", {"id": country, "value": "Canada"})
+    assert "Chosen: ca" in result.content
+    result = await act(tab, "select", {"id": country, "value": "fr"})
+    assert "Chosen: fr" in result.content
+    with granted(True):  # a script watches its changes: it asks first
+        missing = await run_tool(tab, "select", {"id": country, "value": "Narnia"})
+    assert missing.is_error
+    assert "no option 'Narnia'" in missing.content
+    assert (
+        "<option>United States</option> <option>Canada</option> <option>France</option>"
+        in missing.content
+    )
 
 
 async def test_check_on_and_off(page: PageTarget, pages_server: StaticServer) -> None:
     """check clicks a checkbox only when its state differs, and radios are never unchecked."""
-    with trio.fail_after(IO_TIMEOUT):
-        tab, xml = await open_tab(page, pages_server.url("tools-widgets.html"))
-        terms = eid_of(xml, "input", "I accept the terms")
-        result = await act(tab, "check", {"id": terms, "on": True})
-        assert 'checked="true"' in result.content
-        assert await page.evaluate("document.getElementById('terms').checked") is True
-        again = await act(tab, "check", {"id": terms, "on": True})
-        assert again.kind == "text"
-        assert "already checked" in again.content
-        await act(tab, "check", {"id": terms, "on": False})
-        assert await page.evaluate("document.getElementById('terms').checked") is False
-        small = eid_of(xml, "input", "Small")
-        refused = await run_tool(tab, "check", {"id": small, "on": False})
-        assert refused.is_error
-        assert "radio button" in refused.content
-        large = eid_of(xml, "input", "Large")
-        await act(tab, "check", {"id": large, "on": True})
-        assert await page.evaluate("document.querySelector('[value=l]').checked") is True
+    tab, xml = await open_tab(page, pages_server.url("tools-widgets.html"))
+    terms = eid_of(xml, "input", "I accept the terms")
+    result = await act(tab, "check", {"id": terms, "on": True})
+    assert 'checked="true"' in result.content
+    assert await page.evaluate("document.getElementById('terms').checked") is True
+    again = await act(tab, "check", {"id": terms, "on": True})
+    assert again.kind == "text"
+    assert "already checked" in again.content
+    await act(tab, "check", {"id": terms, "on": False})
+    assert await page.evaluate("document.getElementById('terms').checked") is False
+    small = eid_of(xml, "input", "Small")
+    refused = await run_tool(tab, "check", {"id": small, "on": False})
+    assert refused.is_error
+    assert "radio button" in refused.content
+    large = eid_of(xml, "input", "Large")
+    await act(tab, "check", {"id": large, "on": True})
+    assert await page.evaluate("document.querySelector('[value=l]').checked") is True
 
 
 async def test_readonly_and_non_field_refused(page: PageTarget, pages_server: StaticServer) -> None:
     """type refuses read-only fields and elements that are not text fields."""
-    with trio.fail_after(IO_TIMEOUT):
-        tab, xml = await open_tab(page, pages_server.url("tools-form.html"))
-        code = eid_of(xml, "input", "X-1")
-        refused = await run_tool(tab, "type", {"id": code, "text": "hack"})
-        assert refused.is_error
-        assert "read-only" in refused.content
-        button = eid_of(xml, "button", "Create account")
-        refused = await run_tool(tab, "type", {"id": button, "text": "hi"})
-        assert refused.is_error
-        assert "not a text field" in refused.content
-        assert await page.evaluate("document.getElementById('code').value") == "X-1"
+    tab, xml = await open_tab(page, pages_server.url("tools-form.html"))
+    code = eid_of(xml, "input", "X-1")
+    refused = await run_tool(tab, "type", {"id": code, "text": "hack"})
+    assert refused.is_error
+    assert "read-only" in refused.content
+    button = eid_of(xml, "button", "Create account")
+    refused = await run_tool(tab, "type", {"id": button, "text": "hi"})
+    assert refused.is_error
+    assert "not a text field" in refused.content
+    assert await page.evaluate("document.getElementById('code').value") == "X-1"
 
 
 # --- clicks, links, hover -------------------------------------------------------------------------
@@ -219,123 +210,115 @@ async def test_readonly_and_non_field_refused(page: PageTarget, pages_server: St
 
 async def test_link_followed_gives_baseline(page: PageTarget, pages_server: StaticServer) -> None:
     """Clicking a link loads the next page and answers with its baseline; back returns."""
-    with trio.fail_after(IO_TIMEOUT):
-        tab, xml = await open_tab(page, pages_server.url("tools-widgets.html"))
-        link = eid_of(xml, "a", "Continue to the next page")
-        result = await act(tab, "click", {"id": link})
-        assert result.kind == "baseline"
-        assert not result.submits
-        assert "Received from=link" in result.content
-        back = await act(tab, "back", {})
-        assert back.kind == "baseline"
-        assert "Continue to the next page" in back.content
-        forward = await act(tab, "forward", {})
-        assert "Received from=link" in forward.content
-        reloaded = await act(tab, "reload", {})
-        assert reloaded.kind == "baseline"
-        assert parse(reloaded.content).get("url") == pages_server.url("tools-done.html?from=link")
-        nowhere = await run_tool(tab, "forward", {})
-        assert nowhere.is_error
-        assert "no next page" in nowhere.content
+    tab, xml = await open_tab(page, pages_server.url("tools-widgets.html"))
+    link = eid_of(xml, "a", "Continue to the next page")
+    result = await act(tab, "click", {"id": link})
+    assert result.kind == "baseline"
+    assert not result.submits
+    assert "Received from=link" in result.content
+    back = await act(tab, "back", {})
+    assert back.kind == "baseline"
+    assert "Continue to the next page" in back.content
+    forward = await act(tab, "forward", {})
+    assert "Received from=link" in forward.content
+    reloaded = await act(tab, "reload", {})
+    assert reloaded.kind == "baseline"
+    assert parse(reloaded.content).get("url") == pages_server.url("tools-done.html?from=link")
+    nowhere = await run_tool(tab, "forward", {})
+    assert nowhere.is_error
+    assert "no next page" in nowhere.content
 
 
 async def test_click_counts_once(page: PageTarget, pages_server: StaticServer) -> None:
     """One click tool call is one trusted click, and its effect is in the diff."""
-    with trio.fail_after(IO_TIMEOUT):
-        tab, xml = await open_tab(page, pages_server.url("tools-widgets.html"))
-        button = eid_of(xml, "button", "Clicked 0 times")
-        result = await act(tab, "click", {"id": button})
-        assert result.kind == "diff"
-        assert "Clicked 1 times" in result.content
-        assert await page.evaluate("window.clicks") == 1
-        parse(result.content)
+    tab, xml = await open_tab(page, pages_server.url("tools-widgets.html"))
+    button = eid_of(xml, "button", "Clicked 0 times")
+    result = await act(tab, "click", {"id": button})
+    assert result.kind == "diff"
+    assert "Clicked 1 times" in result.content
+    assert await page.evaluate("window.clicks") == 1
+    parse(result.content)
 
 
 async def test_hover_opens_menus(page: PageTarget, pages_server: StaticServer) -> None:
     """Hovering opens a CSS :hover menu and a mouseenter menu, whose links appear in the diff."""
-    with trio.fail_after(IO_TIMEOUT):
-        tab, xml = await open_tab(page, pages_server.url("tools-widgets.html"))
-        assert "Laptops" not in xml
-        result = await act(tab, "hover", {"id": eid_of(xml, "a", "Products")})
-        assert "Laptops" in result.content
-        result = await act(tab, "hover", {"id": eid_of(xml, "button", "Account")})
-        assert "Sign out" in result.content
-        laptops = eid_of(result.content, "a", "Sign out")
-        followed = await act(tab, "click", {"id": laptops})
-        assert "Received from=account" in followed.content
+    tab, xml = await open_tab(page, pages_server.url("tools-widgets.html"))
+    assert "Laptops" not in xml
+    result = await act(tab, "hover", {"id": eid_of(xml, "a", "Products")})
+    assert "Laptops" in result.content
+    result = await act(tab, "hover", {"id": eid_of(xml, "button", "Account")})
+    assert "Sign out" in result.content
+    laptops = eid_of(result.content, "a", "Sign out")
+    followed = await act(tab, "click", {"id": laptops})
+    assert "Received from=account" in followed.content
 
 
 async def test_covered_button_refused(page: PageTarget, pages_server: StaticServer) -> None:
     """A button under a banner is not clicked, and the error names the banner."""
-    with trio.fail_after(IO_TIMEOUT):
-        tab, _ = await open_tab(page, pages_server.url("tools-widgets.html"))
-        # The pipeline hides what is covered, so the id comes from the page uncovered.
-        await page.evaluate("document.getElementById('banner').style.display = 'none'")
-        xml = (await act(tab, "capture_snapshot", {})).content
-        buried = eid_of(xml, "button", "Buy now")
-        await page.evaluate("document.getElementById('banner').style.display = ''")
-        result = await run_tool(tab, "click", {"id": buried})
-        assert result.is_error
-        assert "covered" in result.content
-        assert 'id="banner"' in result.content
-        assert "We use cookies" in result.content
-        assert await page.evaluate("document.title") == "Widgets"
+    tab, _ = await open_tab(page, pages_server.url("tools-widgets.html"))
+    # The pipeline hides what is covered, so the id comes from the page uncovered.
+    await page.evaluate("document.getElementById('banner').style.display = 'none'")
+    xml = (await act(tab, "capture_snapshot", {})).content
+    buried = eid_of(xml, "button", "Buy now")
+    await page.evaluate("document.getElementById('banner').style.display = ''")
+    result = await run_tool(tab, "click", {"id": buried})
+    assert result.is_error
+    assert "covered" in result.content
+    assert 'id="banner"' in result.content
+    assert "We use cookies" in result.content
+    assert await page.evaluate("document.title") == "Widgets"
 
 
 async def test_disabled_button_refused(page: PageTarget, pages_server: StaticServer) -> None:
     """A disabled button is refused as disabled and never clicked."""
-    with trio.fail_after(IO_TIMEOUT):
-        tab, xml = await open_tab(page, pages_server.url("tools-widgets.html"))
-        pay = eid_of(xml, "button", "Pay")
-        result = await run_tool(tab, "click", {"id": pay})
-        assert result.is_error
-        assert "disabled" in result.content
-        assert await page.evaluate("document.title") == "Widgets"
+    tab, xml = await open_tab(page, pages_server.url("tools-widgets.html"))
+    pay = eid_of(xml, "button", "Pay")
+    result = await run_tool(tab, "click", {"id": pay})
+    assert result.is_error
+    assert "disabled" in result.content
+    assert await page.evaluate("document.title") == "Widgets"
 
 
 async def test_stale_id_refused(page: PageTarget, pages_server: StaticServer) -> None:
     """An id whose element left the page, or that no element has, is refused as stale."""
-    with trio.fail_after(IO_TIMEOUT):
-        tab, xml = await open_tab(page, pages_server.url("tools-widgets.html"))
-        vanish = eid_of(xml, "button", "Remove me")
-        await act(tab, "click", {"id": vanish})
-        result = await run_tool(tab, "click", {"id": vanish})
-        assert result.is_error
-        assert result.content.startswith(f"stale id {vanish}"), result.content
-        unknown = await run_tool(tab, "click", {"id": "zz9"})
-        assert unknown.is_error
-        assert unknown.content.startswith("stale id zz9")
+    tab, xml = await open_tab(page, pages_server.url("tools-widgets.html"))
+    vanish = eid_of(xml, "button", "Remove me")
+    await act(tab, "click", {"id": vanish})
+    result = await run_tool(tab, "click", {"id": vanish})
+    assert result.is_error
+    assert result.content.startswith(f"stale id {vanish}"), result.content
+    unknown = await run_tool(tab, "click", {"id": "zz9"})
+    assert unknown.is_error
+    assert unknown.content.startswith("stale id zz9")
 
 
 async def test_id_survives_rerender(page: PageTarget, pages_server: StaticServer) -> None:
     """An element re-created by the page keeps its id, and the tools act on the new node."""
-    with trio.fail_after(IO_TIMEOUT):
-        tab, xml = await open_tab(page, pages_server.url("tools-widgets.html"))
-        button = eid_of(xml, "button", "Clicked 0 times")
-        await page.evaluate(
-            "(() => { const b = document.getElementById('count');"
-            " b.replaceWith(b.cloneNode(true)); })()"
-        )
-        await page.evaluate(
-            "document.getElementById('count').onclick = function () {"
-            " this.textContent = 'Clicked ' + (++window.clicks) + ' times'; }"
-        )
-        result = await act(tab, "click", {"id": button})
-        assert "Clicked 1 times" in result.content
+    tab, xml = await open_tab(page, pages_server.url("tools-widgets.html"))
+    button = eid_of(xml, "button", "Clicked 0 times")
+    await page.evaluate(
+        "(() => { const b = document.getElementById('count');"
+        " b.replaceWith(b.cloneNode(true)); })()"
+    )
+    await page.evaluate(
+        "document.getElementById('count').onclick = function () {"
+        " this.textContent = 'Clicked ' + (++window.clicks) + ' times'; }"
+    )
+    result = await act(tab, "click", {"id": button})
+    assert "Clicked 1 times" in result.content
 
 
 async def test_closed_tab_is_a_clear_error(page: PageTarget, pages_server: StaticServer) -> None:
     """A tab that closed gives an error result naming it, not an exception."""
-    with trio.fail_after(IO_TIMEOUT):
-        tab, xml = await open_tab(page, pages_server.url("tools-widgets.html"))
-        button = eid_of(xml, "button", "Clicked 0 times")
-        await page.close()
-        with trio.fail_after(10):
-            while not page.closed:
-                await trio.sleep(0.05)
-        result = await run_tool(tab, "click", {"id": button})
-        assert result.is_error
-        assert "tab closed" in result.content
+    tab, xml = await open_tab(page, pages_server.url("tools-widgets.html"))
+    button = eid_of(xml, "button", "Clicked 0 times")
+    await page.close()
+    with trio.fail_after(10):
+        while not page.closed:
+            await trio.sleep(0.05)
+    result = await run_tool(tab, "click", {"id": button})
+    assert result.is_error
+    assert "tab closed" in result.content
 
 
 async def test_a_confirm_dialog_is_the_actions_result_and_is_answered(
@@ -343,21 +326,20 @@ async def test_a_confirm_dialog_is_the_actions_result_and_is_answered(
 ) -> None:
     """A click that opens confirm() returns the dialog (its message escaped), other tools
     answer with it and do nothing, and answer_dialog(false) returns what changed."""
-    with trio.fail_after(IO_TIMEOUT):
-        tab, xml = await open_tab(page, pages_server.url("tools-dialogs.html"))
-        clicked = await act(tab, "click", {"id": eid_of(xml, "button", "Empty basket")})
-        assert clicked.kind == "text"
-        [dialog] = parse(f"<r>{clicked.content}</r>").iter("js-dialog")
-        assert dialog.get("type") == "confirm"
-        assert dialog.get("message") == 'Empty the basket? "Both" <tents> go.'
-        assert "answer_dialog(accept=true)" in clicked.content
-        blocked = await run_tool(tab, "find", {"text": "basket"})
-        assert blocked.is_error
-        assert "<js-dialog" in blocked.content
-        answered = await act(tab, "answer_dialog", {"accept": False})
-        assert answered.kind == "diff"
-        assert "Kept the basket." in answered.content
-        again = await run_tool(tab, "answer_dialog", {"accept": True})
+    tab, xml = await open_tab(page, pages_server.url("tools-dialogs.html"))
+    clicked = await act(tab, "click", {"id": eid_of(xml, "button", "Empty basket")})
+    assert clicked.kind == "text"
+    [dialog] = parse(f"<r>{clicked.content}</r>").iter("js-dialog")
+    assert dialog.get("type") == "confirm"
+    assert dialog.get("message") == 'Empty the basket? "Both" <tents> go.'
+    assert "answer_dialog(accept=true)" in clicked.content
+    blocked = await run_tool(tab, "find", {"text": "basket"})
+    assert blocked.is_error
+    assert "<js-dialog" in blocked.content
+    answered = await act(tab, "answer_dialog", {"accept": False})
+    assert answered.kind == "diff"
+    assert "Kept the basket." in answered.content
+    again = await run_tool(tab, "answer_dialog", {"accept": True})
     assert again.is_error
     assert "no JavaScript dialog" in again.content
 
@@ -367,19 +349,18 @@ async def test_a_prompt_takes_text_and_an_alert_is_acknowledged(
 ) -> None:
     """A prompt shows its default answer and takes the text given; an alert is answered
     with OK; text is refused for anything but a prompt."""
-    with trio.fail_after(IO_TIMEOUT):
-        tab, xml = await open_tab(page, pages_server.url("tools-dialogs.html"))
-        asked = await act(tab, "click", {"id": eid_of(xml, "button", "Name the order")})
-        [dialog] = parse(f"<r>{asked.content}</r>").iter("js-dialog")
-        assert (dialog.get("type"), dialog.get("default")) == ("prompt", "Guest")
-        named = await act(tab, "answer_dialog", {"accept": True, "text": "Ada"})
-        assert "Hello Ada" in named.content
-        saved = await act(tab, "click", {"id": eid_of(xml, "button", "Save")})
-        assert 'type="alert" message="Saved."' in saved.content
-        refused = await run_tool(tab, "answer_dialog", {"accept": True, "text": "x"})
-        assert refused.is_error
-        assert "only for a prompt" in refused.content
-        done = await act(tab, "answer_dialog", {"accept": True})
+    tab, xml = await open_tab(page, pages_server.url("tools-dialogs.html"))
+    asked = await act(tab, "click", {"id": eid_of(xml, "button", "Name the order")})
+    [dialog] = parse(f"<r>{asked.content}</r>").iter("js-dialog")
+    assert (dialog.get("type"), dialog.get("default")) == ("prompt", "Guest")
+    named = await act(tab, "answer_dialog", {"accept": True, "text": "Ada"})
+    assert "Hello Ada" in named.content
+    saved = await act(tab, "click", {"id": eid_of(xml, "button", "Save")})
+    assert 'type="alert" message="Saved."' in saved.content
+    refused = await run_tool(tab, "answer_dialog", {"accept": True, "text": "x"})
+    assert refused.is_error
+    assert "only for a prompt" in refused.content
+    done = await act(tab, "answer_dialog", {"accept": True})
     assert done.kind == "diff"
 
 
@@ -388,15 +369,14 @@ async def test_leaving_a_page_that_asks_first_waits_for_the_answer(
 ) -> None:
     """navigate away from a page with a beforeunload handler returns its dialog; accepting
     it lets the navigation go on and returns the new page."""
-    with trio.fail_after(IO_TIMEOUT):
-        tab, xml = await open_tab(page, pages_server.url("tools-dialogs.html"))
-        await page.evaluate("addEventListener('beforeunload', (e) => e.preventDefault())")
-        # Chromium asks only on pages the person has interacted with.
-        await act(tab, "click", {"id": eid_of(xml, "button", "Name the order")})
-        await act(tab, "answer_dialog", {"accept": False})
-        leaving = await act(tab, "navigate", {"url": pages_server.url("tools-done.html")})
-        assert 'type="beforeunload"' in leaving.content
-        left = await act(tab, "answer_dialog", {"accept": True})
+    tab, xml = await open_tab(page, pages_server.url("tools-dialogs.html"))
+    await page.evaluate("addEventListener('beforeunload', (e) => e.preventDefault())")
+    # Chromium asks only on pages the person has interacted with.
+    await act(tab, "click", {"id": eid_of(xml, "button", "Name the order")})
+    await act(tab, "answer_dialog", {"accept": False})
+    leaving = await act(tab, "navigate", {"url": pages_server.url("tools-done.html")})
+    assert 'type="beforeunload"' in leaving.content
+    left = await act(tab, "answer_dialog", {"accept": True})
     assert left.kind == "baseline"
     assert parse(left.content).get("url") == pages_server.url("tools-done.html")
 
@@ -408,19 +388,18 @@ async def test_a_link_that_opens_a_new_tab_says_so(
     which URL opened in a tab it does not see and keeps the agent's tab in front; a
     link into a frame of the page or into this tab says nothing of the kind."""
     guide = pages_server.url("tools-done.html")
-    with trio.fail_after(IO_TIMEOUT):
-        tab, xml = await open_tab(page, pages_server.url("tools-links.html"))
-        opened = await act(tab, "click", {"id": eid_of(xml, "a", "Open the guide")})
-        # The agent's tab is in front again: the page is not throttled as a background tab.
-        assert await page.evaluate("document.visibilityState") == "visible"
-        popped = await act(tab, "click", {"id": eid_of(xml, "button", "Pop up the form")})
-        assert await page.evaluate("document.visibilityState") == "visible"
-        framed = await act(tab, "click", {"id": eid_of(xml, "a", "Guide in the frame")})
-        here = await act(tab, "click", {"id": eid_of(xml, "a", "Read here")})
-        others = await page.browser.execute(protocol.target_get_targets())
-        for info in others["targetInfos"]:
-            if info["type"] == "page" and info["targetId"] != page.target_id:
-                await page.browser.execute(protocol.target_close_target(info["targetId"]))
+    tab, xml = await open_tab(page, pages_server.url("tools-links.html"))
+    opened = await act(tab, "click", {"id": eid_of(xml, "a", "Open the guide")})
+    # The agent's tab is in front again: the page is not throttled as a background tab.
+    assert await page.evaluate("document.visibilityState") == "visible"
+    popped = await act(tab, "click", {"id": eid_of(xml, "button", "Pop up the form")})
+    assert await page.evaluate("document.visibilityState") == "visible"
+    framed = await act(tab, "click", {"id": eid_of(xml, "a", "Guide in the frame")})
+    here = await act(tab, "click", {"id": eid_of(xml, "a", "Read here")})
+    others = await page.browser.execute(protocol.target_get_targets())
+    for info in others["targetInfos"]:
+        if info["type"] == "page" and info["targetId"] != page.target_id:
+            await page.browser.execute(protocol.target_close_target(info["targetId"]))
     assert f"this opened {guide} in a new tab" in opened.content
     assert "navigate(url)" in opened.content
     assert opened.kind == "diff"
@@ -442,18 +421,17 @@ async def test_crashed_page_is_a_clear_error_and_navigate_recovers(
             await page.execute(protocol.page_navigate("chrome://crash"))
             await crashes.__anext__()
 
-    with trio.fail_after(IO_TIMEOUT):
-        tab, xml = await open_tab(page, url)
-        button = eid_of(xml, "button", "Clicked 0 times")
-        await crash()
-        for name, args in (("click", {"id": button}), ("capture_snapshot", {})):
-            result = await run_tool(tab, name, args)
-            assert result.is_error, name
-            assert "the page crashed" in result.content
-            assert "navigate(url) or reload()" in result.content
-        navigated = await act(tab, "navigate", {"url": url})
-        await crash()
-        reloaded = await act(tab, "reload", {})
+    tab, xml = await open_tab(page, url)
+    button = eid_of(xml, "button", "Clicked 0 times")
+    await crash()
+    for name, args in (("click", {"id": button}), ("capture_snapshot", {})):
+        result = await run_tool(tab, name, args)
+        assert result.is_error, name
+        assert "the page crashed" in result.content
+        assert "navigate(url) or reload()" in result.content
+    navigated = await act(tab, "navigate", {"url": url})
+    await crash()
+    reloaded = await act(tab, "reload", {})
     assert (navigated.kind, reloaded.kind) == ("baseline", "baseline")
     assert "Clicked 0 times" in navigated.content
     # The reloaded page is the one the agent just saw: its regions collapse.
@@ -465,83 +443,79 @@ async def test_crashed_page_is_a_clear_error_and_navigate_recovers(
 
 async def test_scroll_loads_more(page: PageTarget, pages_server: StaticServer) -> None:
     """Scrolling down moves the page, and content the page loads on scroll shows in the diff."""
-    with trio.fail_after(IO_TIMEOUT):
-        tab, xml = await open_tab(page, pages_server.url("tools-scroll.html"))
-        assert "Story number 11" not in xml
-        seen = ""
-        for _ in range(8):
-            result = await act(tab, "scroll", {"direction": "down"})
-            seen += result.content
-            if "Story number 11" in seen:
-                break
-        assert "Story number 11" in seen
-        assert await page.evaluate("window.scrollY") > 0
-        up = await act(tab, "scroll", {"direction": "up"})
-        assert up.kind in ("diff", "baseline")
+    tab, xml = await open_tab(page, pages_server.url("tools-scroll.html"))
+    assert "Story number 11" not in xml
+    seen = ""
+    for _ in range(8):
+        result = await act(tab, "scroll", {"direction": "down"})
+        seen += result.content
+        if "Story number 11" in seen:
+            break
+    assert "Story number 11" in seen
+    assert await page.evaluate("window.scrollY") > 0
+    up = await act(tab, "scroll", {"direction": "up"})
+    assert up.kind in ("diff", "baseline")
+    top = await act(tab, "scroll", {"direction": "up"})
+    for _ in range(10):
+        if "did not move" in top.content:
+            break
         top = await act(tab, "scroll", {"direction": "up"})
-        for _ in range(10):
-            if "did not move" in top.content:
-                break
-            top = await act(tab, "scroll", {"direction": "up"})
-        assert "already at the top" in top.content
-        parse(top.content)
+    assert "already at the top" in top.content
+    parse(top.content)
 
 
 async def test_find_read_expand(page: PageTarget, pages_server: StaticServer) -> None:
     """find lists matching elements with ids, read gives full text and options, expand a region."""
-    with trio.fail_after(IO_TIMEOUT):
-        tab, xml = await open_tab(page, pages_server.url("tools-form.html"))
-        found = await act(tab, "find", {"text": "  CREATE account "})
-        assert found.kind == "text"
-        tree = parse(found.content)
-        assert tree.get("count") == "1"
-        assert "Create account" in found.content
-        fields = parse((await act(tab, "find", {"role": "textbox"})).content)
-        assert int(fields.get("count", "0")) >= 2
-        country = eid_of(xml, "select", "United States")
-        read = await act(tab, "read", {"id": country})
-        options = [o.text for o in parse(read.content).iter("option")]
-        assert options == ["United States", "Canada", "France"]
-        name = eid_of(xml, "input", "placeholder name")
-        assert "placeholder name" in (await act(tab, "read", {"id": name})).content
-        first = parse(xml).find("region")
-        assert first is not None
-        expanded = await act(tab, "expand", {"region": first.get("name")})
-        assert "Create account" in expanded.content
-        missing = await run_tool(tab, "expand", {"region": "nowhere"})
-        assert missing.is_error
-        assert "no region 'nowhere'" in missing.content
+    tab, xml = await open_tab(page, pages_server.url("tools-form.html"))
+    found = await act(tab, "find", {"text": "  CREATE account "})
+    assert found.kind == "text"
+    tree = parse(found.content)
+    assert tree.get("count") == "1"
+    assert "Create account" in found.content
+    fields = parse((await act(tab, "find", {"role": "textbox"})).content)
+    assert int(fields.get("count", "0")) >= 2
+    country = eid_of(xml, "select", "United States")
+    read = await act(tab, "read", {"id": country})
+    options = [o.text for o in parse(read.content).iter("option")]
+    assert options == ["United States", "Canada", "France"]
+    name = eid_of(xml, "input", "placeholder name")
+    assert "placeholder name" in (await act(tab, "read", {"id": name})).content
+    first = parse(xml).find("region")
+    assert first is not None
+    expanded = await act(tab, "expand", {"region": first.get("name")})
+    assert "Create account" in expanded.content
+    missing = await run_tool(tab, "expand", {"region": "nowhere"})
+    assert missing.is_error
+    assert "no region 'nowhere'" in missing.content
 
 
 async def test_read_link_and_text(page: PageTarget, pages_server: StaticServer) -> None:
     """read gives a link's absolute URL and its text."""
-    with trio.fail_after(IO_TIMEOUT):
-        tab, xml = await open_tab(page, pages_server.url("tools-widgets.html"))
-        link = eid_of(xml, "a", "Continue to the next page")
-        read = parse((await act(tab, "read", {"id": link})).content)
-        assert read.get("href") == pages_server.url("tools-done.html?from=link")
-        assert read.text == "Continue to the next page"
+    tab, xml = await open_tab(page, pages_server.url("tools-widgets.html"))
+    link = eid_of(xml, "a", "Continue to the next page")
+    read = parse((await act(tab, "read", {"id": link})).content)
+    assert read.get("href") == pages_server.url("tools-done.html?from=link")
+    assert read.text == "Continue to the next page"
 
 
 async def test_wait_for_text_and_timeout(page: PageTarget, pages_server: StaticServer) -> None:
     """wait_for returns once late text appears, and fails clearly when it never does."""
-    with trio.fail_after(IO_TIMEOUT):
-        tab, xml = await open_tab(page, pages_server.url("tools-widgets.html"))
-        # A click that settles before the page's timer fires: the text comes later.
-        await page.evaluate(
-            "document.getElementById('later').onclick = () => setTimeout(() => {"
-            " document.getElementById('delayed-box').textContent = 'Results are ready'; }, 1500)"
-        )
-        clicked = await act(tab, "click", {"id": eid_of(xml, "button", "Load results")})
-        assert "Results are ready" not in clicked.content
-        result = await act(tab, "wait_for", {"text": "results ARE ready", "timeout": 10})
-        assert "Results are ready" in result.content
-        missing = await run_tool(tab, "wait_for", {"text": "Never shown", "timeout": 0.6})
-        assert missing.is_error
-        assert "'Never shown' did not appear" in missing.content
-        bad = await run_tool(tab, "wait_for", {})
-        assert bad.is_error
-        assert "needs text or id" in bad.content
+    tab, xml = await open_tab(page, pages_server.url("tools-widgets.html"))
+    # A click that settles before the page's timer fires: the text comes later.
+    await page.evaluate(
+        "document.getElementById('later').onclick = () => setTimeout(() => {"
+        " document.getElementById('delayed-box').textContent = 'Results are ready'; }, 1500)"
+    )
+    clicked = await act(tab, "click", {"id": eid_of(xml, "button", "Load results")})
+    assert "Results are ready" not in clicked.content
+    result = await act(tab, "wait_for", {"text": "results ARE ready", "timeout": 10})
+    assert "Results are ready" in result.content
+    missing = await run_tool(tab, "wait_for", {"text": "Never shown", "timeout": 0.6})
+    assert missing.is_error
+    assert "'Never shown' did not appear" in missing.content
+    bad = await run_tool(tab, "wait_for", {})
+    assert bad.is_error
+    assert "needs text or id" in bad.content
 
 
 # --- the corpus ---------------------------------------------------------------------------
@@ -552,15 +526,14 @@ async def test_corpus_category_link(page: PageTarget, corpus: Path, nursery: tri
     """On a saved books-toscrape page, following a category link gives the next page's baseline."""
     site = corpus / "flows" / "books-toscrape"
     server: StaticServer = await nursery.start(serve_static, site)
-    with trio.fail_after(IO_TIMEOUT):
-        tab, xml = await open_tab(page, server.url("01-a-light-in-the-attic/index.html"))
-        poetry = eid_of(xml, "a", "Poetry")
-        result = await act(tab, "click", {"id": poetry})
-        assert result.kind == "baseline"
-        url = parse(result.content).get("url")
-        assert url is not None
-        assert url.startswith(server.origin)
-        assert "category" in url
+    tab, xml = await open_tab(page, server.url("01-a-light-in-the-attic/index.html"))
+    poetry = eid_of(xml, "a", "Poetry")
+    result = await act(tab, "click", {"id": poetry})
+    assert result.kind == "baseline"
+    url = parse(result.content).get("url")
+    assert url is not None
+    assert url.startswith(server.origin)
+    assert "category" in url
 
 
 @pytest.mark.corpus
@@ -569,22 +542,21 @@ async def test_corpus_login_fields(page: PageTarget, corpus: Path, nursery: trio
     server: StaticServer = await nursery.start(
         serve_static, corpus / "pages" / "linkedin-login-2017"
     )
-    with trio.fail_after(IO_TIMEOUT):
-        tab, xml = await open_tab(page, server.url("index.html"))
-        email = eid_of(xml, "input", 'placeholder="Email or phone number"')
-        password = eid_of(xml, "input", 'placeholder="Password"')
-        typed = await act(tab, "type", {"id": email, "text": "ada@example.org"})
-        assert 'value="ada@example.org"' in typed.content
-        secret = await act(tab, "type", {"id": password, "text": "hunter2"})
-        assert "hunter2" not in secret.content
-        sign_in = eid_of(xml, "button", "Sign in")
-        assert await needs_consent(tab, "click", {"id": sign_in})  # and it is never clicked
-        values = await page.evaluate(
-            "Array.from(document.querySelectorAll('input'), (i) => i.value).filter(Boolean)"
-        )
-        assert "ada@example.org" in values
-        assert "hunter2" in values
-        assert parse(secret.content).get("url") == server.url("index.html")
+    tab, xml = await open_tab(page, server.url("index.html"))
+    email = eid_of(xml, "input", 'placeholder="Email or phone number"')
+    password = eid_of(xml, "input", 'placeholder="Password"')
+    typed = await act(tab, "type", {"id": email, "text": "ada@example.org"})
+    assert 'value="ada@example.org"' in typed.content
+    secret = await act(tab, "type", {"id": password, "text": "hunter2"})
+    assert "hunter2" not in secret.content
+    sign_in = eid_of(xml, "button", "Sign in")
+    assert await needs_consent(tab, "click", {"id": sign_in})  # and it is never clicked
+    values = await page.evaluate(
+        "Array.from(document.querySelectorAll('input'), (i) => i.value).filter(Boolean)"
+    )
+    assert "ada@example.org" in values
+    assert "hunter2" in values
+    assert parse(secret.content).get("url") == server.url("index.html")
 
 
 # --- frames and shadow roots ----------------------------------------------------------------
@@ -595,18 +567,17 @@ async def test_click_in_frames_and_shadow_root(
 ) -> None:
     """Buttons in an open shadow root, a same-origin iframe and a cross-site iframe get clicked."""
     url = pages_server.url(f"tools-frames.html#cross=http://localhost:{second_server.port}")
-    with trio.fail_after(IO_TIMEOUT):
-        tab, xml = await open_tab(page, url)
-        shadow = await act(tab, "click", {"id": eid_of(xml, "button", "Shadow button")})
-        assert "Shadow pressed" in shadow.content
-        frame_buttons = re.findall(r'<button id="([^"]+)"[^>]*>Frame button</button>', xml)
-        assert len(frame_buttons) == 2, xml
-        for count, eid in enumerate(frame_buttons, start=1):
-            result = await act(tab, "click", {"id": eid})
-            assert result.content.count("Frame button pressed") >= 1
-            latest = tab.latest
-            assert latest is not None
-            assert latest.xml.count("Frame button pressed") == count
+    tab, xml = await open_tab(page, url)
+    shadow = await act(tab, "click", {"id": eid_of(xml, "button", "Shadow button")})
+    assert "Shadow pressed" in shadow.content
+    frame_buttons = re.findall(r'<button id="([^"]+)"[^>]*>Frame button</button>', xml)
+    assert len(frame_buttons) == 2, xml
+    for count, eid in enumerate(frame_buttons, start=1):
+        result = await act(tab, "click", {"id": eid})
+        assert result.content.count("Frame button pressed") >= 1
+        latest = tab.latest
+        assert latest is not None
+        assert latest.xml.count("Frame button pressed") == count
 
 
 async def test_click_far_below_the_first_screen(

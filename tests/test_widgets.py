@@ -414,9 +414,8 @@ def shelf(title: str) -> str:
 async def test_unchanged_run_starting_with_a_field_names_it(page: PageTarget) -> None:
     """An `<unchanged>` run whose first line is a field names it by its placeholder."""
     memory = SnapshotMemory(page)
-    with trio.fail_after(TIMEOUT):
-        memory.render(await load(page, shelf("Sapiens")))
-        second = memory.render(await load(page, shelf("Soumission")))
+    memory.render(await load(page, shelf("Sapiens")))
+    second = memory.render(await load(page, shelf("Soumission")))
     markers = parse_xml(second.xml).findall(".//unchanged")
     assert [m.get("first") for m in markers] == ["Search the shelf"]
 
@@ -437,14 +436,13 @@ async def test_diff_of_icon_lines_has_no_empty_del_or_ins(page: PageTarget) -> N
     """Removing a line of icon-only controls gives a `<del>` that names it and lists
     their ids; no diff holds an empty del or ins."""
     memory = SnapshotMemory(page)
-    with trio.fail_after(TIMEOUT):
-        await page.navigate(page_url(ICON_ROW))
-        first = await memory.snapshot()
-        await page.evaluate(
-            "document.getElementById('actions').remove();"
-            "document.getElementById('log').textContent = 'Message deleted'"
-        )
-        diff = await memory.snapshot()
+    await page.navigate(page_url(ICON_ROW))
+    first = await memory.snapshot()
+    await page.evaluate(
+        "document.getElementById('actions').remove();"
+        "document.getElementById('log').textContent = 'Message deleted'"
+    )
+    diff = await memory.snapshot()
     assert diff.kind == "diff"
     assert "<del></del>" not in diff.xml
     assert "<ins></ins>" not in diff.xml

@@ -86,9 +86,7 @@ def corpus_pages(pattern: str | None = None) -> list[CorpusPage]:
     for item in _manifest_items():
         if item["type"] == "page":
             found.append(
-                CorpusPage(
-                    item["id"], CORPUS / item["path"], item["kind"], item["css"]["status"]
-                )
+                CorpusPage(item["id"], CORPUS / item["path"], item["kind"], item["css"]["status"])
             )
         elif item["type"] == "flow":
             for step in item["pages"]:

@@ -146,15 +146,41 @@ def report(rows: list[dict[str, Any]], api: str, out: Callable[[str], None]) -> 
     out(f"\nPages: tokens o200k_base; Playwright = {api}; ms = median of {RUNS}")
     out(
         table(
-            ["page", "kind", "elems", "html", "text", "ours", "pw", "ours/text", "ours/pw",
-             "text%", "inter%", "pipe_ms", "ours_ms", "pw_ms", "e2e"],
             [
-                [r["id"].replace("flows/", "").replace("pages/", ""), r["kind"], r["elements"],
-                 r["html_tokens"], r["text_tokens"], r["xml_tokens"], r["pw_tokens"],
-                 r["xml_per_text"], r["xml_per_pw"],
-                 f"{100 * r['text_recall']:.2f}" + ("!" if r["xml_error"] else ""),
-                 f"{100 * r['interactive_recall']:.2f}", r["pipeline_ms"], r["ours_e2e_ms"],
-                 r["pw_e2e_ms"], r["e2e_ratio"]]
+                "page",
+                "kind",
+                "elems",
+                "html",
+                "text",
+                "ours",
+                "pw",
+                "ours/text",
+                "ours/pw",
+                "text%",
+                "inter%",
+                "pipe_ms",
+                "ours_ms",
+                "pw_ms",
+                "e2e",
+            ],
+            [
+                [
+                    r["id"].replace("flows/", "").replace("pages/", ""),
+                    r["kind"],
+                    r["elements"],
+                    r["html_tokens"],
+                    r["text_tokens"],
+                    r["xml_tokens"],
+                    r["pw_tokens"],
+                    r["xml_per_text"],
+                    r["xml_per_pw"],
+                    f"{100 * r['text_recall']:.2f}" + ("!" if r["xml_error"] else ""),
+                    f"{100 * r['interactive_recall']:.2f}",
+                    r["pipeline_ms"],
+                    r["ours_e2e_ms"],
+                    r["pw_e2e_ms"],
+                    r["e2e_ratio"],
+                ]
                 for r in good
             ],
         )
@@ -181,12 +207,29 @@ def report(rows: list[dict[str, Any]], api: str, out: Callable[[str], None]) -> 
     out("\nMedians per page kind")
     out(
         table(
-            ["kind", "pages", "ours_tok", "ours/text", "ours/pw", "text%", "inter%", "pipe_ms",
-             "e2e"],
             [
-                [k, int(v["pages"]), v["xml_tokens"], v["xml_per_text"], v["xml_per_pw"],
-                 f"{100 * v['text_recall']:.2f}", f"{100 * v['interactive_recall']:.2f}",
-                 v["pipeline_ms"], v["e2e_ratio"]]
+                "kind",
+                "pages",
+                "ours_tok",
+                "ours/text",
+                "ours/pw",
+                "text%",
+                "inter%",
+                "pipe_ms",
+                "e2e",
+            ],
+            [
+                [
+                    k,
+                    int(v["pages"]),
+                    v["xml_tokens"],
+                    v["xml_per_text"],
+                    v["xml_per_pw"],
+                    f"{100 * v['text_recall']:.2f}",
+                    f"{100 * v['interactive_recall']:.2f}",
+                    v["pipeline_ms"],
+                    v["e2e_ratio"],
+                ]
                 for k, v in kinds.items()
             ],
         )
