@@ -17,7 +17,6 @@ from trimtab.tools import ToolResult, granted, run_tool
 pytestmark = pytest.mark.browser
 
 
-
 def eid(xml: str, dom_text: str) -> str:
     """The id of the element whose markup (or the text right after it) holds `dom_text`."""
     for match in re.finditer(r'<(\w+) id="([^"]+)"[^>]*?(?:/>|>[^<]*</\1>)[^<]*', xml):

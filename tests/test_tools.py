@@ -18,7 +18,6 @@ from trimtab.tools import TOOLS, ToolResult, granted, run_tool, tool_spec
 pytestmark = pytest.mark.browser
 
 
-
 def eid_of(xml: str, tag: str, text: str) -> str:
     """The id of the first `<tag ...>` whose markup, text or the text right after it has `text`."""
     for match in re.finditer(rf'<{tag} id="([^"]+)"(?:[^>]*/>|[^>]*>[^<]*</{tag}>)[^<]*', xml):

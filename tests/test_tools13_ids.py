@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from pycdp_bridge import PageTarget
 from tests.support import StaticServer
-from tests.test_tools import IO_TIMEOUT, act, eid_of, open_tab
+from tests.test_tools import act, eid_of, open_tab
 from trimtab.tab import Tab
 from trimtab.tools import run_tool
 
@@ -25,37 +25,35 @@ async def test_popup_ok_does_not_take_the_covered_ok_id(
 ) -> None:
     """A pop-up's OK gets an id of its own while the form's OK it covers still exists,
     and a click with the form's OK id from the earlier snapshot is refused, unpressed."""
-    with trio.fail_after(IO_TIMEOUT):
-        tab, xml = await open_tab(page, pages_server.url("tools13-popup.html"))
-        form_ok = eid_of(xml, "button", "OK")
-        opened = await act(tab, "click", {"id": form_ok})
-        assert "Replace it?" in opened.content
-        popup_ok = eid_of(opened.content, "button", "OK")
-        assert popup_ok != form_ok
-        stale = await run_tool(tab, "click", {"id": form_ok})
-        assert stale.is_error
-        assert stale.content.startswith(f"stale id {form_ok}"), stale.content
-        assert await page.evaluate("document.getElementById('status').textContent") == ""
-        replaced = await act(tab, "click", {"id": popup_ok})
-        assert "Replaced report.pdf" in replaced.content
+    tab, xml = await open_tab(page, pages_server.url("tools13-popup.html"))
+    form_ok = eid_of(xml, "button", "OK")
+    opened = await act(tab, "click", {"id": form_ok})
+    assert "Replace it?" in opened.content
+    popup_ok = eid_of(opened.content, "button", "OK")
+    assert popup_ok != form_ok
+    stale = await run_tool(tab, "click", {"id": form_ok})
+    assert stale.is_error
+    assert stale.content.startswith(f"stale id {form_ok}"), stale.content
+    assert await page.evaluate("document.getElementById('status').textContent") == ""
+    replaced = await act(tab, "click", {"id": popup_ok})
+    assert "Replaced report.pdf" in replaced.content
 
 
 async def test_replaced_element_is_refused(page: PageTarget, pages_server: StaticServer) -> None:
     """An id whose element the page replaced by a different one (another name) is
     refused as stale, and nothing is clicked."""
-    with trio.fail_after(IO_TIMEOUT):
-        tab, xml = await open_tab(page, pages_server.url("tools13-list.html"))
-        first_delete = eid_of(xml, "button", "Delete")
-        # Each item re-rendered with another title: the delete buttons are new nodes.
-        await page.evaluate(
-            "(() => { for (const li of [...document.querySelectorAll('#list li')])"
-            " { const b = li.querySelector('.destroy'); const c = b.cloneNode(true);"
-            " c.textContent = 'Remove'; b.replaceWith(c); } })()"
-        )
-        result = await run_tool(tab, "click", {"id": first_delete})
-        assert result.is_error
-        assert result.content.startswith(f"stale id {first_delete}"), result.content
-        assert await page.evaluate("document.querySelectorAll('#list li').length") == 3
+    tab, xml = await open_tab(page, pages_server.url("tools13-list.html"))
+    first_delete = eid_of(xml, "button", "Delete")
+    # Each item re-rendered with another title: the delete buttons are new nodes.
+    await page.evaluate(
+        "(() => { for (const li of [...document.querySelectorAll('#list li')])"
+        " { const b = li.querySelector('.destroy'); const c = b.cloneNode(true);"
+        " c.textContent = 'Remove'; b.replaceWith(c); } })()"
+    )
+    result = await run_tool(tab, "click", {"id": first_delete})
+    assert result.is_error
+    assert result.content.startswith(f"stale id {first_delete}"), result.content
+    assert await page.evaluate("document.querySelectorAll('#list li').length") == 3
 
 
 # --- the property, over random DOM changes ------------------------------------------------
