@@ -3,6 +3,7 @@ log lines short whatever a request carries."""
 
 from __future__ import annotations
 
+import logging
 import sys
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import trio
 
 from tests.test_host_process import ORIGIN, host_env, nm_frame, run_host_process
 from trimtab._host import allowed_origin, origin_refusal
+from trimtab.native._logging import configure_logging
 
 
 def test_only_the_installed_extension_is_served() -> None:
@@ -62,3 +64,23 @@ async def test_huge_request_fields_make_short_log_lines(
     assert "more characters" in log
     assert max(len(line) for line in log.splitlines()) < 10_000
     assert len(log) < 50_000
+
+
+def test_a_lone_surrogate_is_logged_not_lost(tmp_path: Path) -> None:
+    """A log line carrying page text with a lone surrogate is written, the surrogate
+    escaped, instead of being dropped by strict UTF-8."""
+    root = logging.getLogger()
+    saved_handlers, saved_level = list(root.handlers), root.level
+    try:
+        path = configure_logging(tmp_path)
+        logging.getLogger("trimtab.test").warning("page title %s", "bad \ud800 title")
+        for handler in root.handlers:
+            handler.flush()
+        assert "page title bad \\ud800 title" in path.read_text(encoding="utf-8")
+    finally:
+        for handler in list(root.handlers):
+            root.removeHandler(handler)
+            handler.close()
+        for handler in saved_handlers:
+            root.addHandler(handler)
+        root.setLevel(saved_level)

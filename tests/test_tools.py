@@ -590,3 +590,20 @@ async def test_click_far_below_the_first_screen(
     middle = eid_of(xml, "button", "Details of #1015")
     result = await act(tab, "click", {"id": middle})
     assert "Opened order #1015" in result.content
+
+
+async def test_select_takes_an_option_name_copied_from_the_snapshot(
+    page: PageTarget, pages_server: StaticServer
+) -> None:
+    """An option whose text holds `|` or `\\` is listed escaped, and select takes the name
+    exactly as the snapshot lists it."""
+    tab, xml = await open_tab(page, pages_server.url("tools-select-pipes.html"))
+    listed = parse(xml).xpath("//select/@options")[0]
+    assert listed == r"Standard \| 3-5 days|Express \| next day|Pick up in store \\ Main St"
+    ship = eid_of(xml, "select", "Standard")
+    result = await act(tab, "select", {"id": ship, "value": r"Express \| next day"})
+    assert "Chosen: exp" in result.content
+    result = await act(tab, "select", {"id": ship, "value": r"Pick up in store \\ Main St"})
+    assert "Chosen: pick" in result.content
+    result = await act(tab, "select", {"id": ship, "value": "Standard | 3-5 days"})
+    assert "Chosen: std" in result.content

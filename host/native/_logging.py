@@ -93,7 +93,13 @@ def configure_logging(directory: Path | None = None, level: int | str | None = N
     try:
         directory.mkdir(parents=True, exist_ok=True)
         handler = logging.handlers.RotatingFileHandler(
-            path, maxBytes=_MAX_LOG_BYTES, backupCount=_LOG_BACKUPS, encoding="utf-8"
+            path,
+            maxBytes=_MAX_LOG_BYTES,
+            backupCount=_LOG_BACKUPS,
+            encoding="utf-8",
+            # Page text can hold lone surrogates, which strict UTF-8 refuses: the
+            # line would be lost with a traceback on stderr instead.
+            errors="backslashreplace",
         )
     except OSError as exc:
         handler = logging.StreamHandler(sys.stderr)

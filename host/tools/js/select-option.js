@@ -1,11 +1,15 @@
 // Selects a <select>'s option by value or visible text, as the browser's popup does.
+// The snapshot lists options with `\|` and `\\` escaped (FORMAT.md), so a name copied
+// from `options="…"` is also tried with those escapes undone.
 function(wanted) {
   const fold = (s) => s.replace(/\s+/g, ' ').trim();
   const options = Array.from(this.options);
   const label = (o) => fold(o.label || o.text);
-  const match = options.find((o) => o.value === wanted)
-    || options.find((o) => label(o) === fold(wanted))
-    || options.find((o) => label(o).toLowerCase() === fold(wanted).toLowerCase());
+  const find = (name) => options.find((o) => o.value === name)
+    || options.find((o) => label(o) === fold(name))
+    || options.find((o) => label(o).toLowerCase() === fold(name).toLowerCase());
+  const unescaped = wanted.replace(/\\([\\|])/g, '$1');
+  const match = find(wanted) || (unescaped !== wanted ? find(unescaped) : undefined);
   if (!match) return {found: false, options: options.map(label)};
   if (match.disabled) return {found: false, disabled: true, text: label(match)};
   if (match.selected && !this.multiple) return {found: true, changed: false, text: label(match)};
