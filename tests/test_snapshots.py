@@ -432,6 +432,43 @@ async def test_diff_with_no_change_says_unchanged(page: PageTarget) -> None:
     assert [child.tag for child in tree] == ["unchanged"]
 
 
+async def test_diff_in_a_nested_region_sends_only_its_changed_lines(page: PageTarget) -> None:
+    """Typing into a form nested in main: the diff is the changed line, not the whole form."""
+    await page.navigate(page_url("snapshots-nested-form.html"))
+    session = SnapshotMemory(page)
+    first = await session.snapshot()
+    fields = {str(e.get("id")) for e in xp(tree_of(first), "//region[@name='form']//*[@id]")}
+    assert len(fields) >= 6
+    await page.evaluate(
+        """(() => {
+          const field = document.getElementById('user');
+          field.value = 'ada';
+          field.dispatchEvent(new Event('input', { bubbles: true }));
+        })()"""
+    )
+    diff = await session.snapshot()
+    assert diff.kind == "diff"
+    tree = tree_of(diff)
+    assert [r.get("name") for r in tree.findall("region")] == ["form"]
+    typed = xp(tree, "//region[@name='form']//ins/input[@value='ada']")
+    assert len(typed) == 1
+    # Only the changed line: the form's other fields, links and button are not sent again.
+    assert {str(e.get("id")) for e in xp(tree, "//*[@id]")} == {typed[0].get("id")}
+    assert xp(tree, "//del/@ids") == []
+    # A change outside the form and one inside it: each region says its own.
+    await page.evaluate(
+        """(() => {
+          document.querySelector('main > p').textContent = 'Sign in to see your returns.';
+          document.getElementById('remember').checked = true;
+        })()"""
+    )
+    tree = tree_of(await session.snapshot())
+    assert [r.get("name") for r in tree.findall("region")] == ["main", "form"]
+    assert "returns" in folded(" ".join(xp_strings(tree, "//region[@name='main']//ins//text()")))
+    assert xp(tree, "//region[@name='form']//ins/input[@checked='true']")
+    assert xp(tree, "//region[@name='main']//input") == []
+
+
 # -- navigation across a site --------------------------------------------------------
 
 

@@ -281,17 +281,37 @@ class SnapshotMemory:
         self, previous: Compaction, current: Compaction, capture_ms: float
     ) -> Snapshot | None:
         before = {r.key: r for r in previous.regions if r.depth == 0}
+        # A region nested in the same region in both snapshots (a form in main) is
+        # compared on its own: typing into a form changes one of its lines, and its
+        # parent's diff would otherwise send the whole form again after every action.
+        old_nested, new_nested = _nested(previous), _nested(current)
+        kept = {
+            key
+            for key, (parent, _) in new_nested.items()
+            if key in old_nested and old_nested[key][0] == parent
+        }
+        old_keys = _item_keys(old_nested, kept)
+        new_keys = _item_keys(new_nested, kept)
         parts: list[str] = []
+
+        def changed(old: Region, new: Region) -> None:
+            if old.xml == new.xml:
+                return
+            parts.append(_region_diff(old, new, old_keys, new_keys))
+            for item in new.items:
+                inner = new_keys.get(item.xml)
+                if inner is not None:
+                    changed(old_nested[inner][1], new_nested[inner][1])
+
         for region in current.regions:
             if region.depth != 0:
                 continue
             old = before.pop(region.key, None)
-            if old is not None and old.xml == region.xml:
-                continue
             if old is None:
                 parts.append(region.xml.replace("<region ", '<region added="true" ', 1))
             else:
-                parts.append(_region_diff(old, region))
+                changed(old, region)
+        parts = [part for part in parts if part]
         for gone in before.values():
             ids = " ".join(gone.eids) or None
             parts.append(xml.element("region", {"name": gone.key, "removed": True, "ids": ids}))
@@ -372,10 +392,41 @@ def _collapse_repeats(
     return out + as_shown(cursor, len(full))
 
 
-def _region_diff(old: Region, new: Region) -> str:
-    """Hunks of changed lines: removed text and ids, added lines, a line of context."""
+def _nested(compaction: Compaction) -> dict[str, tuple[str, Region]]:
+    """Region key → the key of the region it is nested in, and the region itself."""
+    inner = {r.xml.rstrip("\n"): r for r in compaction.regions if r.depth > 0}
+    found: dict[str, tuple[str, Region]] = {}
+    for parent in compaction.regions:
+        for item in parent.items:
+            region = inner.get(item.xml)
+            if region is not None:
+                found[region.key] = (parent.key, region)
+    return found
+
+
+def _item_keys(nested: dict[str, tuple[str, Region]], kept: set[str]) -> dict[str, str]:
+    """The item (rendering) of each nested region diffed on its own → its key."""
+    return {region.xml.rstrip("\n"): key for key, (_, region) in nested.items() if key in kept}
+
+
+def _region_diff(
+    old: Region,
+    new: Region,
+    old_keys: dict[str, str] | None = None,
+    new_keys: dict[str, str] | None = None,
+) -> str:
+    """Hunks of changed lines: removed text and ids, added lines, a line of context;
+    empty when no line changed. A nested region named in `old_keys`/`new_keys` (by its
+    item) is one line that stays equal: it is diffed on its own."""
+
+    def line(item: Item, keys: dict[str, str] | None) -> str:
+        key = keys.get(item.xml) if keys else None
+        return item.xml if key is None else f"\0region {key}"
+
     matcher = difflib.SequenceMatcher(
-        a=[item.xml for item in old.items], b=[item.xml for item in new.items], autojunk=False
+        a=[line(item, old_keys) for item in old.items],
+        b=[line(item, new_keys) for item in new.items],
+        autojunk=False,
     )
     new_ids = set(new.eids)
     hunks: list[str] = []
@@ -396,6 +447,8 @@ def _region_diff(old: Region, new: Region) -> str:
             pieces.append(f"{xml.start_tag('ins')}\n{added}{xml.end_tag('ins')}")
         pieces.append(xml.end_tag("change"))
         hunks.append("".join(pieces))
+    if not hunks:
+        return ""
     return (
         xml.start_tag("region", {"name": new.key, "changed": True})
         + "\n"

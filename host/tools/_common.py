@@ -143,8 +143,6 @@ def schema(properties: Mapping[str, object], required: tuple[str, ...] = ()) -> 
     }
 
 
-
-
 # --- arguments ----------------------------------------------------------------------------
 
 
