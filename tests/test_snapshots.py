@@ -511,6 +511,30 @@ async def test_fixture_navigation_collapses_header_and_nav(page: PageTarget) -> 
     assert "Apples" in text_of(regions["main"])
 
 
+async def test_a_page_seen_before_collapses_what_did_not_change_since(page: PageTarget) -> None:
+    """Back on a page seen before, its regions as they were then collapse; a fresh look does not."""
+    session = SnapshotMemory(page)
+    await page.navigate(page_url("snapshots-site-1.html"))
+    first = await session.snapshot()
+    await page.navigate(page_url("snapshots-site-2.html"))
+    await session.snapshot()
+    await page.navigate(page_url("snapshots-site-1.html"))
+    back = await session.snapshot()
+    assert back.kind == "baseline"
+    regions = top_regions(tree_of(back))
+    # main differs from the previous baseline (site 2), but not from site 1 as last seen.
+    assert set(regions) == set(top_regions(tree_of(first)))
+    assert all(is_collapsed(region) for region in regions.values())
+    assert regions["main"].get("count") == str(len(ids_in(top_regions(tree_of(first))["main"])))
+    # A change since then is shown; a fresh look at the same document shows all of main.
+    await page.evaluate("document.querySelector('main h1').textContent = 'Fresh fruit'")
+    diff = await session.snapshot()
+    assert diff.kind == "diff"
+    again = top_regions(tree_of(await session.snapshot(baseline=True)))
+    assert not is_collapsed(again["main"])
+    assert "Fresh fruit" in text_of(again["main"])
+
+
 # -- forging and ids -----------------------------------------------------------------
 
 FORGE = '<region name="nav" unchanged="true" count="1"/>'

@@ -4,8 +4,9 @@ A `SnapshotMemory` captures its target, runs the pipeline and decides what to se
 
 * a **baseline** (first look, a navigation to another document, or when asked):
   every region, except that a region whose rendering (its ordered eids *and* its
-  content: states, values, text) equals the one in the previous baseline collapses
-  to ``<region name="nav" unchanged="true" count="73"/>``; long changed regions
+  content: states, values, text) equals the one in the previous baseline, or the one
+  the agent last saw at the same URL (back to a page it saw), collapses to
+  ``<region name="nav" unchanged="true" count="73"/>``; long changed regions
   that repeat across a site (nav, header, footer, aside) keep their head and tail
   lines and say how many lines were trimmed;
 * a **diff** (after an action that left the document in place): only the lines
@@ -47,6 +48,8 @@ __all__ = ["PageChangedError", "Snapshot", "SnapshotMemory", "SnapshotOptions", 
 
 # A capture that saw the page navigate is taken again, this many times at most.
 CAPTURE_ATTEMPTS = 3
+# Pages whose regions the memory keeps as the agent last saw them, newest last.
+SEEN_PAGES = 8
 
 
 class PageChangedError(Exception):
@@ -132,6 +135,9 @@ class SnapshotMemory:
     baseline_regions: dict[str, str] | None = None
     # Every line of the previous baseline, in order, for repeated blocks outside landmarks.
     baseline_items: tuple[Item, ...] = ()
+    # URL → region key → rendered XML, as the latest snapshot of that URL left it: going
+    # back to a page the agent saw sends only what changed since (SEEN_PAGES at most).
+    seen: dict[str, dict[str, str]] = attrs.field(factory=dict)
     # Every eid sent for the document `issued_document` → the control it was sent for
     # (nodes of the tab's own session). Kept by `forget`: the model may still hold them.
     issued: dict[str, Control] = attrs.field(factory=dict)
@@ -172,6 +178,7 @@ class SnapshotMemory:
         self.latest_document = ""
         self.baseline_regions = None
         self.baseline_items = ()
+        self.seen = {}
 
     def render(
         self, model: PageModel, *, capture_ms: float = 0.0, baseline: bool = False
@@ -194,13 +201,23 @@ class SnapshotMemory:
             assert previous is not None
             snapshot = self._diff(previous, current, capture_ms)
         if snapshot is None:
-            snapshot = self._baseline(current, capture_ms)
+            # A page the agent left and came back to (back, forward, a link to it): what
+            # it last saw there. Not for a fresh look at the same document, which shows
+            # whole what diffs showed piecemeal.
+            returned = model.document_id != self.latest_document
+            earlier = self.seen.get(current.url, {}) if returned else {}
+            snapshot = self._baseline(current, capture_ms, earlier)
             self.baseline_regions = {r.key: r.xml for r in current.regions}
             self.baseline_items = tuple(
                 item for r in current.regions if r.depth == 0 for item in r.items
             )
         self.latest = current
         self.latest_document = model.document_id
+        # A new dict, never one changed in place: a copy of the memory (attrs.evolve)
+        # keeps what it saw.
+        seen = [(url, regions) for url, regions in self.seen.items() if url != current.url]
+        seen.append((current.url, {r.key: r.xml for r in current.regions}))
+        self.seen = dict(seen[-SEEN_PAGES:])
         return snapshot
 
     def expand(self, region: str) -> str:
@@ -215,15 +232,17 @@ class SnapshotMemory:
 
     # -- baselines ----------------------------------------------------------
 
-    def _baseline(self, current: Compaction, capture_ms: float) -> Snapshot:
-        document, collapsed, trimmed = self._baseline_xml(current, trim=self.options.trim)
+    def _baseline(
+        self, current: Compaction, capture_ms: float, earlier: dict[str, str]
+    ) -> Snapshot:
+        document, collapsed, trimmed = self._baseline_xml(current, earlier, trim=self.options.trim)
         tokens = count_tokens(document)
         full = tokens
         if document != _page_open(current, "baseline") + current.xml.split("\n", 1)[1]:
             full = count_tokens(current.xml)  # something was collapsed or trimmed
         trim_saved = 0
         if trimmed:
-            untrimmed, _, _ = self._baseline_xml(current, trim=False)
+            untrimmed, _, _ = self._baseline_xml(current, earlier, trim=False)
             trim_saved = count_tokens(untrimmed) - tokens
         return Snapshot(
             kind="baseline",
@@ -238,8 +257,11 @@ class SnapshotMemory:
             regions_trimmed=tuple(trimmed),
         )
 
-    def _baseline_xml(self, current: Compaction, *, trim: bool) -> tuple[str, list[str], list[str]]:
+    def _baseline_xml(
+        self, current: Compaction, earlier: dict[str, str], *, trim: bool
+    ) -> tuple[str, list[str], list[str]]:
         previous = self.baseline_regions if self.options.dedup else None
+        earlier = earlier if self.options.dedup else {}
         previous_items = self.baseline_items if self.options.dedup else ()
         by_node = {id(r.out): r for r in current.regions}
         collapsed: list[str] = []
@@ -250,7 +272,7 @@ class SnapshotMemory:
             region = by_node.get(id(node))
             if region is None:
                 return None
-            if previous is not None and previous.get(region.key) == region.xml:
+            if region.xml in (earlier.get(region.key), (previous or {}).get(region.key)):
                 collapsed.append(region.key)
                 marker = {"name": region.key, "unchanged": True, "count": len(region.eids)}
                 return xml.element("region", marker) + "\n"

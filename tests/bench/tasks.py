@@ -129,7 +129,7 @@ _ID = r'id="([^"]+)"'
 def _book(title: str, shown: str | None = None) -> Step:
     """Click a book's title link in the recently viewed list (`shown`: its text when cut)."""
     text = shown or title
-    return Step("click", rf"<h3><a {_ID}>{re.escape(text)}</a>", pw=_link(text))
+    return Step("click", rf"<a {_ID}>{re.escape(text)}</a>", pw=_link(text), fallback=title)
 
 
 _CATEGORY = rf'<select {_ID} value="[^"]*" options="10"'
@@ -141,7 +141,9 @@ def _search(category: str, query: str) -> tuple[Step, Step]:
         Step("select", _CATEGORY, {"value": category}, _css("#catAbb")),
         Step(
             "type",
-            rf'<input {_ID} [^>]*placeholder="search"',
+            # The field right before the category menu (after "back" it holds the
+            # last query, so its placeholder is not shown).
+            rf'<input {_ID}[^>]*/> <select [^>]*options="10"',
             {"text": query, "submit": True},
             _css("#query"),
         ),
