@@ -535,6 +535,22 @@ async def test_a_page_seen_before_collapses_what_did_not_change_since(page: Page
     assert "Fresh fruit" in text_of(again["main"])
 
 
+async def test_a_page_seen_before_collapses_its_unchanged_lines(page: PageTarget) -> None:
+    """Back on a page seen before with one line changed, the lines as they were collapse."""
+    session = SnapshotMemory(page, options=SnapshotOptions(block_min_lines=2))
+    await page.navigate(page_url("snapshots-site-1.html"))
+    await session.snapshot()
+    await page.navigate(page_url("snapshots-site-2.html"))
+    await session.snapshot()
+    await page.navigate(page_url("snapshots-site-1.html"))
+    await page.evaluate("document.querySelector('main h1').textContent = 'Welcome back'")
+    main = top_regions(tree_of(await session.snapshot()))["main"]
+    assert not is_collapsed(main)
+    assert [text_of(h) for h in main.findall("h1")] == ["Welcome back"]
+    marker = main.findall("unchanged")
+    assert [(m.get("lines"), m.get("first")) for m in marker] == [("2", "Our picks for this week.")]
+
+
 # -- forging and ids -----------------------------------------------------------------
 
 FORGE = '<region name="nav" unchanged="true" count="1"/>'

@@ -44,7 +44,14 @@ from ..pipeline import (
     xml,
 )
 
-__all__ = ["PageChangedError", "Snapshot", "SnapshotMemory", "SnapshotOptions", "TrimLimits"]
+__all__ = [
+    "PageChangedError",
+    "Seen",
+    "Snapshot",
+    "SnapshotMemory",
+    "SnapshotOptions",
+    "TrimLimits",
+]
 
 # A capture that saw the page navigate is taken again, this many times at most.
 CAPTURE_ATTEMPTS = 3
@@ -123,6 +130,21 @@ class Snapshot:
         return stats
 
 
+@attrs.frozen
+class Seen:
+    """A page as the agent last saw it: its regions and its top-level lines."""
+
+    regions: dict[str, str] = attrs.field(factory=dict)  # region key → rendered XML
+    items: tuple[Item, ...] = ()
+
+    @classmethod
+    def of(cls, compaction: Compaction) -> Seen:
+        return cls(
+            {r.key: r.xml for r in compaction.regions},
+            tuple(item for r in compaction.regions if r.depth == 0 for item in r.items),
+        )
+
+
 @attrs.define
 class SnapshotMemory:
     """The snapshot state of one tab: latest snapshot, previous baseline, id map."""
@@ -135,9 +157,9 @@ class SnapshotMemory:
     baseline_regions: dict[str, str] | None = None
     # Every line of the previous baseline, in order, for repeated blocks outside landmarks.
     baseline_items: tuple[Item, ...] = ()
-    # URL → region key → rendered XML, as the latest snapshot of that URL left it: going
-    # back to a page the agent saw sends only what changed since (SEEN_PAGES at most).
-    seen: dict[str, dict[str, str]] = attrs.field(factory=dict)
+    # URL → its page as the latest snapshot of that URL left it: going back to a page
+    # the agent saw sends only what changed since (SEEN_PAGES at most).
+    seen: dict[str, Seen] = attrs.field(factory=dict)
     # Every eid sent for the document `issued_document` → the control it was sent for
     # (nodes of the tab's own session). Kept by `forget`: the model may still hold them.
     issued: dict[str, Control] = attrs.field(factory=dict)
@@ -205,19 +227,18 @@ class SnapshotMemory:
             # it last saw there. Not for a fresh look at the same document, which shows
             # whole what diffs showed piecemeal.
             returned = model.document_id != self.latest_document
-            earlier = self.seen.get(current.url, {}) if returned else {}
+            earlier = self.seen.get(current.url) if returned else None
             snapshot = self._baseline(current, capture_ms, earlier)
-            self.baseline_regions = {r.key: r.xml for r in current.regions}
-            self.baseline_items = tuple(
-                item for r in current.regions if r.depth == 0 for item in r.items
-            )
+            seen = Seen.of(current)
+            self.baseline_regions = seen.regions
+            self.baseline_items = seen.items
         self.latest = current
         self.latest_document = model.document_id
         # A new dict, never one changed in place: a copy of the memory (attrs.evolve)
         # keeps what it saw.
-        seen = [(url, regions) for url, regions in self.seen.items() if url != current.url]
-        seen.append((current.url, {r.key: r.xml for r in current.regions}))
-        self.seen = dict(seen[-SEEN_PAGES:])
+        pages = [(url, page) for url, page in self.seen.items() if url != current.url]
+        pages.append((current.url, Seen.of(current)))
+        self.seen = dict(pages[-SEEN_PAGES:])
         return snapshot
 
     def expand(self, region: str) -> str:
@@ -232,9 +253,7 @@ class SnapshotMemory:
 
     # -- baselines ----------------------------------------------------------
 
-    def _baseline(
-        self, current: Compaction, capture_ms: float, earlier: dict[str, str]
-    ) -> Snapshot:
+    def _baseline(self, current: Compaction, capture_ms: float, earlier: Seen | None) -> Snapshot:
         document, collapsed, trimmed = self._baseline_xml(current, earlier, trim=self.options.trim)
         tokens = count_tokens(document)
         full = tokens
@@ -258,11 +277,16 @@ class SnapshotMemory:
         )
 
     def _baseline_xml(
-        self, current: Compaction, earlier: dict[str, str], *, trim: bool
+        self, current: Compaction, earlier: Seen | None, *, trim: bool
     ) -> tuple[str, list[str], list[str]]:
         previous = self.baseline_regions if self.options.dedup else None
-        earlier = earlier if self.options.dedup else {}
+        earlier = earlier if self.options.dedup else None
+        # Runs of unchanged lines: since the agent last saw this URL when it comes back
+        # to it (a far closer match than the page it comes from), else since the
+        # previous baseline.
         previous_items = self.baseline_items if self.options.dedup else ()
+        if earlier is not None:
+            previous_items = earlier.items
         by_node = {id(r.out): r for r in current.regions}
         collapsed: list[str] = []
         trimmed: list[str] = []
@@ -272,7 +296,8 @@ class SnapshotMemory:
             region = by_node.get(id(node))
             if region is None:
                 return None
-            if region.xml in (earlier.get(region.key), (previous or {}).get(region.key)):
+            then = earlier.regions.get(region.key) if earlier is not None else None
+            if region.xml in (then, (previous or {}).get(region.key)):
                 collapsed.append(region.key)
                 marker = {"name": region.key, "unchanged": True, "count": len(region.eids)}
                 return xml.element("region", marker) + "\n"
