@@ -432,6 +432,43 @@ async def test_diff_with_no_change_says_unchanged(page: PageTarget) -> None:
     assert [child.tag for child in tree] == ["unchanged"]
 
 
+async def test_diff_in_a_nested_region_sends_only_its_changed_lines(page: PageTarget) -> None:
+    """Typing into a form nested in main: the diff is the changed line, not the whole form."""
+    await page.navigate(page_url("snapshots-nested-form.html"))
+    session = SnapshotMemory(page)
+    first = await session.snapshot()
+    fields = {str(e.get("id")) for e in xp(tree_of(first), "//region[@name='form']//*[@id]")}
+    assert len(fields) >= 6
+    await page.evaluate(
+        """(() => {
+          const field = document.getElementById('user');
+          field.value = 'ada';
+          field.dispatchEvent(new Event('input', { bubbles: true }));
+        })()"""
+    )
+    diff = await session.snapshot()
+    assert diff.kind == "diff"
+    tree = tree_of(diff)
+    assert [r.get("name") for r in tree.findall("region")] == ["form"]
+    typed = xp(tree, "//region[@name='form']//ins/input[@value='ada']")
+    assert len(typed) == 1
+    # Only the changed line: the form's other fields, links and button are not sent again.
+    assert {str(e.get("id")) for e in xp(tree, "//*[@id]")} == {typed[0].get("id")}
+    assert xp(tree, "//del/@ids") == []
+    # A change outside the form and one inside it: each region says its own.
+    await page.evaluate(
+        """(() => {
+          document.querySelector('main > p').textContent = 'Sign in to see your returns.';
+          document.getElementById('remember').checked = true;
+        })()"""
+    )
+    tree = tree_of(await session.snapshot())
+    assert [r.get("name") for r in tree.findall("region")] == ["main", "form"]
+    assert "returns" in folded(" ".join(xp_strings(tree, "//region[@name='main']//ins//text()")))
+    assert xp(tree, "//region[@name='form']//ins/input[@checked='true']")
+    assert xp(tree, "//region[@name='main']//input") == []
+
+
 # -- navigation across a site --------------------------------------------------------
 
 
@@ -472,6 +509,46 @@ async def test_fixture_navigation_collapses_header_and_nav(page: PageTarget) -> 
     assert is_collapsed(regions["nav"])
     assert regions["nav"].get("count") == "5"
     assert "Apples" in text_of(regions["main"])
+
+
+async def test_a_page_seen_before_collapses_what_did_not_change_since(page: PageTarget) -> None:
+    """Back on a page seen before, its regions as they were then collapse; a fresh look does not."""
+    session = SnapshotMemory(page)
+    await page.navigate(page_url("snapshots-site-1.html"))
+    first = await session.snapshot()
+    await page.navigate(page_url("snapshots-site-2.html"))
+    await session.snapshot()
+    await page.navigate(page_url("snapshots-site-1.html"))
+    back = await session.snapshot()
+    assert back.kind == "baseline"
+    regions = top_regions(tree_of(back))
+    # main differs from the previous baseline (site 2), but not from site 1 as last seen.
+    assert set(regions) == set(top_regions(tree_of(first)))
+    assert all(is_collapsed(region) for region in regions.values())
+    assert regions["main"].get("count") == str(len(ids_in(top_regions(tree_of(first))["main"])))
+    # A change since then is shown; a fresh look at the same document shows all of main.
+    await page.evaluate("document.querySelector('main h1').textContent = 'Fresh fruit'")
+    diff = await session.snapshot()
+    assert diff.kind == "diff"
+    again = top_regions(tree_of(await session.snapshot(baseline=True)))
+    assert not is_collapsed(again["main"])
+    assert "Fresh fruit" in text_of(again["main"])
+
+
+async def test_a_page_seen_before_collapses_its_unchanged_lines(page: PageTarget) -> None:
+    """Back on a page seen before with one line changed, the lines as they were collapse."""
+    session = SnapshotMemory(page, options=SnapshotOptions(block_min_lines=2))
+    await page.navigate(page_url("snapshots-site-1.html"))
+    await session.snapshot()
+    await page.navigate(page_url("snapshots-site-2.html"))
+    await session.snapshot()
+    await page.navigate(page_url("snapshots-site-1.html"))
+    await page.evaluate("document.querySelector('main h1').textContent = 'Welcome back'")
+    main = top_regions(tree_of(await session.snapshot()))["main"]
+    assert not is_collapsed(main)
+    assert [text_of(h) for h in main.findall("h1")] == ["Welcome back"]
+    marker = main.findall("unchanged")
+    assert [(m.get("lines"), m.get("first")) for m in marker] == [("2", "Our picks for this week.")]
 
 
 # -- forging and ids -----------------------------------------------------------------

@@ -208,7 +208,7 @@ async def test_readonly_and_non_field_refused(page: PageTarget, pages_server: St
 
 
 async def test_link_followed_gives_baseline(page: PageTarget, pages_server: StaticServer) -> None:
-    """Clicking a link loads the next page and answers with its baseline; back returns."""
+    """A link click answers with the next page's baseline; back and forward collapse to it."""
     tab, xml = await open_tab(page, pages_server.url("tools-widgets.html"))
     link = eid_of(xml, "a", "Continue to the next page")
     result = await act(tab, "click", {"id": link})
@@ -217,9 +217,14 @@ async def test_link_followed_gives_baseline(page: PageTarget, pages_server: Stat
     assert "Received from=link" in result.content
     back = await act(tab, "back", {})
     assert back.kind == "baseline"
-    assert "Continue to the next page" in back.content
+    # The page as it was when the agent left it: its regions collapse, their ids work.
+    assert 'name="main" unchanged="true"' in back.content
+    assert tab.latest is not None
+    assert link in tab.latest.controls
+    assert "Continue to the next page" in tab.expand("main")
     forward = await act(tab, "forward", {})
-    assert "Received from=link" in forward.content
+    assert 'name="main" unchanged="true"' in forward.content
+    assert "Received from=link" in tab.expand("main")
     reloaded = await act(tab, "reload", {})
     assert reloaded.kind == "baseline"
     assert parse(reloaded.content).get("url") == pages_server.url("tools-done.html?from=link")

@@ -4,8 +4,9 @@ A `SnapshotMemory` captures its target, runs the pipeline and decides what to se
 
 * a **baseline** (first look, a navigation to another document, or when asked):
   every region, except that a region whose rendering (its ordered eids *and* its
-  content: states, values, text) equals the one in the previous baseline collapses
-  to ``<region name="nav" unchanged="true" count="73"/>``; long changed regions
+  content: states, values, text) equals the one in the previous baseline, or the one
+  the agent last saw at the same URL (back to a page it saw), collapses to
+  ``<region name="nav" unchanged="true" count="73"/>``; long changed regions
   that repeat across a site (nav, header, footer, aside) keep their head and tail
   lines and say how many lines were trimmed;
 * a **diff** (after an action that left the document in place): only the lines
@@ -43,10 +44,19 @@ from ..pipeline import (
     xml,
 )
 
-__all__ = ["PageChangedError", "Snapshot", "SnapshotMemory", "SnapshotOptions", "TrimLimits"]
+__all__ = [
+    "PageChangedError",
+    "Seen",
+    "Snapshot",
+    "SnapshotMemory",
+    "SnapshotOptions",
+    "TrimLimits",
+]
 
 # A capture that saw the page navigate is taken again, this many times at most.
 CAPTURE_ATTEMPTS = 3
+# Pages whose regions the memory keeps as the agent last saw them, newest last.
+SEEN_PAGES = 8
 
 
 class PageChangedError(Exception):
@@ -120,6 +130,21 @@ class Snapshot:
         return stats
 
 
+@attrs.frozen
+class Seen:
+    """A page as the agent last saw it: its regions and its top-level lines."""
+
+    regions: dict[str, str] = attrs.field(factory=dict)  # region key → rendered XML
+    items: tuple[Item, ...] = ()
+
+    @classmethod
+    def of(cls, compaction: Compaction) -> Seen:
+        return cls(
+            {r.key: r.xml for r in compaction.regions},
+            tuple(item for r in compaction.regions if r.depth == 0 for item in r.items),
+        )
+
+
 @attrs.define
 class SnapshotMemory:
     """The snapshot state of one tab: latest snapshot, previous baseline, id map."""
@@ -132,6 +157,9 @@ class SnapshotMemory:
     baseline_regions: dict[str, str] | None = None
     # Every line of the previous baseline, in order, for repeated blocks outside landmarks.
     baseline_items: tuple[Item, ...] = ()
+    # URL → its page as the latest snapshot of that URL left it: going back to a page
+    # the agent saw sends only what changed since (SEEN_PAGES at most).
+    seen: dict[str, Seen] = attrs.field(factory=dict)
     # Every eid sent for the document `issued_document` → the control it was sent for
     # (nodes of the tab's own session). Kept by `forget`: the model may still hold them.
     issued: dict[str, Control] = attrs.field(factory=dict)
@@ -172,6 +200,7 @@ class SnapshotMemory:
         self.latest_document = ""
         self.baseline_regions = None
         self.baseline_items = ()
+        self.seen = {}
 
     def render(
         self, model: PageModel, *, capture_ms: float = 0.0, baseline: bool = False
@@ -194,13 +223,22 @@ class SnapshotMemory:
             assert previous is not None
             snapshot = self._diff(previous, current, capture_ms)
         if snapshot is None:
-            snapshot = self._baseline(current, capture_ms)
-            self.baseline_regions = {r.key: r.xml for r in current.regions}
-            self.baseline_items = tuple(
-                item for r in current.regions if r.depth == 0 for item in r.items
-            )
+            # A page the agent left and came back to (back, forward, a link to it): what
+            # it last saw there. Not for a fresh look at the same document, which shows
+            # whole what diffs showed piecemeal.
+            returned = model.document_id != self.latest_document
+            earlier = self.seen.get(current.url) if returned else None
+            snapshot = self._baseline(current, capture_ms, earlier)
+            seen = Seen.of(current)
+            self.baseline_regions = seen.regions
+            self.baseline_items = seen.items
         self.latest = current
         self.latest_document = model.document_id
+        # A new dict, never one changed in place: a copy of the memory (attrs.evolve)
+        # keeps what it saw.
+        pages = [(url, page) for url, page in self.seen.items() if url != current.url]
+        pages.append((current.url, Seen.of(current)))
+        self.seen = dict(pages[-SEEN_PAGES:])
         return snapshot
 
     def expand(self, region: str) -> str:
@@ -215,15 +253,15 @@ class SnapshotMemory:
 
     # -- baselines ----------------------------------------------------------
 
-    def _baseline(self, current: Compaction, capture_ms: float) -> Snapshot:
-        document, collapsed, trimmed = self._baseline_xml(current, trim=self.options.trim)
+    def _baseline(self, current: Compaction, capture_ms: float, earlier: Seen | None) -> Snapshot:
+        document, collapsed, trimmed = self._baseline_xml(current, earlier, trim=self.options.trim)
         tokens = count_tokens(document)
         full = tokens
         if document != _page_open(current, "baseline") + current.xml.split("\n", 1)[1]:
             full = count_tokens(current.xml)  # something was collapsed or trimmed
         trim_saved = 0
         if trimmed:
-            untrimmed, _, _ = self._baseline_xml(current, trim=False)
+            untrimmed, _, _ = self._baseline_xml(current, earlier, trim=False)
             trim_saved = count_tokens(untrimmed) - tokens
         return Snapshot(
             kind="baseline",
@@ -238,9 +276,17 @@ class SnapshotMemory:
             regions_trimmed=tuple(trimmed),
         )
 
-    def _baseline_xml(self, current: Compaction, *, trim: bool) -> tuple[str, list[str], list[str]]:
+    def _baseline_xml(
+        self, current: Compaction, earlier: Seen | None, *, trim: bool
+    ) -> tuple[str, list[str], list[str]]:
         previous = self.baseline_regions if self.options.dedup else None
+        earlier = earlier if self.options.dedup else None
+        # Runs of unchanged lines: since the agent last saw this URL when it comes back
+        # to it (a far closer match than the page it comes from), else since the
+        # previous baseline.
         previous_items = self.baseline_items if self.options.dedup else ()
+        if earlier is not None:
+            previous_items = earlier.items
         by_node = {id(r.out): r for r in current.regions}
         collapsed: list[str] = []
         trimmed: list[str] = []
@@ -250,7 +296,8 @@ class SnapshotMemory:
             region = by_node.get(id(node))
             if region is None:
                 return None
-            if previous is not None and previous.get(region.key) == region.xml:
+            then = earlier.regions.get(region.key) if earlier is not None else None
+            if region.xml in (then, (previous or {}).get(region.key)):
                 collapsed.append(region.key)
                 marker = {"name": region.key, "unchanged": True, "count": len(region.eids)}
                 return xml.element("region", marker) + "\n"
@@ -281,17 +328,37 @@ class SnapshotMemory:
         self, previous: Compaction, current: Compaction, capture_ms: float
     ) -> Snapshot | None:
         before = {r.key: r for r in previous.regions if r.depth == 0}
+        # A region nested in the same region in both snapshots (a form in main) is
+        # compared on its own: typing into a form changes one of its lines, and its
+        # parent's diff would otherwise send the whole form again after every action.
+        old_nested, new_nested = _nested(previous), _nested(current)
+        kept = {
+            key
+            for key, (parent, _) in new_nested.items()
+            if key in old_nested and old_nested[key][0] == parent
+        }
+        old_keys = _item_keys(old_nested, kept)
+        new_keys = _item_keys(new_nested, kept)
         parts: list[str] = []
+
+        def changed(old: Region, new: Region) -> None:
+            if old.xml == new.xml:
+                return
+            parts.append(_region_diff(old, new, old_keys, new_keys))
+            for item in new.items:
+                inner = new_keys.get(item.xml)
+                if inner is not None:
+                    changed(old_nested[inner][1], new_nested[inner][1])
+
         for region in current.regions:
             if region.depth != 0:
                 continue
             old = before.pop(region.key, None)
-            if old is not None and old.xml == region.xml:
-                continue
             if old is None:
                 parts.append(region.xml.replace("<region ", '<region added="true" ', 1))
             else:
-                parts.append(_region_diff(old, region))
+                changed(old, region)
+        parts = [part for part in parts if part]
         for gone in before.values():
             ids = " ".join(gone.eids) or None
             parts.append(xml.element("region", {"name": gone.key, "removed": True, "ids": ids}))
@@ -372,10 +439,41 @@ def _collapse_repeats(
     return out + as_shown(cursor, len(full))
 
 
-def _region_diff(old: Region, new: Region) -> str:
-    """Hunks of changed lines: removed text and ids, added lines, a line of context."""
+def _nested(compaction: Compaction) -> dict[str, tuple[str, Region]]:
+    """Region key → the key of the region it is nested in, and the region itself."""
+    inner = {r.xml.rstrip("\n"): r for r in compaction.regions if r.depth > 0}
+    found: dict[str, tuple[str, Region]] = {}
+    for parent in compaction.regions:
+        for item in parent.items:
+            region = inner.get(item.xml)
+            if region is not None:
+                found[region.key] = (parent.key, region)
+    return found
+
+
+def _item_keys(nested: dict[str, tuple[str, Region]], kept: set[str]) -> dict[str, str]:
+    """The item (rendering) of each nested region diffed on its own → its key."""
+    return {region.xml.rstrip("\n"): key for key, (_, region) in nested.items() if key in kept}
+
+
+def _region_diff(
+    old: Region,
+    new: Region,
+    old_keys: dict[str, str] | None = None,
+    new_keys: dict[str, str] | None = None,
+) -> str:
+    """Hunks of changed lines: removed text and ids, added lines, a line of context;
+    empty when no line changed. A nested region named in `old_keys`/`new_keys` (by its
+    item) is one line that stays equal: it is diffed on its own."""
+
+    def line(item: Item, keys: dict[str, str] | None) -> str:
+        key = keys.get(item.xml) if keys else None
+        return item.xml if key is None else f"\0region {key}"
+
     matcher = difflib.SequenceMatcher(
-        a=[item.xml for item in old.items], b=[item.xml for item in new.items], autojunk=False
+        a=[line(item, old_keys) for item in old.items],
+        b=[line(item, new_keys) for item in new.items],
+        autojunk=False,
     )
     new_ids = set(new.eids)
     hunks: list[str] = []
@@ -396,6 +494,8 @@ def _region_diff(old: Region, new: Region) -> str:
             pieces.append(f"{xml.start_tag('ins')}\n{added}{xml.end_tag('ins')}")
         pieces.append(xml.end_tag("change"))
         hunks.append("".join(pieces))
+    if not hunks:
+        return ""
     return (
         xml.start_tag("region", {"name": new.key, "changed": True})
         + "\n"

@@ -17,9 +17,7 @@ from ..tab import Tab, settle, watch
 from ._common import (
     ACT,
     ID_SCHEMA,
-    REFUSES,
     SETTLE_TIMEOUT,
-    SETTLES,
     BadArguments,
     Refusal,
     ToolResult,
@@ -85,10 +83,7 @@ async def usable(tab: Tab, args: Mapping[str, object]) -> tuple[Located, Element
 
 @tool(
     "click",
-    "Click an element with the mouse, like a person: it is scrolled into view and "
-    f"clicked where it is visible. {SETTLES} A click that opens another tab or "
-    "window (a target=_blank link, a pop-up) leaves you in this one, and the "
-    f"result's note says which URL it opened. {REFUSES}",
+    "Click an element with the mouse, where it is visible (scrolled into view).",
     schema({"id": ID_SCHEMA}, ("id",)),
     ACT,
 )
@@ -104,25 +99,16 @@ async def click(tab: Tab, args: Mapping[str, object]) -> ToolResult:
 
 @tool(
     "type",
-    "Type text into a text field (input, textarea or editable area): it is clicked, "
-    "its content is replaced (clear=false appends instead), the text is typed, and "
-    "with submit=true Enter is pressed afterwards. Date, time and colour fields take "
-    f"values like 2024-12-31, 13:45, #ff0000. {SETTLES} {REFUSES} Also refused: "
-    "fields that are read-only and elements that are not text fields.",
+    "Click a text field and type into it, replacing its content (clear=false: "
+    "appending), then press Enter if submit=true. Date, time and colour fields take "
+    "2024-12-31, 13:45, #ff0000. A field that passes the focus elsewhere gets nothing "
+    "(an error).",
     schema(
         {
             "id": ID_SCHEMA,
-            "text": {"type": "string", "description": "the text to type"},
-            "submit": {
-                "type": "boolean",
-                "default": False,
-                "description": "press Enter afterwards (submits most forms)",
-            },
-            "clear": {
-                "type": "boolean",
-                "default": True,
-                "description": "replace what the field holds (false: append)",
-            },
+            "text": {"type": "string"},
+            "submit": {"type": "boolean", "default": False},
+            "clear": {"type": "boolean", "default": True},
         },
         ("id", "text"),
     ),
@@ -280,18 +266,15 @@ async def focused_enter_submits(tab: Tab) -> bool:
 
 @tool(
     "press",
-    "Press one key on the keyboard, sent to whatever has the focus: Enter, Tab, "
-    "Escape, Backspace, Delete, ArrowUp, ArrowDown, ArrowLeft, ArrowRight, Home, "
-    "End, PageUp, PageDown, Space, or a single character; modifiers are held while "
-    f"it is pressed. {SETTLES}",
+    "Press a key where the focus is (a key name such as Enter, Tab, Escape, ArrowDown, "
+    "PageUp, Space, or one character), with the modifiers held.",
     schema(
         {
-            "key": {"type": "string", "description": "a key name or one character"},
+            "key": {"type": "string"},
             "modifiers": {
                 "type": "array",
                 "items": {"type": "string", "enum": list(MODIFIER_BITS)},
                 "default": [],
-                "description": 'keys held down, e.g. ["Control"]',
             },
         },
         ("key",),
@@ -314,13 +297,11 @@ async def press(tab: Tab, args: Mapping[str, object]) -> ToolResult:
 
 @tool(
     "select",
-    "Choose an option of a drop-down (<select>) by its visible text or its value. "
-    f"{SETTLES} {REFUSES} Also refused: an option that does not exist (the error "
-    "lists the options) and elements that are not <select> (click custom drop-downs).",
+    "Choose an option of a <select> by its text or value (click custom drop-downs).",
     schema(
         {
             "id": ID_SCHEMA,
-            "value": {"type": "string", "description": "the option's text or value"},
+            "value": {"type": "string"},
         },
         ("id", "value"),
     ),
@@ -366,9 +347,8 @@ async def select(tab: Tab, args: Mapping[str, object]) -> ToolResult:
 
 @tool(
     "check",
-    "Check (on=true) or uncheck (on=false) a checkbox, radio button or switch by "
-    "clicking it; nothing is done if it is already in that state. "
-    f"{SETTLES} {REFUSES}",
+    "Turn a checkbox, radio button or switch on (off: on=false) by clicking it, unless "
+    "it already is.",
     schema({"id": ID_SCHEMA, "on": {"type": "boolean", "default": True}}, ("id",)),
     ACT,
 )
@@ -405,7 +385,7 @@ async def check(tab: Tab, args: Mapping[str, object]) -> ToolResult:
 
 @tool(
     "hover",
-    f"Move the mouse over an element (opens hover menus and tooltips). {SETTLES} {REFUSES}",
+    "Move the mouse over an element (hover menus, tooltips).",
     schema({"id": ID_SCHEMA}, ("id",)),
     ACT,
 )
@@ -421,10 +401,9 @@ async def hover(tab: Tab, args: Mapping[str, object]) -> ToolResult:
 
 @tool(
     "scroll",
-    "Scroll with the mouse wheel: direction 'down' or 'up' scrolls the page by most "
-    "of a window height; with an id and a direction, the scrollable element under "
-    "it scrolls; with only an id, the page scrolls until that element is in view. "
-    "Use it to load more content on pages that load as you scroll. " + SETTLES,
+    "Scroll with the mouse wheel by most of a window: the page, or with an id the "
+    "scrollable element under it; an id alone is scrolled into view. Pages that load "
+    "more as you scroll load it.",
     schema({"direction": {"type": "string", "enum": ["down", "up"]}, "id": ID_SCHEMA}),
     ACT,
 )

@@ -26,11 +26,8 @@ __all__ = [
     "ACT",
     "ACTION_TIMEOUT",
     "ID_SCHEMA",
-    "LOADS",
     "NAVIGATION_TIMEOUT",
     "READS",
-    "REFUSES",
-    "SETTLES",
     "SETTLE_TIMEOUT",
     "BadArguments",
     "Handler",
@@ -129,10 +126,9 @@ def script(name: str) -> str:
 
 # --- schemas and the phrases descriptions share ---------------------------------------
 
-ID_SCHEMA: Mapping[str, object] = {
-    "type": "string",
-    "description": 'an element id from the latest snapshot, like "k3x"',
-}
+# What an id is, how actions answer and how they refuse are said once, in FORMAT.md,
+# which the model reads beside the tools: descriptions say only what is the tool's own.
+ID_SCHEMA: Mapping[str, object] = {"type": "string"}
 ACT = ToolPolicy(side_effects=True)
 READS = ToolPolicy(reads_page=True)
 
@@ -142,26 +138,9 @@ def schema(properties: Mapping[str, object], required: tuple[str, ...] = ()) -> 
     return {
         "type": "object",
         "properties": dict(properties),
-        "required": list(required),
+        **({"required": list(required)} if required else {}),
         "additionalProperties": False,
     }
-
-
-SETTLES = (
-    f"Then it waits until the page settles (loads, requests answered, {0.3:g} s without "
-    "changes where the action could have had its effect; parts that keep changing "
-    f"elsewhere are not waited for, and a note names them; at most {SETTLE_TIMEOUT:g} s, "
-    "after which the result says the page did not settle) and returns a snapshot: a diff "
-    "of what changed, or the whole new page (baseline) if the action opened another page."
-)
-REFUSES = (
-    "Errors (nothing is done): an id that is no longer on the page (take a snapshot), an "
-    "element that is hidden, disabled, or covered by something else (the error names it)."
-)
-LOADS = (
-    f"Waits for the page to load (at most {NAVIGATION_TIMEOUT:g} s) and returns the whole "
-    "page (baseline)."
-)
 
 
 # --- arguments ----------------------------------------------------------------------------

@@ -12,7 +12,6 @@ from ..tab import Tab, settle, watch
 from ._common import (
     ACT,
     SETTLE_TIMEOUT,
-    SETTLES,
     BadArguments,
     Refusal,
     ToolResult,
@@ -50,15 +49,12 @@ def dialog_result(error: DialogOpenError, *, is_error: bool) -> ToolResult:
 
 @tool(
     "answer_dialog",
-    "Answer the JavaScript dialog the page opened (alert, confirm, prompt, or "
-    "'leave this page?'), as a person clicks OK (accept=true) or Cancel "
-    "(accept=false); for a prompt, text is what is typed in it. While such a "
-    "dialog is open the page does nothing else, so other tools answer with the "
-    f"dialog (<js-dialog .../>) instead. {SETTLES} Errors: no dialog is open.",
+    "Answer the page's JavaScript dialog (alert, confirm, prompt, 'leave this page?'): "
+    "OK (accept=true) or Cancel; text is typed into a prompt.",
     schema(
         {
             "accept": {"type": "boolean", "default": True},
-            "text": {"type": "string", "description": "the answer to a prompt"},
+            "text": {"type": "string"},
         },
         ("accept",),
     ),

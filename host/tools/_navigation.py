@@ -12,7 +12,6 @@ from pycdp_bridge import protocol as cdp
 from ..tab import Activity, Tab, settle, watch
 from ._common import (
     ACT,
-    LOADS,
     NAVIGATION_TIMEOUT,
     READS,
     BadArguments,
@@ -83,8 +82,8 @@ async def _revive(tab: Tab, command: cdp.Command[Any]) -> ToolResult:
 
 @tool(
     "navigate",
-    f"Open a URL in the tab. {LOADS} Errors: the URL could not be loaded.",
-    schema({"url": {"type": "string", "description": "an absolute http(s) URL"}}, ("url",)),
+    "Open an absolute URL in the tab; answers with the page once loaded.",
+    schema({"url": {"type": "string"}}, ("url",)),
     ACT,
 )
 async def navigate(tab: Tab, args: Mapping[str, object]) -> ToolResult:
@@ -126,17 +125,17 @@ async def _history(tab: Tab, step: int) -> ToolResult:
     return await _load(tab, start)
 
 
-@tool("back", f"Go back one page in the tab's history. {LOADS}", schema({}), ACT)
+@tool("back", "Go back one page in the tab's history.", schema({}), ACT)
 async def back(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     return await _history(tab, -1)
 
 
-@tool("forward", f"Go forward one page in the tab's history. {LOADS}", schema({}), ACT)
+@tool("forward", "Go forward one page in the tab's history.", schema({}), ACT)
 async def forward(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     return await _history(tab, +1)
 
 
-@tool("reload", f"Reload the page. {LOADS}", schema({}), ACT)
+@tool("reload", "Reload the page.", schema({}), ACT)
 async def reload(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     if tab.target.crashed:
         return await _revive(tab, cdp.page_reload())
@@ -152,8 +151,7 @@ async def reload(tab: Tab, args: Mapping[str, object]) -> ToolResult:
 
 @tool(
     "capture_snapshot",
-    "Look at the page as it is now: returns the whole page (baseline), with regions "
-    "unchanged since your last baseline collapsed.",
+    "The whole page as it is now (a baseline).",
     schema({}),
     READS,
 )

@@ -18,9 +18,7 @@ from ._actions import usable
 from ._common import (
     ACT,
     ID_SCHEMA,
-    REFUSES,
     SETTLE_TIMEOUT,
-    SETTLES,
     BadArguments,
     Refusal,
     ToolResult,
@@ -77,8 +75,7 @@ async def _mouse(
 
 @tool(
     "double_click",
-    "Double-click an element with the mouse (selects a word, opens an item, edits a "
-    f"cell), where it is visible. {SETTLES} {REFUSES}",
+    "Double-click an element with the mouse.",
     schema({"id": ID_SCHEMA}, ("id",)),
     ACT,
 )
@@ -110,17 +107,14 @@ def _offset(args: Mapping[str, object], name: str) -> float | None:
 
 @tool(
     "drag",
-    "Drag an element with the mouse: press on it, move, release. Either onto another "
-    "element (to: its id; lists, boards, drop zones) or by an offset in pixels (dx, dy: "
-    "sliders, resizers; positive is right and down). Both must be visible in the window "
-    f"together. {SETTLES} {REFUSES} Also refused: dragging an element onto itself, an "
-    "offset that leaves the window.",
+    "Drag an element with the mouse onto another (to: its id) or by dx, dy pixels "
+    "(right and down); both ends must fit in the window.",
     schema(
         {
             "id": ID_SCHEMA,
-            "to": {"type": "string", "description": "the id of the element to drop onto"},
-            "dx": {"type": "number", "description": "pixels to move right (negative: left)"},
-            "dy": {"type": "number", "description": "pixels to move down (negative: up)"},
+            "to": ID_SCHEMA,
+            "dx": {"type": "number"},
+            "dy": {"type": "number"},
         },
         ("id",),
     ),
@@ -187,22 +181,14 @@ async def _drag_path(target: Target, start: Point, end: Point) -> None:
 
 @tool(
     "select_text",
-    "Select a piece of text within an element, as a person does with the mouse: to "
-    "style it in an editor (then press with modifiers, e.g. press('b', ['Control'])) or "
-    "copy it. The text is matched ignoring differences in spacing (case only if there "
-    "is no exact match); occurrence picks the n-th match. The answer's note says what is "
-    "selected. Errors: text the element does not hold (the error quotes its start), and "
-    "ids that are no longer on the page.",
+    "Select text within an element as with the mouse (then e.g. press('b', ['Control'])); "
+    "spacing is ignored, and case if nothing matches exactly; the note says what is "
+    "selected.",
     schema(
         {
             "id": ID_SCHEMA,
-            "text": {"type": "string", "description": "the text to select"},
-            "occurrence": {
-                "type": "integer",
-                "minimum": 1,
-                "default": 1,
-                "description": "which match, when the text occurs more than once",
-            },
+            "text": {"type": "string"},
+            "occurrence": {"type": "integer", "minimum": 1, "default": 1},
         },
         ("id", "text"),
     ),
@@ -249,12 +235,8 @@ async def select_text(tab: Tab, args: Mapping[str, object]) -> ToolResult:
 
 @tool(
     "upload",
-    "Put files from this computer into a file field (<input type=file>, or the label or "
-    "button that holds one), as choosing them in the file picker does. paths are "
-    "absolute paths of existing files. The person is asked first. "
-    f"{SETTLES} Errors: an element that is not a file field, a missing file, several "
-    "files for a field that takes one, a file of a type the field does not accept, a "
-    "disabled field, ids no longer on the page.",
+    "Put files of this computer (absolute paths) into a file field, or the label or "
+    "button that stands for one, as the file picker does. The person is asked first.",
     schema(
         {
             "id": ID_SCHEMA,
@@ -262,7 +244,6 @@ async def select_text(tab: Tab, args: Mapping[str, object]) -> ToolResult:
                 "type": "array",
                 "items": {"type": "string"},
                 "minItems": 1,
-                "description": "absolute paths of the files, e.g. ['/home/ada/cv.pdf']",
             },
         },
         ("id", "paths"),

@@ -66,11 +66,9 @@ def _matches_text(node: OutNode, name: str, wanted: str) -> bool:
 
 @tool(
     "find",
-    "Search the latest snapshot, including parts that were trimmed or collapsed, "
-    "for elements with ids: by text (case-insensitive, part of the text or label), "
-    "role (link, button, textbox, checkbox, combobox... or the tag: a, input, "
-    "select) and/or region (nav, main, footer...). Returns one line per element "
-    "with its region, at most 40.",
+    "Search the latest snapshot, trimmed and collapsed parts too, for elements with "
+    "ids by text (part of their text or label, any case), role (link, button, "
+    "textbox, … or a tag) and/or region. At most 40 lines.",
     schema({"text": {"type": "string"}, "role": {"type": "string"}, "region": {"type": "string"}}),
     ToolPolicy(reads_page=True, key=folded_key("text")),
 )
@@ -175,9 +173,8 @@ def _page_has_text(compaction: Compaction, wanted: str) -> bool:
 
 @tool(
     "wait_for",
-    "Wait until a text or an element id appears on the page (checked every quarter "
-    "second), then return a snapshot of what changed. Errors: it did not appear "
-    f"within timeout seconds (default 5, at most {WAIT_FOR_MAX:g}).",
+    "Wait until a text or an element id is on the page (timeout in seconds), then "
+    "answer with what changed.",
     schema(
         {
             "text": {"type": "string"},

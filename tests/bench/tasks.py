@@ -34,10 +34,15 @@ has), so they cost it no call.
 Nothing leaves 127.0.0.1: the corpus is served by this module, Chromium resolves
 no other name (``--host-resolver-rules``), and Playwright aborts other requests.
 
-Where the steps avoid ``click``: on Chromium 156 ``DOM.getNodeForLocation`` takes
-page coordinates once the page is scrolled, so the host's hit test refuses every
-element below the first screen ("No node found at given location"). The tasks
-submit with Enter and follow links with ``read`` and ``navigate`` instead.
+The steps are what an agent does: it clicks links and buttons wherever they are on
+the page (below the first screen too, as tests/test_tools.py's
+test_click_far_below_the_first_screen checks), and calls ``find`` where a long page
+hides what it looks for among hundreds of lines. Each task has 8 to 10 tool steps,
+as the issue asks.
+
+**Where the tokens go**: for each run the billed figure is split by what the cache
+charged it for: the fixed prefix (tools and system prompt), the person's message,
+the model's own calls, and the tool results by tool, for us and the replay alike.
 """
 
 from __future__ import annotations
@@ -121,9 +126,28 @@ def _link(name: str) -> Callable[[Page], Locator]:
 _ID = r'id="([^"]+)"'
 
 
-def _href(text: str) -> str:
-    """The URL in the newest `read` of a link whose text starts with ``text``."""
-    return rf'<read tag="a"[^>]*\bhref="([^"]+)"[^>]*>{re.escape(text)}'
+def _book(title: str, shown: str | None = None) -> Step:
+    """Click a book's title link in the recently viewed list (`shown`: its text when cut)."""
+    text = shown or title
+    return Step("click", rf"<a {_ID}>{re.escape(text)}</a>", pw=_link(text), fallback=title)
+
+
+_CATEGORY = rf'<select {_ID} value="[^"]*" options="10"'
+
+
+def _search(category: str, query: str) -> tuple[Step, Step]:
+    """Pick a category in craigslist's search form, then type the query and press Enter."""
+    return (
+        Step("select", _CATEGORY, {"value": category}, _css("#catAbb")),
+        Step(
+            "type",
+            # The field right before the category menu (after "back" it holds the
+            # last query, so its placeholder is not shown).
+            rf'<input {_ID}[^>]*/> <select [^>]*options="10"',
+            {"text": query, "submit": True},
+            _css("#query"),
+        ),
+    )
 
 
 TASKS: tuple[Task, ...] = (
@@ -135,6 +159,7 @@ TASKS: tuple[Task, ...] = (
         "request an OTP, then change your mind; tell me what the site received.",
         (
             Step("capture_snapshot"),
+            # The form sits among a hundred links: the model looks it up.
             Step("find", args={"region": "form"}),
             Step(
                 "type",
@@ -154,22 +179,16 @@ TASKS: tuple[Task, ...] = (
                 {"on": True},
                 _css("#otpId"),
             ),
-            Step("read", rf"User ID :\s*\|\s*<input {_ID}"),
             Step(
                 "check",
                 rf'<input {_ID} type="checkbox" label="Please select OTP',
                 {"on": False},
                 _css("#otpId"),
             ),
-            # Enter in the last field submits: Login is below the first screen, where
-            # clicks are refused (see the module's notes).
             Step(
-                "type",
-                rf"Captcha \| <input {_ID}",
-                {"text": "X7K2Q", "submit": True},
-                _css("input.loginCaptcha"),
+                "type", rf"Captcha \| <input {_ID}", {"text": "X7K2Q"}, _css("input.loginCaptcha")
             ),
-            Step("capture_snapshot"),
+            Step("click", rf'<button {_ID} type="submit">Login</button>', pw=_css("#loginbutton")),
         ),
         r"(The server received: [^\n<]*)",
     ),
@@ -177,33 +196,19 @@ TASKS: tuple[Task, ...] = (
         "books-toscrape-links",
         "follow links across a site's pages and read an answer",
         "flows/books-toscrape/07-dirty-little-secrets/",
-        "Walk back through the recently viewed books to Tipping the Velvet and tell me its price.",
-        # The links sit below the first screen, where clicks are refused (see the
-        # module's notes), so the model reads each link's URL and opens it.
+        "Walk back through the recently viewed books, one page at a time, to A Light in "
+        "the Attic; then go back one page and tell me the price of the book there.",
+        # A title link a page shows under an <unchanged> marker keeps the id it had
+        # on the page before, which the model still has.
         (
             Step("capture_snapshot"),
-            Step("read", rf"<a {_ID}>The Requiem Red", fallback="The Requiem Red"),
-            Step("navigate", _href("The Requiem Red"), into="url", pw=_link("The Requiem Red")),
-            Step("read", rf"<a {_ID}>Sapiens", fallback="Sapiens"),
-            Step(
-                "navigate",
-                _href("Sapiens"),
-                into="url",
-                pw=_link("Sapiens: A Brief History ..."),
-            ),
-            Step("find", args={"text": "Sharp Objects"}),
-            Step("read", rf"<a {_ID}>Sharp Objects", fallback="Sharp Objects"),
-            Step("navigate", _href("Sharp Objects"), into="url", pw=_link("Sharp Objects")),
-            Step("find", args={"text": "Tipping the Velvet"}),
-            Step("read", rf"<a {_ID}>Tipping the Velvet", fallback="Tipping the Velvet"),
-            Step(
-                "navigate",
-                _href("Tipping the Velvet"),
-                into="url",
-                pw=_link("Tipping the Velvet"),
-            ),
+            _book("The Requiem Red"),
+            _book("Sapiens", "Sapiens: A Brief History ..."),
+            _book("Sharp Objects"),
+            _book("Soumission"),
+            _book("Tipping the Velvet"),
+            _book("A Light in the Attic", "A Light in the ..."),
             Step("back"),
-            Step("forward"),
         ),
         r"<h1>Tipping the Velvet</h1>\n(£[\d.]+)",
     ),
@@ -211,28 +216,17 @@ TASKS: tuple[Task, ...] = (
         "craigslist-search",
         "search within a long page and act on what it found",
         "pages/craigslist-ahmedabad-2017/index.html",
-        "Find the housing section, then search housing for a 2bhk flat in Satellite and "
-        "tell me what the search sent.",
+        "Find the housing section, search housing for a 2bhk flat in Satellite, then go "
+        "back and search for sale for a scooter, then jobs for a driver; tell me what "
+        "the last search sent.",
         (
             Step("capture_snapshot"),
             Step("find", args={"text": "housing"}),
-            Step("read", rf"<a {_ID}>apts / housing</a>"),
-            Step("find", args={"text": "search craigslist"}),
-            Step(
-                "select",
-                rf"<select {_ID}[^>]*value=\"select category\"",
-                {"value": "housing"},
-                _css("#catAbb"),
-            ),
-            Step("type", rf'<input {_ID} placeholder="search"', {"text": "2bhk"}, _css("#query")),
-            Step("find", args={"text": "Satellite"}),
-            Step(
-                "type",
-                rf'<input {_ID} [^>]*placeholder="search"',
-                {"text": "2bhk flat Satellite", "submit": True},
-                _css("#query"),
-            ),
-            Step("capture_snapshot"),
+            *_search("housing", "2bhk flat Satellite"),
+            Step("back"),
+            *_search("for sale", "scooter"),
+            Step("back"),
+            *_search("jobs", "driver"),
         ),
         r"(The server received: [^\n<]*)",
     ),
@@ -373,6 +367,55 @@ def anthropic_segments(body: Mapping[str, Any]) -> list[Segment]:
             label = json.dumps(plain, sort_keys=True)
             segments.append((f"{message['role']} {label}: {text or ''}", "cache_control" in block))
     return segments
+
+
+def anthropic_parts(body: Mapping[str, Any]) -> list[str]:
+    """What each of `anthropic_segments`' blocks is: ``prefix`` (tools, system),
+    ``task`` (the person's words), ``calls`` (the model's turns) or the tool a result
+    answers."""
+    parts = ["prefix"] * len(body.get("tools", []))
+    system = body.get("system", "")
+    parts += ["prefix"] * (1 if isinstance(system, str) else len(system))
+    names: dict[str, str] = {}
+    for message in body["messages"]:
+        content = message["content"]
+        if isinstance(content, str):
+            parts.append("task" if message["role"] == "user" else "calls")
+            continue
+        for block in content:
+            if block.get("type") == "tool_use":
+                names[str(block["id"])] = str(block["name"])
+            if block.get("type") == "tool_result":
+                parts.append(names.get(str(block["tool_use_id"]), "other results"))
+            else:
+                parts.append("task" if message["role"] == "user" else "calls")
+    return parts
+
+
+def charged(segments: Sequence[Segment], billed: Billed) -> list[float]:
+    """What each block of one request cost: its tokens in the cache's read zone at
+    0.1x, in the written zone at 1.25x, after the last breakpoint at 1x."""
+    zones = ((billed.read, 0.1), (billed.read + billed.write, 1.25), (billed.total, 1.0))
+    costs: list[float] = []
+    start = 0
+    for text, _ in segments:
+        end = start + _tokens(text)
+        cost, low = 0.0, 0
+        for high, rate in zones:
+            cost += max(0, min(end, high) - max(start, low)) * rate
+            low = high
+        costs.append(cost)
+        start = end
+    return costs
+
+
+def where(requests: Sequence[tuple[Sequence[Segment], Sequence[str], Billed]]) -> dict[str, float]:
+    """Billed-equivalent tokens of a run's requests by what they paid for."""
+    totals: dict[str, float] = {}
+    for segments, parts, billed in requests:
+        for part, cost in zip(parts, charged(segments, billed), strict=True):
+            totals[part] = totals.get(part, 0.0) + cost
+    return totals
 
 
 def openai_segments(body: Mapping[str, Any]) -> list[Segment]:
@@ -639,6 +682,16 @@ class Run:
         return sum(b.total for b in self.billed)
 
     @property
+    def where(self) -> dict[str, float]:
+        """Billed tokens by what they paid for (Anthropic-shaped runs)."""
+        return where(
+            [
+                (anthropic_segments(body), anthropic_parts(body), billed)
+                for body, billed in zip(self.bodies, self.billed, strict=True)
+            ]
+        )
+
+    @property
     def compactions(self) -> int:
         return sum(1 for s in self.steps if s["kind"] == "compacted")
 
@@ -754,14 +807,19 @@ async def playwright_replay(
     fixed = [s for s in anthropic_segments(first)[: len(first["tools"]) + 1]]
     cache = PromptCache()
     billed: list[Billed] = []
+    requests: list[tuple[list[Segment], list[str], Billed]] = []
     for calls in range(len(results) + 1):
         segments = [*fixed, (f"user: {task.prompt}", False)]
+        parts = ["prefix"] * len(fixed) + ["task"]
         for i, (call, snapshot) in enumerate(results[:calls]):
             newest = i >= calls - 2
             segments.append((f"assistant {call}", False))
             segments.append((f"user tool_result: {snapshot}", newest))
+            parts += ["calls", "snapshots"]
         billed.append(cache.anthropic(segments))
+        requests.append((segments, parts, billed[-1]))
     return {
+        "where": where(requests),
         "calls": len(billed),
         "prompt_tokens": [b.total for b in billed],
         "longest": max(b.total for b in billed),
@@ -894,6 +952,7 @@ def _report(
             "panel": run.panel_cost,
         }
     figures["playwright"] = pw
+    figures["where"] = {"ours": ours.where, "playwright": pw["where"]}
     # The tools and the system prompt are the same for every task, so after a
     # person's first task they are read from the cache (0.1x) instead of written
     # (1.25x): "warm" is the task's figure then, for us and for the replay alike.
@@ -943,6 +1002,13 @@ def _report(
         f"  tight budget ({TIGHT_BUDGET:,}): {tight.compactions} compaction(s), contexts from the "
         f"first one on {figures['tight']['contexts_after_compaction']}"
     )
+    for who, split in figures["where"].items():
+        total = sum(split.values())
+        shares = ", ".join(
+            f"{part} {cost:,.0f} ({cost / total:.0%})"
+            for part, cost in sorted(split.items(), key=lambda kv: -kv[1])
+        )
+        out(f"  where {who} went ({total:,.0f} billed): {shares}")
     out(f"  answer: {ours.answer!r}; the panel showed: {ours.panel_cost}")
     out(
         f"  ratios: {figures['vs_playwright']:.3f}x the Playwright MCP replay "
