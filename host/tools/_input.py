@@ -17,18 +17,22 @@ and the browser routes the event into the right frame.
 
 from __future__ import annotations
 
+import contextlib
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 import attrs
+import trio
 
 from pycdp_bridge import (
     CDPError,
+    DialogOpenError,
     JavaScriptError,
     ObjectRef,
     PageModel,
     Target,
+    TargetClosedError,
     call_on,
     capture,
     evaluate,
@@ -42,9 +46,11 @@ from ..tab import Tab
 __all__ = [
     "OBJECT_GROUP",
     "ElementInfo",
+    "HeldButton",
     "Located",
     "Point",
     "Refusal",
+    "button_held",
     "click_at",
     "cover_description",
     "describe",
@@ -463,16 +469,57 @@ async def move_to(target: Target, point: Point) -> None:
 async def click_at(target: Target, point: Point) -> None:
     """A person's left click at `point`: move there, press, release."""
     await move_to(target, point)
-    await target.execute(
-        cdp.input_dispatch_mouse_event(
-            "mousePressed", point.x, point.y, button="left", click_count=1
+    async with button_held(target, point):
+        await target.execute(
+            cdp.input_dispatch_mouse_event(
+                "mousePressed", point.x, point.y, button="left", click_count=1
+            )
         )
-    )
     await target.execute(
         cdp.input_dispatch_mouse_event(
             "mouseReleased", point.x, point.y, button="left", click_count=1
         )
     )
+
+
+# How long a release sent on the way out of a failed or cancelled call may wait for
+# the page to take it (a page busy in its mousedown handler answers late).
+_RELEASE_TIMEOUT = 5.0
+
+
+@attrs.define
+class HeldButton:
+    """Where the held left button is to be let go if the block fails: move it along."""
+
+    point: Point
+
+
+@contextlib.asynccontextmanager
+async def button_held(target: Target, point: Point) -> AsyncIterator[HeldButton]:
+    """The block presses the left button (and may move it); if it fails or is cancelled
+    (an outside agent's client went away mid-click), the button is released where it
+    is, shielded and bounded: a button left down would make every later move a drag
+    and the page wait for a mouseup."""
+    held = HeldButton(point)
+    try:
+        yield held
+    except BaseException:
+        with (
+            trio.CancelScope(shield=True),
+            trio.move_on_after(_RELEASE_TIMEOUT),
+            contextlib.suppress(CDPError, TargetClosedError, DialogOpenError),
+        ):
+            await target.execute(
+                cdp.input_dispatch_mouse_event(
+                    "mouseReleased",
+                    held.point.x,
+                    held.point.y,
+                    button="left",
+                    buttons=0,
+                    click_count=1,
+                )
+            )
+        raise
 
 
 MODIFIER_BITS: Mapping[str, int] = {"Alt": 1, "Control": 2, "Meta": 4, "Shift": 8}
