@@ -452,3 +452,54 @@ async def test_side_panel_agent_works_while_an_outside_agent_acts(
         clicks = sum(1 for tool, _text, _error in outside if tool == "click")
         shown = await read("document.getElementById('count').textContent")
         assert shown == f"Clicks: {clicks}"
+
+
+# ------------------------------------------------- closed tabs, a host restarted
+
+
+@pytest.mark.deadline(240)
+async def test_closed_tab_and_restarted_host_get_clear_errors_then_the_client_works(
+    places: Places, pages_server: StaticServer
+) -> None:
+    """A call on a shared tab that has since closed is refused at once, naming the tab
+    (the open side panel is not asked about a tab that is gone); when Chrome's host is
+    killed and started again, the same client meets only plain errors until the new
+    host listens, then works on, without restarting."""
+    async with browser(places) as ext, mcp_client(places, "steady") as client:
+        gone_target, gone = await ext.open_tab(pages_server.url("handlers-shop.html"))
+        await ext.wait_loaded(gone)
+        await share(ext, gone)
+        _target, tab = await ext.open_tab(pages_server.url("handlers-shop.html"))
+        await ext.wait_loaded(tab)
+        await share(ext, tab)
+        await ext.open_side_panel()
+        text, is_error, _ = await call(client, "capture_snapshot", tab=gone)
+        assert not is_error, text
+        await ext.browser.send("Target.closeTarget", {"targetId": gone_target})
+        with trio.fail_after(TIMEOUT):
+            while gone in [
+                t["id"] for t in await ext.worker.evaluate("trimtab.agents.status().shared")
+            ]:
+                await trio.sleep(0.05)
+        text, is_error, _ = await call(client, "capture_snapshot", tab=gone)
+        assert is_error
+        assert text.startswith("forbidden: ")
+        assert f"there is no tab {gone}" in text
+
+        [host] = ext.host_pids()
+        os.kill(host, signal.SIGKILL)
+        errors = []
+        with trio.fail_after(TIMEOUT):
+            while True:
+                listed, is_error, _ = await call(client, "tabs")
+                if not is_error and f'<tab id="{tab}"' in listed:
+                    break
+                if is_error:
+                    errors.append(listed)
+                await trio.sleep(0.1)
+        assert all(e.startswith(("no_browser: ", "link_closed: ")) for e in errors), errors
+        [restarted] = ext.host_pids()
+        assert restarted != host
+        text, is_error, _ = await call(client, "capture_snapshot", tab=tab)
+        assert not is_error, text
+        assert "Outdoor shop" in text
