@@ -17,22 +17,18 @@ and the browser routes the event into the right frame.
 
 from __future__ import annotations
 
-import contextlib
 import re
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
-import trio
 
 from pycdp_bridge import (
     CDPError,
-    DialogOpenError,
     JavaScriptError,
     ObjectRef,
     PageModel,
     Target,
-    TargetClosedError,
     call_on,
     capture,
     evaluate,
@@ -42,15 +38,14 @@ from pycdp_bridge import protocol as cdp
 from .._scripts import page_script
 from ..pipeline import Compaction, Control, compact, xml
 from ..tab import Tab
+from ._held import button_held
 
 __all__ = [
     "OBJECT_GROUP",
     "ElementInfo",
-    "HeldButton",
     "Located",
     "Point",
     "Refusal",
-    "button_held",
     "click_at",
     "cover_description",
     "describe",
@@ -480,46 +475,6 @@ async def click_at(target: Target, point: Point) -> None:
             "mouseReleased", point.x, point.y, button="left", click_count=1
         )
     )
-
-
-# How long a release sent on the way out of a failed or cancelled call may wait for
-# the page to take it (a page busy in its mousedown handler answers late).
-_RELEASE_TIMEOUT = 5.0
-
-
-@attrs.define
-class HeldButton:
-    """Where the held left button is to be let go if the block fails: move it along."""
-
-    point: Point
-
-
-@contextlib.asynccontextmanager
-async def button_held(target: Target, point: Point) -> AsyncIterator[HeldButton]:
-    """The block presses the left button (and may move it); if it fails or is cancelled
-    (an outside agent's client went away mid-click), the button is released where it
-    is, shielded and bounded: a button left down would make every later move a drag
-    and the page wait for a mouseup."""
-    held = HeldButton(point)
-    try:
-        yield held
-    except BaseException:
-        with (
-            trio.CancelScope(shield=True),
-            trio.move_on_after(_RELEASE_TIMEOUT),
-            contextlib.suppress(CDPError, TargetClosedError, DialogOpenError),
-        ):
-            await target.execute(
-                cdp.input_dispatch_mouse_event(
-                    "mouseReleased",
-                    held.point.x,
-                    held.point.y,
-                    button="left",
-                    buttons=0,
-                    click_count=1,
-                )
-            )
-        raise
 
 
 MODIFIER_BITS: Mapping[str, int] = {"Alt": 1, "Control": 2, "Meta": 4, "Shift": 8}

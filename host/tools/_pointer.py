@@ -32,9 +32,9 @@ from ._common import (
     tool,
 )
 from ._consent import click_reason, require
+from ._held import button_held
 from ._input import (
     Point,
-    button_held,
     describe,
     element_info,
     locate,
