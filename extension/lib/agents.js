@@ -142,14 +142,18 @@ export class AgentsHub {
   handle(msg) {
     const kind = kindOf(msg);
     if (kind === "ask") {
+      // No one can be asked, or nothing to ask about: say so at once rather than
+      // leave the agent waiting for an answer that cannot come.
+      const refuse = (why) => this.host.request({ type: "agents_answer",
+        ask: String(msg.ask), allow: false, why }).catch(() => {});
       if (this.panelCount() === 0) {
-        // No one can be asked: say so at once rather than leave the agent waiting.
-        this.host.request({ type: "agents_answer", ask: String(msg.ask), allow: false,
-          why: "no Trimtab side panel is open to ask the person in" }).catch(() => {});
+        refuse("no Trimtab side panel is open to ask the person in");
         return true;
       }
-      this.asks.set(String(msg.ask), msg);
-      this.notify();
+      chrome.tabs.get(Number(msg.tab)).then(() => {
+        this.asks.set(String(msg.ask), msg);
+        this.notify();
+      }, () => refuse(`there is no tab ${Number(msg.tab)} (it was closed, or never existed)`));
       return true;
     }
     if (kind === "event") {

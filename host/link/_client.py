@@ -21,12 +21,14 @@ import trio
 
 from ..native._framing import (
     MAX_INCOMING_FRAME,
+    MAX_OUTGOING_FRAME,
     ChunkAssembler,
     ChunkError,
     DecodedMessage,
     FrameDecoder,
     JSONObject,
     encode_frame,
+    encode_json,
 )
 from ._paths import Endpoint, list_endpoints
 
@@ -73,7 +75,10 @@ class LinkClient:
         send, receive = trio.open_memory_channel[JSONObject](1)
         self._waiting[request_id] = send
         try:
-            frame = encode_frame({"type": kind, "id": request_id, **fields})
+            try:
+                frame = encode_frame({"type": kind, "id": request_id, **fields})
+            except ValueError as exc:
+                raise LinkError("bad_request", _unsendable(kind, fields, exc)) from None
             async with self._send_lock:
                 try:
                     await self.stream.send_all(frame)
@@ -124,6 +129,18 @@ class LinkClient:
                 waiter.close()
             self._waiting.clear()
             self.closed.set()
+
+
+def _unsendable(kind: str, fields: Mapping[str, Any], exc: ValueError) -> str:
+    """Why a request could not be framed: too large for the link, or not JSON."""
+    try:
+        size = len(encode_json({"type": kind, **fields}).encode("utf-8"))
+    except ValueError:
+        return f"the {kind} request is not JSON: {exc}"
+    return (
+        f"the {kind} request is {size} bytes, over the link's {MAX_OUTGOING_FRAME}-byte "
+        "limit for one message; send less at a time"
+    )
 
 
 def _int_id(value: object) -> int:

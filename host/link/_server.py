@@ -191,8 +191,11 @@ class Link:
             return await self.state.handle_tools(request)
 
         async def tool(request: Request) -> JSONObject:
+            started = trio.current_time()
             tab = request.get("tab", int)
             name = request.get("name", str)
+            # What outside agents did stays in the host's log, in order.
+            log.info("link client %d: %s on tab %d", session.number, name, tab)
             await self._check_access(session, tab)
             fields = dict(request.fields)
             # A consent token is the host's to issue and the person's to grant: one a
@@ -211,6 +214,9 @@ class Link:
                     session, tab, name, error=reply["content"] if reply["is_error"] else None
                 )
             )
+            # The host's own share of the call, so a client can tell it from the
+            # time its messages took (the MCP bench subtracts it).
+            reply["host_ms"] = round((trio.current_time() - started) * 1000, 2)
             return reply
 
         async def hello(request: Request) -> JSONObject:

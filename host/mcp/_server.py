@@ -13,12 +13,12 @@ import attrs
 import mcp_types as types
 import trio
 from mcp.server.lowlevel import Server
-from mcp.server.stdio import stdio_server
 
 from ..link import LinkClient, LinkError, choose_endpoint, connect, read_secret
 from ..native._server import host_version
 from ..pipeline import xml
 from ..tools import TOOLS, ToolSpec
+from ._stdio import open_stdio
 
 __all__ = ["FORMAT_URI", "LinkHolder", "build_server", "run_stdio"]
 
@@ -191,7 +191,9 @@ def build_server(holder: LinkHolder) -> Server[Any]:
         content = str(reply.get("content", ""))
         if reply.get("note"):
             content = f"{content}\n[{reply['note']}]"
-        meta = {key: reply.get(key) for key in ("kind", "cached", "cached_from", "call_id")}
+        meta = {
+            key: reply.get(key) for key in ("kind", "cached", "cached_from", "call_id", "host_ms")
+        }
         return _text(content, is_error=bool(reply.get("is_error")), meta={"trimtab": meta})
 
     return Server(
@@ -253,7 +255,7 @@ async def open_holder(
 async def _serve(browser: str | None) -> None:
     async with open_holder(browser) as holder:
         server = build_server(holder)
-        async with stdio_server() as (read_stream, write_stream):
+        async with open_stdio() as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
 
 

@@ -2,7 +2,8 @@
 
 The catalogue (`TOOLS`, `run_tool`) is assembled from small modules: navigation,
 actions, queries and dialogs, each defining its tools' specs beside their code;
-`_input` locates elements and sends trusted mouse and keyboard input; the page-side
+`_input` locates elements and sends trusted mouse and keyboard input (`_held`: a
+pressed button is released even when the call is cancelled); the page-side
 scripts are the ``.js`` files of ``js/``.
 
 May import `trimtab.tab`, `trimtab.tracker`, `trimtab.pipeline` and `pycdp_bridge`.

@@ -38,6 +38,7 @@ from pycdp_bridge import protocol as cdp
 from .._scripts import page_script
 from ..pipeline import Compaction, Control, compact, xml
 from ..tab import Tab
+from ._held import button_held
 
 __all__ = [
     "OBJECT_GROUP",
@@ -463,11 +464,12 @@ async def move_to(target: Target, point: Point) -> None:
 async def click_at(target: Target, point: Point) -> None:
     """A person's left click at `point`: move there, press, release."""
     await move_to(target, point)
-    await target.execute(
-        cdp.input_dispatch_mouse_event(
-            "mousePressed", point.x, point.y, button="left", click_count=1
+    async with button_held(target, point):
+        await target.execute(
+            cdp.input_dispatch_mouse_event(
+                "mousePressed", point.x, point.y, button="left", click_count=1
+            )
         )
-    )
     await target.execute(
         cdp.input_dispatch_mouse_event(
             "mouseReleased", point.x, point.y, button="left", click_count=1

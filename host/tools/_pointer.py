@@ -30,6 +30,7 @@ from ._common import (
     tool,
 )
 from ._consent import click_reason, require
+from ._held import button_held
 from ._input import (
     Point,
     describe,
@@ -88,7 +89,8 @@ async def double_click(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     async with watch(tab.revisions) as activity:
         await move_to(target, point)
         for count in (1, 2):
-            await _mouse(target, "mousePressed", point, buttons=1, click_count=count)
+            async with button_held(target, point):
+                await _mouse(target, "mousePressed", point, buttons=1, click_count=count)
             await _mouse(target, "mouseReleased", point, buttons=0, click_count=count)
         settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT, scope_of(element))
     return await after_action(tab, activity, settled)
@@ -168,14 +170,16 @@ async def drag(tab: Tab, args: Mapping[str, object]) -> ToolResult:
 
 async def _drag_path(target: Target, start: Point, end: Point) -> None:
     await move_to(target, start)
-    await _mouse(target, "mousePressed", start, buttons=1, click_count=1)
-    for step in range(1, _DRAG_STEPS + 1):
-        share = step / _DRAG_STEPS
-        point = Point(start.x + (end.x - start.x) * share, start.y + (end.y - start.y) * share)
-        await _mouse(target, "mouseMoved", point, buttons=1)
-        # A frame between moves, as a hand takes: pages that throttle to animation
-        # frames (drag libraries) see each step.
-        await trio.sleep(0.016)
+    async with button_held(target, start) as held:
+        await _mouse(target, "mousePressed", start, buttons=1, click_count=1)
+        for step in range(1, _DRAG_STEPS + 1):
+            share = step / _DRAG_STEPS
+            point = Point(start.x + (end.x - start.x) * share, start.y + (end.y - start.y) * share)
+            await _mouse(target, "mouseMoved", point, buttons=1)
+            held.point = point
+            # A frame between moves, as a hand takes: pages that throttle to animation
+            # frames (drag libraries) see each step.
+            await trio.sleep(0.016)
     await _mouse(target, "mouseReleased", end, buttons=0, click_count=1)
 
 
