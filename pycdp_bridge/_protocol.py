@@ -51,7 +51,10 @@ if TYPE_CHECKING:
         CaptureSnapshotParameters,
         CaptureSnapshotReturns,
     )
-    from cdp_use.cdp.emulation.commands import SetDeviceMetricsOverrideParameters
+    from cdp_use.cdp.emulation.commands import (
+        SetDeviceMetricsOverrideParameters,
+        SetFocusEmulationEnabledParameters,
+    )
     from cdp_use.cdp.input.commands import (
         DispatchKeyEventParameters,
         DispatchMouseEventParameters,
@@ -579,3 +582,8 @@ def emulation_set_device_metrics_override(
         "mobile": mobile,
     }
     return (yield from _call("Emulation.setDeviceMetricsOverride", params))
+
+
+def emulation_set_focus_emulation_enabled(enabled: bool) -> Command[Empty]:
+    params: SetFocusEmulationEnabledParameters = {"enabled": enabled}
+    return (yield from _call("Emulation.setFocusEmulationEnabled", params))

@@ -10,7 +10,7 @@ import pytest
 import trio
 from lxml import etree
 
-from pycdp_bridge import PageTarget, protocol
+from pycdp_bridge import Browser, PageTarget, protocol
 from tests.support import StaticServer, serve_static
 from trimtab.tab import Tab
 from trimtab.tools import TOOLS, ToolResult, granted, run_tool, tool_spec
@@ -612,3 +612,18 @@ async def test_select_takes_an_option_name_copied_from_the_snapshot(
     assert "Chosen: pick" in result.content
     result = await act(tab, "select", {"id": ship, "value": "Standard | 3-5 days"})
     assert "Chosen: std" in result.content
+
+
+async def test_click_in_a_tab_the_person_is_not_looking_at(
+    browser: Browser, page: PageTarget, pages_server: StaticServer
+) -> None:
+    """A click in a background tab reaches a page that sees itself visible and focused
+    (as it would for a person), and the tab stays in the background."""
+    tab, xml = await open_tab(page, pages_server.url("tools-background.html"))
+    front = await browser.new_page("about:blank")
+    await front.execute(protocol.page_bring_to_front())
+    more = eid_of(xml, "button", "Load more")
+    result = await act(tab, "click", {"id": more})
+    assert "Clicked while visible, focused" in result.content
+    assert "Second post" in result.content
+    assert await front.evaluate("document.visibilityState") == "visible"

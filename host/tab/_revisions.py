@@ -223,12 +223,19 @@ class PageRevisions:
         return self._installed
 
     async def enable_activity_events(self) -> None:
-        """Turn on the events `settle` follows (Page lifecycle, Network), once per tab."""
+        """Turn on the events `settle` follows (Page lifecycle, Network), and focus
+        emulation, once per tab."""
         if self._activity_events:
             return
         await self.target.execute(cdp.page_enable())
         await self.target.execute(cdp.page_set_lifecycle_events_enabled(enabled=True))
         await self.target.execute(cdp.network_enable())
+        # A tab the person is not looking at is hidden: Chromium holds input for a
+        # hidden page's widget (each mouse event about five seconds) and the page sees
+        # itself hidden (some pages defer their work then). Outside agents act in such
+        # tabs; focus emulation makes the page visible and focused to itself without
+        # bringing it to the front.
+        await self.target.execute(cdp.emulation_set_focus_emulation_enabled(True))
         self._activity_events = True
 
     async def quiet(
