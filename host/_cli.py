@@ -178,6 +178,8 @@ def _figures(record: dict[str, object]) -> str:
         f" controls={record['controls']} dropped={record['dropped']}"
     )
     saved = f"dedup saved={record.get('dedup_saved', 0)} trim saved={record.get('trim_saved', 0)}"
+    if record.get("budget_hidden"):
+        saved += f"; behind budget markers={record['budget_hidden']} tokens"
     parts.append(
         f"  load {record['load_ms']} ms, snapshot {record['snapshot_ms']} ms "
         f"(capture {record['capture_ms']} ms, pipeline {record['pipeline_ms']} ms); {saved}"

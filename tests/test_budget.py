@@ -229,22 +229,24 @@ async def open_tab(page: PageTarget, fixture: str, budget: int = DEFAULT_BUDGET)
 async def test_a_page_of_100k_elements_fits_and_expand_pages_through_it(page: PageTarget) -> None:
     """A page of 100,000 elements (about a million tokens) gives a snapshot within the
     budget that keeps the beginning of the page: regions in order, the first lines of
-    main, then markers with exact counts; `expand` pages through main and the aside,
-    each page within the budget, and gives back every row and id."""
+    main, then markers with exact counts for the rest of main, the aside and the
+    footer; `expand` pages through main, each page within the budget, and gives back
+    every row and id; the aside comes whole."""
     tab, document = await open_tab(page, "budget-many.html")
     tokens = count_tokens(document)
     assert tokens <= DEFAULT_BUDGET
     tree = parse_xml(document)
-    assert [r.get("name") for r in tree.iter("region")] == ["header", "nav", "main", "footer"]
+    assert [r.get("name") for r in tree.iter("region")] == ["header", "nav", "main"]
     memory = tab.memory
     assert memory.latest is not None
     main = next(r for r in memory.latest.regions if r.key == "main")
     assert len(main.items) == 50_001  # the heading and 50,000 rows
-    (rest, aside) = tree.iter("more")
+    (rest, aside, footer) = tree.iter("more")
     assert rest.get("region", "").startswith("main.")
     assert int(rest.get("at") or "") > 100  # the beginning of main is shown
     assert aside.get("region", "").startswith("aside.")
     assert aside.get("at") == "0"
+    assert footer.get("region", "").startswith("footer.")
     assert int(rest.get("tokens") or "") > 20 * DEFAULT_BUDGET
     assert_markers_exact(memory, document)
     # Paging through the tool: every page within the budget, every row back in order.
