@@ -97,11 +97,13 @@ export class Agent {
    *                               element: string|null}) => Promise<boolean>,
    *          onStep: (step: Step) => void,
    *          maxSteps?: number,
-   *          budget?: number}} options
+   *          budget?: number, pageBudget?: number}} options
    *   `budget`: tokens the context may reach before a compaction
+   *   `pageBudget`: tokens one snapshot may take (the host's `budget` field; host default
+   *   when absent)
    */
   constructor({ worker, client, tab, askBeforeSubmit, confirm, onStep, maxSteps = MAX_STEPS,
-    budget = DEFAULT_BUDGET }) {
+    budget = DEFAULT_BUDGET, pageBudget = undefined }) {
     this.worker = worker;
     this.client = client;
     this.tab = tab;
@@ -110,6 +112,7 @@ export class Agent {
     this.onStep = onStep;
     this.maxSteps = maxSteps;
     this.budget = budget;
+    this.pageBudget = pageBudget;
     this.controller = new AbortController();
     this.session = `agent-${makeNonce()}`;
     this.nonce = makeNonce();
@@ -253,6 +256,7 @@ export class Agent {
     // at another tab, whatever its arguments say.
     const request = {
       type: "tool", session: this.session, tab: this.tab.id, name: call.name, args: call.args,
+      ...(this.pageBudget ? { budget: this.pageBudget } : {}),
     };
     let result = await this.worker.host(request);
     this.checkStopped();

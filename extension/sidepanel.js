@@ -11,6 +11,11 @@ import { mountAgentsPanel } from "./lib/agents-panel.js";
 import { WorkerClient } from "./lib/worker-client.js";
 import { renderXml } from "./lib/xmlview.js";
 
+// Tokens one snapshot may take (the host's `budget` field): the host's default, and the
+// least it accepts (host/tab/_budget.py).
+const DEFAULT_PAGE_BUDGET = 20_000;
+const MIN_PAGE_BUDGET = 1_000;
+
 const $ = (id) => document.getElementById(id);
 const worker = new WorkerClient();
 
@@ -142,7 +147,8 @@ async function refresh() {
   $("refresh").disabled = true;
   state.shownTab = tab.id;
   try {
-    const result = await worker.host({ type: "snapshot", tab: tab.id });
+    const { pageBudget } = await loadSettings();
+    const result = await worker.host({ type: "snapshot", tab: tab.id, budget: pageBudget });
     if (state.tab?.id !== tab.id) return; // the person switched tabs meanwhile
     state.xml = String(result.xml ?? "");
     state.kind = String(result.kind ?? "");
@@ -230,6 +236,7 @@ async function loadSettings() {
     apiKey: "",
     askBeforeSubmit: true,
     budget: DEFAULT_BUDGET,
+    pageBudget: DEFAULT_PAGE_BUDGET,
     prices: { input: null, cachedInput: null, output: null },
     keepTasks: DEFAULT_KEEP,
     ...(settings ?? {}),
@@ -251,6 +258,7 @@ async function fillSettingsForm() {
   $("api-key").value = s.apiKey;
   $("ask-submit").checked = s.askBeforeSubmit;
   $("budget").value = String(s.budget);
+  $("page-budget").value = String(s.pageBudget);
   $("price-input").value = s.prices?.input ?? "";
   $("price-cached").value = s.prices?.cachedInput ?? "";
   $("price-output").value = s.prices?.output ?? "";
@@ -278,6 +286,7 @@ $("settings-form").addEventListener("submit", async (e) => {
     apiKey: $("api-key").value,
     askBeforeSubmit: $("ask-submit").checked,
     budget: Math.max(2000, numberIn("budget") ?? DEFAULT_BUDGET),
+    pageBudget: Math.round(Math.max(MIN_PAGE_BUDGET, numberIn("page-budget") ?? DEFAULT_PAGE_BUDGET)),
     prices: { input: numberIn("price-input"), cachedInput: numberIn("price-cached"),
       output: numberIn("price-output") },
     keepTasks: Math.round(numberIn("keep-tasks") ?? DEFAULT_KEEP),
@@ -450,6 +459,7 @@ async function startConversation() {
     worker, client, tab: { id: tab.id, title: tab.title, url: tab.url },
     askBeforeSubmit: settings.askBeforeSubmit, confirm: askPerson, onStep: renderStep,
     budget: settings.budget,
+    pageBudget: settings.pageBudget,
   });
 }
 

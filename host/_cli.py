@@ -25,7 +25,15 @@ from pycdp_bridge import (
 from pycdp_bridge import protocol as cdp
 
 from .pipeline import count_tokens
-from .tab import PageChangedError, Snapshot, SnapshotMemory, SnapshotOptions
+from .tab import (
+    DEFAULT_BUDGET,
+    MIN_BUDGET,
+    PageChangedError,
+    Snapshot,
+    SnapshotMemory,
+    SnapshotOptions,
+    check_budget,
+)
 
 __all__ = ["main"]
 
@@ -42,7 +50,9 @@ def _page_url(target: str) -> str:
 
 async def _inspect(args: argparse.Namespace) -> int:
     urls = [_page_url(t) for t in args.targets]
-    options = SnapshotOptions(dedup=not args.no_dedup, trim=not args.no_trim)
+    options = SnapshotOptions(
+        dedup=not args.no_dedup, trim=not args.no_trim, budget=args.budget or None
+    )
     outputs: list[str] = []
     records: list[dict[str, object]] = []
     count_tokens("")  # load the tokenizer's tables now, not inside the first timing
@@ -168,6 +178,8 @@ def _figures(record: dict[str, object]) -> str:
         f" controls={record['controls']} dropped={record['dropped']}"
     )
     saved = f"dedup saved={record.get('dedup_saved', 0)} trim saved={record.get('trim_saved', 0)}"
+    if record.get("budget_hidden"):
+        saved += f"; behind budget markers={record['budget_hidden']} tokens"
     parts.append(
         f"  load {record['load_ms']} ms, snapshot {record['snapshot_ms']} ms "
         f"(capture {record['capture_ms']} ms, pipeline {record['pipeline_ms']} ms); {saved}"
@@ -175,6 +187,19 @@ def _figures(record: dict[str, object]) -> str:
     if record.get("missing"):
         parts.append(f"  degraded: missing {record['missing']}")
     return "\n".join(parts)
+
+
+def budget_arg(value: str) -> int:
+    """A ``--budget`` value: tokens, or 0 for no budget."""
+    try:
+        budget = int(value)
+        if budget:
+            check_budget(budget)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"must be 0 (no budget) or at least {MIN_BUDGET} tokens, not {value!r}"
+        ) from None
+    return budget
 
 
 def _install(args: argparse.Namespace) -> int:
@@ -212,6 +237,13 @@ def _parser() -> argparse.ArgumentParser:
     inspect.add_argument("--no-dedup", action="store_true", help="render unchanged regions too")
     inspect.add_argument("--no-trim", action="store_true", help="never trim long regions")
     inspect.add_argument("--timeout", type=float, default=30.0, help="page load timeout (s)")
+    inspect.add_argument(
+        "--budget",
+        type=budget_arg,
+        default=DEFAULT_BUDGET,
+        help=f"tokens a snapshot may take, at least {MIN_BUDGET} (0: no budget; "
+        f"default {DEFAULT_BUDGET})",
+    )
     for name, text in (
         ("install", "register the native-messaging host with your browsers"),
         ("uninstall", "remove the native-messaging host registration"),

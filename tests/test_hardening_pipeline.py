@@ -28,7 +28,7 @@ from tests.support import StaticServer
 from tests.support.handlers_host import TAB, Host, open_host
 from tests.support.pages import PAGES, load_and_compact, parse_xml
 from tests.support.xmltree import text_of, xp
-from trimtab.pipeline import LONG_TEXT, Compaction, compact, count_tokens, read_text
+from trimtab.pipeline import LONG_TEXT, Compaction, compact, count_tokens, read_text, text_key
 from trimtab.pipeline import _tokens as tokens
 
 TIMEOUT = 90
@@ -445,7 +445,8 @@ async def test_long_texts_show_a_head_and_page_through_the_rest(page: PageTarget
     assert_marker_is_exact(marker, text)
     at = int(marker.get("at") or "")
     assert LONG_TEXT - LONG_TEXT // 4 <= at <= LONG_TEXT
-    assert clean_xml(text[:at]) + page_through(compaction, "t1", at) == clean_xml(text)
+    key = text_key(text)
+    assert clean_xml(text[:at]) + page_through(compaction, key, at) == clean_xml(text)
     # The snapshot is small; without the limit it holds all of the text.
     assert len(compaction.xml) < 2 * LONG_TEXT < len(text) < len(whole.xml)
     assert compaction.stats.tokens < whole.stats.tokens // 50
@@ -506,12 +507,13 @@ def test_any_long_text_pages_back_exactly(text: str, limit: int) -> None:
         return
     (run,) = long_runs
     (marker,) = markers
-    assert marker.get("text") == "t1"
-    assert compaction.texts == {"t1": run}
+    key = text_key(run)  # made of the text: a key never names another text
+    assert marker.get("text") == key
+    assert compaction.texts == {key: run}
     assert_marker_is_exact(marker, run)
     at = int(marker.get("at") or "")
     assert at <= limit
-    assert clean_xml(run[:at]) + page_through(compaction, "t1", at, limit) == clean_xml(run)
+    assert clean_xml(run[:at]) + page_through(compaction, key, at, limit) == clean_xml(run)
     # A cut inside a word reads as a space in the tree's text; a cut at a space does not.
     cut_in_word = not (run[at - 1].isspace() or run[at].isspace())
     read = run[:at] + " " + run[at:] if cut_in_word else run
@@ -523,5 +525,6 @@ def test_reading_an_unknown_text_or_offset_is_refused() -> None:
     compaction = compact(text_model("word " * 100), long_text=50)
     with pytest.raises(LookupError, match="'t9'"):
         read_text(compaction, "t9", 0)
+    (key,) = compaction.texts
     with pytest.raises(ValueError, match="501"):
-        read_text(compaction, "t1", 501)
+        read_text(compaction, key, 501)

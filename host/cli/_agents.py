@@ -54,6 +54,7 @@ def add_commands(commands: Any) -> None:
             )
         if name != "tabs":
             sub.add_argument("--tab", type=int, help="the tab id (default: the only shared tab)")
+            sub.add_argument("--budget", type=int, help="tokens a snapshot may take (0: no budget)")
         sub.add_argument("--json", action="store_true", help="print the host's whole reply")
     for sub in (mcp, *(commands.choices[n] for n in ("tabs", "snapshot", "call"))):
         sub.add_argument("--browser", help="which browser (see trimtab mcp --list-browsers)")
@@ -163,14 +164,15 @@ async def _tabs(args: argparse.Namespace) -> int:
 
 
 async def _snapshot(args: argparse.Namespace) -> int:
-    return _print_tool(
-        args, await _request(args, "tool", tab=args.tab, name="capture_snapshot", args={})
-    )
+    budget = {} if args.budget is None else {"budget": args.budget}
+    reply = await _request(args, "tool", tab=args.tab, name="capture_snapshot", args={}, **budget)
+    return _print_tool(args, reply)
 
 
 async def _call(args: argparse.Namespace) -> int:
     arguments = parse_arguments(args.arguments)
-    reply = await _request(args, "tool", tab=args.tab, name=args.tool, args=arguments)
+    budget = {} if args.budget is None else {"budget": args.budget}
+    reply = await _request(args, "tool", tab=args.tab, name=args.tool, args=arguments, **budget)
     return _print_tool(args, reply)
 
 

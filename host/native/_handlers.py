@@ -47,7 +47,15 @@ from pycdp_bridge import (
 from pycdp_bridge import protocol as cdp
 
 from ..pipeline import Control
-from ..tab import PageChangedError, RevisionStatistics, Snapshot, SnapshotMemory, Tab
+from ..tab import (
+    DEFAULT_BUDGET,
+    PageChangedError,
+    RevisionStatistics,
+    Snapshot,
+    SnapshotMemory,
+    Tab,
+    check_budget,
+)
 from ..tools import TOOLS, ToolResult, ToolSpec, granted, run_tool
 from ..tracker import CallTracker, TrackerLimits, TrackerStatistics
 from ._consent_book import ConsentBook, ToolCall, args_key
@@ -229,6 +237,7 @@ class HostState:
             # agent's own previous baseline, rendered on a copy so that the agent's
             # memory (the base of its next diff) stays as the model knows it.
             view = attrs.evolve(state.tab.memory)
+            view.options = attrs.evolve(view.options, budget=_budget_of(request))
             snapshot: Snapshot = view.render(
                 model, capture_ms=(time.perf_counter() - started) * 1000, baseline=True
             )
@@ -267,6 +276,7 @@ class HostState:
                 "bad_request", f"unknown tool {name[:100]!r}; the tools are: {known}"
             )
         view: str | None = request.get("view", (str, type(None)), default=None)
+        budget = _budget_of(request)
         call = ToolCall(session, tab, name, args_key(args))
         consented = token is not None and self.consents.redeem(token, call)
         policy = self.tracker.policy(name)
@@ -275,6 +285,8 @@ class HostState:
             # A client of the link acts through its own view of the tab.
             agent_tab = state.view(view)
             async with agent_tab.lock:
+                memory = agent_tab.memory
+                memory.options = attrs.evolve(memory.options, budget=budget)
                 with granted(consented):
                     return await self.toolbox.run(agent_tab, name, args)
 
@@ -450,6 +462,15 @@ async def open_host_state(
             yield state
         finally:
             nursery.cancel_scope.cancel()
+
+
+def _budget_of(request: Request) -> int | None:
+    """The request's token budget for snapshots: ``budget`` (0: none), else the default."""
+    budget = request.get("budget", int, default=DEFAULT_BUDGET)
+    try:
+        return check_budget(budget or None)
+    except ValueError as exc:
+        raise RequestError("bad_request", f"{request.type} field 'budget': {exc}") from None
 
 
 def _tab_of(request: Request) -> int:

@@ -19,6 +19,7 @@ from ._compact import (
     read_text,
     render_items,
     render_node,
+    text_key,
 )
 from ._tokens import count_tokens
 from ._tree import Control, OutNode
@@ -38,5 +39,6 @@ __all__ = [
     "read_text",
     "render_items",
     "render_node",
+    "text_key",
     "xml",
 ]

@@ -7,6 +7,7 @@ the same page model gives byte-identical output.
 from __future__ import annotations
 
 import gc
+import hashlib
 import re
 import sys
 import time
@@ -34,6 +35,7 @@ __all__ = [
     "read_text",
     "render_items",
     "render_node",
+    "text_key",
 ]
 
 # The characters of a long text a snapshot shows, and of each page `read_text` gives.
@@ -235,8 +237,9 @@ def _cut_long_texts(root: OutNode, limit: int) -> dict[str, str]:
     """Put a `_MORE` marker after the head of every text run longer than `limit`.
 
     The marker holds the rest of the text as its child: rendering shows only the
-    marker's attributes, `OutNode.text()` still reads the whole text. Keys are
-    numbered in document order, so the same page gives the same keys.
+    marker's attributes, `OutNode.text()` still reads the whole text. A key is made
+    of the text itself (`text_key`): the same text gives the same key, and a key
+    from an earlier snapshot never names another text.
     """
     if limit < 1:
         raise ValueError(f"long_text must be at least 1 character, not {limit!r}")
@@ -249,13 +252,18 @@ def _cut_long_texts(root: OutNode, limit: int) -> dict[str, str]:
             if not isinstance(child, str) or len(child) <= limit:
                 children.append(child)
                 continue
-            key = f"t{len(texts) + 1}"
+            key = text_key(child)
             texts[key] = child
             at = _head_end(child, 0, limit)
             children.append(child[:at])
             children.append(_marker(key, child, at))
         node.children = children
     return texts
+
+
+def text_key(text: str) -> str:
+    """The key of a long text: ``t`` and a digest of the text (8 hex digits)."""
+    return "t" + hashlib.blake2b(text.encode("utf-8"), digest_size=4).hexdigest()
 
 
 def _head_end(text: str, start: int, limit: int) -> int:
@@ -296,7 +304,10 @@ def read_text(compaction: Compaction, key: str, at: int, limit: int = LONG_TEXT)
     text = compaction.texts.get(key)
     if text is None:
         known = ", ".join(compaction.texts) or "none"
-        raise LookupError(f"no long text {key!r} in this snapshot (it has: {known})")
+        raise LookupError(
+            f"no long text {key!r} in the latest snapshot (it has: {known}); "
+            "if the page changed since, take a snapshot"
+        )
     if not 0 <= at <= len(text):
         raise ValueError(f"offset {at!r} is outside text {key!r} of {len(text)} characters")
     if limit < 1:

@@ -9,6 +9,7 @@ page changed on its own and tells `settle` when an action's effect is in.
 May import `pycdp_bridge` and `trimtab.pipeline`; nothing else of the host.
 """
 
+from ._budget import DEFAULT_BUDGET, MIN_BUDGET, check_budget
 from ._revisions import PageRevisions, RevisionStatistics
 from ._settle import ACTIVITY_EVENTS, QUIET_MS, Activity, main_frame_id, settle, watch
 from ._snapshots import PageChangedError, Snapshot, SnapshotMemory, SnapshotOptions, TrimLimits
@@ -16,6 +17,8 @@ from ._tab import Tab
 
 __all__ = [
     "ACTIVITY_EVENTS",
+    "DEFAULT_BUDGET",
+    "MIN_BUDGET",
     "QUIET_MS",
     "Activity",
     "PageChangedError",
@@ -26,6 +29,7 @@ __all__ = [
     "SnapshotOptions",
     "Tab",
     "TrimLimits",
+    "check_budget",
     "main_frame_id",
     "settle",
     "watch",

@@ -11,7 +11,11 @@ A `SnapshotMemory` captures its target, runs the pipeline and decides what to se
   lines and say how many lines were trimmed;
 * a **diff** (after an action that left the document in place): only the lines
   that changed since the previous snapshot, with a line of context, or a baseline
-  when the diff would cost more.
+  when the diff would cost more or pass the budget.
+
+Above the token budget (`SnapshotOptions.budget`) a baseline cuts long texts, then
+shows regions while they fit and markers for the rest (`_budget`); `expand` and
+`read_text` page through them. Pages within the budget are sent as they always were.
 
 The previous-baseline memory is updated only by baselines and cleared on errors.
 
@@ -31,6 +35,7 @@ from pycdp_bridge import AXMode, PageModel, Target, capture
 from pycdp_bridge import protocol as cdp
 
 from ..pipeline import (
+    LONG_TEXT,
     Compaction,
     Control,
     Item,
@@ -42,6 +47,16 @@ from ..pipeline import (
     render_items,
     render_node,
     xml,
+)
+from ._budget import (
+    DEFAULT_BUDGET,
+    LineTokens,
+    check_budget,
+    fit_baseline,
+    page_region,
+    page_text,
+    region_of_key,
+    tokens_within,
 )
 
 __all__ = [
@@ -98,6 +113,8 @@ class SnapshotOptions:
     rects: bool = False
     # Collapse repeated blocks of this many lines or more, even outside landmarks.
     block_min_lines: int = 6
+    # Tokens one snapshot, expand page or read page may take (None: no limit).
+    budget: int | None = attrs.field(default=DEFAULT_BUDGET, converter=check_budget)
 
 
 @attrs.frozen
@@ -114,6 +131,8 @@ class Snapshot:
     trim_saved: int = 0
     regions_collapsed: tuple[str, ...] = ()
     regions_trimmed: tuple[str, ...] = ()
+    # Tokens behind the budget's region markers (0: the snapshot was within its budget).
+    budget_hidden: int = 0
 
     def stats_dict(self) -> dict[str, object]:
         stats = self.compaction.stats.as_dict()
@@ -126,6 +145,8 @@ class Snapshot:
             capture_ms=round(self.capture_ms, 1),
             regions_collapsed=list(self.regions_collapsed),
             regions_trimmed=list(self.regions_trimmed),
+            budget_hidden=self.budget_hidden,
+            long_texts=len(self.compaction.texts),
         )
         return stats
 
@@ -164,6 +185,11 @@ class SnapshotMemory:
     # (nodes of the tab's own session). Kept by `forget`: the model may still hold them.
     issued: dict[str, Control] = attrs.field(factory=dict)
     issued_document: str = ""
+    # The document whose snapshots cut long texts (one went over the budget): its
+    # later snapshots cut them too, so diffs compare like with like and keys last.
+    cut_document: str = ""
+    # Token counts of the latest snapshot's lines, for markers and pages.
+    line_tokens: LineTokens = attrs.field(factory=LineTokens)
 
     async def snapshot(self, *, baseline: bool = False) -> Snapshot:
         """Capture the tab and answer with a baseline or a diff."""
@@ -209,11 +235,11 @@ class SnapshotMemory:
         if model.document_id != self.issued_document:
             self.issued = {}
             self.issued_document = model.document_id
+        self.line_tokens = LineTokens()
         # Tokens are counted for what is sent; the full page only when compared.
-        current = compact(model, count=False, reserved=self.reserved(model))
-        for eid, control in current.controls.items():
-            if model.frames[control.frame].session_id is None:
-                self.issued[eid] = control
+        long_text = self._long_text() if model.document_id == self.cut_document else None
+        current = compact(model, count=False, long_text=long_text, reserved=self.reserved(model))
+        self._issue(model, current)
         previous = self.latest
         same_document = (
             previous is not None and model.document_id == self.latest_document and not baseline
@@ -229,10 +255,18 @@ class SnapshotMemory:
             returned = model.document_id != self.latest_document
             earlier = self.seen.get(current.url) if returned else None
             snapshot = self._baseline(current, capture_ms, earlier)
+            if snapshot is None:  # over the budget with long texts: they are cut first
+                self.cut_document = model.document_id
+                current = compact(
+                    model, count=False, long_text=self._long_text(), reserved=self.reserved(model)
+                )
+                self._issue(model, current)
+                snapshot = self._baseline(current, capture_ms, earlier)
+                assert snapshot is not None
             seen = Seen.of(current)
             self.baseline_regions = seen.regions
             self.baseline_items = seen.items
-        self.latest = current
+        self.latest = snapshot.compaction
         self.latest_document = model.document_id
         # A new dict, never one changed in place: a copy of the memory (attrs.evolve)
         # keeps what it saw.
@@ -241,28 +275,73 @@ class SnapshotMemory:
         self.seen = dict(pages[-SEEN_PAGES:])
         return snapshot
 
-    def expand(self, region: str) -> str:
-        """Everything of one region of the latest snapshot, untrimmed and uncollapsed."""
+    def _long_text(self) -> int:
+        """Characters of a long text a snapshot shows: `LONG_TEXT`, fewer for a small
+        budget (a tenth of it), so that one line of text always fits a page."""
+        budget = self.options.budget
+        return LONG_TEXT if budget is None else min(LONG_TEXT, budget // 10)
+
+    def _issue(self, model: PageModel, current: Compaction) -> None:
+        for eid, control in current.controls.items():
+            if model.frames[control.frame].session_id is None:
+                self.issued[eid] = control
+
+    def expand(self, region: str, at: int = 0) -> str:
+        """Everything of one region of the latest snapshot, untrimmed and uncollapsed;
+        over the budget a page of its lines from line `at`, with a marker for the rest.
+        `region` is a key (``main``) or a marker's (``main.4f2a9c1e``): LookupError
+        when there is no such region or it changed since the marker; ValueError for a
+        line outside it."""
         if self.latest is None:
             raise LookupError("no snapshot of this tab yet: take a snapshot first")
-        for candidate in self.latest.regions:
-            if candidate.key == region:
-                return candidate.xml
-        known = ", ".join(r.key for r in self.latest.regions)
-        raise LookupError(f"no region {region!r} in the latest snapshot (regions: {known})")
+        budget = self.options.budget
+        if budget is None and at == 0:
+            return region_of_key(self.latest, region).xml
+        return page_region(self.latest, region, at, budget or DEFAULT_BUDGET, self.line_tokens)
+
+    def read_text(self, key: str, at: int) -> str:
+        """A page of a long text the latest snapshot showed cut, from character `at`
+        (LookupError for a key it does not have, ValueError for an offset outside)."""
+        if self.latest is None:
+            raise LookupError("no snapshot of this tab yet: take a snapshot first")
+        return page_text(self.latest, key, at, self.options.budget or DEFAULT_BUDGET)
 
     # -- baselines ----------------------------------------------------------
 
-    def _baseline(self, current: Compaction, capture_ms: float, earlier: Seen | None) -> Snapshot:
-        document, collapsed, trimmed = self._baseline_xml(current, earlier, trim=self.options.trim)
+    def _baseline(
+        self, current: Compaction, capture_ms: float, earlier: Seen | None
+    ) -> Snapshot | None:
+        """The baseline; over the budget, fitted to it (`fit_baseline`), or None when
+        the page has long texts to cut first."""
+        parts, collapsed, trimmed = self._baseline_parts(current, earlier, trim=self.options.trim)
+        head = _page_open(current, "baseline")
+        document = head + "".join(shown for _, shown in parts) + "</page>\n"
+        budget = self.options.budget
+        if budget is not None and tokens_within(document, budget) is None:
+            if not current.texts and _has_long_text(current, self._long_text()):
+                return None
+            fitted, hidden = fit_baseline(current, head, parts, budget, self.line_tokens)
+            tokens = count_tokens(fitted)
+            return Snapshot(
+                kind="baseline",
+                xml=fitted,
+                compaction=current,
+                capture_ms=capture_ms,
+                tokens=tokens,
+                full_tokens=tokens + hidden,
+                regions_collapsed=tuple(collapsed),
+                regions_trimmed=tuple(trimmed),
+                budget_hidden=hidden,
+            )
         tokens = count_tokens(document)
         full = tokens
         if document != _page_open(current, "baseline") + current.xml.split("\n", 1)[1]:
             full = count_tokens(current.xml)  # something was collapsed or trimmed
         trim_saved = 0
         if trimmed:
-            untrimmed, _, _ = self._baseline_xml(current, earlier, trim=False)
-            trim_saved = count_tokens(untrimmed) - tokens
+            untrimmed, _, _ = self._baseline_parts(current, earlier, trim=False)
+            trim_saved = count_tokens(head + "".join(s for _, s in untrimmed) + "</page>\n")
+            trim_saved -= tokens
         return Snapshot(
             kind="baseline",
             xml=document,
@@ -276,9 +355,11 @@ class SnapshotMemory:
             regions_trimmed=tuple(trimmed),
         )
 
-    def _baseline_xml(
+    def _baseline_parts(
         self, current: Compaction, earlier: Seen | None, *, trim: bool
-    ) -> tuple[str, list[str], list[str]]:
+    ) -> tuple[list[tuple[Region, str]], list[str], list[str]]:
+        """Each top-level region with its XML as the baseline shows it, and the keys
+        of the regions collapsed and trimmed."""
         previous = self.baseline_regions if self.options.dedup else None
         earlier = earlier if self.options.dedup else None
         # Runs of unchanged lines: since the agent last saw this URL when it comes back
@@ -315,12 +396,12 @@ class SnapshotMemory:
             body = "".join(f"{line.xml}\n" for line in lines)
             return f"{open_tag(node)}\n{body}</region>\n"
 
-        body = [
-            replace(n) or render_node(n, replace)
+        parts = [
+            (by_node[id(n)], replace(n) or render_node(n, replace))
             for n in current.root.children
             if isinstance(n, OutNode)
         ]
-        return _page_open(current, "baseline") + "".join(body) + "</page>\n", collapsed, trimmed
+        return parts, collapsed, trimmed
 
     # -- diffs ----------------------------------------------------------------
 
@@ -366,7 +447,11 @@ class SnapshotMemory:
         if not parts:
             parts.append("<unchanged/>\n")
         document = _page_open(current, "diff") + "".join(parts) + "</page>\n"
-        tokens = count_tokens(document)
+        budget = self.options.budget
+        within = tokens_within(document, budget) if budget is not None else count_tokens(document)
+        if within is None:
+            return None  # over the budget: a baseline fitted to it
+        tokens = within
         full = count_tokens(current.xml)
         if tokens >= full:
             return None  # a baseline is cheaper
@@ -377,6 +462,15 @@ async def _loader_id(target: Target) -> str:
     """The main frame's loader id: it changes with every navigation to a new document."""
     tree = await target.execute(cdp.page_get_frame_tree())
     return str(tree["frameTree"]["frame"].get("loaderId", ""))
+
+
+def _has_long_text(current: Compaction, limit: int) -> bool:
+    """Whether a text run of the page is longer than `limit` (``compact`` would cut it)."""
+    return any(
+        isinstance(child, str) and len(child) > limit
+        for node in current.root.iter()
+        for child in node.children
+    )
 
 
 def _page_open(current: Compaction, kind: str) -> str:

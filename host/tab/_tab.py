@@ -56,9 +56,14 @@ class Tab:
         """Capture the page and answer with a baseline or a diff (`SnapshotMemory`)."""
         return await self.memory.snapshot(baseline=baseline)
 
-    def expand(self, region: str) -> str:
-        """Everything of one region of the latest snapshot."""
-        return self.memory.expand(region)
+    def expand(self, region: str, at: int = 0) -> str:
+        """Everything of one region of the latest snapshot (a page of it from line
+        `at` when it is over the budget)."""
+        return self.memory.expand(region, at)
+
+    def read_text(self, key: str, at: int) -> str:
+        """A page of a long text the latest snapshot showed cut, from character `at`."""
+        return self.memory.read_text(key, at)
 
     def forget(self) -> None:
         """Drop what the model has seen (after an error, or a released tab)."""

@@ -109,12 +109,27 @@ async def find(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     return text(f"{xml.start_tag('found', counts)}\n{body}{xml.end_tag('found')}\n")
 
 
+_AT_SCHEMA: Mapping[str, object] = {"type": "integer", "minimum": 0, "default": 0}
+
+
+def _at_arg(args: Mapping[str, object]) -> int:
+    """The offset ``at`` of a `<more>` marker (0 when absent)."""
+    value = args.get("at", 0)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise BadArguments(f"argument 'at' must be a whole number from 0; got {value!r}")
+    return value
+
+
 @tool(
     "expand",
     "Show all of one region of the latest snapshot (one that was trimmed or "
-    "collapsed as unchanged). Errors: no such region (the error lists them).",
+    "collapsed as unchanged), or the next page of one from a <more region at> marker. "
+    "Errors: no such region (the error lists them).",
     schema(
-        {"region": {"type": "string", "description": "a region name, like nav"}},
+        {
+            "region": {"type": "string", "description": "a region name, like nav"},
+            "at": _AT_SCHEMA,
+        },
         ("region",),
     ),
     READS,
@@ -123,20 +138,29 @@ async def expand(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     region = text_arg(args, "region")
     assert region is not None
     try:
-        return text(tab.expand(region.strip()))
-    except LookupError as exc:
+        return text(tab.expand(region.strip(), _at_arg(args)))
+    except (LookupError, ValueError) as exc:
         return error(str(exc.args[0]))
 
 
 @tool(
     "read",
     "Read one element in full: all its text (up to 20,000 characters), a link's "
-    "URL, every option of a drop-down, a field's value. Errors: an id no longer on "
+    "URL, every option of a drop-down, a field's value. Or the next page of a long "
+    "text from a <more text at> marker: read(text, at). Errors: an id no longer on "
     "the page.",
-    schema({"id": ID_SCHEMA}, ("id",)),
+    schema({"id": ID_SCHEMA, "text": {"type": "string"}, "at": _AT_SCHEMA}),
     READS,
 )
 async def read(tab: Tab, args: Mapping[str, object]) -> ToolResult:
+    key = text_arg(args, "text", required=False)
+    if (key is None) == (args.get("id") is None):
+        raise BadArguments("read needs an element id, or a long text's key (text) and at")
+    if key is not None:
+        try:
+            return text(tab.read_text(key.strip(), _at_arg(args)))
+        except (LookupError, ValueError) as exc:
+            return error(str(exc.args[0]))
     element = await locate(tab, id_arg(args))
     facts: Mapping[str, Any] = await call_on(
         tab.target,
