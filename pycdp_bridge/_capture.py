@@ -47,7 +47,8 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Awaitable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
+from functools import partial
 from typing import Any, Literal, TypeVar
 
 import attrs
@@ -118,15 +119,16 @@ async def capture(
     # (session of the owner's document, owner backendNodeId) -> child session id.
     owners: dict[tuple[str | None, int], str] = {}
     metrics: dict[str, Any] = {}
-    frame_tree: dict[str, Any] = {}
+    # The main frame before the capture's other calls and after them (see `_issue`).
+    frame_trees: list[dict[str, Any]] = [{}, {}]
 
     async def read_metrics() -> None:
         call = target.execute(cdp.page_get_layout_metrics())
         metrics.update(await _timed(main.timings, "layout_metrics", call))
 
-    async def read_frame_tree() -> None:
+    async def read_frame_tree(index: int) -> None:
         call = target.execute(cdp.page_get_frame_tree())
-        frame_tree.update(await _timed(main.timings, "frame_tree", call))
+        frame_trees[index] = dict(await _timed(main.timings, "frame_tree", call))
 
     async def read_children() -> None:
         await _timed(main.timings, "auto_attach", _attach_children(target))
@@ -146,19 +148,27 @@ async def capture(
 
     with _one_error():
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(read_metrics)
-            nursery.start_soon(read_frame_tree)
+            # Sent in this order, so the browser answers the small calls first rather
+            # than after the large ones, and the two frame trees bracket the DOM tree
+            # and the snapshot: no round trip of their own before or after the capture.
+            await _issue(nursery, partial(read_frame_tree, 0))
+            await _issue(nursery, read_metrics)
             if child_frames:
-                nursery.start_soon(read_children)
-            await _capture_session(target, main, options)
+                await _issue(nursery, read_children)
+            await _capture_session(target, main, options, then=partial(read_frame_tree, 1))
+        if main.slices:
+            # Subtrees read after the second frame tree: look once more, after them.
+            await read_frame_tree(1)
 
     joining = time.perf_counter()
-    main_frame = frame_tree.get("frameTree", {}).get("frame", {})
+    main_frame = frame_trees[0].get("frameTree", {}).get("frame", {})
     main.frame_id = str(main_frame.get("id", ""))
+    after = frame_trees[1].get("frameTree", {}).get("frame", {})
     with gc_paused():
         model, grafted = join(main, children, owners)
     model.viewport = viewport(metrics)
     model.document_id = str(main_frame.get("loaderId", ""))
+    model.navigated = model.document_id != str(after.get("loaderId", ""))
     missing = list(main.failed)
     for session_id, child in children.items():
         if session_id in grafted:
@@ -195,6 +205,24 @@ async def _timed(timings: dict[str, float], name: str, call: Awaitable[T]) -> T:
         return await call
     finally:
         timings[name] = timings.get(name, 0.0) + time.perf_counter() - started
+
+
+async def _issue(nursery: trio.Nursery, call: Callable[[], Awaitable[None]]) -> None:
+    """Start `call` in `nursery` and return once it has sent its first request.
+
+    A task runs from ``task_status.started()`` until its first checkpoint, and a
+    transport writes a request before its first one (its send lock is FIFO when
+    contended), so calls issued one after the other reach the browser in that order,
+    and one session's commands run in the order they arrive: `capture` relies on this
+    to bracket the DOM tree and the snapshot between two frame trees without waiting
+    for any of them.
+    """
+
+    async def run(*, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        task_status.started()
+        await call()
+
+    await nursery.start(run)
 
 
 async def _attach_children(target: Target) -> None:
@@ -239,7 +267,15 @@ async def _capture_child(
         child.document = None
 
 
-async def _capture_session(target: Target, cap: SessionCapture, options: _Options) -> None:
+async def _capture_session(
+    target: Target,
+    cap: SessionCapture,
+    options: _Options,
+    *,
+    then: Callable[[], Awaitable[None]] | None = None,
+) -> None:
+    """The session's DOM tree, snapshot and AX data; `then` is issued (`_issue`) right
+    after their first requests, and awaited with them."""
     session = cap.session_id
     ax = options.ax
     dom_snapshot = options.dom_snapshot
@@ -292,11 +328,13 @@ async def _capture_session(target: Target, cap: SessionCapture, options: _Option
     partial_failures: list[int] = []
 
     async with trio.open_nursery() as nursery:
+        await _issue(nursery, read_document)
         if dom_snapshot:
-            nursery.start_soon(read_snapshot)
+            await _issue(nursery, read_snapshot)
         if ax is True:
-            nursery.start_soon(read_ax, None)
-        await read_document()
+            await _issue(nursery, partial(read_ax, None))
+        if then is not None:
+            await _issue(nursery, then)
     if ax == "interactive" and cap.document is not None:
         started = time.perf_counter()
         wanted = interactive_nodes(cap.document, cap.snapshot.states)
@@ -337,6 +375,7 @@ async def _read_dom_tree(target: Target, session: str | None, cap: SessionCaptur
         pending.extend(cut_off(node["children"]))
 
     while pending:
+        cap.slices += 1
         batch, pending = pending, []
         async with trio.open_nursery() as nursery:
             for node in batch:

@@ -51,6 +51,8 @@ class SessionCapture:
     #: Parts that could not be read, for `PageModel.missing`.
     failed: list[str] = attrs.field(factory=list)
     timings: dict[str, float] = attrs.field(factory=dict)
+    #: Rounds of ``DOM.describeNode`` the tree needed below ``getDocument``'s depth.
+    slices: int = 0
 
 
 def join(
