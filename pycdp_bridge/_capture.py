@@ -59,9 +59,11 @@ from ._decode import (
     INTERACTIVE_TAGS,
     SNAPSHOT_STYLES,
     Json,
+    content_inset,
     cut_off,
     decode_ax,
     decode_snapshot,
+    frame_owners,
     interactive_nodes,
     subframe_ids,
     viewport,
@@ -144,7 +146,12 @@ async def capture(
                     session_id, frame_id=str(info.get("targetId", ""))
                 )
                 parent = frame_sessions.get(str(info.get("parentFrameId")))
-                nursery.start_soon(_capture_child, target, child, parent, owners, options)
+                nursery.start_soon(
+                    _capture_child, target, child, parent, owners, options, capture_of
+                )
+
+    def capture_of(session_id: str | None) -> SessionCapture:
+        return main if session_id is None else children[session_id]
 
     with _one_error():
         async with trio.open_nursery() as nursery:
@@ -252,6 +259,7 @@ async def _capture_child(
     parent: str | None,
     owners: dict[tuple[str | None, int], str],
     options: _Options,
+    capture_of: Callable[[str | None], SessionCapture],
 ) -> None:
     """Capture an out-of-process iframe; on failure leave its document unset."""
     assert child.session_id is not None
@@ -261,10 +269,25 @@ async def _capture_child(
             "frame_owner",
             target.execute(cdp.dom_get_frame_owner(child.frame_id), session_id=parent),
         )
-        owners[(parent, owner["backendNodeId"])] = child.session_id
-        await _capture_session(target, child, options)
+        backend_id = int(owner["backendNodeId"])
+        owners[(parent, backend_id)] = child.session_id
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(_read_inset, target, capture_of(parent), backend_id)
+            await _capture_session(target, child, options)
     except (CDPError, TargetClosedError):
         child.document = None
+
+
+async def _read_inset(target: Target, cap: SessionCapture, backend_id: int) -> None:
+    """Where a frame owner's document starts inside its box; none for an owner without
+    a box (not rendered), whose frame's nodes have no boxes either."""
+    try:
+        reply = await target.execute(
+            cdp.dom_get_box_model(backend_node_id=backend_id), session_id=cap.session_id
+        )
+    except CDPError:
+        return
+    cap.insets[backend_id] = content_inset(reply["model"])
 
 
 async def _capture_session(
@@ -294,9 +317,13 @@ async def _capture_session(
         call = _read_dom_tree(target, session, cap)
         document = await _timed(cap.timings, "dom_get_document", call)
         cap.document = document["root"]
-        if ax is True:
-            # Each in-process iframe has an AX tree of its own.
-            async with trio.open_nursery() as nursery:
+        async with trio.open_nursery() as nursery:
+            # Where each in-process iframe's document starts: asked while the browser
+            # still takes the snapshot, so answered right after it.
+            for backend_id in frame_owners(document["root"]):
+                nursery.start_soon(_read_inset, target, cap, backend_id)
+            if ax is True:
+                # Each in-process iframe has an AX tree of its own.
                 for frame_id in subframe_ids(document["root"]):
                     nursery.start_soon(read_ax, frame_id)
 
