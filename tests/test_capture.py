@@ -17,7 +17,7 @@ from pycdp_bridge import (
 )
 from tests.support import StaticServer
 from tests.support.pages import page_url
-from tests.support.targets import FailingTarget
+from tests.support.targets import FailingTarget, WrappedTarget
 from trimtab.pipeline import compact
 
 pytestmark = pytest.mark.browser
@@ -303,6 +303,38 @@ async def test_ax_failure_degrades(
     assert "ax_tree" in full_tree.missing
     assert all(n.ax is None for n in model.nodes)
     assert by_id(model, "main-link").bounds is not None
+
+
+class _Recording(WrappedTarget):
+    """Notes the method of every command, in the order they are sent."""
+
+    def __init__(self, inner: PageTarget) -> None:
+        super().__init__(inner)
+        self.methods: list[str] = []
+
+    async def before_send(self, method: str) -> None:
+        self.methods.append(method)
+
+
+async def test_frame_trees_bracket_the_dom_calls_without_waiting(
+    page: PageTarget, pages_server: StaticServer
+) -> None:
+    """The capture sends the frame tree before the DOM tree and snapshot and again after
+    them, all before any answer is needed, and says the document stayed the same."""
+    await page.navigate(pages_server.url("frames/index.html"))
+    recording = _Recording(page)
+    model = await capture(recording)
+    main = [m for m in recording.methods if m != "Target.setAutoAttach"][:5]
+    assert main == [
+        "Page.getFrameTree",
+        "Page.getLayoutMetrics",
+        "DOM.getDocument",
+        "DOMSnapshot.captureSnapshot",
+        "Page.getFrameTree",
+    ]
+    assert not model.navigated
+    tree = await page.execute(protocol.page_get_frame_tree())
+    assert model.document_id == tree["frameTree"]["frame"]["loaderId"]
 
 
 async def test_options_skip_parts(page: PageTarget, pages_server: StaticServer) -> None:
