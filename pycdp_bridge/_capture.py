@@ -175,7 +175,12 @@ async def capture(
         model, grafted = join(main, children, owners)
     model.viewport = viewport(metrics)
     model.document_id = str(main_frame.get("loaderId", ""))
-    model.navigated = model.document_id != str(after.get("loaderId", ""))
+    # The frame trees bracket the DOM calls when the transport sends in order; the
+    # document's own node tells, in any order, whether the tree and snapshot agree.
+    root_id = main.document.get("backendNodeId") if main.document is not None else None
+    model.navigated = model.document_id != str(after.get("loaderId", "")) or (
+        main.snapshot_ok and main.snapshot.root_id not in (None, root_id)
+    )
     missing = list(main.failed)
     for session_id, child in children.items():
         if session_id in grafted:

@@ -114,6 +114,9 @@ class SnapshotData:
     whitespace: dict[int, list[tuple[int | None, Json]]] = attrs.field(factory=dict)
     #: Text nodes longer than getDocument gives them: backend id → the whole text.
     long_texts: dict[int, str] = attrs.field(factory=dict)
+    #: Backend id of the top document's node: another one than ``DOM.getDocument``'s
+    #: root means the page navigated between the two calls.
+    root_id: int | None = None
 
 
 def decode_snapshot(snapshot: Json) -> SnapshotData:
@@ -126,6 +129,8 @@ def decode_snapshot(snapshot: Json) -> SnapshotData:
         return strings[index] if index >= 0 else ""
 
     for document in snapshot["documents"]:
+        if decoded.root_id is None and document["nodes"].get("backendNodeId"):
+            decoded.root_id = int(document["nodes"]["backendNodeId"][0])
         decoded.documents[string(document["frameId"])] = DocumentState(
             float(document.get("scrollOffsetX", 0.0)),
             float(document.get("scrollOffsetY", 0.0)),

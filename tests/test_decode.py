@@ -79,8 +79,8 @@ def snapshot_reply() -> dict[str, Any]:
 
 
 def test_snapshot_tables_decode_into_node_states() -> None:
-    """Styles, boxes, paint order, clickability, whitespace and long text come out of the
-    string table and layout arrays on the right backend ids."""
+    """Styles, boxes, paint order, clickability, whitespace, long text and the top
+    document's node come out of the string table and layout arrays on the right ids."""
     decoded = decode_snapshot(snapshot_reply())
     div = decoded.states[12].layout
     assert div is not None
@@ -102,6 +102,8 @@ def test_snapshot_tables_decode_into_node_states() -> None:
         12: [(None, {"nodeType": 3, "nodeValue": " ", "backendNodeId": 13})]
     }
     assert decoded.long_texts == {15: "x" * 10_001}
+    # The top document's first node: what getDocument's root must be, or it navigated.
+    assert decoded.root_id == 10
 
 
 def test_ax_nodes_decode_first_unignored_wins() -> None:
