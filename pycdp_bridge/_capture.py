@@ -156,16 +156,14 @@ async def capture(
     with _one_error():
         async with trio.open_nursery() as nursery:
             # Sent in this order, so the browser answers the small calls first rather
-            # than after the large ones, and the two frame trees bracket the DOM tree
-            # and the snapshot: no round trip of their own before or after the capture.
+            # than after the large ones, and the first frame tree comes before the DOM
+            # calls without a round trip of its own. The second is asked once they
+            # have answered, while the snapshot is decoded.
             await _issue(nursery, partial(read_frame_tree, 0))
             await _issue(nursery, read_metrics)
             if child_frames:
                 await _issue(nursery, read_children)
             await _capture_session(target, main, options, then=partial(read_frame_tree, 1))
-        if main.slices:
-            # Subtrees read after the second frame tree: look once more, after them.
-            await read_frame_tree(1)
 
     joining = time.perf_counter()
     main_frame = frame_trees[0].get("frameTree", {}).get("frame", {})
@@ -225,9 +223,8 @@ async def _issue(nursery: trio.Nursery, call: Callable[[], Awaitable[None]]) -> 
     A task runs from ``task_status.started()`` until its first checkpoint, and a
     transport writes a request before its first one (its send lock is FIFO when
     contended), so calls issued one after the other reach the browser in that order,
-    and one session's commands run in the order they arrive: `capture` relies on this
-    to bracket the DOM tree and the snapshot between two frame trees without waiting
-    for any of them.
+    and one session's commands run in the order they arrive: `capture` sends its
+    small calls before the large ones this way, without waiting for any of them.
     """
 
     async def run(*, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
@@ -302,11 +299,20 @@ async def _capture_session(
     *,
     then: Callable[[], Awaitable[None]] | None = None,
 ) -> None:
-    """The session's DOM tree, snapshot and AX data; `then` is issued (`_issue`) right
-    after their first requests, and awaited with them."""
+    """The session's DOM tree, snapshot and AX data; `then` is started once the DOM
+    tree and the snapshot have answered (while the snapshot is decoded), and awaited
+    with them."""
     session = cap.session_id
     ax = options.ax
     dom_snapshot = options.dom_snapshot
+    # The whole DOM tree read (slices too), the snapshot's reply in (or failed).
+    answered = (trio.Event(), trio.Event())
+
+    async def run_then() -> None:
+        for event in answered:
+            await event.wait()
+        if then is not None:
+            await then()
 
     async def read_ax(frame_id: str | None) -> None:
         call = target.execute(cdp.accessibility_get_full_ax_tree(frame_id), session_id=session)
@@ -320,7 +326,10 @@ async def _capture_session(
 
     async def read_document() -> None:
         call = _read_dom_tree(target, session, cap)
-        document = await _timed(cap.timings, "dom_get_document", call)
+        try:
+            document = await _timed(cap.timings, "dom_get_document", call)
+        finally:
+            answered[0].set()
         cap.document = document["root"]
         async with trio.open_nursery() as nursery:
             # Where each in-process iframe's document starts: asked while the browser
@@ -342,6 +351,8 @@ async def _capture_session(
         except CDPError:
             cap.failed.append("dom_snapshot")
             return
+        finally:
+            answered[1].set()
         with gc_paused():
             cap.snapshot = decode_snapshot(snapshot)
         cap.snapshot_ok = True
@@ -365,8 +376,10 @@ async def _capture_session(
             await _issue(nursery, read_snapshot)
         if ax is True:
             await _issue(nursery, partial(read_ax, None))
+        if not dom_snapshot:
+            answered[1].set()
         if then is not None:
-            await _issue(nursery, then)
+            nursery.start_soon(run_then)
     if ax == "interactive" and cap.document is not None:
         started = time.perf_counter()
         wanted = interactive_nodes(cap.document, cap.snapshot.states)
@@ -407,7 +420,6 @@ async def _read_dom_tree(target: Target, session: str | None, cap: SessionCaptur
         pending.extend(cut_off(node["children"]))
 
     while pending:
-        cap.slices += 1
         batch, pending = pending, []
         async with trio.open_nursery() as nursery:
             for node in batch:

@@ -51,8 +51,6 @@ class SessionCapture:
     #: Parts that could not be read, for `PageModel.missing`.
     failed: list[str] = attrs.field(factory=list)
     timings: dict[str, float] = attrs.field(factory=dict)
-    #: Rounds of ``DOM.describeNode`` the tree needed below ``getDocument``'s depth.
-    slices: int = 0
     #: Frame owner elements of this session (backend id) → border plus padding, left
     #: and top: where their frame's document starts inside their box.
     insets: dict[int, tuple[float, float]] = attrs.field(factory=dict)

@@ -27,6 +27,7 @@ import time
 import attrs
 
 from pycdp_bridge import AXMode, PageModel, Target, capture
+from pycdp_bridge import protocol as cdp
 
 from ..pipeline import (
     Compaction,
@@ -150,10 +151,14 @@ class SnapshotMemory:
     async def _capture_consistent(self) -> PageModel:
         """A capture of one document: the DOM tree, the snapshot and the AX data are
         separate commands, and a navigation between them would join two pages (the
-        capture reads the main frame's loader before and after them: `navigated`)."""
+        capture reads the main frame's loader with them and after them: `navigated`)."""
         for _ in range(CAPTURE_ATTEMPTS):
+            # Asked and answered before the capture starts: the capture's own first
+            # frame tree is sent with its other calls, and a navigation the browser
+            # commits ahead of them all would go unseen by it.
+            before = await _loader_id(self.target)
             model = await capture(self.target, ax=self.options.ax, rects=self.options.rects)
-            if not model.navigated:
+            if not model.navigated and model.document_id == before:
                 return model
         raise PageChangedError(CAPTURE_ATTEMPTS)
 
@@ -303,6 +308,12 @@ class SnapshotMemory:
         if tokens >= full:
             return None  # a baseline is cheaper
         return Snapshot("diff", document, current, capture_ms, tokens, full_tokens=full)
+
+
+async def _loader_id(target: Target) -> str:
+    """The main frame's loader id: it changes with every navigation to a new document."""
+    tree = await target.execute(cdp.page_get_frame_tree())
+    return str(tree["frameTree"]["frame"].get("loaderId", ""))
 
 
 def _page_open(current: Compaction, kind: str) -> str:
