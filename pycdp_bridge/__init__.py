@@ -7,6 +7,7 @@
 * `protocol`: the CDP command generators every caller passes to `Target.execute`
   (the only place that names CDP methods), and ``protocol.events``, the event names.
 * `evaluate` / `call_on`: the page's JavaScript, whose exceptions are JavaScriptError.
+* `gc_paused`: the collector off over one large synchronous step (a reply's JSON).
 """
 
 from . import _protocol as protocol
@@ -23,6 +24,7 @@ from ._errors import (
     TargetClosedError,
     sole_kind,
 )
+from ._gc import gc_paused
 from ._javascript import ObjectRef, call_on, evaluate
 from ._launcher import find_browser, launch_browser
 from ._model import AXInfo, Frame, Node, NodeType, PageModel, Rect, Style
@@ -57,6 +59,7 @@ __all__ = [
     "capture",
     "evaluate",
     "find_browser",
+    "gc_paused",
     "launch_browser",
     "protocol",
     "sole_kind",

@@ -47,7 +47,8 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Awaitable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
+from functools import partial
 from typing import Any, Literal, TypeVar
 
 import attrs
@@ -58,9 +59,11 @@ from ._decode import (
     INTERACTIVE_TAGS,
     SNAPSHOT_STYLES,
     Json,
+    content_inset,
     cut_off,
     decode_ax,
     decode_snapshot,
+    frame_owners,
     interactive_nodes,
     subframe_ids,
     viewport,
@@ -118,15 +121,16 @@ async def capture(
     # (session of the owner's document, owner backendNodeId) -> child session id.
     owners: dict[tuple[str | None, int], str] = {}
     metrics: dict[str, Any] = {}
-    frame_tree: dict[str, Any] = {}
+    # The main frame before the capture's other calls and after them (see `_issue`).
+    frame_trees: list[dict[str, Any]] = [{}, {}]
 
     async def read_metrics() -> None:
         call = target.execute(cdp.page_get_layout_metrics())
         metrics.update(await _timed(main.timings, "layout_metrics", call))
 
-    async def read_frame_tree() -> None:
+    async def read_frame_tree(index: int) -> None:
         call = target.execute(cdp.page_get_frame_tree())
-        frame_tree.update(await _timed(main.timings, "frame_tree", call))
+        frame_trees[index] = dict(await _timed(main.timings, "frame_tree", call))
 
     async def read_children() -> None:
         await _timed(main.timings, "auto_attach", _attach_children(target))
@@ -142,23 +146,39 @@ async def capture(
                     session_id, frame_id=str(info.get("targetId", ""))
                 )
                 parent = frame_sessions.get(str(info.get("parentFrameId")))
-                nursery.start_soon(_capture_child, target, child, parent, owners, options)
+                nursery.start_soon(
+                    _capture_child, target, child, parent, owners, options, capture_of
+                )
+
+    def capture_of(session_id: str | None) -> SessionCapture:
+        return main if session_id is None else children[session_id]
 
     with _one_error():
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(read_metrics)
-            nursery.start_soon(read_frame_tree)
+            # Sent in this order, so the browser answers the small calls first rather
+            # than after the large ones, and the first frame tree comes before the DOM
+            # calls without a round trip of its own. The second is asked once they
+            # have answered, while the snapshot is decoded.
+            await _issue(nursery, partial(read_frame_tree, 0))
+            await _issue(nursery, read_metrics)
             if child_frames:
-                nursery.start_soon(read_children)
-            await _capture_session(target, main, options)
+                await _issue(nursery, read_children)
+            await _capture_session(target, main, options, then=partial(read_frame_tree, 1))
 
     joining = time.perf_counter()
-    main_frame = frame_tree.get("frameTree", {}).get("frame", {})
+    main_frame = frame_trees[0].get("frameTree", {}).get("frame", {})
     main.frame_id = str(main_frame.get("id", ""))
+    after = frame_trees[1].get("frameTree", {}).get("frame", {})
     with gc_paused():
         model, grafted = join(main, children, owners)
     model.viewport = viewport(metrics)
     model.document_id = str(main_frame.get("loaderId", ""))
+    # The frame trees bracket the DOM calls when the transport sends in order; the
+    # document's own node tells, in any order, whether the tree and snapshot agree.
+    root_id = main.document.get("backendNodeId") if main.document is not None else None
+    model.navigated = model.document_id != str(after.get("loaderId", "")) or (
+        main.snapshot_ok and main.snapshot.root_id not in (None, root_id)
+    )
     missing = list(main.failed)
     for session_id, child in children.items():
         if session_id in grafted:
@@ -197,6 +217,23 @@ async def _timed(timings: dict[str, float], name: str, call: Awaitable[T]) -> T:
         timings[name] = timings.get(name, 0.0) + time.perf_counter() - started
 
 
+async def _issue(nursery: trio.Nursery, call: Callable[[], Awaitable[None]]) -> None:
+    """Start `call` in `nursery` and return once it has sent its first request.
+
+    A task runs from ``task_status.started()`` until its first checkpoint, and a
+    transport writes a request before its first one (its send lock is FIFO when
+    contended), so calls issued one after the other reach the browser in that order,
+    and one session's commands run in the order they arrive: `capture` sends its
+    small calls before the large ones this way, without waiting for any of them.
+    """
+
+    async def run(*, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        task_status.started()
+        await call()
+
+    await nursery.start(run)
+
+
 async def _attach_children(target: Target) -> None:
     """Auto-attach to out-of-process iframes, and to theirs in turn.
 
@@ -224,6 +261,7 @@ async def _capture_child(
     parent: str | None,
     owners: dict[tuple[str | None, int], str],
     options: _Options,
+    capture_of: Callable[[str | None], SessionCapture],
 ) -> None:
     """Capture an out-of-process iframe; on failure leave its document unset."""
     assert child.session_id is not None
@@ -233,16 +271,48 @@ async def _capture_child(
             "frame_owner",
             target.execute(cdp.dom_get_frame_owner(child.frame_id), session_id=parent),
         )
-        owners[(parent, owner["backendNodeId"])] = child.session_id
-        await _capture_session(target, child, options)
+        backend_id = int(owner["backendNodeId"])
+        owners[(parent, backend_id)] = child.session_id
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(_read_inset, target, capture_of(parent), backend_id)
+            await _capture_session(target, child, options)
     except (CDPError, TargetClosedError):
         child.document = None
 
 
-async def _capture_session(target: Target, cap: SessionCapture, options: _Options) -> None:
+async def _read_inset(target: Target, cap: SessionCapture, backend_id: int) -> None:
+    """Where a frame owner's document starts inside its box; none for an owner without
+    a box (not rendered), whose frame's nodes have no boxes either."""
+    try:
+        reply = await target.execute(
+            cdp.dom_get_box_model(backend_node_id=backend_id), session_id=cap.session_id
+        )
+    except CDPError:
+        return
+    cap.insets[backend_id] = content_inset(reply["model"])
+
+
+async def _capture_session(
+    target: Target,
+    cap: SessionCapture,
+    options: _Options,
+    *,
+    then: Callable[[], Awaitable[None]] | None = None,
+) -> None:
+    """The session's DOM tree, snapshot and AX data; `then` is started once the DOM
+    tree and the snapshot have answered (while the snapshot is decoded), and awaited
+    with them."""
     session = cap.session_id
     ax = options.ax
     dom_snapshot = options.dom_snapshot
+    # The whole DOM tree read (slices too), the snapshot's reply in (or failed).
+    answered = (trio.Event(), trio.Event())
+
+    async def run_then() -> None:
+        for event in answered:
+            await event.wait()
+        if then is not None:
+            await then()
 
     async def read_ax(frame_id: str | None) -> None:
         call = target.execute(cdp.accessibility_get_full_ax_tree(frame_id), session_id=session)
@@ -256,11 +326,18 @@ async def _capture_session(target: Target, cap: SessionCapture, options: _Option
 
     async def read_document() -> None:
         call = _read_dom_tree(target, session, cap)
-        document = await _timed(cap.timings, "dom_get_document", call)
+        try:
+            document = await _timed(cap.timings, "dom_get_document", call)
+        finally:
+            answered[0].set()
         cap.document = document["root"]
-        if ax is True:
-            # Each in-process iframe has an AX tree of its own.
-            async with trio.open_nursery() as nursery:
+        async with trio.open_nursery() as nursery:
+            # Where each in-process iframe's document starts: asked while the browser
+            # still takes the snapshot, so answered right after it.
+            for backend_id in frame_owners(document["root"]):
+                nursery.start_soon(_read_inset, target, cap, backend_id)
+            if ax is True:
+                # Each in-process iframe has an AX tree of its own.
                 for frame_id in subframe_ids(document["root"]):
                     nursery.start_soon(read_ax, frame_id)
 
@@ -274,6 +351,8 @@ async def _capture_session(target: Target, cap: SessionCapture, options: _Option
         except CDPError:
             cap.failed.append("dom_snapshot")
             return
+        finally:
+            answered[1].set()
         with gc_paused():
             cap.snapshot = decode_snapshot(snapshot)
         cap.snapshot_ok = True
@@ -292,11 +371,15 @@ async def _capture_session(target: Target, cap: SessionCapture, options: _Option
     partial_failures: list[int] = []
 
     async with trio.open_nursery() as nursery:
+        await _issue(nursery, read_document)
         if dom_snapshot:
-            nursery.start_soon(read_snapshot)
+            await _issue(nursery, read_snapshot)
         if ax is True:
-            nursery.start_soon(read_ax, None)
-        await read_document()
+            await _issue(nursery, partial(read_ax, None))
+        if not dom_snapshot:
+            answered[1].set()
+        if then is not None:
+            nursery.start_soon(run_then)
     if ax == "interactive" and cap.document is not None:
         started = time.perf_counter()
         wanted = interactive_nodes(cap.document, cap.snapshot.states)

@@ -7,8 +7,9 @@ gives back the model's values, so tests can drive them with recorded replies:
   layout arrays and rare data into one `NodeState` per backend node id, plus what the
   snapshot says about each document and the text ``DOM.getDocument`` leaves out.
 * `decode_ax`: ``Accessibility.get*AXTree`` nodes into `AXInfo` per backend node id.
-* `cut_off`, `interactive_nodes`, `subframe_ids`: walks over ``DOM.getDocument``
-  JSON that tell the I/O which calls to make next.
+* `cut_off`, `interactive_nodes`, `subframe_ids`, `frame_owners`: walks over
+  ``DOM.getDocument`` JSON that tell the I/O which calls to make next.
+* `content_inset`: ``DOM.getBoxModel`` into where a frame's document starts.
 * `viewport`: ``Page.getLayoutMetrics`` into the visible rectangle.
 """
 
@@ -30,9 +31,11 @@ __all__ = [
     "Layout",
     "NodeState",
     "SnapshotData",
+    "content_inset",
     "cut_off",
     "decode_ax",
     "decode_snapshot",
+    "frame_owners",
     "interactive_nodes",
     "subframe_ids",
     "viewport",
@@ -52,11 +55,11 @@ INTERACTIVE_TAGS = frozenset(
 )  # fmt: skip
 _INTERACTIVE_ATTRIBUTES = ("role", "tabindex", "contenteditable", "aria-label", "aria-labelledby")
 
-# Read beyond the model's `Style`: border and padding place an iframe's document
-# inside it (read from styles so that captures without DOM rects place it too).
-_EXTRA_STYLES = ("padding-left", "padding-top", "border-left-width", "border-top-width")
 #: The computed styles the capture asks DOMSnapshot for, in the order decoded here.
-SNAPSHOT_STYLES = (*cdp.DEFAULT_SNAPSHOT_STYLES, *_EXTRA_STYLES)
+#: Where an iframe's document starts inside its box (border plus padding) is not
+#: among them: every style costs a value per layout object, and only frame owners
+#: need that one (`frame_insets` reads it from their box models instead).
+SNAPSHOT_STYLES = cdp.DEFAULT_SNAPSHOT_STYLES
 _STYLE_FIELDS = tuple(name.replace("-", "_") for name in cdp.DEFAULT_SNAPSHOT_STYLES)
 
 #: getDocument ends longer text nodes with "…" at this many characters.
@@ -75,8 +78,6 @@ class Layout:
     client_rect: Rect | None
     scroll_rect: Rect | None
     text: str
-    # Border plus padding, left and top: where a frame's document starts in its box.
-    padding: tuple[float, float]
 
 
 @attrs.define(eq=False)
@@ -113,18 +114,23 @@ class SnapshotData:
     whitespace: dict[int, list[tuple[int | None, Json]]] = attrs.field(factory=dict)
     #: Text nodes longer than getDocument gives them: backend id → the whole text.
     long_texts: dict[int, str] = attrs.field(factory=dict)
+    #: Backend id of the top document's node: another one than ``DOM.getDocument``'s
+    #: root means the page navigated between the two calls.
+    root_id: int | None = None
 
 
 def decode_snapshot(snapshot: Json) -> SnapshotData:
     """Decode a ``DOMSnapshot.captureSnapshot`` reply asked for `SNAPSHOT_STYLES`."""
     decoded = SnapshotData()
     strings: list[str] = snapshot["strings"]
-    style_cache: dict[tuple[int, ...], tuple[Style, tuple[float, float]]] = {}
+    style_cache: dict[tuple[int, ...], Style] = {}
 
     def string(index: int) -> str:
         return strings[index] if index >= 0 else ""
 
     for document in snapshot["documents"]:
+        if decoded.root_id is None and document["nodes"].get("backendNodeId"):
+            decoded.root_id = int(document["nodes"]["backendNodeId"][0])
         decoded.documents[string(document["frameId"])] = DocumentState(
             float(document.get("scrollOffsetX", 0.0)),
             float(document.get("scrollOffsetY", 0.0)),
@@ -173,11 +179,10 @@ def decode_snapshot(snapshot: Json) -> SnapshotData:
             node_state.layout = Layout(
                 bounds=_bounds(all_bounds[li]),
                 paint_order=paint_orders[li] if li < len(paint_orders) else None,
-                style=parsed[0] if style_key else None,
+                style=parsed if style_key else None,
                 client_rect=_rect(client_rects, li) if client_rects else None,
                 scroll_rect=_rect(scroll_rects, li) if scroll_rects else None,
                 text=strings[text_index] if text_index >= 0 else "",
-                padding=parsed[1],
             )
         _read_text_nodes(nodes, set(layout["nodeIndex"]), string, decoded)
         for field in ("inputValue", "textValue"):
@@ -234,23 +239,22 @@ def _rect(rects: list[list[float]], index: int) -> Rect | None:
     return None
 
 
-def _parse_style(values: list[str]) -> tuple[Style, tuple[float, float]]:
+def _parse_style(values: list[str]) -> Style:
     if len(values) != len(SNAPSHOT_STYLES):
-        return Style(), (0.0, 0.0)
+        return Style()
     fields: dict[str, Any] = dict(zip(_STYLE_FIELDS, values, strict=False))
     try:
         fields["opacity"] = float(fields["opacity"])
     except ValueError:
         fields["opacity"] = 1.0
-    left, top, border_left, border_top = (_px(v) for v in values[len(_STYLE_FIELDS) :])
-    return Style(**fields), (left + border_left, top + border_top)
+    return Style(**fields)
 
 
-def _px(value: str) -> float:
-    try:
-        return float(value.removesuffix("px"))
-    except ValueError:
-        return 0.0
+def content_inset(box_model: Json) -> tuple[float, float]:
+    """Border plus padding, left and top, of a ``DOM.getBoxModel`` reply's ``model``:
+    where a frame owner's document starts inside its box."""
+    content, border = box_model["content"], box_model["border"]
+    return float(content[0]) - float(border[0]), float(content[1]) - float(border[1])
 
 
 def decode_ax(nodes: Sequence[Json], into: dict[int, AXInfo] | None = None) -> dict[int, AXInfo]:
@@ -349,6 +353,22 @@ def interactive_nodes(root: Json, states: Mapping[int, NodeState]) -> list[int]:
             stack.extend(node.get("shadowRoots", ()))
             if "contentDocument" in node:
                 stack.append(node["contentDocument"])
+    return found
+
+
+def frame_owners(root: Json) -> list[int]:
+    """Backend ids of the elements that hold an in-process frame's document in a
+    ``getDocument`` tree."""
+    found: list[int] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        document = node.get("contentDocument")
+        if document is not None:
+            found.append(int(node.get("backendNodeId", 0)))
+            stack.append(document)
+        stack.extend(node.get("children", ()))
+        stack.extend(node.get("shadowRoots", ()))
     return found
 
 

@@ -51,6 +51,9 @@ class SessionCapture:
     #: Parts that could not be read, for `PageModel.missing`.
     failed: list[str] = attrs.field(factory=list)
     timings: dict[str, float] = attrs.field(factory=dict)
+    #: Frame owner elements of this session (backend id) → border plus padding, left
+    #: and top: where their frame's document starts inside their box.
+    insets: dict[int, tuple[float, float]] = attrs.field(factory=dict)
 
 
 def join(
@@ -230,7 +233,8 @@ class _Builder:
             offset_x, offset_y = parent_frame.offset_x, parent_frame.offset_y
             state = self._state_of(holder)
             if holder.bounds is not None and state is not None and state.layout is not None:
-                inset = state.layout.padding
+                holder_cap = self._cap_of_frame(holder.frame)
+                inset = holder_cap.insets.get(holder.backend_node_id, (0.0, 0.0))
                 scroll = cap.snapshot.documents.get(frame_id, _NO_DOCUMENT)
                 offset_x = holder.bounds.x + inset[0] - scroll.scroll_x
                 offset_y = holder.bounds.y + inset[1] - scroll.scroll_y

@@ -95,8 +95,6 @@ class Style:
     content: str = "normal"
     cursor: str = "auto"
     pointer_events: str = "auto"
-    overflow_x: str = "visible"
-    overflow_y: str = "visible"
     position: str = "static"
     z_index: str = "auto"
     # The snapshot does not include text colours by default; the pipeline uses
@@ -211,6 +209,9 @@ class PageModel:
     timings: dict[str, float] = attrs.field(factory=dict)
     # Hash of the document identity (main frame loader id); changes on navigation.
     document_id: str = ""
+    # The main frame navigated while the capture ran: its parts may be of two
+    # documents (`capture` reads the frame tree before and after them).
+    navigated: bool = False
 
     @property
     def root(self) -> Node:

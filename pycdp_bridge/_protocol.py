@@ -121,6 +121,7 @@ Command: TypeAlias = Generator[Request, Result, T]
 Empty: TypeAlias = Result
 
 #: Computed styles captured for every layout node; `_model.Style` has one field each.
+#: Only what the pipeline reads: each one costs the browser a value per layout object.
 DEFAULT_SNAPSHOT_STYLES: tuple[str, ...] = (
     "display",
     "visibility",
@@ -130,8 +131,6 @@ DEFAULT_SNAPSHOT_STYLES: tuple[str, ...] = (
     "content",
     "cursor",
     "pointer-events",
-    "overflow-x",
-    "overflow-y",
     "position",
     "z-index",
 )

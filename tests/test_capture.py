@@ -17,7 +17,7 @@ from pycdp_bridge import (
 )
 from tests.support import StaticServer
 from tests.support.pages import page_url
-from tests.support.targets import FailingTarget
+from tests.support.targets import FailingTarget, WrappedTarget
 from trimtab.pipeline import compact
 
 pytestmark = pytest.mark.browser
@@ -303,6 +303,39 @@ async def test_ax_failure_degrades(
     assert "ax_tree" in full_tree.missing
     assert all(n.ax is None for n in model.nodes)
     assert by_id(model, "main-link").bounds is not None
+
+
+class _Recording(WrappedTarget):
+    """Notes the method of every command, in the order they are sent."""
+
+    def __init__(self, inner: PageTarget) -> None:
+        super().__init__(inner)
+        self.methods: list[str] = []
+
+    async def before_send(self, method: str) -> None:
+        self.methods.append(method)
+
+
+async def test_frame_trees_bracket_the_dom_calls(
+    page: PageTarget, pages_server: StaticServer
+) -> None:
+    """The capture sends the frame tree and the small calls first, the DOM tree and the
+    snapshot next without waiting between them, the frame tree again after those, and
+    says the document stayed the same."""
+    await page.navigate(pages_server.url("frames/index.html"))
+    recording = _Recording(page)
+    model = await capture(recording)
+    main = [m for m in recording.methods if m != "Target.setAutoAttach"]
+    assert main[:4] == [
+        "Page.getFrameTree",
+        "Page.getLayoutMetrics",
+        "DOM.getDocument",
+        "DOMSnapshot.captureSnapshot",
+    ]
+    assert main[4:].count("Page.getFrameTree") == 1
+    assert not model.navigated
+    tree = await page.execute(protocol.page_get_frame_tree())
+    assert model.document_id == tree["frameTree"]["frame"]["loaderId"]
 
 
 async def test_options_skip_parts(page: PageTarget, pages_server: StaticServer) -> None:

@@ -9,9 +9,11 @@ import pytest
 
 from pycdp_bridge._decode import (
     SNAPSHOT_STYLES,
+    content_inset,
     cut_off,
     decode_ax,
     decode_snapshot,
+    frame_owners,
     interactive_nodes,
     viewport,
 )
@@ -24,9 +26,7 @@ def _styles(**overrides: str) -> list[str]:
         "display": "block", "visibility": "visible", "opacity": "1",
         "background-color": "rgba(0, 0, 0, 0)", "background-image": "none", "content": "normal",
         "cursor": "auto",
-        "pointer-events": "auto", "overflow-x": "visible", "overflow-y": "visible",
-        "position": "static", "z-index": "auto", "padding-left": "0px", "padding-top": "0px",
-        "border-left-width": "0px", "border-top-width": "0px",
+        "pointer-events": "auto", "position": "static", "z-index": "auto",
     }  # fmt: skip
     values.update({k.replace("_", "-"): v for k, v in overrides.items()})
     return [values[name] for name in SNAPSHOT_STYLES]
@@ -39,7 +39,7 @@ def snapshot_reply() -> dict[str, Any]:
     strings: list[str] = ["", "frame-1", "Title", "HTML", "BODY", "DIV", "#text", " ", "SPAN"]
     long_text = "x" * 10_001
     strings.append(long_text)
-    pointer = _styles(cursor="pointer", padding_left="3px", border_left_width="2px")
+    pointer = _styles(cursor="pointer")
     plain = _styles(opacity="0.5")
 
     def index_of(value: str) -> int:
@@ -79,14 +79,13 @@ def snapshot_reply() -> dict[str, Any]:
 
 
 def test_snapshot_tables_decode_into_node_states() -> None:
-    """Styles, boxes, paint order, clickability, whitespace and long text come out of the
-    string table and layout arrays on the right backend ids."""
+    """Styles, boxes, paint order, clickability, whitespace, long text and the top
+    document's node come out of the string table and layout arrays on the right ids."""
     decoded = decode_snapshot(snapshot_reply())
     div = decoded.states[12].layout
     assert div is not None
     assert div.style is not None
     assert div.style.cursor == "pointer"
-    assert div.padding == (5.0, 0.0)
     assert (div.bounds, div.paint_order) == (Rect(0, 0, 100, 20), 1)
     span = decoded.states[14]
     assert span.clickable
@@ -103,6 +102,8 @@ def test_snapshot_tables_decode_into_node_states() -> None:
         12: [(None, {"nodeType": 3, "nodeValue": " ", "backendNodeId": 13})]
     }
     assert decoded.long_texts == {15: "x" * 10_001}
+    # The top document's first node: what getDocument's root must be, or it navigated.
+    assert decoded.root_id == 10
 
 
 def test_ax_nodes_decode_first_unignored_wins() -> None:
@@ -152,6 +153,32 @@ def test_document_walks_find_cut_off_and_interactive_nodes() -> None:
     }
     assert cut_off([root]) == [cut]
     assert sorted(interactive_nodes(root, {})) == [2, 3, 5]
+
+
+def test_frame_owners_and_their_content_insets() -> None:
+    """The walk finds the elements holding in-process frame documents, nested ones too,
+    and a box model says where the frame's document starts: border plus padding."""
+    inner = {"nodeType": 1, "nodeName": "IFRAME", "backendNodeId": 7, "contentDocument": {}}
+    root = {
+        "nodeType": 9,
+        "backendNodeId": 1,
+        "children": [
+            {
+                "nodeType": 1,
+                "nodeName": "IFRAME",
+                "backendNodeId": 3,
+                "contentDocument": {"nodeType": 9, "backendNodeId": 4, "children": [inner]},
+            },
+            {"nodeType": 1, "nodeName": "IFRAME", "backendNodeId": 5},  # out of process
+        ],
+    }
+    assert sorted(frame_owners(root)) == [3, 7]
+    model = {
+        "border": [10, 20, 110, 20, 110, 80, 10, 80],
+        "padding": [12, 21, 108, 21, 108, 79, 12, 79],
+        "content": [15.5, 24, 105, 24, 105, 76, 15.5, 76],
+    }
+    assert content_inset(model) == (5.5, 4.0)
 
 
 def test_layout_metrics_decode_into_the_viewport() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import struct
 from typing import Any
@@ -12,6 +13,7 @@ from hypothesis import strategies as st
 
 from trimtab.native._framing import (
     DEFAULT_CHUNK_THRESHOLD,
+    LARGE_FRAME,
     MAX_INCOMING_FRAME,
     MAX_OUTGOING_FRAME,
     ChunkAssembler,
@@ -91,6 +93,19 @@ def test_round_trip_one_byte_at_a_time() -> None:
         events += decoder.feed(stream[i : i + 1])
     assert messages(events) == SAMPLES
     assert decoder.feed_eof() == []
+
+
+def test_a_large_frame_decodes_alike_and_leaves_the_collector_on() -> None:
+    """A frame past LARGE_FRAME (a relayed CDP result of a big page), decoded with the
+    collector paused, gives the same message, and the collector runs again after."""
+    message = {"type": "cdp_result", "id": "c1", "result": {"nodes": list(range(20_000))}}
+    body = json.dumps(message).encode()
+    assert len(body) > LARGE_FRAME
+    assert gc.isenabled()
+    (event,) = FrameDecoder().feed(raw_frame(body))
+    assert isinstance(event, DecodedMessage)
+    assert event.message == message
+    assert gc.isenabled()
 
 
 def test_decoded_message_reports_body_size() -> None:

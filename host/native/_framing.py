@@ -16,6 +16,8 @@ from typing import Any, Final, Literal, TypeAlias
 
 import attrs
 
+from pycdp_bridge import gc_paused
+
 __all__ = [
     "DEFAULT_CHUNK_THRESHOLD",
     "HEADER_SIZE",
@@ -67,6 +69,9 @@ MAX_INCOMING_FRAME: Final = 64 * 1024 * 1024
 # the 4-byte header).
 MAX_OUTGOING_FRAME: Final = 1024 * 1024
 DEFAULT_CHUNK_THRESHOLD: Final = 1_000_000
+# Frames from this size on are decoded with the garbage collector paused (see
+# `pycdp_bridge.gc_paused`): the relay's CDP results of a large page.
+LARGE_FRAME: Final = 1 << 16
 
 # Ids are echoed in every reply and in every chunk of it, so an unbounded id could
 # push a chunk over Chrome's limit; real ids are short counters like "r7".
@@ -251,7 +256,13 @@ class FrameDecoder:
                 "bad_frame", f"frame is not valid UTF-8: {exc.reason} at byte {exc.start}"
             )
         try:
-            value = json.loads(text, parse_constant=_reject_constant)
+            if len(body) < LARGE_FRAME:
+                value = json.loads(text, parse_constant=_reject_constant)
+            else:
+                # A CDP result of the relay: as over the direct pipe, no collections
+                # while its objects are made (they make no cycles).
+                with gc_paused():
+                    value = json.loads(text, parse_constant=_reject_constant)
         except (ValueError, RecursionError) as exc:
             # RecursionError: deeply nested arrays exhaust the parser's stack.
             return self._error("bad_frame", f"frame is not valid JSON: {_short(exc)}")

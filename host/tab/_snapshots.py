@@ -204,11 +204,15 @@ class SnapshotMemory:
 
     async def _capture_consistent(self) -> PageModel:
         """A capture of one document: the DOM tree, the snapshot and the AX data are
-        separate commands, and a navigation between them would join two pages."""
+        separate commands, and a navigation between them would join two pages (the
+        capture reads the main frame's loader with them and after them: `navigated`)."""
         for _ in range(CAPTURE_ATTEMPTS):
+            # Asked and answered before the capture starts: the capture's own first
+            # frame tree is sent with its other calls, and a navigation the browser
+            # commits ahead of them all would go unseen by it.
             before = await _loader_id(self.target)
             model = await capture(self.target, ax=self.options.ax, rects=self.options.rects)
-            if await _loader_id(self.target) == before:
+            if not model.navigated and model.document_id == before:
                 return model
         raise PageChangedError(CAPTURE_ATTEMPTS)
 

@@ -1,6 +1,6 @@
 """``python -m tests.bench`` (``make bench``): every benchmark, one JSON file of figures.
 
-Runs pages, flows, scaling, stability, tasks and actions (this package), then
+Runs pages, flows, scaling, stability, tasks, actions, mcp and speed (this package), then
 ``tests.bench.capture``
 and ``tests.bench.tracker`` where they offer a ``run()``, prints their tables and
 writes every figure to ``bench-results/bench-<timestamp>.json`` so runs can be
@@ -25,7 +25,7 @@ import trio
 
 from tests.bench import REPO, require_corpus
 
-OURS = ("pages", "flows", "scaling", "stability", "tasks", "actions", "mcp")
+OURS = ("pages", "flows", "scaling", "stability", "tasks", "actions", "mcp", "speed")
 THEIRS = ("capture", "tracker")
 SECTIONS = (*OURS, *THEIRS)
 
@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [s for s in chosen if s not in SECTIONS]
     if unknown:
         parser.error(f"unknown sections {unknown}; choose from {', '.join(SECTIONS)}")
-    if any(s in ("pages", "flows", "stability", "tasks", "mcp") for s in chosen):
+    if any(s in ("pages", "flows", "stability", "tasks", "mcp", "speed") for s in chosen):
         require_corpus()
 
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")

@@ -7,10 +7,11 @@ capture (``DOM.getDocument`` + ``DOMSnapshot`` + AX tree, concurrently), the cap
 without the AX tree and without the snapshot, and the size of the model.
 
 ``python -m tests.bench.capture --versus [GLOB]`` instead times the first snapshot of
-every corpus page and flow step as the product takes it (a new `TabSession`'s snapshot: capture,
-pipeline, XML; warm browser, direct transport) against Playwright's ai-mode aria
-snapshot of the same page in the same run, medians of 5 each, with the capture's
-calls broken down, and prints the ratios (issue 14's first target).
+every corpus page and flow step as the product takes it (a new `SnapshotMemory`'s
+snapshot: capture, pipeline, XML; warm browser, direct transport) against Playwright's
+ai-mode aria snapshot of the same page in the same run, medians of 5 each, with the
+capture's calls broken down, and prints the ratios (issue 14's first target; ``--only
+speed`` of ``python -m tests.bench`` reports all of its targets).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ import trio
 from pycdp_bridge import PageModel, PageTarget, capture, launch_browser, protocol
 from pycdp_bridge._capture import SNAPSHOT_STYLES
 from tests.bench import PlaywrightWorker, corpus_pages, open_playwright, table
-from trimtab import SnapshotOptions, TabSession
+from trimtab import SnapshotMemory, SnapshotOptions
 
 RUNS = 5
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
@@ -126,10 +127,10 @@ async def versus_playwright(pattern: str | None = None) -> dict[str, Any]:
         page = await browser.new_page()
         for item in items:
             await page.navigate(item.url, timeout=60)
-            await TabSession(page, options).snapshot()  # warm: caches, lazy imports
+            await SnapshotMemory(page, options).snapshot()  # warm: caches, lazy imports
             ours: list[float] = []
             for _ in range(RUNS):
-                session = TabSession(page, options)
+                session = SnapshotMemory(page, options)
                 started = time.perf_counter()
                 await session.snapshot()
                 ours.append((time.perf_counter() - started) * 1000)
