@@ -16,8 +16,8 @@ import pytest
 import trio
 
 from tests.support import StaticServer
+from tests.support.agent import TaskRun, run_task, serve_model
 from tests.support.e2e import ExtensionBrowser, launch_with_extension
-from tests.test_agent_e2e import TaskRun, run_task, serve_model
 
 pytestmark = pytest.mark.browser
 

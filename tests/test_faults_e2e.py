@@ -15,8 +15,8 @@ import pytest
 import trio
 
 from tests.support import StaticServer
+from tests.support.agent import run_task, send_message, serve_model
 from tests.support.e2e import ExtensionBrowser, _attach, kill_process, launch_with_extension
-from tests.test_agent_e2e import run_task, send_message, serve_model
 from tests.test_consent_e2e import PlannedModel, Step, _id_of
 
 pytestmark = pytest.mark.browser

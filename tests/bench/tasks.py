@@ -63,6 +63,7 @@ import attrs
 import trio
 
 from tests.bench import CORPUS, REPO, PlaywrightWorker, open_playwright, table
+from tests.support.agent import serve_model
 from tests.support.e2e import ExtensionBrowser, launch_with_extension
 from trimtab.pipeline import count_tokens
 
@@ -492,12 +493,6 @@ class PromptCache:
 # -- the scripted model ------------------------------------------------------------------
 
 
-CORS = (
-    "Access-Control-Allow-Origin: *\r\nAccess-Control-Allow-Headers: *\r\n"
-    "Access-Control-Allow-Methods: POST, OPTIONS\r\n"
-)
-
-
 @attrs.define
 class BenchModel:
     """A scripted model for one task run: it plays the task's steps, finding each
@@ -507,7 +502,9 @@ class BenchModel:
     task: Task
     provider: str  # "anthropic" or "openai"
     port: int = 0
-    bodies: list[dict[str, Any]] = attrs.field(factory=list)
+    # What `serve_model` logs: each request's headers and body, and each answer.
+    requests: list[tuple[dict[str, str], dict[str, Any]]] = attrs.field(factory=list)
+    responses: list[dict[str, Any]] = attrs.field(factory=list)
     billed: list[Billed] = attrs.field(factory=list)
     cache: PromptCache = attrs.field(factory=PromptCache)
     failure: str = ""
@@ -521,6 +518,11 @@ class BenchModel:
         origin = f"http://127.0.0.1:{self.port}"
         return origin if self.provider == "anthropic" else origin + "/v1"
 
+    @property
+    def bodies(self) -> list[dict[str, Any]]:
+        """Every request body the model was sent, in order."""
+        return [body for _, body in self.requests]
+
     def tool_results(self, messages: list[dict[str, Any]]) -> list[str]:
         if self.provider == "anthropic":
             return [
@@ -533,7 +535,6 @@ class BenchModel:
         return [str(m["content"]) for m in messages if m["role"] == "tool"]
 
     def answer(self, body: dict[str, Any]) -> dict[str, Any]:
-        self.bodies.append(body)
         if self.provider == "anthropic":
             usage = self.cache.anthropic(anthropic_segments(body))
         else:
@@ -618,35 +619,6 @@ class BenchModel:
                 "prompt_tokens_details": {"cached_tokens": usage.read},
             },
         }
-
-
-async def serve_model(
-    model: BenchModel, *, task_status: trio.TaskStatus[BenchModel] = trio.TASK_STATUS_IGNORED
-) -> None:
-    """Serve the scripted model on 127.0.0.1 (port 0) until cancelled."""
-
-    async def handle(stream: trio.SocketStream) -> None:
-        async with stream:
-            try:
-                method, _, _, body = await _read_request(stream)
-            except (EOFError, trio.BrokenResourceError):
-                return
-            if method == "OPTIONS":
-                await stream.send_all(f"HTTP/1.1 204 No Content\r\n{CORS}\r\n".encode())
-                return
-            payload = json.dumps(model.answer(json.loads(body))).encode()
-            await stream.send_all(
-                (
-                    f"HTTP/1.1 200 OK\r\n{CORS}Content-Type: application/json\r\n"
-                    f"Content-Length: {len(payload)}\r\nConnection: close\r\n\r\n"
-                ).encode()
-                + payload
-            )
-
-    listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
-    model.port = listeners[0].socket.getsockname()[1]
-    task_status.started(model)
-    await trio.serve_listeners(handle, listeners)
 
 
 # -- one run through the real extension ------------------------------------------------------

@@ -2,7 +2,8 @@
 started in the real side panel.
 
 `ScriptedModel` plays a task through whatever tools the host offers, speaking the
-Anthropic Messages API or the OpenAI Chat Completions API; `serve_model` serves it;
+Anthropic Messages API or the OpenAI Chat Completions API; `serve_model` serves it
+(or any `ServedModel`: the tasks bench serves its own);
 `run_task` sets the extension's settings to it, opens a tab and the side panel, and
 `send_message` types the task and waits until the agent ends.
 """
@@ -11,16 +12,25 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 import attrs
 import trio
 
 from tests.support.e2e import ExtensionBrowser, ExtensionContext
 
-__all__ = ["API_KEY", "ScriptedModel", "TaskRun", "run_task", "send_message", "serve_model"]
+__all__ = [
+    "API_KEY",
+    "ScriptedModel",
+    "ServedModel",
+    "TaskRun",
+    "run_task",
+    "send_message",
+    "serve_model",
+]
 
 API_KEY = "sk-test-not-a-real-key"
+M = TypeVar("M", bound="ServedModel")
 CORS = (
     "Access-Control-Allow-Origin: *\r\n"
     "Access-Control-Allow-Headers: *\r\n"
@@ -251,10 +261,22 @@ def _fill_args(tool: dict[str, Any], args: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+class ServedModel(Protocol):
+    """What `serve_model` needs of a scripted model: its port (set once it listens),
+    the log of what it was sent and answered, and the answer to one request body."""
+
+    port: int
+    requests: list[tuple[dict[str, str], dict[str, Any]]]
+    responses: list[dict[str, Any]]
+
+    def answer(self, body: dict[str, Any]) -> dict[str, Any]: ...
+
+
 async def serve_model(
-    model: ScriptedModel, *, task_status: trio.TaskStatus[ScriptedModel] = trio.TASK_STATUS_IGNORED
+    model: M, *, task_status: trio.TaskStatus[M] = trio.TASK_STATUS_IGNORED
 ) -> None:
-    """Serve the scripted model on 127.0.0.1 (port 0) until cancelled."""
+    """Serve a scripted model on 127.0.0.1 (port 0), as an LLM provider's HTTP API
+    that the side panel may call (CORS), until cancelled."""
 
     async def handle(stream: trio.SocketStream) -> None:
         async with stream:
