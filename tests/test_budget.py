@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from lxml import etree
 
-from pycdp_bridge import Frame, Node, NodeType, PageModel, PageTarget, Rect, Target
+from pycdp_bridge import Frame, Node, NodeType, PageModel, PageTarget, Rect, Style, Target
 from tests.support.handlers_host import TAB, Host, open_host
 from tests.support.pages import page_url, parse_xml
 from trimtab.native import RequestError
@@ -138,7 +138,7 @@ Landmark = tuple[str, list[Row], list[Row]]  # tag, rows, rows of a nav nested i
 
 
 def page_model(landmarks: list[Landmark], title: str = "Budget") -> PageModel:
-    """document > html > body > landmarks of paragraphs and links, without layout."""
+    """document > html > body > landmarks of paragraphs (blocks) and links, without boxes."""
     build = _Builder()
     document = build.add(NodeType.DOCUMENT, "#document", -1)
     html = build.add(NodeType.ELEMENT, "html", document)
@@ -147,6 +147,7 @@ def page_model(landmarks: list[Landmark], title: str = "Budget") -> PageModel:
     def rows(parent: int, items: list[Row]) -> None:
         for number, (text, link) in enumerate(items):
             paragraph = build.add(NodeType.ELEMENT, "p", parent)
+            build.nodes[paragraph].style = Style(display="block")  # one line per paragraph
             build.add(NodeType.TEXT, "#text", paragraph, text)
             if link:
                 anchor = build.add(NodeType.ELEMENT, "a", paragraph, href=f"#r{number}")
@@ -190,7 +191,7 @@ def memory_for(budget: int | None) -> SnapshotMemory:
     return SnapshotMemory(cast(Target, None), SnapshotOptions(trim=False, budget=budget))
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(landmarks=_landmarks, budget=st.integers(MIN_BUDGET, 6_000))
 def test_any_page_fits_any_budget_and_pages_back(landmarks: list[Landmark], budget: int) -> None:
     """For any budget from the minimum, a snapshot is well-formed and within it, its
@@ -401,3 +402,22 @@ async def test_the_hosts_requests_take_the_budget(host: Host) -> None:
     assert isinstance(error, RequestError)
     assert error.code == "bad_request"
     assert "10" in error.message
+
+
+async def test_inspect_takes_a_budget() -> None:
+    """`trimtab inspect --budget N` prints a snapshot within N tokens with its markers;
+    0 prints the whole page; a budget below the minimum is a usage error."""
+    from tests.test_cli import inspect
+
+    done = await inspect(page_url(SMALL_PAGE), "--budget", str(MIN_BUDGET))
+    assert done.returncode == 0, done.stderr.decode()
+    document = done.stdout.decode()
+    assert count_tokens(document) <= MIN_BUDGET
+    assert 'region="main.' in document
+    assert "behind budget markers=" in done.stderr.decode()
+    whole = await inspect(page_url(SMALL_PAGE), "--budget", "0")
+    assert "<more" not in whole.stdout.decode()
+    assert count_tokens(whole.stdout.decode()) > MIN_BUDGET
+    refused = await inspect(page_url(SMALL_PAGE), "--budget", "10")
+    assert refused.returncode == 2
+    assert "at least 1000" in refused.stderr.decode()
