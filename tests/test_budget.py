@@ -21,6 +21,7 @@ from trimtab.native import RequestError
 from trimtab.pipeline import count_tokens
 from trimtab.pipeline import xml as xmlw
 from trimtab.tab import DEFAULT_BUDGET, MIN_BUDGET, SnapshotMemory, SnapshotOptions, Tab
+from trimtab.tab._budget import tokens_within
 from trimtab.tools import run_tool
 
 pytestmark = pytest.mark.browser
@@ -206,6 +207,15 @@ def test_any_page_fits_any_budget_and_pages_back(landmarks: list[Landmark], budg
         assert document == whole
     assert_markers_exact(memory, document)
     assert words_and_ids(splice(memory, document, budget)) == words_and_ids(parse_xml(whole))
+
+
+def test_counting_within_a_limit_ends_for_any_limit() -> None:
+    """Counting against a limit answers for every limit, none or zero room included
+    (a page filled to the token once looped for ever here)."""
+    assert tokens_within("x\n", 0) is None
+    assert tokens_within("", 0) == 0
+    assert tokens_within("x\n" * 100_000, 50) is None
+    assert tokens_within("x\n" * 10, 50) == count_tokens("x\n" * 10)
 
 
 def test_a_budget_below_the_minimum_is_refused() -> None:

@@ -75,14 +75,14 @@ def tokens_within(text: str, limit: int) -> int | None:
     Counting stops soon after the count passes `limit`: a 20 MB page over the budget
     costs the counting of a few budgets' worth of text, not of all of it.
     """
-    if limit < 0:
-        return None
+    if limit < 1:
+        return 0 if not text else None
     if len(text) <= 4 * limit:  # short enough to count in one go
         tokens = count_tokens(text)
         return tokens if tokens <= limit else None
     # Slices end at a line break, where our XML's pre-tokens end too, so their sum is
     # the count of the whole (checked exactly below once it looks within).
-    step = 4 * limit
+    step = 4 * limit  # at least 4 characters: `limit` is 1 or more here
     total = 0
     start = 0
     while start < len(text):
