@@ -408,6 +408,12 @@ async def test_the_hosts_requests_take_the_budget(host: Host) -> None:
     page = await host.request("tool", name="expand", args=args, **fields)
     assert not page["is_error"], page["content"]
     assert count_tokens(page["content"]) <= MIN_BUDGET
+    # The call tracker keys a call by its budget too: the same page again is cached,
+    # the same call under no budget is another call.
+    again = await host.request("tool", name="expand", args=args, **fields)
+    assert again["cached"]
+    unbudgeted = await host.request("tool", name="expand", args=args, **{**fields, "budget": 0})
+    assert not unbudgeted["cached"]
     error = await host.error("snapshot", tab=TAB, budget=10)
     assert isinstance(error, RequestError)
     assert error.code == "bad_request"

@@ -146,6 +146,26 @@ async def test_same_args_on_another_tab_are_another_call() -> None:
     assert other.result == "tab two"
 
 
+async def test_same_args_with_other_options_are_another_call() -> None:
+    """A read under another snapshot budget runs again; the same budget is answered
+    from the cache."""
+    tracker, tool = make_tracker(), FakeTool()
+    first = await tracker.call(
+        "s1", "read", {"id": "k1"}, tool.returning("small"), tab=TAB, options=1000
+    )
+    other = await tracker.call(
+        "s1", "read", {"id": "k1"}, tool.returning("whole"), tab=TAB, options=None
+    )
+    again = await tracker.call(
+        "s1", "read", {"id": "k1"}, tool.returning("x"), tab=TAB, options=1000
+    )
+    assert not other.cached
+    assert other.result == "whole"
+    assert again.cached
+    assert again.cached_from == first.call_id
+    assert tool.runs == 2
+
+
 # ---- equivalence
 
 

@@ -54,7 +54,7 @@ R = TypeVar("R")
 # The state a result was read in: the session's action epoch and, for page reads, the
 # tab's page revision. A result is valid only while the current stamp equals it.
 _Stamp = tuple[int, int | None]
-_Key = tuple[str, Hashable, Hashable]
+_Key = tuple[str, Hashable, Hashable, Hashable]
 
 
 class _Outcome(enum.Enum):
@@ -182,6 +182,7 @@ class CallTracker:
         run: Callable[[], Awaitable[R]],
         *,
         tab: Hashable | None = None,
+        options: Hashable = None,
     ) -> TrackedResult[R]:
         """Run `tool` through the tracker: answer from an equivalent earlier call, or `run()`.
 
@@ -190,6 +191,8 @@ class CallTracker:
         call waiting on this one sees the same exception. `tab` is required for tools
         that read a page. Raises `ValueError` for a page read without a tab, and
         `TypeError` or `ValueError` for arguments that have no key, before running.
+        `options` is what else the result depends on (the snapshot's token budget):
+        calls with other options are not the same call.
         """
         policy = self.policy(tool)
         if policy.reads_page and tab is None:
@@ -206,7 +209,7 @@ class CallTracker:
             raise ValueError(f"arguments of tool {tool!r}: {exc}") from exc
         # The tab is part of the key even for tools that do not read the page: merging
         # calls across tabs would only save a run, and only if the policy is right.
-        key: _Key = (tool, tab, arg_key)
+        key: _Key = (tool, tab, arg_key, options)
         page_tab = tab if policy.reads_page else None
 
         call_id = self._start_call()
