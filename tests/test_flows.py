@@ -59,8 +59,10 @@ FIXTURE_FLOW = [
 async def check_flow(page: PageTarget, steps: list[str]) -> dict[str, int]:
     """Visit the steps in one tab; every answer must account for its full baseline.
     Returns how many markers of each kind the answers used."""
-    agent = SnapshotMemory(page)
-    reference = SnapshotMemory(page, SnapshotOptions(dedup=False, trim=False))
+    # No token budget: the budget's own paging is checked in test_budget.py; here the
+    # markers of dedup and trimming are replayed against whole pages.
+    agent = SnapshotMemory(page, SnapshotOptions(budget=None))
+    reference = SnapshotMemory(page, SnapshotOptions(dedup=False, trim=False, budget=None))
     used = {"collapsed": 0, "unchanged": 0, "trimmed": 0}
     previous_full: str | None = None
     for step in steps:
