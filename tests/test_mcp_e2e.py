@@ -90,16 +90,8 @@ async def test_unshared_tab_refused_then_allowed_in_the_side_panel(
             results: list[tuple[str, bool, dict[str, Any]]] = []
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(_collect, results, client, tab)
-                with trio.fail_after(TIMEOUT):
-                    while not await panel.evaluate(
-                        "document.querySelector('#agents-asks .confirm p')?.textContent ?? ''"
-                    ):
-                        await trio.sleep(0.05)
-                question = await panel.evaluate(
-                    "document.querySelector('#agents-asks .confirm p').textContent"
-                )
+                question = await _answer_in_panel(panel, answer)
                 assert "claude-code 1.0 asks to read and act in" in question
-                await panel.evaluate(f"document.querySelector('#agents-asks .{answer}').click()")
             text, is_error, _ = results[0]
             if answer == "agents-deny":
                 assert is_error
@@ -201,16 +193,24 @@ async def test_browser_closed_and_restarted_under_a_connected_client(
 
 
 async def _answer_in_panel(panel: Any, answer: str) -> str:
-    """Wait for the side panel's question about an outside agent, answer it, return it."""
+    """Wait for the side panel's question about an outside agent, answer it, return it.
+
+    The box is drawn again whenever the agents' status changes, so the question is
+    read, and the button pressed, each within one evaluation."""
+    question = ""
     with trio.fail_after(TIMEOUT):
+        while not question:
+            question = str(
+                await panel.evaluate(
+                    "document.querySelector('#agents-asks .confirm p')?.textContent ?? ''"
+                )
+            )
+            await trio.sleep(0.05)
         while not await panel.evaluate(
-            "document.querySelector('#agents-asks .confirm p')?.textContent ?? ''"
+            f"(() => {{ const b = document.querySelector('#agents-asks .{answer}');"
+            " if (b) b.click(); return Boolean(b); })()"
         ):
             await trio.sleep(0.05)
-    question = str(
-        await panel.evaluate("document.querySelector('#agents-asks .confirm p').textContent")
-    )
-    await panel.evaluate(f"document.querySelector('#agents-asks .{answer}').click()")
     return question
 
 
