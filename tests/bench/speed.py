@@ -125,6 +125,20 @@ def _timed_settle(log: list[dict[str, Any]]) -> Iterator[None]:
 # -- first snapshot and action answer, against Playwright ------------------------------
 
 
+async def _clicks(tab: Tab, button: str) -> tuple[list[float], list[str]]:
+    """`ACTION_ROUNDS` clicks on the bench button through the tool: ms and answer kinds."""
+    times: list[float] = []
+    kinds: list[str] = []
+    for _ in range(ACTION_ROUNDS):
+        started = time.perf_counter()
+        result = await run_tool(tab, "click", {"id": button})
+        times.append((time.perf_counter() - started) * 1000)
+        if result.is_error:
+            raise RuntimeError(f"click: {result.content[:300]}")
+        kinds.append(result.kind)
+    return times, kinds
+
+
 async def _page_figures(
     page: PageTarget, playwright: PlaywrightWorker, item: CorpusPage
 ) -> dict[str, Any]:
@@ -140,28 +154,14 @@ async def _page_figures(
     await page.evaluate(_BUTTON_JS)
     tab = Tab.open(page)
     button = _button((await tab.snapshot()).xml)
-    answers: list[float] = []
     settles: list[dict[str, Any]] = []
-    kinds: list[str] = []
     with _timed_settle(settles):
-        for _ in range(ACTION_ROUNDS):
-            started = time.perf_counter()
-            result = await run_tool(tab, "click", {"id": button})
-            answers.append((time.perf_counter() - started) * 1000)
-            if result.is_error:
-                raise RuntimeError(f"click: {result.content[:300]}")
-            kinds.append(result.kind)
+        answers, kinds = await _clicks(tab, button)
     # The same click in a tab the person is not looking at (another tab in front):
     # outside agents act in such tabs.
     front = await page.browser.new_page("about:blank")
     await front.execute(cdp.page_bring_to_front())
-    background: list[float] = []
-    for _ in range(ACTION_ROUNDS):
-        started = time.perf_counter()
-        result = await run_tool(tab, "click", {"id": button})
-        background.append((time.perf_counter() - started) * 1000)
-        if result.is_error:
-            raise RuntimeError(f"click in the background: {result.content[:300]}")
+    background, _ = await _clicks(tab, button)
     await front.close()
     await page.execute(cdp.page_bring_to_front())
     await page.navigate("about:blank")

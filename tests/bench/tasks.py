@@ -63,7 +63,7 @@ import attrs
 import trio
 
 from tests.bench import CORPUS, REPO, PlaywrightWorker, open_playwright, table
-from tests.support.agent import serve_model
+from tests.support.agent import serve_model, use_model
 from tests.support.e2e import ExtensionBrowser, launch_with_extension
 from trimtab.pipeline import count_tokens
 
@@ -79,7 +79,6 @@ TARGET_PLAYWRIGHT = 0.15
 TARGET_TODAY = 0.35
 #: Chromium resolves no host name but 127.0.0.1: nothing a page links to is fetched.
 LOCAL_ONLY = "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1"
-API_KEY = "sk-bench-not-a-real-key"
 TASK_TIMEOUT = 300.0
 
 # -- the tasks ------------------------------------------------------------------------
@@ -671,15 +670,7 @@ class Run:
 async def _run_agent(
     ext: ExtensionBrowser, model: BenchModel, url: str, prompt: str, budget: int
 ) -> Run:
-    settings = {
-        "provider": "anthropic" if model.provider == "anthropic" else "compatible",
-        "baseUrl": model.base_url,
-        "model": "scripted",
-        "apiKey": API_KEY,
-        "askBeforeSubmit": False,
-        "budget": budget,
-    }
-    await ext.worker.evaluate(f"chrome.storage.local.set({{settings: {json.dumps(settings)}}})")
+    await use_model(ext, model, askBeforeSubmit=False, budget=budget)
     _, tab_id = await ext.open_tab(url)
     await ext.wait_loaded(tab_id)
     panel = await ext.open_side_panel()

@@ -27,6 +27,7 @@ __all__ = [
     "run_task",
     "send_message",
     "serve_model",
+    "use_model",
 ]
 
 API_KEY = "sk-test-not-a-real-key"
@@ -315,6 +316,19 @@ async def serve_model(
     await trio.serve_listeners(handle, listeners)
 
 
+async def use_model(ext: ExtensionBrowser, model: Any, **settings: Any) -> None:
+    """Point the extension's settings at a scripted model served on 127.0.0.1 (its
+    `provider` and `base_url`), with any other `settings` on top."""
+    saved = {
+        "provider": "anthropic" if model.provider == "anthropic" else "compatible",
+        "baseUrl": model.base_url,
+        "model": "scripted",
+        "apiKey": API_KEY,
+        **settings,
+    }
+    await ext.worker.evaluate(f"chrome.storage.local.set({{settings: {json.dumps(saved)}}})")
+
+
 @attrs.frozen
 class TaskRun:
     """What the side panel showed for one task, and the person's one question."""
@@ -334,15 +348,7 @@ async def run_task(
     settings: dict[str, Any] | None = None,
 ) -> TaskRun:
     """Start a task in the real side panel on a new tab; answer "no" to any question."""
-    saved = {
-        "provider": "anthropic" if model.provider == "anthropic" else "compatible",
-        "baseUrl": model.base_url,
-        "model": "scripted",
-        "apiKey": API_KEY,
-        "askBeforeSubmit": ask,
-        **(settings or {}),
-    }
-    await ext.worker.evaluate(f"chrome.storage.local.set({{settings: {json.dumps(saved)}}})")
+    await use_model(ext, model, askBeforeSubmit=ask, **(settings or {}))
     _, tab_id = await ext.open_tab(url)
     await ext.wait_loaded(tab_id)
     panel = await ext.open_side_panel()
