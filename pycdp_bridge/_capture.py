@@ -3,16 +3,19 @@
 This module does the I/O: it issues the CDP commands, concurrently, and hands their
 replies to `_decode` (pure functions over the replies) and `_join` (the model).
 
-* The tree comes from ``DOM.getDocument{pierce:true}`` (in slices, see below);
-  layout, styles, form state and clickability from ``DOMSnapshot.captureSnapshot``;
-  roles and names from the accessibility tree. They are joined on ``backendNodeId``.
-* DOMSnapshot alone is not enough for the tree, though it lists every node of every
-  in-process frame: it walks the *flat* tree, so shadow roots have no node of their
-  own, light children of a shadow host appear under the ``<slot>`` they are assigned
-  to (unassigned ones not at all), and where a shadow host sits inside a shadow tree
-  of the same mode the boundary between the two trees cannot be told apart. The
-  model promises shadow roots with their mode, so the default pays for
-  ``DOM.getDocument``; ``dom_snapshot=False`` skips the snapshot.
+* Layout, styles, form state and clickability come from
+  ``DOMSnapshot.captureSnapshot``; roles and names from the accessibility tree. They
+  are joined to the tree on ``backendNodeId``.
+* The tree comes from the snapshot itself when it can stand for it (`_snapshot_tree`):
+  it lists every node of every in-process frame, but walks the *flat* tree, so
+  within author shadow trees shadow roots have no node of their own, light children
+  of a shadow host appear under the ``<slot>`` they are assigned to (unassigned ones
+  not at all), and where a shadow host sits inside a shadow tree of the same mode
+  the boundary between the two trees cannot be told apart. The model promises
+  shadow roots with their mode, so a page with any shadow root also pays for
+  ``DOM.getDocument{pierce:true}`` (in slices, see below), asked once the snapshot
+  shows one; ``dom_tree=True`` asks for it with the snapshot from the start (a page
+  known to have shadow roots), ``dom_snapshot=False`` skips the snapshot.
 * The full AX tree is the costliest call by far (``python -m tests.bench.capture``
   prints each call's time), and the pipeline needs it only for roles and accessible
   names of the elements it keeps. Names follow rules (label[for], aria-labelledby,
@@ -72,6 +75,7 @@ from ._errors import CDPError, TargetClosedError, sole_kind
 from ._gc import gc_paused
 from ._join import SessionCapture, join
 from ._model import PageModel
+from ._snapshot_tree import document_from_snapshot, has_shadow_roots
 from ._target import Target
 
 __all__ = ["DOM_DEPTH_SLICE", "INTERACTIVE_TAGS", "SNAPSHOT_STYLES", "AXMode", "capture"]
@@ -92,6 +96,8 @@ class _Options:
     ax: AXMode
     dom_snapshot: bool
     rects: bool
+    # The tree from DOM.getDocument along with the snapshot, not from the snapshot.
+    dom_tree: bool
 
 
 async def capture(
@@ -101,6 +107,7 @@ async def capture(
     dom_snapshot: bool = True,
     child_frames: bool = True,
     rects: bool = True,
+    dom_tree: bool = False,
 ) -> PageModel:
     """Capture the target's page into a `PageModel` (see the module docstring).
 
@@ -111,11 +118,12 @@ async def capture(
     ``dom_snapshot=False`` skips the layout,
     ``child_frames=False`` out-of-process iframes, ``rects=False`` the client and
     scroll rectangles (DOMSnapshot's ``includeDOMRects``, a large share of its cost
-    on big pages; boxes, paint order and styles stay). Raises CDPError only when the DOM
-    tree itself cannot be read, TargetClosedError when the tab went away.
+    on big pages; boxes, paint order and styles stay), ``dom_tree=True`` the tree from
+    ``DOM.getDocument`` rather than from the snapshot. Raises CDPError only when the
+    DOM tree itself cannot be read, TargetClosedError when the tab went away.
     """
     started = time.perf_counter()
-    options = _Options(ax, dom_snapshot, rects)
+    options = _Options(ax, dom_snapshot, rects, dom_tree or not dom_snapshot)
     main = SessionCapture(None)
     children: dict[str, SessionCapture] = {}
     # (session of the owner's document, owner backendNodeId) -> child session id.
@@ -330,15 +338,18 @@ async def _capture_session(
             document = await _timed(cap.timings, "dom_get_document", call)
         finally:
             answered[0].set()
-        cap.document = document["root"]
+        await with_tree(document["root"])
+
+    async def with_tree(root: Json) -> None:
+        cap.document = root
         async with trio.open_nursery() as nursery:
             # Where each in-process iframe's document starts: asked while the browser
             # still takes the snapshot, so answered right after it.
-            for backend_id in frame_owners(document["root"]):
+            for backend_id in frame_owners(root):
                 nursery.start_soon(_read_inset, target, cap, backend_id)
             if ax is True:
                 # Each in-process iframe has an AX tree of its own.
-                for frame_id in subframe_ids(document["root"]):
+                for frame_id in subframe_ids(root):
                     nursery.start_soon(read_ax, frame_id)
 
     async def read_snapshot() -> None:
@@ -346,16 +357,30 @@ async def _capture_session(
             cdp.dom_snapshot_capture_snapshot(SNAPSHOT_STYLES, include_dom_rects=options.rects),
             session_id=session,
         )
+        snapshot: Json | None = None
         try:
             snapshot = await _timed(cap.timings, "dom_snapshot", call)
         except CDPError:
             cap.failed.append("dom_snapshot")
-            return
         finally:
             answered[1].set()
-        with gc_paused():
-            cap.snapshot = decode_snapshot(snapshot)
-        cap.snapshot_ok = True
+        # Without a snapshot, or with a shadow root in it, the tree is the DOM agent's.
+        from_snapshot = (
+            not options.dom_tree and snapshot is not None and not has_shadow_roots(snapshot)
+        )
+        if from_snapshot:
+            answered[0].set()
+        root: Json | None = None
+        if snapshot is not None:
+            with gc_paused():
+                cap.snapshot = decode_snapshot(snapshot)
+                if from_snapshot:
+                    root = document_from_snapshot(snapshot)
+            cap.snapshot_ok = True
+        if root is not None:
+            await with_tree(root)
+        elif not options.dom_tree:
+            await read_document()
 
     async def read_partial_ax(backend_node_id: int) -> None:
         call = target.execute(
@@ -371,7 +396,8 @@ async def _capture_session(
     partial_failures: list[int] = []
 
     async with trio.open_nursery() as nursery:
-        await _issue(nursery, read_document)
+        if options.dom_tree:
+            await _issue(nursery, read_document)
         if dom_snapshot:
             await _issue(nursery, read_snapshot)
         if ax is True:

@@ -24,6 +24,7 @@ from . import _protocol as cdp
 from ._model import AXInfo, Rect, Style
 
 __all__ = [
+    "DOM_WHITESPACE",
     "INTERACTIVE_TAGS",
     "SNAPSHOT_STYLES",
     "DocumentState",
@@ -61,6 +62,13 @@ _INTERACTIVE_ATTRIBUTES = ("role", "tabindex", "contenteditable", "aria-label", 
 #: need that one (`frame_insets` reads it from their box models instead).
 SNAPSHOT_STYLES = cdp.DEFAULT_SNAPSHOT_STYLES
 _STYLE_FIELDS = tuple(name.replace("-", "_") for name in cdp.DEFAULT_SNAPSHOT_STYLES)
+
+#: What the DOM agent strips when it leaves whitespace-only text nodes out of
+#: ``getDocument`` (Blink's IsSpaceOrNewline: ASCII space, tab and line breaks, and
+#: the characters of bidirectional class WS). A no-break space is text to it.
+DOM_WHITESPACE = (
+    " \t\n\v\f\r\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + "\u2028\u205f\u3000"
+)
 
 #: getDocument ends longer text nodes with "…" at this many characters.
 DOM_TEXT_LIMIT = 10_000
@@ -221,7 +229,9 @@ def _read_text_nodes(
         text = string(values[index])
         if len(text) > DOM_TEXT_LIMIT:
             into.long_texts[backend_ids[index]] = text
-        if text and index in rendered and text.isspace():
+        # Exactly the ones getDocument leaves out: a no-break space it keeps would
+        # otherwise stand twice in the tree.
+        if text and index in rendered and not text.strip(DOM_WHITESPACE):
             entry = {"nodeType": TEXT, "nodeValue": text, "backendNodeId": backend_ids[index]}
             before = backend_ids[previous] if previous is not None else None
             into.whitespace.setdefault(backend_ids[parent], []).append((before, entry))

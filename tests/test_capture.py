@@ -319,23 +319,68 @@ class _Recording(WrappedTarget):
 async def test_frame_trees_bracket_the_dom_calls(
     page: PageTarget, pages_server: StaticServer
 ) -> None:
-    """The capture sends the frame tree and the small calls first, the DOM tree and the
-    snapshot next without waiting between them, the frame tree again after those, and
-    says the document stayed the same."""
+    """The capture sends the frame tree and the small calls first and the snapshot
+    next; on a page with shadow roots the DOM tree once the snapshot shows them, and the
+    frame tree again only after both; and says the document stayed the same."""
     await page.navigate(pages_server.url("frames/index.html"))
     recording = _Recording(page)
     model = await capture(recording)
     main = [m for m in recording.methods if m != "Target.setAutoAttach"]
-    assert main[:4] == [
+    assert main[:3] == [
         "Page.getFrameTree",
         "Page.getLayoutMetrics",
-        "DOM.getDocument",
         "DOMSnapshot.captureSnapshot",
     ]
-    assert main[4:].count("Page.getFrameTree") == 1
+    after = main[3:]
+    assert after.count("Page.getFrameTree") == 1
+    assert after.index("DOM.getDocument") < after.index("Page.getFrameTree")
     assert not model.navigated
+    assert any(n.shadow_root_type == "open" for n in model.nodes)
     tree = await page.execute(protocol.page_get_frame_tree())
     assert model.document_id == tree["frameTree"]["frame"]["loaderId"]
+
+
+def _model_rows(model: PageModel) -> list[tuple[object, ...]]:
+    """Every node of a model as comparable values (ids, tree, text, layout, state)."""
+    return [
+        (
+            n.node_type, n.name, n.backend_node_id, n.frame, n.parent, n.end,
+            tuple(n.children), n.attributes, n.text, n.pseudo_type, n.shadow_root_type,
+            n.bounds, n.paint_order, n.style, n.clickable, n.input_value, n.checked,
+            n.selected, n.content_frame,
+        )
+        for n in model.nodes
+    ]  # fmt: skip
+
+
+async def test_the_tree_from_the_snapshot_is_the_dom_tree(
+    page: PageTarget, pages_server: StaticServer
+) -> None:
+    """On a page without shadow roots the capture reads the tree from the snapshot alone,
+    and its model is the one DOM.getDocument gives: comments, whitespace between words,
+    no-break and thin spaces, pseudo-elements, <details>, <textarea>, <template>, SVG
+    and an in-process frame included."""
+    await page.navigate(pages_server.url("capture-snapshot-tree.html"))
+    recording = _Recording(page)
+    model = await capture(recording, ax=False, rects=False)
+    reference = await capture(page, ax=False, rects=False, dom_tree=True)
+    assert "DOM.getDocument" not in recording.methods
+    assert model.missing == ()
+    assert _model_rows(model) == _model_rows(reference)
+    assert [(f.frame_id, f.url, f.offset_x, f.offset_y) for f in model.frames] == [
+        (f.frame_id, f.url, f.offset_x, f.offset_y) for f in reference.frames
+    ]
+    assert (model.url, model.title) == (reference.url, reference.title)
+    assert "Great boots really" in compact(model).xml
+    # A no-break space is text to the DOM agent: once in the tree, not again as
+    # rendered whitespace; a thin space is whitespace to it, put back once.
+    for space in ("\u00a0", "\u2009"):
+        [texts] = [
+            [model.nodes[c].text for c in n.children]
+            for n in model.elements()
+            if n.name == "p" and set("".join(model.nodes[c].text for c in n.children)) == {space}
+        ]
+        assert texts == [space]
 
 
 async def test_options_skip_parts(page: PageTarget, pages_server: StaticServer) -> None:
