@@ -131,60 +131,67 @@ class _Builder:
             stack.extend(reversed(self._children_of(item, index)))
 
     def _add(self, visit: _Visit) -> int | None:
+        # Once per node of the page: the Node is built with its values in one call,
+        # and lookups are kept out of the common paths.
         json = visit.json
         node_type = json.get("nodeType")
         frame = visit.frame
-        if node_type == DOCUMENT:
+        if node_type == ELEMENT:
+            name = str(json.get("nodeName", "")).lower()
+        elif node_type in (TEXT, CDATA):
+            name = "#text"
+        elif node_type == DOCUMENT:
             frame = self._open_frame(visit)
-        elif node_type == FRAGMENT and json.get("shadowRootType") == "user-agent":
-            return None
-        elif node_type not in (ELEMENT, TEXT, CDATA, FRAGMENT):
+            name = "#document"
+        elif node_type == FRAGMENT:
+            if json.get("shadowRootType") == "user-agent":
+                return None
+            name = "#shadow-root"
+        else:
             return None  # comments, doctypes, processing instructions
-        index = len(self.nodes)
+        nodes = self.nodes
+        index = len(nodes)
         backend = int(json.get("backendNodeId", 0))
         snapshot = visit.cap.snapshot
         state = snapshot.states.get(backend)
-        layout = state.layout if state is not None else None
-        node = Node(
-            index=index,
-            node_type=_NODE_TYPES[node_type],
-            name=_node_name(json, node_type),
-            backend_node_id=backend,
-            frame=frame,
-            parent=visit.parent,
-            end=index + 1,
-        )
+        node = Node(index, _NODE_TYPES[node_type], name, backend, frame, visit.parent)
+        node.end = index + 1
         if node_type == ELEMENT:
-            raw = json.get("attributes", ())
-            node.attributes = dict(zip(raw[::2], raw[1::2], strict=False))
+            raw = json.get("attributes")
+            if raw:
+                node.attributes = dict(zip(raw[::2], raw[1::2], strict=False))
             node.pseudo_type = json.get("pseudoType")
-        elif node_type in (TEXT, CDATA):
-            node.text = snapshot.long_texts.get(backend) or str(json.get("nodeValue", ""))
         elif node_type == FRAGMENT:
             node.shadow_root_type = json.get("shadowRootType")
-        if layout is not None:
-            this_frame = self.frames[frame]
-            dx, dy = this_frame.offset_x, this_frame.offset_y
-            # Snapshot bounds are floats already (see `_decode`), so a zero offset
-            # would give an equal Rect: the frozen one is shared instead of copied.
-            node.bounds = layout.bounds if dx == dy == 0.0 else layout.bounds.offset(dx, dy)
-            node.paint_order = layout.paint_order
-            node.style = layout.style
-            node.client_rect = layout.client_rect
-            node.scroll_rect = layout.scroll_rect
-            if node.pseudo_type is not None:
-                node.text = layout.text
-        if state is not None and node_type == ELEMENT:
-            node.clickable = state.clickable
-            node.input_value = state.input_value
-            if node.name == "input" and node.attributes.get("type", "").lower() in _TOGGLES:
-                node.checked = state.checked
-            elif node.name == "option":
-                node.selected = state.selected
-        node.ax = visit.cap.ax.get(backend)
-        self.nodes.append(node)
+        elif node_type != DOCUMENT:
+            node.text = snapshot.long_texts.get(backend) or str(json.get("nodeValue", ""))
+        if state is not None:
+            layout = state.layout
+            if layout is not None:
+                this_frame = self.frames[frame]
+                dx, dy = this_frame.offset_x, this_frame.offset_y
+                # Snapshot bounds are floats already (see `_decode`), so a zero offset
+                # would give an equal Rect: the frozen one is shared instead of copied.
+                node.bounds = layout.bounds if dx == dy == 0.0 else layout.bounds.offset(dx, dy)
+                node.paint_order = layout.paint_order
+                node.style = layout.style
+                node.client_rect = layout.client_rect
+                node.scroll_rect = layout.scroll_rect
+                if node.pseudo_type is not None:
+                    node.text = layout.text
+            if node_type == ELEMENT:
+                node.clickable = state.clickable
+                node.input_value = state.input_value
+                if name == "input" and node.attributes.get("type", "").lower() in _TOGGLES:
+                    node.checked = state.checked
+                elif name == "option":
+                    node.selected = state.selected
+        ax = visit.cap.ax
+        if ax:
+            node.ax = ax.get(backend)
+        nodes.append(node)
         if visit.parent >= 0:
-            self.nodes[visit.parent].children.append(index)
+            nodes[visit.parent].children.append(index)
         return index
 
     def _children_of(self, visit: _Visit, index: int) -> Sequence[_Visit]:
@@ -291,16 +298,6 @@ def _html_frame_id(document: Json) -> str:
         if child.get("frameId"):
             return str(child["frameId"])
     return ""
-
-
-def _node_name(json: Json, node_type: int) -> str:
-    if node_type == ELEMENT:
-        return str(json.get("nodeName", "")).lower()
-    if node_type in (TEXT, CDATA):
-        return "#text"
-    if node_type == DOCUMENT:
-        return "#document"
-    return "#shadow-root"
 
 
 _NODE_TYPES = {
