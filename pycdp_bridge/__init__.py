@@ -26,6 +26,7 @@ from ._errors import (
 )
 from ._gc import gc_paused
 from ._javascript import ObjectRef, call_on, evaluate
+from ._json import loads_json
 from ._launcher import find_browser, launch_browser
 from ._model import AXInfo, Frame, Node, NodeType, PageModel, Rect, Style
 from ._relay import RelayHub, RelayTarget
@@ -61,6 +62,7 @@ __all__ = [
     "find_browser",
     "gc_paused",
     "launch_browser",
+    "loads_json",
     "protocol",
     "sole_kind",
 ]

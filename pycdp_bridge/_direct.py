@@ -20,6 +20,7 @@ from ._connection import Request
 from ._errors import NavigationError, PageCrashedError, TargetClosedError
 from ._gc import gc_paused
 from ._javascript import evaluate
+from ._json import loads_json
 from ._target import CommandChannel, SessionTarget
 
 __all__ = ["Browser", "PageTarget", "PipeTransport"]
@@ -86,10 +87,10 @@ class PipeTransport:
                     buffer += chunk[start:end]
                     self._messages_received += 1
                     if len(buffer) < LARGE_MESSAGE:
-                        message = json.loads(buffer)
+                        message = loads_json(buffer)
                     else:
                         with gc_paused():
-                            message = json.loads(buffer)
+                            message = loads_json(buffer)
                     channel.feed(message)
                     buffer.clear()
                     start = end + 1

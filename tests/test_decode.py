@@ -18,6 +18,7 @@ from pycdp_bridge._decode import (
     viewport,
 )
 from pycdp_bridge._gc import gc_paused
+from pycdp_bridge._json import loads_json
 from pycdp_bridge._model import Rect
 
 
@@ -206,3 +207,19 @@ def test_the_collector_is_paused_only_inside_the_step() -> None:
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_wire_json_keeps_lone_surrogates_and_refuses_what_json_refuses() -> None:
+    """Messages parse fast, one with an escaped lone surrogate (page text can hold one)
+    still parses with the surrogate kept, and a text neither parser accepts (or one the
+    caller's lenient options refuse) raises ValueError."""
+    assert loads_json(b'{"a":[1,"x"]}') == {"a": [1, "x"]}
+    assert loads_json(bytearray(b'"a\\ud800b"')) == "a\ud800b"
+
+    def refuse(name: str) -> None:
+        raise ValueError(f"{name} is not JSON")
+
+    with pytest.raises(ValueError, match="NaN is not JSON"):
+        loads_json('{"v": NaN}', parse_constant=refuse)
+    with pytest.raises(ValueError, match="Expecting value"):
+        loads_json(b'{"a": ')
