@@ -17,7 +17,7 @@ from pycdp_bridge import (
 )
 from tests.support import StaticServer
 from tests.support.pages import page_url
-from tests.support.targets import FailingTarget, WrappedTarget
+from tests.support.targets import FailingTarget, RecordingTarget
 from trimtab.pipeline import compact
 
 pytestmark = pytest.mark.browser
@@ -305,17 +305,6 @@ async def test_ax_failure_degrades(
     assert by_id(model, "main-link").bounds is not None
 
 
-class _Recording(WrappedTarget):
-    """Notes the method of every command, in the order they are sent."""
-
-    def __init__(self, inner: PageTarget) -> None:
-        super().__init__(inner)
-        self.methods: list[str] = []
-
-    async def before_send(self, method: str) -> None:
-        self.methods.append(method)
-
-
 async def test_frame_trees_bracket_the_dom_calls(
     page: PageTarget, pages_server: StaticServer
 ) -> None:
@@ -323,7 +312,7 @@ async def test_frame_trees_bracket_the_dom_calls(
     next; on a page with shadow roots the DOM tree once the snapshot shows them, and the
     frame tree again only after both; and says the document stayed the same."""
     await page.navigate(pages_server.url("frames/index.html"))
-    recording = _Recording(page)
+    recording = RecordingTarget(page)
     model = await capture(recording)
     main = [m for m in recording.methods if m != "Target.setAutoAttach"]
     assert main[:3] == [
@@ -361,7 +350,7 @@ async def test_the_tree_from_the_snapshot_is_the_dom_tree(
     no-break and thin spaces, pseudo-elements, <details>, <textarea>, <template>, SVG
     and an in-process frame included."""
     await page.navigate(pages_server.url("capture-snapshot-tree.html"))
-    recording = _Recording(page)
+    recording = RecordingTarget(page)
     model = await capture(recording, ax=False, rects=False)
     reference = await capture(page, ax=False, rects=False, dom_tree=True)
     assert "DOM.getDocument" not in recording.methods

@@ -14,8 +14,9 @@ import trio
 from lxml import etree
 
 from pycdp_bridge import PageModel, PageTarget
+from tests.support import StaticServer
 from tests.support.pages import load, page_url, parse_xml
-from tests.support.targets import NavigatingTarget
+from tests.support.targets import NavigatingTarget, RecordingTarget
 from tests.support.xmltree import folded, text_of, texts, xp, xp_strings
 from trimtab.pipeline import compact
 from trimtab.tab import PageChangedError, Snapshot, SnapshotMemory, SnapshotOptions
@@ -673,3 +674,30 @@ async def test_a_page_that_keeps_navigating_gets_a_clear_error(page: PageTarget)
     with pytest.raises(PageChangedError, match="navigated while it was being captured"):
         await session.snapshot()
     assert session.latest is None  # nothing half-captured is remembered
+
+
+async def test_a_page_with_shadow_roots_asks_for_the_dom_tree_up_front(
+    page: PageTarget, pages_server: StaticServer
+) -> None:
+    """The first capture of a page with a shadow root finds it in the snapshot and then
+    reads the DOM tree; the tab's next capture asks for both at once, and on a page
+    without one the captures go back to the snapshot alone."""
+    tree_calls = ("DOM.getDocument", "DOMSnapshot.captureSnapshot")
+    await page.navigate(pages_server.url("frames/index.html"))
+    recording = RecordingTarget(page)
+    memory = SnapshotMemory(recording, SnapshotOptions())
+    orders = []
+    for _ in range(2):
+        recording.methods.clear()
+        await memory.snapshot()
+        orders.append([m for m in recording.methods if m in tree_calls])
+    assert orders == [
+        ["DOMSnapshot.captureSnapshot", "DOM.getDocument"],
+        ["DOM.getDocument", "DOMSnapshot.captureSnapshot"],
+    ]
+    await page.navigate(pages_server.url("capture-snapshot-tree.html"))
+    first = await memory.snapshot()
+    assert "Great boots really" in first.xml
+    recording.methods.clear()
+    await memory.snapshot()
+    assert [m for m in recording.methods if m in tree_calls] == ["DOMSnapshot.captureSnapshot"]

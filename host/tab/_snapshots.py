@@ -181,6 +181,9 @@ class SnapshotMemory:
     # URL → its page as the latest snapshot of that URL left it: going back to a page
     # the agent saw sends only what changed since (SEEN_PAGES at most).
     seen: dict[str, Seen] = attrs.field(factory=dict)
+    # Whether the latest capture's page had a shadow root: its next capture asks for
+    # the DOM tree with the snapshot rather than after it (see `capture`'s dom_tree).
+    shadow_roots: bool = False
     # Every eid sent for the document `issued_document` → the control it was sent for
     # (nodes of the tab's own session). Kept by `forget`: the model may still hold them.
     issued: dict[str, Control] = attrs.field(factory=dict)
@@ -211,7 +214,15 @@ class SnapshotMemory:
             # frame tree is sent with its other calls, and a navigation the browser
             # commits ahead of them all would go unseen by it.
             before = await _loader_id(self.target)
-            model = await capture(self.target, ax=self.options.ax, rects=self.options.rects)
+            model = await capture(
+                self.target,
+                ax=self.options.ax,
+                rects=self.options.rects,
+                dom_tree=self.shadow_roots,
+            )
+            self.shadow_roots = any(
+                node.shadow_root_type in ("open", "closed") for node in model.nodes
+            )
             if not model.navigated and model.document_id == before:
                 return model
         raise PageChangedError(CAPTURE_ATTEMPTS)

@@ -10,7 +10,7 @@ import trio
 
 from pycdp_bridge import CDPError, Event, PageTarget, Target
 
-__all__ = ["FailingTarget", "NavigatingTarget", "WrappedTarget"]
+__all__ = ["FailingTarget", "NavigatingTarget", "RecordingTarget", "WrappedTarget"]
 
 
 class WrappedTarget(Target):
@@ -76,3 +76,14 @@ class NavigatingTarget(WrappedTarget):
     async def before_send(self, method: str) -> None:
         if method == "DOMSnapshot.captureSnapshot" and self.urls:
             await self.page.navigate(self.urls.pop(0))
+
+
+class RecordingTarget(WrappedTarget):
+    """Notes the method of every command, in the order they are sent."""
+
+    def __init__(self, inner: Target) -> None:
+        super().__init__(inner)
+        self.methods: list[str] = []
+
+    async def before_send(self, method: str) -> None:
+        self.methods.append(method)
