@@ -20,6 +20,9 @@
   same steps over the direct pipe to the same tab (a followed `Tab`: sync, snapshot),
   alternating. Target: relay at most 15% slower at the median. The same read again,
   which the host's call tracker answers, shows what the link and the sync cost alone.
+* **parts**: ``TRIMTAB_BENCH_SPEED=relay`` (a comma-separated subset of ``first``,
+  ``relay``, ``memory``) runs only those parts, for a quick look at one target; the
+  tables and SUMMARY lines of the parts that ran keep their format.
 * **memory**: in a fresh process (`memory_main`), one tab snapshots corpus pages in
   turn, `SNAPSHOTS_PER_VISIT` each, the largest page first (see `_memory`); its
   resident memory and Python's allocated blocks after `MEMORY_AT` snapshots. Target:
@@ -76,6 +79,7 @@ RELAY_TARGET: Final = 1.15
 PIPELINE_TARGET_MS: Final = 10.0
 MEMORY_TARGET: Final = 1.2
 PAGE_TIMEOUT: Final = 180.0
+PARTS: Final = ("first", "relay", "memory")
 
 _BUTTON_JS: Final = (
     "(() => { if (!document.getElementById('trimtab-bench')) {"
@@ -356,32 +360,43 @@ def _memory_in_subprocess(pattern: str | None) -> dict[str, float]:
 # -- report ----------------------------------------------------------------------------
 
 
+def _parts() -> frozenset[str]:
+    """The parts ``TRIMTAB_BENCH_SPEED`` names (all when unset)."""
+    named = {p.strip() for p in os.environ.get("TRIMTAB_BENCH_SPEED", "").split(",") if p.strip()}
+    unknown = named - set(PARTS)
+    if unknown:
+        raise ValueError(f"TRIMTAB_BENCH_SPEED names unknown parts {sorted(unknown)}; of {PARTS}")
+    return frozenset(named or PARTS)
+
+
 def run(pattern: str | None = None, out: Callable[[str], None] = print) -> dict[str, Any]:
     """Measure every target of issue 14 (``pattern`` globs corpus ids); print, return."""
+    parts = _parts()
     items = corpus_pages(pattern)
-    rows = trio.run(_measure_pages, items, out)
+    rows = trio.run(_measure_pages, items, out) if "first" in parts else []
     good = [r for r in rows if "error" not in r]
-    out(f"\nSpeed: ms = median of {ROUNDS} ({ACTION_ROUNDS} for the click); reference"
-        f" Playwright {PlaywrightWorker.API}")  # fmt: skip
-    out(
-        table(
-            [
-                "page", "first", "pw", "first/pw", "pipe", "answer", "settle", "ans-settle",
-                "a/pw", "bg answer",
-            ],
-            [
+    if rows:
+        out(f"\nSpeed: ms = median of {ROUNDS} ({ACTION_ROUNDS} for the click); reference"
+            f" Playwright {PlaywrightWorker.API}")  # fmt: skip
+        out(
+            table(
                 [
-                    r["id"].replace("pages/", "").replace("flows/", ""),
-                    r["first_ms"], r["pw_ms"], r["first_ratio"], r["pipeline_ms"],
-                    r["answer_ms"], r["settle_ms"], r["answer_without_settle_ms"],
-                    r["answer_ratio"], r["background_ms"],
-                ]
-                for r in good
-            ],
-        )
-    )  # fmt: skip
+                    "page", "first", "pw", "first/pw", "pipe", "answer", "settle", "ans-settle",
+                    "a/pw", "bg answer",
+                ],
+                [
+                    [
+                        r["id"].replace("pages/", "").replace("flows/", ""),
+                        r["first_ms"], r["pw_ms"], r["first_ratio"], r["pipeline_ms"],
+                        r["answer_ms"], r["settle_ms"], r["answer_without_settle_ms"],
+                        r["answer_ratio"], r["background_ms"],
+                    ]
+                    for r in good
+                ],
+            )
+        )  # fmt: skip
     singles = [i for i in items if i.flow is None][:RELAY_PAGES]
-    relay_rows = trio.run(_relay, singles) if singles else []
+    relay_rows = trio.run(_relay, singles) if singles and "relay" in parts else []
     if relay_rows:
         out(
             table(
@@ -392,7 +407,7 @@ def run(pattern: str | None = None, out: Callable[[str], None] = print) -> dict[
                 ],
             )
         )
-    memory = _memory_in_subprocess(pattern)
+    memory = _memory_in_subprocess(pattern) if "memory" in parts else {}
     settles = [s for r in good for s in r["settles"]]
     churned = sorted({c for s in settles for c in s["churn"]})
     summary = {
@@ -420,43 +435,46 @@ def run(pattern: str | None = None, out: Callable[[str], None] = print) -> dict[
     low, high = str(MEMORY_AT[0]), str(MEMORY_AT[-1])
     memory_ratio = memory.get(high, float("nan")) / memory.get(low, float("nan"))
     summary["memory_ratio"] = memory_ratio
-    out(
-        f"SUMMARY speed first snapshot: median {summary['first_median_ratio']:.2f}x Playwright"
-        f" (target <= {FIRST_TARGET:.1f}), max {summary['first_max_ratio']:.2f}x, above"
-        f" {FIRST_MAX}x: {len(summary['first_above_1_5x'])}; medians ours"
-        f" {summary['first_median_ms']:.1f} ms, Playwright {summary['pw_median_ms']:.1f} ms;"
-        f" pipeline median {summary['pipeline_median_ms']:.1f} ms"
-        f" (target <= {PIPELINE_TARGET_MS:.0f})"
-    )
-    if summary["first_above_1_5x"]:
-        out(f"  above {FIRST_MAX}x: {', '.join(summary['first_above_1_5x'])}")
-    out(
-        f"SUMMARY speed action answer: without the settle median"
-        f" {summary['answer_median_ratio']:.2f}x Playwright's snapshot (target <="
-        f" {ACTION_TARGET:.1f}); whole answer median {summary['answer_median_ms']:.0f} ms,"
-        f" of which settle {summary['settle_median_ms']:.0f} ms; the same click in a"
-        f" background tab: median {summary['background_median_ms']:.0f} ms"
-    )
-    out(
-        f"  the settle waited for DOM quiet after {len(settles)} clicks: {summary['unsettled']}"
-        f" unsettled, {summary['settle_navigations']} navigations; kept changing meanwhile"
-        f" (not waited for): {', '.join(churned[:6]) or 'nothing'}"
-    )
-    out(
-        f"SUMMARY speed relay: median relay/direct {summary['relay_median_ratio']:.2f}"
-        f" (target <= {RELAY_TARGET:.2f}) over {len(relay_rows)} pages; medians relay"
-        f" {summary['relay_median_ms']:.1f} ms, direct {summary['direct_median_ms']:.1f} ms"
-        f" (a read the host's tracker answers: {summary['link_only_median_ms']:.1f} ms)"
-    )
+    if "first" in parts:
+        out(
+            f"SUMMARY speed first snapshot: median {summary['first_median_ratio']:.2f}x Playwright"
+            f" (target <= {FIRST_TARGET:.1f}), max {summary['first_max_ratio']:.2f}x, above"
+            f" {FIRST_MAX}x: {len(summary['first_above_1_5x'])}; medians ours"
+            f" {summary['first_median_ms']:.1f} ms, Playwright {summary['pw_median_ms']:.1f} ms;"
+            f" pipeline median {summary['pipeline_median_ms']:.1f} ms"
+            f" (target <= {PIPELINE_TARGET_MS:.0f})"
+        )
+        if summary["first_above_1_5x"]:
+            out(f"  above {FIRST_MAX}x: {', '.join(summary['first_above_1_5x'])}")
+        out(
+            f"SUMMARY speed action answer: without the settle median"
+            f" {summary['answer_median_ratio']:.2f}x Playwright's snapshot (target <="
+            f" {ACTION_TARGET:.1f}); whole answer median {summary['answer_median_ms']:.0f} ms,"
+            f" of which settle {summary['settle_median_ms']:.0f} ms; the same click in a"
+            f" background tab: median {summary['background_median_ms']:.0f} ms"
+        )
+        out(
+            f"  the settle waited for DOM quiet after {len(settles)} clicks: {summary['unsettled']}"
+            f" unsettled, {summary['settle_navigations']} navigations; kept changing meanwhile"
+            f" (not waited for): {', '.join(churned[:6]) or 'nothing'}"
+        )
+    if "relay" in parts:
+        out(
+            f"SUMMARY speed relay: median relay/direct {summary['relay_median_ratio']:.2f}"
+            f" (target <= {RELAY_TARGET:.2f}) over {len(relay_rows)} pages; medians relay"
+            f" {summary['relay_median_ms']:.1f} ms, direct {summary['direct_median_ms']:.1f} ms"
+            f" (a read the host's tracker answers: {summary['link_only_median_ms']:.1f} ms)"
+        )
     blocks = memory.get(f"{high}_blocks", float("nan")) / memory.get(f"{low}_blocks", float("nan"))
     summary["memory_blocks_ratio"] = blocks
-    out(
-        f"SUMMARY speed memory: resident {memory.get(low, float('nan')):.0f} MB after {low}"
-        f" snapshots, {memory.get(high, float('nan')):.0f} MB after {high}"
-        f" ({memory_ratio:.2f}x, target <= {MEMORY_TARGET}); Python's allocated blocks"
-        f" {blocks:.2f}x; resident "
-        + ", ".join(f"{k}: {v:.0f} MB" for k, v in memory.items() if k.isdigit())
-    )
+    if "memory" in parts:
+        out(
+            f"SUMMARY speed memory: resident {memory.get(low, float('nan')):.0f} MB after {low}"
+            f" snapshots, {memory.get(high, float('nan')):.0f} MB after {high}"
+            f" ({memory_ratio:.2f}x, target <= {MEMORY_TARGET}); Python's allocated blocks"
+            f" {blocks:.2f}x; resident "
+            + ", ".join(f"{k}: {v:.0f} MB" for k, v in memory.items() if k.isdigit())
+        )
     return {"rows": rows, "relay": relay_rows, "summary": summary}
 
 
