@@ -172,15 +172,21 @@ export class HostConnection {
 
   /**
    * Send a message that expects no reply (the relay's answers to the host).
-   * @returns {boolean} whether a port was open to take it
+   * Throws a HostError when it cannot: no port is open, or Chrome refused the
+   * message (over its 64 MiB limit of one message, or a port that just closed).
+   * Chrome checks the size while it serializes the message, so the caller learns
+   * of an oversized message without serializing it a second time.
    */
   post(message) {
-    if (!this.port) return false;
+    if (!this.port) {
+      throw new HostError("host_unavailable",
+        `the Trimtab host is not connected (${this.lastError || "no port"})`);
+    }
     try {
       this.port.postMessage(message);
-      return true;
-    } catch {
-      return false;
+    } catch (err) {
+      throw new HostError("host_unavailable",
+        `could not post ${JSON.stringify(message?.type)} to the host: ${err?.message ?? err}`);
     }
   }
 

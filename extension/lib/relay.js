@@ -2,21 +2,7 @@
 // tab with chrome.debugger and sends back results, events and detaches
 // (host/PROTOCOL.md, "The CDP relay").
 
-/** The host reads and discards any frame over 64 MiB (MAX_INCOMING_FRAME); a result
- * that big must become an error reply, or the host's command would never settle. */
-export const MAX_FRAME_TO_HOST = 64 * 1024 * 1024;
-
 const DEBUGGER_VERSION = "1.3";
-
-/**
- * Bytes of `text` in UTF-8, computed only when it could pass `limit`.
- * @param {string} text
- * @param {number} limit
- */
-function exceedsUtf8(text, limit) {
-  if (text.length * 3 <= limit) return false;
-  return new TextEncoder().encode(text).length > limit;
-}
 
 /**
  * Turn a chrome.debugger failure into a CDP-style error object. Chrome puts the
@@ -45,10 +31,11 @@ export function cdpErrorOf(err) {
  */
 export class CdpRelay {
   /**
-   * @param {{send: (msg: object) => boolean,
+   * @param {{send: (msg: object) => void,
    *          onDetached?: (tabId: number, reason: string) => void,
    *          debuggerApi?: typeof chrome.debugger}} options
-   *   `send` posts one message to the host; `onDetached` tells the side panel.
+   *   `send` posts one message to the host and throws if it cannot (no host, or
+   *   Chrome refused the message); `onDetached` tells the side panel.
    */
   constructor({ send, onDetached = () => {}, debuggerApi }) {
     this.send = send;
@@ -74,7 +61,7 @@ export class CdpRelay {
       if (source.tabId === undefined) return;
       this.attached.delete(source.tabId);
       this.held.delete(source.tabId);
-      this.send({ type: "cdp_detached", tab: source.tabId, reason });
+      this.post({ type: "cdp_detached", tab: source.tabId, reason });
       this.onDetached(source.tabId, reason);
     };
     this.dbg.onEvent.addListener(this.onEvent);
@@ -115,21 +102,35 @@ export class CdpRelay {
     this.reply(reply);
   }
 
+  /**
+   * Post one message to the host. A result Chrome refuses to post (over its 64 MiB
+   * limit of one message, which is also the host's largest frame) becomes an error
+   * result, or the host's command would never settle; an event that cannot be
+   * posted is dropped, not split. Chrome measures the message while it serializes
+   * it, so a result is serialized once, by Chrome, not first here to be measured:
+   * a large page's DOM is several megabytes of JSON.
+   */
   reply(message) {
-    const text = JSON.stringify(message);
-    if (exceedsUtf8(text, MAX_FRAME_TO_HOST)) {
-      if (message.type !== "cdp_result") return; // an oversized event is dropped, not split
-      message = {
+    try {
+      this.send(message);
+    } catch (err) {
+      if (message.type !== "cdp_result" || message.error) return;
+      this.post({
         type: "cdp_result",
         id: message.id,
-        error: {
-          code: -32000,
-          message: `the CDP result is ${text.length} characters, over the `
-            + `${MAX_FRAME_TO_HOST} byte limit of one message to the host`,
-        },
-      };
+        error: { code: -32000, message: `the CDP result could not be sent to the host: `
+          + `${err?.message ?? err}` },
+      });
     }
-    this.send(message);
+  }
+
+  /** Post one message, dropping it if the host is gone (it learns nothing more). */
+  post(message) {
+    try {
+      this.send(message);
+    } catch {
+      // no host to tell: a new one starts with a fresh relay state
+    }
   }
 
   async command(msg) {

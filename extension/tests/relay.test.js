@@ -55,3 +55,66 @@ test("a finished click holds nothing", async () => {
   }
   assert.equal(relay.held.size, 0);
 });
+
+test("a result is handed to the port as chrome.debugger returned it, never serialized here", async () => {
+  // Chrome serializes a posted message itself; a large page's DOM serialized twice
+  // costs the relay time on every snapshot.
+  const posted = [];
+  let serialized = 0;
+  const dbg = recordingDebugger();
+  const result = { nodes: [1, 2, 3], toJSON() { serialized += 1; return { nodes: this.nodes }; } };
+  dbg.sendCommand = async () => result;
+  const relay = new CdpRelay({ send(msg) { posted.push(msg); }, debuggerApi: dbg });
+  await relay.run({ type: "cdp", id: "c1", tab: 4 }, () => relay.command(
+    { type: "cdp", id: "c1", tab: 4, method: "DOMSnapshot.captureSnapshot", params: {} }));
+  assert.equal(posted.length, 1);
+  assert.equal(posted[0].id, "c1");
+  assert.equal(posted[0].result, result);
+  assert.equal(serialized, 0);
+});
+
+test("a result the port refuses (over Chrome's 64 MiB) reaches the host as an error result", async () => {
+  const posted = [];
+  const dbg = recordingDebugger();
+  dbg.sendCommand = async () => ({ huge: true });
+  const relay = new CdpRelay({
+    send(msg) {
+      if (msg.result?.huge) throw new Error("Message exceeded maximum allowed size of 64MiB.");
+      posted.push(msg);
+    },
+    debuggerApi: dbg,
+  });
+  relay.handle({ type: "cdp", id: "c9", tab: 2, method: "DOM.getDocument", params: {} });
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  assert.equal(posted.length, 1);
+  assert.equal(posted[0].type, "cdp_result");
+  assert.equal(posted[0].id, "c9");
+  assert.equal(posted[0].error.code, -32000);
+  assert.match(posted[0].error.message, /64MiB/);
+});
+
+test("an event or a detach the port refuses is dropped without breaking the relay", async () => {
+  let events;
+  let detaches;
+  const dbg = recordingDebugger();
+  dbg.onEvent = { addListener(fn) { events = fn; } };
+  dbg.onDetach = { addListener(fn) { detaches = fn; } };
+  const posted = [];
+  let refuse = true;
+  const relay = new CdpRelay({
+    send(msg) {
+      if (refuse) throw new Error("Attempting to use a disconnected port object");
+      posted.push(msg);
+    },
+    debuggerApi: dbg,
+  });
+  await relay.attach(5);
+  events({ tabId: 5 }, "DOM.documentUpdated", {});
+  detaches({ tabId: 5 }, "target_closed");
+  assert.deepEqual(posted, []);
+  refuse = false;
+  await relay.attach(5);
+  events({ tabId: 5 }, "Page.loadEventFired", { timestamp: 1 });
+  assert.deepEqual(posted, [{ type: "cdp_event", tab: 5, session: null,
+    method: "Page.loadEventFired", params: { timestamp: 1 } }]);
+});
