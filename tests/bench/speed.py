@@ -22,7 +22,11 @@
   which the host's call tracker answers, shows what the link and the sync cost alone.
 * **parts**: ``TRIMTAB_BENCH_SPEED=relay`` (a comma-separated subset of ``first``,
   ``relay``, ``memory``) runs only those parts, for a quick look at one target; the
-  tables and SUMMARY lines of the parts that ran keep their format.
+  tables and SUMMARY lines of the parts that ran keep their format. Naming
+  ``debugger`` too (never run unless named) adds, per relay page, the capture's two
+  large calls timed inside the extension's worker (``chrome.debugger.sendCommand``,
+  no host, no native port) against the same calls over the pipe: what Chrome's
+  handing of a result to an extension costs, which no relay change can remove.
 * **memory**: in a fresh process (`memory_main`), one tab snapshots corpus pages in
   turn, `SNAPSHOTS_PER_VISIT` each, the largest page first (see `_memory`); its
   resident memory and Python's allocated blocks after `MEMORY_AT` snapshots. Target:
@@ -48,6 +52,7 @@ import trio
 
 from pycdp_bridge import PageTarget, launch_browser
 from pycdp_bridge import protocol as cdp
+from pycdp_bridge._capture import DOM_DEPTH_SLICE, SNAPSHOT_STYLES
 from tests.bench import (
     CORPUS,
     REPO,
@@ -59,7 +64,7 @@ from tests.bench import (
     table,
 )
 from tests.support import StaticServer, serve_static
-from tests.support.e2e import launch_with_extension
+from tests.support.e2e import ExtensionContext, launch_with_extension
 from trimtab import SnapshotMemory
 from trimtab.link import LinkClient, connect, list_endpoints, read_secret
 from trimtab.tab import Tab
@@ -80,6 +85,7 @@ PIPELINE_TARGET_MS: Final = 10.0
 MEMORY_TARGET: Final = 1.2
 PAGE_TIMEOUT: Final = 180.0
 PARTS: Final = ("first", "relay", "memory")
+EXTRA_PARTS: Final = ("debugger",)
 
 _BUTTON_JS: Final = (
     "(() => { if (!document.getElementById('trimtab-bench')) {"
@@ -217,7 +223,7 @@ async def _measure_pages(items: list[CorpusPage], out: Callable[[str], None]) ->
 # -- relay against direct --------------------------------------------------------------
 
 
-async def _relay(items: list[CorpusPage]) -> list[dict[str, Any]]:
+async def _relay(items: list[CorpusPage], split: bool = False) -> list[dict[str, Any]]:
     runtime = Path(tempfile.mkdtemp(prefix="tb-"))
     os.chmod(runtime, 0o700)
     saved = dict(os.environ)
@@ -253,6 +259,7 @@ async def _relay(items: list[CorpusPage]) -> list[dict[str, Any]]:
                                 await followers.start(ours.revisions.run)
                                 times = await _relay_rounds(link, tab, page, ours)
                                 followers.cancel_scope.cancel()
+                            debugger = await _debugger_split(ext.worker, tab, page) if split else {}
                             await ext.browser.send("Target.closeTarget", {"targetId": target})
                             relay_ms, direct_ms = median(times["relay"]), median(times["direct"])
                             rows.append(
@@ -262,6 +269,7 @@ async def _relay(items: list[CorpusPage]) -> list[dict[str, Any]]:
                                     "direct_ms": direct_ms,
                                     "ratio": relay_ms / direct_ms,
                                     "link_only_ms": median(times["cached"]),
+                                    **debugger,
                                 }
                             )
                 nursery.cancel_scope.cancel()
@@ -306,6 +314,46 @@ async def _relay_rounds(
                 await relayed()
                 times["cached"].append((time.perf_counter() - started) * 1000)
     return times
+
+
+_WORKER_CALL: Final = """(async () => {
+  const request = %s;
+  const started = performance.now();
+  await chrome.debugger.sendCommand({tabId: %d}, request.method, request.params);
+  return performance.now() - started;
+})()"""
+
+
+async def _debugger_split(worker: ExtensionContext, tab: int, page: PageTarget) -> dict[str, float]:
+    """The capture's two large calls timed in the worker and over the pipe, alternating.
+
+    The host has attached the extension's debugger to the tab by now (its relayed
+    snapshots), so the worker can send on it. Chrome hands an extension a result as
+    a JavaScript object (parsed in the browser, copied to the worker, built there
+    value by value) where the pipe hands over the JSON text.
+    """
+    calls = {
+        "document": lambda: cdp.dom_get_document(DOM_DEPTH_SLICE, pierce=True),
+        "snapshot": lambda: cdp.dom_snapshot_capture_snapshot(
+            SNAPSHOT_STYLES, include_dom_rects=False
+        ),
+    }
+    figures: dict[str, float] = {}
+    for name, command in calls.items():
+        through: dict[str, list[float]] = {"debugger": [], "pipe": []}
+        for n in range(ROUNDS):
+            for way in ("debugger", "pipe") if n % 2 == 0 else ("pipe", "debugger"):
+                if way == "debugger":
+                    request = json.dumps(next(command()))
+                    ms = await worker.evaluate(_WORKER_CALL % (request, tab))
+                    through[way].append(float(ms))
+                else:
+                    started = time.perf_counter()
+                    await page.execute(command())
+                    through[way].append((time.perf_counter() - started) * 1000)
+        figures[f"debugger_{name}_ms"] = median(through["debugger"])
+        figures[f"pipe_{name}_ms"] = median(through["pipe"])
+    return figures
 
 
 # -- memory, in a process of its own ---------------------------------------------------
@@ -360,13 +408,38 @@ def _memory_in_subprocess(pattern: str | None) -> dict[str, float]:
 # -- report ----------------------------------------------------------------------------
 
 
+def _debugger_table(rows: list[dict[str, Any]]) -> str:
+    """The ``debugger`` part: the large calls through chrome.debugger against the pipe."""
+    lines = table(
+        ["page", "document: debugger", "pipe", "x", "snapshot: debugger", "pipe", "x"],
+        [
+            [
+                r["id"],
+                r["debugger_document_ms"], r["pipe_document_ms"],
+                r["debugger_document_ms"] / r["pipe_document_ms"],
+                r["debugger_snapshot_ms"], r["pipe_snapshot_ms"],
+                r["debugger_snapshot_ms"] / r["pipe_snapshot_ms"],
+            ]
+            for r in rows
+        ],
+    )  # fmt: skip
+    document = median(r["debugger_document_ms"] / r["pipe_document_ms"] for r in rows)
+    snapshot = median(r["debugger_snapshot_ms"] / r["pipe_snapshot_ms"] for r in rows)
+    return (
+        f"{lines}\nchrome.debugger in the worker against the pipe (no host, no native port),"
+        f" median: DOM.getDocument {document:.2f}x, DOMSnapshot.captureSnapshot {snapshot:.2f}x"
+    )
+
+
 def _parts() -> frozenset[str]:
     """The parts ``TRIMTAB_BENCH_SPEED`` names (all when unset)."""
     named = {p.strip() for p in os.environ.get("TRIMTAB_BENCH_SPEED", "").split(",") if p.strip()}
-    unknown = named - set(PARTS)
+    unknown = named - {*PARTS, *EXTRA_PARTS}
     if unknown:
-        raise ValueError(f"TRIMTAB_BENCH_SPEED names unknown parts {sorted(unknown)}; of {PARTS}")
-    return frozenset(named or PARTS)
+        raise ValueError(
+            f"TRIMTAB_BENCH_SPEED names unknown parts {sorted(unknown)}; of {PARTS + EXTRA_PARTS}"
+        )
+    return frozenset(named if named - set(EXTRA_PARTS) else {*PARTS, *named})
 
 
 def run(pattern: str | None = None, out: Callable[[str], None] = print) -> dict[str, Any]:
@@ -396,7 +469,8 @@ def run(pattern: str | None = None, out: Callable[[str], None] = print) -> dict[
             )
         )  # fmt: skip
     singles = [i for i in items if i.flow is None][:RELAY_PAGES]
-    relay_rows = trio.run(_relay, singles) if singles and "relay" in parts else []
+    split = "debugger" in parts
+    relay_rows = trio.run(_relay, singles, split) if singles and "relay" in parts else []
     if relay_rows:
         out(
             table(
@@ -407,6 +481,8 @@ def run(pattern: str | None = None, out: Callable[[str], None] = print) -> dict[
                 ],
             )
         )
+    if relay_rows and split:
+        out(_debugger_table(relay_rows))
     memory = _memory_in_subprocess(pattern) if "memory" in parts else {}
     settles = [s for r in good for s in r["settles"]]
     churned = sorted({c for s in settles for c in s["churn"]})
