@@ -16,7 +16,7 @@ from typing import Any, Final, Literal, TypeAlias
 
 import attrs
 
-from pycdp_bridge import gc_paused
+from pycdp_bridge import gc_paused, loads_json
 
 __all__ = [
     "DEFAULT_CHUNK_THRESHOLD",
@@ -255,14 +255,17 @@ class FrameDecoder:
             return self._error(
                 "bad_frame", f"frame is not valid UTF-8: {exc.reason} at byte {exc.start}"
             )
+        # Parsed as the direct pipe parses CDP (`loads_json`: orjson, or `json` for what
+        # orjson refuses, which then rejects NaN and the infinities as before): a
+        # relayed DOMSnapshot is megabytes, and the relay must not parse it slower.
         try:
             if len(body) < LARGE_FRAME:
-                value = json.loads(text, parse_constant=_reject_constant)
+                value = loads_json(text, parse_constant=_reject_constant)
             else:
                 # A CDP result of the relay: as over the direct pipe, no collections
                 # while its objects are made (they make no cycles).
                 with gc_paused():
-                    value = json.loads(text, parse_constant=_reject_constant)
+                    value = loads_json(text, parse_constant=_reject_constant)
         except (ValueError, RecursionError) as exc:
             # RecursionError: deeply nested arrays exhaust the parser's stack.
             return self._error("bad_frame", f"frame is not valid JSON: {_short(exc)}")
