@@ -134,11 +134,15 @@ class Activity:
 
 
 @asynccontextmanager
-async def watch(revisions: PageRevisions) -> AsyncIterator[Activity]:
-    """Follow the tab's activity for the duration of the block (open it before acting)."""
+async def watch(revisions: PageRevisions, frame_id: str | None = None) -> AsyncIterator[Activity]:
+    """Follow the tab's activity for the duration of the block (open it before acting).
+
+    `frame_id`: the main frame's id when the caller just read it (`main_frame_id`,
+    alongside its other reads before acting), which spares a round trip.
+    """
     target = revisions.target
     await revisions.enable_activity_events()
-    activity = Activity(await main_frame_id(target))
+    activity = Activity(frame_id if frame_id is not None else await main_frame_id(target))
     try:
         async with target.listen(*ACTIVITY_EVENTS) as events, trio.open_nursery() as nursery:
 

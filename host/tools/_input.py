@@ -18,10 +18,11 @@ and the browser routes the event into the right frame.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, TypeVar, overload
 
 import attrs
+import trio
 
 from pycdp_bridge import (
     CDPError,
@@ -50,8 +51,10 @@ __all__ = [
     "cover_description",
     "describe",
     "element_info",
+    "gather",
     "key_press",
     "locate",
+    "locate_with_info",
     "move_to",
     "parse_key",
     "scroll_into_view",
@@ -117,6 +120,56 @@ class ElementInfo:
     text: str
 
 
+# --- round trips ----------------------------------------------------------------------
+
+_A = TypeVar("_A")
+_B = TypeVar("_B")
+_C = TypeVar("_C")
+
+
+@overload
+async def gather(
+    first: Callable[[], Awaitable[_A]], second: Callable[[], Awaitable[_B]], /
+) -> tuple[_A, _B]: ...
+
+
+@overload
+async def gather(
+    first: Callable[[], Awaitable[_A]],
+    second: Callable[[], Awaitable[_B]],
+    third: Callable[[], Awaitable[_C]],
+    /,
+) -> tuple[_A, _B, _C]: ...
+
+
+@overload
+async def gather(*calls: Callable[[], Awaitable[Any]]) -> tuple[Any, ...]: ...
+
+
+async def gather(*calls: Callable[[], Awaitable[Any]]) -> tuple[Any, ...]:
+    """Run independent calls at once, so that their commands share one round trip.
+
+    Results in the calls' order; when calls fail, the first failing call's exception
+    in that order is raised (as if they had run one after the other), after all ended.
+    """
+    results: list[Any] = [None] * len(calls)
+    errors: list[Exception | None] = [None] * len(calls)
+
+    async def run(index: int, call: Callable[[], Awaitable[Any]]) -> None:
+        try:
+            results[index] = await call()
+        except Exception as exc:  # raised below, in the calls' order
+            errors[index] = exc
+
+    async with trio.open_nursery() as nursery:
+        for index, call in enumerate(calls):
+            nursery.start_soon(run, index, call)
+    for exc in errors:
+        if exc is not None:
+            raise exc
+    return tuple(results)
+
+
 # --- locating ---------------------------------------------------------------------------
 
 
@@ -129,18 +182,54 @@ async def locate(tab: Tab, eid: object) -> Located:
     node the id was issued for in this document (ids never move to another element,
     see `SnapshotMemory.issued`); otherwise the id is stale.
     """
+    eid = _eid_text(eid)
+    control = _latest_control(tab, eid)
+    if control is not None:
+        object_id = await _live_object(tab.target, None, control.backend_node_id)
+        if object_id is not None:
+            return Located(eid, control, None, object_id)
+    return await _locate_by_capture(tab, eid)
+
+
+async def locate_with_info(tab: Tab, eid: object) -> tuple[Located, ElementInfo]:
+    """`locate` and `element_info` together: for an id of the latest snapshot whose
+    node is still in its document, one call reads both that it is and what it is."""
+    eid = _eid_text(eid)
+    control = _latest_control(tab, eid)
+    if control is not None:
+        try:
+            object_id = await _object_for(tab.target, None, control.backend_node_id)
+            raw = await call_on(tab.target, object_id, _script("element-info.js"))
+        except (CDPError, JavaScriptError):
+            raw = None
+        # A backend node id never names another node: connected, it is the element.
+        if isinstance(raw, Mapping) and raw.get("connected") is True:
+            return Located(eid, control, None, object_id), _element_info(raw)
+    element = await _locate_by_capture(tab, eid)
+    return element, await element_info(tab.target, element)
+
+
+def _eid_text(eid: object) -> str:
     if not isinstance(eid, str) or not eid.strip():
         raise Refusal(
             f"id must be an element id from the page, like 'k3x'; got {xml.text(repr(eid))}"
         )
-    eid = eid.strip()
+    return eid.strip()
+
+
+def _latest_control(tab: Tab, eid: str) -> Control | None:
+    """The control the latest snapshot gave `eid`, when it is of the tab's own document
+    (its node can be asked for directly); None when only a capture can tell."""
     latest = tab.latest
-    if latest is not None and eid in latest.controls:
-        control = latest.controls[eid]
-        if control.frame == 0:
-            object_id = await _live_object(tab.target, None, control.backend_node_id)
-            if object_id is not None:
-                return Located(eid, control, None, object_id)
+    if latest is None or eid not in latest.controls:
+        return None
+    control = latest.controls[eid]
+    return control if control.frame == 0 else None
+
+
+async def _locate_by_capture(tab: Tab, eid: str) -> Located:
+    """`locate` for an id the latest snapshot cannot resolve: a fresh capture decides."""
+    latest = tab.latest
     model = await capture(tab.target)
     reserved = tab.memory.reserved(model)
     fresh = compact(model, count=False, reserved=reserved)
@@ -210,6 +299,10 @@ async def element_info(target: Target, element: Located) -> ElementInfo:
     info = await call_on(
         target, element.object_id, _script("element-info.js"), session_id=element.session
     )
+    return _element_info(info)
+
+
+def _element_info(info: Mapping[str, Any]) -> ElementInfo:
     return ElementInfo(
         tag=str(info["tag"]),
         type=str(info["type"]),
@@ -262,15 +355,17 @@ async def target_point(
     """Scroll the element into view and return a visible point the hit test gives to it."""
     await scroll_into_view(target, element, info)
     offsets = await _session_offsets(target, element)
-    origins = await _document_origins(target, offsets)
-    dx, dy = offsets[element.session]
-    quads: Sequence[Sequence[float]] = (
-        await target.execute(
+    # Once it is in view, these three reads are independent: one round trip for all.
+    origins, reply, metrics = await gather(
+        lambda: _document_origins(target, offsets),
+        lambda: target.execute(
             cdp.dom_get_content_quads(backend_node_id=element.backend_id),
             session_id=element.session,
-        )
-    ).get("quads", [])
-    metrics = await target.execute(cdp.page_get_layout_metrics())
+        ),
+        lambda: target.execute(cdp.page_get_layout_metrics()),
+    )
+    dx, dy = offsets[element.session]
+    quads: Sequence[Sequence[float]] = reply.get("quads", [])
     viewport = metrics.get("cssLayoutViewport", metrics.get("layoutViewport", {}))
     width = float(viewport.get("clientWidth", 0))
     height = float(viewport.get("clientHeight", 0))
@@ -382,6 +477,8 @@ async def _hit_test(
             if hit_id != owner:
                 return await _describe_hit(target, session, hit_id, latest)
             continue
+        if hit_id == element.backend_id:
+            continue  # the element itself (backend ids name one node each)
         hit_object = await _object_for(target, session, hit_id)
         inside = await call_on(
             target,
@@ -402,11 +499,17 @@ async def _document_origins(
     ``DOM.getNodeForLocation``, which takes document coordinates: the session's
     viewport origin less how far its document is scrolled. Read once per element,
     after it was scrolled into view."""
-    origins: dict[str | None, tuple[float, float]] = {}
-    for session, (ox, oy) in offsets.items():
-        sx, sy = await evaluate(target, "[scrollX, scrollY]", session_id=session)
-        origins[session] = (ox - float(sx), oy - float(sy))
-    return origins
+    sessions = list(offsets)
+    scrolls = await gather(
+        *(
+            lambda session=session: evaluate(target, "[scrollX, scrollY]", session_id=session)
+            for session in sessions
+        )
+    )
+    return {
+        session: (offsets[session][0] - float(sx), offsets[session][1] - float(sy))
+        for session, (sx, sy) in zip(sessions, scrolls, strict=True)
+    }
 
 
 async def _object_for(target: Target, session: str | None, backend_id: int) -> str:
