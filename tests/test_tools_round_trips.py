@@ -12,7 +12,7 @@ from pycdp_bridge import PageTarget
 from tests.support import StaticServer
 from tests.test_tools import act, eid_of, open_tab, parse
 from trimtab.tools import run_tool
-from trimtab.tools._input import gather
+from trimtab.tools._gather import gather
 
 
 async def test_gather_runs_calls_together_and_raises_in_call_order() -> None:

@@ -39,22 +39,20 @@ from ._consent import (
     require,
     submit_after_typing_reason,
 )
+from ._gather import gather
 from ._input import (
-    MODIFIER_BITS,
     ElementInfo,
     Located,
     Point,
     click_at,
     describe,
     element_info,
-    gather,
-    key_press,
     locate_with_info,
     move_to,
-    parse_key,
     scroll_into_view,
     target_point,
 )
+from ._keys import MODIFIER_BITS, key_press, parse_key
 
 __all__ = [
     "check",
@@ -116,7 +114,7 @@ async def click(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     element, info = await usable(tab, args)
     point, reason, frame = await point_and_consent(tab, element, info, click_reason)
     require(reason, describe(element, info))
-    async with watch(tab.revisions, frame) as activity:
+    async with watch(tab.revisions, frame, tab.ahead()) as activity:
         await click_at(tab.target, point)
         settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT, scope_of(element))
     return await after_action(tab, activity, settled, submits=info.submits)
@@ -346,7 +344,7 @@ async def select(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     # In view and not covered, and whether the change may commit.
     _, reason, frame = await point_and_consent(tab, element, info, control_change_reason)
     require(reason, describe(element, info))
-    async with watch(tab.revisions, frame) as activity:
+    async with watch(tab.revisions, frame, tab.ahead()) as activity:
         # A native <select> opens a popup the browser draws outside the page, which
         # input events cannot drive (headless has none at all), so the option is set
         # the way that popup sets it: focus, selection, then `input` and `change`.
@@ -397,7 +395,7 @@ async def check(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     target = tab.target
     point, reason, frame = await point_and_consent(tab, element, info, click_reason)
     require(reason, describe(element, info))
-    async with watch(tab.revisions, frame) as activity:
+    async with watch(tab.revisions, frame, tab.ahead()) as activity:
         await click_at(target, point)
         settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT, scope_of(element))
     note = None
@@ -422,7 +420,7 @@ async def hover(tab: Tab, args: Mapping[str, object]) -> ToolResult:
         lambda: target_point(tab.target, element, info, tab.latest),
         lambda: main_frame_id(tab.target),
     )
-    async with watch(tab.revisions, frame) as activity:
+    async with watch(tab.revisions, frame, tab.ahead()) as activity:
         await move_to(tab.target, point)
         settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT, scope_of(element))
     return await after_action(tab, activity, settled)

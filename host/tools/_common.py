@@ -22,7 +22,8 @@ from .._scripts import page_script
 from ..pipeline import xml
 from ..tab import Activity, Snapshot, Tab
 from ..tracker import ToolPolicy
-from ._input import OBJECT_GROUP, Located, Refusal, gather
+from ._gather import gather
+from ._input import OBJECT_GROUP, Located, Refusal
 
 __all__ = [
     "ACT",

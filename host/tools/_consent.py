@@ -30,7 +30,9 @@ from pycdp_bridge import protocol as cdp
 
 from .._scripts import page_script
 from ..pipeline import xml
-from ._input import OBJECT_GROUP, KeyDef, Located, gather
+from ._gather import gather
+from ._input import OBJECT_GROUP, Located
+from ._keys import KeyDef
 
 __all__ = [
     "CommitFacts",

@@ -18,11 +18,10 @@ and the browser routes the event into the right frame.
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, TypeVar, overload
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import attrs
-import trio
 
 from pycdp_bridge import (
     CDPError,
@@ -39,6 +38,7 @@ from pycdp_bridge import protocol as cdp
 from .._scripts import page_script
 from ..pipeline import Compaction, Control, compact, xml
 from ..tab import Tab
+from ._gather import gather
 from ._held import button_held
 
 __all__ = [
@@ -51,12 +51,9 @@ __all__ = [
     "cover_description",
     "describe",
     "element_info",
-    "gather",
-    "key_press",
     "locate",
     "locate_with_info",
     "move_to",
-    "parse_key",
     "scroll_into_view",
     "target_point",
 ]
@@ -118,56 +115,6 @@ class ElementInfo:
     submits: bool  # a click submits its form
     enter_submits: bool  # Enter in it submits its form
     text: str
-
-
-# --- round trips ----------------------------------------------------------------------
-
-_A = TypeVar("_A")
-_B = TypeVar("_B")
-_C = TypeVar("_C")
-
-
-@overload
-async def gather(
-    first: Callable[[], Awaitable[_A]], second: Callable[[], Awaitable[_B]], /
-) -> tuple[_A, _B]: ...
-
-
-@overload
-async def gather(
-    first: Callable[[], Awaitable[_A]],
-    second: Callable[[], Awaitable[_B]],
-    third: Callable[[], Awaitable[_C]],
-    /,
-) -> tuple[_A, _B, _C]: ...
-
-
-@overload
-async def gather(*calls: Callable[[], Awaitable[Any]]) -> tuple[Any, ...]: ...
-
-
-async def gather(*calls: Callable[[], Awaitable[Any]]) -> tuple[Any, ...]:
-    """Run independent calls at once, so that their commands share one round trip.
-
-    Results in the calls' order; when calls fail, the first failing call's exception
-    in that order is raised (as if they had run one after the other), after all ended.
-    """
-    results: list[Any] = [None] * len(calls)
-    errors: list[Exception | None] = [None] * len(calls)
-
-    async def run(index: int, call: Callable[[], Awaitable[Any]]) -> None:
-        try:
-            results[index] = await call()
-        except Exception as exc:  # raised below, in the calls' order
-            errors[index] = exc
-
-    async with trio.open_nursery() as nursery:
-        for index, call in enumerate(calls):
-            nursery.start_soon(run, index, call)
-    for exc in errors:
-        if exc is not None:
-            raise exc
-    return tuple(results)
 
 
 # --- locating ---------------------------------------------------------------------------
@@ -556,7 +503,7 @@ async def scroll_into_view(target: Target, element: Located, info: ElementInfo) 
     await _scroll_into_view(target, element.session, element.backend_id, element, info)
 
 
-# --- mouse and keyboard ---------------------------------------------------------------
+# --- mouse ---------------------------------------------------------------
 
 
 async def move_to(target: Target, point: Point) -> None:
@@ -576,113 +523,5 @@ async def click_at(target: Target, point: Point) -> None:
     await target.execute(
         cdp.input_dispatch_mouse_event(
             "mouseReleased", point.x, point.y, button="left", click_count=1
-        )
-    )
-
-
-MODIFIER_BITS: Mapping[str, int] = {"Alt": 1, "Control": 2, "Meta": 4, "Shift": 8}
-
-
-@attrs.frozen
-class KeyDef:
-    """What ``Input.dispatchKeyEvent`` needs for one key."""
-
-    key: str
-    code: str
-    key_code: int
-    text: str | None = None
-
-
-_NAMED_KEYS: Mapping[str, KeyDef] = {
-    k.key: k
-    for k in (
-        KeyDef("Enter", "Enter", 13, "\r"),
-        KeyDef("Tab", "Tab", 9),
-        KeyDef("Escape", "Escape", 27),
-        KeyDef("Backspace", "Backspace", 8),
-        KeyDef("Delete", "Delete", 46),
-        KeyDef("ArrowUp", "ArrowUp", 38),
-        KeyDef("ArrowDown", "ArrowDown", 40),
-        KeyDef("ArrowLeft", "ArrowLeft", 37),
-        KeyDef("ArrowRight", "ArrowRight", 39),
-        KeyDef("Home", "Home", 36),
-        KeyDef("End", "End", 35),
-        KeyDef("PageUp", "PageUp", 33),
-        KeyDef("PageDown", "PageDown", 34),
-        KeyDef(" ", "Space", 32, " "),
-    )
-}
-_KEY_ALIASES = {
-    # Every spelling of Enter is Enter: the consent check must see each of them.
-    "Return": "Enter",
-    "\r": "Enter",
-    "\n": "Enter",
-    "\r\n": "Enter",
-    "Esc": "Escape",
-    "Space": " ",
-    "Up": "ArrowUp",
-    "Down": "ArrowDown",
-    "Left": "ArrowLeft",
-    "Right": "ArrowRight",
-}
-_PUNCTUATION_CODES = {
-    ";": ("Semicolon", 186),
-    "=": ("Equal", 187),
-    ",": ("Comma", 188),
-    "-": ("Minus", 189),
-    ".": ("Period", 190),
-    "/": ("Slash", 191),
-    "`": ("Backquote", 192),
-    "[": ("BracketLeft", 219),
-    "\\": ("Backslash", 220),
-    "]": ("BracketRight", 221),
-    "'": ("Quote", 222),
-}
-KEY_NAMES = (*_NAMED_KEYS, *_KEY_ALIASES, "NumpadEnter")
-
-
-def parse_key(key: object) -> KeyDef:
-    """The key definition for a key name or a single character; ValueError otherwise."""
-    if not isinstance(key, str) or not key:
-        raise ValueError(f"key must be a key name like 'Enter' or one character; got {key!r}")
-    name = _KEY_ALIASES.get(key, key)
-    if name == "NumpadEnter":
-        return KeyDef("Enter", "NumpadEnter", 13, "\r")
-    if name in _NAMED_KEYS:
-        return _NAMED_KEYS[name]
-    if len(name) != 1:
-        named = ", ".join(k for k in _NAMED_KEYS if k != " ")
-        raise ValueError(f"unknown key {key!r}: use one character or one of {named}, Space")
-    if name.isascii() and name.isalpha():
-        return KeyDef(name, f"Key{name.upper()}", ord(name.upper()), name)
-    if name.isdigit() and name.isascii():
-        return KeyDef(name, f"Digit{name}", ord(name), name)
-    code, key_code = _PUNCTUATION_CODES.get(name, ("", 0))
-    return KeyDef(name, code, key_code, name)
-
-
-async def key_press(target: Target, key: KeyDef, modifiers: int = 0) -> None:
-    """Press and release one key, as the keyboard would send it."""
-    # With Control, Alt or Meta held a key types no text (it is a shortcut).
-    text = key.text if not modifiers & ~MODIFIER_BITS["Shift"] else None
-    if text is not None and modifiers & MODIFIER_BITS["Shift"] and len(text) == 1:
-        text = text.upper()
-    await target.execute(
-        cdp.input_dispatch_key_event(
-            "keyDown" if text else "rawKeyDown",
-            key=key.key,
-            code=key.code or None,
-            text=text,
-            windows_virtual_key_code=key.key_code or None,
-            modifiers=modifiers,
-        )
-    )
-    await target.execute(
-        cdp.input_dispatch_key_event(
-            "keyUp",
-            key=key.key,
-            code=key.code or None,
-            windows_virtual_key_code=key.key_code or None,
-            modifiers=modifiers,
         )
     )

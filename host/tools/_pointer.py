@@ -86,7 +86,7 @@ async def double_click(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     # A double click is two clicks: whatever the first may submit, it does.
     point, reason, frame = await point_and_consent(tab, element, info, click_reason)
     require(reason, describe(element, info))
-    async with watch(tab.revisions, frame) as activity:
+    async with watch(tab.revisions, frame, tab.ahead()) as activity:
         await move_to(target, point)
         for count in (1, 2):
             async with button_held(target, point):
