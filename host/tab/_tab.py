@@ -115,6 +115,7 @@ class Tab:
         if model.navigated or model.document_id != loader:
             return
         capture_ms = (time.perf_counter() - started) * 1000
+        self._capture_seconds = capture_ms / 1000
         self._prepared = _Prepared(token, loader, model, capture_ms)
 
     async def snapshot(self, *, baseline: bool = False) -> Snapshot:
