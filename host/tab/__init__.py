@@ -11,7 +11,7 @@ May import `pycdp_bridge` and `trimtab.pipeline`; nothing else of the host.
 
 from ._budget import DEFAULT_BUDGET, MIN_BUDGET, check_budget
 from ._revisions import PageRevisions, RevisionStatistics
-from ._settle import ACTIVITY_EVENTS, QUIET_MS, Activity, main_frame_id, settle, watch
+from ._settle import ACTIVITY_EVENTS, QUIET_MS, Activity, Ahead, main_frame_id, settle, watch
 from ._snapshots import PageChangedError, Snapshot, SnapshotMemory, SnapshotOptions, TrimLimits
 from ._tab import Tab
 
@@ -21,6 +21,7 @@ __all__ = [
     "MIN_BUDGET",
     "QUIET_MS",
     "Activity",
+    "Ahead",
     "PageChangedError",
     "PageRevisions",
     "RevisionStatistics",

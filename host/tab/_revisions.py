@@ -197,6 +197,13 @@ class PageRevisions:
         if self._open:
             self._change("the page is changing")
 
+    async def token(self) -> str | None:
+        """The page's revision token as of now (mutation count, form controls, scroll,
+        viewport, URL), or None when the observer cannot tell. Equal tokens at two
+        moments mean the observer saw no change in between; `sync`'s own record of the
+        revision is left as it was."""
+        return await self._read_token()
+
     def statistics(self) -> RevisionStatistics:
         return RevisionStatistics(
             installed=self._installed,

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -29,7 +29,7 @@ from pycdp_bridge import protocol as cdp
 
 from ._revisions import PageRevisions
 
-__all__ = ["ACTIVITY_EVENTS", "QUIET_MS", "Activity", "main_frame_id", "settle", "watch"]
+__all__ = ["ACTIVITY_EVENTS", "QUIET_MS", "Activity", "Ahead", "main_frame_id", "settle", "watch"]
 
 QUIET_MS = 300
 # Requests that stay open by design (streams, pushes): waiting for them never ends.
@@ -133,12 +133,29 @@ class Activity:
             await self.changed.wait()
 
 
+@attrs.frozen
+class Ahead:
+    """Work `watch` starts `after` seconds into the block while the settle waits (the
+    answer's capture, `Tab.prepare`), unless the page is loading or navigated by then."""
+
+    prepare: Callable[[], Awaitable[None]]
+    after: float
+
+
 @asynccontextmanager
-async def watch(revisions: PageRevisions) -> AsyncIterator[Activity]:
-    """Follow the tab's activity for the duration of the block (open it before acting)."""
+async def watch(
+    revisions: PageRevisions, frame_id: str | None = None, ahead: Ahead | None = None
+) -> AsyncIterator[Activity]:
+    """Follow the tab's activity for the duration of the block (open it before acting).
+
+    `frame_id`: the main frame's id when the caller just read it (`main_frame_id`,
+    alongside its other reads before acting), which spares a round trip. `ahead`:
+    work to do while the block waits for the page (see `Ahead`); once begun it is
+    finished before the block ends, and not begun, it is dropped.
+    """
     target = revisions.target
     await revisions.enable_activity_events()
-    activity = Activity(await main_frame_id(target))
+    activity = Activity(frame_id if frame_id is not None else await main_frame_id(target))
     try:
         async with target.listen(*ACTIVITY_EVENTS) as events, trio.open_nursery() as nursery:
 
@@ -153,7 +170,11 @@ async def watch(revisions: PageRevisions) -> AsyncIterator[Activity]:
                             await target.execute(cdp.page_bring_to_front())
 
             nursery.start_soon(pump)
+            early = _Early(ahead, activity)
+            if ahead is not None:
+                nursery.start_soon(early.run)
             yield activity
+            await early.finish()
             nursery.cancel_scope.cancel()
     except BaseExceptionGroup as group:
         # The pump never fails, so a group holds the block's own exception: hand it
@@ -161,6 +182,38 @@ async def watch(revisions: PageRevisions) -> AsyncIterator[Activity]:
         if len(group.exceptions) == 1:
             raise group.exceptions[0] from None
         raise
+
+
+@attrs.define(eq=False)
+class _Early:
+    """`watch`'s `Ahead` work: begun at its time, or dropped."""
+
+    ahead: Ahead | None
+    activity: Activity
+    scope: trio.CancelScope = attrs.field(factory=trio.CancelScope)
+    begun: bool = False
+    done: trio.Event = attrs.field(factory=trio.Event)
+
+    async def run(self) -> None:
+        assert self.ahead is not None
+        try:
+            with self.scope:
+                await trio.sleep_until(self.activity.started + self.ahead.after)
+                # Loading or gone to another document: a capture now is of a page in
+                # the making, and would only compete with it for the renderer.
+                if self.activity.busy or self.activity.commits:
+                    return
+                self.begun = True
+                await self.ahead.prepare()
+        finally:
+            self.done.set()
+
+    async def finish(self) -> None:
+        if self.ahead is None:
+            return
+        if not self.begun:
+            self.scope.cancel()
+        await self.done.wait()
 
 
 async def settle(

@@ -2,22 +2,55 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
+from typing import Final
 
 import attrs
 import trio
 
-from pycdp_bridge import Target
+from pycdp_bridge import (
+    CDPError,
+    DialogOpenError,
+    JavaScriptError,
+    PageModel,
+    Target,
+    TargetClosedError,
+    capture,
+)
+from pycdp_bridge import protocol as cdp
 
 from ..pipeline import Compaction
 from ._revisions import PageRevisions
+from ._settle import QUIET_MS, Ahead
 from ._snapshots import Snapshot, SnapshotMemory, SnapshotOptions
 
 __all__ = ["Tab"]
 
+# An action's answer is captured while its settle waits, this long (in times the
+# page's last capture took) before the settle's quiet would end, at the earliest this
+# many seconds after the action began; and not at all when the page's captures take
+# longer than `_MOST_AHEAD`: a long capture would hold the page up as it settles.
+_LEAD: Final = 1.5
+_EARLIEST: Final = 0.05
+_MOST_AHEAD: Final = (QUIET_MS / 1000 - _EARLIEST) / _LEAD
+# Until a capture of the tab was timed.
+_FIRST_GUESS: Final = 0.1
+_FAILURES: Final = (CDPError, JavaScriptError, TargetClosedError, DialogOpenError, KeyError)
+
 
 def _ignore(reason: str) -> None:
     del reason
+
+
+@attrs.frozen
+class _Prepared:
+    """A capture taken ahead of the snapshot, and the page's state when it began."""
+
+    token: str
+    loader: str
+    model: PageModel
+    capture_ms: float
 
 
 @attrs.define(eq=False)
@@ -34,6 +67,8 @@ class Tab:
     memory: SnapshotMemory
     revisions: PageRevisions
     lock: trio.Lock = attrs.field(factory=trio.Lock)
+    _prepared: _Prepared | None = attrs.field(default=None, init=False)
+    _capture_seconds: float = attrs.field(default=_FIRST_GUESS, init=False)
 
     @classmethod
     def open(
@@ -52,9 +87,80 @@ class Tab:
         """The compaction behind the last snapshot the model received, if any."""
         return self.memory.latest
 
+    def ahead(self) -> Ahead | None:
+        """For an action's `watch`: the answer's capture, taken while the settle waits
+        (`prepare`), timed to end before the settle's quiet would; None for a page whose
+        captures take too long for that."""
+        if self._capture_seconds > _MOST_AHEAD:
+            return None
+        after = max(_EARLIEST, QUIET_MS / 1000 - _LEAD * self._capture_seconds)
+        return Ahead(self.prepare, after)
+
+    async def prepare(self) -> None:
+        """Capture the page now for the next `snapshot`, which uses this capture only
+        if the page's revision token and document are still those read before it began
+        (the page changed nothing the observer sees since), and captures afresh
+        otherwise."""
+        self._prepared = None
+        try:
+            token, loader = await self._state()
+            if token is None:
+                return  # the observer cannot tell whether the page changes
+            started = time.perf_counter()
+            options = self.memory.options
+            model = await capture(self.target, ax=options.ax, rects=options.rects)
+        except _FAILURES:
+            # Only a head start: the action's own steps meet whatever went wrong.
+            return
+        if model.navigated or model.document_id != loader:
+            return
+        capture_ms = (time.perf_counter() - started) * 1000
+        self._capture_seconds = capture_ms / 1000
+        self._prepared = _Prepared(token, loader, model, capture_ms)
+
     async def snapshot(self, *, baseline: bool = False) -> Snapshot:
         """Capture the page and answer with a baseline or a diff (`SnapshotMemory`)."""
-        return await self.memory.snapshot(baseline=baseline)
+        prepared, self._prepared = self._prepared, None
+        if prepared is not None and await self._unchanged(prepared):
+            return self.memory.render(
+                prepared.model, capture_ms=prepared.capture_ms, baseline=baseline
+            )
+        snapshot = await self.memory.snapshot(baseline=baseline)
+        self._capture_seconds = snapshot.capture_ms / 1000
+        return snapshot
+
+    async def _unchanged(self, prepared: _Prepared) -> bool:
+        """Whether the page is as it was when `prepared` began: same document, same
+        revision token. Whatever fails to say so means a fresh capture."""
+        try:
+            return await self._state() == (prepared.token, prepared.loader)
+        except _FAILURES:
+            return False
+
+    async def _state(self) -> tuple[str | None, str]:
+        """The page's revision token and its main frame's loader, read together (one
+        round trip); raises the first failure of the two."""
+        token: str | None = None
+        loader = ""
+        failures: list[Exception] = []
+
+        async def read_loader() -> None:
+            nonlocal loader
+            try:
+                tree = await self.target.execute(cdp.page_get_frame_tree())
+                loader = str(tree["frameTree"]["frame"].get("loaderId", ""))
+            except Exception as exc:  # raised below, outside the nursery
+                failures.append(exc)
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(read_loader)
+            try:
+                token = await self.revisions.token()
+            except Exception as exc:  # raised below, outside the nursery
+                failures.insert(0, exc)
+        if failures:
+            raise failures[0]
+        return token, loader
 
     def expand(self, region: str, at: int = 0) -> str:
         """Everything of one region of the latest snapshot (a page of it from line
@@ -67,4 +173,5 @@ class Tab:
 
     def forget(self) -> None:
         """Drop what the model has seen (after an error, or a released tab)."""
+        self._prepared = None
         self.memory.forget()

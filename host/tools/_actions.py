@@ -4,16 +4,16 @@ hover, scroll."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import attrs
 
-from pycdp_bridge import CDPError, JavaScriptError, call_on
+from pycdp_bridge import CDPError, JavaScriptError, Target, call_on
 from pycdp_bridge import protocol as cdp
 
 from ..pipeline import xml
-from ..tab import Tab, settle, watch
+from ..tab import Tab, main_frame_id, settle, watch
 from ._common import (
     ACT,
     ID_SCHEMA,
@@ -39,27 +39,27 @@ from ._consent import (
     require,
     submit_after_typing_reason,
 )
+from ._gather import gather
 from ._input import (
-    MODIFIER_BITS,
     ElementInfo,
     Located,
     Point,
     click_at,
     describe,
     element_info,
-    key_press,
-    locate,
+    locate_with_info,
     move_to,
-    parse_key,
     scroll_into_view,
     target_point,
 )
+from ._keys import MODIFIER_BITS, key_press, parse_key
 
 __all__ = [
     "check",
     "click",
     "focused_enter_submits",
     "hover",
+    "point_and_consent",
     "press",
     "scroll",
     "select",
@@ -74,11 +74,34 @@ _PICKER_TYPES = frozenset({"date", "time", "datetime-local", "month", "week", "c
 
 async def usable(tab: Tab, args: Mapping[str, object]) -> tuple[Located, ElementInfo]:
     """The element the ``id`` argument names, refused when it is disabled."""
-    element = await locate(tab, id_arg(args))
-    info = await element_info(tab.target, element)
+    element, info = await locate_with_info(tab, id_arg(args))
     if info.disabled:
         raise Refusal(f"{describe(element, info)} is disabled; it cannot be used right now")
     return element, info
+
+
+async def point_and_consent(
+    tab: Tab,
+    element: Located,
+    info: ElementInfo,
+    reason_of: Callable[[Target, Located], Awaitable[str | None]],
+) -> tuple[Point, str | None, str]:
+    """Before acting on `element`: where to act (`target_point`), why it may need
+    consent (`reason_of`) and the main frame's id (for `watch`), read at once: the
+    reads are independent, so they share their round trips. A refusal of
+    `target_point` comes first, as when they ran one after the other; no input is
+    sent before the caller's `require`."""
+    return await gather(
+        lambda: target_point(tab.target, element, info, tab.latest),
+        lambda: reason_of(tab.target, element),
+        lambda: main_frame_id(tab.target),
+    )
+
+
+async def _no_reason(target: Target, element: Located) -> str | None:
+    """For `point_and_consent` when the action commits nothing (typing without Enter)."""
+    del target, element
+    return None
 
 
 @tool(
@@ -89,9 +112,9 @@ async def usable(tab: Tab, args: Mapping[str, object]) -> tuple[Located, Element
 )
 async def click(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     element, info = await usable(tab, args)
-    point = await target_point(tab.target, element, info, tab.latest)
-    require(await click_reason(tab.target, element), describe(element, info))
-    async with watch(tab.revisions) as activity:
+    point, reason, frame = await point_and_consent(tab, element, info, click_reason)
+    require(reason, describe(element, info))
+    async with watch(tab.revisions, frame, tab.ahead()) as activity:
         await click_at(tab.target, point)
         settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT, scope_of(element))
     return await after_action(tab, activity, settled, submits=info.submits)
@@ -131,10 +154,10 @@ async def type_text(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     if info.readonly:
         raise Refusal(f"{describe(element, info)} is read-only; it cannot be typed into")
     before = "" if clear else await _field_value(tab, element)
-    point = await target_point(target, element, info, tab.latest)
-    if submit:
-        require(await submit_after_typing_reason(target, element), describe(element, info))
-    async with watch(tab.revisions) as activity:
+    reason_of = submit_after_typing_reason if submit else _no_reason
+    point, reason, frame = await point_and_consent(tab, element, info, reason_of)
+    require(reason, describe(element, info))
+    async with watch(tab.revisions, frame) as activity:
         # Focus by clicking it, as a person does; a click that left focus elsewhere
         # (a page that moves focus on click) gets the field focused directly.
         await click_at(target, point)
@@ -220,10 +243,11 @@ async def _set_picker(
     tab: Tab, element: Located, info: ElementInfo, value: str, *, submit: bool
 ) -> ToolResult:
     target = tab.target
-    await target_point(target, element, info, tab.latest)  # in view, not covered
-    if submit:
-        require(await submit_after_typing_reason(target, element), describe(element, info))
-    async with watch(tab.revisions) as activity:
+    # In view and not covered, and whether Enter may then commit.
+    reason_of = submit_after_typing_reason if submit else _no_reason
+    _, reason, frame = await point_and_consent(tab, element, info, reason_of)
+    require(reason, describe(element, info))
+    async with watch(tab.revisions, frame) as activity:
         elsewhere = await _focus(tab, element)
         if elsewhere is not None:
             raise Refusal(
@@ -317,9 +341,10 @@ async def select(tab: Tab, args: Mapping[str, object]) -> ToolResult:
             "and then click the option"
         )
     target = tab.target
-    await target_point(target, element, info, tab.latest)  # in view and not covered
-    require(await control_change_reason(target, element), describe(element, info))
-    async with watch(tab.revisions) as activity:
+    # In view and not covered, and whether the change may commit.
+    _, reason, frame = await point_and_consent(tab, element, info, control_change_reason)
+    require(reason, describe(element, info))
+    async with watch(tab.revisions, frame, tab.ahead()) as activity:
         # A native <select> opens a popup the browser draws outside the page, which
         # input events cannot drive (headless has none at all), so the option is set
         # the way that popup sets it: focus, selection, then `input` and `change`.
@@ -368,9 +393,9 @@ async def check(tab: Tab, args: Mapping[str, object]) -> ToolResult:
             "another option of its group"
         )
     target = tab.target
-    point = await target_point(target, element, info, tab.latest)
-    require(await click_reason(target, element), describe(element, info))
-    async with watch(tab.revisions) as activity:
+    point, reason, frame = await point_and_consent(tab, element, info, click_reason)
+    require(reason, describe(element, info))
+    async with watch(tab.revisions, frame, tab.ahead()) as activity:
         await click_at(target, point)
         settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT, scope_of(element))
     note = None
@@ -390,10 +415,12 @@ async def check(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     ACT,
 )
 async def hover(tab: Tab, args: Mapping[str, object]) -> ToolResult:
-    element = await locate(tab, id_arg(args))
-    info = await element_info(tab.target, element)
-    point = await target_point(tab.target, element, info, tab.latest)
-    async with watch(tab.revisions) as activity:
+    element, info = await locate_with_info(tab, id_arg(args))
+    point, frame = await gather(
+        lambda: target_point(tab.target, element, info, tab.latest),
+        lambda: main_frame_id(tab.target),
+    )
+    async with watch(tab.revisions, frame, tab.ahead()) as activity:
         await move_to(tab.target, point)
         settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT, scope_of(element))
     return await after_action(tab, activity, settled)
@@ -414,8 +441,7 @@ async def scroll(tab: Tab, args: Mapping[str, object]) -> ToolResult:
         raise BadArguments(f"direction must be 'down' or 'up'; got {direction!r}")
     target = tab.target
     if eid is not None and direction is None:
-        element = await locate(tab, eid)
-        info = await element_info(target, element)
+        element, info = await locate_with_info(tab, eid)
         async with watch(tab.revisions) as activity:
             await scroll_into_view(target, element, info)
             settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT)
@@ -425,8 +451,7 @@ async def scroll(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     width, height = float(viewport["clientWidth"]), float(viewport["clientHeight"])
     if eid is not None:
         # Wheel over the element: the scrollable box under the pointer moves, as for a person.
-        element = await locate(tab, eid)
-        info = await element_info(target, element)
+        element, info = await locate_with_info(tab, eid)
         point = await target_point(target, element, info, tab.latest)
     else:
         point = Point(width / 2, height / 2)

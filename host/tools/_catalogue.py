@@ -11,7 +11,6 @@ are refused with a message for the model (`ToolResult.is_error`).
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Mapping
 
 import attrs
@@ -30,9 +29,18 @@ from pycdp_bridge import protocol as cdp
 from ..pipeline import xml
 from ..tab import PageChangedError, Tab
 from . import _actions, _dialogs, _navigation, _pointer, _queries
-from ._common import ACTION_TIMEOUT, BadArguments, Refusal, Tool, ToolResult, ToolSpec, error
+from ._common import (
+    ACTION_TIMEOUT,
+    BadArguments,
+    Handler,
+    Refusal,
+    Tool,
+    ToolResult,
+    ToolSpec,
+    error,
+    objects_of_call,
+)
 from ._consent import ConsentNeeded, require
-from ._input import OBJECT_GROUP
 
 __all__ = ["TOOLS", "run_tool", "tool_spec"]
 
@@ -97,18 +105,30 @@ async def run_tool(tab: Tab, name: str, args: Mapping[str, object]) -> ToolResul
     """
     spec = tool_spec(name)
     handler = _BY_NAME[name].run
-    crashed = error(
-        f"{name} failed: the page crashed (its renderer process died); "
-        "navigate(url) or reload() brings the tab back"
-    )
     if tab.target.crashed and name not in _navigation.REVIVING:
         # Not even the latest snapshot stands for the page any more.
         tab.forget()
-        return crashed
+        return _crashed(name)
     dialog = tab.target.open_dialog
     if dialog is not None and name != "answer_dialog":
         # Nothing was done: the page answers nothing until the dialog is answered.
         return _dialogs.dialog_result(DialogOpenError.of(name, dialog), is_error=True)
+    # The remote objects the call creates are released when it ends (or by
+    # `after_action`, alongside its snapshot).
+    async with objects_of_call(tab):
+        return await _run(tab, name, spec, handler, args)
+
+
+def _crashed(name: str) -> ToolResult:
+    return error(
+        f"{name} failed: the page crashed (its renderer process died); "
+        "navigate(url) or reload() brings the tab back"
+    )
+
+
+async def _run(
+    tab: Tab, name: str, spec: ToolSpec, handler: Handler, args: Mapping[str, object]
+) -> ToolResult:
     try:
         if spec.needs_consent is not None:
             require(spec.needs_consent)
@@ -134,7 +154,7 @@ async def run_tool(tab: Tab, name: str, args: Mapping[str, object]) -> ToolResul
         return _dialogs.dialog_result(exc, is_error=False)
     except PageCrashedError:
         tab.forget()
-        return crashed
+        return _crashed(name)
     except TargetClosedError as exc:
         tab.forget()
         return error(
@@ -164,22 +184,6 @@ async def run_tool(tab: Tab, name: str, args: Mapping[str, object]) -> ToolResul
             f"{name} failed: the browser refused a step ({exc.message}); nothing more "
             "was done; take a snapshot to see the page as it is"
         )
-    finally:
-        with trio.CancelScope(shield=True):
-            await _release(tab)
-
-
-async def _release(tab: Tab) -> None:
-    """Let the page free the remote objects this call held."""
-    if tab.target.closed:
-        return
-    sessions: list[str | None] = [None, *tab.target.child_sessions()]
-    for session in sessions:
-        # Blocked by a dialog: the group is released after the next call instead.
-        with contextlib.suppress(CDPError, TargetClosedError, DialogOpenError):
-            await tab.target.execute(
-                cdp.runtime_release_object_group(OBJECT_GROUP), session_id=session
-            )
 
 
 def _form_navigation(navigations: trio.MemoryReceiveChannel[Event]) -> bool:

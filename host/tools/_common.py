@@ -8,19 +8,22 @@ above its code. The catalogue (`_catalogue`) lists them in the order the model s
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Awaitable, Callable, Mapping
+import contextvars
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
 
 import attrs
+import trio
 
-from pycdp_bridge import CDPError, Target
+from pycdp_bridge import CDPError, DialogOpenError, Target, TargetClosedError
 from pycdp_bridge import protocol as cdp
 
 from .._scripts import page_script
 from ..pipeline import xml
 from ..tab import Activity, Snapshot, Tab
 from ..tracker import ToolPolicy
-from ._input import Located, Refusal
+from ._gather import gather
+from ._input import OBJECT_GROUP, Located, Refusal
 
 __all__ = [
     "ACT",
@@ -40,6 +43,8 @@ __all__ = [
     "churned",
     "error",
     "id_arg",
+    "objects_of_call",
+    "release_objects",
     "result",
     "schema",
     "scope_of",
@@ -223,6 +228,55 @@ async def bring_to_front(target: Target) -> None:
         await target.execute(cdp.page_bring_to_front())
 
 
+@attrs.define
+class _Held:
+    released: bool = False
+
+
+_held: contextvars.ContextVar[_Held | None] = contextvars.ContextVar(
+    "trimtab_objects_held", default=None
+)
+
+
+@contextlib.asynccontextmanager
+async def objects_of_call(tab: Tab) -> AsyncIterator[None]:
+    """The block is one tool call: the remote objects it creates (`OBJECT_GROUP`) are
+    released when it ends, shielded, unless `after_action` released them already."""
+    held = _Held()
+    token = _held.set(held)
+    try:
+        yield
+    finally:
+        _held.reset(token)
+        if not held.released:
+            with trio.CancelScope(shield=True):
+                await release_objects(tab)
+
+
+async def release_objects(tab: Tab) -> None:
+    """Let the page free the remote objects this call held."""
+    if tab.target.closed:
+        return
+    sessions: list[str | None] = [None, *tab.target.child_sessions()]
+    for session in sessions:
+        # Blocked by a dialog: the group is released after the next call instead.
+        with contextlib.suppress(CDPError, TargetClosedError, DialogOpenError):
+            await tab.target.execute(
+                cdp.runtime_release_object_group(OBJECT_GROUP), session_id=session
+            )
+
+
+async def _snapshot_releasing(tab: Tab) -> Snapshot:
+    """The answer's snapshot; the call's remote objects, no longer needed, are released
+    alongside it (one round trip less after the snapshot)."""
+    held = _held.get()
+    if held is None:
+        return await tab.snapshot()
+    snapshot, _ = await gather(tab.snapshot, lambda: release_objects(tab))
+    held.released = True
+    return snapshot
+
+
 async def after_action(
     tab: Tab,
     activity: Activity,
@@ -244,7 +298,8 @@ async def after_action(
             f"this opened {', '.join(activity.opened)} in a new tab, which you do not see "
             "or act in; navigate(url) opens it in this tab"
         )
-    return result(await tab.snapshot(), note="; ".join(notes) or None, submits=submits)
+    snapshot = await _snapshot_releasing(tab)
+    return result(snapshot, note="; ".join(notes) or None, submits=submits)
 
 
 def json_value(reply: Mapping[str, Any]) -> Any:

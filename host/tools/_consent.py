@@ -30,7 +30,9 @@ from pycdp_bridge import protocol as cdp
 
 from .._scripts import page_script
 from ..pipeline import xml
-from ._input import OBJECT_GROUP, KeyDef, Located
+from ._gather import gather
+from ._input import OBJECT_GROUP, Located
+from ._keys import KeyDef
 
 __all__ = [
     "CommitFacts",
@@ -294,6 +296,11 @@ async def _main_frame(target: Target, session: str | None) -> str:
 
 async def _frame_of(target: Target, element: Located) -> str:
     """The frame id of the document that holds `element`."""
+    if element.session is None and element.control.frame == 0:
+        # The latest capture found it in the tab's main document. Were it moved to
+        # another frame's document since, resolving it in this frame's world fails:
+        # "cannot tell", which asks, as an unknown should.
+        return await _main_frame(target, None)
     document = await call_on(
         target,
         element.object_id,
@@ -309,13 +316,14 @@ async def _frame_of(target: Target, element: Located) -> str:
 
 
 async def _facts(target: Target, session: str | None, object_id: str) -> CommitFacts:
-    facts: Mapping[str, Any] = (
-        await call_on(
+    # Independent reads of the same object: their commands share one round trip.
+    found, listeners = await gather(
+        lambda: call_on(
             target, object_id, page_script("trimtab.tools", "commit-facts.js"), session_id=session
-        )
-        or {}
+        ),
+        lambda: _listener_types(target, session, object_id),
     )
-    listeners = await _listener_types(target, session, object_id)
+    facts: Mapping[str, Any] = found or {}
     return CommitFacts.from_page(facts, listeners)
 
 

@@ -38,6 +38,7 @@ from pycdp_bridge import protocol as cdp
 from .._scripts import page_script
 from ..pipeline import Compaction, Control, compact, xml
 from ..tab import Tab
+from ._gather import gather
 from ._held import button_held
 
 __all__ = [
@@ -50,10 +51,9 @@ __all__ = [
     "cover_description",
     "describe",
     "element_info",
-    "key_press",
     "locate",
+    "locate_with_info",
     "move_to",
-    "parse_key",
     "scroll_into_view",
     "target_point",
 ]
@@ -129,18 +129,54 @@ async def locate(tab: Tab, eid: object) -> Located:
     node the id was issued for in this document (ids never move to another element,
     see `SnapshotMemory.issued`); otherwise the id is stale.
     """
+    eid = _eid_text(eid)
+    control = _latest_control(tab, eid)
+    if control is not None:
+        object_id = await _live_object(tab.target, None, control.backend_node_id)
+        if object_id is not None:
+            return Located(eid, control, None, object_id)
+    return await _locate_by_capture(tab, eid)
+
+
+async def locate_with_info(tab: Tab, eid: object) -> tuple[Located, ElementInfo]:
+    """`locate` and `element_info` together: for an id of the latest snapshot whose
+    node is still in its document, one call reads both that it is and what it is."""
+    eid = _eid_text(eid)
+    control = _latest_control(tab, eid)
+    if control is not None:
+        try:
+            object_id = await _object_for(tab.target, None, control.backend_node_id)
+            raw = await call_on(tab.target, object_id, _script("element-info.js"))
+        except (CDPError, JavaScriptError):
+            raw = None
+        # A backend node id never names another node: connected, it is the element.
+        if isinstance(raw, Mapping) and raw.get("connected") is True:
+            return Located(eid, control, None, object_id), _element_info(raw)
+    element = await _locate_by_capture(tab, eid)
+    return element, await element_info(tab.target, element)
+
+
+def _eid_text(eid: object) -> str:
     if not isinstance(eid, str) or not eid.strip():
         raise Refusal(
             f"id must be an element id from the page, like 'k3x'; got {xml.text(repr(eid))}"
         )
-    eid = eid.strip()
+    return eid.strip()
+
+
+def _latest_control(tab: Tab, eid: str) -> Control | None:
+    """The control the latest snapshot gave `eid`, when it is of the tab's own document
+    (its node can be asked for directly); None when only a capture can tell."""
     latest = tab.latest
-    if latest is not None and eid in latest.controls:
-        control = latest.controls[eid]
-        if control.frame == 0:
-            object_id = await _live_object(tab.target, None, control.backend_node_id)
-            if object_id is not None:
-                return Located(eid, control, None, object_id)
+    if latest is None or eid not in latest.controls:
+        return None
+    control = latest.controls[eid]
+    return control if control.frame == 0 else None
+
+
+async def _locate_by_capture(tab: Tab, eid: str) -> Located:
+    """`locate` for an id the latest snapshot cannot resolve: a fresh capture decides."""
+    latest = tab.latest
     model = await capture(tab.target)
     reserved = tab.memory.reserved(model)
     fresh = compact(model, count=False, reserved=reserved)
@@ -210,6 +246,10 @@ async def element_info(target: Target, element: Located) -> ElementInfo:
     info = await call_on(
         target, element.object_id, _script("element-info.js"), session_id=element.session
     )
+    return _element_info(info)
+
+
+def _element_info(info: Mapping[str, Any]) -> ElementInfo:
     return ElementInfo(
         tag=str(info["tag"]),
         type=str(info["type"]),
@@ -262,15 +302,17 @@ async def target_point(
     """Scroll the element into view and return a visible point the hit test gives to it."""
     await scroll_into_view(target, element, info)
     offsets = await _session_offsets(target, element)
-    origins = await _document_origins(target, offsets)
-    dx, dy = offsets[element.session]
-    quads: Sequence[Sequence[float]] = (
-        await target.execute(
+    # Once it is in view, these three reads are independent: one round trip for all.
+    origins, reply, metrics = await gather(
+        lambda: _document_origins(target, offsets),
+        lambda: target.execute(
             cdp.dom_get_content_quads(backend_node_id=element.backend_id),
             session_id=element.session,
-        )
-    ).get("quads", [])
-    metrics = await target.execute(cdp.page_get_layout_metrics())
+        ),
+        lambda: target.execute(cdp.page_get_layout_metrics()),
+    )
+    dx, dy = offsets[element.session]
+    quads: Sequence[Sequence[float]] = reply.get("quads", [])
     viewport = metrics.get("cssLayoutViewport", metrics.get("layoutViewport", {}))
     width = float(viewport.get("clientWidth", 0))
     height = float(viewport.get("clientHeight", 0))
@@ -382,6 +424,8 @@ async def _hit_test(
             if hit_id != owner:
                 return await _describe_hit(target, session, hit_id, latest)
             continue
+        if hit_id == element.backend_id:
+            continue  # the element itself (backend ids name one node each)
         hit_object = await _object_for(target, session, hit_id)
         inside = await call_on(
             target,
@@ -402,11 +446,17 @@ async def _document_origins(
     ``DOM.getNodeForLocation``, which takes document coordinates: the session's
     viewport origin less how far its document is scrolled. Read once per element,
     after it was scrolled into view."""
-    origins: dict[str | None, tuple[float, float]] = {}
-    for session, (ox, oy) in offsets.items():
-        sx, sy = await evaluate(target, "[scrollX, scrollY]", session_id=session)
-        origins[session] = (ox - float(sx), oy - float(sy))
-    return origins
+    sessions = list(offsets)
+    scrolls = await gather(
+        *(
+            lambda session=session: evaluate(target, "[scrollX, scrollY]", session_id=session)
+            for session in sessions
+        )
+    )
+    return {
+        session: (offsets[session][0] - float(sx), offsets[session][1] - float(sy))
+        for session, (sx, sy) in zip(sessions, scrolls, strict=True)
+    }
 
 
 async def _object_for(target: Target, session: str | None, backend_id: int) -> str:
@@ -453,7 +503,7 @@ async def scroll_into_view(target: Target, element: Located, info: ElementInfo) 
     await _scroll_into_view(target, element.session, element.backend_id, element, info)
 
 
-# --- mouse and keyboard ---------------------------------------------------------------
+# --- mouse ---------------------------------------------------------------
 
 
 async def move_to(target: Target, point: Point) -> None:
@@ -473,113 +523,5 @@ async def click_at(target: Target, point: Point) -> None:
     await target.execute(
         cdp.input_dispatch_mouse_event(
             "mouseReleased", point.x, point.y, button="left", click_count=1
-        )
-    )
-
-
-MODIFIER_BITS: Mapping[str, int] = {"Alt": 1, "Control": 2, "Meta": 4, "Shift": 8}
-
-
-@attrs.frozen
-class KeyDef:
-    """What ``Input.dispatchKeyEvent`` needs for one key."""
-
-    key: str
-    code: str
-    key_code: int
-    text: str | None = None
-
-
-_NAMED_KEYS: Mapping[str, KeyDef] = {
-    k.key: k
-    for k in (
-        KeyDef("Enter", "Enter", 13, "\r"),
-        KeyDef("Tab", "Tab", 9),
-        KeyDef("Escape", "Escape", 27),
-        KeyDef("Backspace", "Backspace", 8),
-        KeyDef("Delete", "Delete", 46),
-        KeyDef("ArrowUp", "ArrowUp", 38),
-        KeyDef("ArrowDown", "ArrowDown", 40),
-        KeyDef("ArrowLeft", "ArrowLeft", 37),
-        KeyDef("ArrowRight", "ArrowRight", 39),
-        KeyDef("Home", "Home", 36),
-        KeyDef("End", "End", 35),
-        KeyDef("PageUp", "PageUp", 33),
-        KeyDef("PageDown", "PageDown", 34),
-        KeyDef(" ", "Space", 32, " "),
-    )
-}
-_KEY_ALIASES = {
-    # Every spelling of Enter is Enter: the consent check must see each of them.
-    "Return": "Enter",
-    "\r": "Enter",
-    "\n": "Enter",
-    "\r\n": "Enter",
-    "Esc": "Escape",
-    "Space": " ",
-    "Up": "ArrowUp",
-    "Down": "ArrowDown",
-    "Left": "ArrowLeft",
-    "Right": "ArrowRight",
-}
-_PUNCTUATION_CODES = {
-    ";": ("Semicolon", 186),
-    "=": ("Equal", 187),
-    ",": ("Comma", 188),
-    "-": ("Minus", 189),
-    ".": ("Period", 190),
-    "/": ("Slash", 191),
-    "`": ("Backquote", 192),
-    "[": ("BracketLeft", 219),
-    "\\": ("Backslash", 220),
-    "]": ("BracketRight", 221),
-    "'": ("Quote", 222),
-}
-KEY_NAMES = (*_NAMED_KEYS, *_KEY_ALIASES, "NumpadEnter")
-
-
-def parse_key(key: object) -> KeyDef:
-    """The key definition for a key name or a single character; ValueError otherwise."""
-    if not isinstance(key, str) or not key:
-        raise ValueError(f"key must be a key name like 'Enter' or one character; got {key!r}")
-    name = _KEY_ALIASES.get(key, key)
-    if name == "NumpadEnter":
-        return KeyDef("Enter", "NumpadEnter", 13, "\r")
-    if name in _NAMED_KEYS:
-        return _NAMED_KEYS[name]
-    if len(name) != 1:
-        named = ", ".join(k for k in _NAMED_KEYS if k != " ")
-        raise ValueError(f"unknown key {key!r}: use one character or one of {named}, Space")
-    if name.isascii() and name.isalpha():
-        return KeyDef(name, f"Key{name.upper()}", ord(name.upper()), name)
-    if name.isdigit() and name.isascii():
-        return KeyDef(name, f"Digit{name}", ord(name), name)
-    code, key_code = _PUNCTUATION_CODES.get(name, ("", 0))
-    return KeyDef(name, code, key_code, name)
-
-
-async def key_press(target: Target, key: KeyDef, modifiers: int = 0) -> None:
-    """Press and release one key, as the keyboard would send it."""
-    # With Control, Alt or Meta held a key types no text (it is a shortcut).
-    text = key.text if not modifiers & ~MODIFIER_BITS["Shift"] else None
-    if text is not None and modifiers & MODIFIER_BITS["Shift"] and len(text) == 1:
-        text = text.upper()
-    await target.execute(
-        cdp.input_dispatch_key_event(
-            "keyDown" if text else "rawKeyDown",
-            key=key.key,
-            code=key.code or None,
-            text=text,
-            windows_virtual_key_code=key.key_code or None,
-            modifiers=modifiers,
-        )
-    )
-    await target.execute(
-        cdp.input_dispatch_key_event(
-            "keyUp",
-            key=key.key,
-            code=key.code or None,
-            windows_virtual_key_code=key.key_code or None,
-            modifiers=modifiers,
         )
     )

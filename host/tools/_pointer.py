@@ -14,7 +14,7 @@ from pycdp_bridge import Target, call_on
 from pycdp_bridge import protocol as cdp
 
 from ..tab import Tab, settle, watch
-from ._actions import usable
+from ._actions import point_and_consent, usable
 from ._common import (
     ACT,
     ID_SCHEMA,
@@ -83,10 +83,10 @@ async def _mouse(
 async def double_click(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     element, info = await usable(tab, args)
     target = tab.target
-    point = await target_point(target, element, info, tab.latest)
     # A double click is two clicks: whatever the first may submit, it does.
-    require(await click_reason(target, element), describe(element, info))
-    async with watch(tab.revisions) as activity:
+    point, reason, frame = await point_and_consent(tab, element, info, click_reason)
+    require(reason, describe(element, info))
+    async with watch(tab.revisions, frame, tab.ahead()) as activity:
         await move_to(target, point)
         for count in (1, 2):
             async with button_held(target, point):

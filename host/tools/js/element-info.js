@@ -1,4 +1,5 @@
-// What an element is and may do: tag, type, role, states, whether it submits.
+// What an element is and may do: tag, type, role, states, whether it submits, and
+// whether it is still in its document (`connected`: read with the rest, one round trip).
 function() {
   const el = this;
   const tag = el.localName || '';
@@ -19,5 +20,6 @@ function() {
   const enterSubmits = !!el.form && tag === 'input' && textTypes.includes(type);
   const text = (el.innerText || el.value || el.getAttribute('aria-label') || '')
     .replace(/\s+/g, ' ').trim().slice(0, 60);
-  return {tag, type, role, disabled, editable, readonly, checked, submits, enterSubmits, text};
+  return {connected: el.isConnected, tag, type, role, disabled, editable, readonly, checked,
+    submits, enterSubmits, text};
 }
