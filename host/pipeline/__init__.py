@@ -21,7 +21,7 @@ from ._compact import (
     render_node,
     text_key,
 )
-from ._tokens import count_tokens
+from ._tokens import TokenMemo, count_tokens
 from ._tree import Control, OutNode
 
 __all__ = [
@@ -33,6 +33,7 @@ __all__ = [
     "Item",
     "OutNode",
     "Region",
+    "TokenMemo",
     "compact",
     "count_tokens",
     "open_tag",
