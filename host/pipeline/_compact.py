@@ -6,21 +6,23 @@ the same page model gives byte-identical output.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import gc
 import hashlib
 import re
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 
 import attrs
 
 from pycdp_bridge import PageModel
 
 from . import _xml
-from ._build import MAX_DEPTH, BuildOptions, build_tree
+from ._build import MAX_DEPTH, BuildOptions, Built, ControlFacts, build_tree
 from ._eids import assign_eids
-from ._filter import filter_page
+from ._filter import Visibility, filter_page
 from ._tokens import count_tokens
 from ._tree import Control, OutNode
 
@@ -29,9 +31,11 @@ __all__ = [
     "Compaction",
     "CompactionStats",
     "Item",
+    "Prepared",
     "Region",
     "compact",
     "open_tag",
+    "prepare",
     "read_text",
     "render_items",
     "render_node",
@@ -146,6 +150,13 @@ def compact(
     `reserved`: eids issued earlier in this document → the backend id of the node
     each was issued for (see `assign_eids`); ids of nodes gone from `model` are free.
     """
+    prepared = prepare(model, options)
+    return prepared.finish(count=count, long_text=long_text, reserved=reserved)
+
+
+@contextlib.contextmanager
+def _walking() -> Iterator[None]:
+    """The pipeline's conditions while it walks a page."""
     # The pipeline allocates many small objects and makes no reference cycles;
     # pausing the cyclic collector keeps a full sweep over the page model out of
     # the snapshot (measured here: 4.5 ms with a 2,167-node model in memory).
@@ -157,83 +168,125 @@ def compact(
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, _RECURSION_LIMIT))
     try:
-        return _compact(
-            model, options or BuildOptions(), count=count, long_text=long_text, reserved=reserved
-        )
+        yield
     finally:
         sys.setrecursionlimit(limit)
         if enabled:
             gc.enable()
 
 
-def _compact(
-    model: PageModel,
-    options: BuildOptions,
-    *,
-    count: bool,
-    long_text: int | None,
-    reserved: Mapping[str, int] | None = None,
-) -> Compaction:
-    t0 = time.perf_counter()
-    visibility = filter_page(model)
-    t1 = time.perf_counter()
-    built = build_tree(model, visibility, options)
-    _make_encodable(built.root)
-    texts = _cut_long_texts(built.root, long_text) if long_text is not None else {}
-    t2 = time.perf_counter()
-    nodes: list[int] = []
-    if reserved:
-        # Backend ids are per renderer: only nodes of the tab's own session are bound.
-        own = [
-            n.backend_node_id if model.frames[n.frame].session_id is None else 0
-            for n in model.nodes
-        ]
-        live = set(own)
-        reserved = {eid: node for eid, node in reserved.items() if node in live}
-        nodes = [own[facts.node] for _, facts in built.controls]
-    eids = assign_eids(
-        (facts for _, facts in built.controls), len(built.controls), reserved=reserved, nodes=nodes
-    )
-    controls: dict[str, Control] = {}
-    for (out, facts), eid in zip(built.controls, eids, strict=True):
-        out.eid = eid
-        out.attrs.insert(0, ("id", eid))
-        node = model.nodes[facts.node]
-        controls[eid] = Control(
-            eid=eid,
-            node=facts.node,
-            backend_node_id=node.backend_node_id,
-            frame=node.frame,
-            role=_xml.encodable(facts.role),
-            name=_xml.encodable(facts.name),
-            region=facts.region_path[-1] if facts.region_path else "main",
+def prepare(model: PageModel, options: BuildOptions | None = None) -> Prepared:
+    """Stages 1 to 3 of `compact`: the page filtered and built, to `Prepared.finish`."""
+    with _walking():
+        t0 = time.perf_counter()
+        visibility = filter_page(model)
+        t1 = time.perf_counter()
+        built = build_tree(model, visibility, options or BuildOptions())
+        _make_encodable(built.root)
+        t2 = time.perf_counter()
+    return Prepared(model, visibility, built, {"filter": t1 - t0, "build": t2 - t1})
+
+
+@attrs.define
+class Prepared:
+    """A page filtered and built (`prepare`): `finish` gives its `Compaction`, and may
+    give it again with other options at the cost of the rendering alone (a snapshot
+    over its budget cuts long texts, then renders again). The build's output tree is
+    changed by each `finish` and put back by the next: only the latest compaction's
+    tree is the page's."""
+
+    model: PageModel
+    visibility: Visibility
+    built: Built
+    seconds: dict[str, float]  # per stage, for the stats
+    # What the latest `finish` changed in the tree, to put back before the next one.
+    _undo: list[Callable[[], None]] = attrs.field(factory=list)
+
+    def finish(
+        self,
+        *,
+        count: bool = True,
+        long_text: int | None = None,
+        reserved: Mapping[str, int] | None = None,
+    ) -> Compaction:
+        """The compaction (see `compact`)."""
+        with _walking():
+            while self._undo:
+                self._undo.pop()()
+            return self._finish(count=count, long_text=long_text, reserved=reserved)
+
+    def _finish(
+        self, *, count: bool, long_text: int | None, reserved: Mapping[str, int] | None
+    ) -> Compaction:
+        model, built, undo = self.model, self.built, self._undo
+        t0 = time.perf_counter()
+        texts = _cut_long_texts(built.root, long_text, undo) if long_text is not None else {}
+        t1 = time.perf_counter()
+        nodes: list[int] = []
+        if reserved:
+            # Backend ids are per renderer: only nodes of the tab's own session are bound.
+            own = [
+                n.backend_node_id if model.frames[n.frame].session_id is None else 0
+                for n in model.nodes
+            ]
+            live = set(own)
+            reserved = {eid: node for eid, node in reserved.items() if node in live}
+            nodes = [own[facts.node] for _, facts in built.controls]
+        eids = assign_eids(
+            (facts for _, facts in built.controls),
+            len(built.controls),
+            reserved=reserved,
+            nodes=nodes,
         )
-    regions = _regions(built.root)
-    url, title = _xml.encodable(model.url), _xml.encodable(model.title)
-    head = f'<page url="{_xml.attr(url)}" title="{_xml.attr(title)}">\n'
-    xml = head + "".join(r.xml for r in regions if r.depth == 0) + "</page>\n"
-    t3 = time.perf_counter()
-    tokens = count_tokens(xml) if count else -1
-    t4 = time.perf_counter()
-    stats = CompactionStats(
-        elements_in=model.element_count(),
-        elements_out=built.elements_out,
-        controls=len(controls),
-        dropped=dict(sorted(visibility.dropped.items())),
-        chars=len(xml),
-        tokens=tokens,
-        missing=model.missing,
-        stage_ms={
-            "filter": (t1 - t0) * 1000,
-            "build": (t2 - t1) * 1000,
-            "encode": (t3 - t2) * 1000,
-            "tokens": (t4 - t3) * 1000,
-        },
-    )
-    return Compaction(url, title, xml, tuple(regions), controls, stats, built.root, texts)
+        controls: dict[str, Control] = {}
+        for (out, facts), eid in zip(built.controls, eids, strict=True):
+            out.eid = eid
+            out.attrs.insert(0, ("id", eid))
+            node = model.nodes[facts.node]
+            controls[eid] = Control(
+                eid=eid,
+                node=facts.node,
+                backend_node_id=node.backend_node_id,
+                frame=node.frame,
+                role=_xml.encodable(facts.role),
+                name=_xml.encodable(facts.name),
+                region=facts.region_path[-1] if facts.region_path else "main",
+            )
+        undo.append(functools.partial(_drop_eids, built.controls))
+        regions = _regions(built.root, undo)
+        url, title = _xml.encodable(model.url), _xml.encodable(model.title)
+        head = f'<page url="{_xml.attr(url)}" title="{_xml.attr(title)}">\n'
+        xml = head + "".join(r.xml for r in regions if r.depth == 0) + "</page>\n"
+        t2 = time.perf_counter()
+        tokens = count_tokens(xml) if count else -1
+        t3 = time.perf_counter()
+        stats = CompactionStats(
+            elements_in=model.element_count(),
+            elements_out=built.elements_out,
+            controls=len(controls),
+            dropped=dict(sorted(self.visibility.dropped.items())),
+            chars=len(xml),
+            tokens=tokens,
+            missing=model.missing,
+            stage_ms={
+                "filter": self.seconds["filter"] * 1000,
+                "build": (self.seconds["build"] + t1 - t0) * 1000,
+                "encode": (t2 - t1) * 1000,
+                "tokens": (t3 - t2) * 1000,
+            },
+        )
+        return Compaction(url, title, xml, tuple(regions), controls, stats, built.root, texts)
 
 
-def _cut_long_texts(root: OutNode, limit: int) -> dict[str, str]:
+def _drop_eids(controls: list[tuple[OutNode, ControlFacts]]) -> None:
+    """Take back the eids `Prepared.finish` gave the controls."""
+    for out, _ in controls:
+        assert out.attrs[0] == ("id", out.eid), "the eid is the first attribute"
+        del out.attrs[0]
+        out.eid = None
+
+
+def _cut_long_texts(root: OutNode, limit: int, undo: list[Callable[[], None]]) -> dict[str, str]:
     """Put a `_MORE` marker after the head of every text run longer than `limit`.
 
     The marker holds the rest of the text as its child: rendering shows only the
@@ -257,6 +310,7 @@ def _cut_long_texts(root: OutNode, limit: int) -> dict[str, str]:
             at = _head_end(child, 0, limit)
             children.append(child[:at])
             children.append(_marker(key, child, at))
+        undo.append(functools.partial(setattr, node, "children", node.children))
         node.children = children
     return texts
 
@@ -349,7 +403,7 @@ def _make_encodable(root: OutNode) -> None:
 _INLINE_REGIONS = frozenset({"form", "search", "alert", "dialog"})
 
 
-def _regions(root: OutNode) -> list[Region]:
+def _regions(root: OutNode, undo: list[Callable[[], None]]) -> list[Region]:
     """Wrap stray top-level content in implicit "main" regions; render every region."""
     top: list[OutNode] = []
     stray: list[OutNode | str] = []
@@ -371,6 +425,7 @@ def _regions(root: OutNode) -> list[Region]:
         else:
             stray.append(child)
     flush()
+    undo.append(functools.partial(setattr, root, "children", root.children))
     root.children = list(top)
 
     # Every region in document order with its depth, found without visiting
@@ -403,6 +458,7 @@ def _regions(root: OutNode) -> list[Region]:
         name = region.attrs[0][1]
         key = keys[id(region)]
         if key != name:
+            undo.append(functools.partial(region.attrs.__setitem__, 0, region.attrs[0]))
             region.attrs[0] = ("name", key)
         items = tuple(render_items(region, lambda inner: done[id(inner)].xml))
         xml = open_tag(region) + "\n" + "".join(item.xml + "\n" for item in items) + "</region>\n"

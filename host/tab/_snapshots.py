@@ -43,8 +43,8 @@ from ..pipeline import (
     OutNode,
     Region,
     TokenMemo,
-    compact,
     open_tag,
+    prepare,
     xml,
 )
 from ._budget import (
@@ -305,7 +305,8 @@ class SnapshotMemory:
         self.line_tokens = LineTokens(self.token_memo)
         # Tokens are counted for what is sent; the full page only when compared.
         long_text = self._long_text() if model.document_id == self.cut_document else None
-        current = compact(model, count=False, long_text=long_text, reserved=self.reserved(model))
+        prepared = prepare(model)
+        current = prepared.finish(count=False, long_text=long_text, reserved=self.reserved(model))
         self._issue(model, current)
         previous = self.latest
         same_document = (
@@ -324,8 +325,9 @@ class SnapshotMemory:
             snapshot = self._baseline(current, capture_ms, earlier)
             if snapshot is None:  # over the budget with long texts: they are cut first
                 self.cut_document = model.document_id
-                current = compact(
-                    model, count=False, long_text=self._long_text(), reserved=self.reserved(model)
+                # Rendered again from the same build: only the rendering changes.
+                current = prepared.finish(
+                    count=False, long_text=self._long_text(), reserved=self.reserved(model)
                 )
                 self._issue(model, current)
                 snapshot = self._baseline(current, capture_ms, earlier)
