@@ -23,7 +23,7 @@ from ._compact import (
     render_node,
     text_key,
 )
-from ._tokens import TokenMemo, count_tokens
+from ._tokens import TokenMemo, count_tokens, least_tokens
 from ._tree import Control, OutNode
 
 __all__ = [
@@ -39,6 +39,7 @@ __all__ = [
     "TokenMemo",
     "compact",
     "count_tokens",
+    "least_tokens",
     "open_tag",
     "prepare",
     "read_text",

