@@ -13,15 +13,17 @@ from ._compact import (
     Compaction,
     CompactionStats,
     Item,
+    Prepared,
     Region,
     compact,
     open_tag,
+    prepare,
     read_text,
     render_items,
     render_node,
     text_key,
 )
-from ._tokens import count_tokens
+from ._tokens import TokenMemo, count_tokens, least_tokens
 from ._tree import Control, OutNode
 
 __all__ = [
@@ -32,10 +34,14 @@ __all__ = [
     "Control",
     "Item",
     "OutNode",
+    "Prepared",
     "Region",
+    "TokenMemo",
     "compact",
     "count_tokens",
+    "least_tokens",
     "open_tag",
+    "prepare",
     "read_text",
     "render_items",
     "render_node",

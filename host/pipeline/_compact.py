@@ -6,21 +6,23 @@ the same page model gives byte-identical output.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import gc
 import hashlib
-import re
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 
 import attrs
 
 from pycdp_bridge import PageModel
 
 from . import _xml
-from ._build import MAX_DEPTH, BuildOptions, build_tree
+from ._build import MAX_DEPTH, BuildOptions, Built, ControlFacts, build_tree
 from ._eids import assign_eids
-from ._filter import filter_page
+from ._filter import Visibility, filter_page
+from ._render import MORE, Item, open_tag, render_items, render_node
 from ._tokens import count_tokens
 from ._tree import Control, OutNode
 
@@ -29,9 +31,11 @@ __all__ = [
     "Compaction",
     "CompactionStats",
     "Item",
+    "Prepared",
     "Region",
     "compact",
     "open_tag",
+    "prepare",
     "read_text",
     "render_items",
     "render_node",
@@ -42,28 +46,9 @@ __all__ = [
 LONG_TEXT = 2_000
 # A long text is cut at a space when one stands in the last quarter of the head.
 _CUT_SLACK = LONG_TEXT // 4
-# The marker that stands for the rest of a long text (see `_cut_long_texts`).
-_MORE = "more"
 
 # Frames the walk may need: the builder takes about three per level of the page.
 _RECURSION_LIMIT = 3 * MAX_DEPTH + 1_000
-
-_LINE_SPACE = re.compile(r"[ \t]*\n[ \t\n]*")
-
-
-@attrs.frozen
-class Item:
-    """One line of a region's body: its XML and what diffs and markers say of it.
-
-    Markers and diffs read these fields, never the XML: page text cannot be taken
-    for an id or a tag, and no regular expression re-reads what was rendered.
-    """
-
-    xml: str  # well-formed on its own (see `render_items`)
-    eids: tuple[str, ...]  # ids of the controls on the line, in order
-    text: str  # the line's visible text, whitespace folded (page text, not escaped)
-    name: str  # what a person would call the line when it has no text: its first
-    # control's label, alt text, value or placeholder, else its tag
 
 
 @attrs.frozen
@@ -146,6 +131,13 @@ def compact(
     `reserved`: eids issued earlier in this document → the backend id of the node
     each was issued for (see `assign_eids`); ids of nodes gone from `model` are free.
     """
+    prepared = prepare(model, options)
+    return prepared.finish(count=count, long_text=long_text, reserved=reserved)
+
+
+@contextlib.contextmanager
+def _walking() -> Iterator[None]:
+    """The pipeline's conditions while it walks a page."""
     # The pipeline allocates many small objects and makes no reference cycles;
     # pausing the cyclic collector keeps a full sweep over the page model out of
     # the snapshot (measured here: 4.5 ms with a 2,167-node model in memory).
@@ -157,84 +149,136 @@ def compact(
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, _RECURSION_LIMIT))
     try:
-        return _compact(
-            model, options or BuildOptions(), count=count, long_text=long_text, reserved=reserved
-        )
+        yield
     finally:
         sys.setrecursionlimit(limit)
         if enabled:
             gc.enable()
 
 
-def _compact(
-    model: PageModel,
-    options: BuildOptions,
-    *,
-    count: bool,
-    long_text: int | None,
-    reserved: Mapping[str, int] | None = None,
-) -> Compaction:
-    t0 = time.perf_counter()
-    visibility = filter_page(model)
-    t1 = time.perf_counter()
-    built = build_tree(model, visibility, options)
-    _make_encodable(built.root)
-    texts = _cut_long_texts(built.root, long_text) if long_text is not None else {}
-    t2 = time.perf_counter()
-    nodes: list[int] = []
-    if reserved:
-        # Backend ids are per renderer: only nodes of the tab's own session are bound.
-        own = [
-            n.backend_node_id if model.frames[n.frame].session_id is None else 0
-            for n in model.nodes
-        ]
-        live = set(own)
-        reserved = {eid: node for eid, node in reserved.items() if node in live}
-        nodes = [own[facts.node] for _, facts in built.controls]
-    eids = assign_eids(
-        (facts for _, facts in built.controls), len(built.controls), reserved=reserved, nodes=nodes
-    )
-    controls: dict[str, Control] = {}
-    for (out, facts), eid in zip(built.controls, eids, strict=True):
-        out.eid = eid
-        out.attrs.insert(0, ("id", eid))
-        node = model.nodes[facts.node]
-        controls[eid] = Control(
-            eid=eid,
-            node=facts.node,
-            backend_node_id=node.backend_node_id,
-            frame=node.frame,
-            role=_xml.encodable(facts.role),
-            name=_xml.encodable(facts.name),
-            region=facts.region_path[-1] if facts.region_path else "main",
+def prepare(model: PageModel, options: BuildOptions | None = None) -> Prepared:
+    """`compact` in two steps: filter and build the page once (stages 1 to 3, done by
+    the first `Prepared.finish`), then render it, once or more."""
+    return Prepared(model, options or BuildOptions())
+
+
+@attrs.define
+class Prepared:
+    """A page to compact (`prepare`): `finish` gives its `Compaction`, and may give it
+    again with other options at the cost of the rendering alone (a snapshot over its
+    budget cuts long texts, then renders again). The build's output tree is changed by
+    each `finish` and put back by the next: only the latest compaction's tree is the
+    page's."""
+
+    model: PageModel
+    options: BuildOptions
+    visibility: Visibility | None = None
+    built: Built | None = None
+    seconds: dict[str, float] = attrs.field(factory=dict)  # per stage, for the stats
+    # What the latest `finish` changed in the tree, to put back before the next one.
+    _undo: list[Callable[[], None]] = attrs.field(factory=list)
+
+    def finish(
+        self,
+        *,
+        count: bool = True,
+        long_text: int | None = None,
+        reserved: Mapping[str, int] | None = None,
+    ) -> Compaction:
+        """The compaction (see `compact`)."""
+        # One pause of the collector for the build and the rendering: each resume
+        # sweeps what was made meanwhile.
+        with _walking():
+            if self.built is None:
+                t0 = time.perf_counter()
+                self.visibility = filter_page(self.model)
+                t1 = time.perf_counter()
+                self.built = build_tree(self.model, self.visibility, self.options)
+                _make_encodable(self.built.root)
+                self.seconds = {"filter": t1 - t0, "build": time.perf_counter() - t1}
+            while self._undo:
+                self._undo.pop()()
+            return self._finish(self.built, count=count, long_text=long_text, reserved=reserved)
+
+    def _finish(
+        self,
+        built: Built,
+        *,
+        count: bool,
+        long_text: int | None,
+        reserved: Mapping[str, int] | None,
+    ) -> Compaction:
+        model, undo = self.model, self._undo
+        assert self.visibility is not None
+        t0 = time.perf_counter()
+        texts = _cut_long_texts(built.root, long_text, undo) if long_text is not None else {}
+        t1 = time.perf_counter()
+        nodes: list[int] = []
+        if reserved:
+            # Backend ids are per renderer: only nodes of the tab's own session are bound.
+            own = [
+                n.backend_node_id if model.frames[n.frame].session_id is None else 0
+                for n in model.nodes
+            ]
+            live = set(own)
+            reserved = {eid: node for eid, node in reserved.items() if node in live}
+            nodes = [own[facts.node] for _, facts in built.controls]
+        eids = assign_eids(
+            (facts for _, facts in built.controls),
+            len(built.controls),
+            reserved=reserved,
+            nodes=nodes,
         )
-    regions = _regions(built.root)
-    url, title = _xml.encodable(model.url), _xml.encodable(model.title)
-    head = f'<page url="{_xml.attr(url)}" title="{_xml.attr(title)}">\n'
-    xml = head + "".join(r.xml for r in regions if r.depth == 0) + "</page>\n"
-    t3 = time.perf_counter()
-    tokens = count_tokens(xml) if count else -1
-    t4 = time.perf_counter()
-    stats = CompactionStats(
-        elements_in=model.element_count(),
-        elements_out=built.elements_out,
-        controls=len(controls),
-        dropped=dict(sorted(visibility.dropped.items())),
-        chars=len(xml),
-        tokens=tokens,
-        missing=model.missing,
-        stage_ms={
-            "filter": (t1 - t0) * 1000,
-            "build": (t2 - t1) * 1000,
-            "encode": (t3 - t2) * 1000,
-            "tokens": (t4 - t3) * 1000,
-        },
-    )
-    return Compaction(url, title, xml, tuple(regions), controls, stats, built.root, texts)
+        controls: dict[str, Control] = {}
+        for (out, facts), eid in zip(built.controls, eids, strict=True):
+            out.eid = eid
+            out.attrs.insert(0, ("id", eid))
+            node = model.nodes[facts.node]
+            controls[eid] = Control(
+                eid=eid,
+                node=facts.node,
+                backend_node_id=node.backend_node_id,
+                frame=node.frame,
+                role=_xml.encodable(facts.role),
+                name=_xml.encodable(facts.name),
+                region=facts.region_path[-1] if facts.region_path else "main",
+            )
+        undo.append(functools.partial(_drop_eids, built.controls))
+        regions = _regions(built.root, undo)
+        url, title = _xml.encodable(model.url), _xml.encodable(model.title)
+        head = f'<page url="{_xml.attr(url)}" title="{_xml.attr(title)}">\n'
+        xml = head + "".join(r.xml for r in regions if r.depth == 0) + "</page>\n"
+        t2 = time.perf_counter()
+        tokens = count_tokens(xml) if count else -1
+        t3 = time.perf_counter()
+        stats = CompactionStats(
+            elements_in=model.element_count(),
+            elements_out=built.elements_out,
+            controls=len(controls),
+            dropped=dict(sorted(self.visibility.dropped.items())),
+            chars=len(xml),
+            tokens=tokens,
+            missing=model.missing,
+            stage_ms={
+                "filter": self.seconds["filter"] * 1000,
+                "build": (self.seconds["build"] + t1 - t0) * 1000,
+                "encode": (t2 - t1) * 1000,
+                "tokens": (t3 - t2) * 1000,
+            },
+        )
+        return Compaction(url, title, xml, tuple(regions), controls, stats, built.root, texts)
 
 
-def _cut_long_texts(root: OutNode, limit: int) -> dict[str, str]:
-    """Put a `_MORE` marker after the head of every text run longer than `limit`.
+def _drop_eids(controls: list[tuple[OutNode, ControlFacts]]) -> None:
+    """Take back the eids `Prepared.finish` gave the controls."""
+    for out, _ in controls:
+        assert out.attrs[0] == ("id", out.eid), "the eid is the first attribute"
+        del out.attrs[0]
+        out.eid = None
+
+
+def _cut_long_texts(root: OutNode, limit: int, undo: list[Callable[[], None]]) -> dict[str, str]:
+    """Put a `MORE` marker after the head of every text run longer than `limit`.
 
     The marker holds the rest of the text as its child: rendering shows only the
     marker's attributes, `OutNode.text()` still reads the whole text. A key is made
@@ -257,6 +301,7 @@ def _cut_long_texts(root: OutNode, limit: int) -> dict[str, str]:
             at = _head_end(child, 0, limit)
             children.append(child[:at])
             children.append(_marker(key, child, at))
+        undo.append(functools.partial(setattr, node, "children", node.children))
         node.children = children
     return texts
 
@@ -282,7 +327,7 @@ def _head_end(text: str, start: int, limit: int) -> int:
 def _marker(key: str, text: str, at: int) -> OutNode:
     rest = text[at:]
     return OutNode(
-        _MORE,
+        MORE,
         [
             ("text", key),
             ("at", str(at)),
@@ -349,7 +394,7 @@ def _make_encodable(root: OutNode) -> None:
 _INLINE_REGIONS = frozenset({"form", "search", "alert", "dialog"})
 
 
-def _regions(root: OutNode) -> list[Region]:
+def _regions(root: OutNode, undo: list[Callable[[], None]]) -> list[Region]:
     """Wrap stray top-level content in implicit "main" regions; render every region."""
     top: list[OutNode] = []
     stray: list[OutNode | str] = []
@@ -371,6 +416,7 @@ def _regions(root: OutNode) -> list[Region]:
         else:
             stray.append(child)
     flush()
+    undo.append(functools.partial(setattr, root, "children", root.children))
     root.children = list(top)
 
     # Every region in document order with its depth, found without visiting
@@ -403,6 +449,7 @@ def _regions(root: OutNode) -> list[Region]:
         name = region.attrs[0][1]
         key = keys[id(region)]
         if key != name:
+            undo.append(functools.partial(region.attrs.__setitem__, 0, region.attrs[0]))
             region.attrs[0] = ("name", key)
         items = tuple(render_items(region, lambda inner: done[id(inner)].xml))
         xml = open_tag(region) + "\n" + "".join(item.xml + "\n" for item in items) + "</region>\n"
@@ -443,123 +490,3 @@ def _child_regions(node: OutNode) -> list[OutNode]:
 def _has_content(children: list[OutNode | str]) -> bool:
     """Text or elements other than regions."""
     return any(c.strip() if isinstance(c, str) else c.tag != "region" for c in children)
-
-
-Replace = Callable[[OutNode], "str | None"]
-
-
-def render_node(node: OutNode, replace: Replace | None = None) -> str:
-    """Serialize an output node and its subtree as XML.
-
-    ``replace`` may answer a nested region with other XML (a collapsed or trimmed
-    form); None keeps the region as it is.
-    """
-    if node.tag == "region":
-        items = render_items(node, replace)
-        return open_tag(node) + "\n" + "".join(item.xml + "\n" for item in items) + "</region>\n"
-    parts: list[str] = []
-    _render_inline(node, parts)
-    return "".join(parts)
-
-
-def render_items(region: OutNode, replace: Replace | None = None) -> list[Item]:
-    """The body of a region as items: one per line, a nested region as one item.
-
-    Every item is well-formed XML on its own, so trimming and diffs can cut
-    between items without breaking the document.
-    """
-    items: list[Item] = []
-    line = _Line()
-    last = len(region.children) - 1
-    for position, child in enumerate(region.children):
-        if isinstance(child, str):
-            pieces = _LINE_SPACE.sub("\n", child).split("\n")
-            for k, piece in enumerate(pieces):
-                if k > 0:
-                    line.flush(items)
-                if position == last and k == len(pieces) - 1:
-                    piece = piece.rstrip()
-                if piece:
-                    line.xml.append(_xml.text(piece))
-                    line.text.append(piece)
-        elif child.tag == "region":
-            line.flush(items)
-            swapped = replace(child) if replace is not None else None
-            rendered = swapped if swapped is not None else render_node(child, replace)
-            nested = _Line()
-            nested.xml.append(rendered.rstrip("\n"))
-            nested.add_node(child)
-            nested.flush(items)
-        else:
-            _render_inline(child, line.xml)
-            if child.tag != _MORE:  # the rest of a long text is not on the line
-                line.add_node(child)
-    line.flush(items)
-    return items
-
-
-# Attributes that name an element a person sees without text, in the order a person
-# would use them for it.
-_NAMING = ("label", "icon", "alt", "value", "placeholder")
-
-
-@attrs.define
-class _Line:
-    """A line of a region while it is rendered."""
-
-    xml: list[str] = attrs.field(factory=list)
-    text: list[str] = attrs.field(factory=list)
-    eids: list[str] = attrs.field(factory=list)
-    names: list[str] = attrs.field(factory=list)
-
-    def add_node(self, node: OutNode) -> None:
-        self.text.append(f" {node.text()} ")
-        for inner in node.iter():
-            if inner.eid is not None:
-                self.eids.append(inner.eid)
-            if inner.tag != "region" and (inner.eid is not None or inner.tag == "img"):
-                named = dict(inner.attrs)
-                self.names.append(next((named[a] for a in _NAMING if named.get(a)), inner.tag))
-
-    def flush(self, items: list[Item]) -> None:
-        xml = "".join(self.xml).strip()
-        if xml:
-            text = " ".join("".join(self.text).split())
-            name = " ".join(self.names[0].split()) if self.names else ""
-            items.append(Item(xml, tuple(self.eids), text, name))
-        self.xml.clear()
-        self.text.clear()
-        self.eids.clear()
-        self.names.clear()
-
-
-def open_tag(node: OutNode) -> str:
-    attrs_xml = "".join(f' {key}="{_xml.attr(value)}"' for key, value in node.attrs)
-    return f"<{node.tag}{attrs_xml}>"
-
-
-def _render_inline(node: OutNode, parts: list[str]) -> None:
-    """A control, heading or image on one line: its line breaks become spaces."""
-    if not node.children or node.tag == _MORE:
-        # A long text's marker holds the rest of the text for searches; it shows only
-        # its attributes.
-        attrs_xml = "".join(f' {key}="{_xml.attr(value)}"' for key, value in node.attrs)
-        parts.append(f"<{node.tag}{attrs_xml}/>")
-        return
-    parts.append(open_tag(node))
-    last = len(node.children) - 1
-    for position, child in enumerate(node.children):
-        if isinstance(child, str):
-            piece = " ".join(child.split()) if not child.isspace() else " "
-            if child[:1].isspace() and position > 0 and piece != " ":
-                piece = " " + piece
-            if child[-1:].isspace() and position < last and piece != " ":
-                piece += " "
-            if position == 0:
-                piece = piece.lstrip()
-            if position == last:
-                piece = piece.rstrip()
-            parts.append(_xml.text(piece))
-        else:
-            _render_inline(child, parts)
-    parts.append(f"</{node.tag}>")

