@@ -298,9 +298,7 @@ class HostState:
             elif policy.reads_page and not policy.volatile and not policy.side_effects:
                 # The revision must include every change the page made until now.
                 await state.tab.revisions.sync()
-            tracked = await self.tracker.call(
-                session, name, args, run, tab=tab, options=budget
-            )
+            tracked = await self.tracker.call(session, name, args, run, tab=tab, options=budget)
         result = tracked.result
         consent: JSONObject = {"required": consented, "granted": consented}
         if result.consent is not None:

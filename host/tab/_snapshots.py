@@ -267,18 +267,22 @@ class SnapshotMemory:
             # frame tree is sent with its other calls, and a navigation the browser
             # commits ahead of them all would go unseen by it.
             before = await _loader_id(self.target)
-            model = await capture(
-                self.target,
-                ax=self.options.ax,
-                rects=self.options.rects,
-                dom_tree=self.shadow_roots,
-            )
-            self.shadow_roots = any(
-                node.shadow_root_type in ("open", "closed") for node in model.nodes
-            )
+            model = await self.capture()
             if not model.navigated and model.document_id == before:
                 return model
         raise PageChangedError(CAPTURE_ATTEMPTS)
+
+    async def capture(self) -> PageModel:
+        """One capture of the tab with this memory's options (`capture`'s caller checks
+        that it is of one document)."""
+        model = await capture(
+            self.target,
+            ax=self.options.ax,
+            rects=self.options.rects,
+            dom_tree=self.shadow_roots,
+        )
+        self.shadow_roots = any(node.shadow_root_type in ("open", "closed") for node in model.nodes)
+        return model
 
     def reserved(self, model: PageModel) -> dict[str, int]:
         """Eid → backend node id of every id sent for `model`'s document (`compact`'s

@@ -16,7 +16,6 @@ from pycdp_bridge import (
     PageModel,
     Target,
     TargetClosedError,
-    capture,
 )
 from pycdp_bridge import protocol as cdp
 
@@ -107,8 +106,7 @@ class Tab:
             if token is None:
                 return  # the observer cannot tell whether the page changes
             started = time.perf_counter()
-            options = self.memory.options
-            model = await capture(self.target, ax=options.ax, rects=options.rects)
+            model = await self.memory.capture()
         except _FAILURES:
             # Only a head start: the action's own steps meet whatever went wrong.
             return

@@ -55,5 +55,3 @@ async def gather(*calls: Callable[[], Awaitable[Any]]) -> tuple[Any, ...]:
         if exc is not None:
             raise exc
     return tuple(results)
-
-
