@@ -21,7 +21,7 @@ from trimtab.native import RequestError
 from trimtab.pipeline import count_tokens
 from trimtab.pipeline import xml as xmlw
 from trimtab.tab import DEFAULT_BUDGET, MIN_BUDGET, SnapshotMemory, SnapshotOptions, Tab
-from trimtab.tab._budget import tokens_within
+from trimtab.tab._budget import region_of_key, tokens_within
 from trimtab.tools import run_tool
 
 pytestmark = pytest.mark.browser
@@ -90,9 +90,9 @@ def words_and_ids(tree: etree._Element) -> tuple[list[str], list[str]]:
 
 
 def assert_markers_exact(memory: SnapshotMemory, document: str) -> None:
-    """Every region marker counts exactly the lines of its region it stands for."""
+    """Every region marker counts exactly the lines of its region it stands for (for a
+    ``page.`` marker, the page's later top-level regions, one line each)."""
     assert memory.latest is not None
-    regions = {r.key: r for r in memory.latest.regions}
     for marker in parse_xml(document).iter("more"):
         key = marker.get("region")
         if key is None:
@@ -101,7 +101,7 @@ def assert_markers_exact(memory: SnapshotMemory, document: str) -> None:
             assert marker.get("chars") == str(len(text) - at)
             assert marker.get("lines") == str(text[at:].count("\n"))
             continue
-        region = regions[key.split(".")[0]]
+        region = region_of_key(memory.latest, key)
         rest = region.items[int(marker.get("at") or "") :]
         body = "".join(f"{item.xml}\n" for item in rest)
         assert marker.get("lines") == str(len(rest))

@@ -264,7 +264,8 @@ def page_region(compaction: Compaction, key: str, at: int, budget: int, counts: 
         lines, stop, _ = _fill(compaction, region, at, room, counts, first=True)
         if stop < len(region.items):
             lines.append(_marker(region, stop, counts)[0])
-        page = "".join(f"{line}\n" for line in [head, *lines, "</region>"])
+        # The page's own pseudo-region (`_PAGE`) is a <regions> element, not a <region>.
+        page = "".join(f"{line}\n" for line in [head, *lines, f"</{region.out.tag}>"])
         over = memo.count(page) - budget
         if over <= 0 or len(lines) <= 2:
             return page
