@@ -71,10 +71,15 @@ async def test_mcp_handshake_tabs_snapshot_tracker_and_diff(
         assert not is_error, clicked
         assert meta["kind"] == "diff"
         assert "Clicks: 1" in clicked
-        # The side panel's list of clients shows the client and what it did.
-        clients = await ext.worker.evaluate("trimtab.agents.status().clients")
+        # The side panel's list of clients shows the client and what it did (the host
+        # tells the extension of the action beside answering the client: no order).
+        with trio.fail_after(TIMEOUT):
+            while True:
+                clients = await ext.worker.evaluate("trimtab.agents.status().clients")
+                if [a["tool"] for a in clients[0]["actions"]][-1:] == ["click"]:
+                    break
+                await trio.sleep(0.05)
         assert clients[0]["client"] == "e2e-agent 1.0"
-        assert [a["tool"] for a in clients[0]["actions"]][-1] == "click"
 
 
 async def test_unshared_tab_refused_then_allowed_in_the_side_panel(
