@@ -41,7 +41,6 @@ from pycdp_bridge import (
     RelayTarget,
     Target,
     TargetClosedError,
-    capture,
     sole_kind,
 )
 from pycdp_bridge import protocol as cdp
@@ -217,7 +216,8 @@ class HostState:
 
         async def take() -> None:
             nonlocal model
-            model = await capture(state.tab.target)
+            # The agent's capture options: the person sees what the agent is sent.
+            model = await state.inspector.capture()
 
         async def measure() -> None:
             counts.update(await page_token_counts(state.tab.target))

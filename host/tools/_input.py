@@ -30,7 +30,6 @@ from pycdp_bridge import (
     PageModel,
     Target,
     call_on,
-    capture,
     evaluate,
 )
 from pycdp_bridge import protocol as cdp
@@ -177,7 +176,9 @@ def _latest_control(tab: Tab, eid: str) -> Control | None:
 async def _locate_by_capture(tab: Tab, eid: str) -> Located:
     """`locate` for an id the latest snapshot cannot resolve: a fresh capture decides."""
     latest = tab.latest
-    model = await capture(tab.target)
+    # With the tab's own options, so that names (and so ids) are computed as the
+    # snapshots that sent the id computed them.
+    model = await tab.memory.capture()
     reserved = tab.memory.reserved(model)
     fresh = compact(model, count=False, reserved=reserved)
     control_or_none = fresh.controls.get(eid)

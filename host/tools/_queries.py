@@ -8,7 +8,7 @@ from typing import Any
 
 import trio
 
-from pycdp_bridge import call_on, capture
+from pycdp_bridge import call_on
 
 from ..pipeline import Compaction, OutNode, compact, render_node, xml
 from ..tab import Tab
@@ -46,7 +46,7 @@ async def _current(tab: Tab) -> Compaction:
     """The latest snapshot, or a fresh capture that does not change what the model saw."""
     if tab.latest is not None:
         return tab.latest
-    return compact(await capture(tab.target), count=False)
+    return compact(await tab.memory.capture(), count=False)
 
 
 def _region_of(compaction: Compaction) -> dict[str, str]:
@@ -232,7 +232,7 @@ async def wait_for(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     wanted = _searchable(wanted_text) if wanted_text else None
     with trio.move_on_after(float(timeout)):
         while True:
-            model = await capture(tab.target)
+            model = await tab.memory.capture()
             # With the ids the tab issued reserved, as the snapshot that answers has them.
             compaction = compact(model, count=False, reserved=tab.memory.reserved(model))
             if (eid is None or eid in compaction.controls) and (
