@@ -23,14 +23,10 @@ cost. Both figures are reported; the target is checked on the second.
 
 from __future__ import annotations
 
-import os
-import shutil
 import sys
-import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from functools import partial
-from pathlib import Path
 from typing import Any, Final
 
 import trio
@@ -39,9 +35,9 @@ from mcp.client.stdio import StdioServerParameters
 from mcp_types import Implementation
 
 from tests.bench import CORPUS, corpus_pages, median, table
-from tests.support import StaticServer, serve_static
-from tests.support.e2e import ExtensionBrowser, launch_with_extension
-from trimtab.link import LinkClient, connect, list_endpoints, read_secret
+from tests.bench._linked import LinkedBrowser, linked_browser
+from tests.support.e2e import ExtensionBrowser
+from trimtab.link import LinkClient, connect
 
 __all__ = ["run"]
 
@@ -90,18 +86,17 @@ async def _timed(call: Call) -> tuple[float, float, str]:
 Times = dict[str, dict[str, dict[str, list[float]]]]
 
 
-async def _measure(
-    ext: ExtensionBrowser, server: StaticServer, pages: list[Any], env: dict[str, str]
-) -> Times:
+async def _measure(linked: LinkedBrowser, pages: list[Any]) -> Times:
     """``times[path][call]["total" | "host"]``: the milliseconds of each measured call."""
     times: Times = {
         path: {call: {"total": [], "host": []} for call in CALLS} for path in ("link", "mcp")
     }
-    [endpoint] = [e for e in list_endpoints(Path(env["XDG_RUNTIME_DIR"]) / "trimtab") if e.alive]
-    secret = read_secret(Path(env["XDG_STATE_HOME"]) / "trimtab" / "link-secret")
-    params = StdioServerParameters(command=sys.executable, args=["-m", "trimtab", "mcp"], env=env)
+    ext, server = linked.ext, linked.server
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "trimtab", "mcp"], env=linked.env
+    )
     async with (
-        connect(endpoint.socket, secret, {"name": "bench-link"}) as link,
+        connect(linked.socket, linked.secret, {"name": "bench-link"}) as link,
         Client(params, client_info=Implementation(name="bench-mcp", version="1")) as client,
     ):
 
@@ -159,25 +154,8 @@ async def _run(pattern: str | None) -> dict[str, Any]:
     pages = corpus_pages(pattern)
     if pattern is None:
         pages = [p for p in pages if p.flow is None][:DEFAULT_PAGES]
-    runtime = Path(tempfile.mkdtemp(prefix="tb-"))
-    os.chmod(runtime, 0o700)
-    saved = dict(os.environ)
-    try:
-        with tempfile.TemporaryDirectory(prefix="trimtab-bench-mcp-") as folder:
-            env = {"XDG_RUNTIME_DIR": str(runtime), "XDG_STATE_HOME": str(Path(folder) / "state")}
-            os.environ.update(env, TRIMTAB_LOG_DIR=str(Path(folder) / "logs"))
-            async with trio.open_nursery() as nursery:
-                server: StaticServer = await nursery.start(serve_static, CORPUS)
-                async with launch_with_extension(Path(folder) / "profile") as ext:
-                    with trio.fail_after(60):
-                        while not list_endpoints(runtime / "trimtab"):
-                            await trio.sleep(0.05)
-                    times = await _measure(ext, server, pages, env)
-                nursery.cancel_scope.cancel()
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
-        shutil.rmtree(runtime, ignore_errors=True)
+    async with linked_browser("mcp") as linked:
+        times = await _measure(linked, pages)
     return {"pages": [p.id for p in pages], "rounds": ROUNDS, "ms": times}
 
 

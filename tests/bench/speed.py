@@ -39,10 +39,8 @@ import contextlib
 import gc
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -63,10 +61,10 @@ from tests.bench import (
     open_playwright,
     table,
 )
-from tests.support import StaticServer, serve_static
-from tests.support.e2e import ExtensionContext, launch_with_extension
+from tests.bench._linked import linked_browser
+from tests.support.e2e import ExtensionContext
 from trimtab import SnapshotMemory
-from trimtab.link import LinkClient, connect, list_endpoints, read_secret
+from trimtab.link import LinkClient, connect
 from trimtab.tab import Tab
 from trimtab.tools import _actions, run_tool
 
@@ -224,59 +222,41 @@ async def _measure_pages(items: list[CorpusPage], out: Callable[[str], None]) ->
 
 
 async def _relay(items: list[CorpusPage], split: bool = False) -> list[dict[str, Any]]:
-    runtime = Path(tempfile.mkdtemp(prefix="tb-"))
-    os.chmod(runtime, 0o700)
-    saved = dict(os.environ)
     rows: list[dict[str, Any]] = []
-    try:
-        with tempfile.TemporaryDirectory(prefix="trimtab-bench-speed-") as folder:
-            env = {"XDG_RUNTIME_DIR": str(runtime), "XDG_STATE_HOME": str(Path(folder) / "state")}
-            os.environ.update(env, TRIMTAB_LOG_DIR=str(Path(folder) / "logs"))
-            async with trio.open_nursery() as nursery:
-                server: StaticServer = await nursery.start(serve_static, CORPUS)
-                async with launch_with_extension(Path(folder) / "profile") as ext:
-                    with trio.fail_after(60):
-                        while not list_endpoints(runtime / "trimtab"):
-                            await trio.sleep(0.05)
-                    [endpoint] = [e for e in list_endpoints(runtime / "trimtab") if e.alive]
-                    secret = read_secret(Path(env["XDG_STATE_HOME"]) / "trimtab" / "link-secret")
-                    async with connect(endpoint.socket, secret, {"name": "bench-speed"}) as link:
-                        for item in items:
-                            url = server.url(str(item.path.relative_to(CORPUS)))
-                            target, tab = await ext.open_tab(url)
-                            await ext.wait_loaded(tab)
-                            attached = await ext.browser.send(
-                                "Target.attachToTarget", {"targetId": target, "flatten": True}
-                            )
-                            page = PageTarget(ext.browser, target, str(attached["sessionId"]))
-                            await ext.worker.evaluate(
-                                f"trimtab.agents.share({tab}).then(() => true)"
-                            )
-                            async with trio.open_nursery() as followers:
-                                # What the host does for a snapshot, over the pipe: a
-                                # followed tab, its revision synced, then the snapshot.
-                                ours = Tab.open(page)
-                                await followers.start(ours.revisions.run)
-                                times = await _relay_rounds(link, tab, page, ours)
-                                followers.cancel_scope.cancel()
-                            debugger = await _debugger_split(ext.worker, tab, page) if split else {}
-                            await ext.browser.send("Target.closeTarget", {"targetId": target})
-                            relay_ms, direct_ms = median(times["relay"]), median(times["direct"])
-                            rows.append(
-                                {
-                                    "id": item.id,
-                                    "relay_ms": relay_ms,
-                                    "direct_ms": direct_ms,
-                                    "ratio": relay_ms / direct_ms,
-                                    "link_only_ms": median(times["cached"]),
-                                    **debugger,
-                                }
-                            )
-                nursery.cancel_scope.cancel()
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
-        shutil.rmtree(runtime, ignore_errors=True)
+    async with (
+        linked_browser("speed") as linked,
+        connect(linked.socket, linked.secret, {"name": "bench-speed"}) as link,
+    ):
+        ext, server = linked.ext, linked.server
+        for item in items:
+            url = server.url(str(item.path.relative_to(CORPUS)))
+            target, tab = await ext.open_tab(url)
+            await ext.wait_loaded(tab)
+            attached = await ext.browser.send(
+                "Target.attachToTarget", {"targetId": target, "flatten": True}
+            )
+            page = PageTarget(ext.browser, target, str(attached["sessionId"]))
+            await ext.worker.evaluate(f"trimtab.agents.share({tab}).then(() => true)")
+            async with trio.open_nursery() as followers:
+                # What the host does for a snapshot, over the pipe: a
+                # followed tab, its revision synced, then the snapshot.
+                ours = Tab.open(page)
+                await followers.start(ours.revisions.run)
+                times = await _relay_rounds(link, tab, page, ours)
+                followers.cancel_scope.cancel()
+            debugger = await _debugger_split(ext.worker, tab, page) if split else {}
+            await ext.browser.send("Target.closeTarget", {"targetId": target})
+            relay_ms, direct_ms = median(times["relay"]), median(times["direct"])
+            rows.append(
+                {
+                    "id": item.id,
+                    "relay_ms": relay_ms,
+                    "direct_ms": direct_ms,
+                    "ratio": relay_ms / direct_ms,
+                    "link_only_ms": median(times["cached"]),
+                    **debugger,
+                }
+            )
     return rows
 
 
