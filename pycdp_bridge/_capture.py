@@ -313,14 +313,20 @@ async def _capture_session(
     session = cap.session_id
     ax = options.ax
     dom_snapshot = options.dom_snapshot
-    # The whole DOM tree read (slices too), the snapshot's reply in (or failed).
-    answered = (trio.Event(), trio.Event())
+    # What has answered of "tree" (the whole DOM tree, slices too) and "snapshot" (its
+    # reply in, or failed): `then` goes out once both have.
+    answered: set[str] = set()
+    nursery: trio.Nursery
 
-    async def run_then() -> None:
-        for event in answered:
-            await event.wait()
-        if then is not None:
-            await then()
+    async def answer(part: str) -> None:
+        """Note that `part` has answered; the second one sends `then`'s request before
+        it returns, so the request is on its way while the caller decodes (a task
+        merely started would send it only once the decoding is over)."""
+        if part in answered:
+            return
+        answered.add(part)
+        if then is not None and len(answered) == 2:
+            await _issue(nursery, then)
 
     async def read_ax(frame_id: str | None) -> None:
         call = target.execute(cdp.accessibility_get_full_ax_tree(frame_id), session_id=session)
@@ -337,7 +343,7 @@ async def _capture_session(
         try:
             document = await _timed(cap.timings, "dom_get_document", call)
         finally:
-            answered[0].set()
+            await answer("tree")
         await with_tree(document["root"])
 
     async def with_tree(root: Json) -> None:
@@ -362,14 +368,13 @@ async def _capture_session(
             snapshot = await _timed(cap.timings, "dom_snapshot", call)
         except CDPError:
             cap.failed.append("dom_snapshot")
-        finally:
-            answered[1].set()
         # Without a snapshot, or with a shadow root in it, the tree is the DOM agent's.
         from_snapshot = (
             not options.dom_tree and snapshot is not None and not has_shadow_roots(snapshot)
         )
         if from_snapshot:
-            answered[0].set()
+            await answer("tree")
+        await answer("snapshot")
         root: Json | None = None
         if snapshot is not None:
             with gc_paused():
@@ -403,9 +408,7 @@ async def _capture_session(
         if ax is True:
             await _issue(nursery, partial(read_ax, None))
         if not dom_snapshot:
-            answered[1].set()
-        if then is not None:
-            nursery.start_soon(run_then)
+            await answer("snapshot")
     if ax == "interactive" and cap.document is not None:
         started = time.perf_counter()
         wanted = interactive_nodes(cap.document, cap.snapshot.states)

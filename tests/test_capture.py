@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -12,6 +14,7 @@ from pycdp_bridge import (
     PageCrashedError,
     PageModel,
     PageTarget,
+    _capture,
     capture,
     protocol,
 )
@@ -327,6 +330,35 @@ async def test_frame_trees_bracket_the_dom_calls(
     assert any(n.shadow_root_type == "open" for n in model.nodes)
     tree = await page.execute(protocol.page_get_frame_tree())
     assert model.document_id == tree["frameTree"]["frame"]["loaderId"]
+
+
+async def test_the_second_frame_tree_is_asked_before_the_snapshot_is_decoded(
+    page: PageTarget, pages_server: StaticServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The frame tree that closes the capture is sent as soon as the snapshot has
+    answered, so the browser answers it while the host decodes the snapshot rather
+    than after."""
+    await page.navigate(pages_server.url("capture-snapshot-tree.html"))
+    recording = RecordingTarget(page)
+    decode = _capture.decode_snapshot
+
+    def noted(snapshot: Mapping[str, Any]) -> Any:
+        recording.methods.append("(decode)")
+        return decode(snapshot)
+
+    monkeypatch.setattr(_capture, "decode_snapshot", noted)
+    model = await capture(recording, ax=False, rects=False)
+    main = [m for m in recording.methods if m != "Target.setAutoAttach"]
+    # Then the in-process frame's box model, asked once the decoded tree shows it.
+    assert main[:5] == [
+        "Page.getFrameTree",
+        "Page.getLayoutMetrics",
+        "DOMSnapshot.captureSnapshot",
+        "Page.getFrameTree",
+        "(decode)",
+    ]
+    assert not model.navigated
+    assert model.missing == ()
 
 
 def _model_rows(model: PageModel) -> list[tuple[object, ...]]:
