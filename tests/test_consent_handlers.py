@@ -12,6 +12,7 @@ from pycdp_bridge import PageTarget
 from tests.support import StaticServer
 from tests.support.handlers_host import SESSION, TAB, Host, open_host
 from trimtab.native import RequestError
+from trimtab.tab import PageRevisions
 
 pytestmark = pytest.mark.browser
 
@@ -76,4 +77,28 @@ async def test_dialog_field_is_structured(host: Host) -> None:
     declined = await call(host, "answer_dialog", {"accept": False})
     assert declined["dialog"] is None
     assert declined["consent"] == {"required": False, "granted": False}
+    assert await host.evaluate("document.getElementById('log').textContent") == "kept"
+
+
+async def test_a_dialog_that_opens_as_a_read_begins_is_the_reads_result(
+    host: Host, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A dialog that opens after the host checked for one, but before the read syncs the
+    page's revision, is the tool's result with its structured field, not a failed request."""
+    await host.tool("capture_snapshot")
+    sync = PageRevisions.sync
+
+    async def dialog_first(self: PageRevisions) -> None:
+        monkeypatch.setattr(PageRevisions, "sync", sync)
+        await host.evaluate("setTimeout(() => document.getElementById('ask').click(), 0)")
+        while host.page.open_dialog is None:
+            await trio.sleep(0.02)
+        await sync(self)
+
+    monkeypatch.setattr(PageRevisions, "sync", dialog_first)
+    blocked = await call(host, "find", {"text": "basket"})
+    assert blocked["dialog"] == {"type": "confirm", "message": "Empty the basket?", "default": None}
+    assert "Empty the basket?" in str(blocked["content"])
+    declined = await call(host, "answer_dialog", {"accept": False})
+    assert declined["dialog"] is None
     assert await host.evaluate("document.getElementById('log').textContent") == "kept"

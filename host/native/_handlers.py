@@ -297,7 +297,12 @@ class HostState:
                 self.tracker.note_page_change(tab, "the page crashed or shows a dialog")
             elif policy.reads_page and not policy.volatile and not policy.side_effects:
                 # The revision must include every change the page made until now.
-                await state.tab.revisions.sync()
+                try:
+                    await state.tab.revisions.sync()
+                except DialogOpenError:
+                    # The dialog opened after the check above: the tool says so, with
+                    # the dialog's facts, as if it had been open before.
+                    self.tracker.note_page_change(tab, "the page shows a dialog")
             tracked = await self.tracker.call(session, name, args, run, tab=tab, options=budget)
         result = tracked.result
         consent: JSONObject = {"required": consented, "granted": consented}
