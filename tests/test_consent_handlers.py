@@ -32,6 +32,13 @@ async def call(
     return await host.request("tool", session=SESSION, tab=TAB, name=name, args=args, **extra)
 
 
+async def open_the_confirm(host: Host) -> None:
+    """The shop's "Empty the basket?" confirm, opened by the page's own timer."""
+    await host.evaluate("setTimeout(() => document.getElementById('ask').click(), 0)")
+    while host.page.open_dialog is None:
+        await trio.sleep(0.02)
+
+
 async def test_consent_round_trip(host: Host) -> None:
     """A submit answers consent required and does nothing; a token for other arguments, a
     spent token and an unknown one are bad_consent; the right token submits once."""
@@ -69,9 +76,7 @@ async def test_consent_round_trip(host: Host) -> None:
 async def test_dialog_field_is_structured(host: Host) -> None:
     """The open dialog comes back as a structured field, not only as XML in the content."""
     await host.tool("capture_snapshot")
-    await host.evaluate("setTimeout(() => document.getElementById('ask').click(), 0)")
-    while host.page.open_dialog is None:
-        await trio.sleep(0.02)
+    await open_the_confirm(host)
     blocked = await call(host, "find", {"text": "basket"})
     assert blocked["dialog"] == {"type": "confirm", "message": "Empty the basket?", "default": None}
     declined = await call(host, "answer_dialog", {"accept": False})
@@ -90,9 +95,7 @@ async def test_a_dialog_that_opens_as_a_read_begins_is_the_reads_result(
 
     async def dialog_first(self: PageRevisions) -> None:
         monkeypatch.setattr(PageRevisions, "sync", sync)
-        await host.evaluate("setTimeout(() => document.getElementById('ask').click(), 0)")
-        while host.page.open_dialog is None:
-            await trio.sleep(0.02)
+        await open_the_confirm(host)
         await sync(self)
 
     monkeypatch.setattr(PageRevisions, "sync", dialog_first)
