@@ -7,7 +7,7 @@ from typing import Any
 import trio
 import trio.testing
 
-from pycdp_bridge import CDPError, PageTarget, RelayHub, TargetClosedError
+from pycdp_bridge import CDPError, DialogOpenError, PageTarget, RelayHub, TargetClosedError
 
 __all__ = ["HOLD", "RelayPeer"]
 
@@ -68,6 +68,11 @@ class RelayPeer:
             reply["error"] = {"code": error.code, "message": error.message}
         except TargetClosedError:
             self.detach("target_closed")
+            return
+        except DialogOpenError:
+            # The page shows a dialog the host's connection has not heard of yet. Chrome
+            # keeps such a command waiting until the dialog is answered; the host fails
+            # it itself once the dialog's event reaches it.
             return
         # chrome.debugger hands over a command's events (Target.attachedToTarget for the
         # frames Target.setAutoAttach finds) before its result. Here they travel through
