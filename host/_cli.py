@@ -19,6 +19,7 @@ from pycdp_bridge import (
     NavigationError,
     PageTarget,
     TargetClosedError,
+    collect_less_often,
     launch_browser,
     sole_kind,
 )
@@ -277,6 +278,7 @@ _USER_ERRORS = (
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    collect_less_often()
     if args.command in ("install", "uninstall"):
         return _install(args)
     if args.command != "inspect":

@@ -36,7 +36,7 @@ from typing import Final, TypeAlias
 import attrs
 import trio
 
-from pycdp_bridge import RelayHub
+from pycdp_bridge import RelayHub, collect_less_often
 
 from ._install import extension_id
 from .link import open_link
@@ -289,6 +289,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``trimtab-host``; returns the process exit code."""
     args = sys.argv[1:] if argv is None else list(argv)
     protocol_in, protocol_out = _claim_stdio()
+    collect_less_often()
     log_path = configure_logging()
     origin, others = _parse_args(args)
     debug = os.environ.get("TRIMTAB_HOST_DEBUG") == "1"

@@ -7,7 +7,8 @@
 * `protocol`: the CDP command generators every caller passes to `Target.execute`
   (the only place that names CDP methods), and ``protocol.events``, the event names.
 * `evaluate` / `call_on`: the page's JavaScript, whose exceptions are JavaScriptError.
-* `gc_paused`: the collector off over one large synchronous step (a reply's JSON).
+* `gc_paused`: the collector off over one large synchronous step (a reply's JSON);
+  `collect_less_often`: fewer collections in a process that takes snapshots.
 """
 
 from . import _protocol as protocol
@@ -24,7 +25,7 @@ from ._errors import (
     TargetClosedError,
     sole_kind,
 )
-from ._gc import gc_paused
+from ._gc import collect_less_often, gc_paused
 from ._javascript import ObjectRef, call_on, evaluate
 from ._json import loads_json
 from ._launcher import find_browser, launch_browser
@@ -58,6 +59,7 @@ __all__ = [
     "TargetClosedError",
     "call_on",
     "capture",
+    "collect_less_often",
     "evaluate",
     "find_browser",
     "gc_paused",

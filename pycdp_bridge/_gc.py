@@ -1,4 +1,6 @@
-"""Pausing Python's cyclic garbage collector over one large, purely synchronous step.
+"""Python's cyclic garbage collector around snapshots: paused over one large, purely
+synchronous step (`gc_paused`), and run less often in a process that takes snapshots
+(`collect_less_often`).
 
 Decoding a large page's CDP reply (JSON of several megabytes), decoding the snapshot
 and joining the model allocate hundreds of thousands of lists, dicts and objects that
@@ -16,7 +18,25 @@ import contextlib
 import gc
 from collections.abc import Iterator
 
-__all__ = ["gc_paused"]
+__all__ = ["YOUNG_THRESHOLD", "collect_less_often", "gc_paused"]
+
+#: Containers the young generation may gain before a collection, where Python's
+#: default is 700. A snapshot makes hundreds of thousands of them between its paused
+#: steps (the tree it renders, each reply's JSON) and frees most of them soon, and
+#: every young collection walks all those still alive; with this threshold a
+#: collection comes about once in several snapshots of a large page and seldom for
+#: the rest (``python -m tests.bench --only speed`` times the snapshots under it).
+#: What a collection reclaims (reference cycles) waits for at most this many
+#: containers of garbage.
+YOUNG_THRESHOLD = 100_000
+
+
+def collect_less_often() -> None:
+    """Set the young generation's threshold to `YOUNG_THRESHOLD` for the whole process
+    (the older generations' are kept): for the main function of a process that takes
+    snapshots, never for a library to do on import."""
+    _, middle, old = gc.get_threshold()
+    gc.set_threshold(YOUNG_THRESHOLD, middle, old)
 
 
 @contextlib.contextmanager

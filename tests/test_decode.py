@@ -17,9 +17,10 @@ from pycdp_bridge._decode import (
     interactive_nodes,
     viewport,
 )
-from pycdp_bridge._gc import gc_paused
+from pycdp_bridge._gc import YOUNG_THRESHOLD, collect_less_often, gc_paused
 from pycdp_bridge._json import loads_json
 from pycdp_bridge._model import Rect
+from trimtab import _cli as cli
 
 
 def _styles(**overrides: str) -> list[str]:
@@ -207,6 +208,40 @@ def test_the_collector_is_paused_only_inside_the_step() -> None:
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_a_snapshot_process_collects_the_young_generation_less_often() -> None:
+    """collect_less_often raises only the young generation's threshold, to
+    YOUNG_THRESHOLD, and keeps the older generations' as they were."""
+    before = gc.get_threshold()
+    try:
+        gc.set_threshold(700, 7, 9)
+        collect_less_often()
+        assert gc.get_threshold() == (YOUNG_THRESHOLD, 7, 9)
+        assert YOUNG_THRESHOLD > 700
+    finally:
+        gc.set_threshold(*before)
+
+
+def test_the_command_line_collects_less_often_before_its_command_runs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`trimtab`'s main sets the young threshold before it runs a command (`make demo`
+    takes its snapshots in that process)."""
+    seen: list[tuple[int, int, int]] = []
+
+    def install(args: object) -> int:
+        seen.append(gc.get_threshold())
+        return 0
+
+    monkeypatch.setattr(cli, "_install", install)
+    before = gc.get_threshold()
+    try:
+        gc.set_threshold(700, 10, 10)
+        assert cli.main(["install"]) == 0
+    finally:
+        gc.set_threshold(*before)
+    assert seen == [(YOUNG_THRESHOLD, 10, 10)]
 
 
 def test_wire_json_keeps_lone_surrogates_and_refuses_what_json_refuses() -> None:

@@ -23,6 +23,7 @@ from typing import Any
 
 import trio
 
+from pycdp_bridge import collect_less_often
 from tests.bench import REPO, require_corpus
 
 OURS = ("pages", "flows", "scaling", "stability", "tasks", "actions", "mcp", "speed")
@@ -65,6 +66,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--pages", metavar="GLOB", help="only corpus items whose id matches")
     args = parser.parse_args(argv)
+    # Snapshots are taken here, in the bench's process: under the collector setting
+    # of the processes that take them for a person (the host, the CLI).
+    collect_less_often()
     chosen = [s.strip() for s in args.only.split(",") if s.strip()]
     unknown = [s for s in chosen if s not in SECTIONS]
     if unknown:
