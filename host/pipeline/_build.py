@@ -86,6 +86,10 @@ _TAG_BY_ROLE = {
 }
 # Boolean AX states worth a token, with the attribute name we write.
 _SPACE = re.compile(r"\s+")
+# The walk tests every node's type: an enum member looked up on its class costs
+# 0.1 µs (Python 3.11), a module name a fraction of that.
+_TEXT = NodeType.TEXT
+_ELEMENT = NodeType.ELEMENT
 
 
 @attrs.frozen
@@ -216,13 +220,13 @@ class _Builder(ControlEncoder):
         if self.removed[i]:
             return
         kind = node.node_type
-        if kind is NodeType.TEXT:
+        if kind is _TEXT:
             # Whitespace between inline elements separates words even where the
             # browser made no layout object for it.
             if self.shown[i] or node.text.isspace():
                 self.add_text(out, node.text)
             return
-        if kind is not NodeType.ELEMENT:
+        if kind is not _ELEMENT:
             # Documents of iframes and shadow roots are part of the page.
             pushed = self._push_scope(node)
             self.walk_children(node, out, depth)

@@ -65,6 +65,8 @@ def filter_page(model: PageModel) -> Visibility:
     # hidden by markup, and say so in the stats.
     degraded = "dom_snapshot" in model.missing
     effective_opacity = [1.0] * count
+    # Bound once: an enum member looked up on its class costs 0.1 µs (Python 3.11).
+    text, element = NodeType.TEXT, NodeType.ELEMENT
 
     for node in nodes:
         i = node.index
@@ -75,11 +77,11 @@ def filter_page(model: PageModel) -> Visibility:
         if parent >= 0:
             effective_opacity[i] = effective_opacity[parent]
         kind = node.node_type
-        if kind is NodeType.TEXT:
+        if kind is text:
             # Inside a transparent control that stays clickable, text is still unseen.
             shown[i] = effective_opacity[i] > 0.0 and _text_shown(node, degraded)
             continue
-        if kind is not NodeType.ELEMENT:
+        if kind is not element:
             shown[i] = True
             continue
         reason = _removal_reason(model, node, degraded)
