@@ -23,9 +23,9 @@ __all__ = ["YOUNG_THRESHOLD", "collect_less_often", "gc_paused"]
 #: Containers the young generation may gain before a collection, where Python's
 #: default is 700. A snapshot makes hundreds of thousands of them between its paused
 #: steps (the tree it renders, each reply's JSON) and frees most of them soon, and
-#: every young collection walks all those still alive; with this threshold a
-#: collection comes about once in several snapshots of a large page and seldom for
-#: the rest (``python -m tests.bench --only speed`` times the snapshots under it).
+#: every young collection walks all those still alive. With this threshold most
+#: snapshots of ordinary pages end without one (``python -m tests.bench --only
+#: speed`` times the snapshots under it).
 #: What a collection reclaims (reference cycles) waits for at most this many
 #: containers of garbage.
 YOUNG_THRESHOLD = 100_000
