@@ -8,7 +8,8 @@
   rounds of one each, alternating which goes first; a page's ratio is the median of
   its rounds' ratios, so load that comes and goes on a shared machine does not decide
   it. Target: median ratio <= 1.0, no page above 1.5. The pipeline's own median
-  (target <= 10 ms) comes from the same snapshots.
+  (target <= 10 ms) comes from the same snapshots, and so does the time Python's
+  garbage collector ran in them (under `collect_less_often`, as in the host).
 * **the answer to an action**: a click through the product's tool (`run_tool`: locate,
   click, settle, snapshot, diff) on a button the bench adds to the page, whose handler
   changes its text. The settle is timed on its own (the tool's `settle`, wrapped) and
@@ -46,6 +47,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from statistics import fmean
 from typing import Any, Final
 
 import trio
@@ -106,6 +108,27 @@ def _button(xml: str) -> str:
 
 
 @contextlib.contextmanager
+def _collecting(spent: list[float]) -> Iterator[None]:
+    """Appends the ms the cyclic garbage collector ran during the body."""
+    total = 0.0
+    started = 0.0
+
+    def note(phase: str, info: dict[str, int]) -> None:
+        nonlocal total, started
+        if phase == "start":
+            started = time.perf_counter()
+        else:
+            total += time.perf_counter() - started
+
+    gc.callbacks.append(note)
+    try:
+        yield
+    finally:
+        gc.callbacks.remove(note)
+        spent.append(total * 1000)
+
+
+@contextlib.contextmanager
 def _timed_settle(log: list[dict[str, Any]]) -> Iterator[None]:
     """The action tools' `settle`, timed: each call's ms and what it waited for."""
     original = _actions.settle
@@ -160,10 +183,12 @@ async def _page_figures(
     first: list[float] = []
     theirs: list[float] = []
     pipeline: list[float] = []
+    collector: list[float] = []
 
     async def ours() -> None:
         started = time.perf_counter()
-        snapshot = await SnapshotMemory(page).snapshot()
+        with _collecting(collector):
+            snapshot = await SnapshotMemory(page).snapshot()
         first.append((time.perf_counter() - started) * 1000)
         pipeline.append(snapshot.compaction.stats.pipeline_ms)
 
@@ -199,6 +224,7 @@ async def _page_figures(
         "pw_ms": pw_ms,
         "first_ratio": median([o / t for o, t in zip(first, theirs, strict=True)]),
         "pipeline_ms": median(pipeline),
+        "collector_ms": median(collector),
         "answer_ms": median(answers),
         "background_ms": median(background),
         "settle_ms": median(settle_ms),
@@ -495,6 +521,7 @@ def run(pattern: str | None = None, out: Callable[[str], None] = print) -> dict[
         "first_median_ms": median(r["first_ms"] for r in good),
         "pw_median_ms": median(r["pw_ms"] for r in good),
         "pipeline_median_ms": median(r["pipeline_ms"] for r in good),
+        "collector_mean_ms": fmean([r["collector_ms"] for r in good] or [float("nan")]),
         "answer_median_ratio": median(r["answer_ratio"] for r in good),
         "answer_median_ms": median(r["answer_ms"] for r in good),
         "settle_median_ms": median(r["settle_ms"] for r in good),
@@ -522,6 +549,10 @@ def run(pattern: str | None = None, out: Callable[[str], None] = print) -> dict[
         )
         if summary["first_above_1_5x"]:
             out(f"  above {FIRST_MAX}x: {', '.join(summary['first_above_1_5x'])}")
+        out(
+            f"  the garbage collector ran {summary['collector_mean_ms']:.1f} ms per snapshot"
+            f" (mean of the pages' medians; young threshold {gc.get_threshold()[0]:,})"
+        )
         out(
             f"SUMMARY speed action answer: without the settle median"
             f" {summary['answer_median_ratio']:.2f}x Playwright's snapshot (target <="
