@@ -130,11 +130,11 @@ class SnapshotData:
 def decode_snapshot(snapshot: Json) -> SnapshotData:
     """Decode a ``DOMSnapshot.captureSnapshot`` reply asked for `SNAPSHOT_STYLES`."""
     decoded = SnapshotData()
-    strings: list[str] = snapshot["strings"]
+    # An absent string is index -1 throughout the reply: with "" appended, -1 reads
+    # it without a test per lookup.
+    strings: list[str] = [*snapshot["strings"], ""]
+    string = strings.__getitem__
     style_cache: dict[tuple[int, ...], Style] = {}
-
-    def string(index: int) -> str:
-        return strings[index] if index >= 0 else ""
 
     for document in snapshot["documents"]:
         if decoded.root_id is None and document["nodes"].get("backendNodeId"):
@@ -182,15 +182,14 @@ def decode_snapshot(snapshot: Json) -> SnapshotData:
             style_key = tuple(all_styles[li])
             parsed = style_cache.get(style_key)
             if parsed is None:
-                parsed = style_cache[style_key] = _parse_style([string(i) for i in style_key])
-            text_index = texts[li]
+                parsed = style_cache[style_key] = _parse_style(list(map(string, style_key)))
             node_state.layout = Layout(
                 bounds=_bounds(all_bounds[li]),
                 paint_order=paint_orders[li] if li < len(paint_orders) else None,
                 style=parsed if style_key else None,
                 client_rect=_rect(client_rects, li) if client_rects else None,
                 scroll_rect=_rect(scroll_rects, li) if scroll_rects else None,
-                text=strings[text_index] if text_index >= 0 else "",
+                text=strings[texts[li]],
             )
         _read_text_nodes(nodes, set(layout["nodeIndex"]), string, decoded)
         for field in ("inputValue", "textValue"):

@@ -117,25 +117,26 @@ class _Builder:
 
     def _walk(self, start: _Visit) -> None:
         # Iterative: real pages nest deeper than Python's recursion limit allows.
-        stack: list[_Visit | int] = [start]
-        nodes = self.nodes
+        stack = [start]
+        add, children_of = self._add, self._children_of
         while stack:
-            item = stack.pop()
-            if isinstance(item, int):
-                nodes[item].end = len(nodes)
-                continue
-            index = self._add(item)
-            if index is None:
-                continue
-            stack.append(index)
-            stack.extend(reversed(self._children_of(item, index)))
+            visit = stack.pop()
+            node = add(visit)
+            if node is not None and node.node_type is not _TEXT_NODE:
+                stack.extend(reversed(children_of(visit, node)))
+        # Nodes are in document order, so a subtree ends where its last child's does;
+        # children come after their parent, so they are done first walking backwards.
+        nodes = self.nodes
+        for node in reversed(nodes):
+            children = node.children
+            if children:
+                node.end = nodes[children[-1]].end
 
-    def _add(self, visit: _Visit) -> int | None:
+    def _add(self, visit: _Visit) -> Node | None:
         # Once per node of the page: the Node is built with its values in one call,
         # and lookups are kept out of the common paths.
-        json = visit.json
+        json, parent, frame, cap, _ = visit
         node_type = json.get("nodeType")
-        frame = visit.frame
         if node_type == ELEMENT:
             name = str(json.get("nodeName", "")).lower()
         elif node_type in (TEXT, CDATA):
@@ -152,9 +153,9 @@ class _Builder:
         nodes = self.nodes
         index = len(nodes)
         backend = int(json.get("backendNodeId", 0))
-        snapshot = visit.cap.snapshot
+        snapshot = cap.snapshot
         state = snapshot.states.get(backend)
-        node = Node(index, _NODE_TYPES[node_type], name, backend, frame, visit.parent)
+        node = Node(index, _NODE_TYPES[node_type], name, backend, frame, parent)
         node.end = index + 1
         if node_type == ELEMENT:
             raw = json.get("attributes")
@@ -186,19 +187,19 @@ class _Builder:
                     node.checked = state.checked
                 elif name == "option":
                     node.selected = state.selected
-        ax = visit.cap.ax
+        ax = cap.ax
         if ax:
             node.ax = ax.get(backend)
         nodes.append(node)
-        if visit.parent >= 0:
-            nodes[visit.parent].children.append(index)
-        return index
+        if parent >= 0:
+            nodes[parent].children.append(index)
+        return node
 
-    def _children_of(self, visit: _Visit, index: int) -> Sequence[_Visit]:
+    def _children_of(self, visit: _Visit, node: Node) -> Sequence[_Visit]:
         json = visit.json
-        frame = self.nodes[index].frame
+        index, frame = node.index, node.frame
         cap = visit.cap
-        spaces = cap.snapshot.whitespace.get(self.nodes[index].backend_node_id)
+        spaces = cap.snapshot.whitespace.get(node.backend_node_id)
         if not (
             spaces
             or "pseudoElements" in json
@@ -300,6 +301,7 @@ def _html_frame_id(document: Json) -> str:
     return ""
 
 
+_TEXT_NODE = NodeType.TEXT
 _NODE_TYPES = {
     ELEMENT: NodeType.ELEMENT,
     TEXT: NodeType.TEXT,

@@ -37,7 +37,9 @@ def document_from_snapshot(snapshot: Json) -> dict[str, Any] | None:
     documents: list[Json] = snapshot.get("documents", [])
     if not documents or has_shadow_roots(snapshot):
         return None
-    strings: list[str] = snapshot["strings"]
+    # An absent string is index -1 throughout the reply: with "" appended, -1 reads
+    # it without a test per lookup.
+    strings: list[str] = [*snapshot["strings"], ""]
     roots = [_document_tree(document, strings) for document in documents]
     for _, owners in roots:
         for owner, index in owners:
@@ -59,7 +61,8 @@ def has_shadow_roots(snapshot: Json) -> bool:
 def _document_tree(
     document: Json, strings: list[str]
 ) -> tuple[dict[str, Any], list[tuple[dict[str, Any], int]]]:
-    """One document's tree, and its frame owners with the index of their document."""
+    """One document's tree, and its frame owners with the index of their document
+    (`strings` ends with "", which index -1 reads)."""
     nodes = document["nodes"]
     parents: list[int] = nodes["parentIndex"]
     types: list[int] = nodes["nodeType"]
@@ -69,7 +72,8 @@ def _document_tree(
     attributes: list[list[int]] = nodes.get("attributes", [])
     pseudo = _rare_strings(nodes.get("pseudoType"), strings)
     frames = _rare(nodes.get("contentDocumentIndex"))
-    frame_id = strings[document["frameId"]] if document.get("frameId", -1) >= 0 else ""
+    frame_id = strings[document.get("frameId", -1)]
+    string = strings.__getitem__
     built: list[dict[str, Any] | None] = [None] * len(parents)
     owners: list[tuple[dict[str, Any], int]] = []
     root: dict[str, Any] | None = None
@@ -83,8 +87,7 @@ def _document_tree(
                 "nodeType": _ELEMENT,
                 "nodeName": strings[names[index]],
                 "backendNodeId": backend_ids[index],
-                # An empty string is index -1, as everywhere in the reply.
-                "attributes": [strings[i] if i >= 0 else "" for i in raw],
+                "attributes": list(map(string, raw)),
                 "children": [],
             }
             if not element_seen and parent == 0:
@@ -98,7 +101,7 @@ def _document_tree(
             if owned is not None:
                 owners.append((json, owned))
         elif node_type in (_TEXT, _CDATA):
-            value = strings[values[index]] if values[index] >= 0 else ""
+            value = strings[values[index]]
             if not value.strip(DOM_WHITESPACE):
                 continue
             json = {"nodeType": node_type, "nodeValue": value, "backendNodeId": backend_ids[index]}
@@ -107,7 +110,7 @@ def _document_tree(
             json = {
                 "nodeType": _DOCUMENT,
                 "backendNodeId": backend_ids[index],
-                "documentURL": strings[url] if url >= 0 else "",
+                "documentURL": strings[url],
                 "frameId": frame_id,
                 "children": [],
             }
