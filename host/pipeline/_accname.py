@@ -119,17 +119,27 @@ class NameIndex:
         return " ".join((attributes.get("title") or attributes.get("placeholder") or "").split())
 
 
+_FLAGS = tuple((key, f"aria-{key}") for key in ("disabled", "required", "readonly"))
+_VALUED = tuple((key, f"aria-{key}") for key in ("checked", "pressed", "selected", "expanded"))
+# Every attribute a state is read from: most controls have none of them.
+_STATE_ATTRIBUTES = frozenset(
+    {key for key, _ in _FLAGS} | {aria for _, aria in (*_FLAGS, *_VALUED)} | {"aria-invalid"}
+)
+
+
 def markup_states(node: Node) -> dict[str, object]:
     """AX-like states (disabled, required, checked, expanded, ...) from attributes."""
     attributes = node.attributes
     states: dict[str, object] = {}
-    for key in ("disabled", "required", "readonly"):
-        if key in attributes or attributes.get(f"aria-{key}") == "true":
+    if _STATE_ATTRIBUTES.isdisjoint(attributes):
+        return states
+    for key, aria in _FLAGS:
+        if key in attributes or attributes.get(aria) == "true":
             states[key] = True
     if attributes.get("aria-invalid") in ("true", "grammar", "spelling"):
         states["invalid"] = True
-    for key in ("checked", "pressed", "selected", "expanded"):
-        value = attributes.get(f"aria-{key}")
+    for key, aria in _VALUED:
+        value = attributes.get(aria)
         if value is not None:
             states[key] = value
     return states

@@ -346,9 +346,13 @@ class _Builder(ControlEncoder):
                 out.append(OutNode("img", [("alt", alt)], node=i))
                 self.line_open = True
         else:
+            # A wrapper, most elements of a page: its children walked here, without
+            # `walk_children`'s call per element.
             pre = tag in ("pre", "textarea", "listing", "plaintext")
             self.in_pre += pre
-            self.walk_children(node, out, depth)
+            nodes, walk = self.nodes, self.walk
+            for child in node.children:
+                walk(nodes[child], out, depth + 1)
             self.in_pre -= pre
 
     def _push_scope(self, node: Node) -> bool:
@@ -468,6 +472,7 @@ class _Builder(ControlEncoder):
         control = OutNode("", attrs_out, node=node.index)
         self.elements_out += 1
         nested: list[int] = []
+        visible: str | None = None
         if tag == "input":
             self._input(node, control)
         elif tag == "select":
@@ -498,15 +503,18 @@ class _Builder(ControlEncoder):
                 if child not in nested:
                     self.walk(self.nodes[child], control.children, depth + 1)
             self.active_control = outer
-            self._name_if_unseen(node, control, role)
+            # The control's text is final here: what follows adds attributes only.
+            visible = control.text()
+            self._name_if_unseen(node, control, role, visible)
             self._aria_states(node, control)
             self._tree_state(node, role, control, nested)
+        if visible is None:  # a form field: its text is what its branch made
+            visible = control.text()
         self._states(node, control)
         if out and isinstance(out[-1], str) and out[-1][-1:].isalnum():
             out[-1] += " "
         out.append(control)
         self.line_open = True
-        visible = control.text()
         facts = ControlFacts(
             node=node.index,
             role=role or "clickable",
@@ -540,10 +548,10 @@ class _Builder(ControlEncoder):
             self.name_cache[node.index] = cached
         return cached
 
-    def _name_if_unseen(self, node: Node, control: OutNode, role: str) -> None:
-        """Add the accessible name when the visible text does not already carry it;
-        an icon with neither gets a name derived from its markup (see _icons)."""
-        visible = control.text()
+    def _name_if_unseen(self, node: Node, control: OutNode, role: str, visible: str) -> None:
+        """Add the accessible name when the visible text (`control.text()`) does not
+        already carry it; an icon with neither gets a name derived from its markup
+        (see _icons)."""
         name = self._name(node, visible)
         if not name and not visible and role not in INTERACTIVE_ROLES:
             # A script-made control has no name from its content in the AX rules,

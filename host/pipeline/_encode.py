@@ -25,6 +25,9 @@ _STATES = (
     ("readonly", "readonly"),
     ("invalid", "invalid"),
 )
+# States a control shows as true, mixed (and expanded also as false), with the
+# attribute each is read from when the AX tree does not say.
+_ARIA_STATES = tuple((key, f"aria-{key}") for key in ("checked", "pressed", "selected", "expanded"))
 _NESTED_LISTS = frozenset({"ul", "ol"})
 _GROUP_ROLES = frozenset({"group", "tree"})
 _SELECT_LISTED = 8  # a select lists all its options up to this many, else the first ones
@@ -202,10 +205,10 @@ class ControlEncoder:
 
     def _aria_states(self, node: Node, control: OutNode) -> None:
         props = node.ax.properties if node.ax is not None else markup_states(node)
-        for key in ("checked", "pressed", "selected", "expanded"):
+        for key, aria in _ARIA_STATES:
             value = props.get(key)
             if value is None:
-                value = node.attributes.get(f"aria-{key}")
+                value = node.attributes.get(aria)
             if value in (True, "true", "mixed"):
                 control.attrs.append((key, "true" if value is True else str(value)))
             elif key == "expanded" and value in (False, "false"):
