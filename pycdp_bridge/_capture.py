@@ -161,24 +161,39 @@ async def capture(
     def capture_of(session_id: str | None) -> SessionCapture:
         return main if session_id is None else children[session_id]
 
+    joined: tuple[PageModel, set[str]] | CDPError
+    join_seconds = 0.0
     with _one_error():
-        async with trio.open_nursery() as nursery:
-            # Sent in this order, so the browser answers the small calls first rather
-            # than after the large ones, and the first frame tree comes before the DOM
-            # calls without a round trip of its own. The second is asked once they
-            # have answered, while the snapshot is decoded.
-            await _issue(nursery, partial(read_frame_tree, 0))
-            await _issue(nursery, read_metrics)
-            if child_frames:
-                await _issue(nursery, read_children)
-            await _capture_session(target, main, options, then=partial(read_frame_tree, 1))
-
-    joining = time.perf_counter()
-    main_frame = frame_trees[0].get("frameTree", {}).get("frame", {})
-    main.frame_id = str(main_frame.get("id", ""))
+        # The second frame tree is answered in `late`: the browser takes a few
+        # milliseconds over it after a large snapshot, and the parts are joined
+        # meanwhile instead of after it.
+        async with trio.open_nursery() as late:
+            async with trio.open_nursery() as nursery:
+                # Sent in this order, so the browser answers the small calls first
+                # rather than after the large ones, and the first frame tree comes
+                # before the DOM calls without a round trip of its own. The second is
+                # asked once they have answered, while the snapshot is decoded.
+                await _issue(nursery, partial(read_frame_tree, 0))
+                await _issue(nursery, read_metrics)
+                if child_frames:
+                    await _issue(nursery, read_children)
+                second = partial(_issue, late, partial(read_frame_tree, 1))
+                await _capture_session(target, main, options, then=second)
+            joining = time.perf_counter()
+            main_frame = frame_trees[0].get("frameTree", {}).get("frame", {})
+            main.frame_id = str(main_frame.get("id", ""))
+            try:
+                with gc_paused():
+                    joined = join(main, children, owners)
+            except CDPError as exc:
+                # Raised as it is, not in a group of the nursery's.
+                joined = exc
+                late.cancel_scope.cancel()
+            join_seconds = time.perf_counter() - joining
+    if isinstance(joined, CDPError):
+        raise joined
+    model, grafted = joined
     after = frame_trees[1].get("frameTree", {}).get("frame", {})
-    with gc_paused():
-        model, grafted = join(main, children, owners)
     model.viewport = viewport(metrics)
     model.document_id = str(main_frame.get("loaderId", ""))
     # The frame trees bracket the DOM calls when the transport sends in order; the
@@ -198,7 +213,7 @@ async def capture(
     for child in children.values():
         for name, seconds in child.timings.items():
             timings[f"frames.{name}"] = timings.get(f"frames.{name}", 0.0) + seconds
-    timings["join"] = time.perf_counter() - joining
+    timings["join"] = join_seconds
     timings["total"] = time.perf_counter() - started
     model.timings = timings
     return model
@@ -307,16 +322,15 @@ async def _capture_session(
     *,
     then: Callable[[], Awaitable[None]] | None = None,
 ) -> None:
-    """The session's DOM tree, snapshot and AX data; `then` is started once the DOM
-    tree and the snapshot have answered (while the snapshot is decoded), and awaited
-    with them."""
+    """The session's DOM tree, snapshot and AX data; `then` is awaited once the DOM
+    tree and the snapshot have answered, before the snapshot is decoded: it sends a
+    request and returns (`_issue` into a nursery of the caller's)."""
     session = cap.session_id
     ax = options.ax
     dom_snapshot = options.dom_snapshot
     # What has answered of "tree" (the whole DOM tree, slices too) and "snapshot" (its
     # reply in, or failed): `then` goes out once both have.
     answered: set[str] = set()
-    nursery: trio.Nursery
 
     async def answer(part: str) -> None:
         """Note that `part` has answered; the second one sends `then`'s request before
@@ -326,7 +340,7 @@ async def _capture_session(
             return
         answered.add(part)
         if then is not None and len(answered) == 2:
-            await _issue(nursery, then)
+            await then()
 
     async def read_ax(frame_id: str | None) -> None:
         call = target.execute(cdp.accessibility_get_full_ax_tree(frame_id), session_id=session)
