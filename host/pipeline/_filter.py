@@ -79,7 +79,17 @@ def filter_page(model: PageModel) -> Visibility:
         kind = node.node_type
         if kind is text:
             # Inside a transparent control that stays clickable, text is still unseen.
-            shown[i] = effective_opacity[i] > 0.0 and _text_shown(node, degraded)
+            # Without a snapshot all text shows; with one, text with a box, visible.
+            if degraded:
+                shown[i] = effective_opacity[i] > 0.0
+            else:
+                bounds, style = node.bounds, node.style
+                shown[i] = (
+                    effective_opacity[i] > 0.0
+                    and bounds is not None
+                    and not (bounds.width <= 0 or bounds.height <= 0)  # `Rect.is_empty`
+                    and (style is None or style.visibility == "visible")
+                )
             continue
         if kind is not element:
             shown[i] = True
@@ -184,16 +194,6 @@ def _transparent_control(node: Node) -> bool:
     if bounds is None or bounds.is_empty():
         return False
     return node.name in ("input", "select", "textarea") or aria_role(node) in INTERACTIVE_ROLES
-
-
-def _text_shown(node: Node, degraded: bool) -> bool:
-    if degraded:
-        return True
-    bounds = node.bounds
-    if bounds is None or bounds.is_empty():
-        return False
-    style = node.style
-    return style is None or style.visibility == "visible"
 
 
 def _alpha(color: str) -> float:

@@ -86,24 +86,28 @@ def scripted(model: PageModel, node: Node) -> Scripted | None:
     """Why a generic element (no interactive role) is a control, or None."""
     if node.pseudo_type is not None:
         return None
-    if own_handler(node):
+    # Called for every element without an interactive role: most have no handler,
+    # no pointer cursor and no tabindex, which these tests tell without a call.
+    style = node.style
+    pointer = style is not None and style.cursor == "pointer"  # `_pointer`
+    if node.clickable or "onclick" in node.attributes:  # `own_handler`
         if node.name in _LISTS and any(model.nodes[c].name == "li" for c in node.children):
             return None  # the list delegates: its items are the controls
         # An inherited cursor counts for a script's handler, not for a label's
         # native clickability (a label inside a clickable option row).
-        if _pointer(node) and (_starts_pointer(model, node) or _script_handler(node)):
+        if pointer and (_starts_pointer(model, node) or _script_handler(node)):
             return Scripted.OWN_HANDLER
-        if not _pointer(node) and _script_handler(node):
+        if not pointer and _script_handler(node):
             if _is_icon(model, node):
                 return Scripted.ICON
             if _is_short_text(model, node):
                 return Scripted.SHORT_TEXT
-    elif _pointer(node):
+    elif pointer:
         if node.name == "li" and _list_delegates(model, node):
             return Scripted.DELEGATED
         if _starts_pointer(model, node) and node.name != "label" and _delegated(model, node):
             return Scripted.DELEGATED
-    if _focusable(model, node):
+    if "tabindex" in node.attributes and _focusable(model, node):
         return Scripted.FOCUSABLE
     return None
 
