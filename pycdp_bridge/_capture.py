@@ -75,7 +75,7 @@ from ._errors import CDPError, TargetClosedError, sole_kind
 from ._gc import gc_paused
 from ._join import SessionCapture, join
 from ._model import PageModel
-from ._snapshot_tree import document_from_snapshot, has_shadow_roots
+from ._snapshot_tree import document_from_snapshot, frame_owner_ids, has_shadow_roots
 from ._target import Target
 
 __all__ = ["DOM_DEPTH_SLICE", "INTERACTIVE_TAGS", "SNAPSHOT_STYLES", "AXMode", "capture"]
@@ -360,12 +360,14 @@ async def _capture_session(
             await answer("tree")
         await with_tree(document["root"])
 
-    async def with_tree(root: Json) -> None:
+    async def with_tree(root: Json, owners: list[int] | None = None) -> None:
+        """Keep the tree and read what its frames need; `owners` are its frame owners'
+        backend ids when the caller knows them without walking it."""
         cap.document = root
         async with trio.open_nursery() as nursery:
             # Where each in-process iframe's document starts: asked while the browser
             # still takes the snapshot, so answered right after it.
-            for backend_id in frame_owners(root):
+            for backend_id in frame_owners(root) if owners is None else owners:
                 nursery.start_soon(_read_inset, target, cap, backend_id)
             if ax is True:
                 # Each in-process iframe has an AX tree of its own.
@@ -397,7 +399,8 @@ async def _capture_session(
                     root = document_from_snapshot(snapshot)
             cap.snapshot_ok = True
         if root is not None:
-            await with_tree(root)
+            assert snapshot is not None
+            await with_tree(root, frame_owner_ids(snapshot))
         elif not options.dom_tree:
             await read_document()
 

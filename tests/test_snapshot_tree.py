@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pycdp_bridge._snapshot_tree import document_from_snapshot, has_shadow_roots
+from pycdp_bridge._decode import frame_owners
+from pycdp_bridge._snapshot_tree import document_from_snapshot, frame_owner_ids, has_shadow_roots
 
 
 def _reply(**extra_nodes: Any) -> dict[str, Any]:
@@ -97,3 +98,15 @@ def test_a_shadow_root_anywhere_means_no_tree() -> None:
     assert document_from_snapshot(with_shadow) is None
     assert not has_shadow_roots(_reply())
     assert document_from_snapshot({"strings": [], "documents": []}) is None
+
+
+def test_frame_owners_read_from_the_reply_are_the_trees() -> None:
+    """The frame owners read from the reply's frame links are the ones a walk of the
+    tree finds, and a link to a document the reply lacks makes no owner."""
+    root = document_from_snapshot(_reply())
+    assert root is not None
+    assert frame_owner_ids(_reply()) == frame_owners(root) == [13]
+    dangling = _reply(contentDocumentIndex={"index": [12], "value": [5]})
+    dangling_root = document_from_snapshot(dangling)
+    assert dangling_root is not None
+    assert frame_owner_ids(dangling) == frame_owners(dangling_root) == []
