@@ -9,7 +9,7 @@ process). Each out-of-process iframe's document is grafted under its ``<iframe>`
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any, TypeAlias
 
 import attrs
 
@@ -72,14 +72,11 @@ def join(
     return builder.build(), builder.grafted
 
 
-class _Visit(NamedTuple):
-    # A tuple, not an attrs class: one is made per node of the page.
-    json: Json
-    parent: int
-    frame: int
-    cap: SessionCapture
-    # For a document: the id of the frame it is the document of, when known.
-    frame_id: str = ""
+# One node to add: its JSON, parent index, frame index, the capture of its session,
+# and for a document the id of the frame it is the document of ("" when unknown). A
+# plain tuple, unpacked where it is read: one is made per node of the page, and a
+# named tuple's constructor costs several times a tuple display's.
+_Visit: TypeAlias = tuple[Json, int, int, "SessionCapture", str]
 
 
 class _Builder:
@@ -102,7 +99,7 @@ class _Builder:
         root = self.main.document
         if root is None:
             raise CDPError("DOM.getDocument", 0, "capture returned no document")
-        self._walk(_Visit(root, -1, -1, self.main, self.main.frame_id))
+        self._walk((root, -1, -1, self.main, self.main.frame_id))
         main_frame = self.frames[0]
         title = self.main.snapshot.documents.get(main_frame.frame_id, _NO_DOCUMENT).title
         if not title and not self.main.snapshot_ok:
@@ -196,9 +193,8 @@ class _Builder:
         return node
 
     def _children_of(self, visit: _Visit, node: Node) -> Sequence[_Visit]:
-        json = visit.json
+        json, _, _, cap, _ = visit
         index, frame = node.index, node.frame
-        cap = visit.cap
         spaces = cap.snapshot.whitespace.get(node.backend_node_id)
         if not (
             spaces
@@ -209,31 +205,29 @@ class _Builder:
         ):
             # Most nodes: their DOM children and nothing else (the general case below
             # gives the same list).
-            return [_Visit(child, index, frame, cap) for child in json.get("children", ())]
+            return [(child, index, frame, cap, "") for child in json.get("children", ())]
         leading: list[Json] = []
         trailing: list[Json] = []
         for pseudo in json.get("pseudoElements", ()):
             (leading if pseudo.get("pseudoType") in _LEADING_PSEUDO else trailing).append(pseudo)
         ordered: list[Json] = [*json.get("shadowRoots", ()), *leading]
-        visits = [_Visit(child, index, frame, cap) for child in ordered]
+        visits = [(child, index, frame, cap, "") for child in ordered]
         document = json.get("contentDocument")
         if document is not None:
-            visits.append(_Visit(document, index, frame, cap, str(json.get("frameId", ""))))
-        visits.extend(_Visit(child, index, frame, cap) for child in _with_whitespace(json, spaces))
+            visits.append((document, index, frame, cap, str(json.get("frameId", ""))))
+        visits.extend((child, index, frame, cap, "") for child in _with_whitespace(json, spaces))
         session = self.owners.get((cap.session_id, int(json.get("backendNodeId", 0))))
         child_cap = self.children.get(session) if session is not None else None
         if child_cap is not None and child_cap.document is not None and session is not None:
             self.grafted.add(session)
-            visits.append(_Visit(child_cap.document, index, frame, child_cap, child_cap.frame_id))
-        visits.extend(_Visit(pseudo, index, frame, cap) for pseudo in trailing)
+            visits.append((child_cap.document, index, frame, child_cap, child_cap.frame_id))
+        visits.extend((pseudo, index, frame, cap, "") for pseudo in trailing)
         return visits
 
     def _open_frame(self, visit: _Visit) -> int:
         """Register the document's Frame and place it inside its owner element."""
-        json = visit.json
-        cap = visit.cap
-        owner = visit.parent
-        frame_id = visit.frame_id or _html_frame_id(json)
+        json, owner, _, cap, frame_id = visit
+        frame_id = frame_id or _html_frame_id(json)
         offset_x = offset_y = 0.0
         if owner >= 0:
             holder = self.nodes[owner]
