@@ -183,13 +183,17 @@ def decode_snapshot(snapshot: Json) -> SnapshotData:
             parsed = style_cache.get(style_key)
             if parsed is None:
                 parsed = style_cache[style_key] = _parse_style(list(map(string, style_key)))
+            # Positional, the box made here: keywords and a helper call cost more
+            # than the rest of this loop. x and y as floats, as `Rect.offset` by
+            # (0, 0) would make them (the join shares the Rect then).
+            x, y, width, height = all_bounds[li]
             node_state.layout = Layout(
-                bounds=_bounds(all_bounds[li]),
-                paint_order=paint_orders[li] if li < len(paint_orders) else None,
-                style=parsed if style_key else None,
-                client_rect=_rect(client_rects, li) if client_rects else None,
-                scroll_rect=_rect(scroll_rects, li) if scroll_rects else None,
-                text=strings[texts[li]],
+                Rect(x + 0.0, y + 0.0, width, height),
+                paint_orders[li] if li < len(paint_orders) else None,
+                parsed if style_key else None,
+                _rect(client_rects, li) if client_rects else None,
+                _rect(scroll_rects, li) if scroll_rects else None,
+                strings[texts[li]],
             )
         _read_text_nodes(nodes, set(layout["nodeIndex"]), string, decoded)
         for field in ("inputValue", "textValue"):
@@ -234,12 +238,6 @@ def _read_text_nodes(
             entry = {"nodeType": TEXT, "nodeValue": text, "backendNodeId": backend_ids[index]}
             before = backend_ids[previous] if previous is not None else None
             into.whitespace.setdefault(backend_ids[parent], []).append((before, entry))
-
-
-def _bounds(box: list[float]) -> Rect:
-    """A layout box; x and y as floats, as `Rect.offset` by (0, 0) would make them."""
-    x, y, width, height = box
-    return Rect(x + 0.0, y + 0.0, width, height)
 
 
 def _rect(rects: list[list[float]], index: int) -> Rect | None:
