@@ -157,7 +157,11 @@ class _Builder:
         if node_type == ELEMENT:
             raw = json.get("attributes")
             if raw:
-                node.attributes = dict(zip(raw[::2], raw[1::2], strict=False))
+                # Name, value, name, value...: one iterator zipped with itself pairs
+                # them without slicing. No `strict=`: on zip a keyword argument costs
+                # more than the pairing (an odd last name is dropped either way).
+                pairs = iter(raw)
+                node.attributes = dict(zip(pairs, pairs))  # noqa: B905
             node.pseudo_type = json.get("pseudoType")
         elif node_type == FRAGMENT:
             node.shadow_root_type = json.get("shadowRootType")
