@@ -221,11 +221,13 @@ def _read_text_nodes(
     types: list[int] = nodes["nodeType"]
     values: list[int] = nodes["nodeValue"]
     backend_ids: list[int] = nodes["backendNodeId"]
-    last_child: dict[int, int] = {}
+    # Per node, its latest child seen so far (-1: none yet); a list, not a dict: this
+    # runs for every node of the page.
+    last_child = [-1] * len(parents)
     for index, parent in enumerate(parents):
         if parent < 0:
             continue
-        previous = last_child.get(parent)
+        previous = last_child[parent]
         last_child[parent] = index
         if types[index] != TEXT:
             continue
@@ -236,7 +238,7 @@ def _read_text_nodes(
         # otherwise stand twice in the tree.
         if text and index in rendered and not text.strip(DOM_WHITESPACE):
             entry = {"nodeType": TEXT, "nodeValue": text, "backendNodeId": backend_ids[index]}
-            before = backend_ids[previous] if previous is not None else None
+            before = backend_ids[previous] if previous >= 0 else None
             into.whitespace.setdefault(backend_ids[parent], []).append((before, entry))
 
 
