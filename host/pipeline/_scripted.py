@@ -73,10 +73,6 @@ def _script_handler(node: Node) -> bool:
     return node.clickable and node.name not in NATIVE_CLICKABLE_TAGS and node.name not in _TOP
 
 
-def _pointer(node: Node | None) -> bool:
-    return node is not None and node.style is not None and node.style.cursor == "pointer"
-
-
 def _starts_pointer(model: PageModel, node: Node) -> bool:
     """The pointer cursor starts here: the nearest rendered ancestor shows another."""
     return model.parent_cursor(node) != "pointer"
@@ -89,7 +85,7 @@ def scripted(model: PageModel, node: Node) -> Scripted | None:
     # Called for every element without an interactive role: most have no handler,
     # no pointer cursor and no tabindex, which these tests tell without a call.
     style = node.style
-    pointer = style is not None and style.cursor == "pointer"  # `_pointer`
+    pointer = style is not None and style.cursor == "pointer"
     if node.clickable or "onclick" in node.attributes:  # `own_handler`
         if node.name in _LISTS and any(model.nodes[c].name == "li" for c in node.children):
             return None  # the list delegates: its items are the controls
