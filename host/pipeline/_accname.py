@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pycdp_bridge import Node, NodeType, PageModel
 
-__all__ = ["NameIndex"]
+__all__ = ["VALUED_STATES", "NameIndex", "markup_states"]
 
 _NAME_FROM_CONTENT = frozenset(
     {"a", "button", "summary", "option", "h1", "h2", "h3", "h4", "h5", "h6", "td", "th", "li"}
@@ -120,10 +120,14 @@ class NameIndex:
 
 
 _FLAGS = tuple((key, f"aria-{key}") for key in ("disabled", "required", "readonly"))
-_VALUED = tuple((key, f"aria-{key}") for key in ("checked", "pressed", "selected", "expanded"))
+#: States whose ARIA attribute holds a value ("true", "mixed", "false"), each with
+#: that attribute's name.
+VALUED_STATES = tuple(
+    (key, f"aria-{key}") for key in ("checked", "pressed", "selected", "expanded")
+)
 # Every attribute a state is read from: most controls have none of them.
 _STATE_ATTRIBUTES = frozenset(
-    {key for key, _ in _FLAGS} | {aria for _, aria in (*_FLAGS, *_VALUED)} | {"aria-invalid"}
+    {key for key, _ in _FLAGS} | {aria for _, aria in (*_FLAGS, *VALUED_STATES)} | {"aria-invalid"}
 )
 
 
@@ -138,7 +142,7 @@ def markup_states(node: Node) -> dict[str, object]:
             states[key] = True
     if attributes.get("aria-invalid") in ("true", "grammar", "spelling"):
         states["invalid"] = True
-    for key, aria in _VALUED:
+    for key, aria in VALUED_STATES:
         value = attributes.get(aria)
         if value is not None:
             states[key] = value

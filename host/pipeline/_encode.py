@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 
 from pycdp_bridge import Node, PageModel
 
-from ._accname import markup_states
+from ._accname import VALUED_STATES, markup_states
 from ._roles import DATE_INPUT_FORMATS, INTERACTIVE_ROLES, TEXT_INPUT_TYPES, aria_role, input_type
 from ._tree import OutNode
 from ._xml import listed
@@ -25,9 +25,6 @@ _STATES = (
     ("readonly", "readonly"),
     ("invalid", "invalid"),
 )
-# States a control shows as true, mixed (and expanded also as false), with the
-# attribute each is read from when the AX tree does not say.
-_ARIA_STATES = tuple((key, f"aria-{key}") for key in ("checked", "pressed", "selected", "expanded"))
 _NESTED_LISTS = frozenset({"ul", "ol"})
 _GROUP_ROLES = frozenset({"group", "tree"})
 _SELECT_LISTED = 8  # a select lists all its options up to this many, else the first ones
@@ -205,7 +202,9 @@ class ControlEncoder:
 
     def _aria_states(self, node: Node, control: OutNode) -> None:
         props = node.ax.properties if node.ax is not None else markup_states(node)
-        for key, aria in _ARIA_STATES:
+        # Shown as true or mixed (expanded also as false); the attribute when the AX
+        # tree does not say.
+        for key, aria in VALUED_STATES:
             value = props.get(key)
             if value is None:
                 value = node.attributes.get(aria)

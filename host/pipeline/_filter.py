@@ -87,7 +87,7 @@ def filter_page(model: PageModel) -> Visibility:
                 shown[i] = (
                     effective_opacity[i] > 0.0
                     and bounds is not None
-                    and not (bounds.width <= 0 or bounds.height <= 0)  # `Rect.is_empty`
+                    and not bounds.is_empty()
                     and (style is None or style.visibility == "visible")
                 )
             continue

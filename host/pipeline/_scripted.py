@@ -82,11 +82,9 @@ def scripted(model: PageModel, node: Node) -> Scripted | None:
     """Why a generic element (no interactive role) is a control, or None."""
     if node.pseudo_type is not None:
         return None
-    # Called for every element without an interactive role: most have no handler,
-    # no pointer cursor and no tabindex, which these tests tell without a call.
     style = node.style
     pointer = style is not None and style.cursor == "pointer"
-    if node.clickable or "onclick" in node.attributes:  # `own_handler`
+    if own_handler(node):
         if node.name in _LISTS and any(model.nodes[c].name == "li" for c in node.children):
             return None  # the list delegates: its items are the controls
         # An inherited cursor counts for a script's handler, not for a label's
@@ -103,7 +101,7 @@ def scripted(model: PageModel, node: Node) -> Scripted | None:
             return Scripted.DELEGATED
         if _starts_pointer(model, node) and node.name != "label" and _delegated(model, node):
             return Scripted.DELEGATED
-    if "tabindex" in node.attributes and _focusable(model, node):
+    if _focusable(model, node):
         return Scripted.FOCUSABLE
     return None
 
