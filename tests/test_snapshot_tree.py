@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from pycdp_bridge._decode import frame_owners
+from pycdp_bridge._join import SessionCapture, join
 from pycdp_bridge._snapshot_tree import document_from_snapshot, frame_owner_ids, has_shadow_roots
 
 
@@ -110,3 +111,22 @@ def test_frame_owners_read_from_the_reply_are_the_trees() -> None:
     dangling_root = document_from_snapshot(dangling)
     assert dangling_root is not None
     assert frame_owner_ids(dangling) == frame_owners(dangling_root) == []
+
+
+def test_the_join_pairs_attributes_and_drops_a_dangling_name() -> None:
+    """The join makes an element's attributes from name, value pairs (an absent value
+    is ""), and a name without a value at the end of a malformed list is dropped
+    without an error; nodes come in document order, the ::before first."""
+    strings = _reply()["strings"]
+    s = strings.index
+    odd = [[], [], [], [], [], [], [], [], [], [], [], [s("hidden"), -1, s("IFRAME")], []]
+    root = document_from_snapshot(_reply(attributes=odd))
+    assert root is not None
+    capture = SessionCapture(None, frame_id="main-frame", document=root)
+    model, grafted = join(capture, {}, {})
+    assert grafted == set()
+    by_name = {node.name: node for node in model.nodes}
+    assert by_name["input"].attributes == {"hidden": ""}
+    p = by_name["p"]
+    assert [model.nodes[c].name for c in p.children] == ["::before", "#text"]
+    assert p.end == p.index + 1 + len(p.children)
