@@ -27,6 +27,7 @@ PAGE_JAVASCRIPT_DIALOG_OPENING: Final = "Page.javascriptDialogOpening"
 PAGE_LIFECYCLE_EVENT: Final = "Page.lifecycleEvent"
 PAGE_LOAD_EVENT_FIRED: Final = "Page.loadEventFired"
 PAGE_NAVIGATED_WITHIN_DOCUMENT: Final = "Page.navigatedWithinDocument"
+PAGE_SCREENCAST_FRAME: Final = "Page.screencastFrame"
 PAGE_WINDOW_OPEN: Final = "Page.windowOpen"
 
 # --- Network --------------------------------------------------------------------------

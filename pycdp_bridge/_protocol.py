@@ -75,7 +75,9 @@ if TYPE_CHECKING:
         NavigateReturns,
         NavigateToHistoryEntryParameters,
         ReloadParameters,
+        ScreencastFrameAckParameters,
         SetLifecycleEventsEnabledParameters,
+        StartScreencastParameters,
     )
     from cdp_use.cdp.runtime.commands import (
         AddBindingParameters,
@@ -347,6 +349,27 @@ def page_navigate_to_history_entry(entry_id: int) -> Command[Empty]:
 
 def page_bring_to_front() -> Command[Empty]:
     return (yield from _call("Page.bringToFront"))
+
+
+def page_start_screencast(
+    *, image_format: str = "jpeg", quality: int = 0, max_width: int, max_height: int
+) -> Command[Empty]:
+    params: StartScreencastParameters = {
+        "format": image_format,
+        "quality": quality,
+        "maxWidth": max_width,
+        "maxHeight": max_height,
+    }
+    return (yield from _call("Page.startScreencast", params))
+
+
+def page_screencast_frame_ack(session_id: int) -> Command[Empty]:
+    params: ScreencastFrameAckParameters = {"sessionId": session_id}
+    return (yield from _call("Page.screencastFrameAck", params))
+
+
+def page_stop_screencast() -> Command[Empty]:
+    return (yield from _call("Page.stopScreencast"))
 
 
 def page_handle_javascript_dialog(

@@ -12,6 +12,7 @@ from lxml import etree
 
 from pycdp_bridge import Browser, PageTarget, protocol
 from tests.support import StaticServer, serve_static
+from tests.support.targets import RecordingTarget
 from trimtab.tab import Tab
 from trimtab.tools import TOOLS, ToolResult, granted, run_tool, tool_spec
 
@@ -626,4 +627,56 @@ async def test_click_in_a_tab_the_person_is_not_looking_at(
     result = await act(tab, "click", {"id": more})
     assert "Clicked while visible, focused" in result.content
     assert "Second post" in result.content
+    assert await front.evaluate("document.visibilityState") == "visible"
+
+
+async def test_clicks_in_a_background_tab_that_keeps_animating(
+    browser: Browser, page: PageTarget, pages_server: StaticServer
+) -> None:
+    """In a background tab whose page animates on every frame, each click still moves the
+    pointer over the element before pressing, then presses and releases, in that order
+    (the browser holds a hidden page's mouse moves for its next frame)."""
+    tab, xml = await open_tab(page, pages_server.url("tools-background-ticker.html"))
+    front = await browser.new_page("about:blank")
+    await front.execute(protocol.page_bring_to_front())
+    deal = eid_of(xml, "clickable", "Two-person tent")
+    await act(tab, "click", {"id": deal})
+    result = await act(tab, "click", {"id": deal})
+    assert "Cart: 2 tents (added while visible)" in result.content
+    assert "move down, up, click, move down, up, click" in result.content
+    assert await front.evaluate("document.visibilityState") == "visible"
+
+
+HIDDEN_FOR = 1.5
+
+
+async def test_a_background_tab_that_keeps_animating_renders_while_the_agent_acts(
+    browser: Browser, page: PageTarget, pages_server: StaticServer
+) -> None:
+    """In a background tab whose page animates on every frame, a hover and a scroll reach
+    the page, and what the page renders on the next animation frame in answer (a
+    submenu, more items of a feed) is in the tools' answers, as in a tab in front; the
+    browser is asked to render the page (a screencast) only while such a tab is driven."""
+    recording = RecordingTarget(page)
+    tab = Tab.open(recording)
+    loaded = await run_tool(
+        tab, "navigate", {"url": pages_server.url("tools-background-ticker.html")}
+    )
+    assert not loaded.is_error, loaded.content
+    camping = eid_of(loaded.content, "a", "Camping")
+    await act(tab, "hover", {"id": eid_of(loaded.content, "clickable", "Two-person tent")})
+    assert "Page.startScreencast" not in recording.methods  # in front, the page renders
+    front = await browser.new_page("about:blank")
+    await front.execute(protocol.page_bring_to_front())
+    # Chromium throttles a hidden page's rendering once it has been hidden (or not
+    # driven) for a moment.
+    await trio.sleep(HIDDEN_FOR)
+    hovered = await act(tab, "hover", {"id": camping})
+    assert "Tents" in hovered.content
+    assert "Stoves" in hovered.content
+    await trio.sleep(HIDDEN_FOR)
+    scrolled = await act(tab, "scroll", {"direction": "down"})
+    assert "Sleeping bag, $89" in scrolled.content
+    casts = [m for m in recording.methods if m in ("Page.startScreencast", "Page.stopScreencast")]
+    assert casts == ["Page.startScreencast", "Page.stopScreencast"] * 2
     assert await front.evaluate("document.visibilityState") == "visible"

@@ -24,14 +24,32 @@ from typing import Any
 import attrs
 import trio
 
-from pycdp_bridge import CDPError, Event, Target
+from pycdp_bridge import CDPError, DialogOpenError, Event, Target, TargetClosedError
 from pycdp_bridge import protocol as cdp
 
 from ._revisions import PageRevisions
 
-__all__ = ["ACTIVITY_EVENTS", "QUIET_MS", "Activity", "Ahead", "main_frame_id", "settle", "watch"]
+__all__ = [
+    "ACTIVITY_EVENTS",
+    "FRAME_PROBE_MS",
+    "QUIET_MS",
+    "Activity",
+    "Ahead",
+    "main_frame_id",
+    "settle",
+    "watch",
+]
 
 QUIET_MS = 300
+# A page that renders no frame within this many ms while an action begins is not being
+# rendered: a tab the person is not looking at, whose page keeps animating, gets about
+# one frame a second, and Chromium holds mouse moves and wheel turns for the next frame
+# (a scroll took two seconds, a hover one). While the action lasts, a screencast of the
+# tab a few pixels wide has the browser render it as if it were shown.
+FRAME_PROBE_MS = 50
+_SCREENCAST_PIXELS = 8
+# Seconds the screencast's stop may take once the action is over.
+_STOP_TIMEOUT = 2.0
 # Requests that stay open by design (streams, pushes): waiting for them never ends.
 _ENDLESS_TYPES = frozenset({"WebSocket", "EventSource"})
 
@@ -169,7 +187,8 @@ async def watch(
                         with contextlib.suppress(CDPError):
                             await target.execute(cdp.page_bring_to_front())
 
-            nursery.start_soon(pump)
+            nursery.start_soon(pump)  # neither of these two ever fails
+            nursery.start_soon(_keep_rendering, revisions, activity.frame_id)
             early = _Early(ahead, activity)
             if ahead is not None:
                 nursery.start_soon(early.run)
@@ -177,11 +196,34 @@ async def watch(
             await early.finish()
             nursery.cancel_scope.cancel()
     except BaseExceptionGroup as group:
-        # The pump never fails, so a group holds the block's own exception: hand it
-        # back as it was raised, so callers catch it by its type.
+        # The pump and `_keep_rendering` never fail, so a group holds the block's own
+        # exception: hand it back as it was raised, so callers catch it by its type.
         if len(group.exceptions) == 1:
             raise group.exceptions[0] from None
         raise
+
+
+async def _keep_rendering(revisions: PageRevisions, frame_id: str) -> None:
+    """Until cancelled (the action is over), have the browser render a page that renders
+    no frame (see `FRAME_PROBE_MS`): a screencast whose frames are acknowledged and
+    dropped. A page that renders, or a tab that goes away, is left as it is."""
+    target = revisions.target
+    with contextlib.suppress(CDPError, DialogOpenError, TargetClosedError):
+        if await revisions.renders(frame_id, FRAME_PROBE_MS):
+            return
+        async with target.listen(cdp.events.PAGE_SCREENCAST_FRAME) as frames:
+            try:
+                await target.execute(
+                    cdp.page_start_screencast(
+                        max_width=_SCREENCAST_PIXELS, max_height=_SCREENCAST_PIXELS
+                    )
+                )
+                async for frame in frames:
+                    # Unacknowledged, the browser stops sending frames, and rendering.
+                    await target.execute(cdp.page_screencast_frame_ack(frame.params["sessionId"]))
+            finally:
+                with trio.CancelScope(shield=True), trio.move_on_after(_STOP_TIMEOUT):
+                    await target.execute(cdp.page_stop_screencast())
 
 
 @attrs.define(eq=False)

@@ -526,6 +526,9 @@ def run(pattern: str | None = None, out: Callable[[str], None] = print) -> dict[
         "answer_median_ms": median(r["answer_ms"] for r in good),
         "settle_median_ms": median(r["settle_ms"] for r in good),
         "background_median_ms": median(r["background_ms"] for r in good),
+        "background_max": max(
+            ((r["background_ms"], r["id"]) for r in good), default=(float("nan"), "")
+        ),
         "unsettled": sum(1 for s in settles if not s["settled"]),
         "settle_navigations": sum(s["navigations"] for s in settles),
         "churn": churned,
@@ -558,7 +561,8 @@ def run(pattern: str | None = None, out: Callable[[str], None] = print) -> dict[
             f" {summary['answer_median_ratio']:.2f}x Playwright's snapshot (target <="
             f" {ACTION_TARGET:.1f}); whole answer median {summary['answer_median_ms']:.0f} ms,"
             f" of which settle {summary['settle_median_ms']:.0f} ms; the same click in a"
-            f" background tab: median {summary['background_median_ms']:.0f} ms"
+            f" background tab: median {summary['background_median_ms']:.0f} ms, at most"
+            f" {summary['background_max'][0]:.0f} ms ({summary['background_max'][1]})"
         )
         out(
             f"  the settle waited for DOM quiet after {len(settles)} clicks: {summary['unsettled']}"
