@@ -6,7 +6,9 @@ moment. `Activity` follows the tab's CDP events (main-frame loading, network
 requests, windows the page opens) from before the action; `settle` then waits for no
 navigation in progress, no request in flight and `QUIET_MS` without a DOM mutation,
 bounded by a deadline. A window the page opens takes the browser to another tab;
-`watch` brings the tab back to the front, where its timers are not throttled.
+`watch` brings the tab back to the front, where its timers are not throttled. A tab
+left in the background whose page keeps animating is rendered about once a second,
+which holds the action's input: `watch` has it rendered while the action lasts.
 
 DOM quiet is measured by the tab's page observer (``page-observer.js``, run by
 `PageRevisions` in an isolated world): the page's own scripts cannot see it, and a
