@@ -256,3 +256,26 @@ async def test_ask_before_submit_through_mcp_in_the_side_panel(
                 assert not is_error, text
                 assert "email=a%40b.c" in location
         del target
+
+
+async def test_an_outside_agent_scrolls_a_background_tab_that_keeps_animating(
+    places: Places, pages_server: StaticServer
+) -> None:
+    """Through trimtab mcp, in a shared tab behind another whose page animates on every
+    frame, a scroll reaches the page and what the page renders on the next frame in
+    answer (more items of a feed) is in the answer: the host has the hidden tab rendered
+    through the extension while it acts, and the tab stays behind."""
+    async with browser(places) as ext, mcp_client(places) as client:
+        _target, tab = await ext.open_tab(pages_server.url("tools-background-ticker.html"))
+        await ext.wait_loaded(tab)
+        await share(ext, tab)
+        xml, is_error, _ = await call(client, "capture_snapshot", tab=tab)
+        assert not is_error, xml
+        front, _ = await ext.open_tab("about:blank")
+        await (await ext.attach(front)).send("Page.bringToFront")
+        # Chromium throttles a hidden page's rendering once it has been hidden a moment.
+        await trio.sleep(1.5)
+        scrolled, is_error, _ = await call(client, "scroll", tab=tab, direction="down")
+        assert not is_error, scrolled
+        assert "Sleeping bag, $89" in scrolled
+        assert not await ext.worker.evaluate(f"chrome.tabs.get({tab}).then((t) => t.active)")

@@ -33,7 +33,6 @@ from ._revisions import PageRevisions
 
 __all__ = [
     "ACTIVITY_EVENTS",
-    "FRAME_PROBE_MS",
     "QUIET_MS",
     "Activity",
     "Ahead",
@@ -43,12 +42,12 @@ __all__ = [
 ]
 
 QUIET_MS = 300
-# A page that renders no frame within this many ms while an action begins is not being
-# rendered: a tab the person is not looking at, whose page keeps animating, gets about
-# one frame a second, and Chromium holds mouse moves and wheel turns for the next frame
-# (a scroll took two seconds, a hover one). While the action lasts, a screencast of the
-# tab a few pixels wide has the browser render it as if it were shown.
-FRAME_PROBE_MS = 50
+# A tab the person is not looking at, whose page keeps animating (a ticker, a marquee),
+# is rendered about once a second, and Chromium holds mouse moves and wheel turns for
+# the next frame: a click waited up to a second for its move, a scroll two for its
+# wheel turn. While an action lasts, a screencast of the tab this many pixels wide has
+# the browser render it as if it were shown (a page that does not change renders no
+# frame, in front or behind, and costs nothing).
 _SCREENCAST_PIXELS = 8
 # Seconds the screencast's stop may take once the action is over.
 _STOP_TIMEOUT = 2.0
@@ -190,7 +189,7 @@ async def watch(
                             await target.execute(cdp.page_bring_to_front())
 
             nursery.start_soon(pump)  # neither of these two ever fails
-            nursery.start_soon(_keep_rendering, revisions, activity.frame_id)
+            nursery.start_soon(_keep_rendering, target)
             early = _Early(ahead, activity)
             if ahead is not None:
                 nursery.start_soon(early.run)
@@ -205,14 +204,11 @@ async def watch(
         raise
 
 
-async def _keep_rendering(revisions: PageRevisions, frame_id: str) -> None:
-    """Until cancelled (the action is over), have the browser render a page that renders
-    no frame (see `FRAME_PROBE_MS`): a screencast whose frames are acknowledged and
-    dropped. A page that renders, or a tab that goes away, is left as it is."""
-    target = revisions.target
+async def _keep_rendering(target: Target) -> None:
+    """Until cancelled (the action is over), have the browser render the tab even when it
+    is behind another (see `_SCREENCAST_PIXELS`): a screencast whose frames are
+    acknowledged and dropped. A tab that goes away is left as it is."""
     with contextlib.suppress(CDPError, DialogOpenError, TargetClosedError):
-        if await revisions.renders(frame_id, FRAME_PROBE_MS):
-            return
         async with target.listen(cdp.events.PAGE_SCREENCAST_FRAME) as frames:
             try:
                 await target.execute(
