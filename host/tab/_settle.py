@@ -33,6 +33,7 @@ from ._revisions import PageRevisions
 
 __all__ = [
     "ACTIVITY_EVENTS",
+    "FRAME_PROBE_MS",
     "QUIET_MS",
     "Activity",
     "Ahead",
@@ -45,9 +46,14 @@ QUIET_MS = 300
 # A tab the person is not looking at, whose page keeps animating (a ticker, a marquee),
 # is rendered about once a second, and Chromium holds mouse moves and wheel turns for
 # the next frame: a click waited up to a second for its move, a scroll two for its
-# wheel turn. While an action lasts, a screencast of the tab this many pixels wide has
-# the browser render it as if it were shown (a page that does not change renders no
-# frame, in front or behind, and costs nothing).
+# wheel turn. While an action lasts, the page is asked every `_PROBE_EVERY` seconds
+# whether it renders a frame within `FRAME_PROBE_MS`; once it does not, a screencast
+# of the tab `_SCREENCAST_PIXELS` wide has the browser render it as if it were shown.
+# (Asking once is not enough: the first action in a tab turns focus emulation on,
+# which lets a hidden page render for a moment before it is throttled again. A
+# screencast through every action cost 4 ms per answer in front.)
+FRAME_PROBE_MS = 50
+_PROBE_EVERY = 0.1
 _SCREENCAST_PIXELS = 8
 # Seconds the screencast's stop may take once the action is over.
 _STOP_TIMEOUT = 2.0
@@ -189,7 +195,7 @@ async def watch(
                             await target.execute(cdp.page_bring_to_front())
 
             nursery.start_soon(pump)  # neither of these two ever fails
-            nursery.start_soon(_keep_rendering, target)
+            nursery.start_soon(_keep_rendering, revisions, activity.frame_id)
             early = _Early(ahead, activity)
             if ahead is not None:
                 nursery.start_soon(early.run)
@@ -204,11 +210,14 @@ async def watch(
         raise
 
 
-async def _keep_rendering(target: Target) -> None:
-    """Until cancelled (the action is over), have the browser render the tab even when it
-    is behind another (see `_SCREENCAST_PIXELS`): a screencast whose frames are
-    acknowledged and dropped. A tab that goes away is left as it is."""
+async def _keep_rendering(revisions: PageRevisions, frame_id: str) -> None:
+    """Until cancelled (the action is over), have the browser render the tab once its page
+    renders no frame (see `FRAME_PROBE_MS`): a screencast whose frames are acknowledged
+    and dropped. A tab that goes away is left as it is."""
+    target = revisions.target
     with contextlib.suppress(CDPError, DialogOpenError, TargetClosedError):
+        while await revisions.renders(frame_id, FRAME_PROBE_MS):
+            await trio.sleep(_PROBE_EVERY)
         async with target.listen(cdp.events.PAGE_SCREENCAST_FRAME) as frames:
             try:
                 await target.execute(
