@@ -302,21 +302,21 @@ class PageRevisions:
             return None
         return None
 
-    async def renders(self, frame_id: str, within_ms: int) -> bool:
-        """Whether the page renders a frame within `within_ms` (an animation frame
-        fires, in the observer's world); True when it cannot tell (the document is
-        going away, or a dialog holds the page)."""
+    async def renders(self, within_ms: int) -> bool:
+        """Whether the main frame's page renders a frame within `within_ms` (an animation
+        frame fires, in the observer's world); True when it cannot tell (no observer,
+        the document is going away, or a dialog holds the page)."""
+        if not self._installed or self._main_frame is None:
+            return True
         try:
-            world = await self.target.execute(
-                cdp.page_create_isolated_world(frame_id, world_name=WORLD_NAME)
-            )
             rendered = await evaluate(
                 self.target,
                 _probe_source(within_ms),
-                context_id=int(world["executionContextId"]),
+                context_id=await self._world_context(),
                 await_promise=True,
             )
         except (CDPError, JavaScriptError, DialogOpenError):
+            self._context = None  # found again by the next look, if it died
             return True
         return rendered is not False
 
@@ -357,19 +357,26 @@ class PageRevisions:
             await evaluate(self.target, "0")
             return None
         for _ in range(2):
-            if self._context is None:
-                world = await self.target.execute(
-                    cdp.page_create_isolated_world(self._main_frame, world_name=WORLD_NAME)
-                )
-                self._context = int(world["executionContextId"])
+            context = await self._world_context()
             try:
-                value = await evaluate(self.target, _TOKEN_EXPRESSION, context_id=self._context)
+                value = await evaluate(self.target, _TOKEN_EXPRESSION, context_id=context)
             except (CDPError, JavaScriptError):
                 # The context died with its document: find the new one once.
                 self._context = None
                 continue
             return value if isinstance(value, str) else None
         return None
+
+    async def _world_context(self) -> int:
+        """The observer's world in the main frame: the context kept from the last time,
+        or a new one (`_context` is cleared when it dies with its document)."""
+        assert self._main_frame is not None
+        if self._context is None:
+            world = await self.target.execute(
+                cdp.page_create_isolated_world(self._main_frame, world_name=WORLD_NAME)
+            )
+            self._context = int(world["executionContextId"])
+        return self._context
 
     def _drain(self) -> None:
         if self._events is None:

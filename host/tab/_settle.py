@@ -195,7 +195,7 @@ async def watch(
                             await target.execute(cdp.page_bring_to_front())
 
             nursery.start_soon(pump)  # neither of these two ever fails
-            nursery.start_soon(_keep_rendering, revisions, activity.frame_id)
+            nursery.start_soon(_keep_rendering, revisions)
             early = _Early(ahead, activity)
             if ahead is not None:
                 nursery.start_soon(early.run)
@@ -210,13 +210,13 @@ async def watch(
         raise
 
 
-async def _keep_rendering(revisions: PageRevisions, frame_id: str) -> None:
+async def _keep_rendering(revisions: PageRevisions) -> None:
     """Until cancelled (the action is over), have the browser render the tab once its page
     renders no frame (see `FRAME_PROBE_MS`): a screencast whose frames are acknowledged
     and dropped. A tab that goes away is left as it is."""
     target = revisions.target
     with contextlib.suppress(CDPError, DialogOpenError, TargetClosedError):
-        while await revisions.renders(frame_id, FRAME_PROBE_MS):
+        while await revisions.renders(FRAME_PROBE_MS):
             await trio.sleep(_PROBE_EVERY)
         async with target.listen(cdp.events.PAGE_SCREENCAST_FRAME) as frames:
             try:
