@@ -29,7 +29,11 @@
   ``debugger`` too (never run unless named) adds, per relay page, the capture's two
   large calls timed inside the extension's worker (``chrome.debugger.sendCommand``,
   no host, no native port) against the same calls over the pipe: what Chrome's
-  handing of a result to an extension costs, which no relay change can remove.
+  handing of a result to an extension costs, which no relay change can remove. Beside
+  them, a walk of the page in the page returning one string (``js/page-walk.js``:
+  what an in-page capture would read, less what a page script cannot see), timed
+  both ways: Chrome hands an extension a reply value by value, so one string costs
+  it about what it costs the pipe.
 * **memory**: in a fresh process (`memory_main`), one tab snapshots corpus pages in
   turn, `SNAPSHOTS_PER_VISIT` each, the largest page first (see `_memory`); its
   resident memory and Python's allocated blocks after `MEMORY_AT` snapshots. Target:
@@ -341,6 +345,11 @@ async def _relay_rounds(
     return times
 
 
+_PAGE_WALK: Final = (
+    (Path(__file__).parent / "js" / "page-walk.js")
+    .read_text(encoding="utf-8")
+    .replace("STYLES;", json.dumps(list(SNAPSHOT_STYLES)) + ";")
+)
 _WORKER_CALL: Final = """(async () => {
   const request = %s;
   const started = performance.now();
@@ -362,6 +371,7 @@ async def _debugger_split(worker: ExtensionContext, tab: int, page: PageTarget) 
         "snapshot": lambda: cdp.dom_snapshot_capture_snapshot(
             SNAPSHOT_STYLES, include_dom_rects=False
         ),
+        "walk": lambda: cdp.runtime_evaluate(_PAGE_WALK, return_by_value=True),
     }
     figures: dict[str, float] = {}
     for name, command in calls.items():
@@ -374,8 +384,10 @@ async def _debugger_split(worker: ExtensionContext, tab: int, page: PageTarget) 
                     through[way].append(float(ms))
                 else:
                     started = time.perf_counter()
-                    await page.execute(command())
+                    reply = await page.execute(command())
                     through[way].append((time.perf_counter() - started) * 1000)
+                    if "exceptionDetails" in reply:  # a walk that failed measures nothing
+                        raise RuntimeError(f"the page walk failed: {reply['exceptionDetails']}")
         figures[f"debugger_{name}_ms"] = median(through["debugger"])
         figures[f"pipe_{name}_ms"] = median(through["pipe"])
     return figures
@@ -435,25 +447,37 @@ def _memory_in_subprocess(pattern: str | None) -> dict[str, float]:
 
 
 def _debugger_table(rows: list[dict[str, Any]]) -> str:
-    """The ``debugger`` part: the large calls through chrome.debugger against the pipe."""
+    """The ``debugger`` part: the large calls through chrome.debugger against the pipe,
+    and an in-page walk returning one string, both ways."""
+    calls = ("document", "snapshot", "walk")
     lines = table(
-        ["page", "document: debugger", "pipe", "x", "snapshot: debugger", "pipe", "x"],
+        ["page", *(f"{c}: {way}" for c in calls for way in ("debugger", "pipe", "x"))],
         [
             [
                 r["id"],
-                r["debugger_document_ms"], r["pipe_document_ms"],
-                r["debugger_document_ms"] / r["pipe_document_ms"],
-                r["debugger_snapshot_ms"], r["pipe_snapshot_ms"],
-                r["debugger_snapshot_ms"] / r["pipe_snapshot_ms"],
+                *(
+                    value
+                    for c in calls
+                    for value in (
+                        r[f"debugger_{c}_ms"],
+                        r[f"pipe_{c}_ms"],
+                        r[f"debugger_{c}_ms"] / r[f"pipe_{c}_ms"],
+                    )
+                ),
             ]
             for r in rows
         ],
-    )  # fmt: skip
-    document = median(r["debugger_document_ms"] / r["pipe_document_ms"] for r in rows)
-    snapshot = median(r["debugger_snapshot_ms"] / r["pipe_snapshot_ms"] for r in rows)
+    )
+    ratio = {c: median(r[f"debugger_{c}_ms"] / r[f"pipe_{c}_ms"] for r in rows) for c in calls}
+    walk_cost = median(r["pipe_walk_ms"] / r["pipe_snapshot_ms"] for r in rows)
+    walk_relayed = median(r["debugger_walk_ms"] / r["debugger_snapshot_ms"] for r in rows)
     return (
         f"{lines}\nchrome.debugger in the worker against the pipe (no host, no native port),"
-        f" median: DOM.getDocument {document:.2f}x, DOMSnapshot.captureSnapshot {snapshot:.2f}x"
+        f" median: DOM.getDocument {ratio['document']:.2f}x,"
+        f" DOMSnapshot.captureSnapshot {ratio['snapshot']:.2f}x,"
+        f" the in-page walk's one string {ratio['walk']:.2f}x\n"
+        f"the in-page walk against DOMSnapshot, median: over the pipe {walk_cost:.2f}x,"
+        f" through chrome.debugger {walk_relayed:.2f}x"
     )
 
 
