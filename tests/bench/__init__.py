@@ -14,6 +14,7 @@ import json
 import queue
 import re
 import statistics
+import tempfile
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
@@ -169,7 +170,10 @@ class PlaywrightWorker:
     The benchmarks run on trio while Playwright's API is asyncio (or greenlets on the
     thread that started it), so one thread owns Playwright and runs the jobs it is
     given. It launches the system Chromium through ``executable_path`` (Playwright
-    never downloads a browser here) with the same flags as ours and a fresh profile.
+    never downloads a browser here) with the same flags as ours and a fresh profile:
+    Playwright's own default switches are left out (``ignore_default_args``), since
+    some of them change how the browser works (``--disable-back-forward-cache``,
+    ``--disable-renderer-backgrounding``, ``--disable-features=PaintHolding,...``).
     """
 
     #: How the reference snapshot is taken, named in every report.
@@ -189,9 +193,20 @@ class PlaywrightWorker:
         from playwright.sync_api import sync_playwright
 
         try:
-            with sync_playwright() as playwright:
+            with (
+                tempfile.TemporaryDirectory(prefix="trimtab-bench-playwright-") as profile,
+                sync_playwright() as playwright,
+            ):
+                # Only what our launcher passes too (`launch_browser`), the pipe and
+                # the profile included, which Playwright would otherwise add itself.
+                args = [
+                    *BASE_ARGS,
+                    "--remote-debugging-pipe",
+                    f"--user-data-dir={profile}",
+                    "about:blank",
+                ]
                 browser = playwright.chromium.launch(
-                    executable_path=str(find_browser()), headless=True, args=list(BASE_ARGS)
+                    executable_path=str(find_browser()), ignore_default_args=True, args=args
                 )
                 try:
                     width, height = VIEWPORT
