@@ -15,7 +15,15 @@ Its parts, in the order data flows through them:
 sit on top. CDP and the page model are in `pycdp_bridge`.
 """
 
-from .native import (
+from .tab import PageChangedError, Snapshot, SnapshotMemory, SnapshotOptions, TrimLimits
+from .tracker import (
+    CallTracker,
+    ToolPolicy,
+    TrackedResult,
+    TrackerLimits,
+    TrackerStatistics,
+)
+from .wire import (
     MAX_INCOMING_FRAME,
     ChunkAssembler,
     FrameDecoder,
@@ -25,14 +33,6 @@ from .native import (
     RequestError,
     encode_frame,
     encode_reply_frames,
-)
-from .tab import PageChangedError, Snapshot, SnapshotMemory, SnapshotOptions, TrimLimits
-from .tracker import (
-    CallTracker,
-    ToolPolicy,
-    TrackedResult,
-    TrackerLimits,
-    TrackerStatistics,
 )
 
 __all__ = [

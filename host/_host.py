@@ -42,14 +42,14 @@ from ._install import extension_id
 from .link import open_link
 from .native import open_host_state
 from .native._debug_handlers import debug_handlers
-from .native._logging import configure_logging
-from .native._server import (
+from .wire import (
     DEFAULT_EOF_GRACE,
     Handler,
     HostServer,
     HostStatistics,
     Outbox,
     RelayHook,
+    configure_logging,
     host_version,
 )
 

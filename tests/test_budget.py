@@ -17,12 +17,12 @@ from lxml import etree
 from pycdp_bridge import Frame, Node, NodeType, PageModel, PageTarget, Rect, Style, Target
 from tests.support.handlers_host import TAB, Host, open_host
 from tests.support.pages import page_url, parse_xml
-from trimtab.native import RequestError
 from trimtab.pipeline import count_tokens
 from trimtab.pipeline import xml as xmlw
 from trimtab.tab import DEFAULT_BUDGET, MIN_BUDGET, SnapshotMemory, SnapshotOptions, Tab
 from trimtab.tab._budget import region_of_key, tokens_within
 from trimtab.tools import run_tool
+from trimtab.wire import RequestError
 
 pytestmark = pytest.mark.browser
 

@@ -11,8 +11,8 @@ import trio
 from pycdp_bridge import PageTarget
 from tests.support import StaticServer
 from tests.support.handlers_host import SESSION, TAB, Host, open_host
-from trimtab.native import RequestError
 from trimtab.tab import PageRevisions
+from trimtab.wire import RequestError
 
 pytestmark = pytest.mark.browser
 

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from lxml import etree
 
-from trimtab.native import ConsentBook, RequestError, ToolCall
+from trimtab.native import ConsentBook, ToolCall
 from trimtab.pipeline import Control
 from trimtab.tools._consent import (
     CommitFacts,
@@ -22,6 +22,7 @@ from trimtab.tools._consent import (
 )
 from trimtab.tools._input import ElementInfo, Located, cover_description, describe
 from trimtab.tools._keys import parse_key
+from trimtab.wire import RequestError
 
 # Markup-heavy page strings: quotes, angle brackets, ampersands, ids, control characters
 # and lone surrogates, as well as any text at all.

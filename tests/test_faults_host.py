@@ -12,7 +12,7 @@ import trio
 
 from tests.test_host_process import ORIGIN, host_env, nm_frame, run_host_process
 from trimtab._host import allowed_origin, origin_refusal
-from trimtab.native._logging import configure_logging
+from trimtab.wire import configure_logging
 
 
 def test_only_the_installed_extension_is_served() -> None:

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from trimtab.native._framing import (
+from trimtab.wire._framing import (
     DEFAULT_CHUNK_THRESHOLD,
     LARGE_FRAME,
     MAX_INCOMING_FRAME,

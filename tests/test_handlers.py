@@ -15,13 +15,9 @@ from pycdp_bridge import PageTarget, protocol
 from tests.support import StaticServer
 from tests.support.handlers_host import SESSION, TAB, Host, open_host
 from trimtab._host import HostContext, build_setup
-from trimtab.native import (
-    Outbox,
-    Request,
-    RequestError,
-    read_format_page,
-)
+from trimtab.native import read_format_page
 from trimtab.tools import TOOLS
+from trimtab.wire import Outbox, Request, RequestError
 
 pytestmark = pytest.mark.browser
 

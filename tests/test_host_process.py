@@ -28,9 +28,18 @@ import trio.testing
 
 from trimtab._host import HostContext, HostSetup, run_host
 from trimtab._install import extension_id
-from trimtab.native._framing import MAX_INCOMING_FRAME, ChunkAssembler, JSONObject, encode_frame
-from trimtab.native._logging import default_log_dir
-from trimtab.native._server import Handler, HostServer, Outbox, Request, RequestError
+from trimtab.wire import (
+    MAX_INCOMING_FRAME,
+    ChunkAssembler,
+    Handler,
+    HostServer,
+    JSONObject,
+    Outbox,
+    Request,
+    RequestError,
+    default_log_dir,
+    encode_frame,
+)
 
 ORIGIN = f"chrome-extension://{extension_id()}/"
 CHROME_MESSAGE_LIMIT = 1024 * 1024

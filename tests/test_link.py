@@ -22,8 +22,8 @@ from tests.support.handlers_host import TAB
 from tests.support.relay_peer import RelayPeer
 from trimtab.link import Link, LinkClient, LinkError, connect, open_link, read_secret
 from trimtab.link._paths import SECRET_FILE, ensure_private_dir, list_endpoints
-from trimtab.native import FrameDecoder, Outbox, Toolbox, open_host_state
-from trimtab.native._framing import DecodedMessage
+from trimtab.native import Toolbox, open_host_state
+from trimtab.wire import DecodedMessage, FrameDecoder, Outbox
 
 pytestmark = pytest.mark.browser
 
@@ -105,7 +105,7 @@ async def setup(
 
 
 def _request(kind: str, **fields: Any) -> Any:
-    from trimtab.native import Request
+    from trimtab.wire import Request
 
     return Request(kind, 1, {"type": kind, "id": 1, **fields})
 
@@ -163,7 +163,7 @@ async def test_wrong_or_missing_secret_refused(setup: Setup) -> None:
     # Requests before the hello are refused too.
     stream = await trio.open_unix_socket(str(setup.socket))
     async with stream:
-        from trimtab.native import encode_frame
+        from trimtab.wire import encode_frame
 
         await stream.send_all(encode_frame({"type": "tabs", "id": 1}))
         decoder = FrameDecoder()

@@ -3,9 +3,9 @@
 The host (``trimtab.native``) listens on a per-user local endpoint, a Unix socket in
 a folder only the user can enter (`_paths`), and a client must first present the
 per-install secret kept in a 0600 file next to the host's state. Framing on the
-socket is the host's own (``trimtab.native._framing``: a 4-byte length and UTF-8
-JSON), and each connection is served by the host's request loop
-(``trimtab.native._server.HostServer``).
+socket is the host's own (``trimtab.wire``: a 4-byte length and UTF-8
+JSON), and each connection is served by the wire's request loop
+(``trimtab.wire.HostServer``).
 
 - `_paths`: the endpoint folder, the secret, endpoint names and the list of endpoints.
 - `_server`: `open_link`, the listening side inside the host: one `LinkSession` per
@@ -13,9 +13,8 @@ JSON), and each connection is served by the host's request loop
   the person shared (pushed by the extension), consent asked of the extension.
 - `_client`: `LinkClient`, the connecting side (``trimtab mcp``, the command line).
 
-May import ``trimtab.native``'s `_framing` and `_server` (the wire format and the
-request loop) and `_handlers` (`HostState`, which runs the tools); ``trimtab.native``
-imports it only to open the link in ``build_setup``.
+May import ``trimtab.wire`` and ``trimtab.native`` (`HostState`, which runs the
+tools); ``trimtab._host`` opens the link in ``build_setup``.
 """
 
 from ._client import LinkClient, LinkError, choose_endpoint, connect

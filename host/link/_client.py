@@ -19,7 +19,7 @@ from typing import Any, Final
 import attrs
 import trio
 
-from ..native._framing import (
+from ..wire import (
     MAX_INCOMING_FRAME,
     MAX_OUTGOING_FRAME,
     ChunkAssembler,

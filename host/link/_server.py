@@ -33,14 +33,17 @@ import attrs
 import trio
 
 from ..native import HostState
-from ..native._framing import DecodedMessage, FrameDecoder, JSONObject, encode_frame
-from ..native._server import (
+from ..wire import (
+    DecodedMessage,
+    FrameDecoder,
     Handler,
     HostServer,
+    JSONObject,
     Outbox,
     OutboxClosed,
     Request,
     RequestError,
+    encode_frame,
     host_version,
 )
 from ._paths import (

@@ -15,9 +15,9 @@ import trio
 from mcp.server.lowlevel import Server
 
 from ..link import LinkClient, LinkError, choose_endpoint, connect, read_secret
-from ..native._server import host_version
 from ..pipeline import xml
 from ..tools import TOOLS, ToolSpec
+from ..wire import host_version
 from ._stdio import open_stdio
 
 __all__ = ["FORMAT_URI", "LinkHolder", "build_server", "run_stdio"]

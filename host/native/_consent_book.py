@@ -10,7 +10,7 @@ from typing import Final
 
 import attrs
 
-from ._server import RequestError
+from ..wire import RequestError
 
 __all__ = ["CONSENT_LIFETIME", "ConsentBook", "ToolCall", "args_key"]
 

@@ -16,8 +16,7 @@ from typing import Final, cast
 
 import trio
 
-from ._framing import ErrorCode, JSONObject
-from ._server import ERROR_CODES, Handler, Outbox, Request, RequestError
+from ..wire import ERROR_CODES, ErrorCode, Handler, JSONObject, Outbox, Request, RequestError
 
 __all__ = ["debug_handlers"]
 

@@ -54,13 +54,12 @@ from ..tab import (
     SnapshotMemory,
     Tab,
     check_budget,
+    page_token_counts,
 )
 from ..tools import TOOLS, ToolResult, ToolSpec, granted, run_tool
 from ..tracker import CallTracker, TrackerLimits, TrackerStatistics
+from ..wire import ErrorCode, Handler, JSONObject, Request, RequestError
 from ._consent_book import ConsentBook, ToolCall, args_key
-from ._framing import ErrorCode, JSONObject
-from ._page_text import page_token_counts
-from ._server import Handler, Request, RequestError
 
 __all__ = [
     "HIGHLIGHT_CONFIG",

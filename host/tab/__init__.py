@@ -10,6 +10,7 @@ May import `pycdp_bridge` and `trimtab.pipeline`; nothing else of the host.
 """
 
 from ._budget import DEFAULT_BUDGET, MIN_BUDGET, check_budget
+from ._page_text import page_token_counts
 from ._revisions import PageRevisions, RevisionStatistics
 from ._settle import ACTIVITY_EVENTS, QUIET_MS, Activity, Ahead, main_frame_id, settle, watch
 from ._snapshots import PageChangedError, Snapshot, SnapshotMemory, SnapshotOptions, TrimLimits
@@ -32,6 +33,7 @@ __all__ = [
     "TrimLimits",
     "check_budget",
     "main_frame_id",
+    "page_token_counts",
     "settle",
     "watch",
 ]

@@ -13,7 +13,8 @@ import trio
 
 from pycdp_bridge import PageTarget
 from tests.support.relay_peer import RelayPeer
-from trimtab.native import HostState, Request, RequestError, Toolbox, open_host_state
+from trimtab.native import HostState, Toolbox, open_host_state
+from trimtab.wire import Request, RequestError
 
 __all__ = ["SESSION", "TAB", "Host", "open_host"]
 
