@@ -17,7 +17,6 @@ import difflib
 from ..pipeline import Compaction, Item, OutNode, Region, TokenMemo, open_tag, xml
 from ._budget import LineTokens, fit_baseline
 from ._values import (
-    TRIMMABLE,
     Counted,
     Figures,
     Seen,
@@ -28,6 +27,9 @@ from ._values import (
 )
 
 __all__ = ["render_baseline"]
+
+# Regions that repeat across the pages of a site and may be trimmed.
+TRIMMABLE = frozenset({"nav", "header", "footer", "aside"})
 
 
 def render_baseline(

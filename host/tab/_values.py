@@ -1,8 +1,9 @@
 """The values of a snapshot: the answer (`Snapshot`, its `Figures`), the options that
 shape it, and a page as the agent last saw it (`Seen`).
 
-Every value here is never changed in place once made, its dicts included: a copy of
-the memory that holds them (`SnapshotMemory.fork`) may share them.
+None of them is changed in place once made, their dicts included (a snapshot's
+figures are only counted late, once, and then kept): a copy of the memory that holds
+them (`SnapshotMemory.fork`) may share them.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from ..pipeline import Compaction, Item, xml
 from ._budget import DEFAULT_BUDGET, check_budget
 
 __all__ = [
-    "TRIMMABLE",
     "Counted",
     "Figures",
     "Seen",
@@ -26,10 +26,6 @@ __all__ = [
     "TrimLimits",
     "page_open",
 ]
-
-
-# Regions that repeat across the pages of a site and may be trimmed.
-TRIMMABLE = frozenset({"nav", "header", "footer", "aside"})
 
 
 @attrs.frozen
