@@ -16,7 +16,13 @@ import trio
 
 from tests.support import StaticServer
 from tests.support.agent import run_task, send_message, serve_model
-from tests.support.e2e import ExtensionBrowser, _attach, kill_process, launch_with_extension
+from tests.support.e2e import (
+    WORKER_PATH,
+    ExtensionBrowser,
+    _attach,
+    kill_process,
+    launch_with_extension,
+)
 from tests.test_consent_e2e import PlannedModel, Step, _id_of
 
 pytestmark = pytest.mark.browser
@@ -174,7 +180,7 @@ async def test_worker_restarted_mid_task(ext: ExtensionBrowser, pages_server: St
             model: PlannedModel = await nursery.start(serve_model, PlannedModel(plan))
             run = await run_task(ext, model, pages_server.url("consent-faults.html"), "Look.")
             assert run.steps[-1]["kind"] == "done", run.steps
-            worker_url = f"chrome-extension://{ext.extension_id}/background.js"
+            worker_url = f"chrome-extension://{ext.extension_id}/{WORKER_PATH}"
             await _stop_worker(ext)
             stopped.set()
             again = await send_message(run.panel, "Look again.")

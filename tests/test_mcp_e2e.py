@@ -15,6 +15,7 @@ import trio
 from mcp import Client
 
 from tests.support import StaticServer
+from tests.support.e2e import answer_question
 from tests.support.outside import (
     TIMEOUT,
     Places,
@@ -91,14 +92,14 @@ async def test_unshared_tab_refused_then_allowed_in_the_side_panel(
         _target, tab = await ext.open_tab(pages_server.url("handlers-shop.html"))
         await ext.wait_loaded(tab)
         panel = await ext.open_side_panel()
-        for answer in ("agents-deny", "agents-allow"):
+        for answer in ("deny", "allow"):
             results: list[tuple[str, bool, dict[str, Any]]] = []
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(_collect, results, client, tab)
                 question = await _answer_in_panel(panel, answer)
                 assert "claude-code 1.0 asks to read and act in" in question
             text, is_error, _ = results[0]
-            if answer == "agents-deny":
+            if answer == "deny":
                 assert is_error
                 assert "refused" in text
             else:
@@ -198,23 +199,9 @@ async def test_browser_closed_and_restarted_under_a_connected_client(
 
 
 async def _answer_in_panel(panel: Any, answer: str) -> str:
-    """Wait for the side panel's question about an outside agent, answer it, return it.
-
-    The box is drawn again whenever the agents' status changes, so the question is
-    read, and the button pressed, each within one evaluation."""
-    question = ""
+    """Wait for the side panel's question about an outside agent, answer it, return it."""
     with trio.fail_after(TIMEOUT):
-        while not question:
-            question = str(
-                await panel.evaluate(
-                    "document.querySelector('#agents-asks .confirm p')?.textContent ?? ''"
-                )
-            )
-            await trio.sleep(0.05)
-        while not await panel.evaluate(
-            f"(() => {{ const b = document.querySelector('#agents-asks .{answer}');"
-            " if (b) b.click(); return Boolean(b); })()"
-        ):
+        while (question := await answer_question(panel, allow=answer == "allow")) is None:
             await trio.sleep(0.05)
     return question
 
@@ -239,7 +226,7 @@ async def test_ask_before_submit_through_mcp_in_the_side_panel(
             client, "type", tab=tab, id=eid_of(xml, 'type="email"'), text="a@b.c"
         )
         assert not is_error, typed
-        for answer in ("agents-deny", "agents-allow"):
+        for answer in ("deny", "allow"):
             results: list[Any] = []
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(_press_enter, results, client, tab)
@@ -248,7 +235,7 @@ async def test_ask_before_submit_through_mcp_in_the_side_panel(
             assert "submits the form" in question
             text, is_error, _ = results[0]
             location = await ext.worker.evaluate(f"chrome.tabs.get({tab}).then((t) => t.url)")
-            if answer == "agents-deny":
+            if answer == "deny":
                 assert is_error
                 assert "refused" in text
                 assert location.endswith("/consent-shop.html")

@@ -17,7 +17,7 @@ from typing import Any, Protocol, TypeVar
 import attrs
 import trio
 
-from tests.support.e2e import ExtensionBrowser, ExtensionContext
+from tests.support.e2e import ExtensionBrowser, ExtensionContext, answer_question
 
 __all__ = [
     "API_KEY",
@@ -368,9 +368,7 @@ async def send_message(panel: ExtensionContext, text: str) -> TaskRun:
     while await panel.evaluate(ended) == before or await panel.evaluate(
         "trimtabPanel.state.running"
     ):
-        if await panel.evaluate("!document.getElementById('confirm').hidden"):
-            question = await panel.evaluate("document.getElementById('confirm-text').textContent")
-            await panel.evaluate("document.getElementById('confirm-no').click(); true")
+        question = await answer_question(panel, allow=False) or question
         await trio.sleep(0.1)
     steps = await panel.evaluate("trimtabPanel.state.steps.map(({content, ...s}) => s)")
     return TaskRun(steps, question, panel)
