@@ -33,10 +33,16 @@ export function mountAgentsPanel(root, worker) {
   bar.append(share, stop);
   root.append(title, bar, note, clients);
 
+  // Why the person's last action failed: shown until their next one succeeds, through
+  // every status update in between.
+  let failure = "";
   const call = (fields, failed = "Trimtab could not do that") =>
-    worker.call("agents", fields).then(render, (err) => {
-      note.textContent = `${failed}: ${err.message}`;
-      note.classList.add("error");
+    worker.call("agents", fields).then((status) => {
+      failure = "";
+      return render(status);
+    }, (err) => {
+      failure = `${failed}: ${err.message}`;
+      return render(agentsView);
     });
 
   async function activeTab() {
@@ -55,15 +61,15 @@ export function mountAgentsPanel(root, worker) {
 
   async function render(status) {
     Object.assign(agentsView, status);
-    note.classList.remove("error");
     const tab = await activeTab();
     agentsView.activeTab = tab?.id ?? null;
     const isShared = Boolean(tab && status.shared.some((t) => t.id === tab.id));
     share.textContent = isShared ? "Stop sharing this tab" : "Share this tab with agents";
     stop.disabled = status.shared.length === 0 && !status.clients.some((c) => c.connected);
-    note.textContent = status.shared.length
+    note.textContent = failure || (status.shared.length
       ? `Shared with outside agents: ${status.shared.map((t) => t.title || t.url).join(", ")}`
-      : "No tab is shared with outside agents.";
+      : "No tab is shared with outside agents.");
+    note.classList.toggle("error", Boolean(failure));
     clients.replaceChildren();
     for (const client of status.clients) {
       const item = el("li", client.connected ? "" : "muted",

@@ -6,7 +6,7 @@
 // Timers are passed in, so the logic runs under `node --test`.
 
 export const RETRY_FIRST_MS = 500;
-export const RETRY_MAX_MS = 10_000;
+export const RETRY_MAX_MS = 5_000;
 
 /** The wait before ping number `attempt` (0, 1, ...): doubling, capped. */
 export function retryDelay(attempt) {
