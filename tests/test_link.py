@@ -20,9 +20,10 @@ from pycdp_bridge import PageTarget
 from tests.support import StaticServer
 from tests.support.handlers_host import TAB
 from tests.support.relay_peer import RelayPeer
+from trimtab.browser import Toolbox, open_host_state
+from trimtab.envelope import SidePanel
 from trimtab.link import Link, LinkClient, LinkError, connect, open_link, read_secret
 from trimtab.link._paths import SECRET_FILE, ensure_private_dir, list_endpoints
-from trimtab.native import Toolbox, open_host_state
 from trimtab.wire import DecodedMessage, FrameDecoder, Outbox
 
 pytestmark = pytest.mark.browser
@@ -63,6 +64,7 @@ class Extension:
 @attrs.define
 class Setup:
     link: Link
+    panel: SidePanel
     extension: Extension
     secret: str
     page: PageTarget
@@ -86,22 +88,24 @@ async def setup(
     with trio.fail_after(30):
         await page.navigate(pages_server.url("handlers-shop.html"))
     send, receive = trio.testing.memory_stream_one_way_pair()
+    extension = Outbox(send)
+    panel = SidePanel(extension.send_message, timeout=5)
     async with (
         open_host_state(peer.hub, toolbox=Toolbox.load()) as state,
         open_link(
             state,
-            Outbox(send),
+            panel,
+            extension,
             "chrome-extension://x/",
             folder=folder / "run",
             secret_folder=folder / "state",
-            ask_timeout=5,
         ) as link,
     ):
         secret = read_secret(folder / "state" / SECRET_FILE)
         await link.handle_agents_tabs(
             _request("agents_tabs", tabs=[{"id": TAB, "title": "Shop", "url": "http://x/"}])
         )
-        yield Setup(link, Extension(receive), secret, page)
+        yield Setup(link, panel, Extension(receive), secret, page)
 
 
 def _request(kind: str, **fields: Any) -> Any:
@@ -216,19 +220,17 @@ async def test_unshared_tab_asks_the_extension(setup: Setup) -> None:
                 results.append(exc)
 
         nursery.start_soon(call)
-        ask = await setup.extension.next("agents_ask")
+        ask = await setup.extension.next("ask")
         assert ask["client"] == "claude-code 1"
         assert ask["tab"] == TAB
-        await setup.link.handle_agents_answer(
-            _request("agents_answer", ask=ask["ask"], allow=False)
-        )
+        setup.panel.answer(ask["ask"], allow=False)
     assert isinstance(results[0], LinkError)
     assert results[0].code == "forbidden"
     async with setup.client("claude-code") as client, trio.open_nursery() as nursery:
         results.clear()
         nursery.start_soon(call)
-        ask = await setup.extension.next("agents_ask")
-        await setup.link.handle_agents_answer(_request("agents_answer", ask=ask["ask"], allow=True))
+        ask = await setup.extension.next("ask")
+        setup.panel.answer(ask["ask"], allow=True)
     assert "Outdoor shop" in results[0]["content"]
 
 
@@ -273,12 +275,10 @@ async def _submit_asked(setup: Setup, pages_server: StaticServer, allow: bool) -
                 )
 
             nursery.start_soon(press)
-            ask = await setup.extension.next("agents_ask")
+            ask = await setup.extension.next("ask")
             assert ask["what"] == "submit"
             assert "submits the form" in ask["reason"]
-            await setup.link.handle_agents_answer(
-                _request("agents_answer", ask=ask["ask"], allow=allow)
-            )
+            setup.panel.answer(ask["ask"], allow=allow)
         assert "token" not in results[0]["consent"]
         return results[0]
 
@@ -316,9 +316,7 @@ async def test_no_one_to_ask_is_refused_at_once_with_the_reason(setup: Setup) ->
                 caught.append(exc)
 
         nursery.start_soon(call)
-        ask = await setup.extension.next("agents_ask")
-        await setup.link.handle_agents_answer(
-            _request("agents_answer", ask=ask["ask"], allow=False, why="no panel is open")
-        )
+        ask = await setup.extension.next("ask")
+        setup.panel.answer(ask["ask"], allow=False, why="no panel is open")
     assert caught[0].code == "forbidden"
     assert "no panel is open" in caught[0].message
