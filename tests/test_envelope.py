@@ -81,7 +81,9 @@ def test_a_yes_acts_only_for_the_live_call_that_asked(
         assert side_panel.open_questions == 0
         if acted == [False, True]:
             # Acting needs a yes that the panel was told reached a waiting call.
-            assert answer and delivered == [True] and kinds == ["ask"]
+            assert answer
+            assert delivered == [True]
+            assert kinds == ["ask"]
         else:
             assert acted == [False]
         if answer_after is not None and answer_after < min(ends):

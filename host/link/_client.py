@@ -218,9 +218,16 @@ async def _open_unix(path: Path) -> trio.SocketStream:
 
 @contextlib.asynccontextmanager
 async def connect(
-    socket_path: Path, secret: str, client: Mapping[str, str] | None = None
+    socket_path: Path,
+    secret: str,
+    client: Mapping[str, str] | None = None,
+    *,
+    session: str | None = None,
 ) -> AsyncIterator[LinkClient]:
-    """A `LinkClient` on ``socket_path``, its hello (with ``secret``) accepted."""
+    """A `LinkClient` on ``socket_path``, its hello (with ``secret``) accepted.
+
+    ``session`` names the session, so that what it saw outlives this connection.
+    """
     with trio.fail_after(CONNECT_TIMEOUT):
         stream = await _open_unix(socket_path)
     async with stream:
@@ -230,6 +237,7 @@ async def connect(
             "id": 0,
             "secret": secret,
             "client": dict(client or {"name": "trimtab", "version": ""}),
+            **({} if session is None else {"session": session}),
         }
         reply: JSONObject | None = None
         with trio.fail_after(CONNECT_TIMEOUT):
