@@ -4,6 +4,7 @@ the page."""
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 from collections.abc import AsyncIterator, Callable
@@ -17,7 +18,7 @@ import trio
 
 from tests.support import StaticServer
 from tests.support.agent import ENDED, TaskRun, open_agent, run_task, serve_model, submit_message
-from tests.support.e2e import ExtensionBrowser, ExtensionContext, launch_with_extension
+from tests.support.e2e import ARTIFACTS, ExtensionBrowser, ExtensionContext, launch_with_extension
 
 pytestmark = pytest.mark.browser
 
@@ -317,6 +318,9 @@ async def test_question_in_view_and_focused_in_a_long_task(
                 };
             })()"""
         )
+        shot = await panel.send("Page.captureScreenshot", {"format": "png"})
+        ARTIFACTS.mkdir(exist_ok=True)
+        (ARTIFACTS / "question-bar.png").write_bytes(base64.b64decode(shot["data"]))
         await panel.send(
             "Input.dispatchKeyEvent",
             {"type": "keyDown", "key": "Escape", "code": "Escape", "windowsVirtualKeyCode": 27},
