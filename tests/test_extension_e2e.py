@@ -392,3 +392,26 @@ async def test_side_panel_finds_the_host_again_by_itself(
                 await trio.sleep(0.05)
         shared = await panel.evaluate(f"{note}.textContent")
         assert shared.startswith("Shared with outside agents"), shared
+
+
+async def test_page_budget_limits_come_from_the_host(real: ExtensionBrowser) -> None:
+    """The settings' page budget shows the host's default and keeps to the host's minimum,
+    both read from the host's ``tools`` reply (the extension holds no copy of them)."""
+    limits = await real.worker.evaluate("trimtab.host.request({type: 'tools'})")
+    panel = await real.open_side_panel()
+    with trio.fail_after(TIMEOUT):
+        while not await panel.evaluate("trimtabPanel.state.pageBudget"):
+            await trio.sleep(0.05)
+    assert await panel.evaluate("trimtabPanel.state.pageBudget") == limits["budget"]
+    field = "document.getElementById('page-budget')"
+    assert await panel.evaluate(f"{field}.placeholder") == str(limits["budget"]["default"])
+    await panel.evaluate(
+        f"""trimtabPanel.showView('agent'); document.getElementById('settings').open = true;
+        {field}.value = '5'; document.getElementById('model').value = 'm';
+        document.getElementById('settings-form').requestSubmit(); true"""
+    )
+    with trio.fail_after(TIMEOUT):
+        while not await panel.evaluate("document.getElementById('settings-note').textContent"):
+            await trio.sleep(0.05)
+    saved = await real.worker.evaluate("chrome.storage.local.get('settings')")
+    assert saved["settings"]["pageBudget"] == limits["budget"]["min"]

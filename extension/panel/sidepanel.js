@@ -279,7 +279,6 @@ async function loadPageBudget() {
       state.pageBudget = { default: budget.default, min: budget.min };
       const field = $("page-budget");
       field.placeholder = String(budget.default);
-      field.min = "0";
       field.title = `At least ${budget.min}, or 0 for no budget; empty: the host's default `
         + `(${budget.default}).`;
     }
