@@ -436,7 +436,11 @@ function renderStep(step, { live = true } = {}) {
     details.append(el("summary", "", "result"), el("pre", "", step.content));
     li.append(details);
   } else if (step.kind === "declined") {
-    li.append(el("div", "", `${step.name} was not run: ${step.reason}`));
+    // The host's words say why (refused, unanswered, nobody to ask).
+    const head = el("div");
+    head.append(el("code", "", `${step.name}(${JSON.stringify(step.args)})`),
+      el("span", "badge", "not done"));
+    li.append(head, el("div", "meta", step.reason));
   } else if (step.kind === "unasked-submit") {
     li.classList.add("error");
     li.append(el("div", "", `${step.name} submitted a form that Trimtab did not expect to `
