@@ -77,8 +77,8 @@ def test_every_assembled_script_parses_as_javascript() -> None:
 def test_a_script_gets_only_the_helpers_it_needs() -> None:
     """A script without a `// needs:` line is its file as written; one that needs
     helpers gets those sections (and no other) in a closure around it."""
-    plain = (SCRIPT_FOLDERS["trimtab.tools"] / "closest-control.js").read_text(encoding="utf-8")
-    assert page_script("trimtab.tools", "closest-control.js") == plain
+    plain = (SCRIPT_FOLDERS["trimtab.tools"] / "caret-end.js").read_text(encoding="utf-8")
+    assert page_script("trimtab.tools", "caret-end.js") == plain
     contains = page_script("trimtab.tools", "contains-hit.js")
     assert contains.startswith("(() => {\n")
     assert "function isComposedWithin(" in contains
@@ -88,6 +88,21 @@ def test_a_script_gets_only_the_helpers_it_needs() -> None:
     # Helpers come in the helper file's order, whatever order the script names them in.
     assert focus.index("function composedParent(") < focus.index("function deepActiveElement(")
     assert focus.index("function deepActiveElement(") < focus.index("function squeeze(")
+
+
+def test_every_helper_is_needed_by_a_script() -> None:
+    """Each section of helpers.js is asked for by at least one page script: a helper
+    no script uses is dead code."""
+    helpers = re.findall(r"^// helper: (\S+)$", HELPERS.read_text(encoding="utf-8"), re.MULTILINE)
+    needed = {
+        word.strip()
+        for package, name in page_scripts()
+        for first in [(SCRIPT_FOLDERS[package] / name).read_text(encoding="utf-8").split("\n")[0]]
+        if first.startswith("// needs:")
+        for word in first.removeprefix("// needs:").split(",")
+    }
+    assert len(helpers) >= 4
+    assert set(helpers) == needed
 
 
 def test_a_script_that_needs_an_unknown_helper_is_refused(

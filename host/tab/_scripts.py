@@ -54,7 +54,7 @@ def page_script(package: str, name: str) -> str:
 @functools.cache
 def _helper_sections() -> dict[str, str]:
     """Each ``// helper: <name>`` section of the helper file, in the file's order."""
-    source = _read(__package__ or "trimtab.tab", _HELPERS)
+    source = _read("trimtab.tab", _HELPERS)
     starts = list(_SECTION.finditer(source))
     sections: dict[str, str] = {}
     for start, end in zip(starts, [*starts[1:], None], strict=True):

@@ -4,6 +4,13 @@
 // script stays one real function or expression, and no helper is copied into it.
 // A section runs from its `// helper: <name>` line to the next one.
 
+// helper: element
+// The element a node is or is in: itself for an element, else its parent element (a
+// text node's), or null.
+function elementOf(node) {
+  return node.nodeType === 1 ? node : node.parentElement;
+}
+
 // helper: composed
 // The parent of a node in the composed tree: out of a shadow root to its host.
 function composedParent(node) {

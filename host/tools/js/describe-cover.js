@@ -1,7 +1,7 @@
-// needs: text
+// needs: element, text
 // Names the element a click would land on instead: tag, id, class, text.
 function() {
-  const el = this.nodeType === 1 ? this : this.parentElement;
+  const el = elementOf(this);
   if (!el) return {tag: '#text', id: '', cls: '', text: ''};
   const text = squeeze(el.innerText || el.textContent || el.getAttribute('aria-label'));
   const cls = (el.getAttribute('class') || '').trim().split(/\s+/).slice(0, 2).join(' ');
