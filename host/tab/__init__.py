@@ -5,6 +5,9 @@ baseline regions, the latest compaction and the eids it issued, from which each 
 capture is rendered as a baseline or a diff, a `Snapshot`), and its `PageRevisions`,
 the single page observer (in an isolated world) that tells the call tracker what the
 page changed on its own and tells `settle` when an action's effect is in.
+`page_script` reads the page-side scripts of this package's ``js/`` folder and of
+`trimtab.tools`' (one function or expression a file), with the helpers of
+``js/helpers.js`` each asks for.
 
 May import `pycdp_bridge` and `trimtab.pipeline`; nothing else of the host.
 """
@@ -13,6 +16,7 @@ from ._budget import DEFAULT_BUDGET, MIN_BUDGET, check_budget
 from ._capture import PageChangedError
 from ._page_text import page_token_counts
 from ._revisions import PageRevisions, RevisionStatistics
+from ._scripts import page_script
 from ._settle import ACTIVITY_EVENTS, QUIET_MS, Activity, Ahead, main_frame_id, settle, watch
 from ._snapshots import SnapshotMemory
 from ._tab import Tab
@@ -35,6 +39,7 @@ __all__ = [
     "TrimLimits",
     "check_budget",
     "main_frame_id",
+    "page_script",
     "page_token_counts",
     "settle",
     "watch",
