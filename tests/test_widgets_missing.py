@@ -133,17 +133,16 @@ async def test_custom_slider_says_its_value_and_range(page: PageTarget) -> None:
     ]
 
 
-async def test_aria_hidden_link_out_of_tab_order_beside_its_twin_stays_out(
-    page: PageTarget,
-) -> None:
-    """Arrows out of the tab order stay, but a card's image link out of it, a duplicate
-    of the title link, is still dropped."""
+async def test_aria_hidden_link_and_field_out_of_tab_order_stay_out(page: PageTarget) -> None:
+    """Arrows out of the tab order stay, but a card's image link out of it (a duplicate
+    of the title link) and a sign-up form's honeypot field are still dropped."""
     loaded = await compacted(
         page,
         '<main><a href="/a" aria-hidden="true" tabindex="-1">'
         '<img src="a.png" width="40" height="40" alt=""></a> <a href="/a">Article</a>'
         ' <button tabindex="-1" aria-hidden="true" title="Next" style="width:20px;height:20px">'
-        "</button></main>",
+        '</button><div aria-hidden="true" style="position:absolute;left:-5000px">'
+        '<input type="text" name="b_91c4" tabindex="-1" value=""></div></main>',
     )
     assert lines(loaded.compaction) == ['<a id="?">Article</a> <button id="?" label="Next"/>']
 

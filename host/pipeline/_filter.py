@@ -37,8 +37,6 @@ EMPTY_CONTAINER = "empty_container"
 # A cover must hide at least this much alpha to hide what is under it.
 _OPAQUE_ALPHA = 0.8
 _MIN_COVER_SIDE = 4.0
-# Native controls that stay operable under aria-hidden (links do not: see _has_operable).
-_FIELD_TAGS = frozenset({"button", "input", "select", "textarea"})
 _WORD = re.compile(r"\w")
 _RGBA = re.compile(r"rgba?\(\s*([\d.]+)[,\s]+([\d.]+)[,\s]+([\d.]+)(?:\s*[,/]\s*([\d.]+%?))?\s*\)")
 
@@ -168,12 +166,13 @@ def _has_rendered_words(model: PageModel, node: Node) -> bool:
 
 
 def _has_operable(model: PageModel, node: Node) -> bool:
-    # aria-hidden="true" role="button" spinner arrows, a sortable row's grip:
-    # hidden from screen readers, but a person sees, clicks and drags them. An
-    # element with a role a person acts on, a click handler, a place in the tab
-    # order or a drag cursor, and a box, keeps its subtree. A link taken out of
-    # the tab order (tabindex="-1") is a duplicate the page hid (the image link
-    # of a card beside its title link); a widget's arrows out of the tab order
+    # aria-hidden="true" spinner arrows, a sortable row's grip: hidden from screen
+    # readers, but a person sees, clicks and drags them. An element with a role a
+    # person acts on (a button, or any role given by ARIA), a click handler, a
+    # place in the tab order or a drag cursor, and a box, keeps its subtree. A
+    # link taken out of the tab order (tabindex="-1") is a duplicate the page hid
+    # (the image link of a card beside its title link), and a bare field there is
+    # a trap for bots (a honeypot); a widget's arrows out of the tab order
     # (jQuery UI's spinner) are the only way to click.
     for inner in model.nodes[node.index : node.end]:
         if not inner.is_element or inner.bounds is None or inner.bounds.is_empty():
@@ -184,7 +183,7 @@ def _has_operable(model: PageModel, node: Node) -> bool:
             continue
         role = attributes.get("role", "").split()
         if (
-            (role[0].lower() in INTERACTIVE_ROLES if role else inner.name in _FIELD_TAGS)
+            (role[0].lower() in INTERACTIVE_ROLES if role else inner.name == "button")
             or tabindex.isdigit()
             or (inner.clickable and inner.name not in NATIVE_CLICKABLE_TAGS)
             or draggable(model, inner)
