@@ -9,7 +9,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.bench._page import PAGE, block_markers, render_block, replace_block, write_block
+from tests.bench import CORPUS, REPO
+from tests.bench._page import (
+    PAGE,
+    block_markers,
+    local_paths_named,
+    render_block,
+    replace_block,
+    write_block,
+)
 
 PAGE_TEXT = """# Measurements
 
@@ -104,12 +112,32 @@ def test_write_block_replaces_the_section_on_each_run(tmp_path: Path) -> None:
     assert "old speed figures" in text
 
 
+def test_local_paths_are_named(tmp_path: Path) -> None:
+    """A folder of this machine, as a path or a file:// URL, is written as its name,
+    a folder inside another keeps its own name, and other text is left alone."""
+    repo = tmp_path / "clone"
+    corpus = repo / "corpus"
+    line = f"page: {corpus}/pages/a.html, url {corpus.as_uri()}/b.html, log {repo}/x.log"
+    named = local_paths_named(line, {repo: ".", corpus: "../shared/corpus"})
+    assert named == "page: ../shared/corpus/pages/a.html, url ../shared/corpus/b.html, log ./x.log"
+    assert str(tmp_path) not in named
+    assert local_paths_named("no path here", {repo: "."}) == "no path here"
+
+
+def test_relative_folder_is_refused() -> None:
+    """Only absolute folders can be named; a relative one is an error naming it."""
+    with pytest.raises(ValueError, match="'corpus'"):
+        local_paths_named("text", {Path("corpus"): "../shared/corpus"})
+
+
 def test_the_measurements_page_holds_each_section_once() -> None:
     """tests/bench/README.md has one well-formed block for every bench section, so
     `make bench` can refresh each of them."""
     from tests.bench.__main__ import SECTIONS
 
     text = PAGE.read_text(encoding="utf-8")
+    assert str(REPO) not in text, f"{PAGE.name} names this clone's absolute path"
+    assert str(CORPUS) not in text, f"{PAGE.name} names the corpus's absolute path"
     for section in SECTIONS:
         opening, _ = block_markers(section)
         assert text.count(opening) == 1, f"no single {opening} in {PAGE.name}"

@@ -31,8 +31,8 @@ from typing import Any, TextIO
 import trio
 
 from pycdp_bridge import collect_less_often
-from tests.bench import REPO, require_corpus
-from tests.bench._page import PAGE, write_block
+from tests.bench import CORPUS, REPO, require_corpus
+from tests.bench._page import PAGE, local_paths_named, write_block
 
 OURS = ("pages", "flows", "scaling", "stability", "tasks", "actions", "mcp", "speed")
 THEIRS = ("capture", "tracker")
@@ -150,8 +150,10 @@ def main(argv: list[str] | None = None) -> int:
             section == "speed" and os.environ.get("TRIMTAB_BENCH_SPEED", "").strip()
         )
         if lines and not subset:
-            when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-            write_block(section, lines, when)
+            load = os.getloadavg()[0]
+            when = f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC, load average {load:.1f}"
+            named = {CORPUS: "../shared/corpus", REPO: "."}
+            write_block(section, [local_paths_named(line, named) for line in lines], when)
             print(f"{section}: its block of {PAGE.relative_to(REPO)} is refreshed", flush=True)
 
     results["summary"] = summary

@@ -8,10 +8,17 @@ replaces the blocks of the sections it ran and leaves the prose around them alon
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-__all__ = ["PAGE", "block_markers", "render_block", "replace_block", "write_block"]
+__all__ = [
+    "PAGE",
+    "block_markers",
+    "local_paths_named",
+    "render_block",
+    "replace_block",
+    "write_block",
+]
 
 #: The measurements page.
 PAGE = Path(__file__).resolve().with_name("README.md")
@@ -51,6 +58,20 @@ def replace_block(text: str, name: str, body: str) -> str:
     if end < start:
         raise ValueError(f"bench block {name!r} is closed before it is opened")
     return f"{text[:start]}\n{inner}{text[end:]}"
+
+
+def local_paths_named(text: str, names: Mapping[Path, str]) -> str:
+    """``text`` with each of this machine's folders in ``names`` (as a path or a
+    ``file://`` URL) written as its name, so that no absolute path reaches the page.
+
+    The longest folder goes first, so a folder inside another keeps its own name.
+    """
+    for folder in sorted(names, key=lambda path: len(str(path)), reverse=True):
+        if not folder.is_absolute():
+            raise ValueError(f"folder {str(folder)!r} to be named is not an absolute path")
+        name = names[folder]
+        text = text.replace(folder.as_uri(), name).replace(str(folder), name)
+    return text
 
 
 def render_block(section: str, lines: Sequence[str], when: str) -> str:
