@@ -1,0 +1,109 @@
+// A bounded context: when the conversation passes its token budget, page states
+// that a later page superseded become one line each.
+//
+// Kept whole: the person's messages, every model turn (its actions and answers),
+// every result that is not a page state (find, read, errors, dialogs), the newest
+// baseline and every diff after it (together they are the page as it is now).
+// Replaced: each page state (a result whose `kind` is "baseline" or "diff") before
+// the newest baseline, by a record of which step it was, the URL and what the
+// agent did. One compaction drops everything superseded at once, so the prefix the
+// providers cache changes once and is stable again until the budget is reached anew.
+
+/** The default budget of a conversation, in tokens. */
+export const DEFAULT_BUDGET = 40_000;
+
+/**
+ * A conservative token estimate: o200k_base and Anthropic's tokenizer take about
+ * 3.5-4 ASCII characters per token in XML and prose, and about one token per
+ * character beyond ASCII (CJK, Arabic); this errs towards more tokens.
+ * @param {string} text
+ * @returns {number}
+ */
+export function estimateTokens(text) {
+  let ascii = 0;
+  let other = 0;
+  for (let i = 0; i < text.length; i++) {
+    if (text.charCodeAt(i) < 128) ascii += 1;
+    else other += 1;
+  }
+  return Math.ceil(ascii / 3.2 + other);
+}
+
+/**
+ * The page facts of a tool result, from the host's own fields, or null when it is
+ * not a page state (text, an error).
+ * @param {{kind?: unknown, is_error?: unknown}} result the host's `tool` reply
+ * @param {string} url the page's URL after the call
+ * @returns {{url: string, snapshot: string} | null}
+ */
+export function pageFacts(result, url) {
+  if (result.is_error || (result.kind !== "baseline" && result.kind !== "diff")) return null;
+  return { url: String(url ?? ""), snapshot: result.kind };
+}
+
+/**
+ * The one line that stands for a superseded page state.
+ * @param {{step: number, name: string, args: object, page: {url: string, snapshot: string}}} meta
+ * @param {number} by the step whose baseline superseded it
+ */
+export function recordLine(meta, by) {
+  const what = `${meta.name}(${JSON.stringify(meta.args ?? {})})`;
+  const more = meta.page.snapshot === "baseline"
+    ? " Regions later shown as unchanged keep their ids; expand(region) shows them." : "";
+  return `[Step ${meta.step}: ${what} on ${JSON.stringify(meta.page.url)} returned a page `
+    + `${meta.page.snapshot}, removed to keep the context small: the page of step ${by} `
+    + `supersedes it.${more}]`;
+}
+
+/**
+ * The conversation with every superseded page state replaced by its record.
+ * Entries are not mutated; untouched entries are the same objects.
+ * @param {import("./requests.js").Entry[]} history whose tool results carry `meta`
+ *   ({step, name, args, page}) as the agent records them
+ * @returns {{history: import("./requests.js").Entry[], replaced: number}}
+ */
+export function compactHistory(history) {
+  let newest = null;
+  for (const entry of history) {
+    if (entry.role !== "tool") continue;
+    for (const r of entry.results) {
+      if (r.meta?.page?.snapshot === "baseline" && !r.meta.compacted) newest = r;
+    }
+  }
+  if (!newest) return { history, replaced: 0 };
+  let replaced = 0;
+  let before = true;
+  const out = history.map((entry) => {
+    if (entry.role !== "tool" || !before) return entry;
+    let changed = false;
+    const results = entry.results.map((r) => {
+      if (r === newest) before = false;
+      if (!before || !r.meta?.page || r.meta.compacted) return r;
+      changed = true;
+      replaced += 1;
+      return { ...r, content: recordLine(r.meta, newest.meta.step),
+        meta: { ...r.meta, compacted: true } };
+    });
+    return changed ? { ...entry, results } : entry;
+  });
+  return replaced ? { history: out, replaced } : { history, replaced };
+}
+
+/**
+ * Tokens of a conversation as sent, by the estimate: the fixed prefix plus every
+ * entry's text.
+ * @param {{system: string, tools: object[], history: import("./requests.js").Entry[]}} request
+ */
+export function estimateRequest({ system, tools, history }) {
+  let total = estimateTokens(system) + estimateTokens(JSON.stringify(tools));
+  for (const entry of history) total += estimateEntry(entry);
+  return total;
+}
+
+/** @param {import("./requests.js").Entry} entry */
+export function estimateEntry(entry) {
+  // A few tokens per message for the roles and framing.
+  if (entry.role === "user") return estimateTokens(entry.text) + 4;
+  if (entry.role === "assistant") return estimateTokens(JSON.stringify(entry.raw)) + 4;
+  return entry.results.reduce((sum, r) => sum + estimateTokens(r.content) + 8, 0);
+}

@@ -1,0 +1,93 @@
+// The side panel's "Outside agents" box: share this tab, see connected clients and
+// their recent actions, and Stop them all. The worker's AgentsHub (worker/agents.js)
+// holds the state; this module only shows it. Their questions appear in the question
+// bar (question-bar.js), like the panel agent's. Page- and client-derived text goes
+// through textContent.
+
+/** What the box shows, readable by the end-to-end tests. */
+export const agentsView = { shared: [], clients: [], activeTab: null };
+
+/**
+ * @param {HTMLElement} root the (empty) element to fill
+ * @param {import("./worker-client.js").WorkerClient} worker
+ */
+export function mountAgentsPanel(root, worker) {
+  const el = (tag, className, text) => {
+    const node = document.createElement(tag);
+    if (className) node.className = className;
+    if (text !== undefined) node.textContent = text;
+    return node;
+  };
+  const title = el("h2", "", "Outside agents");
+  const share = el("button", "", "Share this tab with agents");
+  share.id = "agents-share";
+  share.type = "button";
+  const stop = el("button", "", "Stop outside agents");
+  stop.id = "agents-stop";
+  stop.type = "button";
+  const note = el("p", "muted", "");
+  note.id = "agents-note";
+  const clients = el("ul", "agents-clients");
+  clients.id = "agents-clients";
+  const bar = el("div", "toolbar");
+  bar.append(share, stop);
+  root.append(title, bar, note, clients);
+
+  // Why the person's last action failed: shown until their next one succeeds, through
+  // every status update in between.
+  let failure = "";
+  const call = (fields, failed = "Trimtab could not do that") =>
+    worker.call("agents", fields).then((status) => {
+      failure = "";
+      return render(status);
+    }, (err) => {
+      failure = `${failed}: ${err.message}`;
+      return render(agentsView);
+    });
+
+  async function activeTab() {
+    const [tab] = await chrome.tabs.query({ active: true, currentWindow: true });
+    return tab ?? null;
+  }
+
+  share.addEventListener("click", async () => {
+    const tab = await activeTab();
+    if (!tab) return;
+    const on = !agentsView.shared.some((t) => t.id === tab.id);
+    await call({ action: "share", tab: tab.id, on },
+      on ? "This tab was not shared" : "Could not stop sharing this tab");
+  });
+  stop.addEventListener("click", () => call({ action: "stop" }));
+
+  async function render(status) {
+    Object.assign(agentsView, status);
+    const tab = await activeTab();
+    agentsView.activeTab = tab?.id ?? null;
+    const isShared = Boolean(tab && status.shared.some((t) => t.id === tab.id));
+    share.textContent = isShared ? "Stop sharing this tab" : "Share this tab with agents";
+    stop.disabled = status.shared.length === 0 && !status.clients.some((c) => c.connected);
+    note.textContent = failure || (status.shared.length
+      ? `Shared with outside agents: ${status.shared.map((t) => t.title || t.url).join(", ")}`
+      : "No tab is shared with outside agents.");
+    note.classList.toggle("error", Boolean(failure));
+    clients.replaceChildren();
+    for (const client of status.clients) {
+      const item = el("li", client.connected ? "" : "muted",
+        `${client.client}${client.connected ? "" : " (left)"}`);
+      const steps = el("ol", "steps");
+      for (const action of client.actions.slice(-5)) {
+        const step = el("li", action.error ? "error" : "",
+          `${action.tool} in tab ${action.tab}${action.error ? `: ${action.error}` : ""}`);
+        steps.append(step);
+      }
+      item.append(steps);
+      clients.append(item);
+    }
+  }
+
+  worker.onEvent((event) => {
+    if (event.event === "agents") render(event);
+  });
+  chrome.tabs.onActivated.addListener(() => render(agentsView));
+  call({ action: "status" });
+}

@@ -1,0 +1,655 @@
+// The side panel: Inspect (what the agent sees of this tab) and Agent (the chat), with
+// a bar pinned at the bottom for the host's questions and the agent's controls.
+// Page-derived text is put on screen only through textContent / text nodes.
+
+import { Agent } from "../agent/agent.js";
+import { DEFAULT_BUDGET } from "../agent/compact.js";
+import { AnthropicClient } from "../agent/llm/anthropic.js";
+import { OPENAI_BASE_URL, OpenAIClient } from "../agent/llm/openai.js";
+import { costOf, describeTotals, emptyTotals } from "../shared/cost.js";
+import { mountAgentsPanel } from "./agents-box.js";
+import { DEFAULT_KEEP, clearTasks, listTasks, saveTask } from "./history.js";
+import { HostWatch } from "./host-watch.js";
+import { mountQuestionBar, questionView } from "./question-bar.js";
+import { WorkerClient } from "./worker-client.js";
+import { renderXml } from "./xmlview.js";
+
+const $ = (id) => document.getElementById(id);
+const worker = new WorkerClient();
+
+/** What the panel shows, readable by the end-to-end tests. */
+const state = {
+  view: "inspect",
+  tab: /** @type {chrome.tabs.Tab|null} */ (null),
+  // The tab last inspected: its detach must show even if the person already
+  // switched to another tab.
+  shownTab: /** @type {number|null} */ (null),
+  xml: "",
+  kind: "",
+  stats: /** @type {Record<string, unknown>} */ ({}),
+  inspectError: "",
+  highlighted: /** @type {string|null} */ (null),
+  pinned: /** @type {string|null} */ (null),
+  // The conversation the task box continues; null after "New task".
+  agent: /** @type {Agent|null} */ (null),
+  running: false,
+  steps: /** @type {object[]} */ ([]),
+  totals: emptyTotals(),
+  costLine: "",
+  // What the conversation runs with, for its cost and its history record.
+  run: /** @type {{provider: string, model: string, prices: object, keep: number,
+                   started: number, task: string} | null} */ (null),
+  // The stored task shown after "reopen", when it is not the live conversation.
+  reopened: /** @type {string|null} */ (null),
+  refreshes: 0,
+  // What the host says, as the status line shows it.
+  host: /** @type {import("./host-watch.js").HostState|null} */ (null),
+  // The page budget's limits as the host says them (`tools` reply), once known.
+  pageBudget: /** @type {{default: number, min: number}|null} */ (null),
+  // What the agent does now, for the live indicator: "" when idle.
+  activity: "",
+};
+
+// ---------------------------------------------------------------- host status
+
+const hostWatch = new HostWatch({
+  ping: () => worker.host({ type: "ping" }, { timeoutMs: 5_000 }),
+  onChange: (host) => {
+    state.host = host;
+    const el = $("host-status");
+    if (host.state === "connected") {
+      el.textContent = host.again ? "host connected again" : "host connected";
+      el.className = "status ok";
+      el.title = "";
+      loadPageBudget();
+      // What failed while the host was gone is stale now.
+      if (host.again && state.inspectError && state.view === "inspect") refresh();
+    } else {
+      el.textContent = "host disconnected, retrying…";
+      el.className = "status down";
+      el.title = host.detail || "";
+    }
+  },
+});
+
+worker.onEvent((event) => {
+  if (event.event === "host") {
+    hostWatch.report(event.state, event.detail || "");
+  } else if (event.event === "worker") {
+    hostWatch.report("disconnected", "the extension's service worker stopped");
+  } else if (event.event === "detached") {
+    const why = detachReason(event.reason);
+    if (state.tab?.id === event.tab || state.shownTab === event.tab) {
+      showInspectError(`Trimtab lost access to this tab: ${why}.`);
+    }
+    if (state.agent?.tab.id === event.tab) {
+      state.agent.stop(`the agent lost access to its tab: ${why}`);
+    }
+  }
+});
+
+/** @param {string} reason chrome.debugger's DetachReason */
+function detachReason(reason) {
+  if (reason === "canceled_by_user") return "the debugging was canceled from the browser's bar";
+  if (reason === "target_closed") return "the tab was closed";
+  return `the debugger was detached (${reason})`;
+}
+
+// ---------------------------------------------------------------- views
+
+function showView(name) {
+  state.view = name;
+  for (const v of ["inspect", "agent"]) {
+    $(`view-${v}`).hidden = v !== name;
+    $(`tab-${v}`).setAttribute("aria-selected", String(v === name));
+  }
+  // The agent's controls stay in the bar while it runs, whatever the view.
+  $("agent-bar").hidden = name !== "agent" && !state.running;
+}
+$("tab-inspect").addEventListener("click", () => showView("inspect"));
+$("tab-agent").addEventListener("click", () => showView("agent"));
+
+async function activeTab() {
+  const [tab] = await chrome.tabs.query({ active: true, currentWindow: true });
+  return tab ?? null;
+}
+
+// ---------------------------------------------------------------- inspect
+
+function showInspectError(message) {
+  state.inspectError = message;
+  const el = $("inspect-error");
+  el.textContent = message;
+  el.hidden = !message;
+}
+
+const FIGURES = [
+  ["tokens", "our tokens"],
+  ["raw_tokens", "raw DOM tokens"],
+  ["text_tokens", "visible text tokens"],
+  ["dedup_saved", "dedup saved"],
+  ["trim_saved", "trim saved"],
+  ["elements", "elements in → out"],
+];
+
+function renderFigures(stats, kind) {
+  const dl = $("figures");
+  dl.replaceChildren();
+  const value = (key) => {
+    if (key === "elements") {
+      return `${stats.elements_in ?? "?"} → ${stats.elements_out ?? "?"}`;
+    }
+    const v = stats[key];
+    return typeof v === "number" ? v.toLocaleString("en-US") : "–";
+  };
+  for (const [key, label] of FIGURES) {
+    const div = document.createElement("div");
+    const dt = document.createElement("dt");
+    const dd = document.createElement("dd");
+    dt.textContent = label;
+    dd.textContent = value(key);
+    dd.dataset.figure = key;
+    div.append(dt, dd);
+    dl.append(div);
+  }
+  const note = [];
+  if (kind) note.push(kind);
+  if (typeof stats.tokens === "number" && typeof stats.raw_tokens === "number"
+      && stats.tokens > 0) {
+    note.push(`${(stats.raw_tokens / stats.tokens).toFixed(1)}× smaller than the DOM`);
+  }
+  $("inspect-tab").textContent = [state.tab?.title ?? "", ...note].filter(Boolean).join(" · ");
+}
+
+async function refresh() {
+  state.refreshes += 1;
+  const tab = await activeTab();
+  state.tab = tab;
+  if (!tab?.id) {
+    showInspectError("No active tab in this window.");
+    return;
+  }
+  $("refresh").disabled = true;
+  state.shownTab = tab.id;
+  try {
+    const { pageBudget } = await loadSettings();
+    const result = await worker.host({ type: "snapshot", tab: tab.id,
+      ...(pageBudget === null ? {} : { budget: pageBudget }) });
+    if (state.tab?.id !== tab.id) return; // the person switched tabs meanwhile
+    state.xml = String(result.xml ?? "");
+    state.kind = String(result.kind ?? "");
+    state.stats = result.stats ?? {};
+    showInspectError("");
+    renderFigures(state.stats, state.kind);
+    const parsed = renderXml(state.xml, $("xml"));
+    if (!parsed.ok) showInspectError(`The host's XML did not parse: ${parsed.error}`);
+  } catch (err) {
+    showInspectError(`Could not read this tab: ${err.message}`);
+  } finally {
+    $("refresh").disabled = false;
+  }
+}
+
+async function highlight(eid) {
+  if (!state.tab?.id || state.highlighted === eid) return;
+  state.highlighted = eid;
+  try {
+    const result = await worker.host({ type: "highlight", tab: state.tab.id, eid });
+    if (eid && result?.found === false) {
+      showInspectError(`Element ${eid} is no longer on the page; refresh.`);
+    }
+  } catch (err) {
+    showInspectError(`Could not highlight ${eid}: ${err.message}`);
+  }
+}
+
+const xmlView = $("xml");
+xmlView.addEventListener("mouseover", (e) => {
+  const eid = e.target?.dataset?.eid;
+  if (eid) highlight(eid);
+});
+xmlView.addEventListener("mouseout", (e) => {
+  if (e.target?.dataset?.eid) highlight(state.pinned);
+});
+xmlView.addEventListener("click", (e) => {
+  const eid = e.target?.dataset?.eid;
+  if (!eid) return;
+  for (const el of xmlView.querySelectorAll(".eid.pinned")) el.classList.remove("pinned");
+  state.pinned = state.pinned === eid ? null : eid;
+  if (state.pinned) e.target.classList.add("pinned");
+  highlight(state.pinned);
+});
+
+$("refresh").addEventListener("click", refresh);
+$("copy").addEventListener("click", async () => {
+  try {
+    await navigator.clipboard.writeText(state.xml);
+    $("inspect-tab").textContent = "Copied the XML.";
+  } catch (err) {
+    showInspectError(`Could not copy: ${err.message}`);
+  }
+});
+
+chrome.tabs.onActivated.addListener(async ({ windowId }) => {
+  const win = await chrome.windows.getCurrent();
+  if (windowId === win.id && state.view === "inspect") refresh();
+});
+chrome.tabs.onUpdated.addListener((tabId, change) => {
+  if (tabId === state.tab?.id && change.status === "complete" && state.view === "inspect"
+      && !state.running) {
+    refresh();
+  }
+});
+
+// ---------------------------------------------------------------- settings
+
+const DEFAULT_MODELS = {
+  anthropic: "claude-sonnet-4-5",
+  openai: "gpt-4.1",
+  compatible: "",
+};
+
+/**
+ * Settings live in chrome.storage.local. The API key is read only to be sent to
+ * the chosen provider: never to the host, never to a log.
+ */
+async function loadSettings() {
+  const { settings } = await chrome.storage.local.get("settings");
+  return {
+    provider: "anthropic",
+    baseUrl: "",
+    model: DEFAULT_MODELS.anthropic,
+    apiKey: "",
+    askBeforeSubmit: true,
+    budget: DEFAULT_BUDGET,
+    // Tokens one snapshot may take (the host's `budget` field); null: the host's default.
+    pageBudget: null,
+    prices: { input: null, cachedInput: null, output: null },
+    keepTasks: DEFAULT_KEEP,
+    ...(settings ?? {}),
+  };
+}
+
+/** The page budget's limits from the host (its `tools` reply), shown in the settings. */
+async function loadPageBudget() {
+  if (state.pageBudget) return state.pageBudget;
+  try {
+    const { budget } = await worker.host({ type: "tools" });
+    if (Number.isFinite(budget?.default) && Number.isFinite(budget?.min)) {
+      state.pageBudget = { default: budget.default, min: budget.min };
+      const field = $("page-budget");
+      field.placeholder = String(budget.default);
+      field.title = `At least ${budget.min}, or 0 for no budget; empty: the host's default `
+        + `(${budget.default}).`;
+    }
+  } catch {
+    // the host is unreachable: the limits come with the next connection
+  }
+  return state.pageBudget;
+}
+
+/**
+ * The page budget entered in the settings: null (empty: the host's default), 0 (no
+ * budget), or at least the host's minimum when the host has said it.
+ * @param {{default: number, min: number}|null} limits
+ */
+function pageBudgetIn(limits) {
+  const value = numberIn("page-budget");
+  if (value === null || value === 0) return value;
+  return Math.round(limits ? Math.max(limits.min, value) : value);
+}
+
+/** A number from a settings field, or null when it is empty or not a number. */
+function numberIn(id) {
+  const raw = $(id).value.trim();
+  const value = raw === "" ? NaN : Number(raw);
+  return Number.isFinite(value) && value >= 0 ? value : null;
+}
+
+async function fillSettingsForm() {
+  const s = await loadSettings();
+  $("provider").value = s.provider;
+  $("base-url").value = s.baseUrl;
+  $("model").value = s.model;
+  $("api-key").value = s.apiKey;
+  $("ask-submit").checked = s.askBeforeSubmit;
+  $("budget").value = String(s.budget);
+  $("page-budget").value = s.pageBudget === null ? "" : String(s.pageBudget);
+  $("price-input").value = s.prices?.input ?? "";
+  $("price-cached").value = s.prices?.cachedInput ?? "";
+  $("price-output").value = s.prices?.output ?? "";
+  $("keep-tasks").value = String(s.keepTasks);
+}
+
+function baseUrlFor(s) {
+  if (s.baseUrl) return s.baseUrl;
+  return s.provider === "anthropic" ? "https://api.anthropic.com" : OPENAI_BASE_URL;
+}
+
+$("provider").addEventListener("change", () => {
+  const model = $("model");
+  if (!model.value || Object.values(DEFAULT_MODELS).includes(model.value)) {
+    model.value = DEFAULT_MODELS[$("provider").value];
+  }
+});
+
+$("settings-form").addEventListener("submit", async (e) => {
+  e.preventDefault();
+  const s = {
+    provider: $("provider").value,
+    baseUrl: $("base-url").value.trim(),
+    model: $("model").value.trim(),
+    apiKey: $("api-key").value,
+    askBeforeSubmit: $("ask-submit").checked,
+    budget: Math.max(2000, numberIn("budget") ?? DEFAULT_BUDGET),
+    pageBudget: pageBudgetIn(await loadPageBudget()),
+    prices: { input: numberIn("price-input"), cachedInput: numberIn("price-cached"),
+      output: numberIn("price-output") },
+    keepTasks: Math.round(numberIn("keep-tasks") ?? DEFAULT_KEEP),
+  };
+  if (s.provider === "compatible" && !s.baseUrl) {
+    $("settings-note").textContent = "An OpenAI-compatible server needs its base URL.";
+    return;
+  }
+  await chrome.storage.local.set({ settings: s });
+  // Host permission for the provider lets the panel call it without CORS; it is
+  // optional (manifest: optional_host_permissions) so the extension can read no
+  // site until the person picks a provider, and it must be asked in this click.
+  let note = "Saved.";
+  try {
+    const origin = new URL(baseUrlFor(s)).origin;
+    const granted = await chrome.permissions.request({ origins: [`${origin}/*`] });
+    if (!granted) note = `Saved. Without access to ${origin} the call relies on its CORS headers.`;
+  } catch (err) {
+    note = `Saved, but access to that URL cannot be granted: ${err.message}`;
+  }
+  $("settings-note").textContent = note;
+});
+
+async function makeClient() {
+  const s = await loadSettings();
+  if (s.provider !== "compatible" && !s.apiKey) {
+    throw new Error("Add an API key in Settings first.");
+  }
+  const options = { apiKey: s.apiKey, model: s.model, baseUrl: s.baseUrl || undefined };
+  const client = s.provider === "anthropic" ? new AnthropicClient(options)
+    : new OpenAIClient(options);
+  return { client, settings: s };
+}
+
+// ---------------------------------------------------------------- agent
+
+function el(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+const fmt = (n) => n.toLocaleString("en-US");
+
+/** The live figures of the conversation: tokens, calls and, with prices, the cost. */
+function showCost(totals) {
+  state.totals = totals;
+  const run = state.run;
+  const cost = run ? costOf(totals, run.prices ?? {}, run.provider) : null;
+  state.costLine = describeTotals(totals, cost);
+  $("cost").textContent = state.costLine;
+  $("cost").hidden = false;
+}
+
+function renderStep(step, { live = true } = {}) {
+  state.steps.push(step);
+  const li = el("li", `step ${step.kind}`);
+  li.dataset.kind = step.kind;
+  if (step.kind === "task") {
+    li.append(el("div", "", step.text));
+  } else if (step.kind === "model") {
+    if (step.text) li.append(el("div", "", step.text));
+    const u = step.usage;
+    li.append(el("div", "meta",
+      `model: ${fmt(u.input + u.cacheRead + u.cacheWrite)} tokens in (${fmt(u.cacheRead)} `
+      + `from cache, ${fmt(u.cacheWrite)} written to it), ${fmt(u.output)} out`
+      + (step.context ? ` · context ≈ ${fmt(step.context)} tokens` : "")));
+    if (live && step.totals) showCost(step.totals);
+  } else if (step.kind === "compacted") {
+    li.append(el("div", "",
+      `Context compacted: ${step.replaced} earlier page state${step.replaced === 1 ? "" : "s"} `
+      + `replaced by one line each (≈ ${fmt(step.before)} → ${fmt(step.after)} tokens; `
+      + `budget ${fmt(step.budget)}).`));
+  } else if (step.kind === "tool") {
+    const head = el("div");
+    head.append(el("code", "", `${step.name}(${JSON.stringify(step.args)})`));
+    if (step.cached) {
+      const badge = el("span", "badge", "cached");
+      badge.title = step.cachedFrom ? `from ${JSON.stringify(step.cachedFrom)}` : "";
+      head.append(badge);
+    }
+    if (step.isError) head.append(el("span", "badge", "error"));
+    li.append(head);
+    li.dataset.cached = String(step.cached);
+    li.append(el("div", "meta",
+      `${step.cached ? "answered from cache" : "ran"} · ${step.chars.toLocaleString("en-US")}`
+      + ` chars ≈ ${Math.ceil(step.chars / 4).toLocaleString("en-US")} tokens`
+      + (step.note ? ` · ${step.note}` : "")));
+    const details = el("details");
+    details.append(el("summary", "", "result"), el("pre", "", step.content));
+    li.append(details);
+  } else if (step.kind === "declined") {
+    // The host's words say why (refused, unanswered, nobody to ask).
+    const head = el("div");
+    head.append(el("code", "", `${step.name}(${JSON.stringify(step.args)})`),
+      el("span", "badge", "not done"));
+    li.append(head, el("div", "meta", step.reason));
+  } else if (step.kind === "unasked-submit") {
+    li.classList.add("error");
+    li.append(el("div", "", `${step.name} submitted a form that Trimtab did not expect to `
+      + "submit, so you were not asked first. Check the page."));
+  } else if (step.kind === "done") {
+    li.append(el("div", "", step.text || "Done."));
+  } else if (step.kind === "error") {
+    li.classList.add("error");
+    li.append(el("div", "", step.message));
+  }
+  $("steps").append(li);
+  li.scrollIntoView({ block: "nearest" });
+  if (live) $("progress").textContent = step.kind === "tool" ? `ran ${step.name}` : "";
+}
+
+/** The live indicator in the bar: what the agent waits for now. */
+function showActivity({ what, name }) {
+  state.activity = what === "model" ? "the model is thinking…"
+    : what === "tool" ? `running ${name}…` : "";
+  $("activity").textContent = state.activity;
+  $("activity").hidden = !state.activity;
+}
+
+/** The site of a URL as the bar names it: its host, or the URL itself. */
+function siteOf(url) {
+  try {
+    return new URL(url).host || url;
+  } catch {
+    return url;
+  }
+}
+
+/** Show (or clear) the site the agent acts on; the tab's URL as the browser knows it. */
+function setActing(tab) {
+  const banner = $("acting");
+  if (tab) {
+    banner.textContent = `Acting on ${siteOf(tab.url ?? "") || `tab ${tab.id}`}`;
+    banner.title = [tab.title, tab.url].filter(Boolean).join("\n");
+    chrome.action.setBadgeText({ tabId: tab.id, text: "AI" }).catch(() => {});
+  } else if (state.agent) {
+    chrome.action.setBadgeText({ tabId: state.agent.tab.id, text: "" }).catch(() => {});
+  }
+  banner.hidden = !tab;
+  $("run").disabled = Boolean(tab);
+  $("stop").disabled = !tab;
+  $("new-task").disabled = Boolean(tab) || (!state.agent && !state.reopened);
+  $("run").textContent = state.agent && !tab ? "Reply" : "Run";
+  $("task").placeholder = state.agent
+    ? "Reply to the agent: the conversation carries on (New task starts afresh)"
+    : "What should the agent do in this tab?";
+}
+
+/** Show a new, empty conversation. */
+function clearConversation() {
+  state.agent = null;
+  state.run = null;
+  state.reopened = null;
+  state.steps = [];
+  $("steps").replaceChildren();
+  $("cost").hidden = true;
+  state.totals = emptyTotals();
+  state.costLine = "";
+}
+
+/** Start a conversation in the active tab with the saved settings. */
+async function startConversation() {
+  clearConversation();
+  const tab = await activeTab();
+  if (!tab?.id) throw new Error("No active tab in this window.");
+  const { client, settings } = await makeClient();
+  state.run = { provider: settings.provider, model: settings.model, prices: settings.prices,
+    keep: settings.keepTasks, started: Date.now(), task: "" };
+  return new Agent({
+    worker, client, tab: { id: tab.id, title: tab.title, url: tab.url },
+    askBeforeSubmit: settings.askBeforeSubmit, onStep: renderStep, onActivity: showActivity,
+    budget: settings.budget,
+    pageBudget: settings.pageBudget ?? undefined,
+  });
+}
+
+/** Store the conversation as it stands in the history of tasks. */
+async function recordConversation(agent, ok) {
+  const run = state.run;
+  if (!run) return;
+  try {
+    await saveTask(chrome.storage.local, {
+      id: agent.session, started: run.started, task: run.task,
+      title: agent.tab.title ?? "", url: agent.tab.url ?? "",
+      provider: run.provider, model: run.model, steps: state.steps,
+      totals: agent.totals, ok,
+    }, run.keep);
+  } catch (err) {
+    renderStep({ kind: "error", message: `Could not save this task in the history: ${err.message}` },
+      { live: false });
+  }
+  await showHistory();
+}
+
+$("task-form").addEventListener("submit", async (e) => {
+  e.preventDefault();
+  if (state.running) return;
+  const task = $("task").value.trim();
+  if (!task) return;
+  let agent = state.agent;
+  if (!agent) {
+    try {
+      agent = await startConversation();
+    } catch (err) {
+      renderStep({ kind: "error", message: err.message });
+      return;
+    }
+    state.agent = agent;
+    state.run.task = task;
+  }
+  state.running = true;
+  $("task").value = "";
+  setActing(agent.tab);
+  let ok = false;
+  try {
+    ok = (await agent.run(task)).ok;
+  } finally {
+    state.running = false;
+    setActing(null);
+    showActivity({ what: "idle" });
+    $("progress").textContent = "";
+    showView(state.view);
+  }
+  await recordConversation(agent, ok);
+});
+
+$("new-task").addEventListener("click", () => {
+  if (state.running) return;
+  clearConversation();
+  setActing(null);
+  $("task").focus();
+});
+
+// ---------------------------------------------------------------- history
+
+async function showHistory() {
+  const list = $("history-list");
+  const tasks = await listTasks(chrome.storage.local);
+  state.history = tasks;
+  list.replaceChildren();
+  for (const record of tasks) {
+    const li = el("li");
+    const button = el("button", "", "");
+    button.type = "button";
+    button.dataset.id = record.id;
+    const when = new Date(record.started).toLocaleString();
+    button.append(el("div", "", record.task), el("div", "meta muted",
+      `${when} · ${record.title || record.url} · ${record.totals.calls} calls`));
+    button.addEventListener("click", () => reopen(record.id));
+    li.append(button);
+    list.append(li);
+  }
+  $("history-clear").disabled = tasks.length === 0;
+}
+
+/** Show a stored task: its steps and what it cost. The live conversation stays
+ *  live (a reply continues it); another one is shown to read. */
+async function reopen(id) {
+  if (state.running) return;
+  const record = (await listTasks(chrome.storage.local)).find((r) => r.id === id);
+  if (!record) return;
+  const live = state.agent?.session === id ? state.agent : null;
+  const run = live ? state.run : null;
+  clearConversation();
+  state.agent = live;
+  state.run = run ?? { provider: record.provider, model: record.model, prices: {}, keep: 0,
+    started: record.started, task: record.task };
+  if (!live) {
+    state.reopened = id;
+    const { prices } = await loadSettings();
+    state.run.prices = prices;
+  }
+  for (const step of record.steps) renderStep(step, { live: false });
+  showCost(record.totals);
+  setActing(null);
+  // A task only read back cannot be continued: a reply starts a new one.
+  if (!live) state.run = null;
+}
+
+$("history-clear").addEventListener("click", async () => {
+  await clearTasks(chrome.storage.local);
+  await showHistory();
+});
+
+$("stop").addEventListener("click", () => state.agent?.stop("stopped by you"));
+chrome.tabs.onRemoved.addListener((tabId) => {
+  if (state.agent?.tab.id === tabId) state.agent.stop("the agent's tab was closed");
+});
+chrome.tabs.onUpdated.addListener((tabId, change, tab) => {
+  // The bar names the site the agent acts on now, after a navigation too.
+  if (state.running && state.agent?.tab.id === tabId && change.url) setActing(tab);
+});
+
+// ---------------------------------------------------------------- start
+
+const questions = mountQuestionBar(document, worker, {
+  afterAnswer: () => (state.view === "agent" ? $("task").focus() : undefined),
+});
+globalThis.trimtabPanel = {
+  state, refresh, worker, showView, showHistory, questions: questionView,
+  answerQuestion: questions.answer,
+};
+worker.connect();
+mountAgentsPanel($("agents"), worker);
+loadPageBudget();
+fillSettingsForm();
+showHistory();
+refresh();

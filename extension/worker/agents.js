@@ -1,0 +1,205 @@
+// Agents outside the browser (trimtab mcp, the command line): the person stays in
+// control, and this module is where the extension enforces it. The host's link
+// (host/link) only lets a client touch the tabs listed here and ends every client's
+// session on Stop; its questions (another tab, a submit) go through the one queue of
+// questions (worker/questions.js) like the side panel agent's.
+//
+// Host → extension: {type: "agents_event", event: "connected"|"disconnected"|"call", ...}
+// Extension → host: agents_tabs {tabs}, agents_stop {reason}
+//
+// The pure parts (the shared list, the activity log) are exported for `node --test`;
+// `AgentsHub` wires them to chrome.* in the worker.
+
+/** Actions kept per client for the side panel's list. */
+export const RECENT_ACTIONS = 20;
+/** Clients kept after they left, so the person can still see what they did. */
+export const RECENT_CLIENTS = 10;
+/** What a shared tab shows on the toolbar icon. */
+export const SHARED_BADGE = "AGT";
+
+const STORAGE_KEY = "trimtabSharedTabs";
+
+/**
+ * The shared tabs as the host wants them: id, title, URL, in id order.
+ * @param {Map<number, {id: number, title?: string, url?: string}>} shared
+ */
+export function sharedList(shared) {
+  return [...shared.values()]
+    .map((tab) => ({ id: tab.id, title: String(tab.title ?? ""), url: String(tab.url ?? "") }))
+    .sort((a, b) => a.id - b.id);
+}
+
+/**
+ * Fold one host event into the clients' activity: connections and their recent
+ * calls, newest last, bounded. Returns a new map; the old one is not changed.
+ * @param {Map<number, {session: number, client: string, connected: boolean,
+ *   actions: Array<{tool: string, tab: number, error: string|null, at: number}>}>} clients
+ * @param {{event: string, session: number, client?: string, tab?: number,
+ *   tool?: string, error?: string|null}} event
+ * @param {number} now
+ */
+export function applyEvent(clients, event, now) {
+  const next = new Map(clients);
+  if (!Number.isInteger(event?.session)) return next;
+  const known = next.get(event.session);
+  const entry = known
+    ? { ...known, actions: [...known.actions] }
+    : { session: event.session, client: String(event.client ?? "a client"), connected: true,
+        actions: [] };
+  if (event.event === "connected") entry.connected = true;
+  else if (event.event === "disconnected") entry.connected = false;
+  else if (event.event === "call") {
+    entry.actions.push({ tool: String(event.tool ?? "?"), tab: Number(event.tab),
+      error: event.error == null ? null : String(event.error), at: now });
+    entry.actions.splice(0, Math.max(0, entry.actions.length - RECENT_ACTIONS));
+  } else {
+    return clients;
+  }
+  next.set(event.session, entry);
+  // Forget the oldest clients that left; connected ones always stay.
+  const gone = [...next.values()].filter((c) => !c.connected);
+  for (const old of gone.slice(0, Math.max(0, gone.length - RECENT_CLIENTS))) {
+    next.delete(old.session);
+  }
+  return next;
+}
+
+/**
+ * The worker's side: shared tabs (kept in chrome.storage.session across worker
+ * restarts) and connected clients; it tells the host and the panels.
+ */
+export class AgentsHub {
+  /**
+   * @param {{host: {request: Function, connected: boolean},
+   *          broadcast: (event: object) => void}} options
+   */
+  constructor({ host, broadcast }) {
+    this.host = host;
+    this.broadcast = broadcast;
+    /** @type {Map<number, {id: number, title: string, url: string}>} */
+    this.shared = new Map();
+    this.clients = new Map();
+    this.loaded = this.load();
+    chrome.tabs.onRemoved.addListener((tabId) => {
+      if (this.shared.delete(tabId)) this.changed();
+    });
+    chrome.tabs.onUpdated.addListener((tabId, info, tab) => {
+      const known = this.shared.get(tabId);
+      if (!known || (info.title === undefined && info.url === undefined)) return;
+      this.shared.set(tabId, { id: tabId, title: tab.title ?? "", url: tab.url ?? "" });
+      this.mark(tabId, true);
+      this.changed();
+    });
+  }
+
+  async load() {
+    const stored = (await chrome.storage.session.get(STORAGE_KEY))[STORAGE_KEY] ?? [];
+    for (const tab of stored) {
+      try {
+        const live = await chrome.tabs.get(tab.id);
+        this.shared.set(tab.id, { id: tab.id, title: live.title ?? "", url: live.url ?? "" });
+      } catch {
+        // the tab closed while the worker slept
+      }
+    }
+  }
+
+  /** Handle a host message if it is ours. @returns {boolean} */
+  handle(msg) {
+    if (msg?.type !== "agents_event") return false;
+    this.clients = applyEvent(this.clients, msg, Date.now());
+    this.notify();
+    return true;
+  }
+
+  /** The host (re)connected: it knows nothing of the shared tabs yet. */
+  onHost(state) {
+    if (state === "connected") this.push().catch(() => {});
+    else {
+      this.clients = new Map([...this.clients].map(([k, c]) => [k, { ...c, connected: false }]));
+      this.notify();
+    }
+  }
+
+  isShared(tabId) {
+    return this.shared.has(tabId);
+  }
+
+  /**
+   * Share a tab (or stop sharing it). Sharing only counts once the host has the new
+   * list: while the host is unreachable nothing is shared, and the error says why.
+   */
+  async share(tabId, on = true) {
+    await this.loaded;
+    if (on) {
+      const tab = await chrome.tabs.get(tabId);
+      const entry = { id: tabId, title: tab.title ?? "", url: tab.url ?? "" };
+      const tabs = sharedList(new Map([...this.shared, [tabId, entry]]));
+      await this.host.request({ type: "agents_tabs", tabs });
+      this.shared.set(tabId, entry);
+    } else {
+      this.shared.delete(tabId);
+    }
+    this.mark(tabId, on);
+    await this.changed();
+    return this.status();
+  }
+
+  /** Stop: end every outside session and share nothing any more. */
+  async stop() {
+    await this.loaded;
+    for (const tabId of this.shared.keys()) this.mark(tabId, false);
+    this.shared.clear();
+    await this.changed();
+    if (this.host.connected) {
+      await this.host.request({ type: "agents_stop",
+        reason: "the person stopped outside agents in Trimtab's side panel" });
+    }
+    return this.status();
+  }
+
+  status() {
+    return {
+      shared: sharedList(this.shared),
+      clients: [...this.clients.values()],
+    };
+  }
+
+  mark(tabId, on) {
+    chrome.action.setBadgeText({ tabId, text: on ? SHARED_BADGE : "" }).catch(() => {});
+    chrome.action.setTitle({ tabId, title: on ? "Trimtab: shared with outside agents"
+      : "Trimtab" }).catch(() => {});
+  }
+
+  async changed() {
+    await chrome.storage.session.set({ [STORAGE_KEY]: sharedList(this.shared) });
+    this.notify();
+    await this.push().catch(() => {});
+  }
+
+  async push() {
+    await this.loaded;
+    if (this.host.connected) {
+      await this.host.request({ type: "agents_tabs", tabs: sharedList(this.shared) });
+    }
+  }
+
+  notify() {
+    this.broadcast({ event: "agents", ...this.status() });
+  }
+
+  /** A side-panel op: {action: "status"|"share"|"stop", ...}. */
+  async op(msg) {
+    switch (msg.action) {
+      case "status":
+        await this.loaded;
+        return this.status();
+      case "share":
+        return await this.share(Number(msg.tab), msg.on !== false);
+      case "stop":
+        return await this.stop();
+      default:
+        throw new Error(`unknown agents action ${JSON.stringify(msg.action)}`);
+    }
+  }
+}
