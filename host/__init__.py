@@ -11,8 +11,8 @@ Its parts, in the order data flows through them:
 
 `trimtab.link` is the host's endpoint for agents outside the browser, which
 `trimtab.mcp` (``trimtab mcp``) and `trimtab.cli` (``tabs``, ``snapshot``, ``call``,
-``doctor``) connect to. The command line (``_cli``) and the installer (``_install``)
-sit on top. CDP and the page model are in `pycdp_bridge`.
+``doctor``) connect to. The command line (`trimtab.cli`) sits on top, with the
+installer (`trimtab.install`) beside it. CDP and the page model are in `pycdp_bridge`.
 """
 
 from .tab import PageChangedError, Snapshot, SnapshotMemory, SnapshotOptions, TrimLimits

@@ -38,7 +38,7 @@ import trio
 
 from pycdp_bridge import RelayHub, collect_less_often
 
-from ._install import extension_id
+from .install import extension_id
 from .link import open_link
 from .native import open_host_state
 from .native._debug_handlers import debug_handlers

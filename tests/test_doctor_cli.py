@@ -13,7 +13,7 @@ import trio
 
 from tests.support import StaticServer
 from tests.support.outside import TIMEOUT, Places, browser, eid_of, places, share
-from trimtab._install import MANIFEST_FILE, build_manifest, extension_id
+from trimtab.install import MANIFEST_FILE, build_manifest, extension_id
 
 pytestmark = pytest.mark.browser
 

@@ -27,7 +27,7 @@ import trio
 import trio.testing
 
 from trimtab._host import HostContext, HostSetup, run_host
-from trimtab._install import extension_id
+from trimtab.install import extension_id
 from trimtab.wire import (
     MAX_INCOMING_FRAME,
     ChunkAssembler,

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.e2e import EXTENSION_DIR, launch_with_extension
-from trimtab._install import (
+from trimtab.install import (
     BROWSERS,
     HOST_NAME,
     build_manifest,

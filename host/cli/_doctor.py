@@ -18,7 +18,7 @@ from typing import Any, Final
 import attrs
 import trio
 
-from .. import _install as installer
+from .. import install as installer
 from ..link import LinkError, choose_endpoint, connect, endpoint_dir, read_secret, secret_path
 from ..link._paths import PermissionProblem, list_endpoints
 
