@@ -36,15 +36,25 @@ __all__ = ["LinkClient", "LinkError", "choose_endpoint", "connect"]
 
 _RECEIVE_SIZE: Final = 256 * 1024
 CONNECT_TIMEOUT: Final = 10.0
+_GONE: Final = "the host closed the link: the browser quit or restarted"
+_GONE_IN_HELLO: Final = (
+    "the browser's host closed the link before answering the hello (the browser is "
+    "quitting or restarting; try again in a moment)"
+)
 
 
 class LinkError(Exception):
-    """A request the host refused (``code`` is the protocol's), or a broken link."""
+    """A request the host refused (``code`` is the protocol's), or a broken link.
 
-    def __init__(self, code: str, message: str) -> None:
+    ``unsent``: the request never left this process (the link was already broken),
+    so sending it again on a new link cannot make it act twice.
+    """
+
+    def __init__(self, code: str, message: str, *, unsent: bool = False) -> None:
         super().__init__(code, message)
         self.code = code
         self.message = message
+        self.unsent = unsent
 
     def __str__(self) -> str:
         return f"{self.code}: {self.message}"
@@ -70,7 +80,7 @@ class LinkClient:
     async def request(self, kind: str, **fields: Any) -> JSONObject:
         """Send one request and return its ``result``; an ``error`` reply raises LinkError."""
         if self.closed_reason is not None:
-            raise LinkError("link_closed", self.closed_reason)
+            raise LinkError("link_closed", self.closed_reason, unsent=True)
         request_id = next(self._ids)
         send, receive = trio.open_memory_channel[JSONObject](1)
         self._waiting[request_id] = send
@@ -83,18 +93,33 @@ class LinkClient:
                 try:
                     await self.stream.send_all(frame)
                 except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
-                    raise LinkError("link_closed", self._why("the host closed the link")) from exc
+                    raise LinkError(
+                        "link_closed", self._why("the host closed the link"), unsent=True
+                    ) from exc
             async with receive:
                 try:
                     reply = await receive.receive()
                 except trio.EndOfChannel:
-                    raise LinkError("link_closed", self._why("the host closed the link")) from None
+                    raise self._gone_during(kind) from None
         finally:
             self._waiting.pop(request_id, None)
         return _result_of(reply)
 
     def _why(self, default: str) -> str:
         return self.closed_reason or default
+
+    def _gone_during(self, kind: str) -> LinkError:
+        """The error of a request in flight when the link closed: the person's Stop
+        says so; anything else is the browser (or its host) going away."""
+        reason = self._why(_GONE)
+        if self.closed_code == "stopped":
+            return LinkError("stopped", reason)
+        what = "the call" if kind == "tool" else f"the {kind} request"
+        return LinkError(
+            "link_closed",
+            f"the browser went away during {what} ({reason}); what it did before is not "
+            "known: read the tab again once the browser is back",
+        )
 
     async def _read(self, decoder: FrameDecoder) -> None:
         assembler = ChunkAssembler()
@@ -124,7 +149,7 @@ class LinkClient:
                         waiter.send_nowait(message)
         finally:
             if self.closed_reason is None:
-                self.closed_reason = "the host closed the link (the browser quit or restarted)"
+                self.closed_reason = _GONE
             for waiter in self._waiting.values():
                 waiter.close()
             self._waiting.clear()
@@ -176,9 +201,18 @@ async def _open_unix(path: Path) -> trio.SocketStream:
 
 @contextlib.asynccontextmanager
 async def connect(
-    socket_path: Path, secret: str, client: Mapping[str, str] | None = None
+    socket_path: Path,
+    secret: str,
+    client: Mapping[str, str] | None = None,
+    *,
+    session: str | None = None,
 ) -> AsyncIterator[LinkClient]:
-    """A `LinkClient` on ``socket_path``, its hello (with ``secret``) accepted."""
+    """A `LinkClient` on ``socket_path``, its hello (with ``secret``) accepted.
+
+    ``session`` names the client's view (snapshot memory, tracker session) so that
+    the next connection with the same name continues it: consecutive ``trimtab
+    call``s then get diffs, as one MCP session does.
+    """
     with trio.fail_after(CONNECT_TIMEOUT):
         stream = await _open_unix(socket_path)
     async with stream:
@@ -188,6 +222,7 @@ async def connect(
             "id": 0,
             "secret": secret,
             "client": dict(client or {"name": "trimtab", "version": ""}),
+            **({} if session is None else {"session": session}),
         }
         reply: JSONObject | None = None
         with trio.fail_after(CONNECT_TIMEOUT):
@@ -196,13 +231,13 @@ async def connect(
                 while reply is None:
                     data = await stream.receive_some(_RECEIVE_SIZE)
                     if not data:
-                        raise LinkError("link_closed", "the host closed the link during hello")
+                        raise LinkError("link_closed", _GONE_IN_HELLO, unsent=True)
                     for event in decoder.feed(data):
                         if isinstance(event, DecodedMessage):
                             reply = event.message
                             break
             except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
-                raise LinkError("link_closed", "the host closed the link during hello") from exc
+                raise LinkError("link_closed", _GONE_IN_HELLO, unsent=True) from exc
         link = LinkClient(stream, hello=_result_of(reply))
         async with trio.open_nursery() as nursery:
             nursery.start_soon(link._read, decoder)
