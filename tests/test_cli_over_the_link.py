@@ -50,10 +50,14 @@ async def test_a_string_argument_is_taken_as_text_even_when_it_looks_like_json(
 async def test_exit_codes_and_errors_on_stderr_only(
     page: PageTarget, pages_server: StaticServer
 ) -> None:
-    """Nothing shared: snapshot says so and how to share (4); an unknown tool is bad usage
+    """Nothing shared: tabs lists none and says how to share, snapshot refuses saying
+    the same (4); an unknown tool is bad usage
     (2); a tool's error goes to stderr only (1); a submit the person refuses is 4, with
     nothing submitted."""
     async with open_link_host(page, pages_server.url("consent-shop.html")) as host:
+        code, out, err = await host.trimtab("tabs")
+        assert (code, out) == (0, "")
+        assert err.startswith("trimtab: no tab is shared with agents. ")
         code, out, err = await host.trimtab("snapshot")
         assert (code, out) == (4, "")
         assert err.startswith("trimtab: not_shared: no tab is shared with agents. ")
@@ -88,11 +92,6 @@ async def test_exit_codes_and_errors_on_stderr_only(
         assert await page.evaluate("location.search") == ""
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="needs the link server to keep a named session's view after its client left "
-    "(the hello's `session` field; issue 24)",
-)
 async def test_consecutive_calls_answer_with_diffs(
     page: PageTarget, pages_server: StaticServer
 ) -> None:

@@ -14,10 +14,10 @@ JSON), and each connection is served by the wire's request loop
 - `_client`: `LinkClient`, the connecting side (``trimtab mcp``, the command line).
 
 May import ``trimtab.wire`` and ``trimtab.native`` (`HostState`, which runs the
-tools); ``trimtab._host`` opens the link in ``build_setup``.
+tools); ``trimtab.native`` opens the link in ``build_setup``.
 """
 
-from ._client import LinkClient, LinkError, choose_endpoint, connect
+from ._client import LinkClient, LinkError, OnProgress, choose_endpoint, connect
 from ._paths import (
     ENDPOINT_SUFFIX,
     Endpoint,
@@ -30,17 +30,19 @@ from ._paths import (
     secret_path,
     state_dir,
 )
-from ._server import ASK_TIMEOUT, Link, LinkSession, open_link
+from ._server import PARKED_SESSION_LIFETIME, PROGRESS_INTERVAL, Link, LinkSession, open_link
 
 __all__ = [
-    "ASK_TIMEOUT",
     "ENDPOINT_SUFFIX",
+    "PARKED_SESSION_LIFETIME",
+    "PROGRESS_INTERVAL",
     "Endpoint",
     "EndpointInfo",
     "Link",
     "LinkClient",
     "LinkError",
     "LinkSession",
+    "OnProgress",
     "PermissionProblem",
     "SecretMissing",
     "choose_endpoint",

@@ -18,6 +18,7 @@ from mcp.shared.exceptions import MCPError
 from ..link import (
     LinkClient,
     LinkError,
+    OnProgress,
     PermissionProblem,
     choose_endpoint,
     connect,
@@ -128,12 +129,14 @@ class LinkHolder:
                 self.nursery.start_soon(_cancel_when, self._done, scope)
                 await client.closed.wait()
 
-    async def request(self, kind: str, **fields: Any) -> dict[str, Any]:
+    async def request(
+        self, kind: str, *, on_progress: OnProgress | None = None, **fields: Any
+    ) -> dict[str, Any]:
         """A request over the link, connecting again once if the link had broken."""
         for attempt in range(2):
             client = await self.client()
             try:
-                return await client.request(kind, **fields)
+                return await client.request(kind, on_progress=on_progress, **fields)
             except LinkError as exc:
                 if client.closed_code == "stopped" and exc.code in ("link_closed", "stopped"):
                     self._client = None
@@ -216,7 +219,19 @@ def build_server(holder: LinkHolder) -> Server[Any]:
             check_arguments(specs[name], arguments, also=("tab",))
             tab = arguments.pop("tab", None)
             tab = await _only_tab(holder) if tab is None else tab_id(tab)
-            reply = await holder.request("tool", tab=tab, name=name, args=arguments)
+
+            async def progress(message: dict[str, Any]) -> None:
+                # While the person is asked: MCP clients that reset their timeout on
+                # progress (the TypeScript SDK's resetTimeoutOnProgress) keep waiting.
+                await ctx.session.report_progress(
+                    float(message.get("waited", 0)),
+                    float(message.get("timeout", 0)) or None,
+                    str(message.get("message", "")),
+                )
+
+            reply = await holder.request(
+                "tool", tab=tab, name=name, args=arguments, on_progress=progress
+            )
         except ArgumentError as exc:
             return _text(str(exc), is_error=True)
         except LinkError as exc:

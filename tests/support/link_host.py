@@ -1,6 +1,6 @@
 """A real host state and its link on one headless page, without the extension: the
-relay peer stands in for the extension's CDP relay, and the test answers what the
-link asks the extension (``agents_ask``). Outside clients (``trimtab`` commands,
+relay peer stands in for the extension's CDP relay, and the test answers the
+questions the side panel is asked (``ask``). Outside clients (``trimtab`` commands,
 ``trimtab mcp``) run as processes with `LinkHost.env` and find it as a user's would."""
 
 from __future__ import annotations
@@ -24,8 +24,9 @@ from mcp_types import Implementation
 from pycdp_bridge import PageTarget
 from tests.support.handlers_host import TAB
 from tests.support.relay_peer import RelayPeer
+from trimtab.browser import Toolbox, open_host_state
+from trimtab.envelope import SidePanel
 from trimtab.link import Link, open_link
-from trimtab.native import Toolbox, open_host_state
 from trimtab.wire import DecodedMessage, FrameDecoder, Outbox, Request
 
 __all__ = ["TAB", "TIMEOUT", "ExtensionEnd", "LinkHost", "open_link_host"]
@@ -65,6 +66,7 @@ class LinkHost:
     """The running link, the extension's end, and where clients find them."""
 
     link: Link
+    panel: SidePanel
     extension: ExtensionEnd
     page: PageTarget
     runtime: Path  # XDG_RUNTIME_DIR of the clients: the endpoint is in runtime/trimtab
@@ -80,11 +82,9 @@ class LinkHost:
         await self.link.handle_agents_tabs(extension_request("agents_tabs", tabs=listed))
 
     async def answer(self, allow: bool) -> dict[str, Any]:
-        """Answer the next question the link asks the person; return the question."""
-        ask = await self.extension.next("agents_ask")
-        await self.link.handle_agents_answer(
-            extension_request("agents_answer", ask=ask["ask"], allow=allow)
-        )
+        """Answer the next question the person is asked; return the question."""
+        ask = await self.extension.next("ask")
+        assert self.panel.answer(ask["ask"], allow=allow), f"{ask} was withdrawn"
         return ask
 
     async def trimtab(self, *args: str) -> tuple[int, str, str]:
@@ -121,6 +121,8 @@ async def open_link_host(page: PageTarget, url: str) -> AsyncIterator[LinkHost]:
             with trio.fail_after(TIMEOUT):
                 await page.navigate(url)
             send, receive = trio.testing.memory_stream_one_way_pair()
+            extension = Outbox(send)
+            panel = SidePanel(extension.send_message, timeout=TIMEOUT)
             closed = trio.CancelScope()
             opened: list[Link] = []
             ready = trio.Event()
@@ -133,11 +135,11 @@ async def open_link_host(page: PageTarget, url: str) -> AsyncIterator[LinkHost]:
                             open_host_state(peer.hub, toolbox=Toolbox.load()) as host_state,
                             open_link(
                                 host_state,
-                                Outbox(send),
+                                panel,
+                                extension,
                                 "chrome-extension://x/",
                                 folder=runtime / "trimtab",
                                 secret_folder=state / "trimtab",
-                                ask_timeout=TIMEOUT,
                             ) as link,
                         ):
                             opened.append(link)
@@ -148,7 +150,7 @@ async def open_link_host(page: PageTarget, url: str) -> AsyncIterator[LinkHost]:
 
             nursery.start_soon(serve)
             await ready.wait()
-            yield LinkHost(opened[0], ExtensionEnd(receive), page, runtime, state, closed)
+            yield LinkHost(opened[0], panel, ExtensionEnd(receive), page, runtime, state, closed)
             closed.cancel()
             await ended.wait()
             nursery.cancel_scope.cancel()
