@@ -286,7 +286,7 @@ async def _link(browser: str | None) -> Check:
     )
 
 
-def mcp_command() -> list[str]:
+def _mcp_command() -> list[str]:
     """How an MCP client starts ``trimtab mcp``: the installed ``trimtab`` command of
     this environment. Without one, Python with ``-P``: the folder it is run from is
     not searched, so a clone named ``trimtab`` there is not imported for the package."""
@@ -300,7 +300,7 @@ async def _mcp(browser: str | None) -> Check:
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
-    command = mcp_command()
+    command = _mcp_command()
     if browser:
         command += ["--browser", browser]
     shown = shlex.join(command)
