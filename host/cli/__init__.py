@@ -5,9 +5,9 @@
 mcp``, ``tabs``, ``snapshot`` and ``call`` over the link; `_doctor`: ``trimtab
 doctor``, every link from Python to an MCP handshake checked.
 
-The top floor: may import ``trimtab.link``, ``trimtab.mcp``, ``trimtab.install``,
-``trimtab.tools`` (the catalogue), ``trimtab.tab`` and ``pycdp_bridge``; nothing
-in Trimtab imports it.
+The top floor. May import ``trimtab.link``, ``trimtab.mcp``, ``trimtab.install``,
+``trimtab.tools`` (the catalogue), ``trimtab.tab``, ``trimtab.pipeline`` and
+``pycdp_bridge``; nothing in Trimtab imports it but ``python -m trimtab``.
 """
 
 from ._agents import EXIT_CODES

@@ -1,0 +1,4 @@
+// The document this node belongs to.
+function() {
+  return this.ownerDocument;
+}
