@@ -78,7 +78,7 @@ async def test_command_line_over_the_link(places: Places, pages_server: StaticSe
         _other, unshared = await ext.open_tab(pages_server.url("handlers-other.html"))
         code, out, err = await trimtab(places, "snapshot", "--tab", str(unshared))
         assert code == 4
-        assert "no Trimtab side panel is open" in err
+        assert "no side panel is open" in err
         code, out, err = await trimtab(places, "mcp", "--list-browsers")
         assert code == 0
         assert out.startswith("chromium-")
