@@ -350,7 +350,7 @@ async def test_lone_surrogates_leave_the_compaction_clean(page: PageTarget) -> N
 
 async def run_inspect(*args: str) -> subprocess.CompletedProcess[bytes]:
     """Run `trimtab inspect ARGS` as a process to its end, capturing both streams."""
-    command = [sys.executable, "-c", "import sys, trimtab._cli as c; sys.exit(c.main())"]
+    command = [sys.executable, "-c", "import sys, trimtab.cli as c; sys.exit(c.main())"]
     with trio.fail_after(TIMEOUT):
         return await trio.run_process(
             [*command, "inspect", *args], capture_stdout=True, capture_stderr=True, check=False
