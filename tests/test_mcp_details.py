@@ -14,7 +14,7 @@ from pycdp_bridge import PageTarget
 from tests.support import StaticServer
 from tests.support.link_host import TAB, TIMEOUT, open_link_host
 from tests.support.outside import call
-from trimtab.tools import TOOLS
+from trimtab.tools import TOOLS, may_commit
 
 pytestmark = pytest.mark.browser
 
@@ -46,9 +46,15 @@ async def test_nothing_shared_says_how_to_share_and_tools_carry_hints(
             hints = tools[spec.name].annotations
             assert hints is not None
             assert hints.read_only_hint is not spec.policy.side_effects, spec.name
-            assert hints.destructive_hint is spec.policy.side_effects, spec.name
+            assert hints.destructive_hint is may_commit(spec), spec.name
         assert tools["capture_snapshot"].annotations.read_only_hint  # type: ignore[union-attr]
         assert tools["click"].annotations.destructive_hint  # type: ignore[union-attr]
+        # Moving around never submits: not read-only, not destructive either.
+        for name in ("navigate", "hover", "scroll"):
+            hints = tools[name].annotations
+            assert hints is not None
+            assert not hints.read_only_hint
+            assert not hints.destructive_hint, name
         assert tools["tabs"].annotations.read_only_hint  # type: ignore[union-attr]
 
         with pytest.raises(MCPError) as caught:

@@ -25,7 +25,7 @@ from ..link import (
     read_secret,
 )
 from ..pipeline import xml
-from ..tools import TOOLS, ToolSpec
+from ..tools import TOOLS, ToolSpec, may_commit
 from ..wire import host_version
 from ._arguments import ArgumentError, check_arguments, tab_id
 from ._stdio import open_stdio
@@ -69,8 +69,8 @@ def _format_page() -> str:
 
 def mcp_tool(spec: ToolSpec) -> types.Tool:
     """A catalogue tool as an MCP tool: its schema with a ``tab`` property added, and
-    the hints its tracker policy gives: a tool without side effects only reads; one
-    with side effects may submit or commit something (consent is asked for that)."""
+    the hints the catalogue gives: a tool without side effects only reads; an action
+    that may submit or commit something (consent is asked for that) is destructive."""
     schema = dict(spec.input_schema)
     properties = dict(schema.get("properties", {}))  # type: ignore[call-overload]
     properties["tab"] = dict(_TAB_PROPERTY)
@@ -78,7 +78,7 @@ def mcp_tool(spec: ToolSpec) -> types.Tool:
     acts = spec.policy.side_effects
     annotations = types.ToolAnnotations(
         read_only_hint=not acts,
-        destructive_hint=acts,
+        destructive_hint=may_commit(spec),
         idempotent_hint=not acts,
         open_world_hint=True,
     )
