@@ -181,8 +181,12 @@ class ExtensionBrowser:
         panel_id = await self.wait_for_target("page", panel_url, exclude=frozenset({helper_id}))
         await self.browser.send("Target.closeTarget", {"targetId": helper_id})
         panel = await self.attach(panel_id)
-        # The panel script is a module: wait until it has run.
+        # The panel script is a module: wait until it has run, and until the worker
+        # counts its port: before that, a question is refused as "no side panel is open".
         await panel.wait_ready(panel_url, "globalThis.trimtabPanel")
+        with trio.fail_after(30):
+            while not await self.worker.evaluate("trimtab.panels.size"):
+                await trio.sleep(0.05)
         return panel
 
     def host_pids(self) -> list[int]:
