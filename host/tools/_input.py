@@ -38,21 +38,22 @@ from .._scripts import page_script
 from ..pipeline import Compaction, Control, compact, xml
 from ..tab import Tab
 from ._gather import gather
-from ._held import button_held
 
 __all__ = [
     "OBJECT_GROUP",
+    "Aim",
     "ElementInfo",
     "Located",
     "Point",
     "Refusal",
-    "click_at",
+    "aim_at",
     "cover_description",
     "describe",
     "element_info",
     "locate",
     "locate_with_info",
     "move_to",
+    "reaches",
     "scroll_into_view",
     "target_point",
 ]
@@ -74,6 +75,16 @@ class Point:
 
     x: float
     y: float
+
+
+@attrs.frozen(hash=False)
+class Aim:
+    """Where to act on an element: a point of its visible box that the browser's hit
+    test gave to it, and where each session's document lies in tab coordinates, to
+    hit-test that point again once the page reacted to the pointer (`reaches`)."""
+
+    point: Point
+    origins: Mapping[str | None, tuple[float, float]]
 
 
 @attrs.frozen
@@ -301,7 +312,21 @@ async def target_point(
     target: Target, element: Located, info: ElementInfo, latest: Compaction | None
 ) -> Point:
     """Scroll the element into view and return a visible point the hit test gives to it."""
-    await scroll_into_view(target, element, info)
+    return (await aim_at(target, element, info, latest)).point
+
+
+async def aim_at(
+    target: Target,
+    element: Located,
+    info: ElementInfo,
+    latest: Compaction | None,
+    *,
+    scroll: bool = True,
+) -> Aim:
+    """Scroll the element into view (unless `scroll` is false: a button is held) and aim
+    at a visible point of it that the hit test gives to it; `Refusal` when there is none."""
+    if scroll:
+        await scroll_into_view(target, element, info)
     offsets = await _session_offsets(target, element)
     # Once it is in view, these three reads are independent: one round trip for all.
     origins, reply, metrics = await gather(
@@ -333,12 +358,20 @@ async def target_point(
             point = Point(left + (right - left) * fx, top + (bottom - top) * fy)
             cover = await _hit_test(target, element, point, origins, latest)
             if cover is None:
-                return point
+                return Aim(point, origins)
             first_cover = first_cover or cover
     raise Refusal(
         f"{describe(element, info)} is covered by {first_cover}: a click would land on that "
         "instead. Deal with what covers it first (close or accept it), then try again."
     )
+
+
+async def reaches(
+    target: Target, element: Located, aim: Aim, latest: Compaction | None
+) -> str | None:
+    """None when the aimed point still reaches the element (the hit test finds it or
+    something inside it), else a description of what is there now."""
+    return await _hit_test(target, element, aim.point, aim.origins, latest)
 
 
 async def _scroll_into_view(
@@ -510,19 +543,3 @@ async def scroll_into_view(target: Target, element: Located, info: ElementInfo) 
 async def move_to(target: Target, point: Point) -> None:
     """Move the mouse to `point` (hover)."""
     await target.execute(cdp.input_dispatch_mouse_event("mouseMoved", point.x, point.y))
-
-
-async def click_at(target: Target, point: Point) -> None:
-    """A person's left click at `point`: move there, press, release."""
-    await move_to(target, point)
-    async with button_held(target, point):
-        await target.execute(
-            cdp.input_dispatch_mouse_event(
-                "mousePressed", point.x, point.y, button="left", click_count=1
-            )
-        )
-    await target.execute(
-        cdp.input_dispatch_mouse_event(
-            "mouseReleased", point.x, point.y, button="left", click_count=1
-        )
-    )

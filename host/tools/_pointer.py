@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import PurePath
 from typing import Any, Literal
 
+import attrs
 import trio
 
 from pycdp_bridge import Target, call_on
@@ -30,16 +31,20 @@ from ._common import (
     tool,
 )
 from ._consent import click_reason, require
-from ._held import button_held
+from ._held import HeldButton, button_held
 from ._input import (
+    Aim,
+    ElementInfo,
+    Located,
     Point,
+    aim_at,
     describe,
     element_info,
     locate,
-    move_to,
+    reaches,
     scroll_into_view,
-    target_point,
 )
+from ._press import click_element, pointer_onto
 
 __all__ = ["UPLOAD_CONSENT", "double_click", "drag", "select_text", "upload"]
 
@@ -82,18 +87,13 @@ async def _mouse(
 )
 async def double_click(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     element, info = await usable(tab, args)
-    target = tab.target
     # A double click is two clicks: whatever the first may submit, it does.
-    point, reason, frame = await point_and_consent(tab, element, info, click_reason)
+    aim, reason, frame = await point_and_consent(tab, element, info, click_reason)
     require(reason, describe(element, info))
     async with watch(tab.revisions, frame, tab.ahead()) as activity:
-        await move_to(target, point)
-        for count in (1, 2):
-            async with button_held(target, point):
-                await _mouse(target, "mousePressed", point, buttons=1, click_count=count)
-            await _mouse(target, "mouseReleased", point, buttons=0, click_count=count)
+        note = await click_element(tab.target, element, info, tab.latest, aim, clicks=2)
         settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT, scope_of(element))
-    return await after_action(tab, activity, settled)
+    return await after_action(tab, activity, settled, note=note)
 
 
 def _offset(args: Mapping[str, object], name: str) -> float | None:
@@ -131,25 +131,28 @@ async def drag(tab: Tab, args: Mapping[str, object]) -> ToolResult:
         raise BadArguments("drag takes either to or an offset (dx, dy), not both")
     source, info = await usable(tab, args)
     target = tab.target
+    goal: _Goal | None = None
     if to is not None:
-        goal = await locate(tab, to)
-        goal_info = await element_info(target, goal)
-        if goal.backend_id == source.backend_id and goal.session == source.session:
+        located = await locate(tab, to)
+        goal_info = await element_info(target, located)
+        if located.backend_id == source.backend_id and located.session == source.session:
             raise Refusal(f"{describe(source, info)} cannot be dragged onto itself")
         # Each point may scroll the page; both must stand still in one window.
-        await target_point(target, goal, goal_info, tab.latest)
-        start = await target_point(target, source, info, tab.latest)
-        end = await target_point(target, goal, goal_info, tab.latest)
-        if await target_point(target, source, info, tab.latest) != start:
+        await aim_at(target, located, goal_info, tab.latest)
+        start = await aim_at(target, source, info, tab.latest)
+        goal = _Goal(located, goal_info, await aim_at(target, located, goal_info, tab.latest))
+        if (await aim_at(target, source, info, tab.latest)).point != start.point:
             raise Refusal(
-                f"{describe(source, info)} and {describe(goal, goal_info)} are not in the "
+                f"{describe(source, info)} and {describe(located, goal_info)} are not in the "
                 "window together, so one cannot be dragged onto the other; drag in steps "
                 "(by an offset), or scroll and drag within the window"
             )
-        scope = scope_of(source, goal)
+        scope = scope_of(source, located)
+        offset = None
     else:
-        start = await target_point(target, source, info, tab.latest)
-        end = Point(start.x + (dx or 0.0), start.y + (dy or 0.0))
+        start = await aim_at(target, source, info, tab.latest)
+        offset = (dx or 0.0, dy or 0.0)
+        end = Point(start.point.x + offset[0], start.point.y + offset[1])
         metrics = await target.execute(cdp.page_get_layout_metrics())
         viewport: Mapping[str, Any] = metrics["cssLayoutViewport"]
         width, height = float(viewport["clientWidth"]), float(viewport["clientHeight"])
@@ -163,24 +166,76 @@ async def drag(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     # The press and release of a drag click its source when it barely moves.
     require(await click_reason(target, source), describe(source, info))
     async with watch(tab.revisions) as activity:
-        await _drag_path(target, start, end)
+        # The press lands on the source: refused when it moves away from the pointer.
+        start = await pointer_onto(target, source, info, tab.latest, start)
+        if goal is None:
+            assert offset is not None
+            end = Point(start.point.x + offset[0], start.point.y + offset[1])
+        else:
+            end = goal.aim.point
+        note = await _drag_path(tab, source, start, end, goal)
         settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT, scope)
-    return await after_action(tab, activity, settled)
+    return await after_action(tab, activity, settled, note=note)
 
 
-async def _drag_path(target: Target, start: Point, end: Point) -> None:
-    await move_to(target, start)
-    async with button_held(target, start) as held:
-        await _mouse(target, "mousePressed", start, buttons=1, click_count=1)
+@attrs.frozen
+class _Goal:
+    """The element a drag ends on, and where it was aimed at before the drag."""
+
+    element: Located
+    info: ElementInfo
+    aim: Aim
+
+
+async def _drag_path(
+    tab: Tab, source: Located, start: Aim, end: Point, goal: _Goal | None
+) -> str | None:
+    """Press on the source at `start`, move in steps to `end` and release; with a
+    `goal`, the release lands on it (followed if the drag moved it), else the answer's
+    note says what it landed on."""
+    target = tab.target
+    note = None
+    async with button_held(target, start.point) as held:
+        await _mouse(target, "mousePressed", start.point, buttons=1, click_count=1)
         for step in range(1, _DRAG_STEPS + 1):
             share = step / _DRAG_STEPS
-            point = Point(start.x + (end.x - start.x) * share, start.y + (end.y - start.y) * share)
+            point = Point(
+                start.point.x + (end.x - start.point.x) * share,
+                start.point.y + (end.y - start.point.y) * share,
+            )
             await _mouse(target, "mouseMoved", point, buttons=1)
             held.point = point
             # A frame between moves, as a hand takes: pages that throttle to animation
             # frames (drag libraries) see each step.
             await trio.sleep(0.016)
-    await _mouse(target, "mouseReleased", end, buttons=0, click_count=1)
+        if goal is not None:
+            note = await _onto_goal(tab, source, start, goal, held)
+    await _mouse(target, "mouseReleased", held.point, buttons=0, click_count=1)
+    return note
+
+
+async def _onto_goal(
+    tab: Tab, source: Located, start: Aim, goal: _Goal, held: HeldButton
+) -> str | None:
+    """Before a drag's release: the pointer is over the goal, or over the source that
+    follows it (a drag library's moving item); else it follows the goal, which the drag
+    may have moved (a list that opened a gap), once. None when the release will land on
+    the goal, else the note that says where it will land."""
+    target, latest = tab.target, tab.latest
+    here = Aim(held.point, goal.aim.origins)
+    if await reaches(target, goal.element, here, latest) is None:
+        return None
+    if await reaches(target, source, Aim(held.point, start.origins), latest) is None:
+        return None
+    try:
+        await pointer_onto(target, goal.element, goal.info, latest, here, held=held, there=True)
+    except Refusal:
+        landed = await reaches(target, goal.element, Aim(held.point, goal.aim.origins), latest)
+        return (
+            f"the drop landed on {landed}, not on {describe(goal.element, goal.info)}, which "
+            "moved away from under the pointer during the drag"
+        )
+    return None
 
 
 @tool(

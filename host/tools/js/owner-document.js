@@ -1,0 +1,4 @@
+// The document that holds this node (its frame's).
+function() {
+  return this.ownerDocument;
+}
