@@ -56,9 +56,7 @@ async def test_click_picks_the_suggestion_named_when_the_hover_wraps_the_list(
         ("mouseup", "Rapid City, SD"),
         ("click", "Rapid City, SD"),
     ]
-    assert await page.evaluate("document.getElementById('destination').value") == (
-        "Rapid City, SD"
-    )
+    assert await page.evaluate("document.getElementById('destination').value") == "Rapid City, SD"
 
 
 async def test_hover_stays_on_the_suggestion_named(

@@ -180,9 +180,7 @@ async def click_element(
                 )
                 note = await witness.note(info, count - 1)
                 return unpressed if note is None else f"{note}; {unpressed}"
-        aim, missed_now = await press_element(
-            target, element, info, latest, aim, click_count=count
-        )
+        aim, missed_now = await press_element(target, element, info, latest, aim, click_count=count)
         missed = missed or missed_now
     note = await witness.note(info, clicks)
     if note is None and missed is not None and not witness.known:
