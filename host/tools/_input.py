@@ -47,6 +47,7 @@ __all__ = [
     "Point",
     "Refusal",
     "aim_at",
+    "aim_in_frame",
     "cover_description",
     "describe",
     "element_info",
@@ -364,6 +365,15 @@ async def aim_at(
         f"{describe(element, info)} is covered by {first_cover}: a click would land on that "
         "instead. Deal with what covers it first (close or accept it), then try again."
     )
+
+
+async def aim_in_frame(target: Target, element: Located, x: float, y: float) -> Aim:
+    """An aim at (`x`, `y`) of the viewport of the element's frame (its session's, for
+    an out-of-process iframe), in tab coordinates, for `reaches` and the mouse."""
+    offsets = await _session_offsets(target, element)
+    origins = await _document_origins(target, offsets)
+    dx, dy = offsets[element.session]
+    return Aim(Point(x + dx, y + dy), origins)
 
 
 async def reaches(

@@ -38,6 +38,7 @@ from ._input import (
     Located,
     Point,
     aim_at,
+    aim_in_frame,
     describe,
     element_info,
     locate,
@@ -51,6 +52,8 @@ __all__ = ["UPLOAD_CONSENT", "double_click", "drag", "select_text", "upload"]
 # Moves between press and release: pages that follow the pointer (sliders, sortable
 # lists, HTML drag and drop) need several to see a drag, as from a real mouse.
 _DRAG_STEPS = 12
+# Moves while selecting text: enough for editors that extend the selection on mousemove.
+_SELECT_STEPS = 4
 _MAX_OFFSET = 10_000
 
 UPLOAD_CONSENT = "it gives the page a file from this computer"
@@ -265,6 +268,100 @@ async def select_text(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     target = tab.target
     info = await element_info(target, element)
     await scroll_into_view(target, element, info)
+    span: Mapping[str, Any] = await call_on(
+        target,
+        element.object_id,
+        script("text-span-points.js"),
+        wanted,
+        occurrence,
+        session_id=element.session,
+    )
+    if span.get("field"):
+        # A field's text has no boxes to press on: its selection API, as before.
+        return await _select_in_field(tab, element, info, wanted, occurrence)
+    _refuse_unfound(element, info, wanted, occurrence, span)
+    # Pressed and released on the element: a click on it, whatever that may commit.
+    require(await click_reason(target, element), describe(element, info))
+    start = await aim_in_frame(target, element, span["start"]["x"], span["start"]["y"])
+    end = await aim_in_frame(target, element, span["end"]["x"], span["end"]["y"])
+    async with watch(tab.revisions) as activity:
+        notes = [await _drag_select(tab, element, info, start, end)]
+        held: str = await call_on(
+            target, element.object_id, script("page-selection.js"), session_id=element.session
+        )
+        if _squashed(held) != _squashed(str(span["selected"])):
+            notes.append(
+                f"the page holds {held[:200]!r} selected, not {str(span['selected'])!r}"
+                " (it changed what the mouse selected); see what the page shows now"
+            )
+        settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT, scope_of(element))
+    count = int(span["count"])
+    which = f" (match {occurrence} of {count})" if count > 1 else ""
+    notes.insert(0, f"selected {held!r} in {describe(element, info)}{which}")
+    note = "; ".join(n for n in notes if n)
+    return await after_action(tab, activity, settled, note=note)
+
+
+def _squashed(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _refuse_unfound(
+    element: Located, info: ElementInfo, wanted: str, occurrence: int, outcome: Mapping[str, Any]
+) -> None:
+    """`Refusal` when the element does not hold the `occurrence`-th match of `wanted`."""
+    if outcome["found"]:
+        return
+    count = int(outcome["count"])
+    if count:
+        raise Refusal(
+            f"{describe(element, info)} holds {wanted!r} {count} time(s), so there "
+            f"is no occurrence {occurrence}"
+        )
+    raise Refusal(
+        f"{describe(element, info)} does not hold the text {wanted!r}; it reads: "
+        f"{str(outcome['near'])!r}"
+    )
+
+
+async def _drag_select(
+    tab: Tab, element: Located, info: ElementInfo, start: Aim, end: Aim
+) -> str | None:
+    """Select as a person does: press just inside the first character, move to just
+    inside the last one with the button held, release; the page's mousedown, moves,
+    mouseup and selectionchange all happen. Refused before the press when the start
+    is not on the element; a note when the release could not be."""
+    target, latest = tab.target, tab.latest
+    await _mouse(target, "mouseMoved", start.point, buttons=0)
+    cover = await reaches(target, element, start, latest)
+    if cover is not None:
+        raise Refusal(
+            f"the text to select in {describe(element, info)} is under {cover} once the "
+            "pointer is there; nothing was pressed"
+        )
+    note = None
+    async with button_held(target, start.point) as held:
+        await _mouse(target, "mousePressed", start.point, buttons=1, click_count=1)
+        for step in range(1, _SELECT_STEPS + 1):
+            share = step / _SELECT_STEPS
+            point = Point(
+                start.point.x + (end.point.x - start.point.x) * share,
+                start.point.y + (end.point.y - start.point.y) * share,
+            )
+            await _mouse(target, "mouseMoved", point, buttons=1)
+            held.point = point
+        cover = await reaches(target, element, end, latest)
+        if cover is not None:
+            note = f"the selection ended over {cover}, outside {describe(element, info)}"
+    await _mouse(target, "mouseReleased", end.point, buttons=0, click_count=1)
+    return note
+
+
+async def _select_in_field(
+    tab: Tab, element: Located, info: ElementInfo, wanted: str, occurrence: int
+) -> ToolResult:
+    """`select_text` in a text field: through the field's selection API."""
+    target = tab.target
     async with watch(tab.revisions) as activity:
         outcome: Mapping[str, Any] = await call_on(
             target,
@@ -274,17 +371,7 @@ async def select_text(tab: Tab, args: Mapping[str, object]) -> ToolResult:
             occurrence,
             session_id=element.session,
         )
-        if not outcome["found"]:
-            count = int(outcome["count"])
-            if count:
-                raise Refusal(
-                    f"{describe(element, info)} holds {wanted!r} {count} time(s), so there "
-                    f"is no occurrence {occurrence}"
-                )
-            raise Refusal(
-                f"{describe(element, info)} does not hold the text {wanted!r}; it reads: "
-                f"{str(outcome['near'])!r}"
-            )
+        _refuse_unfound(element, info, wanted, occurrence, outcome)
         settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT, scope_of(element))
     count = int(outcome["count"])
     which = f" (match {occurrence} of {count})" if count > 1 else ""
