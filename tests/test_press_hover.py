@@ -82,8 +82,10 @@ async def test_a_suggestion_that_keeps_leaving_the_pointer_is_refused_unpressed(
     tab, xml = await open_tab(page, pages_server.url(PAGE))
     await page.evaluate(
         """(() => {
-          // Each time the pointer enters a suggestion, one more row goes in above it.
+          // Each time the pointer enters a suggestion, one more row goes in above it;
+          // the list grows instead of scrolling (scroll anchoring would hold it still).
           const menu = document.getElementById('ui-id-1');
+          menu.style.maxHeight = 'none';
           menu.addEventListener('mouseover', (event) => {
             const item = event.target.closest('.ui-menu-item');
             if (!item) return;

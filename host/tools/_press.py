@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import attrs
 import trio
 
 from pycdp_bridge import CDPError, JavaScriptError, Target, call_on
@@ -40,7 +41,14 @@ from ._input import (
     reaches,
 )
 
-__all__ = ["Witness", "click_element", "pointer_onto", "press_element", "watch_presses"]
+__all__ = [
+    "Witness",
+    "click_element",
+    "pointer_onto",
+    "press_element",
+    "watch_presses",
+    "witness_note",
+]
 
 # Moves onto the element's new box before the pointer gives up on an element that
 # keeps moving away from it.
@@ -191,35 +199,35 @@ async def click_element(
     return note
 
 
+@attrs.frozen
 class Witness:
     """Which mouse presses of the element's document reached the element, and what
     got the others, watched from Trimtab's own world (`watch_presses`)."""
 
-    def __init__(self, target: Target, element: Located, record: str | None) -> None:
-        self._target = target
-        self._element = element
-        self._record = record
+    target: Target
+    element: Located
+    record: str | None  # the watching record's object id; None: not watching
 
     @property
     def known(self) -> bool:
         """Whether the witness watches (it could not in a page that went away)."""
-        return self._record is not None
+        return self.record is not None
 
     async def note(self, info: ElementInfo, clicks: int) -> str | None:
         """What to tell the model when the presses did not all reach the element (None
         when they did, or when the page went away and cannot tell)."""
-        if self._record is None:
+        if self.record is None:
             return None
         try:
             seen: Mapping[str, Any] = await call_on(
-                self._target,
-                self._record,
+                self.target,
+                self.record,
                 script("press-witness-read.js"),
-                session_id=self._element.session,
+                session_id=self.element.session,
             )
         except _UNKNOWN:
             return None
-        return witness_note(describe(self._element, info), seen, clicks)
+        return witness_note(describe(self.element, info), seen, clicks)
 
 
 def witness_note(named: str, seen: Mapping[str, Any], clicks: int) -> str | None:
