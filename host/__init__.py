@@ -1,18 +1,22 @@
-"""Trimtab's host: the native-messaging host, snapshots, tools and the call tracker.
+"""Trimtab's host: two doors on one wire, the envelope, the tabs, the tools, the pipeline.
 
 The folder is ``host/`` (the layout of DESIGN.md); the package imports as ``trimtab``.
-Its parts, in the order data flows through them:
+Its parts, from the doors down to the page, the way a call flows:
 
-* `trimtab.native`: the process Chrome starts (framing, server, request handlers);
+* `trimtab.wire`: framed JSON requests, the request loop, the log file;
+* `trimtab.native`: the door Chrome starts (the extension's requests; ``trimtab-host``);
+* `trimtab.link`: the door outside agents reach (a per-user socket and a secret);
+* `trimtab.browser`: the tabs the host holds and `call_tool`, which both doors call;
+* `trimtab.envelope`: what the agent may do, and the one place that asks the person;
+* `trimtab.tools`: the agent's tools and their page-side scripts;
 * `trimtab.tab`: one tab as the agent sees it (snapshots, diffs, page revisions, settle);
-* `trimtab.tools`: the agent's tools and their catalogue;
 * `trimtab.tracker`: repeated tool calls answered from cache;
 * `trimtab.pipeline`: a captured page in, compact XML out.
 
-`trimtab.link` is the host's endpoint for agents outside the browser, which
-`trimtab.mcp` (``trimtab mcp``) and `trimtab.cli` (``tabs``, ``snapshot``, ``call``,
-``doctor``) connect to. The command line (``_cli``) and the installer (``_install``)
-sit on top. CDP and the page model are in `pycdp_bridge`.
+`trimtab.mcp` (``trimtab mcp``) and `trimtab.cli` (the ``trimtab`` command) are
+clients of the link on top. CDP and the page model are in `pycdp_bridge`.
+
+May import (this face) ``trimtab.wire``, ``trimtab.tab`` and ``trimtab.tracker``.
 """
 
 from .tab import PageChangedError, Snapshot, SnapshotMemory, SnapshotOptions, TrimLimits

@@ -34,6 +34,7 @@ from .tab import (
     SnapshotMemory,
     SnapshotOptions,
     check_budget,
+    page_token_counts,
 )
 
 __all__ = ["main"]
@@ -86,7 +87,7 @@ async def _inspect(args: argparse.Namespace) -> int:
                         **snapshot.stats_dict(),
                     }
                     if args.stats:
-                        record.update(await _page_tokens(page))
+                        record.update(await page_token_counts(page))
             except trio.TooSlowError:
                 raise PageUnresponsiveError(url, args.timeout) from None
             outputs.append(snapshot.xml)
@@ -116,16 +117,6 @@ class PageUnresponsiveError(Exception):
 
     def __init__(self, url: str, seconds: float) -> None:
         super().__init__(f"{url} did not answer within {seconds:g} s (a script on it may be stuck)")
-
-
-async def _page_tokens(page: PageTarget) -> dict[str, int]:
-    """Tokens of the raw HTML and of the visible text, to set ours against."""
-    raw_html = await page.evaluate("document.documentElement.outerHTML")
-    inner_text = await page.evaluate("document.body ? document.body.innerText : ''")
-    return {
-        "raw_tokens": count_tokens(str(raw_html or "")),
-        "text_tokens": count_tokens(str(inner_text or "")),
-    }
 
 
 async def _answer_dialogs(

@@ -9,6 +9,8 @@
 * `evaluate` / `call_on`: the page's JavaScript, whose exceptions are JavaScriptError.
 * `gc_paused`: the collector off over one large synchronous step (a reply's JSON);
   `collect_less_often`: fewer collections in a process that takes snapshots.
+
+Imports nothing of the host (``trimtab``): the host is built on it, never the reverse.
 """
 
 from . import _protocol as protocol

@@ -62,19 +62,22 @@ async def evaluate(
 
 async def call_on(
     target: Target,
-    object_id: str,
+    object_id: str | None,
     function_source: str,
     *args: object,
+    context_id: int | None = None,
     await_promise: bool = True,
     return_by_value: bool = True,
     session_id: str | None = None,
 ) -> Any:
     """Call the function ``function_source`` with ``this`` bound to the remote object
     ``object_id`` and ``args`` as its arguments: JSON values, or `ObjectRef` for
-    remote objects.
+    remote objects. With ``object_id`` None it runs in the execution context
+    ``context_id`` instead (an isolated world), on its arguments alone.
 
     Returns as `evaluate` does; raises JavaScriptError when the function throws or
-    its promise rejects.
+    its promise rejects, ValueError unless exactly one of ``object_id`` and
+    ``context_id`` is given.
     """
     arguments: list[CallArgument] = [
         {"objectId": arg.object_id} if isinstance(arg, ObjectRef) else {"value": arg}
@@ -84,6 +87,7 @@ async def call_on(
         cdp.runtime_call_function_on(
             function_source,
             object_id=object_id,
+            execution_context_id=context_id,
             arguments=arguments,
             return_by_value=return_by_value,
             await_promise=await_promise,

@@ -1,5 +1,5 @@
-"""The consent protocol of the host's ``tool`` request: nothing is done without consent,
-and a consent token runs exactly the call it was issued for, once."""
+"""The consent of the host's ``tool`` request: nothing that submits is done without the
+person's yes, asked during the call, and a yes acts for that one live call only."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ from pycdp_bridge import PageTarget
 from tests.support import StaticServer
 from tests.support.handlers_host import SESSION, TAB, Host, open_host
 from trimtab.tab import PageRevisions
-from trimtab.wire import RequestError
 
 pytestmark = pytest.mark.browser
 
@@ -39,38 +38,82 @@ async def open_the_confirm(host: Host) -> None:
         await trio.sleep(0.02)
 
 
-async def test_consent_round_trip(host: Host) -> None:
-    """A submit answers consent required and does nothing; a token for other arguments, a
-    spent token and an unknown one are bad_consent; the right token submits once."""
-    snapshot = await host.tool("capture_snapshot")
-    content = str(snapshot["content"])
-    buy = content.split('type="submit">Buy now')[0].rsplit('<button id="', 1)[1].split('"')[0]
-    asked = await call(host, "click", {"id": buy})
-    consent = asked["consent"]
-    assert isinstance(consent, dict)
-    assert consent["required"] is True
-    assert consent["granted"] is False
-    assert "submits a form" in consent["reason"]
-    assert asked["is_error"] is True
+def buy_button(content: str) -> str:
+    return content.split('type="submit">Buy now')[0].rsplit('<button id="', 1)[1].split('"')[0]
+
+
+async def test_a_submit_acts_only_on_the_persons_yes_within_the_call(host: Host) -> None:
+    """A submit asks the person during the call: a no does nothing and says so, a yes
+    submits, and the yes is spent with its call (the next submit asks again)."""
+    buy = buy_button(str((await host.tool("capture_snapshot"))["content"]))
+    host.person.allow = False
+    refused = await call(host, "click", {"id": buy})
+    assert refused["consent"] == {"required": True, "granted": False}
+    assert refused["is_error"] is True
+    assert "the person refused" in str(refused["content"])
     assert await host.evaluate("location.pathname") == "/consent-shop.html"
-    with pytest.raises(RequestError) as other:
-        await call(host, "click", {"id": "zz9"}, consent=consent["token"])
-    assert other.value.code == "bad_consent"
-    with pytest.raises(RequestError) as spent:
-        # The mismatch spent it: asking again is the only way on.
-        await call(host, "click", {"id": buy}, consent=consent["token"])
-    assert spent.value.code == "bad_consent"
-    again = await call(host, "click", {"id": buy})
-    token = again["consent"]["token"]  # type: ignore[index]
-    done = await call(host, "click", {"id": buy}, consent=token)
+    (question,) = host.person.asked
+    assert question["what"] == "submit"
+    assert question["tool"] == "click"
+    assert question["tab"] == TAB
+    assert question["client"] == "Trimtab agent"
+    assert "submits a form" in question["reason"]
+    assert "Buy now" in question["element"]
+    assert host.person.withdrawn == []
+    host.person.allow = True
+    done = await call(host, "click", {"id": buy})
     assert done["is_error"] is False, done["content"]
     assert done["consent"] == {"required": True, "granted": True}
     assert done["submitted"] is True
     assert done["unasked_submit"] is False
     assert "/tools-done.html" in str(await host.evaluate("location.pathname"))
-    with pytest.raises(RequestError) as reused:
-        await call(host, "click", {"id": buy}, consent=token)
-    assert reused.value.code == "bad_consent"
+    assert len(host.person.asked) == 2
+
+
+async def test_a_cancelled_call_withdraws_its_question_and_a_late_yes_does_nothing(
+    host: Host,
+) -> None:
+    """When the call that asked is cancelled, its question is withdrawn at once and the
+    person's later yes finds no call to act for: nothing is submitted."""
+    buy = buy_button(str((await host.tool("capture_snapshot"))["content"]))
+    host.person.allow = None  # the person is slow
+    with trio.move_on_after(30) as waited:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(call, host, "click", {"id": buy})
+            await host.person.question.wait()
+            nursery.cancel_scope.cancel()  # the client gave up on the call
+    assert not waited.cancelled_caught
+    (question,) = host.person.asked
+    (withdrawn,) = host.person.withdrawn
+    assert withdrawn["ask"] == question["ask"]
+    assert host.person.panel is not None
+    assert host.person.panel.answer(question["ask"], allow=True) is False
+    await trio.sleep(0.5)
+    assert await host.evaluate("location.pathname") == "/consent-shop.html"
+
+
+async def test_nobody_answering_ends_the_call_with_a_plain_result(host: Host) -> None:
+    """A question nobody answers within the wait is withdrawn, and the call's result says
+    that nobody answered and where the person answers; nothing is done."""
+    buy = buy_button(str((await host.tool("capture_snapshot"))["content"]))
+    host.person.allow = None
+    unanswered = await call(host, "click", {"id": buy})
+    assert unanswered["is_error"] is True
+    assert unanswered["consent"] == {"required": True, "granted": False}
+    assert "nobody answered in the browser within 5 s" in str(unanswered["content"])
+    assert "side panel" in str(unanswered["content"])
+    assert [w["why"] for w in host.person.withdrawn] == ["nobody answered within 5 s"]
+    assert await host.evaluate("location.pathname") == "/consent-shop.html"
+
+
+async def test_ask_before_submit_off_submits_without_a_question(host: Host) -> None:
+    """With the person's "ask before submitting" off, a submit runs with their standing
+    consent: no question, and the reply says consent was required and granted."""
+    buy = buy_button(str((await host.tool("capture_snapshot"))["content"]))
+    done = await call(host, "click", {"id": buy}, ask_before_submit=False)
+    assert done["consent"] == {"required": True, "granted": True}
+    assert host.person.asked == []
+    assert "/tools-done.html" in str(await host.evaluate("location.pathname"))
 
 
 async def test_dialog_field_is_structured(host: Host) -> None:

@@ -1,17 +1,12 @@
 """Property tests: page strings in refusals and consent questions never forge markup, and
-the consent rules and tokens hold for every combination of facts."""
+the consent rules hold for every combination of facts."""
 
 from __future__ import annotations
 
-import itertools
-
-import attrs
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from lxml import etree
 
-from trimtab.native import ConsentBook, ToolCall
 from trimtab.pipeline import Control
 from trimtab.tools._consent import (
     CommitFacts,
@@ -22,7 +17,6 @@ from trimtab.tools._consent import (
 )
 from trimtab.tools._input import ElementInfo, Located, cover_description, describe
 from trimtab.tools._keys import parse_key
-from trimtab.wire import RequestError
 
 # Markup-heavy page strings: quotes, angle brackets, ampersands, ids, control characters
 # and lone surrogates, as well as any text at all.
@@ -139,27 +133,3 @@ def test_every_enter_spelling_is_enter() -> None:
     for spelling in ("Enter", "Return", "\r", "\n", "\r\n", "NumpadEnter"):
         assert parse_key(spelling).key == "Enter"
         assert parse_key(spelling).text == "\r"
-
-
-def test_consent_tokens_are_one_shot_and_bound() -> None:
-    """A consent token runs exactly the call it was issued for, once, before it lapses;
-    another call, a second use or a late use is refused."""
-    now = itertools.count(0.0, 1.0)
-    book = ConsentBook(clock=lambda: next(now))
-    call = ToolCall("s1", 7, "click", '{"id":"k3"}')
-    token = book.issue(call)
-    for other in (
-        attrs.evolve(call, args='{"id":"k4"}'),
-        attrs.evolve(call, tab=8),
-        attrs.evolve(call, session="s2"),
-        attrs.evolve(call, name="press"),
-    ):
-        with pytest.raises(RequestError, match="another call"):
-            book.redeem(book.issue(call), other)
-    assert book.redeem(token, call)
-    with pytest.raises(RequestError, match="already used"):
-        book.redeem(token, call)
-    late = ConsentBook(clock=iter([0.0, 1e6]).__next__)
-    stale = late.issue(call)
-    with pytest.raises(RequestError, match="expired"):
-        late.redeem(stale, call)

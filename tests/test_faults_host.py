@@ -11,7 +11,7 @@ import pytest
 import trio
 
 from tests.test_host_process import ORIGIN, host_env, nm_frame, run_host_process
-from trimtab._host import allowed_origin, origin_refusal
+from trimtab.native import allowed_origin, origin_refusal
 from trimtab.wire import configure_logging
 
 
@@ -34,7 +34,7 @@ async def test_host_refuses_another_caller(tmp_path: Path, argv: list[str]) -> N
     """Started for another extension (or with no origin) the host answers nothing, logs
     one clear line and exits non-zero."""
     process = await trio.run_process(
-        [sys.executable, "-m", "trimtab._host", *argv],
+        [sys.executable, "-m", "trimtab.native", *argv],
         stdin=nm_frame({"type": "ping", "id": 1}),
         capture_stdout=True,
         capture_stderr=True,

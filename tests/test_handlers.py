@@ -10,12 +10,12 @@ import pytest
 import trio
 import trio.testing
 
-import trimtab.native._handlers
+import trimtab.browser._errors
 from pycdp_bridge import PageTarget, protocol
 from tests.support import StaticServer
 from tests.support.handlers_host import SESSION, TAB, Host, open_host
-from trimtab._host import HostContext, build_setup
-from trimtab.native import read_format_page
+from trimtab.browser import read_format_page
+from trimtab.native import HostContext, build_setup
 from trimtab.tools import TOOLS
 from trimtab.wire import Outbox, Request, RequestError
 
@@ -347,14 +347,14 @@ async def test_a_dialog_answers_dialog_open_and_the_agent_can_answer_it(host: Ho
     found = await host.tool("find", text="Trail tent")
     assert found["is_error"] is True
     assert '<js-dialog type="confirm" message="Sure?"/>' in found["content"]
-    # OK on a confirm commits: the host asks first (nothing done), then runs it with the token.
-    asked = await host.tool("answer_dialog", accept=True)
-    assert asked["consent"]["required"] is True
+    # OK on a confirm commits: the host asks the person first, then runs it on their yes.
+    host.person.allow = False
+    refused = await host.tool("answer_dialog", accept=True)
+    assert refused["consent"] == {"required": True, "granted": False}
     assert host.page.open_dialog is not None
-    answered = await host.request(
-        "tool", session=SESSION, tab=TAB, name="answer_dialog", args={"accept": True},
-        consent=asked["consent"]["token"],
-    )  # fmt: skip
+    host.person.allow = True
+    answered = await host.tool("answer_dialog", accept=True)
+    assert [q["tool"] for q in host.person.asked] == ["answer_dialog", "answer_dialog"]
     assert answered["is_error"] is False
     assert answered["consent"]["granted"] is True
     assert await host.evaluate("document.title") == "true"
@@ -365,7 +365,7 @@ async def test_a_page_stuck_in_a_script_answers_page_unresponsive(
 ) -> None:
     """A snapshot of a page whose script keeps the main thread busy ends with a
     page_unresponsive error after PAGE_TIMEOUT instead of waiting for ever."""
-    monkeypatch.setattr(trimtab.native._handlers, "PAGE_TIMEOUT", 1.0)
+    monkeypatch.setattr(trimtab.browser._errors, "PAGE_TIMEOUT", 1.0)
     await host.request("snapshot", tab=TAB)
     # Busy for a few seconds only: later tests may share this renderer process.
     await host.evaluate(
@@ -382,7 +382,9 @@ async def test_the_production_setup_registers_the_handlers() -> None:
     sink, _ = trio.testing.memory_stream_pair()
     context = HostContext(origin=None, outbox=Outbox(sink), debug=False)
     async with build_setup(context) as setup:
-        assert {"snapshot", "tools", "tool", "highlight", "release"} <= set(setup.handlers)
+        assert {"snapshot", "tools", "tool", "highlight", "release", "answer"} <= set(
+            setup.handlers
+        )
         assert setup.on_relay_message is not None
         tools = await setup.handlers["tools"](Request("tools", 1, {"type": "tools", "id": 1}))
         assert len(tools["tools"]) == len(TOOLS)

@@ -26,8 +26,8 @@ import pytest
 import trio
 import trio.testing
 
-from trimtab._host import HostContext, HostSetup, run_host
 from trimtab._install import extension_id
+from trimtab.native import HostContext, HostSetup, run_host
 from trimtab.wire import (
     MAX_INCOMING_FRAME,
     ChunkAssembler,
@@ -200,7 +200,7 @@ async def run_host_process(
     task_status: trio.TaskStatus[HostProcess] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Start the host, pump its output, and kill it if it outlives the test."""
-    argv = command or [sys.executable, "-m", "trimtab._host", ORIGIN]
+    argv = command or [sys.executable, "-m", "trimtab.native", ORIGIN]
     process = await trio.lowlevel.open_process(
         argv,
         stdin=subprocess.PIPE,
@@ -467,7 +467,7 @@ async def test_regular_files_as_stdio(tmp_path: Path) -> None:
     )
     with trio.fail_after(TIMEOUT), requests.open("rb") as stdin, replies.open("wb") as stdout:
         process = await trio.run_process(
-            [sys.executable, "-m", "trimtab._host", ORIGIN],
+            [sys.executable, "-m", "trimtab.native", ORIGIN],
             stdin=stdin,
             stdout=stdout,
             capture_stderr=True,

@@ -96,3 +96,36 @@ async def test_evaluate_in_an_isolated_world(page: PageTarget) -> None:
         context_id=world["executionContextId"],
     )
     assert seen == ["undefined", "JS"]
+
+
+async def test_call_on_in_an_isolated_world(page: PageTarget) -> None:
+    """With no object and a context_id, call_on runs the function in that world on its
+    arguments alone (remote objects of that world included), and a rejection there is
+    JavaScriptError; naming both an object and a context, or neither, is refused."""
+    await page.navigate(page_url(_PAGE))
+    await evaluate(page, "window.pageSecret = 42")
+    tree = await page.execute(protocol.page_get_frame_tree())
+    world = await page.execute(
+        protocol.page_create_isolated_world(tree["frameTree"]["frame"]["id"], world_name="t")
+    )
+    context = world["executionContextId"]
+    bold = await evaluate(
+        page, "document.querySelector('b')", context_id=context, return_by_value=False
+    )
+    seen = await call_on(
+        page,
+        None,
+        "async function (n, node) { return [typeof window.pageSecret, n + 1, node.localName]; }",
+        1,
+        ObjectRef(bold["objectId"]),
+        context_id=context,
+    )
+    assert seen == ["undefined", 2, "b"]
+    with pytest.raises(JavaScriptError, match="Error: not here"):
+        await call_on(
+            page, None, "function () { throw new Error('not here'); }", context_id=context
+        )
+    with pytest.raises(ValueError, match="exactly one of object_id"):
+        await call_on(page, None, "function () { return 1; }")
+    with pytest.raises(ValueError, match="exactly one of object_id"):
+        await call_on(page, bold["objectId"], "function () { return 1; }", context_id=context)

@@ -15,14 +15,18 @@ import attrs
 import pytest
 import trio
 import trio.testing
+from mcp import Client
+from mcp.shared.exceptions import MCPError
 
 from pycdp_bridge import PageTarget
 from tests.support import StaticServer
 from tests.support.handlers_host import TAB
 from tests.support.relay_peer import RelayPeer
+from trimtab.browser import Toolbox, open_host_state
+from trimtab.envelope import SidePanel
 from trimtab.link import Link, LinkClient, LinkError, connect, open_link, read_secret
 from trimtab.link._paths import SECRET_FILE, ensure_private_dir, list_endpoints
-from trimtab.native import Toolbox, open_host_state
+from trimtab.mcp import build_server, open_holder
 from trimtab.wire import DecodedMessage, FrameDecoder, Outbox
 
 pytestmark = pytest.mark.browser
@@ -63,6 +67,7 @@ class Extension:
 @attrs.define
 class Setup:
     link: Link
+    panel: SidePanel
     extension: Extension
     secret: str
     page: PageTarget
@@ -86,22 +91,24 @@ async def setup(
     with trio.fail_after(30):
         await page.navigate(pages_server.url("handlers-shop.html"))
     send, receive = trio.testing.memory_stream_one_way_pair()
+    extension = Outbox(send)
+    panel = SidePanel(extension.send_message, timeout=5)
     async with (
         open_host_state(peer.hub, toolbox=Toolbox.load()) as state,
         open_link(
             state,
-            Outbox(send),
+            panel,
+            extension,
             "chrome-extension://x/",
             folder=folder / "run",
             secret_folder=folder / "state",
-            ask_timeout=5,
         ) as link,
     ):
         secret = read_secret(folder / "state" / SECRET_FILE)
         await link.handle_agents_tabs(
             _request("agents_tabs", tabs=[{"id": TAB, "title": "Shop", "url": "http://x/"}])
         )
-        yield Setup(link, Extension(receive), secret, page)
+        yield Setup(link, panel, Extension(receive), secret, page)
 
 
 def _request(kind: str, **fields: Any) -> Any:
@@ -216,19 +223,17 @@ async def test_unshared_tab_asks_the_extension(setup: Setup) -> None:
                 results.append(exc)
 
         nursery.start_soon(call)
-        ask = await setup.extension.next("agents_ask")
+        ask = await setup.extension.next("ask")
         assert ask["client"] == "claude-code 1"
         assert ask["tab"] == TAB
-        await setup.link.handle_agents_answer(
-            _request("agents_answer", ask=ask["ask"], allow=False)
-        )
+        setup.panel.answer(ask["ask"], allow=False)
     assert isinstance(results[0], LinkError)
     assert results[0].code == "forbidden"
     async with setup.client("claude-code") as client, trio.open_nursery() as nursery:
         results.clear()
         nursery.start_soon(call)
-        ask = await setup.extension.next("agents_ask")
-        await setup.link.handle_agents_answer(_request("agents_answer", ask=ask["ask"], allow=True))
+        ask = await setup.extension.next("ask")
+        setup.panel.answer(ask["ask"], allow=True)
     assert "Outdoor shop" in results[0]["content"]
 
 
@@ -273,12 +278,10 @@ async def _submit_asked(setup: Setup, pages_server: StaticServer, allow: bool) -
                 )
 
             nursery.start_soon(press)
-            ask = await setup.extension.next("agents_ask")
+            ask = await setup.extension.next("ask")
             assert ask["what"] == "submit"
             assert "submits the form" in ask["reason"]
-            await setup.link.handle_agents_answer(
-                _request("agents_answer", ask=ask["ask"], allow=allow)
-            )
+            setup.panel.answer(ask["ask"], allow=allow)
         assert "token" not in results[0]["consent"]
         return results[0]
 
@@ -316,9 +319,172 @@ async def test_no_one_to_ask_is_refused_at_once_with_the_reason(setup: Setup) ->
                 caught.append(exc)
 
         nursery.start_soon(call)
-        ask = await setup.extension.next("agents_ask")
-        await setup.link.handle_agents_answer(
-            _request("agents_answer", ask=ask["ask"], allow=False, why="no panel is open")
-        )
+        ask = await setup.extension.next("ask")
+        setup.panel.answer(ask["ask"], allow=False, why="no panel is open")
     assert caught[0].code == "forbidden"
     assert "no panel is open" in caught[0].message
+
+
+async def _type_email_in_the_consent_shop(client: LinkClient, pages_server: StaticServer) -> None:
+    with trio.fail_after(60):
+        shop = pages_server.url("consent-shop.html")
+        navigated = await client.request("tool", tab=TAB, name="navigate", args={"url": shop})
+        email = next(
+            line.split('id="')[1].split('"')[0]
+            for line in navigated["content"].splitlines()
+            if 'type="email"' in line
+        )
+        typed = await client.request(
+            "tool", tab=TAB, name="type", args={"id": email, "text": "a@b.c"}
+        )
+        assert not typed["is_error"], typed["content"]
+
+
+async def test_a_cancelled_call_withdraws_its_question_and_a_late_allow_submits_nothing(
+    setup: Setup, pages_server: StaticServer
+) -> None:
+    """A client that gives up on a submit while the person is asked cancels the call: the
+    question is withdrawn at once, and the person's Allow afterwards submits nothing."""
+    async with setup.client("claude-code") as client:
+        await _type_email_in_the_consent_shop(client, pages_server)
+        with trio.move_on_after(30) as waited:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(
+                    lambda: client.request("tool", tab=TAB, name="press", args={"key": "Enter"})
+                )
+                ask = await setup.extension.next("ask")
+                nursery.cancel_scope.cancel()  # the client's own timeout or abort
+        assert not waited.cancelled_caught
+        withdrawn = await setup.extension.next("withdraw")
+        assert withdrawn["ask"] == ask["ask"]
+        assert setup.panel.answer(ask["ask"], allow=True) is False
+        # The link is still usable, and the page never submitted.
+        assert (await client.request("tabs"))["tabs"]
+    await trio.sleep(1)
+    assert await setup.page.evaluate("location.search") == ""
+
+
+async def test_a_call_waiting_for_the_person_sends_progress_then_says_nobody_answered(
+    setup: Setup, pages_server: StaticServer
+) -> None:
+    """While a submit waits for the person the client hears progress naming the side panel,
+    and when nobody answers within the host's wait the result says so; nothing submits."""
+    async with setup.client("claude-code") as client:
+        await _type_email_in_the_consent_shop(client, pages_server)
+        heard: list[dict[str, Any]] = []
+
+        async def progress(message: dict[str, Any]) -> None:
+            heard.append(message)
+
+        with trio.fail_after(30):
+            result = await client.request(
+                "tool", tab=TAB, name="press", args={"key": "Enter"}, on_progress=progress
+            )
+    assert result["is_error"]
+    assert result["consent"] == {"required": True, "granted": False}
+    assert "nobody answered in the browser within 5 s" in result["content"]
+    assert heard, "no progress while the person was asked"
+    assert "Trimtab side panel" in heard[0]["message"]
+    assert heard[0]["timeout"] == 5
+    assert (await setup.extension.next("withdraw"))["why"] == "nobody answered within 5 s"
+    assert await setup.page.evaluate("location.search") == ""
+
+
+async def test_after_stop_no_client_is_asked_for_a_tab_until_one_is_shared(setup: Setup) -> None:
+    """After the person's Stop, a client's call on an unshared tab is refused at once
+    (not asked again); sharing a tab again lifts that."""
+    await setup.link.handle_agents_stop(_request("agents_stop"))
+    await setup.link.handle_agents_tabs(_request("agents_tabs", tabs=[]))
+    async with setup.client() as client:
+        with pytest.raises(LinkError, match="stopped outside agents") as refused:
+            await _snapshot(client)
+        assert refused.value.code == "forbidden"
+        assert (await client.request("tabs"))["stopped"] is True
+    await setup.link.handle_agents_tabs(
+        _request("agents_tabs", tabs=[{"id": TAB, "title": "Shop", "url": "http://x/"}])
+    )
+    async with setup.client() as client:
+        assert "Outdoor shop" in (await _snapshot(client))["content"]
+
+
+async def test_a_tab_the_person_allowed_is_listed_for_that_client(setup: Setup) -> None:
+    """A tab allowed through the side panel's question appears in the client's tabs, with
+    the browser's title and URL, and only for that client."""
+    await setup.link.handle_agents_tabs(_request("agents_tabs", tabs=[]))
+    async with setup.client("claude-code") as client:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(_snapshot, client)
+            ask = await setup.extension.next("ask")
+            assert ask["what"] == "tab"
+            assert setup.panel.answer(ask["ask"], allow=True)
+        (listed,) = (await client.request("tabs"))["tabs"]
+        assert listed["id"] == TAB
+        assert listed["allowed"] is True
+        assert listed["title"] == "Handlers shop"
+        assert listed["url"].endswith("/handlers-shop.html")
+    async with setup.client("claude-code") as other:
+        assert (await other.request("tabs"))["tabs"] == []
+
+
+async def test_a_named_session_gets_diffs_across_connections(setup: Setup) -> None:
+    """Two connections under one session name share what the first saw: the second's
+    click is answered with a diff, and the name is refused while it is in use."""
+    session = {"name": "cli", "version": "1"}
+    async with connect(setup.socket, setup.secret, session) as first:
+        del first
+    async with _named(setup, "shell") as client:
+        snapshot = await _snapshot(client)
+        assert snapshot["kind"] == "baseline"
+        with pytest.raises(LinkError, match="in use"):
+            async with _named(setup, "shell"):
+                pass
+    async with _named(setup, "shell") as client:
+        add = next(
+            line.split('id="')[1].split('"')[0]
+            for line in snapshot["content"].splitlines()
+            if "Add to bag" in line
+        )
+        with trio.fail_after(60):
+            clicked = await client.request("tool", tab=TAB, name="click", args={"id": add})
+        assert clicked["kind"] == "diff", clicked["content"]
+
+
+def _named(setup: Setup, name: str) -> Any:
+    return connect(setup.socket, setup.secret, {"name": "cli", "version": "1"}, session=name)
+
+
+async def test_an_mcp_client_that_times_out_cancels_the_submit_and_heard_progress(
+    setup: Setup, pages_server: StaticServer, folder: Path
+) -> None:
+    """Through the MCP server and the official SDK's client: a submit that waits for the
+    person sends progress; when the client times out and cancels, the question is
+    withdrawn and a late Allow submits nothing."""
+    async with setup.client() as client:
+        await _type_email_in_the_consent_shop(client, pages_server)
+    heard: list[str | None] = []
+
+    async def progress(done: float, total: float | None, message: str | None) -> None:
+        del done, total
+        heard.append(message)
+
+    async with (
+        open_holder(
+            endpoint_folder=folder / "run", secret_file=folder / "state" / SECRET_FILE
+        ) as holder,
+        Client(build_server(holder)) as mcp,
+    ):
+        with trio.fail_after(30), pytest.raises(MCPError, match=r"[Tt]imed out"):
+            await mcp.call_tool(
+                "press",
+                {"tab": TAB, "key": "Enter"},
+                read_timeout_seconds=2,
+                progress_callback=progress,
+            )
+        ask = await setup.extension.next("ask")
+        withdrawn = await setup.extension.next("withdraw")
+        assert withdrawn["ask"] == ask["ask"]
+        assert setup.panel.answer(ask["ask"], allow=True) is False
+    assert heard
+    assert "Trimtab side panel" in str(heard[0])
+    await trio.sleep(1)
+    assert await setup.page.evaluate("location.search") == ""

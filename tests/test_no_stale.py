@@ -26,7 +26,7 @@ from pycdp_bridge import PageTarget
 from tests.support import StaticServer, serve_static
 from tests.support.handlers_host import TAB, Host
 from tests.support.relay_peer import RelayPeer
-from trimtab.native import Toolbox, open_host_state, read_format_page
+from trimtab.browser import Toolbox, open_host_state, read_format_page
 from trimtab.tab import Tab
 from trimtab.tools import TOOLS, ToolResult, run_tool
 
@@ -258,7 +258,7 @@ async def corpus_server(nursery: trio.Nursery) -> StaticServer | None:
 async def _host(relay: RelayPeer, page: PageTarget, recorder: Recorder) -> AsyncIterator[Host]:
     toolbox = Toolbox(specs=TOOLS, run=recorder.run, format_page=read_format_page())
     async with open_host_state(relay.hub, toolbox=toolbox) as state:
-        yield Host(state, relay, page)
+        yield Host.serving(state, relay, page)
 
 
 async def test_no_cached_answer_is_ever_stale(

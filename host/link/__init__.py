@@ -8,16 +8,20 @@ JSON), and each connection is served by the wire's request loop
 (``trimtab.wire.HostServer``).
 
 - `_paths`: the endpoint folder, the secret, endpoint names and the list of endpoints.
-- `_server`: `open_link`, the listening side inside the host: one `LinkSession` per
+- `_endpoint`: `open_link`, the endpoint socket and its info file while the host runs.
+- `_server`: `Link`, the listening side inside the host: one `LinkSession` per
   client (its own tracker session and its own snapshot memory per tab), the tabs
-  the person shared (pushed by the extension), consent asked of the extension.
+  the person shared (pushed by the extension); the person is asked in the side
+  panel through ``trimtab.envelope``.
 - `_client`: `LinkClient`, the connecting side (``trimtab mcp``, the command line).
 
-May import ``trimtab.wire`` and ``trimtab.native`` (`HostState`, which runs the
-tools); ``trimtab._host`` opens the link in ``build_setup``.
+It is the second door on ``trimtab.wire``, beside ``trimtab.native``, which opens it.
+May import ``trimtab.wire``, ``trimtab.browser`` (`HostState`, which runs the tools)
+and ``trimtab.envelope``.
 """
 
-from ._client import LinkClient, LinkError, choose_endpoint, connect
+from ._client import LinkClient, LinkError, OnProgress, choose_endpoint, connect
+from ._endpoint import open_link
 from ._paths import (
     ENDPOINT_SUFFIX,
     Endpoint,
@@ -28,17 +32,19 @@ from ._paths import (
     secret_path,
     state_dir,
 )
-from ._server import ASK_TIMEOUT, Link, LinkSession, open_link
+from ._server import PARKED_SESSION_LIFETIME, PROGRESS_INTERVAL, Link, LinkSession
 
 __all__ = [
-    "ASK_TIMEOUT",
     "ENDPOINT_SUFFIX",
+    "PARKED_SESSION_LIFETIME",
+    "PROGRESS_INTERVAL",
     "Endpoint",
     "EndpointInfo",
     "Link",
     "LinkClient",
     "LinkError",
     "LinkSession",
+    "OnProgress",
     "choose_endpoint",
     "connect",
     "endpoint_dir",

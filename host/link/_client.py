@@ -12,9 +12,9 @@ import contextlib
 import itertools
 import os
 import socket as stdlib_socket
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TypeAlias
 
 import attrs
 import trio
@@ -32,10 +32,17 @@ from ..wire import (
 )
 from ._paths import Endpoint, list_endpoints
 
-__all__ = ["LinkClient", "LinkError", "choose_endpoint", "connect"]
+__all__ = ["LinkClient", "LinkError", "OnProgress", "choose_endpoint", "connect"]
 
 _RECEIVE_SIZE: Final = 256 * 1024
 CONNECT_TIMEOUT: Final = 10.0
+# Messages one request may have queued before its caller reads them (progress, reply).
+_QUEUED_MESSAGES: Final = 16
+# A cancel the host does not take within this long is dropped (the link is gone anyway).
+_CANCEL_TIMEOUT: Final = 2.0
+
+# Hears a request's ``progress`` messages: {"type": "progress", "id", "message", ...}.
+OnProgress: TypeAlias = Callable[[JSONObject], Awaitable[None]]
 
 
 class LinkError(Exception):
@@ -67,13 +74,21 @@ class LinkClient:
     def session(self) -> int:
         return int(self.hello.get("session", 0))
 
-    async def request(self, kind: str, **fields: Any) -> JSONObject:
-        """Send one request and return its ``result``; an ``error`` reply raises LinkError."""
+    async def request(
+        self, kind: str, *, on_progress: OnProgress | None = None, **fields: Any
+    ) -> JSONObject:
+        """Send one request and return its ``result``; an ``error`` reply raises LinkError.
+
+        ``on_progress`` hears the host's ``progress`` messages for this request (it waits
+        for the person). A caller that is cancelled cancels the request in the host
+        too, so whatever it asked the person is withdrawn and can no longer act.
+        """
         if self.closed_reason is not None:
             raise LinkError("link_closed", self.closed_reason)
         request_id = next(self._ids)
-        send, receive = trio.open_memory_channel[JSONObject](1)
+        send, receive = trio.open_memory_channel[JSONObject](_QUEUED_MESSAGES)
         self._waiting[request_id] = send
+        sent = False
         try:
             try:
                 frame = encode_frame({"type": kind, "id": request_id, **fields})
@@ -84,14 +99,33 @@ class LinkClient:
                     await self.stream.send_all(frame)
                 except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
                     raise LinkError("link_closed", self._why("the host closed the link")) from exc
+            sent = True
             async with receive:
-                try:
-                    reply = await receive.receive()
-                except trio.EndOfChannel:
-                    raise LinkError("link_closed", self._why("the host closed the link")) from None
+                while True:
+                    try:
+                        reply = await receive.receive()
+                    except trio.EndOfChannel:
+                        raise LinkError(
+                            "link_closed", self._why("the host closed the link")
+                        ) from None
+                    if reply.get("type") != "progress":
+                        break
+                    if on_progress is not None:
+                        await on_progress(reply)
+            sent = False
         finally:
             self._waiting.pop(request_id, None)
+            if sent:
+                await self._cancel(request_id)
         return _result_of(reply)
+
+    async def _cancel(self, request_id: int) -> None:
+        """Tell the host this client gave up on request ``request_id`` (best effort)."""
+        with trio.CancelScope(shield=True), trio.move_on_after(_CANCEL_TIMEOUT):
+            frame = encode_frame({"type": "cancel", "id": next(self._ids), "request": request_id})
+            with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+                async with self._send_lock:
+                    await self.stream.send_all(frame)
 
     def _why(self, default: str) -> str:
         return self.closed_reason or default
@@ -119,7 +153,15 @@ class LinkClient:
                         self.closed_reason = str(message.get("reason", "the host closed"))
                         self.closed_code = str(message.get("code", "link_closed"))
                         continue
-                    waiter = self._waiting.pop(_int_id(message.get("id")), None)
+                    request_id = _int_id(message.get("id"))
+                    if message.get("type") == "progress":
+                        waiter = self._waiting.get(request_id)
+                        if waiter is not None:
+                            # A reader that is behind loses a progress message, never a reply.
+                            with contextlib.suppress(trio.WouldBlock):
+                                waiter.send_nowait(message)
+                        continue
+                    waiter = self._waiting.pop(request_id, None)
                     if waiter is not None:
                         waiter.send_nowait(message)
         finally:
@@ -176,9 +218,16 @@ async def _open_unix(path: Path) -> trio.SocketStream:
 
 @contextlib.asynccontextmanager
 async def connect(
-    socket_path: Path, secret: str, client: Mapping[str, str] | None = None
+    socket_path: Path,
+    secret: str,
+    client: Mapping[str, str] | None = None,
+    *,
+    session: str | None = None,
 ) -> AsyncIterator[LinkClient]:
-    """A `LinkClient` on ``socket_path``, its hello (with ``secret``) accepted."""
+    """A `LinkClient` on ``socket_path``, its hello (with ``secret``) accepted.
+
+    ``session`` names the session, so that what it saw outlives this connection.
+    """
     with trio.fail_after(CONNECT_TIMEOUT):
         stream = await _open_unix(socket_path)
     async with stream:
@@ -188,6 +237,7 @@ async def connect(
             "id": 0,
             "secret": secret,
             "client": dict(client or {"name": "trimtab", "version": ""}),
+            **({} if session is None else {"session": session}),
         }
         reply: JSONObject | None = None
         with trio.fail_after(CONNECT_TIMEOUT):

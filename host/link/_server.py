@@ -7,11 +7,20 @@ own snapshot memory per tab (the ``view`` of the host's ``tool`` request), so
 dedup and diffs answer what *that* client has seen. Two clients acting on one tab
 are serialised by the tab's lock, which every view shares.
 
-The extension decides which tabs a client may touch: it pushes the tabs the person
-shared (``agents_tabs``), answers the consent question the link sends for any
-other tab (``agents_ask`` → ``agents_answer``), and ``agents_stop`` ends every
-client's session at once. The link tells it of clients and their calls
-(``agents_event``) so the side panel can show them.
+The person decides which tabs a client may touch: the extension pushes the tabs they
+shared (``agents_tabs``); for any other tab the link asks them in the side panel
+(``trimtab.envelope.SidePanel``, the same place and the same call as the questions
+before a submit), and ``agents_stop`` ends every client's session at once (after
+which no client is asked about a tab until the person shares one again). The link
+tells the extension of clients and their calls (``agents_event``) so the side panel
+can show them. While a client's call waits for the person, the link sends it
+``progress`` messages, so that MCP clients that give up after 60 s without one keep
+waiting.
+
+A client may name its session in its hello (``"session": "NAME"``, the command
+line's ``--session``): what that session saw (its snapshot memory per tab and its
+tracker session) is kept for `PARKED_SESSION_LIFETIME` after it leaves and handed to
+the next hello with the same name, so consecutive ``trimtab call``s get diffs.
 """
 
 from __future__ import annotations
@@ -19,20 +28,20 @@ from __future__ import annotations
 import contextlib
 import hmac
 import itertools
-import json
 import logging
 import os
 import socket as stdlib_socket
 import struct
 import sys
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
 import attrs
 import trio
 
-from ..native import HostState
+from ..browser import HostState, ToolCall, budget_of, check_tab_id
+from ..envelope import Answer, Ask, Question, SidePanel
 from ..wire import (
     DecodedMessage,
     FrameDecoder,
@@ -46,25 +55,24 @@ from ..wire import (
     encode_frame,
     host_version,
 )
-from ._paths import (
-    ENDPOINT_SUFFIX,
-    INFO_SUFFIX,
-    MAX_SOCKET_PATH,
-    EndpointInfo,
-    PermissionProblem,
-    endpoint_dir,
-    endpoint_name,
-    ensure_private_dir,
-    read_or_create_secret,
-    state_dir,
-)
+from ._paths import EndpointInfo
 
-__all__ = ["ASK_TIMEOUT", "HELLO_TIMEOUT", "Link", "LinkSession", "SharedTab", "open_link"]
+__all__ = [
+    "HELLO_TIMEOUT",
+    "PARKED_SESSION_LIFETIME",
+    "PROGRESS_INTERVAL",
+    "Link",
+    "LinkSession",
+    "SharedTab",
+]
 
 log = logging.getLogger("trimtab.link")
 
-# How long a client's request for an unshared tab waits for the person's answer.
-ASK_TIMEOUT: Final = 120.0
+# While a call waits for the person, the client hears from the host this often.
+PROGRESS_INTERVAL: Final = 10.0
+# How long a named session's memory outlives its connection.
+PARKED_SESSION_LIFETIME: Final = 600.0
+_MAX_SESSION_NAME: Final = 64
 # A client that does not say hello (with the secret) in this long is dropped.
 HELLO_TIMEOUT: Final = 10.0
 # A hello is small; anything larger before authentication is refused unread.
@@ -92,38 +100,36 @@ class LinkSession:
     number: int
     client: str  # from the client's hello (an MCP client's clientInfo)
     outbox: Outbox
+    name: str | None = None  # the session's own name (``--session``), kept across connections
     scope: trio.CancelScope = attrs.field(factory=trio.CancelScope)
     allowed: set[int] = attrs.field(factory=set)  # unshared tabs the person allowed
     calls: int = 0
+    told_where_to_answer: bool = False
 
     @property
     def key(self) -> str:
         """The tracker session and snapshot view of this client."""
-        return f"link-{self.number}"
-
-
-@attrs.define(eq=False)
-class _Ask:
-    done: trio.Event = attrs.field(factory=trio.Event)
-    allow: bool = False
-    why: str | None = None  # why the extension answered no without asking
+        return f"link-{self.number}" if self.name is None else f"link-named-{self.name}"
 
 
 @attrs.define(eq=False)
 class Link:
-    """The running link: its sessions, the shared tabs, the consent questions."""
+    """The running link: its sessions, the shared tabs, and how it asks the person."""
 
     state: HostState
-    extension: Outbox  # the native port, for agents_ask / agents_event
+    panel: SidePanel  # where the person is asked, for every client
+    extension: Outbox  # the native port, for agents_event
     info: EndpointInfo
     secret: str
     socket_path: Path | None
-    ask_timeout: float = ASK_TIMEOUT
     shared: dict[int, SharedTab] = attrs.field(factory=dict)
     sessions: dict[int, LinkSession] = attrs.field(factory=dict)
+    # Set by the person's Stop; until they share a tab again nobody is asked for one.
+    stopped: bool = False
     _numbers: itertools.count[int] = attrs.field(factory=lambda: itertools.count(1))
-    _asks: dict[str, _Ask] = attrs.field(factory=dict)
-    _ask_numbers: itertools.count[int] = attrs.field(factory=lambda: itertools.count(1))
+    # Named sessions that left: what cancels their forgetting when one comes back.
+    _parked: dict[str, trio.CancelScope] = attrs.field(factory=dict)
+    _nursery: trio.Nursery | None = None
 
     # -- the extension's side ---------------------------------------------------
 
@@ -131,7 +137,6 @@ class Link:
         """Request types the extension sends about external agents."""
         return {
             "agents_tabs": self.handle_agents_tabs,
-            "agents_answer": self.handle_agents_answer,
             "agents_stop": self.handle_agents_stop,
         }
 
@@ -145,31 +150,21 @@ class Link:
                 id=item["id"], title=str(item.get("title", "")), url=str(item.get("url", ""))
             )
         self.shared = shared
+        if shared:
+            self.stopped = False
         return {"shared": len(shared), "clients": len(self.sessions)}
-
-    async def handle_agents_answer(self, request: Request) -> JSONObject:
-        ask_id = request.get("ask", str)
-        allow = request.get("allow", bool)
-        ask = self._asks.get(ask_id)
-        if ask is None:
-            return {"waiting": False}  # answered already, or it timed out
-        ask.allow = allow
-        ask.why = request.get("why", (str, type(None)), default=None)
-        ask.done.set()
-        return {"waiting": True}
 
     async def handle_agents_stop(self, request: Request) -> JSONObject:
         reason = request.get("reason", str, default="the person stopped external agents")
         stopped = len(self.sessions)
+        self.stopped = True
         await self.stop_all(reason)
         return {"stopped": stopped}
 
     async def stop_all(self, reason: str, code: str = "stopped") -> None:
         """End every client's session; each gets a ``closed`` message saying why
-        (``stopped``: the person's Stop; ``host_exit``: the host is going away)."""
-        for ask in self._asks.values():
-            ask.allow = False
-            ask.done.set()
+        (``stopped``: the person's Stop; ``host_exit``: the host is going away). Calls
+        in flight are cancelled, so their questions are withdrawn."""
         for session in list(self.sessions.values()):
             with contextlib.suppress(OutboxClosed, ValueError):
                 with trio.move_on_after(1):
@@ -188,35 +183,46 @@ class Link:
         async def tabs(request: Request) -> JSONObject:
             del request
             listed = [tab.to_json() for tab in self.shared.values()]
-            return {"tabs": listed}
+            for tab in sorted(session.allowed - self.shared.keys()):
+                # A tab the person allowed for this client, with what the browser says of it.
+                title, url = await self.state.tab_facts(tab)
+                listed.append({"id": tab, "title": title, "url": url, "allowed": True})
+            return {"tabs": listed, "stopped": self.stopped}
 
         async def tools(request: Request) -> JSONObject:
-            return await self.state.handle_tools(request)
+            del request
+            return self.state.catalogue()
 
         async def tool(request: Request) -> JSONObject:
             started = trio.current_time()
-            tab = request.get("tab", int)
+            tab = check_tab_id(request.get("tab", int), "tool field 'tab'")
             name = request.get("name", str)
+            args = request.get("args", dict, default={})
             # What outside agents did stays in the host's log, in order.
             log.info("link client %d: %s on tab %d", session.number, name, tab)
-            await self._check_access(session, tab)
-            fields = dict(request.fields)
-            # A consent token is the host's to issue and the person's to grant: one a
-            # client sends is dropped, and none is ever shown to a client.
-            fields.pop("consent", None)
-            fields.update(session=session.key, view=session.key)
             session.calls += 1
+            ask = self._asking(session, request)
             try:
-                reply = await self.state.handle_tool(Request("tool", request.id, fields))
-                reply = await self._consent(session, tab, fields, reply)
+                await self._check_access(session, tab, ask)
+                outcome = await self.state.call_tool(
+                    ToolCall(
+                        session=session.key,
+                        tab=tab,
+                        name=name,
+                        args=args,
+                        client=session.client,
+                        view=session.key,
+                        budget=budget_of(request),
+                    ),
+                    ask,
+                )
             except RequestError as exc:
                 await self._tell_extension(_call_event(session, tab, name, error=exc.message))
                 raise
             await self._tell_extension(
-                _call_event(
-                    session, tab, name, error=reply["content"] if reply["is_error"] else None
-                )
+                _call_event(session, tab, name, error=outcome.content if outcome.is_error else None)
             )
+            reply = outcome.to_json()
             # The host's own share of the call, so a client can tell it from the
             # time its messages took (the MCP bench subtracts it).
             reply["host_ms"] = round((trio.current_time() - started) * 1000, 2)
@@ -228,92 +234,62 @@ class Link:
 
         return {"tabs": tabs, "tools": tools, "tool": tool, "hello": hello}
 
-    async def _check_access(self, session: LinkSession, tab: int) -> None:
+    async def _check_access(self, session: LinkSession, tab: int, ask: Ask) -> None:
         if tab in self.shared or tab in session.allowed:
             return
-        answer, why = await self._ask(session, tab, {"what": "tab"})
-        if why is not None:
+        if self.stopped:
             raise RequestError(
                 "forbidden",
-                f"tab {tab} is not shared with agents and {why[:200]}; ask the person to "
-                "share it from Trimtab's side panel",
+                f"tab {tab} is not shared: the person stopped outside agents; they must share "
+                "a tab again from Trimtab's side panel",
             )
-        if answer is None:
+        answer = await ask(
+            Question(client=session.client, session=session.key, tab=tab, what="tab")
+        )
+        if not answer.allow:
+            refusal = "the person refused access to it" if answer.answered else answer.refusal()
             raise RequestError(
                 "forbidden",
-                f"tab {tab} is not shared with agents and the person did not answer within "
-                f"{self.ask_timeout:g} s; ask them to share it from Trimtab's side panel",
+                f"tab {tab} is not shared with agents and {refusal}; ask the person to share "
+                "it from Trimtab's side panel",
             )
-        if not answer:
-            raise RequestError("forbidden", f"the person refused access to tab {tab}")
         session.allowed.add(tab)
 
-    async def _consent(
-        self, session: LinkSession, tab: int, fields: JSONObject, reply: JSONObject
-    ) -> JSONObject:
-        """Ask before submitting, as for the side panel's agent: the host answered
-        without acting; the person decides in the side panel, and a refusal (or no
-        answer) is the tool's result."""
-        consent = reply.get("consent")
-        if not isinstance(consent, dict):
-            return reply
-        token = consent.pop("token", None)
-        if not consent.get("required") or consent.get("granted") or not token:
-            return reply
-        reason = str(consent.get("reason") or "this action may submit a form")
-        question = {
-            "what": "submit",
-            "tool": fields.get("name"),
-            "reason": reason,
-            "element": consent.get("element"),
-        }
-        answer, why = await self._ask(session, tab, question)
-        if answer:
-            again = dict(fields, consent=token)
-            granted = await self.state.handle_tool(Request("tool", None, again))
-            if isinstance(granted.get("consent"), dict):
-                granted["consent"].pop("token", None)
-            return granted
-        if why is not None:
-            outcome = f"the person could not be asked: {why[:200]}"
-        else:
-            answered = "did not answer in time" if answer is None else "refused"
-            outcome = f"the person {answered} when asked in the browser"
-        return dict(
-            reply,
-            content=f"Not done: {outcome} ({reason}).",
-            is_error=True,
-        )
+    def _asking(self, session: LinkSession, request: Request) -> Ask:
+        """The side panel's `ask`, telling the client while it waits (``progress``)."""
 
-    async def _ask(
-        self, session: LinkSession, tab: int, question: JSONObject
-    ) -> tuple[bool | None, str | None]:
-        """Ask the person through the extension: their answer (None when none came in
-        time), and why the extension said no without asking, if it did."""
-        ask_id = f"k{next(self._ask_numbers)}"
-        ask = _Ask()
-        self._asks[ask_id] = ask
-        try:
-            try:
-                await self.extension.send_message(
-                    {
-                        "type": "agents_ask",
-                        "ask": ask_id,
-                        "client": session.client,
-                        "session": session.number,
-                        "tab": tab,
-                        **question,
-                    }
-                )
-            except (OutboxClosed, ValueError):
-                return None, "the browser could not be reached"
-            with trio.move_on_after(self.ask_timeout):
-                await ask.done.wait()
-        finally:
-            del self._asks[ask_id]
-        if not ask.done.is_set():
-            return None, None
-        return ask.allow, ask.why
+        async def ask(question: Question) -> Answer:
+            where = (
+                "waiting for the person to answer in the browser"
+                if session.told_where_to_answer
+                else "waiting for the person to answer in the Trimtab side panel in the "
+                "browser (open it from the toolbar if it is closed)"
+            )
+            session.told_where_to_answer = True
+            async with trio.open_nursery() as nursery:
+
+                async def tell() -> None:
+                    waited = 0.0
+                    while True:
+                        with contextlib.suppress(OutboxClosed, ValueError):
+                            await session.outbox.send_message(
+                                {
+                                    "type": "progress",
+                                    "id": request.id,
+                                    "message": where,
+                                    "waited": waited,
+                                    "timeout": self.panel.timeout,
+                                }
+                            )
+                        await trio.sleep(PROGRESS_INTERVAL)
+                        waited += PROGRESS_INTERVAL
+
+                nursery.start_soon(tell)
+                answer = await self.panel.ask(question)
+                nursery.cancel_scope.cancel()
+            return answer
+
+        return ask
 
     # -- serving ---------------------------------------------------------------------
 
@@ -324,6 +300,7 @@ class Link:
         task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
     ) -> None:
         async with trio.open_nursery() as nursery:
+            self._nursery = nursery
             task_status.started()
             while True:
                 stream = await listener.accept()
@@ -352,9 +329,7 @@ class Link:
                     await server.serve(stream)
             finally:
                 del self.sessions[session.number]
-                # Nothing of the client stays behind: cached results, per-tab views.
-                self.state.tracker.clear_session(session.key)
-                self.state.forget_view(session.key)
+                self._leave(session)
                 log.info("link client %d left after %d call(s)", session.number, session.calls)
                 with trio.CancelScope(shield=True):
                     await self._tell_extension(
@@ -364,6 +339,28 @@ class Link:
                             "client": session.client,
                         }
                     )
+
+    def _leave(self, session: LinkSession) -> None:
+        """Forget what a client saw (cached results, per-tab views) once it left; a named
+        session's is kept for `PARKED_SESSION_LIFETIME` in case it comes back."""
+        if session.name is None or self._nursery is None:
+            self._forget(session.key)
+            return
+        parked = trio.CancelScope()
+        self._parked[session.name] = parked
+
+        async def forget_later() -> None:
+            with parked:
+                await trio.sleep(PARKED_SESSION_LIFETIME)
+                self._forget(session.key)
+            if self._parked.get(session.name or "") is parked:
+                del self._parked[session.name or ""]
+
+        self._nursery.start_soon(forget_later)
+
+    def _forget(self, key: str) -> None:
+        self.state.tracker.clear_session(key)
+        self.state.forget_view(key)
 
     async def _handshake(self, stream: trio.SocketStream) -> LinkSession | None:
         """Read the hello; answer it, and return the session if the secret matches."""
@@ -405,8 +402,15 @@ class Link:
             return None
         assert message is not None
         session = LinkSession(
-            number=next(self._numbers), client=_client_name(message.get("client")), outbox=outbox
+            number=next(self._numbers),
+            client=_client_name(message.get("client")),
+            outbox=outbox,
+            name=_session_name(message.get("session")),
         )
+        if session.name is not None:
+            parked = self._parked.pop(session.name, None)
+            if parked is not None:
+                parked.cancel()  # it came back: what it saw is its again
         await outbox.send_frames(
             [
                 encode_frame(
@@ -425,6 +429,14 @@ class Link:
         return session
 
     def _hello_problem(self, message: Mapping[str, Any]) -> str | None:
+        name = message.get("session")
+        if name is not None and _session_name(name) is None:
+            return (
+                f"the hello's session {str(name)[:80]!r} is not a name of 1 to "
+                f"{_MAX_SESSION_NAME} letters, digits, '-', '_' or '.'"
+            )
+        if name is not None and any(s.name == name for s in self.sessions.values()):
+            return f"session {name!r} is in use by another connected client"
         if message.get("type") != "hello":
             return f"the first message must be a hello, not {str(message.get('type'))[:40]!r}"
         secret = message.get("secret")
@@ -458,6 +470,15 @@ def _client_name(raw: object) -> str:
     return text or "an unnamed client"
 
 
+def _session_name(raw: object) -> str | None:
+    """A hello's session name, or None when it has none (or none that is usable)."""
+    if not isinstance(raw, str) or not 0 < len(raw) <= _MAX_SESSION_NAME:
+        return None
+    if not all(ch.isascii() and (ch.isalnum() or ch in "-_.") for ch in raw):
+        return None
+    return raw
+
+
 def _is_tab_id(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**53
 
@@ -473,111 +494,3 @@ def _peer_problem(stream: trio.SocketStream) -> str | None:
     if uid != os.getuid():
         return f"the connecting process runs as user id {uid}, not this user"
     return None
-
-
-# --------------------------------------------------------------------------- opening
-
-
-def _parent_browser() -> tuple[str, str]:
-    """The browser that started this host and its profile folder, where /proc tells."""
-    parent = Path(f"/proc/{os.getppid()}")
-    try:
-        exe = os.readlink(parent / "exe")
-        args = (parent / "cmdline").read_bytes().split(b"\0")
-    except OSError:
-        return "browser", "default"
-    profile = "default"
-    for arg in args:
-        text = arg.decode("utf-8", "replace")
-        if text.startswith("--user-data-dir="):
-            profile = os.path.abspath(text.split("=", 1)[1])
-    return Path(exe).name or "browser", profile
-
-
-async def _bind(path: Path) -> trio.SocketListener:
-    if len(os.fsencode(path)) > MAX_SOCKET_PATH:
-        raise PermissionProblem(f"socket path {path} is too long for a Unix socket")
-    # A socket left by a host that crashed (or by the previous host of this
-    # browser, which Chrome replaced) is taken over: this host is the live one.
-    with contextlib.suppress(FileNotFoundError):
-        path.unlink()
-    sock = trio.socket.socket(stdlib_socket.AF_UNIX, stdlib_socket.SOCK_STREAM)
-    try:
-        await sock.bind(os.fspath(path))
-        os.chmod(path, 0o600)
-        sock.listen(16)
-    except BaseException:
-        sock.close()
-        raise
-    return trio.SocketListener(sock)
-
-
-def _remove_if_ours(path: Path, inode: int) -> None:
-    """Remove ``path`` unless a newer host has replaced it."""
-    with contextlib.suppress(OSError):
-        if path.lstat().st_ino == inode:
-            path.unlink()
-
-
-@contextlib.asynccontextmanager
-async def open_link(
-    state: HostState,
-    extension: Outbox,
-    origin: str | None,
-    *,
-    folder: Path | None = None,
-    secret_folder: Path | None = None,
-    ask_timeout: float = ASK_TIMEOUT,
-) -> AsyncIterator[Link]:
-    """Listen on this browser's endpoint while the host runs.
-
-    A link that cannot be opened (an unsafe folder, a path too long) is logged and
-    left closed: the side panel's own agent must keep working regardless.
-    """
-    browser, profile = _parent_browser()
-    name = endpoint_name(browser, profile, origin)
-    info = EndpointInfo(
-        name=name,
-        browser=browser,
-        profile=profile,
-        origin=origin,
-        pid=os.getpid(),
-        version=host_version(),
-    )
-    if sys.platform == "win32":  # named pipes are not built yet (README)
-        yield Link(state, extension, info, secret="", socket_path=None, ask_timeout=ask_timeout)
-        return
-    folder = endpoint_dir() if folder is None else folder
-    try:
-        secret = read_or_create_secret(state_dir() if secret_folder is None else secret_folder)
-        ensure_private_dir(folder)
-        socket_path = folder / (name + ENDPOINT_SUFFIX)
-        listener = await _bind(socket_path)
-    except (OSError, PermissionProblem) as exc:
-        log.warning("the link to outside agents is not open: %s", exc)
-        yield Link(state, extension, info, secret="", socket_path=None, ask_timeout=ask_timeout)
-        return
-    link = Link(
-        state, extension, info, secret=secret, socket_path=socket_path, ask_timeout=ask_timeout
-    )
-    socket_inode = socket_path.lstat().st_ino
-    info_path = folder / (name + INFO_SUFFIX)
-    info_tmp = info_path.with_suffix(".tmp")
-    fd = os.open(info_tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as file:
-        json.dump(info.to_json(), file)
-    os.replace(info_tmp, info_path)
-    info_inode = info_path.lstat().st_ino
-    log.info("link listening on %s", socket_path)
-    try:
-        async with listener, trio.open_nursery() as nursery:
-            await nursery.start(link.serve, listener)
-            try:
-                yield link
-            finally:
-                with trio.CancelScope(shield=True):
-                    await link.stop_all("the browser's host is shutting down", "host_exit")
-                nursery.cancel_scope.cancel()
-    finally:
-        _remove_if_ours(socket_path, socket_inode)
-        _remove_if_ours(info_path, info_inode)

@@ -13,6 +13,6 @@ error) and the SDK's `stdio_server` the session. May import
 nothing in the host imports it.
 """
 
-from ._server import FORMAT_URI, LinkHolder, build_server, run_stdio
+from ._server import FORMAT_URI, LinkHolder, build_server, open_holder, run_stdio
 
-__all__ = ["FORMAT_URI", "LinkHolder", "build_server", "run_stdio"]
+__all__ = ["FORMAT_URI", "LinkHolder", "build_server", "open_holder", "run_stdio"]

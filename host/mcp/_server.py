@@ -14,7 +14,7 @@ import mcp_types as types
 import trio
 from mcp.server.lowlevel import Server
 
-from ..link import LinkClient, LinkError, choose_endpoint, connect, read_secret
+from ..link import LinkClient, LinkError, OnProgress, choose_endpoint, connect, read_secret
 from ..pipeline import xml
 from ..tools import TOOLS, ToolSpec
 from ..wire import host_version
@@ -100,12 +100,14 @@ class LinkHolder:
                 self.nursery.start_soon(_cancel_when, self._done, scope)
                 await client.closed.wait()
 
-    async def request(self, kind: str, **fields: Any) -> dict[str, Any]:
+    async def request(
+        self, kind: str, *, on_progress: OnProgress | None = None, **fields: Any
+    ) -> dict[str, Any]:
         """A request over the link, connecting again once if the link had broken."""
         for attempt in range(2):
             client = await self.client()
             try:
-                return await client.request(kind, **fields)
+                return await client.request(kind, on_progress=on_progress, **fields)
             except LinkError as exc:
                 if exc.code != "link_closed" or attempt:
                     raise
@@ -185,7 +187,19 @@ def build_server(holder: LinkHolder) -> Server[Any]:
                 tab = await _only_tab(holder)
             if not isinstance(tab, int) or isinstance(tab, bool):
                 return _text(f"'tab' must be a tab id from `tabs`, not {tab!r:.60}", is_error=True)
-            reply = await holder.request("tool", tab=tab, name=name, args=arguments)
+
+            async def progress(message: dict[str, Any]) -> None:
+                # While the person is asked: MCP clients that reset their timeout on
+                # progress (the TypeScript SDK's resetTimeoutOnProgress) keep waiting.
+                await ctx.session.report_progress(
+                    float(message.get("waited", 0)),
+                    float(message.get("timeout", 0)) or None,
+                    str(message.get("message", "")),
+                )
+
+            reply = await holder.request(
+                "tool", tab=tab, name=name, args=arguments, on_progress=progress
+            )
         except LinkError as exc:
             return _text(f"{exc.code}: {exc.message}", is_error=True)
         content = str(reply.get("content", ""))

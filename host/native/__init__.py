@@ -1,23 +1,38 @@
-"""The native-messaging host: what the process Chrome starts answers the extension.
+"""The native-messaging host: the door Chrome starts, and what it answers the extension.
 
-It is one of the two doors on `trimtab.wire` (the link is the other).
-`_handlers` answers the extension's request types (snapshot, tools, tool, highlight,
-release) with one `trimtab.tab.Tab` per browser tab, `_consent_book` keeps the
-person's one-time consents. The ``trimtab-host``
-entry point that wires it to stdio and to the outside agents' link is
-``trimtab._host``.
+It is one of the two doors on ``trimtab.wire`` (``trimtab.link`` is the other).
+`_main` is the ``trimtab-host`` process: it claims stdin/stdout for the protocol, and
+``build_setup`` wires the CDP relay, the host's state (``trimtab.browser``), the side
+panel's requests (`_handlers.SidePanelDoor`) and the link for outside agents together,
+with one `trimtab.envelope.SidePanel` through which both doors ask the person.
+`_debug_handlers` are test-only request types.
 
-May import `trimtab.wire`, `trimtab.tab`, `trimtab.tools`, `trimtab.tracker`, `trimtab.pipeline`.
+May import ``trimtab.wire``, ``trimtab.browser``, ``trimtab.envelope``, ``trimtab.link``,
+``trimtab.tab`` (budget bounds), the installer (the extension's id) and ``pycdp_bridge``.
 """
 
-from ._consent_book import ConsentBook, ToolCall
-from ._handlers import HostState, Toolbox, open_host_state, read_format_page
+from ._handlers import SidePanelDoor
+from ._main import (
+    HostContext,
+    HostSetup,
+    SetupFactory,
+    allowed_origin,
+    build_setup,
+    main,
+    open_stdio_streams,
+    origin_refusal,
+    run_host,
+)
 
 __all__ = [
-    "ConsentBook",
-    "HostState",
-    "ToolCall",
-    "Toolbox",
-    "open_host_state",
-    "read_format_page",
+    "HostContext",
+    "HostSetup",
+    "SetupFactory",
+    "SidePanelDoor",
+    "allowed_origin",
+    "build_setup",
+    "main",
+    "open_stdio_streams",
+    "origin_refusal",
+    "run_host",
 ]

@@ -4,6 +4,8 @@ Stage 1 (`_filter`) decides what a person can see, stages 2 and 3 (`_build`)
 simplify and encode it, `_eids` gives controls stable ids, `_compact` renders
 regions and XML with the stats of every run. `xml` is the one place that escapes page
 text and writes tags; everything the host writes as XML goes through it.
+
+May import ``pycdp_bridge`` (the page model); nothing else of the host.
 """
 
 from . import _xml as xml

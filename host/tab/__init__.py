@@ -5,6 +5,9 @@ baseline regions, the latest compaction and the eids it issued, from which each 
 capture is rendered as a baseline or a diff, a `Snapshot`), and its `PageRevisions`,
 the single page observer (in an isolated world) that tells the call tracker what the
 page changed on its own and tells `settle` when an action's effect is in.
+`page_script` reads the page-side scripts of this package's ``js/`` folder and of
+`trimtab.tools`' (one function or expression a file), with the helpers of
+``js/helpers.js`` each asks for.
 
 May import `pycdp_bridge` and `trimtab.pipeline`; nothing else of the host.
 """
@@ -12,6 +15,7 @@ May import `pycdp_bridge` and `trimtab.pipeline`; nothing else of the host.
 from ._budget import DEFAULT_BUDGET, MIN_BUDGET, check_budget
 from ._page_text import page_token_counts
 from ._revisions import PageRevisions, RevisionStatistics
+from ._scripts import page_script
 from ._settle import ACTIVITY_EVENTS, QUIET_MS, Activity, Ahead, main_frame_id, settle, watch
 from ._snapshots import PageChangedError, Snapshot, SnapshotMemory, SnapshotOptions, TrimLimits
 from ._tab import Tab
@@ -33,6 +37,7 @@ __all__ = [
     "TrimLimits",
     "check_budget",
     "main_frame_id",
+    "page_script",
     "page_token_counts",
     "settle",
     "watch",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 import trio
 
@@ -12,6 +12,7 @@ from pycdp_bridge import CDPError, Target, call_on, evaluate
 from pycdp_bridge import protocol as cdp
 
 from ..pipeline import count_tokens
+from ._scripts import applied, page_script
 
 __all__ = ["page_token_counts"]
 
@@ -22,10 +23,8 @@ _HTML_SLICE: Final = 1_000_000
 
 async def page_token_counts(target: Target) -> dict[str, int]:
     """``raw_tokens`` (outerHTML) and ``text_tokens`` (body.innerText) of the page."""
-    html = await _read_slices(
-        target, "document.documentElement ? document.documentElement.outerHTML : ''"
-    )
-    text = await _read_slices(target, "document.body ? document.body.innerText : ''")
+    html = await _read_slices(target, "html")
+    text = await _read_slices(target, "text")
     # Counting megabytes of HTML takes a while; keep the event loop (and the relay) free.
     raw_tokens, text_tokens = await trio.to_thread.run_sync(_count_both, html, text)
     return {"raw_tokens": raw_tokens, "text_tokens": text_tokens}
@@ -35,18 +34,15 @@ def _count_both(html: str, text: str) -> tuple[int, int]:
     return count_tokens(html), count_tokens(text)
 
 
-async def _read_slices(target: Target, expression: str) -> str:
-    """A string the page computes, read in slices that each fit in one relay message.
+async def _read_slices(target: Target, which: Literal["html", "text"]) -> str:
+    """The page's markup (`html`) or visible text (`text`), read in slices that each
+    fit in one relay message.
 
     A short string comes back at once; a long one stays in the page as a ``String``
     object (no global of the page is touched) and is read a slice at a time.
     """
-    result: Mapping[str, Any] = await evaluate(
-        target,
-        f"(() => {{ const s = String({expression}); "
-        f"return s.length <= {_HTML_SLICE} ? s : new String(s); }})()",
-        return_by_value=False,
-    )
+    source = applied(page_script("trimtab.tab", "page-string.js"), which, _HTML_SLICE)
+    result: Mapping[str, Any] = await evaluate(target, source, return_by_value=False)
     if "objectId" not in result:
         return str(result.get("value", ""))
     handle = str(result["objectId"])
@@ -57,7 +53,7 @@ async def _read_slices(target: Target, expression: str) -> str:
             piece = await call_on(
                 target,
                 handle,
-                "function (a, b) { return this.slice(a, b); }",
+                page_script("trimtab.tab", "string-slice.js"),
                 start,
                 start + _HTML_SLICE,
             )

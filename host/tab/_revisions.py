@@ -48,21 +48,26 @@ target raises (``TargetClosedError``, ``CDPError``).
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 import attrs
 import trio
 
-from pycdp_bridge import CDPError, DialogOpenError, Event, JavaScriptError, Target, evaluate
+from pycdp_bridge import (
+    CDPError,
+    DialogOpenError,
+    Event,
+    JavaScriptError,
+    ObjectRef,
+    Target,
+    call_on,
+    evaluate,
+)
 from pycdp_bridge import protocol as cdp
 
-from .._scripts import page_script
-
-if TYPE_CHECKING:
-    from cdp_use.cdp.runtime.types import CallArgument
+from ._scripts import applied, page_script
 
 __all__ = [
     "BINDING_NAME",
@@ -98,12 +103,6 @@ _BINDING_EVENT: Final = cdp.events.RUNTIME_BINDING_CALLED
 # Large, because a dropped `close` report would keep the page "changing" for good.
 _EVENT_BUFFER: Final = 8192
 
-_TOKEN_EXPRESSION: Final = "globalThis.__trimtab ? globalThis.__trimtab.revision() : null"
-_QUIET_FUNCTION: Final = (
-    "function(quietMs, capMs, sinceMs, ...scopes) { return globalThis.__trimtab"
-    " ? globalThis.__trimtab.quiet(quietMs, capMs, scopes, sinceMs) : null; }"
-)
-
 
 @attrs.frozen
 class Quiet:
@@ -114,13 +113,16 @@ class Quiet:
     churn: tuple[str, ...] = ()
 
 
+def _script(name: str) -> str:
+    return page_script("trimtab.tab", name)
+
+
 def _probe_source(within_ms: int) -> str:
-    return f"({page_script('trimtab.tab', 'frame-probe.js').strip()})({within_ms})"
+    return applied(_script("frame-probe.js"), within_ms)
 
 
 def _observer_source() -> str:
-    source = page_script("trimtab.tab", "page-observer.js")
-    return f"({source})({json.dumps(BINDING_NAME)}, {WINDOW_MS})"
+    return applied(_script("page-observer.js"), BINDING_NAME, WINDOW_MS)
 
 
 @attrs.frozen
@@ -276,21 +278,18 @@ class PageRevisions:
             )
             context = int(world["executionContextId"])
             nodes = [await self._resolve(backend_id, context) for backend_id in scopes]
-            arguments: list[CallArgument] = [
-                {"value": quiet_ms},
-                {"value": cap_ms},
-                {"value": round(since_ms)},
-            ]
-            arguments += [{"objectId": node} for node in nodes if node is not None]
+            in_scope = [ObjectRef(node) for node in nodes if node is not None]
             for _ in range(2):
-                result: Mapping[str, Any] = await self.target.execute(
-                    cdp.runtime_call_function_on(
-                        _QUIET_FUNCTION, execution_context_id=context, arguments=arguments
-                    )
+                value = await call_on(
+                    self.target,
+                    None,
+                    _script("wait-quiet.js"),
+                    quiet_ms,
+                    cap_ms,
+                    round(since_ms),
+                    *in_scope,
+                    context_id=context,
                 )
-                if "exceptionDetails" in result:
-                    return None  # the context was destroyed while the promise was pending
-                value = result.get("result", {}).get("value")
                 if isinstance(value, dict):
                     churn = tuple(str(item) for item in value.get("churn") or ())
                     return Quiet(settled=value.get("settled") is True, churn=churn)
@@ -298,7 +297,8 @@ class PageRevisions:
                 # world created just now: the observer goes in here too.
                 await evaluate(self.target, _observer_source(), context_id=context)
         except (CDPError, JavaScriptError):
-            # The context went with its document while the promise was pending.
+            # The context went with its document while the promise was pending (the
+            # page's side of that is a JavaScriptError, the protocol's a CDPError).
             return None
         return None
 
@@ -354,12 +354,14 @@ class PageRevisions:
     async def _read_token(self) -> str | None:
         if not self._installed or self._main_frame is None:
             # Still a round trip, so that earlier navigation events are in.
-            await evaluate(self.target, "0")
+            await evaluate(self.target, _script("round-trip.js"))
             return None
         for _ in range(2):
             context = await self._world_context()
             try:
-                value = await evaluate(self.target, _TOKEN_EXPRESSION, context_id=context)
+                value = await evaluate(
+                    self.target, _script("revision-token.js"), context_id=context
+                )
             except (CDPError, JavaScriptError):
                 # The context died with its document: find the new one once.
                 self._context = None

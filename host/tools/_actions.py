@@ -9,7 +9,7 @@ from typing import Any
 
 import attrs
 
-from pycdp_bridge import CDPError, JavaScriptError, Target, call_on
+from pycdp_bridge import CDPError, JavaScriptError, Target, call_on, evaluate
 from pycdp_bridge import protocol as cdp
 
 from ..pipeline import xml
@@ -24,7 +24,6 @@ from ._common import (
     after_action,
     bool_arg,
     id_arg,
-    json_value,
     schema,
     scope_of,
     script,
@@ -284,9 +283,11 @@ def _modifier_bits(args: Mapping[str, object]) -> int:
 
 async def focused_enter_submits(tab: Tab) -> bool:
     """Whether Enter pressed now would submit a form (a form's text field has focus)."""
-    source = script("focused-enter-submits.js")
-    reply = await tab.target.execute(cdp.runtime_evaluate(f"({source})()"))
-    return json_value(reply) is True
+    try:
+        submits = await evaluate(tab.target, script("focused-enter-submits.js"), await_promise=True)
+    except JavaScriptError:
+        return False  # as a reply without a value always was: no form to submit seen
+    return submits is True
 
 
 @tool(

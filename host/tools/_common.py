@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import contextvars
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from typing import Any
 
 import attrs
 import trio
@@ -18,12 +17,12 @@ import trio
 from pycdp_bridge import CDPError, DialogOpenError, Target, TargetClosedError
 from pycdp_bridge import protocol as cdp
 
-from .._scripts import page_script
 from ..pipeline import xml
 from ..tab import Activity, Snapshot, Tab
 from ..tracker import ToolPolicy
 from ._gather import gather
 from ._input import OBJECT_GROUP, Located, Refusal
+from ._scripts import script
 
 __all__ = [
     "ACT",
@@ -122,11 +121,6 @@ def scope_of(*elements: Located) -> tuple[int, ...]:
     """What `settle` watches for an action on these elements (see `settle`'s scope):
     their backend ids, for elements of the tab's own session (the observer's)."""
     return tuple(e.backend_id for e in elements if e.session is None)
-
-
-def script(name: str) -> str:
-    """A page-side function of ``tools/js/``, for `call_on` or an evaluation."""
-    return page_script("trimtab.tools", name)
 
 
 # --- schemas and the phrases descriptions share ---------------------------------------
@@ -300,8 +294,3 @@ async def after_action(
         )
     snapshot = await _snapshot_releasing(tab)
     return result(snapshot, note="; ".join(notes) or None, submits=submits)
-
-
-def json_value(reply: Mapping[str, Any]) -> Any:
-    """The JSON value of a CDP evaluation's reply."""
-    return reply.get("result", {}).get("value")

@@ -28,11 +28,11 @@ import trio
 from pycdp_bridge import CDPError, JavaScriptError, Target, call_on, evaluate
 from pycdp_bridge import protocol as cdp
 
-from .._scripts import page_script
 from ..pipeline import xml
 from ._gather import gather
 from ._input import OBJECT_GROUP, Located
 from ._keys import KeyDef
+from ._scripts import script
 
 __all__ = [
     "CommitFacts",
@@ -242,7 +242,7 @@ async def key_reason(target: Target, key: KeyDef, modifiers: int) -> str | None:
         context = await _isolated_context(target, None, None)
         focused = await evaluate(
             target,
-            page_script("trimtab.tools", "focused-element.js"),
+            script("focused-element.js"),
             context_id=context,
             object_group=OBJECT_GROUP,
             return_by_value=False,
@@ -304,7 +304,7 @@ async def _frame_of(target: Target, element: Located) -> str:
     document = await call_on(
         target,
         element.object_id,
-        "function() { return this.ownerDocument; }",
+        script("owner-document.js"),
         return_by_value=False,
         session_id=element.session,
     )
@@ -318,9 +318,7 @@ async def _frame_of(target: Target, element: Located) -> str:
 async def _facts(target: Target, session: str | None, object_id: str) -> CommitFacts:
     # Independent reads of the same object: their commands share one round trip.
     found, listeners = await gather(
-        lambda: call_on(
-            target, object_id, page_script("trimtab.tools", "commit-facts.js"), session_id=session
-        ),
+        lambda: call_on(target, object_id, script("commit-facts.js"), session_id=session),
         lambda: _listener_types(target, session, object_id),
     )
     facts: Mapping[str, Any] = found or {}
@@ -332,7 +330,7 @@ async def _listener_types(target: Target, session: str | None, object_id: str) -
     path = await call_on(
         target,
         object_id,
-        page_script("trimtab.tools", "event-path.js"),
+        script("event-path.js"),
         return_by_value=False,
         session_id=session,
     )
@@ -375,7 +373,7 @@ async def _listeners_of(
     if value.get("className") == "Window":
         main = await evaluate(
             target,
-            "window",
+            script("main-window.js"),
             object_group=OBJECT_GROUP,
             return_by_value=False,
             session_id=session,

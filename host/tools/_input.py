@@ -34,10 +34,10 @@ from pycdp_bridge import (
 )
 from pycdp_bridge import protocol as cdp
 
-from .._scripts import page_script
 from ..pipeline import Compaction, Control, compact, xml
 from ..tab import Tab
 from ._gather import gather
+from ._scripts import script
 
 __all__ = [
     "OBJECT_GROUP",
@@ -60,10 +60,6 @@ __all__ = [
 ]
 
 OBJECT_GROUP = "trimtab-tools"
-
-
-def _script(name: str) -> str:
-    return page_script("trimtab.tools", name)
 
 
 class Refusal(Exception):
@@ -157,7 +153,7 @@ async def locate_with_info(tab: Tab, eid: object) -> tuple[Located, ElementInfo]
     if control is not None:
         try:
             object_id = await _object_for(tab.target, None, control.backend_node_id)
-            raw = await call_on(tab.target, object_id, _script("element-info.js"))
+            raw = await call_on(tab.target, object_id, script("element-info.js"))
         except (CDPError, JavaScriptError):
             raw = None
         # A backend node id never names another node: connected, it is the element.
@@ -246,9 +242,7 @@ async def _live_object(target: Target, session: str | None, backend_id: int) -> 
     """A remote object for a node still in its document, or None when it is gone."""
     try:
         object_id = await _object_for(target, session, backend_id)
-        connected = await call_on(
-            target, object_id, "function() { return this.isConnected; }", session_id=session
-        )
+        connected = await call_on(target, object_id, script("is-connected.js"), session_id=session)
     except (CDPError, JavaScriptError):
         return None
     return object_id if connected is True else None
@@ -257,7 +251,7 @@ async def _live_object(target: Target, session: str | None, backend_id: int) -> 
 async def element_info(target: Target, element: Located) -> ElementInfo:
     """Read what the element is and may do from the live DOM."""
     info = await call_on(
-        target, element.object_id, _script("element-info.js"), session_id=element.session
+        target, element.object_id, script("element-info.js"), session_id=element.session
     )
     return _element_info(info)
 
@@ -474,7 +468,7 @@ async def _hit_test(
         inside = await call_on(
             target,
             element.object_id,
-            _script("contains-hit.js"),
+            script("contains-hit.js"),
             ObjectRef(hit_object),
             session_id=session,
         )
@@ -493,7 +487,7 @@ async def _document_origins(
     sessions = list(offsets)
     scrolls = await gather(
         *(
-            lambda session=session: evaluate(target, "[scrollX, scrollY]", session_id=session)
+            lambda session=session: evaluate(target, script("scroll-offset.js"), session_id=session)
             for session in sessions
         )
     )
@@ -516,7 +510,7 @@ async def _describe_hit(
 ) -> str:
     """Name what the hit test found: tag, id attribute, class, text, and its eid if any."""
     hit_object = await _object_for(target, session, backend_id)
-    facts = await call_on(target, hit_object, _script("describe-cover.js"), session_id=session)
+    facts = await call_on(target, hit_object, script("describe-cover.js"), session_id=session)
     eid = await _eid_of(target, session, hit_object, latest)
     return cover_description(facts, eid)
 
@@ -531,7 +525,7 @@ async def _eid_of(
     if session is not None or not by_backend:
         return None
     control = await call_on(
-        target, hit_object, _script("closest-control.js"), return_by_value=False, session_id=session
+        target, hit_object, script("closest-control.js"), return_by_value=False, session_id=session
     )
     object_id = control.get("objectId")
     if object_id is None:

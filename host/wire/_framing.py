@@ -56,8 +56,8 @@ ErrorCode: TypeAlias = Literal[
     "cdp_error",
     "page_changed",
     "stale_id",
-    "bad_consent",
     "forbidden",
+    "cancelled",
     "internal",
 ]
 

@@ -9,6 +9,11 @@ they go, in arrival order, to the relay hook the server was given.
 Handlers are plain async callables registered by request ``type``. They report a
 request they cannot take by raising ``RequestError(code, message)``; any other
 exception is a bug, logged with its traceback and answered with ``internal``.
+
+``cancel`` is built in: ``{"type": "cancel", "request": <id>}`` cancels that request
+of the same connection while it runs (its handler is cancelled the trio way, so
+whatever it holds is released and whatever it asked is withdrawn) and answers it with
+the error ``cancelled``. A client that gave up on a call says so this way.
 """
 
 from __future__ import annotations
@@ -241,11 +246,13 @@ class HostServer:
     _errors: int = attrs.field(default=0, init=False)
     _internal: int = attrs.field(default=0, init=False)
     _relayed: int = attrs.field(default=0, init=False)
+    # The running requests that can be cancelled, by id.
+    _running: dict[RequestId, trio.CancelScope] = attrs.field(factory=dict, init=False)
 
     def __attrs_post_init__(self) -> None:
         if not (self.eof_grace >= 0 and math.isfinite(self.eof_grace)):
             raise ValueError(f"eof_grace={self.eof_grace!r} must be a finite number >= 0")
-        self._registry = {"ping": _ping}
+        self._registry = {"ping": _ping, "cancel": self._cancel}
         for kind, handler in self.handlers.items():
             if kind in RELAY_MESSAGE_TYPES or kind in {"result", "error", "chunk"}:
                 raise ValueError(f"{kind!r} is a protocol message type, not a request type")
@@ -343,12 +350,31 @@ class HostServer:
         except Exception:
             log.exception("the CDP relay failed on a %s message", message["type"])
 
+    async def _cancel(self, request: Request) -> JSONObject:
+        target = request.get("request", (str, int))
+        scope = self._running.get(target)
+        if scope is None:
+            return {"cancelled": False}  # answered already, or never sent
+        scope.cancel()
+        return {"cancelled": True}
+
     async def _run(self, handler: Handler, request: Request) -> None:
         started = trio.current_time()
+        cancellable = request.id is not None and request.id not in self._running
         try:
-            frames, is_error = self._encode(await self._call(handler, request), request)
+            with trio.CancelScope() as scope:
+                if cancellable:
+                    self._running[request.id] = scope
+                reply = await self._call(handler, request)
+            if scope.cancelled_caught:
+                reply = _error_reply(
+                    request.id, "cancelled", f"{request.type} was cancelled by its sender"
+                )
+            frames, is_error = self._encode(reply, request)
         finally:
             self._in_flight -= 1
+            if cancellable:
+                del self._running[request.id]
         await self._send_frames(frames, is_error=is_error)
         log.debug(
             "%s %r answered in %.1f ms",

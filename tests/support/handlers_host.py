@@ -1,10 +1,11 @@
-"""The host's request handlers driven in-process, the way the server calls them."""
+"""The side panel's request handlers driven in-process, the way the server calls them,
+with a scripted person answering the side panel's questions."""
 
 from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 import attrs
@@ -13,13 +14,37 @@ import trio
 
 from pycdp_bridge import PageTarget
 from tests.support.relay_peer import RelayPeer
-from trimtab.native import HostState, Toolbox, open_host_state
+from trimtab.browser import HostState, Toolbox, open_host_state
+from trimtab.envelope import SidePanel
+from trimtab.native import SidePanelDoor
 from trimtab.wire import Request, RequestError
 
-__all__ = ["SESSION", "TAB", "Host", "open_host"]
+__all__ = ["SESSION", "TAB", "Host", "ScriptedPerson", "open_host"]
 
 TAB = 7
 SESSION = "agent-1"
+
+
+@attrs.define(eq=False)
+class ScriptedPerson:
+    """The person at the side panel: answers each question as told (``None``: never), and
+    keeps what the panel was sent (``asked``, ``withdrawn``)."""
+
+    allow: bool | None = True
+    asked: list[Mapping[str, Any]] = attrs.field(factory=list)
+    withdrawn: list[Mapping[str, Any]] = attrs.field(factory=list)
+    panel: SidePanel | None = None
+    question: trio.Event = attrs.field(factory=trio.Event)
+
+    async def send(self, message: Mapping[str, Any]) -> None:
+        """The extension's side of the native port, as far as questions go."""
+        if message["type"] == "ask":
+            self.asked.append(message)
+            self.question.set()
+            if self.allow is not None and self.panel is not None:
+                self.panel.answer(message["ask"], allow=self.allow)
+        elif message["type"] == "withdraw":
+            self.withdrawn.append(message)
 
 
 @attrs.define
@@ -29,12 +54,23 @@ class Host:
     state: HostState
     peer: RelayPeer
     page: PageTarget
+    person: ScriptedPerson
+    door: SidePanelDoor
     _ids: int = 0
+
+    @classmethod
+    def serving(cls, state: HostState, peer: RelayPeer, page: PageTarget) -> Host:
+        """The side panel's door on ``state``, its questions answered by a scripted person
+        who says yes (tests change ``person.allow``) within 5 s."""
+        person = ScriptedPerson()
+        panel = SidePanel(person.send, timeout=5)
+        person.panel = panel
+        return cls(state, peer, page, person, SidePanelDoor(state, panel))
 
     async def request(self, kind: str, **fields: Any) -> dict[str, Any]:
         self._ids += 1
         request = Request(kind, self._ids, {"type": kind, "id": self._ids, **fields})
-        handler = self.state.handlers()[kind]
+        handler = self.door.handlers()[kind]
         with trio.fail_after(60):
             result = dict(await handler(request))
         json.dumps(result)  # everything a handler answers must go on the wire
@@ -61,4 +97,4 @@ async def open_host(page: PageTarget, url: str, nursery: trio.Nursery) -> AsyncI
     with trio.fail_after(30):
         await page.navigate(url)
     async with open_host_state(peer.hub, toolbox=Toolbox.load()) as state:
-        yield Host(state, peer, page)
+        yield Host.serving(state, peer, page)

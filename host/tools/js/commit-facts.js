@@ -1,3 +1,4 @@
+// needs: forms
 // What acting on this element may commit, read in Trimtab's isolated world (the
 // page's scripts cannot patch what it sees): whether a click or a key on it submits
 // its form, whether it is a control whose change a form's script may act on, and
@@ -11,8 +12,6 @@ function() {
   }
   const tag = el.localName;
   const buttonTypes = ['submit', 'image', 'button', 'reset'];
-  const isSubmit = (e) => !!e && !!e.form && ((e.localName === 'button' && e.type === 'submit')
-    || (e.localName === 'input' && (e.type === 'submit' || e.type === 'image')));
   // A click on a label (or inside one) clicks its control too.
   const label = el.closest('label');
   const control = label && label.control && label.control !== el ? label.control : null;
@@ -26,13 +25,13 @@ function() {
     tag,
     // Focus in a frame Trimtab's world cannot enter (another origin, a plugin).
     unknown: ['iframe', 'frame', 'object', 'embed'].includes(tag),
-    submitButton: isSubmit(el) || isSubmit(control),
+    submitButton: isSubmitButton(el) || isSubmitButton(control),
     inForm: !!form,
     // Enter in any field of a form (other than a button) submits it implicitly.
     implicitSubmit: !!el.form && tag === 'input' && !buttonTypes.includes(el.type),
     changeScript: inline(el) || inline(control) || inline(form),
     toggles: isToggle(el) || isToggle(control)
-      || ['checkbox', 'radio', 'switch', 'menuitemcheckbox', 'menuitemradio'].includes(role),
+      || TOGGLE_ROLES.includes(role),
     select: tag === 'select',
     editable: tag === 'textarea' || el.isContentEditable === true
       || (tag === 'input' && !buttonTypes.includes(el.type)),

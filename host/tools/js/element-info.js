@@ -1,3 +1,4 @@
+// needs: text, forms
 // What an element is and may do: tag, type, role, states, whether it submits, and
 // whether it is still in its document (`connected`: read with the rest, one round trip).
 function() {
@@ -7,19 +8,14 @@ function() {
   const role = el.getAttribute('role') || '';
   const disabled = (typeof el.matches === 'function' && el.matches(':disabled'))
     || el.closest('[aria-disabled="true"]') !== null;
-  const textTypes = ['text', 'search', 'email', 'url', 'tel', 'password', 'number'];
-  const editable = tag === 'textarea' || (tag === 'input' && textTypes.includes(type))
+  const editable = tag === 'textarea' || (tag === 'input' && TEXT_INPUT_TYPES.includes(type))
     || el.isContentEditable === true || ['textbox', 'searchbox'].includes(role);
   const readonly = el.readOnly === true || el.getAttribute('aria-readonly') === 'true';
   let checked = null;
   if (tag === 'input' && (type === 'checkbox' || type === 'radio')) checked = el.checked;
-  else if (['checkbox', 'radio', 'switch', 'menuitemcheckbox', 'menuitemradio'].includes(role))
+  else if (TOGGLE_ROLES.includes(role))
     checked = el.getAttribute('aria-checked') === 'true';
-  const submits = !!el.form && ((tag === 'button' && el.type === 'submit')
-    || (tag === 'input' && (type === 'submit' || type === 'image')));
-  const enterSubmits = !!el.form && tag === 'input' && textTypes.includes(type);
-  const text = (el.innerText || el.value || el.getAttribute('aria-label') || '')
-    .replace(/\s+/g, ' ').trim().slice(0, 60);
+  const text = squeeze(el.innerText || el.value || el.getAttribute('aria-label')).slice(0, 60);
   return {connected: el.isConnected, tag, type, role, disabled, editable, readonly, checked,
-    submits, enterSubmits, text};
+    submits: isSubmitButton(el), enterSubmits: enterSubmits(el), text};
 }

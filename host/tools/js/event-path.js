@@ -1,3 +1,4 @@
+// needs: composed
 // The nodes an event on this element passes through, out of shadow roots, up to the
 // window: their listeners are the scripts that may act on it.
 function() {
@@ -9,7 +10,7 @@ function() {
       if (node.defaultView) path.push(node.defaultView);
       break;
     }
-    node = node.parentNode || node.host || null;
+    node = composedParent(node);
   }
   return path;
 }

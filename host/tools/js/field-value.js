@@ -1,5 +1,6 @@
+// needs: text
 // What a text field holds now: its value, or an editable area's text.
 function() {
   if ('value' in this && typeof this.value === 'string') return this.value;
-  return (this.innerText || this.textContent || '').replace(/\s+/g, ' ').trim();
+  return squeeze(this.innerText || this.textContent);
 }

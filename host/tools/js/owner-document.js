@@ -1,4 +1,4 @@
-// The document that holds this node (its frame's).
+// The document this node belongs to.
 function() {
   return this.ownerDocument;
 }

@@ -1,13 +1,13 @@
+// needs: text
 // Selects a <select>'s option by value or visible text, as the browser's popup does.
 // The snapshot lists options with `\|` and `\\` escaped (FORMAT.md), so a name copied
 // from `options="…"` is also tried with those escapes undone.
 function(wanted) {
-  const fold = (s) => s.replace(/\s+/g, ' ').trim();
   const options = Array.from(this.options);
-  const label = (o) => fold(o.label || o.text);
+  const label = (o) => squeeze(o.label || o.text);
   const find = (name) => options.find((o) => o.value === name)
-    || options.find((o) => label(o) === fold(name))
-    || options.find((o) => label(o).toLowerCase() === fold(name).toLowerCase());
+    || options.find((o) => label(o) === squeeze(name))
+    || options.find((o) => label(o).toLowerCase() === squeeze(name).toLowerCase());
   const unescaped = wanted.replace(/\\([\\|])/g, '$1');
   const match = find(wanted) || (unescaped !== wanted ? find(unescaped) : undefined);
   if (!match) return {found: false, options: options.map(label)};

@@ -19,6 +19,7 @@ Environment:
 - ``TRIMTAB_LOG_LEVEL``: log level name, default INFO.
 - ``TRIMTAB_HOST_DEBUG=1``: also register the test-only ``debug_*`` request types.
 - ``TRIMTAB_HOST_EOF_GRACE``: seconds in-flight requests get after stdin closes.
+- ``TRIMTAB_ASK_TIMEOUT``: seconds a question waits for the person (default 50).
 """
 
 from __future__ import annotations
@@ -38,11 +39,11 @@ import trio
 
 from pycdp_bridge import RelayHub, collect_less_often
 
-from ._install import extension_id
-from .link import open_link
-from .native import open_host_state
-from .native._debug_handlers import debug_handlers
-from .wire import (
+from .._install import extension_id
+from ..browser import open_host_state
+from ..envelope import ASK_TIMEOUT, SidePanel
+from ..link import open_link
+from ..wire import (
     DEFAULT_EOF_GRACE,
     Handler,
     HostServer,
@@ -52,6 +53,8 @@ from .wire import (
     configure_logging,
     host_version,
 )
+from ._debug_handlers import debug_handlers
+from ._handlers import SidePanelDoor
 
 __all__ = [
     "HostContext",
@@ -77,6 +80,7 @@ class HostContext:
     origin: str | None  # chrome-extension://<id>/ of the caller, as Chrome passed it
     outbox: Outbox  # the relay's way to the extension: `await outbox.send_message(...)`
     debug: bool
+    ask_timeout: float = ASK_TIMEOUT  # seconds a question waits for the person
 
 
 @attrs.frozen
@@ -95,21 +99,23 @@ async def build_setup(context: HostContext) -> AsyncIterator[HostSetup]:
     """The handlers of the production host: add new request types here.
 
     The CDP relay is connected here: ``RelayHub`` sends its commands through the
-    outbox and receives every ``cdp_result``/``cdp_event``/``cdp_detached``. The
-    handlers that drive tabs (``snapshot``, ``tools``, ``tool``, ``highlight``,
-    ``release``) come from ``_handlers.open_host_state``; ``ping`` is built into the
+    outbox and receives every ``cdp_result``/``cdp_event``/``cdp_detached``. The side
+    panel's requests (``snapshot``, ``tools``, ``tool``, ``highlight``, ``release``,
+    ``answer``) are `SidePanelDoor`'s; ``ping`` and ``cancel`` are built into the
     server and, with ``TRIMTAB_HOST_DEBUG=1``, the test-only ``debug_*`` types exist.
+    Both doors ask the person in one place, the side panel (`SidePanel`).
     """
     relay = RelayHub(context.outbox.send_message)
+    panel = SidePanel(context.outbox.send_message, timeout=context.ask_timeout)
     handlers: dict[str, Handler] = {}
     if context.debug:
         handlers.update(debug_handlers(context.outbox))
     try:
         async with (
             open_host_state(relay) as state,
-            open_link(state, context.outbox, context.origin) as link,
+            open_link(state, panel, context.outbox, context.origin) as link,
         ):
-            handlers.update(state.handlers())
+            handlers.update(SidePanelDoor(state, panel).handlers())
             # Agents outside the browser (trimtab mcp, the command line) reach the
             # host through the link; the extension tells it what they may touch.
             handlers.update(link.handlers())
@@ -126,11 +132,12 @@ async def run_host(
     origin: str | None = None,
     debug: bool = False,
     eof_grace: float = DEFAULT_EOF_GRACE,
+    ask_timeout: float = ASK_TIMEOUT,
     setup: SetupFactory = build_setup,
 ) -> HostStatistics:
     """Serve the protocol on the two streams until ``inbound`` ends."""
     outbox = Outbox(outbound)
-    context = HostContext(origin=origin, outbox=outbox, debug=debug)
+    context = HostContext(origin=origin, outbox=outbox, debug=debug, ask_timeout=ask_timeout)
     async with setup(context) as plugins:
         server = HostServer(
             outbox=outbox,
@@ -271,17 +278,23 @@ def origin_refusal(origin: str | None) -> str | None:
     return None
 
 
-def _eof_grace_from_env(environ: Mapping[str, str]) -> float:
-    raw = environ.get("TRIMTAB_HOST_EOF_GRACE")
+def _seconds_from_env(
+    environ: Mapping[str, str], name: str, default: float, *, positive: bool = False
+) -> float:
+    """Seconds from the variable ``name``; ``default`` (logged) when it is not a number
+    of seconds (>= 0, or > 0 when ``positive``)."""
+    raw = environ.get(name)
     if raw is None:
-        return DEFAULT_EOF_GRACE
+        return default
     try:
         value = float(raw)
     except ValueError:
         value = math.nan
-    if not (value >= 0 and math.isfinite(value)):
-        log.warning("ignoring TRIMTAB_HOST_EOF_GRACE=%r: not a number of seconds >= 0", raw)
-        return DEFAULT_EOF_GRACE
+    if not (value >= 0 and math.isfinite(value)) or (positive and value == 0):
+        log.warning(
+            "ignoring %s=%r: not a number of seconds %s 0", name, raw, ">" if positive else ">="
+        )
+        return default
     return value
 
 
@@ -293,7 +306,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     log_path = configure_logging()
     origin, others = _parse_args(args)
     debug = os.environ.get("TRIMTAB_HOST_DEBUG") == "1"
-    eof_grace = _eof_grace_from_env(os.environ)
+    eof_grace = _seconds_from_env(os.environ, "TRIMTAB_HOST_EOF_GRACE", DEFAULT_EOF_GRACE)
+    ask_timeout = _seconds_from_env(os.environ, "TRIMTAB_ASK_TIMEOUT", ASK_TIMEOUT, positive=True)
     log.info(
         "trimtab-host %s starting: pid=%d origin=%s other_args=%s debug=%s log=%s",
         host_version(),
@@ -313,7 +327,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     async def serve() -> HostStatistics:
         receive, send = open_stdio_streams(protocol_in, protocol_out)
         async with receive, send:
-            return await run_host(receive, send, origin=origin, debug=debug, eof_grace=eof_grace)
+            return await run_host(
+                receive,
+                send,
+                origin=origin,
+                debug=debug,
+                eof_grace=eof_grace,
+                ask_timeout=ask_timeout,
+            )
 
     try:
         statistics = trio.run(serve)

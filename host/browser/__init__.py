@@ -1,0 +1,33 @@
+"""The browser as the host holds it, and the typed entry point both doors call.
+
+`HostState` holds the tabs a door has asked about (each a `trimtab.tab.Tab`, with one
+view per outside client), one call tracker, and the tools (`Toolbox`). A tool call
+comes in as a `ToolCall` and goes out as a `ToolOutcome`; in between it passes the
+envelope (``trimtab.envelope``), which asks the person through the door's `Ask`.
+
+May import ``trimtab.wire``, ``trimtab.envelope``, ``trimtab.tab``, ``trimtab.tools``,
+``trimtab.tracker``, ``trimtab.pipeline`` and ``pycdp_bridge``.
+"""
+
+from ._call import MAX_TAB, ToolCall, ToolOutcome, budget_of, check_tab_id
+from ._errors import PAGE_TIMEOUT, TOOL_TIMEOUT, cdp_errors
+from ._state import HIGHLIGHT_CONFIG, HostState, HostStateStatistics, open_host_state
+from ._toolbox import RunTool, Toolbox, read_format_page
+
+__all__ = [
+    "HIGHLIGHT_CONFIG",
+    "MAX_TAB",
+    "PAGE_TIMEOUT",
+    "TOOL_TIMEOUT",
+    "HostState",
+    "HostStateStatistics",
+    "RunTool",
+    "ToolCall",
+    "ToolOutcome",
+    "Toolbox",
+    "budget_of",
+    "cdp_errors",
+    "check_tab_id",
+    "open_host_state",
+    "read_format_page",
+]

@@ -1,0 +1,91 @@
+"""One tool call in, one outcome out: the typed entry point both doors use."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+import attrs
+
+from ..envelope import Consent
+from ..tab import DEFAULT_BUDGET, check_budget
+from ..wire import JSONObject, Request, RequestError
+
+__all__ = ["MAX_TAB", "ToolCall", "ToolOutcome", "budget_of", "check_tab_id"]
+
+# Tab ids are chrome.tabs ids: positive integers that JSON carries exactly.
+MAX_TAB: Final = 2**53
+
+
+def check_tab_id(value: object, where: str = "tab") -> int:
+    """``value`` as a tab id, or ``bad_request`` naming it."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < MAX_TAB:
+        raise RequestError("bad_request", f"{where} = {value!r:.60} is not a tab id")
+    return value
+
+
+def budget_of(request: Request) -> int | None:
+    """The request's token budget for snapshots: ``budget`` (0: none), else the default."""
+    budget = request.get("budget", int, default=DEFAULT_BUDGET)
+    try:
+        return check_budget(budget or None)
+    except ValueError as exc:
+        raise RequestError("bad_request", f"{request.type} field 'budget': {exc}") from None
+
+
+@attrs.frozen
+class ToolCall:
+    """One tool call: who calls, in which tab, which tool with which arguments."""
+
+    session: str  # the call tracker's session: the panel agent's, or a link client's
+    tab: int
+    name: str
+    args: Mapping[str, object] = attrs.field(factory=dict)
+    client: str = ""  # who calls, as the person reads it in a question
+    view: str | None = None  # a link client's own view of the tab; None: the panel agent's
+    budget: int | None = None  # the snapshot token budget (None: no budget)
+    ask_before_submit: bool = True  # the person's setting; outside clients always ask
+
+
+@attrs.frozen
+class ToolOutcome:
+    """What one tool call did, as both doors report it."""
+
+    content: str
+    is_error: bool
+    kind: str
+    consent: Consent
+    submitted: bool
+    dialog: Mapping[str, Any] | None
+    call_id: int | None
+    cached: bool
+    cached_from: int | None
+    cached_at: float | None
+    note: str | None
+    side_effects: bool
+    submits: bool
+
+    @property
+    def refused(self) -> bool:
+        """The call needed the person's yes and did not get it: nothing was done."""
+        return self.consent.required and not self.consent.granted
+
+    def to_json(self) -> JSONObject:
+        """The ``tool`` reply of ``host/PROTOCOL.md``."""
+        return {
+            "consent": {"required": self.consent.required, "granted": self.consent.granted},
+            "submitted": self.submitted,
+            # It submitted although nobody was asked: the side panel tells the person.
+            "unasked_submit": self.submitted and not self.consent.granted,
+            "dialog": None if self.dialog is None else dict(self.dialog),
+            "content": self.content,
+            "is_error": self.is_error,
+            "kind": self.kind,
+            "call_id": self.call_id,
+            "cached": self.cached,
+            "cached_from": self.cached_from,
+            "cached_at": self.cached_at,
+            "note": self.note,
+            "side_effects": self.side_effects,
+            "submits": self.submits,
+        }

@@ -1,0 +1,477 @@
+"""The browser as the host holds it: its tabs, each client's view of them, one tracker.
+
+`HostState` is the state of one running host (one extension connection): the
+`RelayHub` every tab's CDP goes through, one held tab per browser tab a door has
+asked about (created on demand, forgotten on `release`), and one `CallTracker`
+with every tool's policy registered. Both doors (``trimtab.native`` for the side
+panel, ``trimtab.link`` for outside agents) call its typed methods: `call_tool` (a
+`ToolCall` in, a `ToolOutcome` out, through the envelope), `inspect`, `highlight`,
+`release`.
+
+The side panel's inspector (`inspect`) shows what the agent would see if it looked
+now: a baseline rendered against the agent's previous baseline (regions the agent
+saw unchanged are collapsed), on a copy of the agent's `SnapshotMemory`. The agent's
+own memory is never moved by the inspector: the tools diff against the last snapshot
+*the model* saw, and an inspector snapshot becoming that base would make the model
+miss what changed before it. The copy is kept for `highlight`.
+
+Before every cacheable page read the tab's `PageRevisions.sync` runs, so the tracker
+decides on a page revision that includes every change the page made up to that
+moment (see ``trimtab.tab``). Error-flagged tool results are never cached.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator, Callable, Mapping
+from typing import Any, Final
+
+import attrs
+import trio
+
+from pycdp_bridge import (
+    CDPError,
+    DialogOpenError,
+    PageModel,
+    RelayHub,
+    RelayTarget,
+    Target,
+    TargetClosedError,
+)
+from pycdp_bridge import protocol as cdp
+
+from ..envelope import Answer, Ask, Decided, Question, act_with_consent
+from ..pipeline import Control
+from ..tab import (
+    DEFAULT_BUDGET,
+    MIN_BUDGET,
+    RevisionStatistics,
+    Snapshot,
+    SnapshotMemory,
+    Tab,
+    page_token_counts,
+)
+from ..tools import ToolResult, granted
+from ..tracker import CallTracker, TrackedResult, TrackerLimits, TrackerStatistics
+from ..wire import JSONObject, RequestError
+from ._call import ToolCall, ToolOutcome
+from ._errors import PAGE_TIMEOUT, TOOL_TIMEOUT, cdp_errors, page_unresponsive
+from ._toolbox import Toolbox
+
+__all__ = ["HIGHLIGHT_CONFIG", "HostState", "HostStateStatistics", "open_host_state"]
+
+log = logging.getLogger("trimtab.browser")
+
+# What the overlay paints: content box, padding and margin, like DevTools' inspector.
+HIGHLIGHT_CONFIG: Final[Mapping[str, object]] = {
+    "showInfo": True,
+    "contentColor": {"r": 111, "g": 168, "b": 220, "a": 0.66},
+    "paddingColor": {"r": 147, "g": 196, "b": 125, "a": 0.55},
+    "borderColor": {"r": 255, "g": 229, "b": 153, "a": 0.66},
+    "marginColor": {"r": 246, "g": 178, "b": 107, "a": 0.66},
+}
+
+
+@attrs.define(eq=False)
+class _HeldTab:
+    """A browser tab the host holds: the agent's `Tab`, and the inspector's view of it."""
+
+    id: int
+    tab: Tab
+    # The inspector's latest view of the page: a copy of the agent's memory taken for
+    # `inspect`, kept for `highlight`.
+    inspector: SnapshotMemory
+    inspector_lock: trio.Lock = attrs.field(factory=trio.Lock)
+    # eid -> CDP session of the inspector's latest snapshot (out-of-process iframes).
+    inspector_sessions: dict[str, str | None] = attrs.field(factory=dict)
+    # Cancels the tab's page observer follower when the tab is released.
+    follower: trio.CancelScope = attrs.field(factory=trio.CancelScope)
+    # Clients of the link (trimtab.link) each see the tab through their own view:
+    # their own snapshot memory, the same target, page observer and lock.
+    views: dict[str, Tab] = attrs.field(factory=dict)
+
+    def view(self, name: str | None) -> Tab:
+        """The tab as the client ``name`` has seen it (None: the side panel's agent)."""
+        if name is None:
+            return self.tab
+        view = self.views.get(name)
+        if view is None:
+            view = attrs.evolve(self.tab, memory=SnapshotMemory(self.tab.target))
+            self.views[name] = view
+        return view
+
+
+@attrs.frozen
+class HostStateStatistics:
+    """A snapshot of the host's state."""
+
+    tabs: int
+    tracker: TrackerStatistics
+    revisions: Mapping[int, RevisionStatistics]
+
+
+@attrs.define(eq=False)
+class HostState:
+    """The state of the running host and the typed calls both doors make on it.
+
+    ``nursery`` runs each tab's revision follower; `open_host_state` provides it.
+    """
+
+    hub: RelayHub
+    nursery: trio.Nursery
+    toolbox: Toolbox
+    tracker: CallTracker = attrs.field(factory=CallTracker)
+    _tabs: dict[int, _HeldTab] = attrs.field(factory=dict, init=False)
+
+    def __attrs_post_init__(self) -> None:
+        for spec in self.toolbox.specs:
+            self.tracker.register(spec.name, spec.policy)
+
+    def statistics(self) -> HostStateStatistics:
+        return HostStateStatistics(
+            tabs=len(self._tabs),
+            tracker=self.tracker.statistics(),
+            revisions={tab: held.tab.revisions.statistics() for tab, held in self._tabs.items()},
+        )
+
+    def forget_view(self, name: str) -> None:
+        """Drop what a client of the link has seen of every tab (it disconnected)."""
+        for held in self._tabs.values():
+            held.views.pop(name, None)
+
+    def tab(self, tab: int) -> Tab | None:
+        """The agent's `Tab` for a browser tab, if the host holds one (tests, diagnostics)."""
+        held = self._tabs.get(tab)
+        return held.tab if held is not None else None
+
+    def catalogue(self) -> JSONObject:
+        """The tools, the format page, and the snapshot budget's bounds."""
+        return {
+            "tools": [
+                {
+                    "name": spec.name,
+                    "description": spec.description,
+                    "input_schema": dict(spec.input_schema),
+                }
+                for spec in self.toolbox.specs
+            ],
+            "format": self.toolbox.format_page,
+            "budget": {"default": DEFAULT_BUDGET, "min": MIN_BUDGET},
+        }
+
+    async def tab_facts(self, tab: int) -> tuple[str, str]:
+        """The tab's title and URL as the browser's history has them ('' when unknown)."""
+        held = self._tabs.get(tab)
+        if held is None or held.tab.target.closed:
+            return "", ""
+        with contextlib.suppress(CDPError, TargetClosedError, KeyError, IndexError, TypeError):
+            with trio.move_on_after(PAGE_TIMEOUT):
+                history = await held.tab.target.execute(cdp.page_get_navigation_history())
+                entry = history["entries"][history["currentIndex"]]
+                return str(entry.get("title", "")), str(entry.get("url", ""))
+        return "", ""
+
+    # -- calls -------------------------------------------------------------------
+
+    async def call_tool(self, call: ToolCall, ask: Ask) -> ToolOutcome:
+        """Run one tool call through the envelope: when it would submit or commit, the
+        person is asked with ``ask`` during this call, and only their yes runs it."""
+        spec = self.toolbox.spec(call.name)
+        if spec is None:
+            known = ", ".join(s.name for s in self.toolbox.specs)
+            raise RequestError(
+                "bad_request", f"unknown tool {call.name[:100]!r}; the tools are: {known}"
+            )
+        policy = self.tracker.policy(call.name)
+        async with cdp_errors(call.tab, timeout=TOOL_TIMEOUT):
+            state = await self._open_tab(call.tab)
+            if state.tab.target.crashed or state.tab.target.open_dialog is not None:
+                # Nothing can be read from a dead or blocked page; the tool says why.
+                self.tracker.note_page_change(call.tab, "the page crashed or shows a dialog")
+            elif policy.reads_page and not policy.volatile and not policy.side_effects:
+                # The revision must include every change the page made until now.
+                try:
+                    await state.tab.revisions.sync()
+                except DialogOpenError:
+                    # The dialog opened after the check above: the tool says so, with
+                    # the dialog's facts, as if it had been open before.
+                    self.tracker.note_page_change(call.tab, "the page shows a dialog")
+
+        async def run(consented: bool) -> TrackedResult[ToolResult]:
+            async def tool() -> ToolResult:
+                # A client of the link acts through its own view of the tab.
+                agent_tab = state.view(call.view)
+                async with agent_tab.lock:
+                    memory = agent_tab.memory
+                    memory.options = attrs.evolve(memory.options, budget=call.budget)
+                    with granted(consented):
+                        return await self.toolbox.run(agent_tab, call.name, call.args)
+
+            # The wait for the person is outside this bound: only the tool's own runs are.
+            async with cdp_errors(call.tab, timeout=TOOL_TIMEOUT):
+                return await self.tracker.call(
+                    call.session, call.name, call.args, tool, tab=call.tab, options=call.budget
+                )
+
+        def needs(tracked: TrackedResult[ToolResult]) -> Question | None:
+            result = tracked.result
+            if result.consent is None:
+                return None
+            return Question(
+                client=call.client,
+                session=call.session,
+                tab=call.tab,
+                what="submit",
+                tool=call.name,
+                args=call.args,
+                reason=result.consent,
+                element=result.element,
+            )
+
+        decided: Decided[TrackedResult[ToolResult]] = await act_with_consent(
+            run,
+            needs,
+            self._asking_while_open(state, ask),
+            ask_before_submit=call.ask_before_submit,
+        )
+        tracked, consent = decided.result, decided.consent
+        result = tracked.result
+        content, is_error = result.content, result.is_error
+        if consent.required and not consent.granted:
+            assert consent.answer is not None
+            content = (
+                f"Not done: {consent.answer.refusal()} ({result.consent}). Do not retry it; "
+                "ask the person or stop."
+            )
+            is_error = True
+        return ToolOutcome(
+            content=content,
+            is_error=is_error,
+            kind=result.kind,
+            consent=consent,
+            submitted=result.submitted,
+            dialog=_dialog_facts(state.tab.target.open_dialog),
+            call_id=tracked.call_id,
+            cached=tracked.cached,
+            cached_from=tracked.cached_from,
+            cached_at=tracked.cached_at_wall,
+            note=tracked.note,
+            side_effects=policy.side_effects,
+            submits=result.submits,
+        )
+
+    async def inspect(self, tab: int, budget: int | None) -> JSONObject:
+        """What the agent would see from a fresh look now, for the side panel's inspector."""
+        state = await self._open_tab(tab)
+        model: PageModel | None = None
+        counts: dict[str, int] = {}
+
+        async def take() -> None:
+            nonlocal model
+            # The agent's capture options: the person sees what the agent is sent.
+            model = await state.inspector.capture()
+
+        async def measure() -> None:
+            counts.update(await page_token_counts(state.tab.target))
+
+        async with state.inspector_lock:
+            started = time.perf_counter()
+            try:
+                async with cdp_errors(tab), trio.open_nursery() as nursery:
+                    nursery.start_soon(measure)
+                    await take()
+            except BaseException:
+                state.inspector.forget()
+                state.inspector_sessions.clear()
+                raise
+            assert model is not None
+            # A baseline against the agent's own previous baseline, rendered on a copy
+            # so that the agent's memory (the base of its next diff) stays as the
+            # model knows it.
+            view = attrs.evolve(state.tab.memory)
+            view.options = attrs.evolve(view.options, budget=budget)
+            snapshot: Snapshot = view.render(
+                model, capture_ms=(time.perf_counter() - started) * 1000, baseline=True
+            )
+            state.inspector = view
+            state.inspector_sessions = _control_sessions(model, snapshot.compaction.controls)
+        stats = snapshot.stats_dict()
+        stats.update(counts)
+        return {"xml": snapshot.xml, "kind": snapshot.kind, "stats": stats}
+
+    async def highlight(self, tab: int, eid: str | None) -> bool:
+        """Draw the overlay over element ``eid`` (None clears it); False when cleared."""
+        state = await self._open_tab(tab)
+        target = state.tab.target
+        async with cdp_errors(tab):
+            # The overlay needs the DOM domain; a capture has enabled it already anyway.
+            await target.execute(cdp.dom_enable())
+            await target.execute(cdp.overlay_enable())
+            if eid is None:
+                await target.execute(cdp.overlay_hide_highlight())
+                return False
+            control, session_id = self._resolve_eid(state, eid)
+            try:
+                await target.execute(
+                    cdp.overlay_highlight_node(
+                        HIGHLIGHT_CONFIG, backend_node_id=control.backend_node_id
+                    ),
+                    session_id=session_id,
+                )
+            except CDPError as exc:
+                raise RequestError(
+                    "stale_id", f"element {eid!r} is no longer on the page ({exc.message})"
+                ) from exc
+        return True
+
+    async def release(self, tab: int) -> None:
+        """Forget everything of the tab and detach the debugger from it."""
+        state = self._tabs.pop(tab, None)
+        target: Target | None = None
+        if state is not None:
+            state.follower.cancel()
+            state.tab.forget()
+            state.inspector.forget()
+            state.inspector_sessions.clear()
+            target = state.tab.target
+        self.tracker.forget_tab(tab)
+        if target is None or target.closed:
+            target = self.hub.target(tab)
+        if isinstance(target, RelayTarget):
+            # Already gone (the tab closed, the user detached): nothing to detach.
+            with contextlib.suppress(TargetClosedError, CDPError):
+                await target.detach()
+
+    # -- internals -------------------------------------------------------------
+
+    def _asking_while_open(self, state: _HeldTab, ask: Ask) -> Ask:
+        """``ask``, ended (and its question withdrawn) when the tab closes meanwhile."""
+
+        async def ask_while_open(question: Question) -> Answer:
+            target = state.tab.target
+            async with trio.open_nursery() as nursery:
+
+                async def watch_closed() -> None:
+                    # Targets say they closed only through a flag; a few checks a
+                    # second cost nothing beside a person's answer.
+                    while not target.closed:
+                        await trio.sleep(0.2)
+                    nursery.cancel_scope.cancel()
+
+                nursery.start_soon(watch_closed)
+                answer = await ask(question)
+                nursery.cancel_scope.cancel()
+                return answer
+            raise RequestError(
+                "target_closed", f"tab {state.id} closed while the person was being asked"
+            )
+
+        return ask_while_open
+
+    async def _open_tab(self, tab: int) -> _HeldTab:
+        state = self._tabs.get(tab)
+        if state is None or state.tab.target.closed:
+            if state is not None:
+                # The debugger detached (tab closed, user cancelled): start over.
+                state.follower.cancel()
+                self.tracker.forget_tab(tab)
+            target = self.hub.target(tab)
+            state = _HeldTab(
+                id=tab,
+                tab=Tab.open(target, on_change=self._page_changed(tab)),
+                inspector=SnapshotMemory(target),
+            )
+            self._tabs[tab] = state
+            self.nursery.start_soon(self._follow, state, name=f"page revisions of tab {tab}")
+        # A page already stuck in a script never lets the observer install: the wait
+        # is bounded like every request that touches the page.
+        with trio.move_on_after(PAGE_TIMEOUT) as waited:
+            await state.tab.revisions.ready.wait()
+        if waited.cancelled_caught:
+            raise page_unresponsive(tab, PAGE_TIMEOUT)
+        if state.tab.target.closed:
+            raise RequestError("target_closed", f"tab {tab} is closed or its debugger detached")
+        return state
+
+    def _page_changed(self, tab: int) -> Callable[[str], None]:
+        def changed(reason: str) -> None:
+            self.tracker.note_page_change(tab, reason)
+
+        return changed
+
+    async def _follow(self, state: _HeldTab) -> None:
+        """Run the tab's revision follower; it must never take the host down."""
+        with state.follower:
+            try:
+                await state.tab.revisions.run()
+            except TargetClosedError as exc:
+                log.info("tab %d closed while following its page: %s", state.id, exc)
+            except Exception:
+                log.exception("the page revision follower of tab %d failed", state.id)
+            finally:
+                # A tab whose changes are no longer followed must not serve cached reads.
+                if self._tabs.get(state.id) is state:
+                    self.tracker.note_page_change(state.id, "page revisions stopped")
+
+    def _resolve_eid(self, state: _HeldTab, eid: str) -> tuple[Control, str | None]:
+        inspected = state.inspector.latest
+        if inspected is not None and eid in inspected.controls:
+            return inspected.controls[eid], state.inspector_sessions.get(eid)
+        agent = state.tab.latest
+        # The agent's snapshot keeps no frame sessions: only main-frame ids resolve.
+        if agent is not None and eid in agent.controls and agent.controls[eid].frame == 0:
+            return agent.controls[eid], None
+        if inspected is None and agent is None:
+            raise RequestError(
+                "stale_id", f"no snapshot of tab {state.id} yet, so no element {eid!r}"
+            )
+        raise RequestError(
+            "stale_id",
+            f"no element {eid[:60]!r} in the latest snapshot of tab {state.id}; "
+            "take a new snapshot",
+        )
+
+
+@contextlib.asynccontextmanager
+async def open_host_state(
+    hub: RelayHub,
+    *,
+    toolbox: Toolbox | None = None,
+    limits: TrackerLimits | None = None,
+) -> AsyncIterator[HostState]:
+    """The host's state for one extension connection, driving tabs through ``hub``.
+
+    The caller owns the hub: it feeds it every relay message and closes it. On exit
+    the tabs' revision followers stop.
+    """
+    tracker = CallTracker(limits=limits) if limits is not None else CallTracker()
+    async with trio.open_nursery() as nursery:
+        state = HostState(
+            hub=hub, nursery=nursery, toolbox=toolbox or Toolbox.load(), tracker=tracker
+        )
+        try:
+            yield state
+        finally:
+            nursery.cancel_scope.cancel()
+
+
+def _dialog_facts(dialog: Mapping[str, Any] | None) -> JSONObject | None:
+    """The open JavaScript dialog as the side panel reads it, or None."""
+    if dialog is None:
+        return None
+    kind = str(dialog.get("type", ""))
+    return {
+        "type": kind,
+        "message": str(dialog.get("message", "")),
+        "default": str(dialog.get("defaultPrompt", "")) if kind == "prompt" else None,
+    }
+
+
+def _control_sessions(model: PageModel, controls: Mapping[str, Control]) -> dict[str, str | None]:
+    frames = model.frames
+    return {
+        eid: frames[control.frame].session_id if 0 <= control.frame < len(frames) else None
+        for eid, control in controls.items()
+    }

@@ -1,0 +1,46 @@
+"""The agent's tools as the host serves them: specs, the runner, the format page."""
+
+from __future__ import annotations
+
+import importlib.resources
+from collections.abc import Awaitable, Callable, Mapping
+
+import attrs
+
+from ..tab import Tab
+from ..tools import TOOLS, ToolResult, ToolSpec, run_tool
+
+__all__ = ["RunTool", "Toolbox", "read_format_page"]
+
+RunTool = Callable[[Tab, str, Mapping[str, object]], Awaitable[ToolResult]]
+
+
+def read_format_page() -> str:
+    """The model's format page, ``FORMAT.md``, read as package data."""
+    return (importlib.resources.files("trimtab") / "FORMAT.md").read_text(encoding="utf-8")
+
+
+@attrs.frozen
+class Toolbox:
+    """The agent's tools as the host sees them: specs, the runner, the format page."""
+
+    specs: tuple[ToolSpec, ...]
+    run: RunTool
+    format_page: str
+
+    def __attrs_post_init__(self) -> None:
+        names = [spec.name for spec in self.specs]
+        duplicates = sorted({name for name in names if names.count(name) > 1})
+        if duplicates:
+            raise ValueError(f"tool names must be unique; repeated: {duplicates}")
+
+    @classmethod
+    def load(cls) -> Toolbox:
+        """The production tools (`trimtab.tools`) and ``FORMAT.md`` from the package."""
+        return cls(specs=TOOLS, run=run_tool, format_page=read_format_page())
+
+    def spec(self, name: str) -> ToolSpec | None:
+        for spec in self.specs:
+            if spec.name == name:
+                return spec
+        return None

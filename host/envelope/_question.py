@@ -1,0 +1,90 @@
+"""A question for the person, and their answer."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Literal, TypeAlias
+
+import attrs
+
+__all__ = ["PANEL_AGENT", "Answer", "Ask", "Question", "QuestionKind"]
+
+# Who asks, as the person reads it, when the side panel's own agent asks.
+PANEL_AGENT = "Trimtab agent"
+
+QuestionKind: TypeAlias = Literal["submit", "tab"]
+
+
+@attrs.frozen
+class Question:
+    """What the person is asked: who wants to do what, in which tab, and why Trimtab asks.
+
+    ``reason`` is Trimtab's own words; ``element`` is the element as the model sees it
+    (page strings escaped), or None when there is none.
+    """
+
+    client: str  # who asks: PANEL_AGENT or an outside client's name
+    session: str  # the asking session's key (the panel agent's, or ``link-N``)
+    tab: int
+    what: QuestionKind  # "submit": may this call act? "tab": may this client use this tab?
+    tool: str | None = None
+    args: Mapping[str, object] = attrs.field(factory=dict)
+    reason: str = ""
+    element: str | None = None
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "client": self.client,
+            "session": self.session,
+            "tab": self.tab,
+            "what": self.what,
+            "tool": self.tool,
+            "args": dict(self.args),
+            "reason": self.reason,
+            "element": self.element,
+        }
+
+
+@attrs.frozen
+class Answer:
+    """The person's answer; ``allow`` is False also when nobody answered or could be asked."""
+
+    allow: bool
+    # Whether a person answered: False when the wait ran out.
+    answered: bool = True
+    # Why nobody could be asked (no side panel open, the browser unreachable), if so.
+    why: str | None = None
+    # How long Trimtab waited, for "nobody answered within N s".
+    waited: float = 0.0
+
+    @classmethod
+    def yes(cls) -> Answer:
+        return cls(allow=True)
+
+    @classmethod
+    def no(cls) -> Answer:
+        return cls(allow=False)
+
+    @classmethod
+    def unanswered(cls, waited: float) -> Answer:
+        return cls(allow=False, answered=False, waited=waited)
+
+    @classmethod
+    def unaskable(cls, why: str) -> Answer:
+        return cls(allow=False, answered=False, why=why)
+
+    def refusal(self) -> str:
+        """Why the call was not done, in words for the model and the person."""
+        if self.why is not None:
+            return f"the person could not be asked: {self.why[:200]}"
+        if not self.answered:
+            return (
+                f"nobody answered in the browser within {self.waited:g} s (the person answers "
+                "in the Trimtab side panel, which must be open)"
+            )
+        return "the person refused when asked in the browser"
+
+
+# Asks the person one question and waits for the answer. Cancelling the wait (the call
+# that asked ended) withdraws the question: a later answer does nothing.
+Ask: TypeAlias = Callable[[Question], Awaitable[Answer]]

@@ -1,0 +1,63 @@
+// Helpers the page-side scripts of trimtab.tab and trimtab.tools share. A script asks
+// for some on its first line (`// needs: focus, text`) and the loader (`page_script`)
+// puts those sections, in this file's order, in a closure around the script: each
+// script stays one real function or expression, and no helper is copied into it.
+// A section runs from its `// helper: <name>` line to the next one.
+
+// helper: element
+// The element a node is or is in: itself for an element, else its parent element (a
+// text node's), or null.
+function elementOf(node) {
+  return node.nodeType === 1 ? node : node.parentElement;
+}
+
+// helper: composed
+// The parent of a node in the composed tree: out of a shadow root to its host.
+function composedParent(node) {
+  return node.parentNode || node.host || null;
+}
+
+// Whether `node` is `ancestor` or inside it, crossing shadow roots on the way up.
+function isComposedWithin(node, ancestor) {
+  for (let n = node; n; n = composedParent(n)) if (n === ancestor) return true;
+  return false;
+}
+
+// helper: focus
+// The element that has the keyboard focus in `doc`, through open shadow roots and,
+// with `throughFrames`, into same-origin frames (an <iframe> stays the answer when the
+// focus is in a frame this world cannot enter); null when the document has none.
+function deepActiveElement(doc, throughFrames) {
+  let el = doc.activeElement;
+  while (el) {
+    if (el.shadowRoot && el.shadowRoot.activeElement) el = el.shadowRoot.activeElement;
+    else if (throughFrames && el.contentDocument && el.contentDocument.activeElement) {
+      el = el.contentDocument.activeElement;
+    } else break;
+  }
+  return el;
+}
+
+// helper: text
+// A text with its whitespace runs folded to one space and its ends trimmed.
+function squeeze(text) {
+  return (text || '').replace(/\s+/g, ' ').trim();
+}
+
+// helper: forms
+// The input types in which Enter submits the field's form.
+const TEXT_INPUT_TYPES = ['text', 'search', 'email', 'url', 'tel', 'password', 'number'];
+
+// The ARIA roles of controls that hold a checked state.
+const TOGGLE_ROLES = ['checkbox', 'radio', 'switch', 'menuitemcheckbox', 'menuitemradio'];
+
+// Whether a click on `el` submits its form: a submit button or image input in a form.
+function isSubmitButton(el) {
+  return !!el && !!el.form && ((el.localName === 'button' && el.type === 'submit')
+    || (el.localName === 'input' && (el.type === 'submit' || el.type === 'image')));
+}
+
+// Whether Enter in `el` submits its form: a text field that belongs to a form.
+function enterSubmits(el) {
+  return !!el && !!el.form && el.localName === 'input' && TEXT_INPUT_TYPES.includes(el.type);
+}

@@ -1,0 +1,2 @@
+// Nothing: the answer is the round trip, after which the page's earlier events are in.
+0

@@ -1,0 +1,4 @@
+// Whether this node is still in its document.
+function() {
+  return this.isConnected;
+}

@@ -1,0 +1,194 @@
+"""The layout holds: each package is used through its face, imports only the floors
+below it, says so in its ``__init__``, and no module outgrows 600 lines."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import attrs
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+# Where each importable name lives: ``host/`` imports as ``trimtab``.
+ROOTS = {"trimtab": REPO / "host", "pycdp_bridge": REPO / "pycdp_bridge"}
+MAX_LINES = 600
+
+# What each package may import, floor by floor, the way the data flows:
+# doors (native, link) and the command line on top, the browser's state and the
+# envelope under them, then the tools, one tab, the tracker, the pipeline and CDP.
+ALLOWED: dict[str, frozenset[str]] = {
+    "pycdp_bridge": frozenset(),
+    "trimtab.pipeline": frozenset({"pycdp_bridge"}),
+    "trimtab.tracker": frozenset(),
+    "trimtab.wire": frozenset({"pycdp_bridge"}),
+    "trimtab.tab": frozenset({"pycdp_bridge", "trimtab.pipeline"}),
+    "trimtab.tools": frozenset(
+        {"pycdp_bridge", "trimtab.pipeline", "trimtab.tab", "trimtab.tracker"}
+    ),
+    "trimtab.envelope": frozenset({"trimtab.wire"}),
+    "trimtab.browser": frozenset(
+        {
+            "pycdp_bridge",
+            "trimtab.envelope",
+            "trimtab.pipeline",
+            "trimtab.tab",
+            "trimtab.tools",
+            "trimtab.tracker",
+            "trimtab.wire",
+        }
+    ),
+    "trimtab.link": frozenset({"trimtab.browser", "trimtab.envelope", "trimtab.wire"}),
+    "trimtab.install": frozenset(),
+    "trimtab.native": frozenset(
+        {
+            "pycdp_bridge",
+            "trimtab.browser",
+            "trimtab.envelope",
+            "trimtab.install",
+            "trimtab.link",
+            "trimtab.wire",
+        }
+    ),
+    "trimtab.mcp": frozenset({"trimtab.link", "trimtab.pipeline", "trimtab.tools", "trimtab.wire"}),
+    "trimtab.cli": frozenset(
+        {
+            "pycdp_bridge",
+            "trimtab.install",
+            "trimtab.link",
+            "trimtab.mcp",
+            "trimtab.pipeline",
+            "trimtab.tab",
+            "trimtab.tools",
+            "trimtab.wire",
+        }
+    ),
+    # The package's own face re-exports a few values of its parts.
+    "trimtab": frozenset({"trimtab.tab", "trimtab.tracker", "trimtab.wire"}),
+}
+
+
+@attrs.frozen
+class Import:
+    """One imported module (or name of a package) of one source file."""
+
+    source: str  # path relative to the repo, with the line
+    module: tuple[str, ...]  # the importing module's dotted name
+    target: tuple[str, ...]  # the imported module's dotted name, or a package + name
+
+
+def module_name(path: Path) -> tuple[str, ...]:
+    for top, root in ROOTS.items():
+        if path.is_relative_to(root):
+            parts = (top, *path.relative_to(root).with_suffix("").parts)
+            return parts[:-1] if parts[-1] == "__init__" else parts
+    raise ValueError(f"{path} is outside {sorted(ROOTS)}")
+
+
+def imports(path: Path) -> Iterator[Import]:
+    """Every import of our own packages in ``path``, resolved to absolute names."""
+    module = module_name(path)
+    package = module if path.name == "__init__.py" else module[:-1]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        where = f"{path.relative_to(REPO)}:{getattr(node, 'lineno', 0)}"
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                target = tuple(alias.name.split("."))
+                if target[0] in ROOTS:
+                    yield Import(where, module, target)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[: len(package) - (node.level - 1)]
+                target = base + tuple(node.module.split(".") if node.module else ())
+            else:
+                target = tuple((node.module or "").split("."))
+            if target[0] not in ROOTS:
+                continue
+            if node.module is None:  # from . import _xml as xml
+                for alias in node.names:
+                    yield Import(where, module, (*target, alias.name))
+            else:
+                yield Import(where, module, target)
+
+
+def package_of(name: tuple[str, ...]) -> str:
+    """The package a module belongs to for the floors: ``trimtab.<part>``, or
+    ``pycdp_bridge``, or ``trimtab`` itself for the top-level modules."""
+    if name[0] == "pycdp_bridge":
+        return "pycdp_bridge"
+    if len(name) > 1 and (ROOTS["trimtab"] / name[1]).is_dir():
+        return f"trimtab.{name[1]}"
+    return "trimtab"
+
+
+def private_reach(found: Import) -> str | None:
+    """The private module ``found`` reaches into outside its own package, if it does."""
+    for i, part in enumerate(found.target[1:], 1):
+        if part.startswith("_") and not part.startswith("__"):
+            owner = found.target[:i]
+            importer = found.module
+            if importer[: len(owner)] != owner:
+                return ".".join(found.target[: i + 1])
+            return None
+    return None
+
+
+def sources() -> list[Path]:
+    return sorted(p for root in ROOTS.values() for p in root.rglob("*.py"))
+
+
+def test_no_package_reaches_into_another_packages_private_modules() -> None:
+    """A module imports another package's parts through its face (``__init__``) only."""
+    reaches = [
+        f"{found.source}: {reached}"
+        for path in sources()
+        for found in imports(path)
+        if (reached := private_reach(found)) is not None
+    ]
+    assert reaches == []
+
+
+def test_each_package_imports_only_the_floors_below_it() -> None:
+    """Each package imports only the packages its floor allows (ALLOWED above)."""
+    wrong = []
+    for path in sources():
+        for found in imports(path):
+            mine, theirs = package_of(found.module), package_of(found.target)
+            if mine != theirs and theirs not in ALLOWED.get(mine, frozenset()):
+                wrong.append(f"{found.source}: {mine} imports {'.'.join(found.target)}")
+    assert wrong == []
+
+
+def test_every_package_face_says_what_it_may_import() -> None:
+    """Every package's ``__init__`` docstring has a "May import" sentence, and every
+    package is on the floor plan."""
+    faces = [p for root in ROOTS.values() for p in root.rglob("__init__.py")]
+    missing = []
+    for face in faces:
+        name = ".".join(module_name(face))
+        doc = ast.get_docstring(ast.parse(face.read_text(encoding="utf-8"))) or ""
+        if name in ALLOWED and "May import" not in doc and "Imports nothing" not in doc:
+            missing.append(name)
+        if name not in ALLOWED and not name.endswith(".js"):
+            missing.append(f"{name} (not on the floor plan)")
+    assert missing == []
+
+
+@pytest.mark.parametrize("path", sources(), ids=lambda p: str(p.relative_to(REPO)))
+def test_no_module_outgrows_its_room(path: Path) -> None:
+    """No module of the host or of pycdp_bridge is over 600 lines."""
+    lines = len(path.read_text(encoding="utf-8").splitlines())
+    assert lines <= MAX_LINES, f"{path.relative_to(REPO)} has {lines} lines"
+
+
+def test_the_checks_find_a_private_reach_and_a_floor_breach(tmp_path: Path) -> None:
+    """The scans report an import of another package's private module and an import
+    against the floors, and leave an import through a face alone."""
+    tab = ROOTS["trimtab"] / "tab" / "_probe_for_layout_test.py"
+    found = Import("x:1", module_name(tab), ("trimtab", "tools", "_input"))
+    assert private_reach(found) == "trimtab.tools._input"
+    assert private_reach(Import("x:1", module_name(tab), ("trimtab", "tab", "_tab"))) is None
+    assert package_of(found.target) == "trimtab.tools"
+    assert "trimtab.tools" not in ALLOWED[package_of(found.module)]
+    assert private_reach(Import("x:1", module_name(tab), ("trimtab", "pipeline"))) is None
