@@ -42,6 +42,7 @@ from ._scripts import script
 __all__ = [
     "OBJECT_GROUP",
     "Aim",
+    "Box",
     "ElementInfo",
     "Located",
     "Point",
@@ -57,6 +58,7 @@ __all__ = [
     "reaches",
     "scroll_into_view",
     "target_point",
+    "visible_boxes",
 ]
 
 OBJECT_GROUP = "trimtab-tools"
@@ -72,6 +74,10 @@ class Point:
 
     x: float
     y: float
+
+
+Box = tuple[float, float, float, float]
+"""A visible box in the tab's viewport: left, top, right, bottom, in CSS pixels."""
 
 
 @attrs.frozen(hash=False)
@@ -322,8 +328,39 @@ async def aim_at(
     at a visible point of it that the hit test gives to it; `Refusal` when there is none."""
     if scroll:
         await scroll_into_view(target, element, info)
+    boxes, origins = await _boxes(target, element)
+    if not boxes:
+        raise Refusal(
+            f"{describe(element, info)} has no visible box in the viewport (hidden, zero size "
+            "or clipped away); it cannot be reached like a person would"
+        )
+    first_cover: str | None = None
+    for left, top, right, bottom in boxes[:2]:
+        for fx, fy in _CANDIDATES:
+            point = Point(left + (right - left) * fx, top + (bottom - top) * fy)
+            cover = await _hit_test(target, element, point, origins, latest)
+            if cover is None:
+                return Aim(point, origins)
+            first_cover = first_cover or cover
+    raise Refusal(
+        f"{describe(element, info)} is covered by {first_cover}: a click would land on that "
+        "instead. Deal with what covers it first (close or accept it), then try again."
+    )
+
+
+async def visible_boxes(target: Target, element: Located) -> list[Box]:
+    """The element's boxes in the viewport now (tab coordinates), largest first; what
+    is drawn over them does not count (a dragged item over its drop target)."""
+    boxes, _ = await _boxes(target, element)
+    return boxes
+
+
+async def _boxes(
+    target: Target, element: Located
+) -> tuple[list[Box], dict[str | None, tuple[float, float]]]:
+    """The element's visible boxes, largest first, and each session's document origin."""
     offsets = await _session_offsets(target, element)
-    # Once it is in view, these three reads are independent: one round trip for all.
+    # These three reads are independent: one round trip for all.
     origins, reply, metrics = await gather(
         lambda: _document_origins(target, offsets),
         lambda: target.execute(
@@ -342,23 +379,7 @@ async def aim_at(
         key=lambda b: (b[2] - b[0]) * (b[3] - b[1]),
         reverse=True,
     )
-    if not boxes:
-        raise Refusal(
-            f"{describe(element, info)} has no visible box in the viewport (hidden, zero size "
-            "or clipped away); it cannot be reached like a person would"
-        )
-    first_cover: str | None = None
-    for left, top, right, bottom in boxes[:2]:
-        for fx, fy in _CANDIDATES:
-            point = Point(left + (right - left) * fx, top + (bottom - top) * fy)
-            cover = await _hit_test(target, element, point, origins, latest)
-            if cover is None:
-                return Aim(point, origins)
-            first_cover = first_cover or cover
-    raise Refusal(
-        f"{describe(element, info)} is covered by {first_cover}: a click would land on that "
-        "instead. Deal with what covers it first (close or accept it), then try again."
-    )
+    return boxes, origins
 
 
 async def aim_in_frame(target: Target, element: Located, x: float, y: float) -> Aim:
@@ -421,7 +442,7 @@ async def _session_offsets(
 
 def _visible_box(
     quad: Sequence[float], dx: float, dy: float, width: float, height: float
-) -> tuple[float, float, float, float] | None:
+) -> Box | None:
     xs = [quad[i] + dx for i in (0, 2, 4, 6)]
     ys = [quad[i] + dy for i in (1, 3, 5, 7)]
     left, right = max(min(xs), 0.0), min(max(xs), width)

@@ -44,6 +44,7 @@ from ._input import (
     locate,
     reaches,
     scroll_into_view,
+    visible_boxes,
 )
 from ._press import click_element, pointer_onto
 
@@ -52,6 +53,8 @@ __all__ = ["UPLOAD_CONSENT", "double_click", "drag", "select_text", "upload"]
 # Moves between press and release: pages that follow the pointer (sliders, sortable
 # lists, HTML drag and drop) need several to see a drag, as from a real mouse.
 _DRAG_STEPS = 12
+# Moves after a drag onto a goal that the drag moved away from the pointer.
+_GOAL_TRIES = 3
 # Moves while selecting text: enough for editors that extend the selection on mousemove.
 _SELECT_STEPS = 4
 _MAX_OFFSET = 10_000
@@ -176,7 +179,7 @@ async def drag(tab: Tab, args: Mapping[str, object]) -> ToolResult:
             end = Point(start.point.x + offset[0], start.point.y + offset[1])
         else:
             end = goal.aim.point
-        note = await _drag_path(tab, source, start, end, goal)
+        note = await _drag_path(tab, start, end, goal)
         settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT, scope)
     return await after_action(tab, activity, settled, note=note)
 
@@ -190,9 +193,7 @@ class _Goal:
     aim: Aim
 
 
-async def _drag_path(
-    tab: Tab, source: Located, start: Aim, end: Point, goal: _Goal | None
-) -> str | None:
+async def _drag_path(tab: Tab, start: Aim, end: Point, goal: _Goal | None) -> str | None:
     """Press on the source at `start`, move in steps to `end` and release; with a
     `goal`, the release lands on it (followed if the drag moved it), else the answer's
     note says what it landed on."""
@@ -212,33 +213,38 @@ async def _drag_path(
             # frames (drag libraries) see each step.
             await trio.sleep(0.016)
         if goal is not None:
-            note = await _onto_goal(tab, source, start, goal, held)
+            note = await _onto_goal(tab, goal, held)
     await _mouse(target, "mouseReleased", held.point, buttons=0, click_count=1)
     return note
 
 
-async def _onto_goal(
-    tab: Tab, source: Located, start: Aim, goal: _Goal, held: HeldButton
-) -> str | None:
-    """Before a drag's release: the pointer is over the goal, or over the source that
-    follows it (a drag library's moving item); else it follows the goal, which the drag
-    may have moved (a list that opened a gap), once. None when the release will land on
-    the goal, else the note that says where it will land."""
-    target, latest = tab.target, tab.latest
-    here = Aim(held.point, goal.aim.origins)
-    if await reaches(target, goal.element, here, latest) is None:
-        return None
-    if await reaches(target, source, Aim(held.point, start.origins), latest) is None:
-        return None
-    try:
-        await pointer_onto(target, goal.element, goal.info, latest, here, held=held, there=True)
-    except Refusal:
-        landed = await reaches(target, goal.element, Aim(held.point, goal.aim.origins), latest)
-        return (
-            f"the drop landed on {landed}, not on {describe(goal.element, goal.info)}, which "
-            "moved away from under the pointer during the drag"
-        )
-    return None
+async def _onto_goal(tab: Tab, goal: _Goal, held: HeldButton) -> str | None:
+    """Before a drag's release: the pointer must be within the goal's box, whatever is
+    drawn over it (the dragged item itself, with drag libraries). A goal the drag moved
+    (a list closing the gap the dragged item left) is followed with the button held, a
+    few times; None when the release will land on it, else the note that says where."""
+    target = tab.target
+    for _ in range(_GOAL_TRIES):
+        boxes = await visible_boxes(target, goal.element)
+        point = held.point
+        if any(
+            left <= point.x <= right and top <= point.y <= bottom
+            for left, top, right, bottom in boxes
+        ):
+            return None
+        if not boxes:
+            break
+        left, top, right, bottom = boxes[0]
+        point = Point((left + right) / 2, (top + bottom) / 2)
+        await _mouse(target, "mouseMoved", point, buttons=1)
+        held.point = point
+        await trio.sleep(0.016)  # a frame: the page follows the move
+    landed = await reaches(target, goal.element, Aim(held.point, goal.aim.origins), tab.latest)
+    where = f"on {landed}" if landed else "beside it"
+    return (
+        f"the drop landed {where}, not on {describe(goal.element, goal.info)}, which moved "
+        "away from under the pointer during the drag"
+    )
 
 
 @tool(
