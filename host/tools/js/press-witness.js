@@ -1,3 +1,4 @@
+// needs: element, text
 // Watches, from Trimtab's own world, which mouse presses of this element's document
 // reach this element (or something inside it, or its label) and what gets the others:
 // the page can neither see nor remove these listeners. Returns the record that
@@ -10,10 +11,9 @@ function() {
   const reaches = (path) => path.some(
     (node) => node === element || (node.localName === 'label' && node.control === element));
   const name = (node) => {
-    const el = node && node.nodeType === 1 ? node : node && node.parentElement;
+    const el = node && elementOf(node);
     if (!el) return {tag: 'document', id: '', cls: '', text: ''};
-    const text = (el.innerText || el.textContent || el.getAttribute('aria-label') || '')
-      .replace(/\s+/g, ' ').trim();
+    const text = squeeze(el.innerText || el.textContent || el.getAttribute('aria-label'));
     const cls = (el.getAttribute('class') || '').trim().split(/\s+/).slice(0, 2).join(' ');
     return {tag: el.localName, id: el.id || '', cls,
             text: text.length > 60 ? text.slice(0, 57) + '...' : text};
