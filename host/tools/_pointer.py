@@ -11,7 +11,7 @@ from typing import Any, Literal
 import attrs
 import trio
 
-from pycdp_bridge import Target, call_on
+from pycdp_bridge import CDPError, Target, call_on
 from pycdp_bridge import protocol as cdp
 
 from ..tab import Tab, settle, watch
@@ -225,7 +225,10 @@ async def _onto_goal(tab: Tab, goal: _Goal, held: HeldButton) -> str | None:
     few times; None when the release will land on it, else the note that says where."""
     target = tab.target
     for _ in range(_GOAL_TRIES):
-        boxes = await visible_boxes(target, goal.element)
+        try:
+            boxes = await visible_boxes(target, goal.element)
+        except CDPError:  # the goal left the document (re-rendered by the drag)
+            break
         point = held.point
         if any(
             left <= point.x <= right and top <= point.y <= bottom

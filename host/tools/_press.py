@@ -107,8 +107,9 @@ async def pointer_onto(
         await trio.sleep(_REAIM_PAUSE)
         try:
             aim = await aim_at(target, element, info, latest, scroll=held is None)
-        except Refusal:
-            # Gone from under the pointer for now (no size, covered): wait for it.
+        except (Refusal, CDPError):
+            # Gone from under the pointer for now (no size, covered, or out of the
+            # document while the page re-renders it): wait for it.
             continue
         await _move(target, aim.point, held)
         moves += 1
