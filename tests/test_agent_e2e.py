@@ -200,8 +200,8 @@ async def test_a_compaction_mid_task_keeps_what_the_model_needs(
         # between the context with the long aisle page and without it.
         fixed = await panel.evaluate(
             """(async () => {
-                const { estimateTokens } = await import("./lib/compact.js");
-                const { systemPrompt } = await import("./agent.js");
+                const { estimateTokens } = await import("../agent/compact.js");
+                const { systemPrompt } = await import("../agent/agent.js");
                 const { tools, format } = await trimtabPanel.worker.host({ type: "tools" });
                 return estimateTokens(systemPrompt({ format }))
                     + estimateTokens(JSON.stringify(tools));

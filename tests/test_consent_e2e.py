@@ -4,6 +4,7 @@ the page."""
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 from collections.abc import AsyncIterator, Callable
@@ -16,8 +17,8 @@ import pytest
 import trio
 
 from tests.support import StaticServer
-from tests.support.agent import TaskRun, run_task, serve_model
-from tests.support.e2e import ExtensionBrowser, launch_with_extension
+from tests.support.agent import ENDED, TaskRun, open_agent, run_task, serve_model, submit_message
+from tests.support.e2e import ARTIFACTS, ExtensionBrowser, ExtensionContext, launch_with_extension
 
 pytestmark = pytest.mark.browser
 
@@ -223,3 +224,124 @@ async def test_unpredicted_submit_is_shown_to_the_person(
     shown = await run.panel.evaluate("document.getElementById('steps').textContent")
     assert "did not expect to submit" in shown
     assert "/tools-done.html" in page, page
+
+
+async def _question_shown(panel: ExtensionContext) -> dict[str, Any]:
+    """Wait until the side panel shows a question; the question as the panel holds it."""
+    with trio.fail_after(60):
+        while not await panel.evaluate("!document.getElementById('question').hidden"):
+            await trio.sleep(0.05)
+    shown: dict[str, Any] = await panel.evaluate("trimtabPanel.questions.shown")
+    return shown
+
+
+async def _page_of(ext: ExtensionBrowser, tab: int) -> str:
+    url: str = await ext.worker.evaluate(f"chrome.tabs.get({tab}).then((t) => t.url)")
+    return url
+
+
+async def test_stop_while_a_question_is_open_withdraws_it(
+    ext: ExtensionBrowser, pages_server: StaticServer
+) -> None:
+    """Stop while the host asks about a submit: the question leaves the panel at once, an
+    Allow that comes after does nothing and says so, and the form is never submitted."""
+    plan: list[Step] = [
+        lambda seen: ("capture_snapshot", {}),
+        lambda seen: ("type", {"id": _id_of(seen, r'<input id="[^"]+" type="email"'),
+                               "text": "a@b.c"}),
+        lambda seen: ("press", {"key": "Enter"}),
+    ]  # fmt: skip
+    async with trio.open_nursery() as nursery:
+        model: PlannedModel = await nursery.start(serve_model, PlannedModel(plan))
+        panel, tab = await open_agent(ext, model, pages_server.url("consent-shop.html"))
+        await submit_message(panel, "Buy it.")
+        question = await _question_shown(panel)
+        assert question["client"] == "Trimtab agent"
+        assert question["tool"] == "press"
+        await panel.evaluate("document.getElementById('stop').click(); true")
+        with trio.fail_after(5):
+            while not await panel.evaluate("document.getElementById('question').hidden"):
+                await trio.sleep(0.05)
+        with trio.fail_after(30):
+            while not await panel.evaluate(ENDED):
+                await trio.sleep(0.05)
+        late = await panel.evaluate(
+            f"trimtabPanel.answerQuestion({json.dumps(question['ask'])}, true)"
+        )
+        note = await panel.evaluate("document.getElementById('question-note').textContent")
+        nursery.cancel_scope.cancel()
+    assert late == {"waiting": False}
+    assert note == "That question had already been withdrawn; nothing was done."
+    steps = await panel.evaluate("trimtabPanel.state.steps.map(({content, ...s}) => s)")
+    assert steps[-1] == {"kind": "error", "message": "Stopped: stopped by you"}, steps
+    assert [s["name"] for s in steps if s["kind"] == "tool"] == ["capture_snapshot", "type"]
+    await trio.sleep(1)  # time for a submission to reach the browser, if one were sent
+    assert (await _page_of(ext, tab)).endswith("/consent-shop.html")
+
+
+async def test_question_in_view_and_focused_in_a_long_task(
+    ext: ExtensionBrowser, pages_server: StaticServer
+) -> None:
+    """At 360 px, after fifteen steps, the question appears in the bar at the bottom, fully
+    inside the viewport and with the keyboard focus; nothing scrolls sideways, and Deny
+    is the default (Escape answers no)."""
+
+    def read(seen: str) -> tuple[str, dict[str, Any]]:
+        return "capture_snapshot", {}
+
+    def look(seen: str) -> tuple[str, dict[str, Any]]:
+        return "find", {"text": "Buy"}
+
+    reads: list[Step] = [read if i % 2 else look for i in range(15)]
+    plan: list[Step] = [*reads, lambda seen: ("click", {"id": buy(seen)})]
+    async with trio.open_nursery() as nursery:
+        model: PlannedModel = await nursery.start(serve_model, PlannedModel(plan))
+        panel, tab = await open_agent(ext, model, pages_server.url("consent-shop.html"))
+        await panel.send(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": 360, "height": 600, "deviceScaleFactor": 1, "mobile": False},
+        )
+        await submit_message(panel, "Buy it.")
+        await _question_shown(panel)
+        seen = await panel.evaluate(
+            """(() => {
+                const box = document.getElementById('question').getBoundingClientRect();
+                const main = document.getElementById('main');
+                return {
+                    box: [box.left, box.top, box.right, box.bottom],
+                    viewport: [innerWidth, innerHeight],
+                    wide: document.documentElement.scrollWidth,
+                    focused: document.activeElement.id,
+                    steps: trimtabPanel.state.steps.length,
+                    scrolls: main.scrollHeight > main.clientHeight,
+                    text: document.getElementById('question-want').textContent,
+                };
+            })()"""
+        )
+        shot = await panel.send("Page.captureScreenshot", {"format": "png"})
+        ARTIFACTS.mkdir(exist_ok=True)
+        (ARTIFACTS / "question-bar.png").write_bytes(base64.b64decode(shot["data"]))
+        await panel.send(
+            "Input.dispatchKeyEvent",
+            {"type": "keyDown", "key": "Escape", "code": "Escape", "windowsVirtualKeyCode": 27},
+        )
+        with trio.fail_after(60):
+            while not await panel.evaluate(ENDED):
+                await trio.sleep(0.05)
+        nursery.cancel_scope.cancel()
+    left, top, right, bottom = seen["box"]
+    width, height = seen["viewport"]
+    assert width == 360, seen
+    assert left >= 0, seen
+    assert top >= 0, seen
+    assert right <= width, seen
+    assert bottom <= height, seen
+    assert seen["wide"] <= width, seen
+    assert seen["focused"] == "question", seen
+    assert seen["steps"] >= 16, seen
+    assert seen["scrolls"], seen
+    assert seen["text"].startswith("Trimtab agent wants to run click("), seen
+    steps = await panel.evaluate("trimtabPanel.state.steps.map(({content, ...s}) => s)")
+    assert steps[-1]["kind"] == "done", steps
+    assert [s["name"] for s in steps if s["kind"] == "declined"] == ["click"], steps
+    assert (await _page_of(ext, tab)).endswith("/consent-shop.html")

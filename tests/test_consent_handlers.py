@@ -59,6 +59,7 @@ async def test_a_submit_acts_only_on_the_persons_yes_within_the_call(host: Host)
     assert question["client"] == "Trimtab agent"
     assert "submits a form" in question["reason"]
     assert "Buy now" in question["element"]
+    assert question["eid"] == buy
     assert host.person.withdrawn == []
     host.person.allow = True
     done = await call(host, "click", {"id": buy})
@@ -67,6 +68,7 @@ async def test_a_submit_acts_only_on_the_persons_yes_within_the_call(host: Host)
     assert done["submitted"] is True
     assert done["unasked_submit"] is False
     assert "/tools-done.html" in str(await host.evaluate("location.pathname"))
+    assert "/tools-done.html?" in str(done["url"])
     assert len(host.person.asked) == 2
 
 

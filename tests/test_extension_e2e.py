@@ -30,10 +30,14 @@ from tests.support.e2e import (
 )
 from tests.support.png import Image, decode_png
 from trimtab import SnapshotMemory
+from trimtab._install import host_launcher
 
 pytestmark = pytest.mark.browser
 
 PAGES = Path(__file__).parent / "pages"
+#: Seconds for the side panel to show what the worker learnt (its pings back off to
+#: 5 s apart, and a host starts in seconds on a loaded machine).
+TIMEOUT = 45
 
 
 @pytest.fixture
@@ -347,3 +351,67 @@ async def test_tab_closed_reaches_host_and_side_panel(
     assert detached == {"type": "cdp_detached", "tab": tab_id, "reason": "target_closed"}
     assert error == "Trimtab lost access to this tab: the tab was closed."
     assert tab_id not in attached
+
+
+async def test_side_panel_finds_the_host_again_by_itself(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pages_server: StaticServer
+) -> None:
+    """While the host cannot start, the side panel says so and "Share this tab" says why it
+    did not share; once the host can start, the panel finds it without a Refresh, says
+    "host connected again", and sharing works."""
+    monkeypatch.setenv("TRIMTAB_LOG_DIR", str(tmp_path / "logs"))
+    gate = tmp_path / "host-may-start"
+    launcher = tmp_path / "gated-host"
+    launcher.write_text(
+        f'#!/bin/sh\n[ -e "{gate}" ] || exit 1\nexec "{host_launcher()}" "$@"\n', encoding="utf-8"
+    )
+    launcher.chmod(0o755)
+    status = "document.getElementById('host-status').textContent"
+    async with launch_with_extension(tmp_path / "profile", host_path=launcher) as ext:
+        _, tab = await ext.open_tab(pages_server.url("e2e-relay.html"))
+        await ext.wait_loaded(tab)
+        panel = await ext.open_side_panel()
+        with trio.fail_after(TIMEOUT):
+            while not str(await panel.evaluate(status)).startswith("host disconnected"):
+                await trio.sleep(0.05)
+        await panel.evaluate("document.getElementById('agents-share').click(); true")
+        note = "document.getElementById('agents-note')"
+        with trio.fail_after(TIMEOUT):
+            while not await panel.evaluate(f"{note}.classList.contains('error')"):
+                await trio.sleep(0.05)
+        refused = await panel.evaluate(f"{note}.textContent")
+        assert refused.startswith("This tab was not shared: "), refused
+        assert await ext.worker.evaluate("trimtab.agents.status().shared") == []
+        gate.touch()
+        with trio.fail_after(TIMEOUT):
+            while await panel.evaluate(status) != "host connected again":
+                await trio.sleep(0.05)
+        await panel.evaluate("document.getElementById('agents-share').click(); true")
+        with trio.fail_after(TIMEOUT):
+            while not await ext.worker.evaluate("trimtab.agents.status().shared.length"):
+                await trio.sleep(0.05)
+        shared = await panel.evaluate(f"{note}.textContent")
+        assert shared.startswith("Shared with outside agents"), shared
+
+
+async def test_page_budget_limits_come_from_the_host(real: ExtensionBrowser) -> None:
+    """The settings' page budget shows the host's default and keeps to the host's minimum,
+    both read from the host's ``tools`` reply (the extension holds no copy of them)."""
+    limits = await real.worker.evaluate("trimtab.host.request({type: 'tools'})")
+    panel = await real.open_side_panel()
+    with trio.fail_after(TIMEOUT):
+        while not await panel.evaluate("trimtabPanel.state.pageBudget"):
+            await trio.sleep(0.05)
+    assert await panel.evaluate("trimtabPanel.state.pageBudget") == limits["budget"]
+    field = "document.getElementById('page-budget')"
+    assert await panel.evaluate(f"{field}.placeholder") == str(limits["budget"]["default"])
+    await panel.evaluate(
+        f"""trimtabPanel.showView('agent'); document.getElementById('settings').open = true;
+        {field}.value = '5'; document.getElementById('model').value = 'm';
+        document.getElementById('settings-form').requestSubmit(); true"""
+    )
+    with trio.fail_after(TIMEOUT):
+        while not await panel.evaluate("document.getElementById('settings-note').textContent"):
+            await trio.sleep(0.05)
+    saved = await real.worker.evaluate("chrome.storage.local.get('settings')")
+    assert saved["settings"]["pageBudget"] == limits["budget"]["min"]

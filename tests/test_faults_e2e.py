@@ -15,8 +15,14 @@ import pytest
 import trio
 
 from tests.support import StaticServer
-from tests.support.agent import run_task, send_message, serve_model
-from tests.support.e2e import ExtensionBrowser, _attach, kill_process, launch_with_extension
+from tests.support.agent import run_task, send_message, serve_model, submit_message
+from tests.support.e2e import (
+    WORKER_PATH,
+    ExtensionBrowser,
+    _attach,
+    kill_process,
+    launch_with_extension,
+)
 from tests.test_consent_e2e import PlannedModel, Step, _id_of
 
 pytestmark = pytest.mark.browser
@@ -44,13 +50,6 @@ async def debugger_attached(ext: ExtensionBrowser, tab_id: int) -> bool:
     return answer != "free"
 
 
-async def start_task(panel: Any, text: str) -> None:
-    await panel.evaluate(
-        f"""document.getElementById('task').value = {json.dumps(text)};
-        document.getElementById('task-form').requestSubmit(); true"""
-    )
-
-
 async def test_host_killed_mid_click(ext: ExtensionBrowser, pages_server: StaticServer) -> None:
     """The host killed while its mouse press is in flight: the button is released in the
     page, the tab is no longer debugged, and the next step of the task works."""
@@ -73,7 +72,7 @@ async def test_host_killed_mid_click(ext: ExtensionBrowser, pages_server: Static
             page = await ext.attach(target_id)
             panel = await ext.open_side_panel()
             await panel.evaluate("trimtabPanel.showView('agent'); true")
-            await start_task(panel, "Start recording.")
+            await submit_message(panel, "Start recording.")
             # The press is on its way to the page (whose handler takes 4 s): pull the plug.
             while not await ext.worker.evaluate(f"trimtab.relay.held.has({tab_id})"):
                 await trio.sleep(0.02)
@@ -143,7 +142,7 @@ async def test_tab_closed_mid_click(ext: ExtensionBrowser, pages_server: StaticS
             await ext.wait_loaded(tab_id)
             panel = await ext.open_side_panel()
             await panel.evaluate("trimtabPanel.showView('agent'); true")
-            await start_task(panel, "Start recording.")
+            await submit_message(panel, "Start recording.")
             while not await ext.worker.evaluate(f"trimtab.relay.held.has({tab_id})"):
                 await trio.sleep(0.02)
             await ext.browser.send("Target.closeTarget", {"targetId": target_id})
@@ -174,7 +173,7 @@ async def test_worker_restarted_mid_task(ext: ExtensionBrowser, pages_server: St
             model: PlannedModel = await nursery.start(serve_model, PlannedModel(plan))
             run = await run_task(ext, model, pages_server.url("consent-faults.html"), "Look.")
             assert run.steps[-1]["kind"] == "done", run.steps
-            worker_url = f"chrome-extension://{ext.extension_id}/background.js"
+            worker_url = f"chrome-extension://{ext.extension_id}/{WORKER_PATH}"
             await _stop_worker(ext)
             stopped.set()
             again = await send_message(run.panel, "Look again.")

@@ -5,6 +5,7 @@ real ``trimtab mcp`` subprocess driven by the ``mcp`` SDK's own client."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import stat
 from pathlib import Path
@@ -13,8 +14,10 @@ from typing import Any
 import pytest
 import trio
 from mcp import Client
+from mcp.shared.exceptions import MCPError
 
 from tests.support import StaticServer
+from tests.support.e2e import answer_question
 from tests.support.outside import (
     TIMEOUT,
     Places,
@@ -91,14 +94,14 @@ async def test_unshared_tab_refused_then_allowed_in_the_side_panel(
         _target, tab = await ext.open_tab(pages_server.url("handlers-shop.html"))
         await ext.wait_loaded(tab)
         panel = await ext.open_side_panel()
-        for answer in ("agents-deny", "agents-allow"):
+        for answer in ("deny", "allow"):
             results: list[tuple[str, bool, dict[str, Any]]] = []
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(_collect, results, client, tab)
                 question = await _answer_in_panel(panel, answer)
                 assert "claude-code 1.0 asks to read and act in" in question
             text, is_error, _ = results[0]
-            if answer == "agents-deny":
+            if answer == "deny":
                 assert is_error
                 assert "refused" in text
             else:
@@ -198,23 +201,9 @@ async def test_browser_closed_and_restarted_under_a_connected_client(
 
 
 async def _answer_in_panel(panel: Any, answer: str) -> str:
-    """Wait for the side panel's question about an outside agent, answer it, return it.
-
-    The box is drawn again whenever the agents' status changes, so the question is
-    read, and the button pressed, each within one evaluation."""
-    question = ""
+    """Wait for the side panel's question about an outside agent, answer it, return it."""
     with trio.fail_after(TIMEOUT):
-        while not question:
-            question = str(
-                await panel.evaluate(
-                    "document.querySelector('#agents-asks .confirm p')?.textContent ?? ''"
-                )
-            )
-            await trio.sleep(0.05)
-        while not await panel.evaluate(
-            f"(() => {{ const b = document.querySelector('#agents-asks .{answer}');"
-            " if (b) b.click(); return Boolean(b); })()"
-        ):
+        while (question := await answer_question(panel, allow=answer == "allow")) is None:
             await trio.sleep(0.05)
     return question
 
@@ -239,7 +228,7 @@ async def test_ask_before_submit_through_mcp_in_the_side_panel(
             client, "type", tab=tab, id=eid_of(xml, 'type="email"'), text="a@b.c"
         )
         assert not is_error, typed
-        for answer in ("agents-deny", "agents-allow"):
+        for answer in ("deny", "allow"):
             results: list[Any] = []
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(_press_enter, results, client, tab)
@@ -248,7 +237,7 @@ async def test_ask_before_submit_through_mcp_in_the_side_panel(
             assert "submits the form" in question
             text, is_error, _ = results[0]
             location = await ext.worker.evaluate(f"chrome.tabs.get({tab}).then((t) => t.url)")
-            if answer == "agents-deny":
+            if answer == "deny":
                 assert is_error
                 assert "refused" in text
                 assert location.endswith("/consent-shop.html")
@@ -279,3 +268,49 @@ async def test_an_outside_agent_scrolls_a_background_tab_that_keeps_animating(
         assert not is_error, scrolled
         assert "Sleeping bag, $89" in scrolled
         assert not await ext.worker.evaluate(f"chrome.tabs.get({tab}).then((t) => t.active)")
+
+
+async def test_a_cancelled_submit_leaves_the_side_panel_and_a_late_allow_does_nothing(
+    places: Places, pages_server: StaticServer
+) -> None:
+    """Through trimtab mcp and the SDK's client, a submit the client gives up on (its own
+    timeout) is cancelled: its question leaves the real side panel at once, an Allow sent
+    after that does nothing and the panel says so, and the form is never submitted."""
+    async with browser(places) as ext, mcp_client(places, "cursor") as client:
+        _target, tab = await ext.open_tab(pages_server.url("consent-shop.html"))
+        await ext.wait_loaded(tab)
+        await share(ext, tab)
+        panel = await ext.open_side_panel()
+        xml, is_error, _ = await call(client, "capture_snapshot", tab=tab)
+        assert not is_error, xml
+        typed, is_error, _ = await call(
+            client, "type", tab=tab, id=eid_of(xml, 'type="email"'), text="a@b.c"
+        )
+        assert not is_error, typed
+        shown: list[dict[str, Any]] = []
+
+        async def watch() -> None:
+            while not (found := await panel.evaluate("trimtabPanel.questions.shown")):
+                await trio.sleep(0.05)
+            shown.append(found)
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(watch)
+            with trio.fail_after(TIMEOUT), pytest.raises(MCPError, match=r"[Tt]imed out"):
+                await client.call_tool(
+                    "press", {"tab": tab, "key": "Enter"}, read_timeout_seconds=3
+                )
+        [question] = shown
+        assert question["client"] == "cursor 1.0"
+        with trio.fail_after(10):
+            while not await panel.evaluate("document.getElementById('question').hidden"):
+                await trio.sleep(0.05)
+        late = await panel.evaluate(
+            f"trimtabPanel.answerQuestion({json.dumps(question['ask'])}, true)"
+        )
+        note = await panel.evaluate("document.getElementById('question-note').textContent")
+        assert late == {"waiting": False}
+        assert note == "That question had already been withdrawn; nothing was done."
+        await trio.sleep(1)  # time for a submission to reach the browser, if one were sent
+        location = await ext.worker.evaluate(f"chrome.tabs.get({tab}).then((t) => t.url)")
+        assert location.endswith("/consent-shop.html"), location

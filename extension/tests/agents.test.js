@@ -1,15 +1,8 @@
-// The pure parts of lib/agents.js: the shared list, the activity log, the questions.
+// The pure parts of worker/agents.js: the shared list and the activity log.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 
-import {
-  RECENT_ACTIONS,
-  RECENT_CLIENTS,
-  applyEvent,
-  describeAsk,
-  kindOf,
-  sharedList,
-} from "../lib/agents.js";
+import { RECENT_ACTIONS, RECENT_CLIENTS, applyEvent, sharedList } from "../worker/agents.js";
 
 test("sharedList gives id, title and URL in id order, as strings", () => {
   const shared = new Map([
@@ -53,21 +46,4 @@ test("applyEvent ignores events without a session or of an unknown kind", () => 
   const clients = new Map();
   assert.equal(applyEvent(clients, { event: "call" }, 0).size, 0);
   assert.equal(applyEvent(clients, { event: "weird", session: 2 }, 0), clients);
-});
-
-test("describeAsk names the client, the tab and what it wants", () => {
-  const tab = { title: "Inbox", url: "https://mail/" };
-  assert.match(describeAsk({ client: "Cursor 2", tab: 5, what: "tab" }, tab),
-    /^Cursor 2 asks to read and act in “Inbox”, which is not shared/);
-  const submit = describeAsk({ client: "claude-code", tab: 5, what: "submit", tool: "press",
-    reason: "Enter in this field submits the form", element: { tag: "input" } }, tab);
-  assert.match(submit, /claude-code wants to run press on <input> in “Inbox”: Enter in this field submits the form\. Allow\?/);
-  assert.match(describeAsk({ client: "", tab: 7 }, undefined), /^An outside agent asks .* “tab 7”/);
-});
-
-test("kindOf picks out the host's agents messages", () => {
-  assert.equal(kindOf({ type: "agents_ask" }), "ask");
-  assert.equal(kindOf({ type: "agents_event" }), "event");
-  assert.equal(kindOf({ type: "cdp" }), null);
-  assert.equal(kindOf(null), null);
 });

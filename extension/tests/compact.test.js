@@ -5,13 +5,14 @@ import assert from "node:assert/strict";
 
 import {
   compactHistory, estimateRequest, estimateTokens, pageFacts, recordLine,
-} from "../lib/compact.js";
-import { anthropicBody } from "../lib/requests.js";
+} from "../agent/compact.js";
+import { anthropicBody } from "../agent/requests.js";
 
 let nextStep = 0;
 
-/** One model turn that calls `name`, and its result `content`. */
-function turn(name, args, content, { isError = false } = {}) {
+/** One model turn that calls `name`, and its result `content` (a page state of `url` when
+ * it is one, as the host's `kind` says). */
+function turn(name, args, content, { isError = false, url = "" } = {}) {
   nextStep += 1;
   const id = `t${nextStep}`;
   const call = { id, name, args };
@@ -19,23 +20,30 @@ function turn(name, args, content, { isError = false } = {}) {
     { role: "assistant", text: "", toolCalls: [call],
       raw: { role: "assistant", content: [{ type: "tool_use", id, name, input: args }] } },
     { role: "tool", results: [{ id, content, isError,
-      meta: { step: nextStep, name, args, page: isError ? null : pageFacts(content) } }] },
+      meta: { step: nextStep, name, args,
+        page: pageFacts({ kind: kindOf(content), is_error: isError }, url) } }] },
   ];
 }
 
 const page = (url, kind, body) =>
   `<page url="${url}" title="T" snapshot="${kind}">\n${body}\n</page>`;
+/** The `kind` the host sends with such a result. */
+const kindOf = (content) => /snapshot="(baseline|diff)"/.exec(content)?.[1] ?? "text";
 
 function task() {
   nextStep = 0;
   return [
     { role: "user", text: "Buy the second book." },
-    ...turn("capture_snapshot", {}, page("https://shop.test/", "baseline", "A".repeat(4000))),
-    ...turn("click", { id: "k1" }, page("https://shop.test/", "diff", "<change/>")),
+    ...turn("capture_snapshot", {}, page("https://shop.test/", "baseline", "A".repeat(4000)),
+      { url: "https://shop.test/" }),
+    ...turn("click", { id: "k1" }, page("https://shop.test/", "diff", "<change/>"),
+      { url: "https://shop.test/" }),
     ...turn("find", { text: "next" }, '<found count="1">\n<in region="main"><a id="n2">next</a></in>\n</found>'),
-    ...turn("click", { id: "n2" }, page("https://shop.test/p2", "baseline", "B".repeat(4000))),
+    ...turn("click", { id: "n2" }, page("https://shop.test/p2", "baseline", "B".repeat(4000)),
+      { url: "https://shop.test/p2" }),
     ...turn("click", { id: "zz" }, "The id zz is not on the page.", { isError: true }),
-    ...turn("type", { id: "q", text: "x" }, page("https://shop.test/p2", "diff", "<ins>x</ins>")),
+    ...turn("type", { id: "q", text: "x" }, page("https://shop.test/p2", "diff", "<ins>x</ins>"),
+      { url: "https://shop.test/p2" }),
   ];
 }
 
@@ -98,11 +106,15 @@ test("compaction shrinks the context, and the next request begins with the compa
   assert.deepEqual(b.messages.slice(0, a.messages.length), a.messages);
 });
 
-test("page facts come from the <page> line and only for snapshots", () => {
-  assert.deepEqual(pageFacts('<page url="https://x.test/?a=1&amp;b=&quot;2&quot;" title="t" snapshot="diff">\n</page>'),
+test("page facts come from the host's kind and only for page states", () => {
+  assert.deepEqual(pageFacts({ kind: "diff", is_error: false }, 'https://x.test/?a=1&b="2"'),
     { url: 'https://x.test/?a=1&b="2"', snapshot: "diff" });
-  assert.equal(pageFacts('<found count="0">\n</found>'), null);
-  assert.equal(pageFacts("Error: <page> is gone"), null);
+  assert.deepEqual(pageFacts({ kind: "baseline" }, "https://x.test/"),
+    { url: "https://x.test/", snapshot: "baseline" });
+  assert.equal(pageFacts({ kind: "text", is_error: false }, "https://x.test/"), null);
+  // An error's content may even quote a <page> line: it is not a page state.
+  assert.equal(pageFacts({ kind: "baseline", is_error: true }, "https://x.test/"), null);
+  assert.equal(pageFacts({}, ""), null);
 });
 
 test("the token estimate errs high for XML and counts non-ASCII characters one each", () => {

@@ -2,7 +2,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 
-import { addUsage, costOf, describeTotals, emptyTotals } from "../lib/cost.js";
+import { addUsage, costOf, describeTotals, emptyTotals } from "../shared/cost.js";
 
 const two = () => addUsage(addUsage(emptyTotals(),
   { input: 100, cacheRead: 0, cacheWrite: 5000, output: 20 }),

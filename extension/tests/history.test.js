@@ -2,8 +2,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 
-import { CONTENT_LIMIT, HISTORY_KEY, clearTasks, listTasks, saveTask } from "../lib/history.js";
-import { emptyTotals } from "../lib/cost.js";
+import { CONTENT_LIMIT, HISTORY_KEY, clearTasks, listTasks, saveTask } from "../panel/history.js";
+import { emptyTotals } from "../shared/cost.js";
 
 function memoryStore() {
   const data = {};

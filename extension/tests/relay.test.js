@@ -2,7 +2,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 
-import { CdpRelay } from "../lib/relay.js";
+import { CdpRelay } from "../worker/relay.js";
 
 function recordingDebugger() {
   const sent = [];

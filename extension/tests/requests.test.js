@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 
 import {
   MAX_BREAKPOINTS, anthropicBody, anthropicUsage, inputTotal, openaiBody, openaiUsage,
-} from "../lib/requests.js";
+} from "../agent/requests.js";
 
 const TOOLS = [
   { name: "click", description: "Click.", input_schema: { type: "object" } },

@@ -64,6 +64,8 @@ class ToolOutcome:
     note: str | None
     side_effects: bool
     submits: bool
+    # The page's URL in the caller's latest snapshot (after an action: the page it left).
+    url: str | None = None
 
     @property
     def refused(self) -> bool:
@@ -88,4 +90,5 @@ class ToolOutcome:
             "note": self.note,
             "side_effects": self.side_effects,
             "submits": self.submits,
+            "url": self.url,
         }

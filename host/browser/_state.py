@@ -260,6 +260,7 @@ class HostState:
             note=tracked.note,
             side_effects=policy.side_effects,
             submits=result.submits,
+            url=latest.url if (latest := state.view(call.view).latest) is not None else None,
         )
 
     async def inspect(self, tab: int, budget: int | None) -> JSONObject:

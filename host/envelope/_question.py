@@ -32,6 +32,12 @@ class Question:
     reason: str = ""
     element: str | None = None
 
+    @property
+    def eid(self) -> str | None:
+        """The id of the element the call acts on, for the side panel to highlight."""
+        eid = self.args.get("id")
+        return eid if isinstance(eid, str) else None
+
     def to_json(self) -> dict[str, object]:
         return {
             "client": self.client,
@@ -42,6 +48,7 @@ class Question:
             "args": dict(self.args),
             "reason": self.reason,
             "element": self.element,
+            "eid": self.eid,
         }
 
 

@@ -45,7 +45,7 @@ __all__ = [
 ]
 
 # Tokens (o200k_base, the pipeline's counter) one snapshot may take: half the side
-# panel's default context budget (extension/lib/compact.js, 40k), a tenth of a
+# panel's default context budget (extension/agent/compact.js, 40k), a tenth of a
 # 200k-token context. 55 of the corpus's 58 pages stay whole; the three over it are
 # a 135k-token Wikipedia article and two framework manuals (34k and 29k).
 DEFAULT_BUDGET = 20_000

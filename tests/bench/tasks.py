@@ -70,7 +70,7 @@ from trimtab.pipeline import count_tokens
 if TYPE_CHECKING:
     from playwright.sync_api import Locator, Page
 
-#: The agent's default context budget (extension/lib/compact.js DEFAULT_BUDGET).
+#: The agent's default context budget (extension/agent/compact.js DEFAULT_BUDGET).
 BUDGET = 40_000
 #: A budget small enough that the tasks compact mid-way.
 TIGHT_BUDGET = 8_000

@@ -17,16 +17,19 @@ from typing import Any, Protocol, TypeVar
 import attrs
 import trio
 
-from tests.support.e2e import ExtensionBrowser, ExtensionContext
+from tests.support.e2e import ExtensionBrowser, ExtensionContext, answer_question
 
 __all__ = [
     "API_KEY",
+    "ENDED",
     "ScriptedModel",
     "ServedModel",
     "TaskRun",
+    "open_agent",
     "run_task",
     "send_message",
     "serve_model",
+    "submit_message",
     "use_model",
 ]
 
@@ -338,6 +341,24 @@ class TaskRun:
     panel: ExtensionContext
 
 
+async def open_agent(
+    ext: ExtensionBrowser,
+    model: ServedModel,
+    url: str,
+    *,
+    ask: bool = True,
+    settings: dict[str, Any] | None = None,
+) -> tuple[ExtensionContext, int]:
+    """Point the settings at ``model``, open ``url`` in a new tab and the side panel's
+    Agent view; return the panel and the tab's id."""
+    await use_model(ext, model, askBeforeSubmit=ask, **(settings or {}))
+    _, tab_id = await ext.open_tab(url)
+    await ext.wait_loaded(tab_id)
+    panel = await ext.open_side_panel()
+    await panel.evaluate("trimtabPanel.showView('agent'); true")
+    return panel, tab_id
+
+
 async def run_task(
     ext: ExtensionBrowser,
     model: ScriptedModel,
@@ -348,29 +369,31 @@ async def run_task(
     settings: dict[str, Any] | None = None,
 ) -> TaskRun:
     """Start a task in the real side panel on a new tab; answer "no" to any question."""
-    await use_model(ext, model, askBeforeSubmit=ask, **(settings or {}))
-    _, tab_id = await ext.open_tab(url)
-    await ext.wait_loaded(tab_id)
-    panel = await ext.open_side_panel()
-    await panel.evaluate("trimtabPanel.showView('agent'); true")
+    panel, _ = await open_agent(ext, model, url, ask=ask, settings=settings)
     return await send_message(panel, task)
 
 
-async def send_message(panel: ExtensionContext, text: str) -> TaskRun:
-    """Type ``text`` in the panel's task box, submit it, and wait until the agent ends."""
-    ended = "trimtabPanel.state.steps.filter((s) => s.kind === 'done' || s.kind === 'error').length"
-    before = await panel.evaluate(ended)
+#: How many of the panel's steps end a task.
+ENDED = "trimtabPanel.state.steps.filter((s) => s.kind === 'done' || s.kind === 'error').length"
+
+
+async def submit_message(panel: ExtensionContext, text: str) -> None:
+    """Type ``text`` in the panel's task box and submit it, without waiting."""
     await panel.evaluate(
         f"""document.getElementById('task').value = {json.dumps(text)};
         document.getElementById('task-form').requestSubmit(); true"""
     )
+
+
+async def send_message(panel: ExtensionContext, text: str) -> TaskRun:
+    """Type ``text`` in the panel's task box, submit it, and wait until the agent ends."""
+    before = await panel.evaluate(ENDED)
+    await submit_message(panel, text)
     question = ""
-    while await panel.evaluate(ended) == before or await panel.evaluate(
+    while await panel.evaluate(ENDED) == before or await panel.evaluate(
         "trimtabPanel.state.running"
     ):
-        if await panel.evaluate("!document.getElementById('confirm').hidden"):
-            question = await panel.evaluate("document.getElementById('confirm-text').textContent")
-            await panel.evaluate("document.getElementById('confirm-no').click(); true")
+        question = await answer_question(panel, allow=False) or question
         await trio.sleep(0.1)
     steps = await panel.evaluate("trimtabPanel.state.steps.map(({content, ...s}) => s)")
     return TaskRun(steps, question, panel)

@@ -35,7 +35,9 @@ from trimtab._install import extension_id, install
 __all__ = [
     "ARTIFACTS",
     "EXTENSION_DIR",
+    "PANEL_PATH",
     "REPO",
+    "WORKER_PATH",
     "ExtensionBrowser",
     "ExtensionContext",
     "FakeHost",
@@ -48,6 +50,9 @@ __all__ = [
 REPO = Path(__file__).resolve().parents[2]
 EXTENSION_DIR = REPO / "extension"
 ARTIFACTS = REPO / "test-artifacts"
+#: The service worker's and the side panel's paths in the extension (its manifest's).
+WORKER_PATH = "worker/background.js"
+PANEL_PATH = "panel/sidepanel.html"
 
 
 @attrs.frozen
@@ -147,7 +152,7 @@ class ExtensionBrowser:
         delivers a click the browser trusts. The helper tab is closed afterwards, so
         the page the test opened before is the window's active tab again.
         """
-        panel_url = f"chrome-extension://{self.extension_id}/sidepanel.html"
+        panel_url = f"chrome-extension://{self.extension_id}/{PANEL_PATH}"
         helper_id = str(
             (await self.browser.send("Target.createTarget", {"url": panel_url + "?opener=1"}))[
                 "targetId"
@@ -197,6 +202,26 @@ async def _wait_for_target(
             if info["type"] == kind and info["url"] == url and info["targetId"] not in exclude:
                 return str(info["targetId"])
         await trio.sleep(0.05)
+
+
+#: Reads the side panel's open question (who, what, why, the element) and presses one
+#: of its buttons in the same evaluation, so the answer is for the question read; null
+#: while no question is shown. ``BUTTON`` is replaced by the button's id.
+_ANSWER = """(() => {
+    const box = document.getElementById('question');
+    if (box.hidden) return null;
+    const text = ['question-want', 'question-reason', 'question-element']
+        .map((id) => document.getElementById(id).textContent).join('\\n');
+    document.getElementById(BUTTON).click();
+    return text;
+})()"""
+
+
+async def answer_question(panel: ExtensionContext, *, allow: bool) -> str | None:
+    """Answer the question the side panel shows now, if any; return its text."""
+    button = "question-allow" if allow else "question-deny"
+    found = await panel.evaluate(_ANSWER.replace("BUTTON", json.dumps(button)))
+    return None if found is None else str(found)
 
 
 def host_pids(browser_pid: int, marker: str = "trimtab-host") -> list[int]:
@@ -254,7 +279,7 @@ async def launch_with_extension(
     ]
     ext_id = extension_id()
     async with launch_browser(extra_args=args, user_data_dir=profile) as browser:
-        worker_url = f"chrome-extension://{ext_id}/background.js"
+        worker_url = f"chrome-extension://{ext_id}/{WORKER_PATH}"
         with trio.fail_after(startup_timeout):
             worker_id = await _wait_for_target(browser, "service_worker", worker_url)
             worker = await _attach(browser, worker_id)

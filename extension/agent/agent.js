@@ -1,11 +1,13 @@
 // The agent loop: the model proposes tool calls, the host runs them on the one tab
 // where the person started the task, and their results go back to the model as
-// untrusted data.
+// untrusted data. Whether a call may act is the host's to decide: it asks the person
+// during the call when it must (the side panel shows its question), and the reply
+// says what came of it.
 
 import { DEFAULT_BUDGET, compactHistory, estimateEntry, estimateRequest, pageFacts }
-  from "./lib/compact.js";
-import { addUsage, emptyTotals } from "./lib/cost.js";
-import { inputTotal } from "./lib/requests.js";
+  from "./compact.js";
+import { addUsage, emptyTotals } from "../shared/cost.js";
+import { inputTotal } from "./requests.js";
 
 export const MAX_STEPS = 30;
 
@@ -71,12 +73,13 @@ export function wrapUntrusted(content, nonce) {
 
 /**
  * @typedef {{kind: "task", text: string}
- *   | {kind: "model", text: string, usage: import("./lib/requests.js").Usage,
- *      totals: import("./lib/cost.js").Totals, context: number}
+ *   | {kind: "model", text: string, usage: import("./requests.js").Usage,
+ *      totals: import("../shared/cost.js").Totals, context: number}
  *   | {kind: "tool", name: string, args: object, isError: boolean, cached: boolean,
  *      cachedFrom: unknown, note: string|null, chars: number, content: string}
  *   | {kind: "compacted", replaced: number, before: number, after: number, budget: number}
  *   | {kind: "declined", name: string, args: object, reason: string}
+ *   | {kind: "unasked-submit", name: string, args: object}
  *   | {kind: "done", text: string}
  *   | {kind: "error", message: string}} Step
  */
@@ -89,27 +92,34 @@ export function wrapUntrusted(content, nonce) {
  */
 export class Agent {
   /**
-   * @param {{worker: import("./lib/worker-client.js").WorkerClient,
+   * @param {{worker: {host: (request: object,
+   *                           options?: {signal?: AbortSignal}) => Promise<any>},
    *          client: {send: (request: object) => Promise<import("./llm/anthropic.js").Turn>},
    *          tab: {id: number, title?: string, url?: string},
    *          askBeforeSubmit: boolean,
-   *          confirm: (question: {name: string, args: object, reason: string,
-   *                               element: string|null}) => Promise<boolean>,
    *          onStep: (step: Step) => void,
+   *          onActivity?: (activity: {what: "model"|"tool"|"idle", name?: string}) => void,
+   *          tabUrl?: () => Promise<string>,
    *          maxSteps?: number,
    *          budget?: number, pageBudget?: number}} options
+   *   `worker.host` sends a request to the host; aborting its signal cancels it there
+   *   `askBeforeSubmit`: the person's setting, sent with every call (the host asks)
+   *   `onActivity`: what runs now, for the panel's live indicator
+   *   `tabUrl`: the tab's URL now, when a page-state reply does not carry its `url`
    *   `budget`: tokens the context may reach before a compaction
    *   `pageBudget`: tokens one snapshot may take (the host's `budget` field; host default
    *   when absent)
    */
-  constructor({ worker, client, tab, askBeforeSubmit, confirm, onStep, maxSteps = MAX_STEPS,
+  constructor({ worker, client, tab, askBeforeSubmit, onStep, onActivity = () => {},
+    tabUrl = async () => (await chrome.tabs.get(tab.id)).url ?? "", maxSteps = MAX_STEPS,
     budget = DEFAULT_BUDGET, pageBudget = undefined }) {
     this.worker = worker;
     this.client = client;
     this.tab = tab;
     this.askBeforeSubmit = askBeforeSubmit;
-    this.confirm = confirm;
     this.onStep = onStep;
+    this.onActivity = onActivity;
+    this.tabUrl = tabUrl;
     this.maxSteps = maxSteps;
     this.budget = budget;
     this.pageBudget = pageBudget;
@@ -120,7 +130,7 @@ export class Agent {
      *  host reports it: {type, message, default}. */
     this.dialog = null;
     this.stopReason = "";
-    /** @type {import("./lib/requests.js").Entry[]} */
+    /** @type {import("./requests.js").Entry[]} */
     this.history = [];
     /** @type {{system: string, tools: object[]} | null} the prefix of every request */
     this.fixed = null;
@@ -132,7 +142,8 @@ export class Agent {
     this.running = false;
   }
 
-  /** Stop at the next safe point; an LLM request in flight is aborted. */
+  /** Stop at the next safe point: an LLM request in flight is aborted, and a tool call
+   * in flight is cancelled at the host (with any question it asked). */
   stop(reason = "stopped by you") {
     if (this.controller.signal.aborted) return;
     this.stopReason = reason;
@@ -193,6 +204,7 @@ export class Agent {
         this.checkStopped();
         this.keepInBudget();
         const context = this.contextTokens();
+        this.onActivity({ what: "model" });
         const turn = await this.client.send({
           system, history: this.history, tools, cacheKey: this.session,
           signal: this.controller.signal,
@@ -221,6 +233,7 @@ export class Agent {
       return { ok: false, text: message };
     } finally {
       this.running = false;
+      this.onActivity({ what: "idle" });
     }
   }
 
@@ -242,7 +255,7 @@ export class Agent {
 
   /**
    * @param {{id: string, name: string, args: object, parseError?: string}} call
-   * @returns {Promise<import("./lib/requests.js").ToolResult & {meta: object}>}
+   * @returns {Promise<import("./requests.js").ToolResult & {meta: object}>}
    */
   async runTool(call) {
     this.toolSteps += 1;
@@ -256,28 +269,20 @@ export class Agent {
     // at another tab, whatever its arguments say.
     const request = {
       type: "tool", session: this.session, tab: this.tab.id, name: call.name, args: call.args,
+      ask_before_submit: this.askBeforeSubmit,
       ...(this.pageBudget ? { budget: this.pageBudget } : {}),
     };
-    let result = await this.worker.host(request);
+    this.onActivity({ what: "tool", name: call.name });
+    const result = await this.worker.host(request, { signal: this.controller.signal });
     this.checkStopped();
-    if (result.consent?.required && !result.consent.granted) {
-      // The host did nothing: it says this call may submit or commit something. With
-      // "ask before submitting" off the person has agreed to every such call already.
-      const { reason, element, token } = result.consent;
-      const allowed = !this.askBeforeSubmit
-        || await this.confirm({ name: call.name, args: call.args, reason, element });
-      this.checkStopped();
-      if (!allowed) {
-        this.onStep({ kind: "declined", name: call.name, args: call.args, reason });
-        return { id: call.id, isError: true, meta,
-          content: "The person declined this action. Do not retry it; ask them or stop." };
-      }
-      // The token lets exactly this call run, once.
-      result = await this.worker.host({ ...request, consent: token });
-      this.checkStopped();
-    }
     const content = String(result.content ?? "");
     this.dialog = result.dialog ?? null;
+    if (result.consent?.required && !result.consent.granted) {
+      // The host asked the person and did nothing: they said no, or nobody answered.
+      // Its content says which, for the model as for the person.
+      this.onStep({ kind: "declined", name: call.name, args: call.args, reason: content });
+      return { id: call.id, content: wrapUntrusted(content, this.nonce), isError: true, meta };
+    }
     if (result.unasked_submit) {
       // Nothing predicted it, but the browser saw a form go: the person must know.
       this.onStep({ kind: "unasked-submit", name: call.name, args: call.args });
@@ -288,8 +293,12 @@ export class Agent {
       note: result.note ?? null, chars: content.length, content,
     });
     const note = result.note ? `\n(${result.note})` : "";
+    // A page state's URL: the host's fact when it sends one, else the tab's own.
+    let url = "";
+    if (pageFacts(result, url) !== null) {
+      url = typeof result.url === "string" ? result.url : await this.tabUrl().catch(() => "");
+    }
     return { id: call.id, content: wrapUntrusted(content, this.nonce) + note,
-      isError: Boolean(result.is_error),
-      meta: { ...meta, page: result.is_error ? null : pageFacts(content) } };
+      isError: Boolean(result.is_error), meta: { ...meta, page: pageFacts(result, url) } };
   }
 }

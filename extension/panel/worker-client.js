@@ -16,7 +16,8 @@ export class RequestError extends Error {
 
 /**
  * A reconnecting port to the service worker. The worker can be restarted by the
- * browser at any time; requests in flight then fail and the next one reconnects.
+ * browser at any time; requests in flight then fail, listeners hear
+ * `{event: "worker", state: "disconnected"}`, and the next call reconnects.
  */
 export class WorkerClient {
   constructor() {
@@ -56,6 +57,7 @@ export class WorkerClient {
         entry.reject(new RequestError("host_unavailable",
           "the extension's service worker restarted; try again"));
       }
+      for (const listener of this.listeners) listener({ event: "worker", state: "disconnected" });
     });
     this.port = port;
     return port;
@@ -64,13 +66,25 @@ export class WorkerClient {
   /**
    * @param {string} op
    * @param {object} fields
+   * @param {AbortSignal} [signal] when it aborts, the worker is asked to cancel the op
    * @returns {Promise<any>}
    */
-  call(op, fields = {}) {
+  call(op, fields = {}, signal = undefined) {
+    if (signal?.aborted) {
+      return Promise.reject(new RequestError("cancelled", `"${op}" was cancelled`));
+    }
     const port = this.connect();
     const id = this.nextId++;
+    const onAbort = () => {
+      if (this.inflight.has(id) && this.port === port) port.postMessage({ op: "cancel", of: id });
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
     return new Promise((resolve, reject) => {
-      this.inflight.set(id, { resolve, reject });
+      const done = () => signal?.removeEventListener("abort", onAbort);
+      this.inflight.set(id, {
+        resolve: (value) => { done(); resolve(value); },
+        reject: (err) => { done(); reject(err); },
+      });
       port.postMessage({ id, op, ...fields });
     });
   }
@@ -78,11 +92,12 @@ export class WorkerClient {
   /**
    * Send one request to the host through the worker's native port.
    * @param {{type: string} & Record<string, unknown>} request
-   * @param {number} [timeoutMs]
+   * @param {{timeoutMs?: number, signal?: AbortSignal}} [options] aborting `signal`
+   *   sends the host `cancel` for the request; it then ends with the code `cancelled`
    * @returns {Promise<any>} the reply's `result`
    */
-  host(request, timeoutMs) {
-    return this.call("host", { request, timeoutMs });
+  host(request, { timeoutMs, signal } = {}) {
+    return this.call("host", { request, timeoutMs }, signal);
   }
 
   /** @returns {Promise<{connected: boolean, lastError: string, attached: number[]}>} */

@@ -1,7 +1,7 @@
 // OpenAI Chat Completions client (POST {base}/chat/completions, tool_calls), also
 // used for any OpenAI-compatible server given its base URL.
 
-import { openaiBody, openaiUsage } from "../lib/requests.js";
+import { openaiBody, openaiUsage } from "../requests.js";
 import { LlmError, joinUrl, postJson } from "./common.js";
 
 export const OPENAI_BASE_URL = "https://api.openai.com/v1";
@@ -25,8 +25,8 @@ export class OpenAIClient {
   /**
    * One model turn over the whole conversation; `cacheKey` names the conversation
    * so OpenAI routes its requests to the same prompt cache.
-   * @param {{system: string, history: import("../lib/requests.js").Entry[],
-   *          tools: import("../lib/requests.js").Tool[], cacheKey: string,
+   * @param {{system: string, history: import("../requests.js").Entry[],
+   *          tools: import("../requests.js").Tool[], cacheKey: string,
    *          signal?: AbortSignal}} request
    * @returns {Promise<import("./anthropic.js").Turn>}
    */

@@ -1,14 +1,14 @@
 // Agents outside the browser (trimtab mcp, the command line): the person stays in
 // control, and this module is where the extension enforces it. The host's link
-// (host/link) only lets a client touch the tabs listed here, asks here about any
-// other tab and before a submit, and ends every client's session on Stop.
+// (host/link) only lets a client touch the tabs listed here and ends every client's
+// session on Stop; its questions (another tab, a submit) go through the one queue of
+// questions (worker/questions.js) like the side panel agent's.
 //
-// Host → extension: {type: "agents_ask", ask, client, session, tab, what, ...}
-//                   {type: "agents_event", event: "connected"|"disconnected"|"call", ...}
-// Extension → host: agents_tabs {tabs}, agents_answer {ask, allow}, agents_stop {reason}
+// Host → extension: {type: "agents_event", event: "connected"|"disconnected"|"call", ...}
+// Extension → host: agents_tabs {tabs}, agents_stop {reason}
 //
-// The pure parts (the shared list, the activity log, the wording of a question)
-// are exported for `node --test`; `AgentsHub` wires them to chrome.* in the worker.
+// The pure parts (the shared list, the activity log) are exported for `node --test`;
+// `AgentsHub` wires them to chrome.* in the worker.
 
 /** Actions kept per client for the side panel's list. */
 export const RECENT_ACTIONS = 20;
@@ -65,53 +65,19 @@ export function applyEvent(clients, event, now) {
 }
 
 /**
- * The question the side panel shows for one of the host's `agents_ask`.
- * @param {{client: string, tab: number, what?: string, tool?: string,
- *   reason?: string, element?: {tag?: string} | null}} ask
- * @param {{title?: string, url?: string} | undefined} tab what chrome.tabs says of it
- */
-export function describeAsk(ask, tab) {
-  const client = ask.client || "An outside agent";
-  const where = tab?.title || tab?.url || `tab ${ask.tab}`;
-  if (ask.what === "submit") {
-    const on = ask.element?.tag ? ` on <${ask.element.tag}>` : "";
-    return `${client} wants to run ${ask.tool ?? "an action"}${on} in “${where}”: ` +
-      `${ask.reason ?? "it may submit a form"}. Allow?`;
-  }
-  return `${client} asks to read and act in “${where}”, which is not shared with ` +
-    "agents. Allow for this session?";
-}
-
-/**
- * Check a host message addressed to this module.
- * @param {unknown} msg
- * @returns {"ask"|"event"|null}
- */
-export function kindOf(msg) {
-  const type = /** @type {{type?: unknown}} */ (msg)?.type;
-  if (type === "agents_ask") return "ask";
-  if (type === "agents_event") return "event";
-  return null;
-}
-
-/**
  * The worker's side: shared tabs (kept in chrome.storage.session across worker
- * restarts), pending questions, connected clients; it tells the host and the panels.
+ * restarts) and connected clients; it tells the host and the panels.
  */
 export class AgentsHub {
   /**
    * @param {{host: {request: Function, connected: boolean},
-   *          broadcast: (event: object) => void, panelCount: () => number}} options
-   *   `panelCount` says how many side panels are open to ask the person in.
+   *          broadcast: (event: object) => void}} options
    */
-  constructor({ host, broadcast, panelCount }) {
+  constructor({ host, broadcast }) {
     this.host = host;
     this.broadcast = broadcast;
-    this.panelCount = panelCount;
     /** @type {Map<number, {id: number, title: string, url: string}>} */
     this.shared = new Map();
-    /** @type {Map<string, object>} */
-    this.asks = new Map();
     this.clients = new Map();
     this.loaded = this.load();
     chrome.tabs.onRemoved.addListener((tabId) => {
@@ -140,35 +106,16 @@ export class AgentsHub {
 
   /** Handle a host message if it is ours. @returns {boolean} */
   handle(msg) {
-    const kind = kindOf(msg);
-    if (kind === "ask") {
-      // No one can be asked, or nothing to ask about: say so at once rather than
-      // leave the agent waiting for an answer that cannot come.
-      const refuse = (why) => this.host.request({ type: "agents_answer",
-        ask: String(msg.ask), allow: false, why }).catch(() => {});
-      if (this.panelCount() === 0) {
-        refuse("no Trimtab side panel is open to ask the person in");
-        return true;
-      }
-      chrome.tabs.get(Number(msg.tab)).then(() => {
-        this.asks.set(String(msg.ask), msg);
-        this.notify();
-      }, () => refuse(`there is no tab ${Number(msg.tab)} (it was closed, or never existed)`));
-      return true;
-    }
-    if (kind === "event") {
-      this.clients = applyEvent(this.clients, msg, Date.now());
-      this.notify();
-      return true;
-    }
-    return false;
+    if (msg?.type !== "agents_event") return false;
+    this.clients = applyEvent(this.clients, msg, Date.now());
+    this.notify();
+    return true;
   }
 
   /** The host (re)connected: it knows nothing of the shared tabs yet. */
   onHost(state) {
     if (state === "connected") this.push().catch(() => {});
     else {
-      this.asks.clear();
       this.clients = new Map([...this.clients].map(([k, c]) => [k, { ...c, connected: false }]));
       this.notify();
     }
@@ -178,11 +125,18 @@ export class AgentsHub {
     return this.shared.has(tabId);
   }
 
+  /**
+   * Share a tab (or stop sharing it). Sharing only counts once the host has the new
+   * list: while the host is unreachable nothing is shared, and the error says why.
+   */
   async share(tabId, on = true) {
     await this.loaded;
     if (on) {
       const tab = await chrome.tabs.get(tabId);
-      this.shared.set(tabId, { id: tabId, title: tab.title ?? "", url: tab.url ?? "" });
+      const entry = { id: tabId, title: tab.title ?? "", url: tab.url ?? "" };
+      const tabs = sharedList(new Map([...this.shared, [tabId, entry]]));
+      await this.host.request({ type: "agents_tabs", tabs });
+      this.shared.set(tabId, entry);
     } else {
       this.shared.delete(tabId);
     }
@@ -191,19 +145,11 @@ export class AgentsHub {
     return this.status();
   }
 
-  async answer(ask, allow) {
-    this.asks.delete(String(ask));
-    this.notify();
-    await this.host.request({ type: "agents_answer", ask: String(ask), allow: Boolean(allow) });
-    return this.status();
-  }
-
   /** Stop: end every outside session and share nothing any more. */
   async stop() {
     await this.loaded;
     for (const tabId of this.shared.keys()) this.mark(tabId, false);
     this.shared.clear();
-    this.asks.clear();
     await this.changed();
     if (this.host.connected) {
       await this.host.request({ type: "agents_stop",
@@ -215,7 +161,6 @@ export class AgentsHub {
   status() {
     return {
       shared: sharedList(this.shared),
-      asks: [...this.asks.values()],
       clients: [...this.clients.values()],
     };
   }
@@ -243,7 +188,7 @@ export class AgentsHub {
     this.broadcast({ event: "agents", ...this.status() });
   }
 
-  /** A side-panel op: {action: "status"|"share"|"answer"|"stop", ...}. */
+  /** A side-panel op: {action: "status"|"share"|"stop", ...}. */
   async op(msg) {
     switch (msg.action) {
       case "status":
@@ -251,8 +196,6 @@ export class AgentsHub {
         return this.status();
       case "share":
         return await this.share(Number(msg.tab), msg.on !== false);
-      case "answer":
-        return await this.answer(msg.ask, msg.allow);
       case "stop":
         return await this.stop();
       default:

@@ -4,7 +4,7 @@
 // Kept whole: the person's messages, every model turn (its actions and answers),
 // every result that is not a page state (find, read, errors, dialogs), the newest
 // baseline and every diff after it (together they are the page as it is now).
-// Replaced: each page state (a `<page … snapshot="baseline|diff">` result) before
+// Replaced: each page state (a result whose `kind` is "baseline" or "diff") before
 // the newest baseline, by a record of which step it was, the URL and what the
 // agent did. One compaction drops everything superseded at once, so the prefix the
 // providers cache changes once and is stable again until the budget is reached anew.
@@ -29,28 +29,16 @@ export function estimateTokens(text) {
   return Math.ceil(ascii / 3.2 + other);
 }
 
-const PAGE_OPEN = /^<page\b([^>]*)>/m;
-
 /**
- * The `<page>` facts of a tool result, or null when it is not a page state.
- * @param {string} content the host's result (unwrapped)
+ * The page facts of a tool result, from the host's own fields, or null when it is
+ * not a page state (text, an error).
+ * @param {{kind?: unknown, is_error?: unknown}} result the host's `tool` reply
+ * @param {string} url the page's URL after the call
  * @returns {{url: string, snapshot: string} | null}
  */
-export function pageFacts(content) {
-  const open = PAGE_OPEN.exec(content);
-  if (!open) return null;
-  const attr = (name) => {
-    const found = new RegExp(`\\b${name}="([^"]*)"`).exec(open[1]);
-    return found ? unescapeAttr(found[1]) : "";
-  };
-  const snapshot = attr("snapshot");
-  if (snapshot !== "baseline" && snapshot !== "diff") return null;
-  return { url: attr("url"), snapshot };
-}
-
-function unescapeAttr(value) {
-  return value.replace(/&quot;/g, '"').replace(/&lt;/g, "<").replace(/&gt;/g, ">")
-    .replace(/&amp;/g, "&");
+export function pageFacts(result, url) {
+  if (result.is_error || (result.kind !== "baseline" && result.kind !== "diff")) return null;
+  return { url: String(url ?? ""), snapshot: result.kind };
 }
 
 /**

@@ -1,9 +1,11 @@
-// Service worker: one native port to the host, the CDP relay, and the side panel's
-// way to reach the host. It holds no page logic: the host decides every CDP command.
+// Service worker: one native port to the host, the CDP relay, the one queue of the
+// host's questions to the person, and the side panel's way to reach the host. It
+// holds no page logic: the host decides every CDP command and when to ask.
 
-import { HostConnection, HostError } from "./lib/native.js";
-import { CdpRelay } from "./lib/relay.js";
-import { AgentsHub } from "./lib/agents.js";
+import { HostConnection, HostError } from "./native.js";
+import { CdpRelay } from "./relay.js";
+import { AgentsHub } from "./agents.js";
+import { QuestionQueue } from "./questions.js";
 
 /** Side-panel ports, for broadcasting events (detaches, host state). */
 const panels = new Set();
@@ -20,7 +22,7 @@ function broadcast(event) {
 
 const host = new HostConnection({
   onMessage: (msg) => {
-    if (!relay.handle(msg) && !agents.handle(msg)) {
+    if (!relay.handle(msg) && !questions.handle(msg) && !agents.handle(msg)) {
       // Nothing else is addressed to the extension; a reply to a request that
       // already timed out lands here too and is dropped on purpose.
       console.debug("trimtab: ignored host message", msg.type);
@@ -33,6 +35,7 @@ const host = new HostConnection({
       relay.releaseAll("host_disconnected").catch(() => {});
     }
     broadcast({ event: "host", state, detail });
+    questions.onHost(state);
     agents.onHost(state);
   },
 });
@@ -42,21 +45,34 @@ const relay = new CdpRelay({
   onDetached: (tab, reason) => broadcast({ event: "detached", tab, reason }),
 });
 
-// Outside agents (trimtab mcp): the tabs the person shared, their questions, Stop.
-const agents = new AgentsHub({ host, broadcast, panelCount: () => panels.size });
+// The host's questions to the person, for the panel's agent and outside agents alike.
+const questions = new QuestionQueue({
+  host,
+  broadcast,
+  panelCount: () => panels.size,
+  tabExists: (tab) => chrome.tabs.get(tab).then(() => true, () => false),
+});
+
+// Outside agents (trimtab mcp): the tabs the person shared, their clients, Stop.
+const agents = new AgentsHub({ host, broadcast });
 
 /**
  * Answer one side-panel message.
- * @param {{op: string, request?: object, timeoutMs?: number}} msg
+ * @param {{op: string, request?: object, timeoutMs?: number, action?: string,
+ *          ask?: string, allow?: boolean}} msg
+ * @param {AbortSignal} signal aborted when the panel cancels this message or closes
  */
-async function answer(msg) {
+async function answer(msg, signal) {
   switch (msg.op) {
     case "host":
-      return await host.request(msg.request, { timeoutMs: msg.timeoutMs });
+      return await host.request(msg.request, { timeoutMs: msg.timeoutMs, signal });
     case "status":
       return { ...host.status(), attached: relay.attachedTabs() };
     case "agents":
       return await agents.op(msg);
+    case "questions":
+      if (msg.action === "answer") return await questions.answer(msg.ask, msg.allow);
+      return { questions: questions.list() };
     default:
       throw new HostError("bad_message", `unknown side-panel op ${JSON.stringify(msg.op)}`);
   }
@@ -65,26 +81,40 @@ async function answer(msg) {
 chrome.runtime.onConnect.addListener((port) => {
   if (port.name !== "sidepanel" || port.sender?.id !== chrome.runtime.id) return;
   panels.add(port);
+  /** This panel's messages in progress, by its message id: `cancel` aborts one. */
+  const running = new Map();
   port.onDisconnect.addListener(() => {
     panels.delete(port);
+    // What the closed panel was waiting for (its agent's tool call) ends with it.
+    for (const controller of running.values()) controller.abort();
+    running.clear();
     // Tabs stay debugged (with the browser's bar showing) only while a panel is
     // open: when the last one closes the host forgets them and detaches.
     if (panels.size > 0) return;
+    questions.onPanelsGone();
     for (const tab of relay.attachedTabs()) {
       if (agents.isShared(tab)) continue; // outside agents still use it
       host.request({ type: "release", tab }).catch(() => {});
     }
   });
   port.onMessage.addListener(async (msg) => {
+    if (msg.op === "cancel") {
+      running.get(msg.of)?.abort();
+      return;
+    }
+    const controller = new AbortController();
+    running.set(msg.id, controller);
     let reply;
     try {
-      reply = { id: msg.id, ok: true, result: await answer(msg) };
+      reply = { id: msg.id, ok: true, result: await answer(msg, controller.signal) };
     } catch (err) {
       reply = {
         id: msg.id,
         ok: false,
         error: { code: err?.code ?? "internal", message: String(err?.message ?? err) },
       };
+    } finally {
+      running.delete(msg.id);
     }
     try {
       port.postMessage(reply);
@@ -92,8 +122,13 @@ chrome.runtime.onConnect.addListener((port) => {
       // the panel closed while the request ran
     }
   });
-  port.postMessage({ event: "host", state: host.connected ? "connected" : "disconnected",
-    detail: host.lastError });
+  // A panel that opens while the host is away tries it at once, not after the backoff.
+  host.ensureConnected();
+  // "connecting": a port is open and the host has not answered yet; its answer, or the
+  // port closing, is broadcast when it comes.
+  const now = host.alive ? "connected" : host.connected ? "connecting" : "disconnected";
+  port.postMessage({ event: "host", state: now, detail: host.lastError });
+  port.postMessage({ event: "questions", questions: questions.list(), withdrawn: null });
 });
 
 chrome.sidePanel.setPanelBehavior({ openPanelOnActionClick: true }).catch(() => {});
@@ -104,4 +139,4 @@ host.ensureConnected();
 
 // A handle for debugging from the worker's console and for the end-to-end tests,
 // which drive the worker over CDP (Runtime.evaluate in the service_worker target).
-globalThis.trimtab = { host, relay, panels, agents };
+globalThis.trimtab = { host, relay, panels, agents, questions };

@@ -1,6 +1,6 @@
 // Anthropic Messages API client (POST /v1/messages, tool_use / tool_result blocks).
 
-import { anthropicBody, anthropicUsage } from "../lib/requests.js";
+import { anthropicBody, anthropicUsage } from "../requests.js";
 import { LlmError, joinUrl, postJson } from "./common.js";
 
 export const ANTHROPIC_BASE_URL = "https://api.anthropic.com";
@@ -9,8 +9,8 @@ const API_VERSION = "2023-06-01";
 /**
  * @typedef {{id: string, name: string, args: object, parseError?: string}} ToolCall
  * @typedef {{text: string, toolCalls: ToolCall[], stop: string,
- *            usage: import("../lib/requests.js").Usage,
- *            assistant: import("../lib/requests.js").Entry}} Turn
+ *            usage: import("../requests.js").Usage,
+ *            assistant: import("../requests.js").Entry}} Turn
  */
 
 export class AnthropicClient {
@@ -27,8 +27,8 @@ export class AnthropicClient {
 
   /**
    * One model turn over the whole conversation, with cache breakpoints.
-   * @param {{system: string, history: import("../lib/requests.js").Entry[],
-   *          tools: import("../lib/requests.js").Tool[], signal?: AbortSignal}} request
+   * @param {{system: string, history: import("../requests.js").Entry[],
+   *          tools: import("../requests.js").Tool[], signal?: AbortSignal}} request
    * @returns {Promise<Turn>}
    */
   async send({ system, history, tools, signal }) {

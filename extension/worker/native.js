@@ -1,6 +1,8 @@
 // The one native-messaging port to the Trimtab host, shared by everything in the
-// service worker. Requests get ids and timeouts; `chunk` replies are reassembled;
-// when the host exits the port reconnects with exponential backoff.
+// service worker. Requests get ids and timeouts and can be cancelled; `chunk` replies
+// are reassembled; when the host exits the port reconnects with exponential backoff.
+// The host counts as connected once it has answered, not when the port opens: Chrome
+// opens a port to a host that is not installed, then closes it at once.
 
 export const HOST_NAME = "com.trimtab.host";
 
@@ -10,6 +12,7 @@ const TIMEOUTS = {
   ping: 5_000,
   snapshot: 60_000,
   tool: 120_000,
+  cancel: 15_000,
   tools: 15_000,
   highlight: 15_000,
   release: 15_000,
@@ -104,10 +107,18 @@ export class HostConnection {
     this.reconnectTimer = null;
     this.lastError = "";
     this.connectCount = 0;
+    /** Whether the host on the open port has answered anything yet. */
+    this.answered = false;
   }
 
+  /** A port is open (requests can be sent; the host may still turn out missing). */
   get connected() {
     return this.port !== null;
+  }
+
+  /** The host on the open port has answered: it runs. */
+  get alive() {
+    return this.port !== null && this.answered;
   }
 
   /** Open the port now unless it is open; cancels a pending backoff timer. */
@@ -126,19 +137,23 @@ export class HostConnection {
       return;
     }
     this.port = port;
+    this.answered = false;
     this.connectCount += 1;
     port.onMessage.addListener((msg) => this.receive(port, msg));
     port.onDisconnect.addListener(() => this.disconnected(port));
-    this.onStateChange("connected", "");
+    // Its answer says the host runs (receive() reports "connected" on it).
+    this.request({ type: "ping" }).catch(() => {});
   }
 
   /**
    * Send a request to the host and wait for its reply.
    * @param {{type: string} & Record<string, unknown>} request without `id`
-   * @param {{timeoutMs?: number}} [options]
+   * @param {{timeoutMs?: number, signal?: AbortSignal}} [options] when `signal` aborts
+   *   while the request is in flight, the host is sent `cancel` for it and the request
+   *   ends with the host's answer (the error code `cancelled` once it stopped)
    * @returns {Promise<any>} the `result` field of the reply
    */
-  request(request, { timeoutMs } = {}) {
+  request(request, { timeoutMs, signal } = {}) {
     if (!request || typeof request.type !== "string") {
       return Promise.reject(new HostError("bad_message",
         `a host request needs a string "type", got ${JSON.stringify(request)}`));
@@ -149,21 +164,37 @@ export class HostConnection {
         `the Trimtab host is not reachable (${this.lastError || "not connected"}); `
         + "run `trimtab install` and reload the extension"));
     }
+    if (signal?.aborted) {
+      return Promise.reject(new HostError("cancelled", `"${request.type}" was cancelled`));
+    }
     const id = `x${this.nextId++}`;
     const ms = timeoutMs ?? TIMEOUTS[request.type] ?? DEFAULT_TIMEOUT;
+    const onAbort = () => {
+      if (this.inflight.has(id)) {
+        this.request({ type: "cancel", request: id }).catch(() => {});
+      }
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
+    const done = () => signal?.removeEventListener("abort", onAbort);
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.inflight.delete(id);
         this.chunks.drop(id);
+        done();
         reject(new HostError("timeout", `the host did not answer "${request.type}" `
           + `within ${ms / 1000} s`));
       }, ms);
-      this.inflight.set(id, { resolve, reject, timer, type: request.type });
+      this.inflight.set(id, {
+        resolve: (value) => { done(); resolve(value); },
+        reject: (err) => { done(); reject(err); },
+        timer, type: request.type,
+      });
       try {
         this.port.postMessage({ ...request, id });
       } catch (err) {
         clearTimeout(timer);
         this.inflight.delete(id);
+        done();
         reject(new HostError("host_unavailable",
           `could not send "${request.type}" to the host: ${err?.message ?? err}`));
       }
@@ -194,6 +225,11 @@ export class HostConnection {
     if (port !== this.port || !msg || typeof msg !== "object") return;
     // The host is alive and talking: the next outage starts from a short delay.
     this.backoffMs = BACKOFF_FIRST_MS;
+    if (!this.answered) {
+      this.answered = true;
+      this.lastError = "";
+      this.onStateChange("connected", "");
+    }
     if (msg.type === "chunk") {
       let whole;
       try {
@@ -235,6 +271,7 @@ export class HostConnection {
     const why = chrome.runtime?.lastError?.message ?? "the host exited";
     this.lastError = why;
     this.port = null;
+    this.answered = false;
     this.chunks = new ChunkAssembler();
     const pending = [...this.inflight.entries()];
     this.inflight.clear();
@@ -260,7 +297,7 @@ export class HostConnection {
   /** Connection facts for the side panel's status line and for tests. */
   status() {
     return {
-      connected: this.connected,
+      connected: this.alive,
       lastError: this.lastError,
       connects: this.connectCount,
       inflight: this.inflight.size,

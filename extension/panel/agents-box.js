@@ -1,12 +1,11 @@
-// The side panel's "Outside agents" box: share this tab, answer an outside agent's
-// question (naming the client), see connected clients and their recent actions,
-// and Stop them all. The worker's AgentsHub (lib/agents.js) holds the state; this
-// module only shows it. Page- and client-derived text goes through textContent.
-
-import { describeAsk } from "./agents.js";
+// The side panel's "Outside agents" box: share this tab, see connected clients and
+// their recent actions, and Stop them all. The worker's AgentsHub (worker/agents.js)
+// holds the state; this module only shows it. Their questions appear in the question
+// bar (question-bar.js), like the panel agent's. Page- and client-derived text goes
+// through textContent.
 
 /** What the box shows, readable by the end-to-end tests. */
-export const agentsView = { shared: [], asks: [], clients: [], activeTab: null };
+export const agentsView = { shared: [], clients: [], activeTab: null };
 
 /**
  * @param {HTMLElement} root the (empty) element to fill
@@ -28,17 +27,23 @@ export function mountAgentsPanel(root, worker) {
   stop.type = "button";
   const note = el("p", "muted", "");
   note.id = "agents-note";
-  const asks = el("div", "agents-asks");
-  asks.id = "agents-asks";
   const clients = el("ul", "agents-clients");
   clients.id = "agents-clients";
   const bar = el("div", "toolbar");
   bar.append(share, stop);
-  root.append(title, bar, note, asks, clients);
+  root.append(title, bar, note, clients);
 
-  const call = (fields) => worker.call("agents", fields).then(render, (err) => {
-    note.textContent = `Trimtab could not do that: ${err.message}`;
-  });
+  // Why the person's last action failed: shown until their next one succeeds, through
+  // every status update in between.
+  let failure = "";
+  const call = (fields, failed = "Trimtab could not do that") =>
+    worker.call("agents", fields).then((status) => {
+      failure = "";
+      return render(status);
+    }, (err) => {
+      failure = `${failed}: ${err.message}`;
+      return render(agentsView);
+    });
 
   async function activeTab() {
     const [tab] = await chrome.tabs.query({ active: true, currentWindow: true });
@@ -49,7 +54,8 @@ export function mountAgentsPanel(root, worker) {
     const tab = await activeTab();
     if (!tab) return;
     const on = !agentsView.shared.some((t) => t.id === tab.id);
-    await call({ action: "share", tab: tab.id, on });
+    await call({ action: "share", tab: tab.id, on },
+      on ? "This tab was not shared" : "Could not stop sharing this tab");
   });
   stop.addEventListener("click", () => call({ action: "stop" }));
 
@@ -60,27 +66,10 @@ export function mountAgentsPanel(root, worker) {
     const isShared = Boolean(tab && status.shared.some((t) => t.id === tab.id));
     share.textContent = isShared ? "Stop sharing this tab" : "Share this tab with agents";
     stop.disabled = status.shared.length === 0 && !status.clients.some((c) => c.connected);
-    note.textContent = status.shared.length
+    note.textContent = failure || (status.shared.length
       ? `Shared with outside agents: ${status.shared.map((t) => t.title || t.url).join(", ")}`
-      : "No tab is shared with outside agents.";
-    asks.replaceChildren();
-    for (const ask of status.asks) {
-      let info;
-      try {
-        info = await chrome.tabs.get(ask.tab);
-      } catch {
-        info = undefined;
-      }
-      const box = el("div", "confirm");
-      box.dataset.ask = ask.ask;
-      const allow = el("button", "agents-allow", "Allow");
-      const deny = el("button", "agents-deny", "Deny");
-      allow.type = deny.type = "button";
-      allow.addEventListener("click", () => call({ action: "answer", ask: ask.ask, allow: true }));
-      deny.addEventListener("click", () => call({ action: "answer", ask: ask.ask, allow: false }));
-      box.append(el("p", "", describeAsk(ask, info)), allow, deny);
-      asks.append(box);
-    }
+      : "No tab is shared with outside agents.");
+    note.classList.toggle("error", Boolean(failure));
     clients.replaceChildren();
     for (const client of status.clients) {
       const item = el("li", client.connected ? "" : "muted",

@@ -1,20 +1,18 @@
-// The side panel: Inspect (what the agent sees of this tab) and Agent (the chat).
+// The side panel: Inspect (what the agent sees of this tab) and Agent (the chat), with
+// a bar pinned at the bottom for the host's questions and the agent's controls.
 // Page-derived text is put on screen only through textContent / text nodes.
 
-import { Agent } from "./agent.js";
-import { AnthropicClient } from "./llm/anthropic.js";
-import { OPENAI_BASE_URL, OpenAIClient } from "./llm/openai.js";
-import { DEFAULT_BUDGET } from "./lib/compact.js";
-import { costOf, describeTotals, emptyTotals } from "./lib/cost.js";
-import { DEFAULT_KEEP, clearTasks, listTasks, saveTask } from "./lib/history.js";
-import { mountAgentsPanel } from "./lib/agents-panel.js";
-import { WorkerClient } from "./lib/worker-client.js";
-import { renderXml } from "./lib/xmlview.js";
-
-// Tokens one snapshot may take (the host's `budget` field): the host's default, and the
-// least it accepts (host/tab/_budget.py).
-const DEFAULT_PAGE_BUDGET = 20_000;
-const MIN_PAGE_BUDGET = 1_000;
+import { Agent } from "../agent/agent.js";
+import { DEFAULT_BUDGET } from "../agent/compact.js";
+import { AnthropicClient } from "../agent/llm/anthropic.js";
+import { OPENAI_BASE_URL, OpenAIClient } from "../agent/llm/openai.js";
+import { costOf, describeTotals, emptyTotals } from "../shared/cost.js";
+import { mountAgentsPanel } from "./agents-box.js";
+import { DEFAULT_KEEP, clearTasks, listTasks, saveTask } from "./history.js";
+import { HostWatch } from "./host-watch.js";
+import { mountQuestionBar, questionView } from "./question-bar.js";
+import { WorkerClient } from "./worker-client.js";
+import { renderXml } from "./xmlview.js";
 
 const $ = (id) => document.getElementById(id);
 const worker = new WorkerClient();
@@ -44,16 +42,41 @@ const state = {
   // The stored task shown after "reopen", when it is not the live conversation.
   reopened: /** @type {string|null} */ (null),
   refreshes: 0,
+  // What the host says, as the status line shows it.
+  host: /** @type {import("./host-watch.js").HostState|null} */ (null),
+  // The page budget's limits as the host says them (`tools` reply), once known.
+  pageBudget: /** @type {{default: number, min: number}|null} */ (null),
+  // What the agent does now, for the live indicator: "" when idle.
+  activity: "",
 };
 
 // ---------------------------------------------------------------- host status
 
+const hostWatch = new HostWatch({
+  ping: () => worker.host({ type: "ping" }, { timeoutMs: 5_000 }),
+  onChange: (host) => {
+    state.host = host;
+    const el = $("host-status");
+    if (host.state === "connected") {
+      el.textContent = host.again ? "host connected again" : "host connected";
+      el.className = "status ok";
+      el.title = "";
+      loadPageBudget();
+      // What failed while the host was gone is stale now.
+      if (host.again && state.inspectError && state.view === "inspect") refresh();
+    } else {
+      el.textContent = "host disconnected, retrying…";
+      el.className = "status down";
+      el.title = host.detail || "";
+    }
+  },
+});
+
 worker.onEvent((event) => {
   if (event.event === "host") {
-    const el = $("host-status");
-    el.textContent = event.state === "connected" ? "host connected" : "host disconnected";
-    el.className = `status ${event.state === "connected" ? "ok" : "down"}`;
-    el.title = event.detail || "";
+    hostWatch.report(event.state, event.detail || "");
+  } else if (event.event === "worker") {
+    hostWatch.report("disconnected", "the extension's service worker stopped");
   } else if (event.event === "detached") {
     const why = detachReason(event.reason);
     if (state.tab?.id === event.tab || state.shownTab === event.tab) {
@@ -80,6 +103,8 @@ function showView(name) {
     $(`view-${v}`).hidden = v !== name;
     $(`tab-${v}`).setAttribute("aria-selected", String(v === name));
   }
+  // The agent's controls stay in the bar while it runs, whatever the view.
+  $("agent-bar").hidden = name !== "agent" && !state.running;
 }
 $("tab-inspect").addEventListener("click", () => showView("inspect"));
 $("tab-agent").addEventListener("click", () => showView("agent"));
@@ -148,7 +173,8 @@ async function refresh() {
   state.shownTab = tab.id;
   try {
     const { pageBudget } = await loadSettings();
-    const result = await worker.host({ type: "snapshot", tab: tab.id, budget: pageBudget });
+    const result = await worker.host({ type: "snapshot", tab: tab.id,
+      ...(pageBudget === null ? {} : { budget: pageBudget }) });
     if (state.tab?.id !== tab.id) return; // the person switched tabs meanwhile
     state.xml = String(result.xml ?? "");
     state.kind = String(result.kind ?? "");
@@ -236,11 +262,41 @@ async function loadSettings() {
     apiKey: "",
     askBeforeSubmit: true,
     budget: DEFAULT_BUDGET,
-    pageBudget: DEFAULT_PAGE_BUDGET,
+    // Tokens one snapshot may take (the host's `budget` field); null: the host's default.
+    pageBudget: null,
     prices: { input: null, cachedInput: null, output: null },
     keepTasks: DEFAULT_KEEP,
     ...(settings ?? {}),
   };
+}
+
+/** The page budget's limits from the host (its `tools` reply), shown in the settings. */
+async function loadPageBudget() {
+  if (state.pageBudget) return state.pageBudget;
+  try {
+    const { budget } = await worker.host({ type: "tools" });
+    if (Number.isFinite(budget?.default) && Number.isFinite(budget?.min)) {
+      state.pageBudget = { default: budget.default, min: budget.min };
+      const field = $("page-budget");
+      field.placeholder = String(budget.default);
+      field.title = `At least ${budget.min}, or 0 for no budget; empty: the host's default `
+        + `(${budget.default}).`;
+    }
+  } catch {
+    // the host is unreachable: the limits come with the next connection
+  }
+  return state.pageBudget;
+}
+
+/**
+ * The page budget entered in the settings: null (empty: the host's default), 0 (no
+ * budget), or at least the host's minimum when the host has said it.
+ * @param {{default: number, min: number}|null} limits
+ */
+function pageBudgetIn(limits) {
+  const value = numberIn("page-budget");
+  if (value === null || value === 0) return value;
+  return Math.round(limits ? Math.max(limits.min, value) : value);
 }
 
 /** A number from a settings field, or null when it is empty or not a number. */
@@ -258,7 +314,7 @@ async function fillSettingsForm() {
   $("api-key").value = s.apiKey;
   $("ask-submit").checked = s.askBeforeSubmit;
   $("budget").value = String(s.budget);
-  $("page-budget").value = String(s.pageBudget);
+  $("page-budget").value = s.pageBudget === null ? "" : String(s.pageBudget);
   $("price-input").value = s.prices?.input ?? "";
   $("price-cached").value = s.prices?.cachedInput ?? "";
   $("price-output").value = s.prices?.output ?? "";
@@ -286,7 +342,7 @@ $("settings-form").addEventListener("submit", async (e) => {
     apiKey: $("api-key").value,
     askBeforeSubmit: $("ask-submit").checked,
     budget: Math.max(2000, numberIn("budget") ?? DEFAULT_BUDGET),
-    pageBudget: Math.round(Math.max(MIN_PAGE_BUDGET, numberIn("page-budget") ?? DEFAULT_PAGE_BUDGET)),
+    pageBudget: pageBudgetIn(await loadPageBudget()),
     prices: { input: numberIn("price-input"), cachedInput: numberIn("price-cached"),
       output: numberIn("price-output") },
     keepTasks: Math.round(numberIn("keep-tasks") ?? DEFAULT_KEEP),
@@ -380,7 +436,11 @@ function renderStep(step, { live = true } = {}) {
     details.append(el("summary", "", "result"), el("pre", "", step.content));
     li.append(details);
   } else if (step.kind === "declined") {
-    li.append(el("div", "", `You declined ${step.name}: ${step.reason}.`));
+    // The host's words say why (refused, unanswered, nobody to ask).
+    const head = el("div");
+    head.append(el("code", "", `${step.name}(${JSON.stringify(step.args)})`),
+      el("span", "badge", "not done"));
+    li.append(head, el("div", "meta", step.reason));
   } else if (step.kind === "unasked-submit") {
     li.classList.add("error");
     li.append(el("div", "", `${step.name} submitted a form that Trimtab did not expect to `
@@ -396,31 +456,29 @@ function renderStep(step, { live = true } = {}) {
   if (live) $("progress").textContent = step.kind === "tool" ? `ran ${step.name}` : "";
 }
 
-/** Ask the person about a submit; resolves when they answer or the agent stops. */
-function askPerson({ name, args, reason, element }) {
-  return new Promise((resolve) => {
-    const box = $("confirm");
-    // `element` is the host's escaped description of what would be acted on.
-    const what = element ? ` on ${element}` : "";
-    $("confirm-text").textContent =
-      `The agent wants to run ${name}(${JSON.stringify(args)})${what}. Allow? (${reason})`;
-    box.hidden = false;
-    const done = (answer) => {
-      box.hidden = true;
-      $("confirm-yes").onclick = null;
-      $("confirm-no").onclick = null;
-      resolve(answer);
-    };
-    $("confirm-yes").onclick = () => done(true);
-    $("confirm-no").onclick = () => done(false);
-    state.agent?.controller.signal.addEventListener("abort", () => done(false));
-  });
+/** The live indicator in the bar: what the agent waits for now. */
+function showActivity({ what, name }) {
+  state.activity = what === "model" ? "the model is thinking…"
+    : what === "tool" ? `running ${name}…` : "";
+  $("activity").textContent = state.activity;
+  $("activity").hidden = !state.activity;
 }
 
+/** The site of a URL as the bar names it: its host, or the URL itself. */
+function siteOf(url) {
+  try {
+    return new URL(url).host || url;
+  } catch {
+    return url;
+  }
+}
+
+/** Show (or clear) the site the agent acts on; the tab's URL as the browser knows it. */
 function setActing(tab) {
   const banner = $("acting");
   if (tab) {
-    banner.textContent = `Agent is acting in: ${tab.title || tab.url || `tab ${tab.id}`}`;
+    banner.textContent = `Acting on ${siteOf(tab.url ?? "") || `tab ${tab.id}`}`;
+    banner.title = [tab.title, tab.url].filter(Boolean).join("\n");
     chrome.action.setBadgeText({ tabId: tab.id, text: "AI" }).catch(() => {});
   } else if (state.agent) {
     chrome.action.setBadgeText({ tabId: state.agent.tab.id, text: "" }).catch(() => {});
@@ -457,9 +515,9 @@ async function startConversation() {
     keep: settings.keepTasks, started: Date.now(), task: "" };
   return new Agent({
     worker, client, tab: { id: tab.id, title: tab.title, url: tab.url },
-    askBeforeSubmit: settings.askBeforeSubmit, confirm: askPerson, onStep: renderStep,
+    askBeforeSubmit: settings.askBeforeSubmit, onStep: renderStep, onActivity: showActivity,
     budget: settings.budget,
-    pageBudget: settings.pageBudget,
+    pageBudget: settings.pageBudget ?? undefined,
   });
 }
 
@@ -500,14 +558,15 @@ $("task-form").addEventListener("submit", async (e) => {
   state.running = true;
   $("task").value = "";
   setActing(agent.tab);
-  $("progress").textContent = "working…";
   let ok = false;
   try {
     ok = (await agent.run(task)).ok;
   } finally {
     state.running = false;
     setActing(null);
+    showActivity({ what: "idle" });
     $("progress").textContent = "";
+    showView(state.view);
   }
   await recordConversation(agent, ok);
 });
@@ -574,12 +633,23 @@ $("stop").addEventListener("click", () => state.agent?.stop("stopped by you"));
 chrome.tabs.onRemoved.addListener((tabId) => {
   if (state.agent?.tab.id === tabId) state.agent.stop("the agent's tab was closed");
 });
+chrome.tabs.onUpdated.addListener((tabId, change, tab) => {
+  // The bar names the site the agent acts on now, after a navigation too.
+  if (state.running && state.agent?.tab.id === tabId && change.url) setActing(tab);
+});
 
 // ---------------------------------------------------------------- start
 
-globalThis.trimtabPanel = { state, refresh, worker, showView, showHistory };
+const questions = mountQuestionBar(document, worker, {
+  afterAnswer: () => (state.view === "agent" ? $("task").focus() : undefined),
+});
+globalThis.trimtabPanel = {
+  state, refresh, worker, showView, showHistory, questions: questionView,
+  answerQuestion: questions.answer,
+};
 worker.connect();
 mountAgentsPanel($("agents"), worker);
+loadPageBudget();
 fillSettingsForm();
 showHistory();
 refresh();

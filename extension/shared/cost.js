@@ -16,7 +16,8 @@ export function emptyTotals() {
 /**
  * The totals after one more model call.
  * @param {Totals} totals
- * @param {import("./requests.js").Usage} usage
+ * @param {{input: number, cacheRead: number, cacheWrite: number, output: number}} usage
+ *   one call's usage, as agent/requests.js reads it
  * @returns {Totals}
  */
 export function addUsage(totals, usage) {

@@ -3,7 +3,7 @@
 //
 // Caching is why this module exists: both providers discount a prefix they have
 // seen before, so a request must start with exactly the bytes of the previous one.
-// The conversation is append-only (compaction, lib/compact.js, is the one rewrite,
+// The conversation is append-only (compaction, compact.js, is the one rewrite,
 // and the prefix is stable again after it), every entry is rendered the same way
 // each time, and Anthropic gets explicit `cache_control` breakpoints.
 
