@@ -52,7 +52,7 @@ from ._input import (
     target_point,
 )
 from ._keys import MODIFIER_BITS, key_press, parse_key
-from ._press import click_element, pointer_onto
+from ._press import PageLeft, click_element, pointer_onto
 
 __all__ = [
     "check",
@@ -423,8 +423,10 @@ async def hover(tab: Tab, args: Mapping[str, object]) -> ToolResult:
         lambda: main_frame_id(tab.target),
     )
     async with watch(tab.revisions, frame, tab.ahead()) as activity:
-        # Refused when the element does not stay under the pointer once it hovers it.
-        await pointer_onto(tab.target, element, info, tab.latest, aim)
+        # Refused when the element does not stay under the pointer once it hovers it;
+        # a hover that took the page elsewhere did what it does.
+        with contextlib.suppress(PageLeft):
+            await pointer_onto(tab.target, element, info, tab.latest, aim)
         settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT, scope_of(element))
     return await after_action(tab, activity, settled)
 

@@ -42,6 +42,7 @@ from ._input import (
 )
 
 __all__ = [
+    "PageLeft",
     "Witness",
     "click_element",
     "pointer_onto",
@@ -62,6 +63,24 @@ _WORLD = "trimtab-press"
 # What a failed witness read means: the page went away (a navigation), or the world
 # could not be made; the answer then says nothing about where the presses went.
 _UNKNOWN = (CDPError, JavaScriptError, KeyError, TypeError, ValueError)
+
+
+class PageLeft(Refusal):
+    """The element's document went away as the pointer reached it (the hover navigated
+    or replaced the page): nothing can be checked there, so nothing is pressed."""
+
+
+async def _still_reaches(
+    target: Target, element: Located, info: ElementInfo, latest: Compaction | None, aim: Aim
+) -> str | None:
+    """`reaches`, or `PageLeft` when the element's document can no longer be asked."""
+    try:
+        return await reaches(target, element, aim, latest)
+    except (CDPError, JavaScriptError) as exc:
+        raise PageLeft(
+            f"the page changed as the pointer reached {describe(element, info)} ({exc}); "
+            "nothing was pressed; take a snapshot"
+        ) from exc
 
 
 async def _move(target: Target, point: Point, held: HeldButton | None) -> None:
@@ -87,14 +106,15 @@ async def pointer_onto(
     """Move the pointer to `aim` (unless it is `there` already) and make sure the element
     is still under it once the page reacted: re-aim at the element's new box (bounded
     tries, a bounded wait for an element that left), or `Refusal` naming what is under
-    the pointer now. With the button `held` the page is not scrolled and the moves
-    carry the button, so the page sees one press dragged back onto the element."""
+    the pointer now (`PageLeft` when the page went away meanwhile). With the button
+    `held` the page is not scrolled and the moves carry the button, so the page sees
+    one press dragged back onto the element."""
     deadline = trio.current_time() + _COME_BACK
     moves = 0
     if not there:
         await _move(target, aim.point, held)
         moves = 1
-    cover = await reaches(target, element, aim, latest)
+    cover = await _still_reaches(target, element, info, latest, aim)
     while cover is not None:
         if moves > _REAIM_TRIES or trio.current_time() >= deadline:
             raise Refusal(
@@ -113,7 +133,7 @@ async def pointer_onto(
             continue
         await _move(target, aim.point, held)
         moves += 1
-        cover = await reaches(target, element, aim, latest)
+        cover = await _still_reaches(target, element, info, latest, aim)
     return aim
 
 
@@ -140,9 +160,14 @@ async def press_element(
         )
         try:
             aim = await pointer_onto(target, element, info, latest, aim, held=held, there=True)
+        except PageLeft:
+            aim = Aim(held.point, aim.origins)  # the press took the page elsewhere
         except Refusal:
-            missed = await reaches(target, element, Aim(held.point, aim.origins), latest)
             aim = Aim(held.point, aim.origins)
+            try:
+                missed = await reaches(target, element, aim, latest)
+            except (CDPError, JavaScriptError):
+                missed = None  # the page went away meanwhile: nothing to name
     await target.execute(
         cdp.input_dispatch_mouse_event(
             "mouseReleased", aim.point.x, aim.point.y, button="left", click_count=click_count
@@ -178,10 +203,12 @@ async def click_element(
         raise moved
     aim, missed = moved, None
     for count in range(1, clicks + 1):
-        if count > 1 and await reaches(target, element, aim, latest) is not None:
-            # The first click moved or hid it: the next press follows it or is not made.
+        if count > 1:
+            # The first click may have moved or hidden it, or left the page: the next
+            # press follows it or is not made.
             try:
-                aim = await pointer_onto(target, element, info, latest, aim)
+                if await _still_reaches(target, element, info, latest, aim) is not None:
+                    aim = await pointer_onto(target, element, info, latest, aim)
             except Refusal:
                 unpressed = (
                     f"{describe(element, info)} left the pointer after click {count - 1} of "
