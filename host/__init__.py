@@ -14,7 +14,8 @@ Its parts, from the doors down to the page, the way a call flows:
 * `trimtab.pipeline`: a captured page in, compact XML out.
 
 `trimtab.mcp` (``trimtab mcp``) and `trimtab.cli` (the ``trimtab`` command) are
-clients of the link on top. CDP and the page model are in `pycdp_bridge`.
+clients of the link on top, with the installer (`trimtab.install`) beside
+the command line. CDP and the page model are in `pycdp_bridge`.
 
 May import (this face) ``trimtab.wire``, ``trimtab.tab`` and ``trimtab.tracker``.
 """

@@ -22,7 +22,7 @@ TIMEOUT = 90
 
 async def inspect(*args: str) -> subprocess.CompletedProcess[bytes]:
     """Run `trimtab inspect ARGS` to its end, capturing both streams."""
-    command = [sys.executable, "-c", "import sys, trimtab._cli as c; sys.exit(c.main())"]
+    command = [sys.executable, "-c", "import sys, trimtab.cli as c; sys.exit(c.main())"]
     with trio.fail_after(TIMEOUT):
         return await trio.run_process(
             [*command, "inspect", *args], capture_stdout=True, capture_stderr=True, check=False

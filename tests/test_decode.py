@@ -20,7 +20,7 @@ from pycdp_bridge._decode import (
 from pycdp_bridge._gc import YOUNG_THRESHOLD, collect_less_often, gc_paused
 from pycdp_bridge._json import loads_json
 from pycdp_bridge._model import Rect
-from trimtab import _cli as cli
+from trimtab.cli import _main as cli
 
 
 def _styles(**overrides: str) -> list[str]:

@@ -13,22 +13,30 @@ import trio
 
 from tests.support import StaticServer
 from tests.support.outside import TIMEOUT, Places, browser, eid_of, places, share
-from trimtab._install import MANIFEST_FILE, build_manifest, extension_id
+from trimtab.install import MANIFEST_FILE, build_manifest, console_script, extension_id
 
 pytestmark = pytest.mark.browser
 
 __all__ = ["places"]  # the fixture
 
 
-async def trimtab(places: Places, *args: str, home: Path | None = None) -> tuple[int, str, str]:
-    """Run ``python -m trimtab ARGS`` with this test's link folders; exit code and output."""
+REPO = Path(__file__).resolve().parents[1]
+
+
+async def trimtab(
+    places: Places, *args: str, home: Path | None = None, cwd: Path | None = None
+) -> tuple[int, str, str]:
+    """Run ``python -m trimtab ARGS`` with this test's link folders (in ``cwd``: the
+    installed ``trimtab`` command, as a person would there); exit code and output."""
     env = dict(os.environ, **places.env())
     if home is not None:
         env["HOME"] = str(home)
+    command = [sys.executable, "-m", "trimtab"] if cwd is None else [str(console_script("trimtab"))]
     with trio.fail_after(TIMEOUT * 2):
         done = await trio.run_process(
-            [sys.executable, "-m", "trimtab", *args],
+            [*command, *args],
             env=env,
+            cwd=cwd,
             capture_stdout=True,
             capture_stderr=True,
             check=False,
@@ -47,8 +55,8 @@ async def test_command_line_over_the_link(places: Places, pages_server: StaticSe
         _target, tab = await ext.open_tab(pages_server.url("handlers-shop.html"))
         await ext.wait_loaded(tab)
         code, out, err = await trimtab(places, "snapshot")
-        assert code == 2, (out, err)
-        assert "say which tab with --tab (shared tabs: none)" in err
+        assert (code, out) == (4, "")
+        assert "trimtab: not_shared: no tab is shared with agents" in err
         await share(ext, tab)
         code, out, err = await trimtab(places, "tabs")
         assert code == 0, err
@@ -70,7 +78,7 @@ async def test_command_line_over_the_link(places: Places, pages_server: StaticSe
         _other, unshared = await ext.open_tab(pages_server.url("handlers-other.html"))
         code, out, err = await trimtab(places, "snapshot", "--tab", str(unshared))
         assert code == 4
-        assert "no Trimtab side panel is open" in err
+        assert "no side panel is open" in err
         code, out, err = await trimtab(places, "mcp", "--list-browsers")
         assert code == 0
         assert out.startswith("chromium-")
@@ -78,12 +86,23 @@ async def test_command_line_over_the_link(places: Places, pages_server: StaticSe
 
 
 async def test_doctor_on_the_test_profile_passes(places: Places, tmp_path: Path) -> None:
-    """On the test profile with its browser running, every doctor check passes."""
+    """On the test profile with its browser running, every doctor check passes, also run
+    from the clone's parent (a folder holding a ``trimtab`` directory, which Python
+    would import for the package if the MCP check started ``python -m trimtab``)."""
     home = tmp_path / "home"
     home.mkdir()
+    parent = tmp_path / "src"
+    parent.mkdir()
+    (parent / "trimtab").symlink_to(REPO, target_is_directory=True)
     async with browser(places):
         code, out, err = await trimtab(
-            places, "doctor", "--json", "--user-data-dir", str(places.profile), home=home
+            places,
+            "doctor",
+            "--json",
+            "--user-data-dir",
+            str(places.profile),
+            home=home,
+            cwd=parent,
         )
         assert code == 0, out + err
         report = json.loads(out)
@@ -99,6 +118,8 @@ async def test_doctor_on_the_test_profile_passes(places: Places, tmp_path: Path)
             "link",
             "mcp",
         ]
+        [mcp] = [check for check in report["checks"] if check["name"] == "mcp"]
+        assert mcp["detail"].startswith(f"`{console_script('trimtab')} mcp` answers with ")
         code, out, err = await trimtab(
             places, "doctor", "--user-data-dir", str(places.profile), home=home
         )
@@ -107,8 +128,10 @@ async def test_doctor_on_the_test_profile_passes(places: Places, tmp_path: Path)
 
 
 async def test_doctor_names_the_first_broken_link(places: Places, tmp_path: Path) -> None:
-    """Without a manifest doctor names it and says to install; a manifest naming a host
-    that is not there is named with its path."""
+    """Without a manifest doctor names the browser it found and says to install for it;
+    a profile folder without one gets the install line with --user-data-dir; a missing
+    secret is said to come with the host; a manifest naming a host that is not there
+    is named with its path; each finding is one line."""
     home = tmp_path / "home"
     home.mkdir()
     code, out, _err = await trimtab(places, "doctor", "--json", home=home)
@@ -116,7 +139,19 @@ async def test_doctor_names_the_first_broken_link(places: Places, tmp_path: Path
     report = json.loads(out)
     assert report["first_broken"] == "manifest"
     [manifest] = [c for c in report["checks"] if c["name"] == "manifest"]
-    assert "trimtab install" in manifest["fix"]
+    chromium = home / ".config" / "chromium" / "NativeMessagingHosts" / MANIFEST_FILE
+    assert manifest["detail"].startswith(f"no host manifest for chromium at {chromium}")
+    assert manifest["fix"].startswith("run `trimtab install --browser chromium`")
+    [permissions] = [c for c in report["checks"] if c["name"] == "permissions"]
+    assert permissions["detail"] == f"no link secret at {places.secret}"
+    assert "its host writes the secret when it starts" in permissions["fix"]
+    profile = tmp_path / "my profile"
+    code, out, _err = await trimtab(places, "doctor", "--user-data-dir", str(profile), home=home)
+    assert code == 1
+    assert f"FAIL manifest (profile): no host manifest at {profile}/NativeMessagingHosts/" in out
+    assert f"fix: run `trimtab install --user-data-dir '{profile}'`" in out
+    for line in out.splitlines():
+        assert line.startswith(("ok   ", "FAIL ", "first broken link: ")), line
     folder = home / ".config" / "chromium" / "NativeMessagingHosts"
     folder.mkdir(parents=True)
     missing = tmp_path / "gone" / "trimtab-host"

@@ -26,7 +26,7 @@ import pytest
 import trio
 import trio.testing
 
-from trimtab._install import extension_id
+from trimtab.install import extension_id
 from trimtab.native import HostContext, HostSetup, run_host
 from trimtab.wire import (
     MAX_INCOMING_FRAME,

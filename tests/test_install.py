@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import json
+import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from tests.support.e2e import EXTENSION_DIR, launch_with_extension
-from trimtab._install import (
+from trimtab.install import (
     BROWSERS,
     HOST_NAME,
     build_manifest,
+    console_script,
     extension_id,
     extension_id_from_key,
     host_launcher,
@@ -70,6 +74,35 @@ def test_install_is_idempotent(tmp_path: Path) -> None:
     assert first == second
     assert second[0].read_text() == content
     assert sorted(p.name for p in first[0].parent.iterdir()) == [f"{HOST_NAME}.json"]
+
+
+def test_install_ends_with_the_next_steps(tmp_path: Path) -> None:
+    """`trimtab install` registers the host (on stderr), then prints the next steps: the
+    extension folder to load unpacked, how to share a tab, and this environment's
+    `trimtab mcp` as the line for an MCP client, all of which exist."""
+    done = subprocess.run(
+        [sys.executable, "-m", "trimtab", "install", "--user-data-dir", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    manifest = tmp_path.resolve() / "NativeMessagingHosts" / f"{HOST_NAME}.json"
+    assert done.stderr == f"registered {HOST_NAME} in {manifest}\n"
+    steps = done.stdout
+    assert steps.startswith("Next steps:\n1. Load the extension: open chrome://extensions")
+    assert f"Load unpacked and choose {EXTENSION_DIR}\n" in steps
+    assert (EXTENSION_DIR / "manifest.json").is_file()
+    assert '"Share this tab with agents"' in steps
+    command = console_script("trimtab")
+    assert command.is_file()
+    assert f"claude mcp add trimtab -- {shlex.quote(str(command))} mcp\n" in steps
+    [config] = [line.strip() for line in steps.splitlines() if '"mcpServers"' in line]
+    assert json.loads(config) == {
+        "mcpServers": {"trimtab": {"command": str(command), "args": ["mcp"]}}
+    }
+    assert f"{shlex.quote(str(command))} doctor" in steps
 
 
 def test_uninstall_removes_the_manifest(tmp_path: Path) -> None:

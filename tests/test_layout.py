@@ -66,6 +66,8 @@ ALLOWED: dict[str, frozenset[str]] = {
     ),
     # The package's own face re-exports a few values of its parts.
     "trimtab": frozenset({"trimtab.tab", "trimtab.tracker", "trimtab.wire"}),
+    # ``python -m trimtab`` is the command line, and nothing else.
+    "trimtab.__main__": frozenset({"trimtab.cli"}),
 }
 
 
@@ -117,6 +119,8 @@ def package_of(name: tuple[str, ...]) -> str:
     ``pycdp_bridge``, or ``trimtab`` itself for the top-level modules."""
     if name[0] == "pycdp_bridge":
         return "pycdp_bridge"
+    if name == ("trimtab", "__main__"):
+        return "trimtab.__main__"
     if len(name) > 1 and (ROOTS["trimtab"] / name[1]).is_dir():
         return f"trimtab.{name[1]}"
     return "trimtab"

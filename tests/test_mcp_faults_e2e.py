@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -331,7 +332,9 @@ async def test_client_closed_mid_wait_for_ends_the_call_and_frees_the_tab(
             cancel.cancel()  # the client closes its server's input and goes
         left = await _until_left(ext, "leaving 1.0")
         assert left["actions"] == []  # the wait never ran to its end
-        assert "input closed; 1 request(s) in flight" in _log_text(places)
+        # The closing client's server cancels its call (or the host ends it at EOF).
+        log = _log_text(places)
+        assert re.search(r"tool \d+ cancelled by its sender|input closed; 1 request", log)
         assert ext.host_pids() == [host]
         async with mcp_client(places, "next") as client:
             xml, is_error, _ = await call(client, "capture_snapshot", tab=tab)

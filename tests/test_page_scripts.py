@@ -271,3 +271,14 @@ async def test_the_focus_helpers_walk_shadow_roots_and_frames(page: PageTarget) 
     # The frame element holds the focus for the walk that stays in one document.
     assert await call_on(page, frame, page_script("trimtab.tools", "is-focused.js")) is True
     assert await evaluate(page, page_script("trimtab.tools", "focused-enter-submits.js")) is True
+
+
+@pytest.mark.browser
+async def test_element_info_reads_an_element_whose_value_is_a_number(page: PageTarget) -> None:
+    """A ``<progress>`` has a number for its value and no text: the shared text helper
+    folds it like any text instead of throwing."""
+    await page.navigate(page_url("<!doctype html><progress id='bar' value='0.5'></progress>"))
+    bar = await _element(page, "document.getElementById('bar')")
+    info = await call_on(page, bar, page_script("trimtab.tools", "element-info.js"))
+    assert info["tag"] == "progress"
+    assert info["text"] == "0.5"

@@ -1,12 +1,16 @@
-"""The command line's commands for agents outside the browser, and ``doctor``.
+"""The ``trimtab`` command line (`main`).
 
-`_agents`: ``trimtab mcp``, ``tabs``, ``snapshot`` and ``call`` over the link;
-`_doctor`: ``trimtab doctor``, every link from Python to an MCP handshake checked.
-``trimtab._cli`` owns the parser and registers these with `add_commands`.
+`_main`: the parser, ``install`` / ``uninstall`` and the dispatch; `_inspect`:
+``trimtab inspect``, pages in a headless Chromium of its own; `_agents`: ``trimtab
+mcp``, ``tabs``, ``snapshot`` and ``call`` over the link; `_doctor`: ``trimtab
+doctor``, every link from Python to an MCP handshake checked.
 
-May import ``trimtab.link``, ``trimtab.mcp`` and the installer.
+The top floor. May import ``trimtab.link``, ``trimtab.mcp``, ``trimtab.install``,
+``trimtab.tools`` (the catalogue), ``trimtab.tab``, ``trimtab.pipeline`` and
+``pycdp_bridge``; nothing in Trimtab imports it but ``python -m trimtab``.
 """
 
-from ._agents import EXIT_CODES, add_commands, run_command
+from ._agents import EXIT_CODES
+from ._main import main
 
-__all__ = ["EXIT_CODES", "add_commands", "run_command"]
+__all__ = ["EXIT_CODES", "main"]

@@ -1,23 +1,35 @@
 """``trimtab mcp | tabs | snapshot | call``: the link from a shell or an MCP client.
 
-Scripts get one line on stderr (``trimtab: <code>: <message>``) and an exit code
-that says what kind of failure it was (`EXIT_CODES`).
+Scripts get the result on stdout, and a failure on stderr only
+(``trimtab: <code>: <message>``) with an exit code that says what kind of failure
+it was (`EXIT_CODES`). Consecutive commands continue one view of the tabs (the
+link keeps a named session a while), so a ``call`` after a ``snapshot`` answers
+with a diff, as in one MCP session.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 import trio
 
-from ..link import LinkError, choose_endpoint, connect, list_endpoints, read_secret
-from ..link._paths import PermissionProblem
+from ..link import (
+    LinkError,
+    PermissionProblem,
+    choose_endpoint,
+    connect,
+    list_endpoints,
+    read_secret,
+)
+from ..mcp import HOW_TO_SHARE, ArgumentError, check_arguments, property_types
+from ..tools import TOOLS, ToolSpec
 
-__all__ = ["EXIT_CODES", "add_commands", "run_command"]
+__all__ = ["DEFAULT_SESSION", "EXIT_CODES", "add_commands", "parse_arguments", "run_command"]
 
 # 0: done; 1: the tool ran and reported an error (its text is printed); 2: bad usage.
 EXIT_CODES: Final[Mapping[str, int]] = {
@@ -29,7 +41,12 @@ EXIT_CODES: Final[Mapping[str, int]] = {
     "link_closed": 3,
     "forbidden": 4,
     "stopped": 4,
+    "refused": 4,
+    "not_shared": 4,
 }
+# The session a command continues unless --session (or TRIMTAB_SESSION) names another.
+DEFAULT_SESSION: Final = "cli"
+_SPECS: Final[Mapping[str, ToolSpec]] = {spec.name: spec for spec in TOOLS}
 EXIT_OTHER: Final = 5  # any other refusal of the host (a closed tab, a stuck page)
 
 
@@ -48,14 +65,27 @@ def add_commands(commands: Any) -> None:
     ):
         sub = commands.add_parser(name, help=text, description=text)
         if name == "call":
-            sub.add_argument("tool", help="a tool name (trimtab mcp lists them)")
+            sub.add_argument("tool", help=f"a tool name: {', '.join(_SPECS)}")
             sub.add_argument(
-                "arguments", nargs="*", metavar="key=value", help="values are JSON or text"
+                "arguments",
+                nargs="*",
+                metavar="key=value",
+                help="a value is text where the tool's schema wants a string, JSON otherwise "
+                '(true, 3, ["Shift"])',
             )
         if name != "tabs":
             sub.add_argument("--tab", type=int, help="the tab id (default: the only shared tab)")
             sub.add_argument("--budget", type=int, help="tokens a snapshot may take (0: no budget)")
-        sub.add_argument("--json", action="store_true", help="print the host's whole reply")
+            sub.add_argument(
+                "--session",
+                default=os.environ.get("TRIMTAB_SESSION") or DEFAULT_SESSION,
+                help="continue this named view of the tabs: snapshot ids, and diffs against "
+                "the previous command's answer (default: $TRIMTAB_SESSION, else "
+                f"{DEFAULT_SESSION!r})",
+            )
+        sub.add_argument(
+            "--json", action="store_true", help="print the host's whole reply (errors too)"
+        )
     for sub in (mcp, *(commands.choices[n] for n in ("tabs", "snapshot", "call"))):
         sub.add_argument("--browser", help="which browser (see trimtab mcp --list-browsers)")
     from ._doctor import add_doctor
@@ -63,18 +93,39 @@ def add_commands(commands: Any) -> None:
     add_doctor(commands)
 
 
-def parse_arguments(pairs: list[str]) -> dict[str, object]:
-    """``key=value`` pairs; a value that parses as JSON is taken as JSON."""
+def parse_arguments(tool: str, pairs: list[str]) -> dict[str, object]:
+    """``key=value`` pairs for ``tool``: a value the schema wants as a string is that
+    text as it is (``12345``, ``true`` and ``null`` included); any other is JSON."""
+    spec = _SPECS.get(tool)
+    if spec is None:
+        raise LinkError("usage", f"unknown tool {tool[:100]!r}; the tools are: {', '.join(_SPECS)}")
     parsed: dict[str, object] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key:
             raise LinkError("usage", f"argument {pair!r} is not key=value")
-        try:
-            parsed[key] = json.loads(value)
-        except ValueError:
-            parsed[key] = value
+        parsed[key] = _value(spec, key, value)
+    try:
+        check_arguments(spec, parsed)
+    except ArgumentError as exc:
+        raise LinkError("usage", str(exc)) from None
     return parsed
+
+
+def _value(spec: ToolSpec, key: str, text: str) -> object:
+    wanted = property_types(spec, key)
+    if "string" in wanted:
+        return text
+    try:
+        return json.loads(text)
+    except ValueError:
+        if not wanted:
+            return text
+        raise LinkError(
+            "usage",
+            f"{key}={text[:60]!r}: {spec.name}'s {key} is {' or '.join(sorted(wanted))}, "
+            "written as JSON",
+        ) from None
 
 
 def run_command(args: argparse.Namespace) -> int:
@@ -140,7 +191,9 @@ async def _request(options: argparse.Namespace, kind: str, **fields: Any) -> dic
         secret = read_secret()
     except (OSError, PermissionProblem) as exc:
         raise LinkError("no_secret", f"cannot read the link's secret: {exc}") from exc
-    async with connect(endpoint.socket, secret, {"name": "trimtab-cli", "version": ""}) as link:
+    session = getattr(options, "session", None)
+    client = {"name": "trimtab-cli", "version": ""}
+    async with connect(endpoint.socket, secret, client, session=session) as link:
         if kind == "tool" and fields.get("tab") is None:
             fields["tab"] = _only_tab((await link.request("tabs"))["tabs"])
         return await link.request(kind, **fields)
@@ -149,17 +202,22 @@ async def _request(options: argparse.Namespace, kind: str, **fields: Any) -> dic
 def _only_tab(listed: list[dict[str, Any]]) -> int:
     if len(listed) == 1:
         return int(listed[0]["id"])
-    shared = ", ".join(str(tab["id"]) for tab in listed) or "none"
+    if not listed:
+        raise LinkError("not_shared", f"no tab is shared with agents. {HOW_TO_SHARE}")
+    shared = ", ".join(str(tab["id"]) for tab in listed)
     raise LinkError("usage", f"say which tab with --tab (shared tabs: {shared})")
 
 
 async def _tabs(args: argparse.Namespace) -> int:
+    """One line per shared tab; none is no error, but a person is told how to share."""
     reply = await _request(args, "tabs")
     if args.json:
         print(json.dumps(reply))
     else:
         for tab in reply["tabs"]:
             print(f"{tab['id']}\t{tab['title']}\t{tab['url']}")
+        if not reply["tabs"]:
+            print(f"trimtab: no tab is shared with agents. {HOW_TO_SHARE}", file=sys.stderr)
     return 0
 
 
@@ -170,19 +228,23 @@ async def _snapshot(args: argparse.Namespace) -> int:
 
 
 async def _call(args: argparse.Namespace) -> int:
-    arguments = parse_arguments(args.arguments)
+    arguments = parse_arguments(args.tool, args.arguments)
     budget = {} if args.budget is None else {"budget": args.budget}
     reply = await _request(args, "tool", tab=args.tab, name=args.tool, args=arguments, **budget)
     return _print_tool(args, reply)
 
 
 def _print_tool(args: argparse.Namespace, reply: dict[str, Any]) -> int:
+    """The result on stdout; an error on stderr only (with --json, the reply as well)."""
     if args.json:
         print(json.dumps(reply))
-    else:
-        sys.stdout.write(str(reply["content"]).rstrip("\n") + "\n")
-    if reply.get("is_error"):
-        first = str(reply["content"]).strip().splitlines()[:1]
-        print(f"trimtab: tool_error: {first[0] if first else 'the tool failed'}", file=sys.stderr)
-        return EXIT_CODES["tool_error"]
-    return 0
+    if not reply.get("is_error"):
+        if not args.json:
+            sys.stdout.write(str(reply["content"]).rstrip("\n") + "\n")
+        return 0
+    consent = reply.get("consent")
+    refused = isinstance(consent, dict) and consent.get("required") and not consent.get("granted")
+    code = "refused" if refused else "tool_error"
+    text = str(reply["content"]).strip() or "the tool failed"
+    print(f"trimtab: {code}: {text}", file=sys.stderr)
+    return EXIT_CODES[code]

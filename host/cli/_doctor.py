@@ -1,7 +1,8 @@
 """``trimtab doctor``: check every link from Python to an MCP handshake, in order.
 
-Each check says what it found; the first one that fails is named with how to fix
-it. ``--json`` prints the same for scripts; the exit code is 0 when all pass.
+Each check says what it found, on one line; the first one that fails is named with
+how to fix it. ``--json`` prints the same for scripts; the exit code is 0 when all
+pass.
 """
 
 from __future__ import annotations
@@ -9,18 +10,29 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import shutil
 import stat
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any, Final
 
 import attrs
 import trio
 
-from .. import _install as installer
-from ..link import LinkError, choose_endpoint, connect, endpoint_dir, read_secret, secret_path
-from ..link._paths import PermissionProblem, list_endpoints
+from .. import install as installer
+from ..link import (
+    LinkError,
+    PermissionProblem,
+    SecretMissing,
+    choose_endpoint,
+    connect,
+    endpoint_dir,
+    list_endpoints,
+    read_secret,
+    secret_path,
+)
 
 __all__ = ["Check", "add_doctor", "run_doctor"]
 
@@ -35,15 +47,29 @@ _BROWSER_COMMANDS: Final = {
 _MCP_TIMEOUT: Final = 30.0
 
 
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
 @attrs.frozen
 class Check:
+    """One link of the set-up: what was found, and how to fix it when it is broken."""
+
     name: str
     ok: bool
-    detail: str
-    fix: str = ""
+    detail: str = attrs.field(converter=_one_line)
+    fix: str = attrs.field(default="", converter=_one_line)
 
     def to_json(self) -> dict[str, object]:
         return attrs.asdict(self)
+
+
+@attrs.frozen
+class FoundBrowser:
+    """A browser the installer knows (``chromium``), found on PATH at ``path``."""
+
+    name: str
+    path: str
 
 
 def add_doctor(commands: Any) -> None:
@@ -79,7 +105,8 @@ def run_doctor(args: argparse.Namespace) -> int:
 
 
 async def _all_checks(args: argparse.Namespace) -> list[Check]:
-    checks = [_python(), _browsers(), *_manifests(args.user_data_dir)]
+    found = _found_browsers()
+    checks = [_python(), _browsers(found), *_manifests(args.user_data_dir, found)]
     host = _host(args.browser)
     checks.append(host)
     checks.append(_permissions())
@@ -97,52 +124,73 @@ def _python() -> Check:
     return Check("python", ok, f"Python {version} in {where}", "install Python 3.11 or later")
 
 
-def _browsers() -> Check:
+def _found_browsers() -> list[FoundBrowser]:
+    """The installer's browsers found on PATH, in the installer's order."""
     found = []
-    configured = os.environ.get("TRIMTAB_CHROME")
-    if configured and os.access(configured, os.X_OK):
-        found.append(f"TRIMTAB_CHROME={configured}")
     for browser, names in _BROWSER_COMMANDS.items():
         for name in names:
             path = shutil.which(name)
             if path:
-                found.append(f"{browser} ({path})")
+                found.append(FoundBrowser(browser, path))
                 break
+    return found
+
+
+def _browsers(found: list[FoundBrowser]) -> Check:
+    named = [f"{browser.name} ({browser.path})" for browser in found]
+    configured = os.environ.get("TRIMTAB_CHROME")
+    if configured and os.access(configured, os.X_OK):
+        named.insert(0, f"TRIMTAB_CHROME={configured}")
     return Check(
         "browsers",
-        bool(found),
-        ", ".join(found) or "no Chromium-family browser on PATH",
+        bool(named),
+        ", ".join(named) or "no Chromium-family browser on PATH",
         "install Chrome, Chromium, Edge, Brave or Vivaldi",
     )
 
 
-def _manifests(user_data_dir: str | None) -> list[Check]:
-    """One check per manifest found; a failing check when there is none at all."""
+def _manifests(user_data_dir: str | None, found: list[FoundBrowser]) -> list[Check]:
+    """One check per manifest found; a failing check for a profile folder without one,
+    and when there is none at all (naming a browser that was found)."""
     if sys.platform == "win32":
         return [Check("manifest", True, "Windows: registered in the registry (not checked)")]
     places: list[tuple[str, Path]] = [
         (browser, folder / installer.MANIFEST_FILE)
         for browser, folder in zip(installer.BROWSERS, installer.manifest_dirs(), strict=True)
     ]
-    if user_data_dir:
-        folder = Path(user_data_dir).expanduser().resolve() / "NativeMessagingHosts"
-        places.insert(0, ("profile", folder / installer.MANIFEST_FILE))
     origin = f"chrome-extension://{installer.extension_id()}/"
     checks = [_manifest(name, path, origin) for name, path in places if path.exists()]
-    if user_data_dir and not places[0][1].exists():
-        checks.insert(0, _missing_manifest(f"manifest ({places[0][0]})", places[0][1]))
+    if user_data_dir:
+        profile = Path(user_data_dir).expanduser().resolve()
+        path = profile / "NativeMessagingHosts" / installer.MANIFEST_FILE
+        if path.exists():
+            checks.insert(0, _manifest("profile", path, origin))
+        else:
+            command = f"trimtab install --user-data-dir {shlex.quote(str(profile))}"
+            checks.insert(
+                0,
+                Check(
+                    "manifest (profile)",
+                    False,
+                    f"no host manifest at {path}, where a browser started with "
+                    f"--user-data-dir={profile} looks for it",
+                    f"run `{command}` and restart that browser",
+                ),
+            )
     if not checks:
-        checks.append(_missing_manifest("manifest", places[0][1]))
+        wanted = [browser.name for browser in found] or list(installer.BROWSERS)
+        first = dict(places)[wanted[0]]
+        others = " (nor for any other browser)" if len(places) > 1 else ""
+        command = "trimtab install" + (f" --browser {wanted[0]}" if found else "")
+        checks.append(
+            Check(
+                "manifest",
+                False,
+                f"no host manifest for {wanted[0]} at {first}{others}",
+                f"run `{command}` (or `make install`) and restart the browser",
+            )
+        )
     return checks
-
-
-def _missing_manifest(name: str, path: Path) -> Check:
-    return Check(
-        name,
-        False,
-        f"no host manifest at {path} (nor for any other browser)",
-        "run `trimtab install` (or `make install`) and restart the browser",
-    )
 
 
 def _manifest(browser: str, path: Path, origin: str) -> Check:
@@ -183,10 +231,19 @@ def _host(browser: str | None) -> Check:
     )
 
 
+_NO_SECRET_FIX: Final = (
+    "open the browser with the Trimtab extension loaded: its host writes the secret "
+    "when it starts (reload the extension in chrome://extensions if the browser is open)"
+)
+
+
 def _permissions() -> Check:
     folder = endpoint_dir()
+    secret = secret_path()
+    if not secret.exists():
+        return Check("permissions", False, f"no link secret at {secret}", _NO_SECRET_FIX)
     problems = []
-    items: list[tuple[Path, int]] = [(secret_path(), 0o600)]
+    items: list[tuple[Path, int]] = [(secret, 0o600)]
     if folder.is_dir():
         mode = stat.S_IMODE(folder.lstat().st_mode)
         if mode != 0o700:
@@ -196,8 +253,7 @@ def _permissions() -> Check:
         try:
             mode = stat.S_IMODE(path.lstat().st_mode)
         except OSError:
-            problems.append(f"{path} is missing")
-            continue
+            continue  # a socket whose host just went away: the host check says so
         if mode & ~wanted:
             problems.append(f"{path} is {mode:04o}, not {wanted:04o}")
     return Check(
@@ -216,6 +272,8 @@ async def _link(browser: str | None) -> Check:
             async with connect(endpoint.socket, secret, {"name": "trimtab-doctor"}) as link:
                 pong = await link.request("ping")
                 tabs = (await link.request("tabs"))["tabs"]
+    except SecretMissing as exc:
+        return Check("link", False, str(exc), _NO_SECRET_FIX)
     except (LinkError, OSError, PermissionProblem, trio.TooSlowError) as exc:
         return Check(
             "link",
@@ -228,33 +286,56 @@ async def _link(browser: str | None) -> Check:
     )
 
 
+def _mcp_command() -> list[str]:
+    """How an MCP client starts ``trimtab mcp``: the installed ``trimtab`` command of
+    this environment. Without one, Python with ``-P``: the folder it is run from is
+    not searched, so a clone named ``trimtab`` there is not imported for the package."""
+    script = installer.console_script("trimtab")
+    if script.is_file() and os.access(script, os.X_OK):
+        return [str(script), "mcp"]
+    return [sys.executable, "-P", "-m", "trimtab", "mcp"]
+
+
 async def _mcp(browser: str | None) -> Check:
     from mcp import Client
-    from mcp.client.stdio import StdioServerParameters
+    from mcp.client.stdio import StdioServerParameters, stdio_client
 
-    command = [sys.executable, "-m", "trimtab", "mcp"]
+    command = _mcp_command()
     if browser:
         command += ["--browser", browser]
+    shown = shlex.join(command)
     names: list[str] = []
-    try:
-        with trio.fail_after(_MCP_TIMEOUT):
-            async with Client(
-                StdioServerParameters(command=command[0], args=command[1:], env=dict(os.environ))
-            ) as client:
-                names = [tool.name for tool in (await client.list_tools()).tools]
-                result = await client.call_tool("tabs", {})
-    except Exception as exc:  # any failure of the handshake is the finding
-        return Check(
-            "mcp",
-            False,
-            f"`{' '.join(command)}` failed: {exc!r:.300}",
-            "run `trimtab mcp` by hand to see its error",
-        )
+    server = StdioServerParameters(command=command[0], args=command[1:], env=dict(os.environ))
+    # The server's stderr is kept, not shown: its last line says why it failed.
+    with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as errors:
+        try:
+            with trio.fail_after(_MCP_TIMEOUT):
+                async with Client(stdio_client(server, errlog=errors)) as client:
+                    names = [tool.name for tool in (await client.list_tools()).tools]
+                    result = await client.call_tool("tabs", {})
+        except Exception as exc:  # any failure of the handshake is the finding
+            errors.seek(0)
+            said = [line for line in errors.read().splitlines() if line.strip()]
+            why = said[-1] if said else _leaf(exc)
+            return Check(
+                "mcp",
+                False,
+                f"`{shown}` failed: {why[:300]}",
+                f"run `{shown}` by hand to see its whole error",
+            )
     if result.is_error:
+        text = "".join(getattr(part, "text", "") for part in result.content)
         return Check(
             "mcp",
             False,
-            f"the tabs tool failed: {result.content!r:.300}",
+            f"the tabs tool failed: {text[:300]}",
             "run `trimtab tabs` to see the error",
         )
-    return Check("mcp", True, f"`{' '.join(command)}` answers with {len(names)} tools")
+    return Check("mcp", True, f"`{shown}` answers with {len(names)} tools")
+
+
+def _leaf(exc: BaseException) -> str:
+    """The innermost error of an exception group, as ``Type: message``."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return f"{type(exc).__name__}: {exc}"

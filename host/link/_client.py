@@ -36,6 +36,11 @@ __all__ = ["LinkClient", "LinkError", "OnProgress", "choose_endpoint", "connect"
 
 _RECEIVE_SIZE: Final = 256 * 1024
 CONNECT_TIMEOUT: Final = 10.0
+_GONE: Final = "the host closed the link: the browser quit or restarted"
+_GONE_IN_HELLO: Final = (
+    "the browser's host closed the link before answering the hello (the browser is "
+    "quitting or restarting; try again in a moment)"
+)
 # Messages one request may have queued before its caller reads them (progress, reply).
 _QUEUED_MESSAGES: Final = 16
 # A cancel the host does not take within this long is dropped (the link is gone anyway).
@@ -46,12 +51,17 @@ OnProgress: TypeAlias = Callable[[JSONObject], Awaitable[None]]
 
 
 class LinkError(Exception):
-    """A request the host refused (``code`` is the protocol's), or a broken link."""
+    """A request the host refused (``code`` is the protocol's), or a broken link.
 
-    def __init__(self, code: str, message: str) -> None:
+    ``unsent``: the request never left this process (the link was already broken),
+    so sending it again on a new link cannot make it act twice.
+    """
+
+    def __init__(self, code: str, message: str, *, unsent: bool = False) -> None:
         super().__init__(code, message)
         self.code = code
         self.message = message
+        self.unsent = unsent
 
     def __str__(self) -> str:
         return f"{self.code}: {self.message}"
@@ -84,7 +94,7 @@ class LinkClient:
         too, so whatever it asked the person is withdrawn and can no longer act.
         """
         if self.closed_reason is not None:
-            raise LinkError("link_closed", self.closed_reason)
+            raise LinkError("link_closed", self.closed_reason, unsent=True)
         request_id = next(self._ids)
         send, receive = trio.open_memory_channel[JSONObject](_QUEUED_MESSAGES)
         self._waiting[request_id] = send
@@ -98,16 +108,16 @@ class LinkClient:
                 try:
                     await self.stream.send_all(frame)
                 except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
-                    raise LinkError("link_closed", self._why("the host closed the link")) from exc
+                    raise LinkError(
+                        "link_closed", self._why("the host closed the link"), unsent=True
+                    ) from exc
             sent = True
             async with receive:
                 while True:
                     try:
                         reply = await receive.receive()
                     except trio.EndOfChannel:
-                        raise LinkError(
-                            "link_closed", self._why("the host closed the link")
-                        ) from None
+                        raise self._gone_during(kind) from None
                     if reply.get("type") != "progress":
                         break
                     if on_progress is not None:
@@ -129,6 +139,19 @@ class LinkClient:
 
     def _why(self, default: str) -> str:
         return self.closed_reason or default
+
+    def _gone_during(self, kind: str) -> LinkError:
+        """The error of a request in flight when the link closed: the person's Stop
+        says so; anything else is the browser (or its host) going away."""
+        reason = self._why(_GONE)
+        if self.closed_code == "stopped":
+            return LinkError("stopped", reason)
+        what = "the call" if kind == "tool" else f"the {kind} request"
+        return LinkError(
+            "link_closed",
+            f"the browser went away during {what} ({reason}); what it did before is not "
+            "known: read the tab again once the browser is back",
+        )
 
     async def _read(self, decoder: FrameDecoder) -> None:
         assembler = ChunkAssembler()
@@ -166,7 +189,7 @@ class LinkClient:
                         waiter.send_nowait(message)
         finally:
             if self.closed_reason is None:
-                self.closed_reason = "the host closed the link (the browser quit or restarted)"
+                self.closed_reason = _GONE
             for waiter in self._waiting.values():
                 waiter.close()
             self._waiting.clear()
@@ -226,7 +249,9 @@ async def connect(
 ) -> AsyncIterator[LinkClient]:
     """A `LinkClient` on ``socket_path``, its hello (with ``secret``) accepted.
 
-    ``session`` names the session, so that what it saw outlives this connection.
+    ``session`` names the client's view (snapshot memory, tracker session) so that
+    the next connection with the same name continues it: consecutive ``trimtab
+    call``s then get diffs, as one MCP session does.
     """
     with trio.fail_after(CONNECT_TIMEOUT):
         stream = await _open_unix(socket_path)
@@ -246,13 +271,13 @@ async def connect(
                 while reply is None:
                     data = await stream.receive_some(_RECEIVE_SIZE)
                     if not data:
-                        raise LinkError("link_closed", "the host closed the link during hello")
+                        raise LinkError("link_closed", _GONE_IN_HELLO, unsent=True)
                     for event in decoder.feed(data):
                         if isinstance(event, DecodedMessage):
                             reply = event.message
                             break
             except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
-                raise LinkError("link_closed", "the host closed the link during hello") from exc
+                raise LinkError("link_closed", _GONE_IN_HELLO, unsent=True) from exc
         link = LinkClient(stream, hello=_result_of(reply))
         async with trio.open_nursery() as nursery:
             nursery.start_soon(link._read, decoder)

@@ -33,6 +33,7 @@ __all__ = [
     "Endpoint",
     "EndpointInfo",
     "PermissionProblem",
+    "SecretMissing",
     "endpoint_dir",
     "endpoint_name",
     "ensure_private_dir",
@@ -52,6 +53,17 @@ MAX_SOCKET_PATH: Final = 100
 
 class PermissionProblem(Exception):
     """A link folder or file that others could read or write, or that another user owns."""
+
+
+class SecretMissing(FileNotFoundError):
+    """No secret file: no host has started for this user yet, or it was removed."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(
+            f"no link secret at {path}; the browser's host writes it when it starts: open "
+            "the browser with the Trimtab extension loaded"
+        )
+        self.path = path
 
 
 def state_dir(environ: Mapping[str, str] | None = None, platform: str | None = None) -> Path:
@@ -126,7 +138,10 @@ def read_or_create_secret(folder: Path) -> str:
 def read_secret(path: Path | None = None) -> str:
     """Read the secret a client presents; it must be a private file of this user."""
     path = secret_path() if path is None else path
-    check_private_file(path)
+    try:
+        check_private_file(path)
+    except FileNotFoundError:
+        raise SecretMissing(path) from None
     text = path.read_text(encoding="ascii").strip()
     if not re.fullmatch(r"[0-9a-f]{64}", text):
         raise PermissionProblem(f"{path} does not hold a secret of 64 hex digits")

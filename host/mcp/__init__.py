@@ -8,11 +8,24 @@ person shared with agents), and relays each call over the link
 
 Built on the official ``mcp`` SDK, run under trio through anyio; `_stdio` carries
 the bytes (one message a line, bounded, malformed lines answered with a JSON-RPC
-error) and the SDK's `stdio_server` the session. May import
+error) and the SDK's `stdio_server` the session; `_arguments` checks a call's
+arguments against the catalogue's schema (``trimtab call`` uses it too). May import
 ``trimtab.link``, ``trimtab.tools`` (the catalogue only) and the format page;
 nothing in the host imports it.
 """
 
-from ._server import FORMAT_URI, LinkHolder, build_server, open_holder, run_stdio
+from ._arguments import ArgumentError, check_arguments, property_types, tab_id
+from ._server import FORMAT_URI, HOW_TO_SHARE, LinkHolder, build_server, open_holder, run_stdio
 
-__all__ = ["FORMAT_URI", "LinkHolder", "build_server", "open_holder", "run_stdio"]
+__all__ = [
+    "FORMAT_URI",
+    "HOW_TO_SHARE",
+    "ArgumentError",
+    "LinkHolder",
+    "build_server",
+    "check_arguments",
+    "open_holder",
+    "property_types",
+    "run_stdio",
+    "tab_id",
+]

@@ -13,14 +13,24 @@ import attrs
 import mcp_types as types
 import trio
 from mcp.server.lowlevel import Server
+from mcp.shared.exceptions import MCPError
 
-from ..link import LinkClient, LinkError, OnProgress, choose_endpoint, connect, read_secret
+from ..link import (
+    LinkClient,
+    LinkError,
+    OnProgress,
+    PermissionProblem,
+    choose_endpoint,
+    connect,
+    read_secret,
+)
 from ..pipeline import xml
-from ..tools import TOOLS, ToolSpec
+from ..tools import TOOLS, ToolSpec, may_commit
 from ..wire import host_version
+from ._arguments import ArgumentError, check_arguments, tab_id
 from ._stdio import open_stdio
 
-__all__ = ["FORMAT_URI", "LinkHolder", "build_server", "run_stdio"]
+__all__ = ["FORMAT_URI", "HOW_TO_SHARE", "LinkHolder", "build_server", "open_holder", "run_stdio"]
 
 FORMAT_URI: Final = "trimtab://format"
 SERVER_NAME: Final = "trimtab"
@@ -29,18 +39,26 @@ _TAB_PROPERTY: Final[Mapping[str, object]] = {
     "description": "The tab to act in: an id from the `tabs` tool. May be left out when "
     "exactly one tab is shared.",
 }
+# The person's side: how a tab is shared, and where the questions are asked.
+HOW_TO_SHARE: Final = (
+    "To share a tab, the person opens Trimtab's side panel on it (the Trimtab button in "
+    'the browser\'s toolbar) and clicks "Share this tab with agents". The side panel '
+    "must stay open while you work: the person answers your questions there (another "
+    "tab, submitting a form)."
+)
 _TABS_TOOL: Final = types.Tool(
     name="tabs",
     description="List the browser tabs the person shared with agents: id, title and URL. "
     "Other tabs can be asked for by id; the person is then asked in the browser.",
     input_schema={"type": "object", "properties": {}, "additionalProperties": False},
+    annotations=types.ToolAnnotations(read_only_hint=True, open_world_hint=False),
 )
-_INSTRUCTIONS: Final = """\
+_INSTRUCTIONS: Final = f"""\
 Trimtab drives tabs of the person's own browser. Call `tabs` to see the tabs they
 shared with agents, then `capture_snapshot` with a `tab` to read one as compact XML,
 and act with the other tools using the element ids of the latest snapshot. Actions
 answer with a diff of what changed. The person sees what you do in Trimtab's side
-panel and can stop you at any time. How to read the XML:
+panel and can stop you at any time. {HOW_TO_SHARE} How to read the XML:
 
 """
 
@@ -50,12 +68,23 @@ def _format_page() -> str:
 
 
 def mcp_tool(spec: ToolSpec) -> types.Tool:
-    """A catalogue tool as an MCP tool: its schema with a ``tab`` property added."""
+    """A catalogue tool as an MCP tool: its schema with a ``tab`` property added, and
+    the hints the catalogue gives: a tool without side effects only reads; an action
+    that may submit or commit something (consent is asked for that) is destructive."""
     schema = dict(spec.input_schema)
     properties = dict(schema.get("properties", {}))  # type: ignore[call-overload]
     properties["tab"] = dict(_TAB_PROPERTY)
     schema["properties"] = properties
-    return types.Tool(name=spec.name, description=spec.description, input_schema=schema)
+    acts = spec.policy.side_effects
+    annotations = types.ToolAnnotations(
+        read_only_hint=not acts,
+        destructive_hint=may_commit(spec),
+        idempotent_hint=not acts,
+        open_world_hint=True,
+    )
+    return types.Tool(
+        name=spec.name, description=spec.description, input_schema=schema, annotations=annotations
+    )
 
 
 @attrs.define(eq=False)
@@ -85,7 +114,7 @@ class LinkHolder:
             endpoint = choose_endpoint(self.browser, self.endpoint_folder)
             try:
                 secret = read_secret(self.secret_file)
-            except (OSError, ValueError) as exc:
+            except (OSError, PermissionProblem) as exc:
                 raise LinkError("no_secret", f"cannot read the link's secret: {exc}") from exc
             new: LinkClient = await self.nursery.start(self._hold, endpoint.socket, secret)
             self._client = new
@@ -109,11 +138,13 @@ class LinkHolder:
             try:
                 return await client.request(kind, on_progress=on_progress, **fields)
             except LinkError as exc:
-                if exc.code != "link_closed" or attempt:
-                    raise
-                if client.closed_code == "stopped":
+                if client.closed_code == "stopped" and exc.code in ("link_closed", "stopped"):
                     self._client = None
                     raise LinkError("stopped", exc.message) from None
+                # Only a request that never left is sent again: one in flight when the
+                # browser went away may have acted, and must not act twice.
+                if exc.code != "link_closed" or not exc.unsent or attempt:
+                    raise
         raise AssertionError("unreachable")  # pragma: no cover
 
     def close(self) -> None:
@@ -157,8 +188,9 @@ def build_server(holder: LinkHolder) -> Server[Any]:
     async def read_resource(ctx: Any, params: Any) -> types.ReadResourceResult:
         del ctx
         if str(params.uri) != FORMAT_URI:
-            raise ValueError(
-                f"no resource {str(params.uri)[:100]!r}; the one resource is {FORMAT_URI}"
+            raise MCPError(
+                types.INVALID_PARAMS,
+                f"no resource {str(params.uri)[:100]!r}; the one resource is {FORMAT_URI}",
             )
         return types.ReadResourceResult(
             contents=[
@@ -177,16 +209,16 @@ def build_server(holder: LinkHolder) -> Server[Any]:
         arguments = dict(params.arguments or {})
         try:
             if name == "tabs":
+                if arguments:
+                    raise ArgumentError(f"tabs takes no arguments, not {next(iter(arguments))!r}")
                 listed = (await holder.request("tabs"))["tabs"]
                 return _text(_tabs_xml(listed), meta={"tabs": listed})
             if name not in specs:
                 known = ", ".join(["tabs", *specs])
                 return _text(f"unknown tool {name[:100]!r}; the tools are: {known}", is_error=True)
+            check_arguments(specs[name], arguments, also=("tab",))
             tab = arguments.pop("tab", None)
-            if tab is None:
-                tab = await _only_tab(holder)
-            if not isinstance(tab, int) or isinstance(tab, bool):
-                return _text(f"'tab' must be a tab id from `tabs`, not {tab!r:.60}", is_error=True)
+            tab = await _only_tab(holder) if tab is None else tab_id(tab)
 
             async def progress(message: dict[str, Any]) -> None:
                 # While the person is asked: MCP clients that reset their timeout on
@@ -200,6 +232,8 @@ def build_server(holder: LinkHolder) -> Server[Any]:
             reply = await holder.request(
                 "tool", tab=tab, name=name, args=arguments, on_progress=progress
             )
+        except ArgumentError as exc:
+            return _text(str(exc), is_error=True)
         except LinkError as exc:
             return _text(f"{exc.code}: {exc.message}", is_error=True)
         content = str(reply.get("content", ""))
@@ -225,18 +259,17 @@ async def _only_tab(holder: LinkHolder) -> int:
     listed = (await holder.request("tabs"))["tabs"]
     if len(listed) == 1:
         return int(listed[0]["id"])
+    if not listed:
+        raise LinkError("not_shared", f"no tab is shared with agents. {HOW_TO_SHARE}")
     raise LinkError(
         "bad_request",
-        "say which tab with 'tab': "
-        + (
-            "the shared tabs are " + ", ".join(f"{t['id']} ({t['title'][:40]})" for t in listed)
-            if listed
-            else "no tab is shared; ask the person to share one from Trimtab's side panel"
-        ),
+        "say which tab with 'tab': the shared tabs are "
+        + ", ".join(f"{t['id']} ({t['title'][:40]})" for t in listed),
     )
 
 
 def _tabs_xml(listed: list[dict[str, Any]]) -> str:
+    """The shared tabs; when there is none, how the person shares one."""
     lines = ["<tabs>"]
     for tab in listed:
         lines.append(
@@ -245,6 +278,8 @@ def _tabs_xml(listed: list[dict[str, Any]]) -> str:
             )
         )
     lines.append("</tabs>")
+    if not listed:
+        lines.append(f"No tab is shared with agents yet. {HOW_TO_SHARE}")
     return "\n".join(lines)
 
 

@@ -39,9 +39,9 @@ import trio
 
 from pycdp_bridge import RelayHub, collect_less_often
 
-from .._install import extension_id
 from ..browser import open_host_state
 from ..envelope import ASK_TIMEOUT, SidePanel
+from ..install import extension_id
 from ..link import open_link
 from ..wire import (
     DEFAULT_EOF_GRACE,

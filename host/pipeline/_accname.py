@@ -10,6 +10,8 @@ text; and states from the HTML attributes and their aria-* forms.
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from pycdp_bridge import Node, NodeType, PageModel
 
 __all__ = ["VALUED_STATES", "NameIndex", "markup_states"]
@@ -22,10 +24,20 @@ _NAME_FROM_CONTENT = frozenset(
 class NameIndex:
     """Id and label lookups over one page model, built once per compaction."""
 
-    def __init__(self, model: PageModel, removed: list[bool], shown: list[bool]) -> None:
+    def __init__(
+        self,
+        model: PageModel,
+        removed: list[bool],
+        shown: list[bool],
+        covered: Collection[int] = (),
+    ) -> None:
         self.model = model
         self.removed = removed
         self.shown = shown
+        # Text painted over by another element still names its control: a person
+        # clicks the picture laid over a button's words, and the browser's name
+        # for the button is those words.
+        self.covered = covered
         self.by_id: dict[str, Node] = {}
         self.label_for: dict[str, Node] = {}
         # Fields named by a rendered <label> (for= or wrapping): the label's text
@@ -56,14 +68,16 @@ class NameIndex:
         """The rendered text of a subtree, alt text of its images included.
 
         Like the browser's name computation, hidden descendants do not count
-        (a menu button's collapsed submenu is not part of its name).
+        (a menu button's collapsed submenu is not part of its name), and text
+        covered by another element does.
         """
         parts: list[str] = []
+        shown, covered = self.shown, self.covered
         for inner in self.model.subtree(node):
             if self.removed[inner.index]:
                 continue
             if inner.is_text:
-                if self.shown[inner.index]:
+                if shown[inner.index] or inner.index in covered:
                     parts.append(inner.text)
             elif inner.name == "img":
                 parts.append(" " + inner.attributes.get("alt", "") + " ")

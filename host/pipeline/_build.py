@@ -23,7 +23,7 @@ import attrs
 from pycdp_bridge import Node, NodeType, PageModel
 
 from ._accname import NameIndex
-from ._encode import ControlEncoder, fold
+from ._encode import RANGE_ROLES, ControlEncoder, fold
 from ._filter import Visibility
 from ._icons import icon_name
 from ._roles import (
@@ -37,7 +37,7 @@ from ._roles import (
     input_type,
     landmark_of,
 )
-from ._scripted import Scripted, own_handler, scripted
+from ._scripted import Scripted, draggable, own_handler, scripted
 from ._tree import OutNode
 
 __all__ = ["BuildOptions", "Built", "ControlFacts", "build_tree"]
@@ -59,6 +59,8 @@ SAME_TARGET = 0.7
 FLAT_CELL_CHARS = 200
 _FLAT_CELL_NODES = 150
 _NOT_FLAT = frozenset({"table", "h1", "h2", "h3", "h4", "h5", "h6", *LANDMARK_BY_TAG})
+# A grip's id is derived from this much of its row's text.
+_ROW_CHARS = 80
 # A `|` of page text inside a table cell, written so that it cannot be read as the
 # separator between cells (GitHub-flavoured Markdown's table escape).
 CELL_PIPE = "\\|"
@@ -86,6 +88,7 @@ _TAG_BY_ROLE = {
 }
 # Boolean AX states worth a token, with the attribute name we write.
 _SPACE = re.compile(r"\s+")
+_WORD = re.compile(r"\w")
 # The walk tests every node's type: an enum member looked up on its class costs
 # 0.1 µs (Python 3.11), a module name a fraction of that.
 _TEXT = NodeType.TEXT
@@ -164,7 +167,7 @@ class _Builder(ControlEncoder):
         self.flat = 0
         # Bounds of the control we are inside, for nested-clickable folding.
         self.active_control: Node | None = None
-        self.names = NameIndex(model, visibility.removed, visibility.shown)
+        self.names = NameIndex(model, visibility.removed, visibility.shown, visibility.covered_by)
         self.labelled = self.names.labelled
         self.name_cache: dict[int, str] = {}
         origin = urlsplit(model.url)
@@ -475,6 +478,8 @@ class _Builder(ControlEncoder):
         visible: str | None = None
         if tag == "input":
             self._input(node, control)
+            if role in RANGE_ROLES and "role" in node.attributes:
+                self._range(node, role, control, "")
         elif tag == "select":
             self._select(node, control)
         elif tag == "textarea":
@@ -506,11 +511,16 @@ class _Builder(ControlEncoder):
             # The control's text is final here: what follows adds attributes only.
             visible = control.text()
             self._name_if_unseen(node, control, role, visible)
+            if role in RANGE_ROLES:
+                self._range(node, role, control, visible)
             self._aria_states(node, control)
             self._tree_state(node, role, control, nested)
         if visible is None:  # a form field: its text is what its branch made
             visible = control.text()
         self._states(node, control)
+        drag = draggable(self.model, node)
+        if drag:
+            attrs_out.append(("draggable", "true"))
         if out and isinstance(out[-1], str) and out[-1][-1:].isalnum():
             out[-1] += " "
         out.append(control)
@@ -518,7 +528,7 @@ class _Builder(ControlEncoder):
         facts = ControlFacts(
             node=node.index,
             role=role or "clickable",
-            name=self._name(node, visible) or visible or dict(control.attrs).get("icon", ""),
+            name=self._identity_name(node, control, visible, drag),
             href=node.attributes.get("href", "") if tag == "a" else "",
             region_path=tuple(self.region_path),
             heading=self.heading_stack[-1],
@@ -530,6 +540,19 @@ class _Builder(ControlEncoder):
         # line by line instead of standing inside it.
         for child in nested:
             self.walk(self.nodes[child], out, depth + 1)
+
+    def _identity_name(self, node: Node, control: OutNode, visible: str, drag: bool) -> str:
+        """The name an id is derived from: the accessible name, else what the element
+        shows or says of itself (its text, label or icon name)."""
+        said = dict(control.attrs)
+        name = self._name(node, visible) or visible or said.get("label") or said.get("icon", "")
+        if drag and not _WORD.search(visible):
+            # A sortable row's grip is told apart by the row it moves, so that it
+            # keeps its id when the rows are in another order.
+            row = self.model.parent_of(node)
+            if row is not None:
+                name = f"{name} {self.names.text_of(row)[:_ROW_CHARS]}"
+        return name
 
     def _submits(self, node: Node) -> bool:
         """A <button> that submits a form when clicked (the default type, in a form)."""

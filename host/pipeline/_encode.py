@@ -17,7 +17,7 @@ from ._roles import DATE_INPUT_FORMATS, INTERACTIVE_ROLES, TEXT_INPUT_TYPES, ari
 from ._tree import OutNode
 from ._xml import listed
 
-__all__ = ["ControlEncoder", "fold"]
+__all__ = ["RANGE_ROLES", "ControlEncoder", "fold"]
 
 _STATES = (
     ("disabled", "disabled"),
@@ -27,6 +27,8 @@ _STATES = (
 )
 _NESTED_LISTS = frozenset({"ul", "ol"})
 _GROUP_ROLES = frozenset({"group", "tree"})
+# Roles whose value lies in a range ARIA states (aria-valuenow, -min, -max).
+RANGE_ROLES = frozenset({"spinbutton", "slider"})
 _SELECT_LISTED = 8  # a select lists all its options up to this many, else the first ones
 _SELECT_FIRST = 4
 
@@ -157,6 +159,22 @@ class ControlEncoder:
                 bound = node.attributes.get(key)
                 if bound:
                     attrs_out.append((key, bound))
+
+    def _range(self, node: Node, role: str, control: OutNode, visible: str) -> None:
+        """A spin button or slider the page made (a role on a field or a span): its
+        kind, and the value and bounds its ARIA states give, the value when its
+        visible text does not already say it."""
+        control.tag = role
+        attributes = node.attributes
+        said = {key for key, _ in control.attrs}
+        if "value" not in said:
+            value = fold(attributes.get("aria-valuetext") or attributes.get("aria-valuenow", ""))
+            if value and value not in visible:
+                control.attrs.append(("value", value))
+        for key in ("min", "max"):
+            bound = attributes.get(f"aria-value{key}", "").strip()
+            if bound and key not in said:
+                control.attrs.append((key, bound))
 
     def _select(self, node: Node, control: OutNode) -> None:
         control.tag = "select"

@@ -20,6 +20,7 @@ import attrs
 from pycdp_bridge import Node, NodeType, PageModel, Rect
 
 from ._roles import INTERACTIVE_ROLES, NATIVE_CLICKABLE_TAGS, NOISE_TAGS, aria_role
+from ._scripted import draggable
 
 __all__ = ["Visibility", "filter_page"]
 
@@ -165,22 +166,27 @@ def _has_rendered_words(model: PageModel, node: Node) -> bool:
 
 
 def _has_operable(model: PageModel, node: Node) -> bool:
-    # aria-hidden="true" role="button" spinner arrows: hidden from screen readers,
-    # but a person sees and clicks them. An element with a role a person acts on,
-    # a click handler or a place in the tab order, and a box, keeps its subtree;
-    # one taken out of the tab order (tabindex="-1") is a duplicate the page hid.
+    # aria-hidden="true" spinner arrows, a sortable row's grip: hidden from screen
+    # readers, but a person sees, clicks and drags them. An element with a role a
+    # person acts on (a button, or any role given by ARIA), a click handler, a
+    # place in the tab order or a drag cursor, and a box, keeps its subtree. A
+    # link taken out of the tab order (tabindex="-1") is a duplicate the page hid
+    # (the image link of a card beside its title link), and a bare field there is
+    # a trap for bots (a honeypot); a widget's arrows out of the tab order
+    # (jQuery UI's spinner) are the only way to click.
     for inner in model.nodes[node.index : node.end]:
         if not inner.is_element or inner.bounds is None or inner.bounds.is_empty():
             continue
         attributes = inner.attributes
         tabindex = attributes.get("tabindex", "").strip()
-        if tabindex.startswith("-"):
+        if tabindex.startswith("-") and "href" in attributes:
             continue
         role = attributes.get("role", "").split()
         if (
-            (role and role[0].lower() in INTERACTIVE_ROLES)
+            (role[0].lower() in INTERACTIVE_ROLES if role else inner.name == "button")
             or tabindex.isdigit()
             or (inner.clickable and inner.name not in NATIVE_CLICKABLE_TAGS)
+            or draggable(model, inner)
         ):
             return True
     return False
@@ -260,8 +266,10 @@ def _occluded(model: PageModel, shown: list[bool], removed: list[bool]) -> dict[
             cover_order = cover.paint_order or 0
             if cover_order <= order:
                 break
-            # A cover never hides its own content.
-            if cover.index <= i < cover.end:
+            # A cover never hides its own content, nor the control it is part of:
+            # a click on it reaches the control (an image laid over a button's
+            # words is the button's face).
+            if cover.index <= i < cover.end or i < cover.index < node.end:
                 continue
             assert cover.bounds is not None
             if not any(p.intersects(cover.bounds) for p in pieces):

@@ -5,15 +5,18 @@ in an inline SVG, a bold button with a background image) often has no accessible
 name and no text, and would come out as an anonymous `<clickable/>` that nothing
 tells apart from its neighbours. The page nearly always names the icon somewhere a
 person never reads: an SVG `<title>`, a `title` on a wrapper, a sprite symbol's id,
-an icon font's class, the image's file name, the element's own id or classes. The
+an icon font's class, the image's file name, the element's own id or classes. A
+palette's cell is named by its colour after the titles (see _swatches). The
 first of these, in that order, that yields words is the control's derived name,
 written as `icon="…"` (never as `label`: it is our reading of the markup, not a
 name the page gave).
 
 Sources are read from the control's own subtree (its icon element) and, for
-`title`, from a few wrappers up; words are split out of file names and class
-tokens ("format_italic.svg" → "format italic", "fa-trash-can" → "trash can") and
-words that only say "this is an icon" or how it is styled are dropped.
+`title`, from a few wrappers up; a spinner's arrow is "up" or "down" as its
+classes say (it counts its neighbouring field up or down). Words are split out
+of file names and class tokens ("format_italic.svg" → "format italic",
+"fa-trash-can" → "trash can") and words that only say "this is an icon" or how it
+is styled are dropped.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ import re
 from collections.abc import Iterator
 
 from pycdp_bridge import Node, PageModel
+
+from ._swatches import swatch_name
 
 __all__ = ["icon_name"]
 
@@ -61,19 +66,36 @@ _MAX_CHARS = 40
 _TITLE_LEVELS = 3
 # An icon is small: the scan of a control's subtree stops after this many nodes.
 _SCAN_LIMIT = 60
+# Class words that say which way a spinner's arrow counts.
+_DIRECTIONS = {
+    **dict.fromkeys(("up", "increase", "increment", "inc", "plus"), "up"),
+    **dict.fromkeys(("down", "decrease", "decrement", "dec", "minus"), "down"),
+}
+# An arrow sits this many wrappers at most from its spinner's field.
+_SPINNER_LEVELS = 3
+_COUNTING_INPUTS = frozenset({"text", "number", "tel", ""})
 
 
 def icon_name(model: PageModel, node: Node) -> str:
     """A short name for an icon control from its markup, or "" when nothing names it."""
     subtree = model.nodes[node.index : min(node.end, node.index + _SCAN_LIMIT)]
-    for found in _candidates(model, node, subtree):
+    for found in _titles(model, node, subtree):
+        words = _words(found)
+        if words:
+            return " ".join(words)[:_MAX_CHARS].strip()
+    # A palette's cell: what the page wrote for it, or its colour, as it is.
+    swatch = swatch_name(model, node)
+    if swatch:
+        return swatch
+    for found in _marks(model, node, subtree):
         words = _words(found)
         if words:
             return " ".join(words)[:_MAX_CHARS].strip()
     return ""
 
 
-def _candidates(model: PageModel, node: Node, subtree: list[Node]) -> Iterator[str]:
+def _titles(model: PageModel, node: Node, subtree: list[Node]) -> Iterator[str]:
+    """What the icon's author called it: steps 1 and 2."""
     # 1. An SVG's own title: the icon's author named it.
     for inner in subtree:
         if inner.name == "title" and any(a.name == "svg" for a in _up_to(model, inner, node)):
@@ -88,18 +110,26 @@ def _candidates(model: PageModel, node: Node, subtree: list[Node]) -> Iterator[s
             break
         current = model.parent_of(current)
         level += 1
-    # 3. An icon font's or icon set's class ("fa-trash", "icon-star", "star-icon").
+
+
+def _marks(model: PageModel, node: Node, subtree: list[Node]) -> Iterator[str]:
+    """What the markup around the icon says of it: steps 3 to 7."""
+    # 3. A spinner's arrow: which way it counts, from its classes ("ui-spinner-up").
+    direction = _spin_direction(model, node, subtree)
+    if direction:
+        yield direction
+    # 4. An icon font's or icon set's class ("fa-trash", "icon-star", "star-icon").
     for inner in subtree:
         for token in inner.attributes.get("class", "").split():
             marked = _ICON_PREFIX.match(token) or _ICON_SUFFIX.match(token)
             if marked:
                 yield marked.group(1)
-    # 4. A sprite symbol: <use href="#icon-label">.
+    # 5. A sprite symbol: <use href="#icon-label">.
     for inner in subtree:
         if inner.name == "use":
             ref = inner.attributes.get("href") or inner.attributes.get("xlink:href", "")
             yield ref.rsplit("#", 1)[-1] if "#" in ref else _file_stem(ref)
-    # 5. The image's file name: <img src>, CSS content:url(), background-image.
+    # 6. The image's file name: <img src>, CSS content:url(), background-image.
     for inner in subtree:
         if inner.name == "img":
             yield _file_stem(inner.attributes.get("src", ""))
@@ -108,10 +138,40 @@ def _candidates(model: PageModel, node: Node, subtree: list[Node]) -> Iterator[s
             for value in (style.content, style.background_image):
                 for url in _URL.findall(value):
                     yield _file_stem(url)
-    # 6. The element's own id and classes, then those of the elements inside it.
+    # 7. The element's own id and classes, then those of the elements inside it.
     yield node.attributes.get("id", "")
     for inner in subtree:
         yield from inner.attributes.get("class", "").split()
+
+
+def _spin_direction(model: PageModel, node: Node, subtree: list[Node]) -> str:
+    """The way a spinner's arrow counts ("up", "down"; "" for any other control),
+    from the first class word that says a direction."""
+    for inner in subtree:
+        for token in inner.attributes.get("class", "").split():
+            for segment in _SEGMENTS.split(_CAMEL.sub("-", token)):
+                direction = _DIRECTIONS.get(segment.lower())
+                if direction:
+                    return direction if _beside_field(model, node) else ""
+    return ""
+
+
+def _beside_field(model: PageModel, node: Node) -> bool:
+    """A field that counts (a role=spinbutton, a text or number input) shares one of
+    the control's few nearest wrappers with it."""
+    current = node
+    for _ in range(_SPINNER_LEVELS):
+        parent = model.parent_of(current)
+        if parent is None or parent.end - parent.index > _SCAN_LIMIT:
+            return False
+        for inner in model.nodes[parent.index + 1 : parent.end]:
+            if inner.attributes.get("role", "").strip().lower() == "spinbutton" or (
+                inner.name == "input"
+                and inner.attributes.get("type", "text").lower() in _COUNTING_INPUTS
+            ):
+                return True
+        current = parent
+    return False
 
 
 def _up_to(model: PageModel, inner: Node, top: Node) -> Iterator[Node]:

@@ -17,7 +17,14 @@ pointer cursor says where a person is invited to click. Together:
   shows only on :hover (the capture sees the cursor at rest); likewise a short
   inline label with its own handler and no pointer ("Show more" as a bare span);
 * focusable: a small element a script made focusable (`tabindex="0"`) without a
-  role (a jQuery UI slider handle, operated with the arrow keys).
+  role (a jQuery UI slider handle, operated with the arrow keys);
+* draggable: what a person drags (`draggable`, below), a sortable list's row or
+  its grip, whose listeners (pointerdown, dragstart) are often on the list and
+  are not what the capture calls clickable.
+
+An element is draggable when the page marked it `draggable="true"` or when the
+move or grab cursor starts on it: sortable lists, kanban cards, dialog title bars
+and maps all invite a drag this way, and nothing else does.
 
 Native controls (links, buttons, fields) are controls by their role, not here;
 their clickability says nothing of a page script.
@@ -32,7 +39,7 @@ from pycdp_bridge import Node, PageModel
 
 from ._roles import NATIVE_CLICKABLE_TAGS
 
-__all__ = ["Scripted", "own_handler", "scripted"]
+__all__ = ["Scripted", "draggable", "own_handler", "scripted"]
 
 # An icon is at most this large on each side (CSS pixels).
 _ICON_SIDE = 64.0
@@ -49,6 +56,8 @@ _WORD = re.compile(r"\w")
 _LISTS = frozenset({"ul", "ol"})
 # A handler this high up is the page's, not a widget's.
 _TOP = frozenset({"html", "body"})
+# Cursors that invite a drag (the `-webkit-` forms are what older pages write).
+_DRAG_CURSORS = frozenset({"move", "grab", "grabbing", "-webkit-grab", "-webkit-grabbing"})
 
 
 class Scripted(enum.Enum):
@@ -59,11 +68,29 @@ class Scripted(enum.Enum):
     ICON = "icon"
     SHORT_TEXT = "short text"
     FOCUSABLE = "focusable"
+    DRAGGABLE = "draggable"
 
 
 def own_handler(node: Node) -> bool:
     """The element has a click handler of its own (a script's, or an onclick)."""
     return node.clickable or "onclick" in node.attributes
+
+
+def draggable(model: PageModel, node: Node) -> bool:
+    """A person drags this element: it is marked `draggable="true"`, or the move or
+    grab cursor starts on it (its nearest rendered ancestor shows another)."""
+    if node.attributes.get("draggable", "").lower() == "true":
+        return True
+    style = node.style
+    if style is None or _drag_cursor(style.cursor) is None or node.name in _TOP:
+        return False
+    return _drag_cursor(model.parent_cursor(node) or "") is None
+
+
+def _drag_cursor(cursor: str) -> str | None:
+    # A cursor may list images before its keyword: "url(hand.cur), grab".
+    keyword = cursor.rsplit(",", 1)[-1].strip() if "," in cursor else cursor
+    return keyword if keyword in _DRAG_CURSORS else None
 
 
 def _script_handler(node: Node) -> bool:
@@ -82,6 +109,8 @@ def scripted(model: PageModel, node: Node) -> Scripted | None:
     """Why a generic element (no interactive role) is a control, or None."""
     if node.pseudo_type is not None:
         return None
+    if draggable(model, node):
+        return Scripted.DRAGGABLE
     style = node.style
     pointer = style is not None and style.cursor == "pointer"
     if own_handler(node):

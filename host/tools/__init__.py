@@ -10,7 +10,7 @@ asks for (`trimtab.tab.page_script`).
 May import `trimtab.tab`, `trimtab.tracker`, `trimtab.pipeline` and `pycdp_bridge`.
 """
 
-from ._catalogue import TOOLS, run_tool, tool_spec
+from ._catalogue import TOOLS, may_commit, run_tool, tool_spec
 from ._common import ACTION_TIMEOUT, NAVIGATION_TIMEOUT, SETTLE_TIMEOUT, ToolResult, ToolSpec
 from ._consent import ConsentNeeded, granted
 
@@ -23,6 +23,7 @@ __all__ = [
     "ToolResult",
     "ToolSpec",
     "granted",
+    "may_commit",
     "run_tool",
     "tool_spec",
 ]

@@ -84,6 +84,12 @@ _FORM_NAVIGATIONS = frozenset({"formSubmissionGet", "formSubmissionPost"})
 _BY_NAME: Mapping[str, Tool] = {entry.spec.name: entry for entry in _CATALOGUE}
 
 
+def may_commit(spec: ToolSpec) -> bool:
+    """Whether a call of this tool may submit or commit something (and so may ask the
+    person first): every action except those that never commit, unknown ones included."""
+    return spec.policy.side_effects and spec.name not in _NEVER_COMMITS
+
+
 def tool_spec(name: str) -> ToolSpec:
     """The spec of the tool called `name`; KeyError naming the known tools otherwise."""
     try:

@@ -367,6 +367,7 @@ class HostServer:
                     self._running[request.id] = scope
                 reply = await self._call(handler, request)
             if scope.cancelled_caught:
+                log.info("%s %r cancelled by its sender", request.type, request.id)
                 reply = _error_reply(
                     request.id, "cancelled", f"{request.type} was cancelled by its sender"
                 )

@@ -4,27 +4,35 @@ Runs pages, flows, scaling, stability, tasks, actions, mcp and speed (this packa
 ``tests.bench.capture``
 and ``tests.bench.tracker`` where they offer a ``run()``, prints their tables and
 writes every figure to ``bench-results/bench-<timestamp>.json`` so runs can be
-compared. ``--only pages,flows`` picks sections; ``--pages GLOB`` subsets the corpus
-by item id (``'pages/e*'``, ``'*books*'``), or the tasks by name (``'*ietf*'``).
+compared. Each section's SUMMARY lines (for capture and tracker, what they print)
+also replace its block of the measurements page, ``tests/bench/README.md``.
+``--only pages,flows`` picks sections; ``--pages GLOB`` subsets the corpus by item id
+(``'pages/e*'``, ``'*books*'``), or the tasks by name (``'*ietf*'``); a subset's
+figures are not the page's, so such a run (or a speed run of some parts,
+``TRIMTAB_BENCH_SPEED``) leaves the page as it is.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import inspect
+import io
 import json
 import math
+import os
 import sys
 import time
 from collections.abc import Callable
-from datetime import datetime
-from typing import Any
+from datetime import UTC, datetime
+from typing import Any, TextIO
 
 import trio
 
 from pycdp_bridge import collect_less_often
-from tests.bench import REPO, require_corpus
+from tests.bench import CORPUS, REPO, require_corpus
+from tests.bench._page import PAGE, local_paths_named, write_block
 
 OURS = ("pages", "flows", "scaling", "stability", "tasks", "actions", "mcp", "speed")
 THEIRS = ("capture", "tracker")
@@ -44,8 +52,27 @@ def _jsonable(value: Any) -> Any:
     return repr(value)
 
 
-def _run_theirs(name: str) -> Any:
-    """Another engineer's benchmark: its ``run()``, sync or async, if it has one."""
+class _Tee(io.TextIOBase):
+    """Standard output that also keeps what it is given."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.kept = io.StringIO()
+
+    def write(self, text: str) -> int:
+        self.kept.write(text)
+        return self.stream.write(text)
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+
+def _run_theirs(name: str, kept: list[str]) -> Any:
+    """Another engineer's benchmark: its ``run()``, sync or async, if it has one.
+
+    It prints its figures instead of SUMMARY lines: those printed lines go to
+    ``kept``, for its block of the measurements page.
+    """
     try:
         module = importlib.import_module(f"tests.bench.{name}")
     except ModuleNotFoundError:
@@ -55,7 +82,10 @@ def _run_theirs(name: str) -> Any:
     if run is None:
         print(f"{name}: tests/bench/{name}.py has no run(); skipped")
         return {"skipped": "no run()"}
-    result = trio.run(run) if inspect.iscoroutinefunction(run) else run()
+    tee = _Tee(sys.stdout)
+    with contextlib.redirect_stdout(tee):
+        result = trio.run(run) if inspect.iscoroutinefunction(run) else run()
+    kept.extend(line for line in tee.kept.getvalue().strip("\n").split("\n"))
     return result if result is not None else {}
 
 
@@ -105,13 +135,26 @@ def main(argv: list[str] | None = None) -> int:
             continue
         print(f"\n===== {section} =====", flush=True)
         started = time.perf_counter()
+        first_line = len(summary)
         if section in OURS:
             module = importlib.import_module(f"tests.bench.{section}")
             runner: Callable[..., Any] = module.run
             results["sections"][section] = runner(args.pages, out)
         else:
-            results["sections"][section] = _run_theirs(section)
+            printed: list[str] = []
+            results["sections"][section] = _run_theirs(section, printed)
+            summary.extend(printed)
         results["seconds"][section] = round(time.perf_counter() - started, 1)
+        lines = summary[first_line:]
+        subset = args.pages is not None or (
+            section == "speed" and os.environ.get("TRIMTAB_BENCH_SPEED", "").strip()
+        )
+        if lines and not subset:
+            load = os.getloadavg()[0]
+            when = f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC, load average {load:.1f}"
+            named = {CORPUS: "../shared/corpus", REPO: "."}
+            write_block(section, [local_paths_named(line, named) for line in lines], when)
+            print(f"{section}: its block of {PAGE.relative_to(REPO)} is refreshed", flush=True)
 
     results["summary"] = summary
     folder = REPO / "bench-results"

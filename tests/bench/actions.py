@@ -130,10 +130,10 @@ async def _background(xml: str, act: Act) -> None:
 # against a target: a pointer that waits for an element to come back takes longer).
 SCENARIOS: tuple[tuple[str, str, Scenario], ...] = (
     ("tools-form.html", "quiet", _form),
-    ("tools13-popup.html", "quiet", _popup),
-    ("tools13-pointer.html", "quiet", _pointer),
-    ("tools13-focus.html", "quiet", _focus),
-    ("tools13-ticker.html", "ticker", _ticker),
+    ("ids-popup.html", "quiet", _popup),
+    ("pointer-tools.html", "quiet", _pointer),
+    ("tool-errors-focus.html", "quiet", _focus),
+    ("settle-ticker.html", "ticker", _ticker),
     ("tools-background-ticker.html", "background", _background),
     ("press-autocomplete.html", "moving", _autocomplete),
     ("press-icons.html", "moving", _icons),

@@ -717,6 +717,30 @@ async def run_task(task: Task, corpus_port: int, provider: str, budget: int) -> 
 # -- the Playwright MCP replay ------------------------------------------------------------
 
 
+def wait_until_loaded(page: Page) -> None:
+    """Wait until the page's document is complete, restored from the cache or not.
+
+    The reference browser runs on our flags, so the back-forward cache is on. A page
+    restored from it fires ``pageshow`` but no ``load``, and Playwright, which waits
+    for its ``load`` event, waits for it in vain: in ``go_back(wait_until="load")``
+    and in ``wait_for_load_state("load")`` after any later action on that page. A
+    restored document is already complete; a freshly loaded one becomes complete
+    right before its ``load``.
+    """
+    page.wait_for_function("document.readyState === 'complete'", polling=50, timeout=60_000)
+
+
+def history_step(page: Page, direction: str) -> None:
+    """Go back or forward in Playwright: wait for the commit, then for a complete page."""
+    if direction == "back":
+        page.go_back(wait_until="commit", timeout=60_000)
+    elif direction == "forward":
+        page.go_forward(wait_until="commit", timeout=60_000)
+    else:
+        raise ValueError(f"history step {direction!r} is neither 'back' nor 'forward'")
+    wait_until_loaded(page)
+
+
 async def playwright_replay(
     playwright: PlaywrightWorker, task: Task, corpus_port: int, ours: Run
 ) -> dict[str, Any]:
@@ -741,10 +765,8 @@ async def playwright_replay(
             continue
 
         def act(page: Page, step: Step = step) -> str:
-            if step.tool == "back":
-                page.go_back(wait_until="load")
-            elif step.tool == "forward":
-                page.go_forward(wait_until="load")
+            if step.tool in ("back", "forward"):
+                history_step(page, step.tool)
             elif step.tool == "navigate" and step.pw is not None:
                 page.goto(step.pw(page).evaluate("link => link.href"), wait_until="load")
             elif step.pw is not None:
@@ -759,7 +781,7 @@ async def playwright_replay(
                     target.select_option(label=str(step.args["value"]))
                 else:
                     target.click()
-                page.wait_for_load_state("load")
+                wait_until_loaded(page)
             return page.aria_snapshot(mode="ai")
 
         snapshot = await playwright.run(act)

@@ -30,7 +30,7 @@ import trio
 
 from pycdp_bridge import CDPError, launch_browser
 from pycdp_bridge._direct import Browser
-from trimtab._install import extension_id, install
+from trimtab.install import extension_id, install
 
 __all__ = [
     "ARTIFACTS",

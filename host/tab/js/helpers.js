@@ -41,7 +41,7 @@ function deepActiveElement(doc, throughFrames) {
 // helper: text
 // A text with its whitespace runs folded to one space and its ends trimmed.
 function squeeze(text) {
-  return (text || '').replace(/\s+/g, ' ').trim();
+  return String(text || '').replace(/\s+/g, ' ').trim();
 }
 
 // helper: forms

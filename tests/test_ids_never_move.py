@@ -1,5 +1,5 @@
-"""Ids that cannot move (issue 13, pattern 1): within a page's life an id stays on the
-element it was issued for, and a tool never acts on another element through it."""
+"""Ids that cannot move: within a page's life an id stays on the element it was issued
+for, and a tool never acts on another element through it."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ async def test_popup_ok_does_not_take_the_covered_ok_id(
 ) -> None:
     """A pop-up's OK gets an id of its own while the form's OK it covers still exists,
     and a click with the form's OK id from the earlier snapshot is refused, unpressed."""
-    tab, xml = await open_tab(page, pages_server.url("tools13-popup.html"))
+    tab, xml = await open_tab(page, pages_server.url("ids-popup.html"))
     form_ok = eid_of(xml, "button", "OK")
     opened = await act(tab, "click", {"id": form_ok})
     assert "Replace it?" in opened.content
@@ -42,7 +42,7 @@ async def test_popup_ok_does_not_take_the_covered_ok_id(
 async def test_replaced_element_is_refused(page: PageTarget, pages_server: StaticServer) -> None:
     """An id whose element the page replaced by a different one (another name) is
     refused as stale, and nothing is clicked."""
-    tab, xml = await open_tab(page, pages_server.url("tools13-list.html"))
+    tab, xml = await open_tab(page, pages_server.url("ids-list.html"))
     first_delete = eid_of(xml, "button", "Delete")
     # Each item re-rendered with another title: the delete buttons are new nodes.
     await page.evaluate(
@@ -130,7 +130,7 @@ async def test_an_id_never_names_two_live_elements(
     """Over random DOM changes (items added, removed, renamed, moved, hidden, re-rendered),
     an id is never given to another element while the first still exists, and an element
     keeps its id for the page's life."""
-    url = pages_server.url("tools13-list.html")
+    url = pages_server.url("ids-list.html")
     token = trio.lowlevel.current_trio_token()
 
     @settings(

@@ -1,4 +1,4 @@
-"""The `trimtab` command line: inspect pages, install the native-messaging host."""
+"""``trimtab inspect``: pages in a headless Chromium the command starts, as compact XML."""
 
 from __future__ import annotations
 
@@ -7,29 +7,22 @@ import contextlib
 import json
 import sys
 import time
-from collections.abc import Sequence
 from pathlib import Path
 
 import trio
 
 from pycdp_bridge import (
-    BrowserNotFoundError,
     CDPError,
     DialogOpenError,
-    NavigationError,
     PageTarget,
     TargetClosedError,
-    collect_less_often,
     launch_browser,
-    sole_kind,
 )
 from pycdp_bridge import protocol as cdp
 
-from .pipeline import count_tokens
-from .tab import (
-    DEFAULT_BUDGET,
+from ..pipeline import count_tokens
+from ..tab import (
     MIN_BUDGET,
-    PageChangedError,
     Snapshot,
     SnapshotMemory,
     SnapshotOptions,
@@ -37,7 +30,7 @@ from .tab import (
     page_token_counts,
 )
 
-__all__ = ["main"]
+__all__ = ["PageUnresponsiveError", "budget_arg", "run_inspect"]
 
 
 def _page_url(target: str) -> str:
@@ -50,7 +43,8 @@ def _page_url(target: str) -> str:
     return path.resolve().as_uri()
 
 
-async def _inspect(args: argparse.Namespace) -> int:
+async def run_inspect(args: argparse.Namespace) -> int:
+    """Print the snapshots of ``args.targets`` (XML or JSON); figures go to stderr."""
     urls = [_page_url(t) for t in args.targets]
     options = SnapshotOptions(
         dedup=not args.no_dedup, trim=not args.no_trim, budget=args.budget or None
@@ -124,7 +118,7 @@ async def _answer_dialogs(
 ) -> None:
     """Click OK on every JavaScript dialog the page opens, as a person reading it would
     (a page that alerts while it loads would otherwise never finish), and say so."""
-    async with page.listen("Page.javascriptDialogOpening") as dialogs:
+    async with page.listen(cdp.events.PAGE_JAVASCRIPT_DIALOG_OPENING) as dialogs:
         task_status.started()
         async for dialog in dialogs:
             kind, message = dialog.params.get("type"), str(dialog.params.get("message", ""))
@@ -192,98 +186,3 @@ def budget_arg(value: str) -> int:
             f"must be 0 (no budget) or at least {MIN_BUDGET} tokens, not {value!r}"
         ) from None
     return budget
-
-
-def _install(args: argparse.Namespace) -> int:
-    from . import _install as installer
-
-    user_data_dir = Path(args.user_data_dir) if args.user_data_dir else None
-    if args.command == "install":
-        written = installer.install(args.browser, user_data_dir)
-        for path in written:
-            print(f"registered {installer.HOST_NAME} in {path}", file=sys.stderr)
-    else:
-        removed = installer.uninstall(args.browser, user_data_dir)
-        for path in removed:
-            print(f"removed {path}", file=sys.stderr)
-    return 0
-
-
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="trimtab", description="Compact web pages for LLM agents; manage the host."
-    )
-    commands = parser.add_subparsers(dest="command", required=True)
-    inspect = commands.add_parser(
-        "inspect",
-        help="load pages in a headless Chromium and print their compact XML",
-        description="Visit the pages in order in one tab and print each snapshot "
-        "(one XML document holding every step when there are several). "
-        "Figures go to stderr.",
-    )
-    inspect.add_argument("targets", nargs="+", metavar="URL-or-file")
-    inspect.add_argument("--format", choices=("xml", "json"), default="xml")
-    inspect.add_argument(
-        "--stats", action="store_true", help="also count the raw HTML and visible-text tokens"
-    )
-    inspect.add_argument("--no-dedup", action="store_true", help="render unchanged regions too")
-    inspect.add_argument("--no-trim", action="store_true", help="never trim long regions")
-    inspect.add_argument("--timeout", type=float, default=30.0, help="page load timeout (s)")
-    inspect.add_argument(
-        "--budget",
-        type=budget_arg,
-        default=DEFAULT_BUDGET,
-        help=f"tokens a snapshot may take, at least {MIN_BUDGET} (0: no budget; "
-        f"default {DEFAULT_BUDGET})",
-    )
-    for name, text in (
-        ("install", "register the native-messaging host with your browsers"),
-        ("uninstall", "remove the native-messaging host registration"),
-    ):
-        sub = commands.add_parser(name, help=text, description=text)
-        sub.add_argument(
-            "--browser",
-            choices=("chrome", "chromium", "edge", "brave", "vivaldi"),
-            help="only this browser (default: every supported browser)",
-        )
-        sub.add_argument(
-            "--user-data-dir", help="a specific profile folder (its NativeMessagingHosts/)"
-        )
-    from .cli import add_commands
-
-    add_commands(commands)
-    return parser
-
-
-# Failures a user can act on: one line on stderr and exit code 2, not a traceback.
-_USER_ERRORS = (
-    PageUnresponsiveError,
-    BrowserNotFoundError,
-    NavigationError,
-    TargetClosedError,
-    CDPError,
-    DialogOpenError,
-    PageChangedError,
-)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    collect_less_often()
-    if args.command in ("install", "uninstall"):
-        return _install(args)
-    if args.command != "inspect":
-        from .cli import run_command
-
-        return run_command(args)
-    try:
-        return trio.run(_inspect, args)
-    except (*_USER_ERRORS, BaseExceptionGroup) as raised:
-        # Errors inside the nursery that answers dialogs come wrapped in a group.
-        error = sole_kind(raised, _USER_ERRORS)
-        if error is None:
-            raise
-        print(f"trimtab: {error}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        return 130

@@ -1,5 +1,5 @@
-"""The new tools (issue 13, pattern 8): drag, double_click, select_text and upload, on a
-page built like real boards, sliders, file lists, editors and upload fields."""
+"""The pointer and file tools: drag, double_click, select_text and upload, on a page
+built like real boards, sliders, file lists, editors and upload fields."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from trimtab.tools import granted, run_tool, tool_spec
 
 pytestmark = pytest.mark.browser
 
-PAGE = "tools13-pointer.html"
+PAGE = "pointer-tools.html"
 
 
 def add_card(xml: str, column: int) -> str:

@@ -25,8 +25,11 @@ from typing import Any
 
 __all__ = [
     "BROWSERS",
+    "EXTENSION_DIR",
     "HOST_NAME",
+    "MANIFEST_FILE",
     "build_manifest",
+    "console_script",
     "extension_id",
     "extension_id_from_key",
     "host_launcher",
@@ -38,9 +41,10 @@ __all__ = [
 HOST_NAME = "com.trimtab.host"
 MANIFEST_FILE = f"{HOST_NAME}.json"
 
-# The repository root holds manifest/ next to host/ (this package's folder).
-_REPO = Path(__file__).resolve().parent.parent
+# The repository root holds manifest/ and extension/ next to host/ (this package's parent).
+_REPO = Path(__file__).resolve().parents[2]
 TEMPLATE = _REPO / "manifest" / MANIFEST_FILE
+EXTENSION_DIR = _REPO / "extension"
 PATH_PLACEHOLDER = "{{HOST_PATH}}"
 
 BROWSERS = ("chrome", "chromium", "edge", "brave", "vivaldi")
@@ -104,12 +108,17 @@ def extension_id() -> str:
     return str(origins[0]).removeprefix("chrome-extension://").rstrip("/")
 
 
-def host_launcher(platform: str | None = None) -> Path:
-    """The ``trimtab-host`` console script of the environment running this code."""
+def console_script(name: str, platform: str | None = None) -> Path:
+    """Where the console script ``name`` of the environment running this code is
+    (it may not exist: the project may not be installed in it)."""
     platform = platform or sys.platform
     scripts = Path(sysconfig.get_path("scripts"))
-    name = "trimtab-host.exe" if platform == "win32" else "trimtab-host"
-    launcher = scripts / name
+    return scripts / (f"{name}.exe" if platform == "win32" else name)
+
+
+def host_launcher(platform: str | None = None) -> Path:
+    """The ``trimtab-host`` console script of the environment running this code."""
+    launcher = console_script("trimtab-host", platform)
     if not launcher.exists():
         raise FileNotFoundError(
             f"the host launcher {launcher} does not exist; install the project into this "

@@ -1,8 +1,9 @@
-"""Hardening of the compaction pipeline against what a page can put in its strings.
+"""The compaction pipeline against what a page can put in its strings.
 
-Issue 15: a long run of one character made token counting quadratic (point 2), a
-lone surrogate made `trimtab inspect --stats` and the host's snapshot fail (point 4),
-and a `|` in an option's text made one option read as two (point 6).
+A long run of one character is counted in linear time, a lone surrogate leaves
+`trimtab inspect --stats` and the host's snapshot clean, a `|` in an option's text
+never makes one option read as two, and a long text shows its head and pages
+through the rest.
 """
 
 from __future__ import annotations
@@ -203,7 +204,7 @@ def unlisted(value: str | None) -> list[str]:
 async def test_option_separators_are_escaped_on_a_real_page(page: PageTarget) -> None:
     """Options, the first ones of a long select and a multiple select's value read back
     as the page's exact option texts, whatever `|` and `\\` they hold."""
-    loaded = await load_and_compact(page, "hardening-options.html")
+    loaded = await load_and_compact(page, "page-strings-options.html")
     texts = await page.evaluate(
         "Object.fromEntries(Array.from(document.querySelectorAll('select'), s =>"
         " [s.id, {all: Array.from(s.options, o => o.text),"
@@ -328,7 +329,7 @@ def strings_of(compaction: Compaction) -> list[str]:
 async def test_lone_surrogates_leave_the_compaction_clean(page: PageTarget) -> None:
     """Texts, names, values, options and the title holding lone surrogates come out with
     U+FFFD in their place, in the XML and in every string the compaction hands on."""
-    loaded = await load_and_compact(page, "hardening-surrogates.html")
+    loaded = await load_and_compact(page, "page-strings-surrogates.html")
     compaction = loaded.compaction
     # The page really holds lone surrogates (in its title, its text and its labels).
     assert "\ud83d" in loaded.model.title
@@ -349,7 +350,7 @@ async def test_lone_surrogates_leave_the_compaction_clean(page: PageTarget) -> N
 
 async def run_inspect(*args: str) -> subprocess.CompletedProcess[bytes]:
     """Run `trimtab inspect ARGS` as a process to its end, capturing both streams."""
-    command = [sys.executable, "-c", "import sys, trimtab._cli as c; sys.exit(c.main())"]
+    command = [sys.executable, "-c", "import sys, trimtab.cli as c; sys.exit(c.main())"]
     with trio.fail_after(TIMEOUT):
         return await trio.run_process(
             [*command, "inspect", *args], capture_stdout=True, capture_stderr=True, check=False
@@ -359,7 +360,7 @@ async def run_inspect(*args: str) -> subprocess.CompletedProcess[bytes]:
 async def test_inspect_stats_survives_lone_surrogates() -> None:
     """`trimtab inspect --stats` prints the page with U+FFFD for its lone surrogates,
     as XML and as JSON, with the raw HTML and visible text counted."""
-    page = str(PAGES / "hardening-surrogates.html")
+    page = str(PAGES / "page-strings-surrogates.html")
     done = await run_inspect(page, "--stats")
     assert done.returncode == 0, done.stderr.decode(errors="replace")
     tree = parse_xml(done.stdout.decode("utf-8"))
@@ -379,7 +380,7 @@ async def host(
     page: PageTarget, pages_server: StaticServer, nursery: trio.Nursery
 ) -> AsyncIterator[Host]:
     """Handlers of a host whose relay reaches the test page, loaded with the reviews page."""
-    async with open_host(page, pages_server.url("hardening-surrogates.html"), nursery) as host:
+    async with open_host(page, pages_server.url("page-strings-surrogates.html"), nursery) as host:
         yield host
 
 
@@ -433,7 +434,7 @@ async def test_long_texts_show_a_head_and_page_through_the_rest(page: PageTarget
     """With a long-text limit, the text run of a long paragraph and a 255k-character log
     shows its head and a marker with exact counts; paging from the marker gives back
     every character, and the output tree still holds all of the text for searches."""
-    loaded = await load_and_compact(page, "hardening-long-text.html")
+    loaded = await load_and_compact(page, "page-strings-long-text.html")
     whole = loaded.compaction
     compaction = compact(loaded.model, long_text=LONG_TEXT)
     tree = parse_xml(compaction.xml)

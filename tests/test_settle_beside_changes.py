@@ -1,5 +1,5 @@
-"""Settling on the action's effect (issue 13, pattern 6): a page that keeps changing
-elsewhere answers once the part the action touched is quiet, and says what kept changing.
+"""Settling on the action's effect: a page that keeps changing elsewhere answers once
+the part the action touched is quiet, and says what kept changing.
 (How fast is measured by the bench, ``python -m tests.bench --only actions``.)"""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ async def test_click_beside_a_ticker_answers_with_its_effect(
 ) -> None:
     """On a page whose prices change every 100 ms, a click's effect (at once, or 150 ms
     later) is in the answer, with no "did not settle" note and a note naming the ticker."""
-    tab, xml = await open_tab(page, pages_server.url("tools13-ticker.html"))
+    tab, xml = await open_tab(page, pages_server.url("settle-ticker.html"))
     assert UNSETTLED not in xml
     added = await act(tab, "click", {"id": eid_of(xml, "button", "Add to watchlist")})
     assert "ACME added" in added.content
@@ -37,7 +37,7 @@ async def test_dialog_opened_by_a_click_is_waited_for(
 ) -> None:
     """A dialog the click opens counts as its effect: text filled into it after it
     appeared is in the answer, though the ticker never stops."""
-    tab, xml = await open_tab(page, pages_server.url("tools13-ticker.html"))
+    tab, xml = await open_tab(page, pages_server.url("settle-ticker.html"))
     result = await act(tab, "click", {"id": eid_of(xml, "button", "Remove ACME")})
     assert "Remove ACME from your watchlist?" in result.content
     assert UNSETTLED not in result.content
@@ -47,7 +47,7 @@ async def test_reload_of_a_ticker_page_settles(
     page: PageTarget, pages_server: StaticServer
 ) -> None:
     """Loading a page that never stops changing answers without a "did not settle" note."""
-    tab, _ = await open_tab(page, pages_server.url("tools13-ticker.html"))
+    tab, _ = await open_tab(page, pages_server.url("settle-ticker.html"))
     reloaded = await act(tab, "reload", {})
     assert reloaded.kind == "baseline"
     assert UNSETTLED not in reloaded.content

@@ -1,5 +1,5 @@
-"""No exception leaves a tool (issue 13, pattern 7): browser and page errors become
-results with a plain message, and `type` says when the field does not hold what was typed."""
+"""No exception leaves a tool: browser and page errors become results with a plain
+message, and `type` says when the field does not hold what was typed."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ async def test_type_into_field_that_hands_focus_to_a_popup(
 ) -> None:
     """A field whose focus handler disables it and focuses a pop-up's field gets nothing
     typed, and the answer is an error result showing the pop-up, not an exception."""
-    tab, xml = await open_tab(page, pages_server.url("tools13-focus.html"))
+    tab, xml = await open_tab(page, pages_server.url("tool-errors-focus.html"))
     launcher = eid_of(xml, "input", "Search products")
     result = await run_tool(tab, "type", {"id": launcher, "text": "running shoes"})
     assert result.is_error
@@ -45,7 +45,7 @@ async def test_type_says_when_the_field_holds_something_else(
 ) -> None:
     """A field that cuts (maxlength) or reformats (a phone mask) what is typed is
     reported with what it holds; a field that keeps the text gets no note."""
-    tab, xml = await open_tab(page, pages_server.url("tools13-focus.html"))
+    tab, xml = await open_tab(page, pages_server.url("tool-errors-focus.html"))
     zip_code = field_after(xml, "ZIP code")
     cut = await act(tab, "type", {"id": zip_code, "text": "941031"})
     assert "holds '94103', not '941031'" in cut.content
@@ -60,7 +60,7 @@ async def test_type_says_when_the_field_holds_something_else(
 async def test_page_error_is_a_result(page: PageTarget, pages_server: StaticServer) -> None:
     """An error the page throws while a tool acts (a field whose select() throws) comes
     back as an error result that quotes it, not as an exception out of run_tool."""
-    tab, xml = await open_tab(page, pages_server.url("tools13-focus.html"))
+    tab, xml = await open_tab(page, pages_server.url("tool-errors-focus.html"))
     iban = field_after(xml, "Confirm IBAN")
     result = await run_tool(tab, "type", {"id": iban, "text": "DE89 3704"})
     assert result.is_error

@@ -1,0 +1,118 @@
+"""What an MCP client nobody here wrote meets in ``trimtab mcp``: a real server process
+and the ``mcp`` SDK's client, against a real host state and link on a headless page
+(no extension): sharing explained, hints on the tools, arguments checked as the schema
+says, JSON-RPC errors with their codes, and a call whose browser went away."""
+
+from __future__ import annotations
+
+import pytest
+import trio
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS
+
+from pycdp_bridge import PageTarget
+from tests.support import StaticServer
+from tests.support.link_host import TAB, TIMEOUT, open_link_host
+from tests.support.outside import call
+from trimtab.tools import TOOLS, may_commit
+
+pytestmark = pytest.mark.browser
+
+
+async def test_nothing_shared_says_how_to_share_and_tools_carry_hints(
+    page: PageTarget, pages_server: StaticServer
+) -> None:
+    """With no tab shared, `tabs` answers an empty list and how to share one, as the
+    instructions do; reads are marked read-only and actions destructive; an unknown
+    resource is invalid params naming the URI."""
+    async with (
+        open_link_host(page, pages_server.url("handlers-shop.html")) as host,
+        host.mcp_client() as client,
+    ):
+        instructions = client.instructions or ""
+        assert '"Share this tab with agents"' in instructions
+        assert "side panel must stay open" in instructions
+        text, is_error, _ = await call(client, "tabs")
+        assert not is_error
+        assert text.startswith("<tabs>\n</tabs>\nNo tab is shared with agents yet. ")
+        assert '"Share this tab with agents"' in text
+        assert "side panel must stay open" in text
+        text, is_error, _ = await call(client, "capture_snapshot")
+        assert is_error
+        assert text.startswith("not_shared: no tab is shared with agents. ")
+
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        for spec in TOOLS:
+            hints = tools[spec.name].annotations
+            assert hints is not None
+            assert hints.read_only_hint is not spec.policy.side_effects, spec.name
+            assert hints.destructive_hint is may_commit(spec), spec.name
+        assert tools["capture_snapshot"].annotations.read_only_hint  # type: ignore[union-attr]
+        assert tools["click"].annotations.destructive_hint  # type: ignore[union-attr]
+        # Moving around never submits: not read-only, not destructive either.
+        for name in ("navigate", "hover", "scroll"):
+            hints = tools[name].annotations
+            assert hints is not None
+            assert not hints.read_only_hint
+            assert not hints.destructive_hint, name
+        assert tools["tabs"].annotations.read_only_hint  # type: ignore[union-attr]
+
+        with pytest.raises(MCPError) as caught:
+            await client.read_resource("trimtab://nothing-here")
+        assert caught.value.code == INVALID_PARAMS
+        assert "'trimtab://nothing-here'" in caught.value.message
+
+
+async def test_tab_id_as_a_string_is_taken_and_unknown_arguments_refused(
+    page: PageTarget, pages_server: StaticServer
+) -> None:
+    """A tab id sent as a string of digits reads the tab; an argument the tool's schema
+    does not have is refused by name before anything runs; a tab id that is not one is
+    refused naming the value."""
+    async with (
+        open_link_host(page, pages_server.url("handlers-shop.html")) as host,
+        host.mcp_client() as client,
+    ):
+        await host.share(TAB)
+        text, is_error, meta = await call(client, "capture_snapshot", tab=str(TAB))
+        assert not is_error, text
+        assert "Outdoor shop" in text
+        assert meta["kind"] == "baseline"
+        text, is_error, _ = await call(client, "click", tab=TAB, id="x", force=True)
+        assert is_error
+        assert text == "click has no argument 'force'; it takes: id, tab"
+        text, is_error, _ = await call(client, "tabs", all=True)
+        assert is_error
+        assert "tabs takes no arguments, not 'all'" in text
+        text, is_error, _ = await call(client, "capture_snapshot", tab="seven")
+        assert is_error
+        assert text == "'tab' must be a tab id from `tabs`, not 'seven'"
+
+
+async def test_a_call_in_flight_when_the_browser_goes_away_says_so(
+    page: PageTarget, pages_server: StaticServer
+) -> None:
+    """A `wait_for` waiting in the host when the host goes away (the browser quit)
+    answers that the browser went away during the call; it is not sent again."""
+    async with (
+        open_link_host(page, pages_server.url("handlers-shop.html")) as host,
+        host.mcp_client() as client,
+    ):
+        await host.share(TAB)
+        results: list[tuple[str, bool, dict[str, object]]] = []
+        async with trio.open_nursery() as nursery:
+
+            async def wait() -> None:
+                results.append(
+                    await call(client, "wait_for", tab=TAB, text="never on this page", timeout=30)
+                )
+
+            nursery.start_soon(wait)
+            with trio.fail_after(TIMEOUT):
+                while not any(session.calls for session in host.link.sessions.values()):
+                    await trio.sleep(0.02)
+            host.closed.cancel()
+        text, is_error, _ = results[0]
+        assert is_error
+        assert text.startswith("link_closed: the browser went away during the call ("), text
+        assert "during hello" not in text
