@@ -1,5 +1,10 @@
 """CDP commands as generators: the single place where Trimtab names CDP methods.
 
+This module is `pycdp_bridge.protocol`: it holds the commands of the page (DOM,
+DOMSnapshot, Accessibility, Overlay, Network, Page, Runtime) and re-exports those of
+``_protocol_input`` (Input, Emulation) and ``_protocol_targets`` (Target, Browser);
+the ``_protocol*`` modules are the only ones that name a CDP method.
+
 Each function yields one request ``{"method": ..., "params": ...}``, receives the raw
 result dict and returns it, the shape the ``cdp`` package uses, so
 ``Target.execute`` runs these and that package's generators alike. Results are typed
@@ -12,10 +17,30 @@ Chromium sends today. The names of the events callers listen to are constants in
 
 from __future__ import annotations
 
-from collections.abc import Generator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar, cast
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 from . import _events as events
+from ._protocol_base import Command, Empty, Request, Result, call
+from ._protocol_input import (
+    KeyEventType,
+    MouseButton,
+    MouseEventType,
+    emulation_set_device_metrics_override,
+    emulation_set_focus_emulation_enabled,
+    input_dispatch_key_event,
+    input_dispatch_mouse_event,
+    input_insert_text,
+)
+from ._protocol_targets import (
+    browser_close,
+    target_attach_to_target,
+    target_close_target,
+    target_create_target,
+    target_detach_from_target,
+    target_get_targets,
+    target_set_auto_attach,
+)
 
 if TYPE_CHECKING:
     from cdp_use.cdp.accessibility.commands import (
@@ -51,15 +76,6 @@ if TYPE_CHECKING:
         CaptureSnapshotParameters,
         CaptureSnapshotReturns,
     )
-    from cdp_use.cdp.emulation.commands import (
-        SetDeviceMetricsOverrideParameters,
-        SetFocusEmulationEnabledParameters,
-    )
-    from cdp_use.cdp.input.commands import (
-        DispatchKeyEventParameters,
-        DispatchMouseEventParameters,
-        InsertTextParameters,
-    )
     from cdp_use.cdp.overlay.commands import HighlightNodeParameters
     from cdp_use.cdp.overlay.types import HighlightConfig
     from cdp_use.cdp.page.commands import (
@@ -91,36 +107,29 @@ if TYPE_CHECKING:
         ReleaseObjectParameters,
     )
     from cdp_use.cdp.runtime.types import CallArgument
-    from cdp_use.cdp.target.commands import (
-        AttachToTargetParameters,
-        AttachToTargetReturns,
-        CloseTargetParameters,
-        CloseTargetReturns,
-        CreateTargetParameters,
-        CreateTargetReturns,
-        DetachFromTargetParameters,
-        GetTargetsReturns,
-        SetAutoAttachParameters,
-    )
 
 __all__ = [
     "DEFAULT_SNAPSHOT_STYLES",
     "Command",
+    "KeyEventType",
+    "MouseButton",
+    "MouseEventType",
     "Request",
     "Result",
+    "browser_close",
+    "emulation_set_device_metrics_override",
+    "emulation_set_focus_emulation_enabled",
     "events",
+    "input_dispatch_key_event",
+    "input_dispatch_mouse_event",
+    "input_insert_text",
+    "target_attach_to_target",
+    "target_close_target",
+    "target_create_target",
+    "target_detach_from_target",
+    "target_get_targets",
+    "target_set_auto_attach",
 ]
-
-T = TypeVar("T")
-
-#: The message a command generator yields: ``{"method": str, "params": dict}``.
-Request: TypeAlias = dict[str, Any]
-#: The raw ``result`` object of a CDP response.
-Result: TypeAlias = dict[str, Any]
-#: A CDP command: yields one request, receives its raw result, returns the value.
-Command: TypeAlias = Generator[Request, Result, T]
-#: A command that returns nothing worth reading (the result is ``{}``).
-Empty: TypeAlias = Result
 
 #: Computed styles captured for every layout node; `_model.Style` has one field each.
 #: Only what the pipeline reads: each one costs the browser a value per layout object.
@@ -138,21 +147,16 @@ DEFAULT_SNAPSHOT_STYLES: tuple[str, ...] = (
 )
 
 
-def _call(method: str, params: Mapping[str, Any] | None = None) -> Command[Result]:
-    result = yield {"method": method, "params": dict(params) if params else {}}
-    return result
-
-
 # --- DOM -----------------------------------------------------------------------------
 
 
 def dom_enable() -> Command[Empty]:
-    return (yield from _call("DOM.enable"))
+    return (yield from call("DOM.enable"))
 
 
 def dom_get_document(depth: int = -1, *, pierce: bool = True) -> Command[GetDocumentReturns]:
     params: GetDocumentParameters = {"depth": depth, "pierce": pierce}
-    return cast("GetDocumentReturns", (yield from _call("DOM.getDocument", params)))
+    return cast("GetDocumentReturns", (yield from call("DOM.getDocument", params)))
 
 
 def dom_describe_node(
@@ -173,7 +177,7 @@ def dom_describe_node(
             f"dom_describe_node needs exactly one of backend_node_id ({backend_node_id!r})"
             f" and object_id ({object_id!r})"
         )
-    return cast("DescribeNodeReturns", (yield from _call("DOM.describeNode", params)))
+    return cast("DescribeNodeReturns", (yield from call("DOM.describeNode", params)))
 
 
 def dom_resolve_node(
@@ -188,13 +192,13 @@ def dom_resolve_node(
         params["objectGroup"] = object_group
     if execution_context_id is not None:
         params["executionContextId"] = execution_context_id
-    return cast("ResolveNodeReturns", (yield from _call("DOM.resolveNode", params)))
+    return cast("ResolveNodeReturns", (yield from call("DOM.resolveNode", params)))
 
 
 def dom_set_file_input_files(files: Sequence[str], *, object_id: str) -> Command[Empty]:
     """Put files into a file input, as its file picker does (`input` and `change` fire)."""
     params: SetFileInputFilesParameters = {"files": list(files), "objectId": object_id}
-    return (yield from _call("DOM.setFileInputFiles", params))
+    return (yield from call("DOM.setFileInputFiles", params))
 
 
 # --- DOMDebugger -----------------------------------------------------------------------
@@ -204,28 +208,28 @@ def dom_debugger_get_event_listeners(object_id: str) -> Command[GetEventListener
     """The event listeners on one object (a node, a window) of the object's own world."""
     params: GetEventListenersParameters = {"objectId": object_id}
     return cast(
-        "GetEventListenersReturns", (yield from _call("DOMDebugger.getEventListeners", params))
+        "GetEventListenersReturns", (yield from call("DOMDebugger.getEventListeners", params))
     )
 
 
 def dom_get_content_quads(*, backend_node_id: int) -> Command[GetContentQuadsReturns]:
     params: GetContentQuadsParameters = {"backendNodeId": backend_node_id}
-    return cast("GetContentQuadsReturns", (yield from _call("DOM.getContentQuads", params)))
+    return cast("GetContentQuadsReturns", (yield from call("DOM.getContentQuads", params)))
 
 
 def dom_get_box_model(*, backend_node_id: int) -> Command[GetBoxModelReturns]:
     params: GetBoxModelParameters = {"backendNodeId": backend_node_id}
-    return cast("GetBoxModelReturns", (yield from _call("DOM.getBoxModel", params)))
+    return cast("GetBoxModelReturns", (yield from call("DOM.getBoxModel", params)))
 
 
 def dom_scroll_into_view_if_needed(*, backend_node_id: int) -> Command[Empty]:
     params: ScrollIntoViewIfNeededParameters = {"backendNodeId": backend_node_id}
-    return (yield from _call("DOM.scrollIntoViewIfNeeded", params))
+    return (yield from call("DOM.scrollIntoViewIfNeeded", params))
 
 
 def dom_focus(*, backend_node_id: int) -> Command[Empty]:
     params: FocusParameters = {"backendNodeId": backend_node_id}
-    return (yield from _call("DOM.focus", params))
+    return (yield from call("DOM.focus", params))
 
 
 def dom_get_node_for_location(
@@ -241,12 +245,12 @@ def dom_get_node_for_location(
         "includeUserAgentShadowDOM": include_user_agent_shadow_dom,
         "ignorePointerEventsNone": ignore_pointer_events_none,
     }
-    return cast("GetNodeForLocationReturns", (yield from _call("DOM.getNodeForLocation", params)))
+    return cast("GetNodeForLocationReturns", (yield from call("DOM.getNodeForLocation", params)))
 
 
 def dom_get_frame_owner(frame_id: str) -> Command[GetFrameOwnerReturns]:
     params: GetFrameOwnerParameters = {"frameId": frame_id}
-    return cast("GetFrameOwnerReturns", (yield from _call("DOM.getFrameOwner", params)))
+    return cast("GetFrameOwnerReturns", (yield from call("DOM.getFrameOwner", params)))
 
 
 # --- DOMSnapshot, Accessibility -------------------------------------------------------
@@ -263,14 +267,14 @@ def dom_snapshot_capture_snapshot(
         "includePaintOrder": include_paint_order,
         "includeDOMRects": include_dom_rects,
     }
-    return cast("CaptureSnapshotReturns", (yield from _call("DOMSnapshot.captureSnapshot", params)))
+    return cast("CaptureSnapshotReturns", (yield from call("DOMSnapshot.captureSnapshot", params)))
 
 
 def accessibility_get_full_ax_tree(frame_id: str | None = None) -> Command[GetFullAXTreeReturns]:
     params: GetFullAXTreeParameters = {}
     if frame_id is not None:
         params["frameId"] = frame_id
-    return cast("GetFullAXTreeReturns", (yield from _call("Accessibility.getFullAXTree", params)))
+    return cast("GetFullAXTreeReturns", (yield from call("Accessibility.getFullAXTree", params)))
 
 
 def accessibility_get_partial_ax_tree(
@@ -281,7 +285,7 @@ def accessibility_get_partial_ax_tree(
         "fetchRelatives": fetch_relatives,
     }
     return cast(
-        "GetPartialAXTreeReturns", (yield from _call("Accessibility.getPartialAXTree", params))
+        "GetPartialAXTreeReturns", (yield from call("Accessibility.getPartialAXTree", params))
     )
 
 
@@ -289,7 +293,7 @@ def accessibility_get_partial_ax_tree(
 
 
 def overlay_enable() -> Command[Empty]:
-    return (yield from _call("Overlay.enable"))
+    return (yield from call("Overlay.enable"))
 
 
 def overlay_highlight_node(
@@ -300,55 +304,55 @@ def overlay_highlight_node(
         "highlightConfig": cast("HighlightConfig", dict(highlight_config)),
         "backendNodeId": backend_node_id,
     }
-    return (yield from _call("Overlay.highlightNode", params))
+    return (yield from call("Overlay.highlightNode", params))
 
 
 def overlay_hide_highlight() -> Command[Empty]:
-    return (yield from _call("Overlay.hideHighlight"))
+    return (yield from call("Overlay.hideHighlight"))
 
 
 def network_enable() -> Command[Empty]:
-    return (yield from _call("Network.enable"))
+    return (yield from call("Network.enable"))
 
 
 # --- Page ------------------------------------------------------------------------------
 
 
 def page_enable() -> Command[Empty]:
-    return (yield from _call("Page.enable"))
+    return (yield from call("Page.enable"))
 
 
 def page_set_lifecycle_events_enabled(*, enabled: bool = True) -> Command[Empty]:
     params: SetLifecycleEventsEnabledParameters = {"enabled": enabled}
-    return (yield from _call("Page.setLifecycleEventsEnabled", params))
+    return (yield from call("Page.setLifecycleEventsEnabled", params))
 
 
 def page_navigate(url: str, *, frame_id: str | None = None) -> Command[NavigateReturns]:
     params: NavigateParameters = {"url": url}
     if frame_id is not None:
         params["frameId"] = frame_id
-    return cast("NavigateReturns", (yield from _call("Page.navigate", params)))
+    return cast("NavigateReturns", (yield from call("Page.navigate", params)))
 
 
 def page_get_frame_tree() -> Command[GetFrameTreeReturns]:
-    return cast("GetFrameTreeReturns", (yield from _call("Page.getFrameTree")))
+    return cast("GetFrameTreeReturns", (yield from call("Page.getFrameTree")))
 
 
 def page_get_layout_metrics() -> Command[GetLayoutMetricsReturns]:
-    return cast("GetLayoutMetricsReturns", (yield from _call("Page.getLayoutMetrics")))
+    return cast("GetLayoutMetricsReturns", (yield from call("Page.getLayoutMetrics")))
 
 
 def page_get_navigation_history() -> Command[GetNavigationHistoryReturns]:
-    return cast("GetNavigationHistoryReturns", (yield from _call("Page.getNavigationHistory")))
+    return cast("GetNavigationHistoryReturns", (yield from call("Page.getNavigationHistory")))
 
 
 def page_navigate_to_history_entry(entry_id: int) -> Command[Empty]:
     params: NavigateToHistoryEntryParameters = {"entryId": entry_id}
-    return (yield from _call("Page.navigateToHistoryEntry", params))
+    return (yield from call("Page.navigateToHistoryEntry", params))
 
 
 def page_bring_to_front() -> Command[Empty]:
-    return (yield from _call("Page.bringToFront"))
+    return (yield from call("Page.bringToFront"))
 
 
 def page_start_screencast(
@@ -360,16 +364,16 @@ def page_start_screencast(
         "maxWidth": max_width,
         "maxHeight": max_height,
     }
-    return (yield from _call("Page.startScreencast", params))
+    return (yield from call("Page.startScreencast", params))
 
 
 def page_screencast_frame_ack(session_id: int) -> Command[Empty]:
     params: ScreencastFrameAckParameters = {"sessionId": session_id}
-    return (yield from _call("Page.screencastFrameAck", params))
+    return (yield from call("Page.screencastFrameAck", params))
 
 
 def page_stop_screencast() -> Command[Empty]:
-    return (yield from _call("Page.stopScreencast"))
+    return (yield from call("Page.stopScreencast"))
 
 
 def page_handle_javascript_dialog(
@@ -378,16 +382,14 @@ def page_handle_javascript_dialog(
     params: HandleJavaScriptDialogParameters = {"accept": accept}
     if prompt_text is not None:
         params["promptText"] = prompt_text
-    return (yield from _call("Page.handleJavaScriptDialog", params))
+    return (yield from call("Page.handleJavaScriptDialog", params))
 
 
 def page_create_isolated_world(
     frame_id: str, *, world_name: str
 ) -> Command[CreateIsolatedWorldReturns]:
     params: CreateIsolatedWorldParameters = {"frameId": frame_id, "worldName": world_name}
-    return cast(
-        "CreateIsolatedWorldReturns", (yield from _call("Page.createIsolatedWorld", params))
-    )
+    return cast("CreateIsolatedWorldReturns", (yield from call("Page.createIsolatedWorld", params)))
 
 
 def page_add_script_to_evaluate_on_new_document(
@@ -400,19 +402,19 @@ def page_add_script_to_evaluate_on_new_document(
     if world_name is not None:
         params["worldName"] = world_name
     method = "Page.addScriptToEvaluateOnNewDocument"
-    return cast("AddScriptToEvaluateOnNewDocumentReturns", (yield from _call(method, params)))
+    return cast("AddScriptToEvaluateOnNewDocumentReturns", (yield from call(method, params)))
 
 
 def page_reload(*, ignore_cache: bool = False) -> Command[Empty]:
     params: ReloadParameters = {"ignoreCache": ignore_cache}
-    return (yield from _call("Page.reload", params))
+    return (yield from call("Page.reload", params))
 
 
 # --- Runtime ---------------------------------------------------------------------------
 
 
 def runtime_enable() -> Command[Empty]:
-    return (yield from _call("Runtime.enable"))
+    return (yield from call("Runtime.enable"))
 
 
 def runtime_evaluate(
@@ -434,7 +436,7 @@ def runtime_evaluate(
         params["contextId"] = context_id
     if object_group is not None:
         params["objectGroup"] = object_group
-    return cast("EvaluateReturns", (yield from _call("Runtime.evaluate", params)))
+    return cast("EvaluateReturns", (yield from call("Runtime.evaluate", params)))
 
 
 def runtime_call_function_on(
@@ -463,149 +465,28 @@ def runtime_call_function_on(
         params["objectId"] = object_id
     if execution_context_id is not None:
         params["executionContextId"] = execution_context_id
-    return cast("CallFunctionOnReturns", (yield from _call("Runtime.callFunctionOn", params)))
+    return cast("CallFunctionOnReturns", (yield from call("Runtime.callFunctionOn", params)))
 
 
 def runtime_get_properties(
     object_id: str, *, own_properties: bool = True
 ) -> Command[GetPropertiesReturns]:
     params: GetPropertiesParameters = {"objectId": object_id, "ownProperties": own_properties}
-    return cast("GetPropertiesReturns", (yield from _call("Runtime.getProperties", params)))
+    return cast("GetPropertiesReturns", (yield from call("Runtime.getProperties", params)))
 
 
 def runtime_release_object(object_id: str) -> Command[Empty]:
     params: ReleaseObjectParameters = {"objectId": object_id}
-    return (yield from _call("Runtime.releaseObject", params))
+    return (yield from call("Runtime.releaseObject", params))
 
 
 def runtime_release_object_group(object_group: str) -> Command[Empty]:
     params: ReleaseObjectGroupParameters = {"objectGroup": object_group}
-    return (yield from _call("Runtime.releaseObjectGroup", params))
+    return (yield from call("Runtime.releaseObjectGroup", params))
 
 
 def runtime_add_binding(name: str, *, execution_context_name: str | None = None) -> Command[Empty]:
     params: AddBindingParameters = {"name": name}
     if execution_context_name is not None:
         params["executionContextName"] = execution_context_name
-    return (yield from _call("Runtime.addBinding", params))
-
-
-# --- Target ----------------------------------------------------------------------------
-
-
-def target_create_target(url: str = "about:blank") -> Command[CreateTargetReturns]:
-    params: CreateTargetParameters = {"url": url}
-    return cast("CreateTargetReturns", (yield from _call("Target.createTarget", params)))
-
-
-def target_attach_to_target(
-    target_id: str, *, flatten: bool = True
-) -> Command[AttachToTargetReturns]:
-    params: AttachToTargetParameters = {"targetId": target_id, "flatten": flatten}
-    return cast("AttachToTargetReturns", (yield from _call("Target.attachToTarget", params)))
-
-
-def target_detach_from_target(session_id: str) -> Command[Empty]:
-    params: DetachFromTargetParameters = {"sessionId": session_id}
-    return (yield from _call("Target.detachFromTarget", params))
-
-
-def target_close_target(target_id: str) -> Command[CloseTargetReturns]:
-    params: CloseTargetParameters = {"targetId": target_id}
-    return cast("CloseTargetReturns", (yield from _call("Target.closeTarget", params)))
-
-
-def target_set_auto_attach(
-    *, auto_attach: bool = True, wait_for_debugger_on_start: bool = False, flatten: bool = True
-) -> Command[Empty]:
-    params: SetAutoAttachParameters = {
-        "autoAttach": auto_attach,
-        "waitForDebuggerOnStart": wait_for_debugger_on_start,
-        "flatten": flatten,
-    }
-    return (yield from _call("Target.setAutoAttach", params))
-
-
-def target_get_targets() -> Command[GetTargetsReturns]:
-    return cast("GetTargetsReturns", (yield from _call("Target.getTargets")))
-
-
-def browser_close() -> Command[Empty]:
-    return (yield from _call("Browser.close"))
-
-
-# --- Input, Emulation ------------------------------------------------------------------
-
-MouseEventType = Literal["mousePressed", "mouseReleased", "mouseMoved", "mouseWheel"]
-MouseButton = Literal["none", "left", "middle", "right", "back", "forward"]
-KeyEventType = Literal["keyDown", "keyUp", "rawKeyDown", "char"]
-
-
-def input_dispatch_mouse_event(
-    type_: MouseEventType,
-    x: float,
-    y: float,
-    *,
-    button: MouseButton = "none",
-    click_count: int = 0,
-    delta_x: float | None = None,
-    delta_y: float | None = None,
-    buttons: int | None = None,
-) -> Command[Empty]:
-    params: DispatchMouseEventParameters = {
-        "type": type_,
-        "x": x,
-        "y": y,
-        "button": button,
-        "clickCount": click_count,
-    }
-    if buttons is not None:
-        params["buttons"] = buttons  # held buttons (1: left), so moves read as a drag
-    if delta_x is not None:
-        params["deltaX"] = delta_x
-    if delta_y is not None:
-        params["deltaY"] = delta_y
-    return (yield from _call("Input.dispatchMouseEvent", params))
-
-
-def input_dispatch_key_event(
-    type_: KeyEventType,
-    *,
-    key: str | None = None,
-    code: str | None = None,
-    text: str | None = None,
-    windows_virtual_key_code: int | None = None,
-    modifiers: int = 0,
-) -> Command[Empty]:
-    params: DispatchKeyEventParameters = {"type": type_, "modifiers": modifiers}
-    if key is not None:
-        params["key"] = key
-    if code is not None:
-        params["code"] = code
-    if text is not None:
-        params["text"] = text
-    if windows_virtual_key_code is not None:
-        params["windowsVirtualKeyCode"] = windows_virtual_key_code
-    return (yield from _call("Input.dispatchKeyEvent", params))
-
-
-def input_insert_text(text: str) -> Command[Empty]:
-    params: InsertTextParameters = {"text": text}
-    return (yield from _call("Input.insertText", params))
-
-
-def emulation_set_device_metrics_override(
-    width: int, height: int, *, device_scale_factor: float = 1.0, mobile: bool = False
-) -> Command[Empty]:
-    params: SetDeviceMetricsOverrideParameters = {
-        "width": width,
-        "height": height,
-        "deviceScaleFactor": device_scale_factor,
-        "mobile": mobile,
-    }
-    return (yield from _call("Emulation.setDeviceMetricsOverride", params))
-
-
-def emulation_set_focus_emulation_enabled(enabled: bool) -> Command[Empty]:
-    params: SetFocusEmulationEnabledParameters = {"enabled": enabled}
-    return (yield from _call("Emulation.setFocusEmulationEnabled", params))
+    return (yield from call("Runtime.addBinding", params))

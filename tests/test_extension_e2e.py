@@ -30,7 +30,7 @@ from tests.support.e2e import (
 )
 from tests.support.png import Image, decode_png
 from trimtab import SnapshotMemory
-from trimtab._install import host_launcher
+from trimtab.install import host_launcher
 
 pytestmark = pytest.mark.browser
 

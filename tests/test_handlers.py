@@ -277,6 +277,32 @@ async def test_inspector_snapshots_do_not_move_the_agents_diff_base(host: Host) 
     assert "Clicks: 1" in clicked["content"]
 
 
+async def test_an_id_only_the_inspector_showed_is_not_the_agents(host: Host) -> None:
+    """The side panel's snapshot leaves the agent's id memory as it was: an id that
+    only the inspector showed is stale to the agent, and the agent's next diff still
+    shows the control it never saw as new."""
+    first = await host.tool("capture_snapshot")
+    # A control the agent has not seen yet, which the inspector shows with an id.
+    await host.evaluate(
+        "const later = Object.assign(document.createElement('button'),"
+        " {type: 'button', textContent: 'Save for later'});"
+        " later.onclick = () => { window.saved = true; };"
+        " document.getElementById('add').after(later); 0"
+    )
+    shown = await host.request("snapshot", tab=TAB)
+    inspector_id = element_id(shown["xml"], "Save for later")
+    agent = host.state.tab(TAB)
+    assert agent is not None
+    assert inspector_id not in agent.memory.issued
+    clicked = await host.tool("click", id=inspector_id)
+    assert clicked["is_error"]
+    assert f"stale id {inspector_id}" in clicked["content"]
+    assert await host.evaluate("window.saved === true") is False
+    diff = await host.tool("click", id=element_id(first["content"], "Details"))
+    assert diff["kind"] == "diff"
+    assert "Save for later" in diff["content"]
+
+
 async def test_release_forgets_the_tab(host: Host) -> None:
     """Release drops the tab's state, detaches the debugger, and invalidates its reads."""
     first = await host.tool("capture_snapshot")

@@ -21,13 +21,14 @@ from mcp.shared.exceptions import MCPError
 from pycdp_bridge import PageTarget
 from tests.support import StaticServer
 from tests.support.handlers_host import TAB
+from tests.support.link_host import ExtensionEnd, extension_request
 from tests.support.relay_peer import RelayPeer
 from trimtab.browser import Toolbox, open_host_state
 from trimtab.envelope import SidePanel
 from trimtab.link import Link, LinkClient, LinkError, connect, open_link, read_secret
 from trimtab.link._paths import SECRET_FILE, ensure_private_dir, list_endpoints
 from trimtab.mcp import build_server, open_holder
-from trimtab.wire import DecodedMessage, FrameDecoder, Outbox
+from trimtab.wire import FrameDecoder, Outbox
 
 pytestmark = pytest.mark.browser
 
@@ -43,32 +44,10 @@ def folder() -> Iterator[Path]:
 
 
 @attrs.define
-class Extension:
-    """The extension's end of the native port: what the link tells it."""
-
-    receive: trio.abc.ReceiveStream
-    decoder: FrameDecoder = attrs.field(factory=FrameDecoder)
-    pending: list[dict[str, Any]] = attrs.field(factory=list)
-
-    async def next(self, kind: str) -> dict[str, Any]:
-        """The next message of type ``kind`` the host sent to the extension."""
-        with trio.fail_after(10):
-            while True:
-                while self.pending:
-                    message = self.pending.pop(0)
-                    if message.get("type") == kind:
-                        return message
-                data = await self.receive.receive_some()
-                self.pending += [
-                    e.message for e in self.decoder.feed(data) if isinstance(e, DecodedMessage)
-                ]
-
-
-@attrs.define
 class Setup:
     link: Link
     panel: SidePanel
-    extension: Extension
+    extension: ExtensionEnd
     secret: str
     page: PageTarget
 
@@ -106,15 +85,11 @@ async def setup(
     ):
         secret = read_secret(folder / "state" / SECRET_FILE)
         await link.handle_agents_tabs(
-            _request("agents_tabs", tabs=[{"id": TAB, "title": "Shop", "url": "http://x/"}])
+            extension_request(
+                "agents_tabs", tabs=[{"id": TAB, "title": "Shop", "url": "http://x/"}]
+            )
         )
-        yield Setup(link, panel, Extension(receive), secret, page)
-
-
-def _request(kind: str, **fields: Any) -> Any:
-    from trimtab.wire import Request
-
-    return Request(kind, 1, {"type": kind, "id": 1, **fields})
+        yield Setup(link, panel, ExtensionEnd(receive), secret, page)
 
 
 async def _snapshot(client: LinkClient, tab: int = TAB) -> dict[str, Any]:
@@ -212,7 +187,7 @@ def test_private_folder_refuses_others(folder: Path) -> None:
 
 async def test_unshared_tab_asks_the_extension(setup: Setup) -> None:
     """A call on an unshared tab asks the extension, naming the client; yes and no are kept."""
-    await setup.link.handle_agents_tabs(_request("agents_tabs", tabs=[]))
+    await setup.link.handle_agents_tabs(extension_request("agents_tabs", tabs=[]))
     async with setup.client("claude-code") as client, trio.open_nursery() as nursery:
         results: list[Any] = []
 
@@ -243,7 +218,7 @@ async def test_stop_ends_every_session(setup: Setup) -> None:
         await _snapshot(client)
         connected = await setup.extension.next("agents_event")
         assert connected["event"] == "connected"
-        await setup.link.handle_agents_stop(_request("agents_stop"))
+        await setup.link.handle_agents_stop(extension_request("agents_stop"))
         with trio.fail_after(10):
             while client.closed_reason is None:
                 await trio.sleep(0.01)
@@ -308,7 +283,7 @@ async def test_submit_allowed_by_the_person_submits(
 async def test_no_one_to_ask_is_refused_at_once_with_the_reason(setup: Setup) -> None:
     """When the extension answers no without asking (no side panel open), the client is
     told why."""
-    await setup.link.handle_agents_tabs(_request("agents_tabs", tabs=[]))
+    await setup.link.handle_agents_tabs(extension_request("agents_tabs", tabs=[]))
     async with setup.client() as client, trio.open_nursery() as nursery:
         caught: list[LinkError] = []
 
@@ -393,15 +368,15 @@ async def test_a_call_waiting_for_the_person_sends_progress_then_says_nobody_ans
 async def test_after_stop_no_client_is_asked_for_a_tab_until_one_is_shared(setup: Setup) -> None:
     """After the person's Stop, a client's call on an unshared tab is refused at once
     (not asked again); sharing a tab again lifts that."""
-    await setup.link.handle_agents_stop(_request("agents_stop"))
-    await setup.link.handle_agents_tabs(_request("agents_tabs", tabs=[]))
+    await setup.link.handle_agents_stop(extension_request("agents_stop"))
+    await setup.link.handle_agents_tabs(extension_request("agents_tabs", tabs=[]))
     async with setup.client() as client:
         with pytest.raises(LinkError, match="stopped outside agents") as refused:
             await _snapshot(client)
         assert refused.value.code == "forbidden"
         assert (await client.request("tabs"))["stopped"] is True
     await setup.link.handle_agents_tabs(
-        _request("agents_tabs", tabs=[{"id": TAB, "title": "Shop", "url": "http://x/"}])
+        extension_request("agents_tabs", tabs=[{"id": TAB, "title": "Shop", "url": "http://x/"}])
     )
     async with setup.client() as client:
         assert "Outdoor shop" in (await _snapshot(client))["content"]
@@ -410,7 +385,7 @@ async def test_after_stop_no_client_is_asked_for_a_tab_until_one_is_shared(setup
 async def test_a_tab_the_person_allowed_is_listed_for_that_client(setup: Setup) -> None:
     """A tab allowed through the side panel's question appears in the client's tabs, with
     the browser's title and URL, and only for that client."""
-    await setup.link.handle_agents_tabs(_request("agents_tabs", tabs=[]))
+    await setup.link.handle_agents_tabs(extension_request("agents_tabs", tabs=[]))
     async with setup.client("claude-code") as client:
         async with trio.open_nursery() as nursery:
             nursery.start_soon(_snapshot, client)

@@ -89,7 +89,7 @@ PAGE_CHANGES = (
 
 def _copy(tab: Tab) -> Tab:
     """The tab with a copy of its snapshot memory: running a tool on it leaves `tab` as it was."""
-    return attrs.evolve(tab, memory=attrs.evolve(tab.memory))
+    return attrs.evolve(tab, memory=tab.memory.fork())
 
 
 @attrs.define

@@ -644,6 +644,46 @@ async def test_eids_stable_across_an_insertion_before_an_element(page: PageTarge
     assert {name: eid for name, eid in added.items() if name != "Undo"}.items() <= before.items()
 
 
+async def test_a_fork_changes_nothing_the_agent_reads_next(page: PageTarget) -> None:
+    """A view rendered on a fork of the agent's memory (the inspector's) collapses what
+    the agent saw unchanged, and leaves the agent's next diff, the ids it reserves and
+    the ids it resolves exactly as a memory that never forked gives them."""
+    html = nav_page(["Home", "Shop", "Help"], title="Basket").replace(
+        "</main>",
+        "".join(f"<p>Item {n} waits in the basket.</p>" for n in range(20)) + "</main>",
+    )
+    await page.navigate(page_url(html))
+    agent, unforked = SnapshotMemory(page), SnapshotMemory(page)
+    first = await agent.capture()
+    agent.render(first)
+    unforked.render(first)
+    # A control the agent never saw, which the inspector's view shows with an id.
+    await page.evaluate(
+        "document.querySelector('main').insertAdjacentHTML('beforeend',"
+        " '<button id=\"later\">Save for later</button>'); 0"
+    )
+    view = agent.fork()
+    shown = view.render(await agent.capture(), baseline=True)
+    regions = top_regions(tree_of(shown))
+    assert is_collapsed(regions["nav"])
+    (button,) = xp(regions["main"], "//button")
+    inspector_id = str(button.get("id"))
+    assert inspector_id in view.issued
+    assert inspector_id not in agent.issued
+    # A second alike control before it: which of the two keeps which id depends on the
+    # ids reserved for the document, so a leak from the fork would show here.
+    await page.evaluate(
+        "document.getElementById('later').insertAdjacentHTML('beforebegin',"
+        " '<button>Save for later</button>'); 0"
+    )
+    model = await agent.capture()
+    after_fork, without_fork = agent.render(model), unforked.render(model)
+    assert after_fork.kind == without_fork.kind == "diff"
+    assert after_fork.xml == without_fork.xml
+    assert dict(agent.issued) == dict(unforked.issued)
+    assert agent.reserved(model) == unforked.reserved(model)
+
+
 async def test_eids_same_on_the_next_page_of_a_site(page: PageTarget) -> None:
     """The shared header, nav and footer links keep their eids on another page of the site."""
     first = compact(await capture_page(page, "snapshots-site-1.html"))

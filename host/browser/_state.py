@@ -291,7 +291,7 @@ class HostState:
             # A baseline against the agent's own previous baseline, rendered on a copy
             # so that the agent's memory (the base of its next diff) stays as the
             # model knows it.
-            view = attrs.evolve(state.tab.memory)
+            view = state.tab.memory.fork()
             view.options = attrs.evolve(view.options, budget=budget)
             snapshot: Snapshot = view.render(
                 model, capture_ms=(time.perf_counter() - started) * 1000, baseline=True

@@ -13,12 +13,14 @@ May import `pycdp_bridge` and `trimtab.pipeline`; nothing else of the host.
 """
 
 from ._budget import DEFAULT_BUDGET, MIN_BUDGET, check_budget
+from ._capture import PageChangedError
 from ._page_text import page_token_counts
 from ._revisions import PageRevisions, RevisionStatistics
 from ._scripts import page_script
 from ._settle import ACTIVITY_EVENTS, QUIET_MS, Activity, Ahead, main_frame_id, settle, watch
-from ._snapshots import PageChangedError, Snapshot, SnapshotMemory, SnapshotOptions, TrimLimits
+from ._snapshots import SnapshotMemory
 from ._tab import Tab
+from ._values import Snapshot, SnapshotOptions, TrimLimits
 
 __all__ = [
     "ACTIVITY_EVENTS",

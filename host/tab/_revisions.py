@@ -107,10 +107,13 @@ _EVENT_BUFFER: Final = 8192
 @attrs.frozen
 class Quiet:
     """How a wait for quiet ended: quiet (`settled`) or at its cap, and what kept
-    changing meanwhile without being waited for (``<span class="price"> 9x``)."""
+    changing meanwhile without being waited for (``<span class="price"> 9x``);
+    `leaving` when it ended because the document began a navigation to another one,
+    which the browser may not have reported yet."""
 
     settled: bool
     churn: tuple[str, ...] = ()
+    leaving: bool = False
 
 
 def _script(name: str) -> str:
@@ -265,8 +268,9 @@ class PageRevisions:
         them, their forms and landmarks, and dialogs opened meanwhile count (see
         ``page-observer.js``); `since_ms` is how long ago the action began, so that
         elements that were already changing before it (a ticker) are churn, not waited
-        for. A `Quiet` once quiet or when `cap_ms` passed first (``settled`` False), None
-        when the document went away meanwhile (a navigation is starting).
+        for. A `Quiet` once quiet, when `cap_ms` passed first (``settled`` False) or when
+        the document began a navigation to another one (``leaving``), None when the
+        document went away meanwhile (a navigation is starting).
         """
         if not await self.install():
             # Nothing can watch this page: a person's glance at it.
@@ -292,7 +296,11 @@ class PageRevisions:
                 )
                 if isinstance(value, dict):
                     churn = tuple(str(item) for item in value.get("churn") or ())
-                    return Quiet(settled=value.get("settled") is True, churn=churn)
+                    return Quiet(
+                        settled=value.get("settled") is True,
+                        churn=churn,
+                        leaving=value.get("leaving") is True,
+                    )
                 # A document that started before the observer was installed, in a
                 # world created just now: the observer goes in here too.
                 await evaluate(self.target, _observer_source(), context_id=context)

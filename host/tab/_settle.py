@@ -70,6 +70,7 @@ ACTIVITY_EVENTS = (
     cdp.events.NETWORK_LOADING_FINISHED,
     cdp.events.NETWORK_LOADING_FAILED,
     cdp.events.PAGE_WINDOW_OPEN,
+    cdp.events.PAGE_FRAME_REQUESTED_NAVIGATION,
 )
 
 
@@ -87,6 +88,11 @@ class Activity:
     loading: bool = False
     # Main-frame commits (new documents and same-document history moves) so far.
     commits: int = 0
+    # Main-frame navigations to another document the browser reported the page asked
+    # for (`Page.frameRequestedNavigation`), and those the page observer saw the page
+    # begin (`Quiet.leaving`), so far.
+    requested: int = 0
+    leavings: int = 0
     loaded: set[str] = attrs.field(factory=set)  # loader ids whose load event fired
     in_flight: set[str] = attrs.field(factory=set)
     # URLs the page opened in other tabs or windows (a target=_blank link, window.open).
@@ -125,6 +131,9 @@ class Activity:
             self.commits += 1
         elif method == cdp.events.PAGE_WINDOW_OPEN:
             self.opened.append(str(params.get("url", "")))
+        elif method == cdp.events.PAGE_FRAME_REQUESTED_NAVIGATION and main:
+            if params.get("disposition", "currentTab") == "currentTab":
+                self.requested += 1
         elif method == cdp.events.PAGE_LIFECYCLE_EVENT and main and params.get("name") == "load":
             self.loaded.add(str(params.get("loaderId")))
         elif method == cdp.events.NETWORK_REQUEST_WILL_BE_SENT:
@@ -145,6 +154,12 @@ class Activity:
     async def committed(self, since: int) -> None:
         """Return once the main frame committed a navigation after `since` commits."""
         while self.commits <= since:
+            await self.changed.wait()
+
+    async def reported(self, commits: int) -> None:
+        """Return once the browser reported every navigation the page observer saw the
+        page begin (`leavings`), or a main-frame commit after `commits` commits."""
+        while self.requested < self.leavings and self.commits <= commits:
             await self.changed.wait()
 
     async def load_of(self, loader_id: str) -> None:
@@ -289,11 +304,19 @@ async def settle(
             since_ms = (trio.current_time() - activity.started) * 1000
             # After a navigation the element's document is gone: the whole page counts.
             nodes = scope if activity.commits == 0 else ()
+            commits = activity.commits
             quiet = await revisions.quiet(activity.frame_id, QUIET_MS, cap_ms, nodes, since_ms)
             if quiet is None:
                 # The document went away under the observer: a navigation is starting,
                 # and its events may still be on the way.
                 await trio.sleep(0.05)
+                continue
+            if quiet.leaving:
+                # The page began a navigation (a form it submitted, even on a mere
+                # hover), which the browser reports only once it starts it, maybe
+                # after this wait: the page is not settled before that report.
+                activity.leavings += 1
+                await activity.reported(commits)
                 continue
             activity.churn = quiet.churn
             # A navigation or request that began meanwhile means the page is not done.

@@ -22,7 +22,8 @@ from pycdp_bridge import protocol as cdp
 from ..pipeline import Compaction
 from ._revisions import PageRevisions
 from ._settle import QUIET_MS, Ahead
-from ._snapshots import Snapshot, SnapshotMemory, SnapshotOptions
+from ._snapshots import SnapshotMemory
+from ._values import Snapshot, SnapshotOptions
 
 __all__ = ["Tab"]
 

@@ -120,9 +120,17 @@ async def run_tool(tab: Tab, name: str, args: Mapping[str, object]) -> ToolResul
         # Nothing was done: the page answers nothing until the dialog is answered.
         return _dialogs.dialog_result(DialogOpenError.of(name, dialog), is_error=True)
     # The remote objects the call creates are released when it ends (or by
-    # `after_action`, alongside its snapshot).
-    async with objects_of_call(tab):
-        return await _run(tab, name, spec, handler, args)
+    # `after_action`, alongside its snapshot). A form the browser saw go during a call
+    # that ran is reported whatever it answers, an error included: a navigation that
+    # broke the action's last steps is the very one that submitted the form.
+    async with (
+        objects_of_call(tab),
+        tab.target.listen(cdp.events.PAGE_FRAME_REQUESTED_NAVIGATION) as navigations,
+    ):
+        answer = await _run(tab, name, spec, handler, args)
+        submitted = _form_navigation(navigations)
+    ran = answer.consent is None
+    return attrs.evolve(answer, submitted=True) if submitted and ran else answer
 
 
 def _crashed(name: str) -> ToolResult:
@@ -141,10 +149,7 @@ async def _run(
         elif spec.policy.side_effects and name not in _DECIDES_CONSENT | _NEVER_COMMITS:
             require(f"Trimtab cannot tell whether {name} submits or commits something")
         with trio.fail_after(ACTION_TIMEOUT):
-            async with tab.target.listen(cdp.events.PAGE_FRAME_REQUESTED_NAVIGATION) as navigations:
-                answer = await handler(tab, args)
-                submitted = _form_navigation(navigations)
-        return attrs.evolve(answer, submitted=answer.submitted or submitted)
+            return await handler(tab, args)
     except ConsentNeeded as exc:
         # Nothing was done: the caller asks the person and runs the call again.
         return attrs.evolve(

@@ -70,6 +70,24 @@
     document.addEventListener(type, () => changed(null), {capture: true, passive: true});
   }
   addEventListener("resize", () => changed(null), {passive: true});
+  // Navigations to another document that this one began (a form submitted, a link
+  // followed, `location` set). The browser reports one only once it has started it,
+  // a task after the action's input and possibly after a whole quiet wait: `quiet`
+  // tells `settle` of each one, once, so that it waits for that report.
+  let leftAt = -Infinity, leaving = 0, leavingTold = 0;
+  const leavingWaiters = new Set();
+  if (globalThis.navigation) {
+    navigation.addEventListener("navigate", (event) => {
+      if (event.destination.sameDocument || event.downloadRequest !== null) return;
+      leaving++; leftAt = performance.now();
+      // A navigation the page cancelled or that another replaced never leaves.
+      const mine = leaving;
+      event.signal.addEventListener("abort", () => {
+        if (mine === leaving && leavingTold < leaving) { leaving--; leftAt = -Infinity; }
+      });
+      for (const waiter of leavingWaiters) waiter();
+    });
+  }
   const hash = (text) => {
     let h = 2166136261;
     for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 16777619);
@@ -144,13 +162,14 @@
       if (watchShadows(document)) seq++;
       return [seq, controls(), scrollX, scrollY, innerWidth, innerHeight, location.href].join("|");
     },
-    // Resolves {settled, churn} once `quietMs` pass without a change that counts, or at
+    // Resolves {settled, churn, leaving} once `quietMs` pass without a change that counts, or at
     // `capMs` with settled false. With `scopes` (nodes the action touched) only changes
     // in them, their forms and landmarks, or in dialogs opened meanwhile count; without,
     // any change does. A change to an element in a run of changes that began before the
     // action (`sinceMs` ago) or that changed CHURN_RUN times during the wait is churn:
     // named in `churn`, never waited for. State events (focus, scroll, transitions)
-    // never count: a page whose animations never end still settles.
+    // never count: a page whose animations never end still settles. `leaving`: the
+    // wait ended because this document began a navigation to another one.
     quiet(quietMs, capMs, scopes, sinceMs) {
       const start = performance.now();
       const began = start - (sinceMs || 0);
@@ -161,6 +180,14 @@
       const churn = new Map();
       return new Promise((resolve) => {
         let timer = 0;
+        // A navigation begun since the action began ends the wait at once: the page is
+        // leaving, and `settle` waits for the browser to report the navigation.
+        const left = () => {
+          if (leaving === leavingTold || leftAt < began) return false;
+          leavingTold = leaving;
+          finish(false, true);
+          return true;
+        };
         const waiter = (records) => {
           if (records === null) return;
           let counts = false;
@@ -180,17 +207,20 @@
           }
           if (counts && now - start < capMs) arm();
         };
-        const finish = (settled) => {
-          quietWaiters.delete(waiter); clearTimeout(timer); clearTimeout(limit);
+        const finish = (settled, leavingNow = false) => {
+          quietWaiters.delete(waiter); leavingWaiters.delete(left);
+          clearTimeout(timer); clearTimeout(limit);
           const named = [...churn].sort((a, b) => b[1] - a[1]).slice(0, 3)
             .map(([el, n]) => describe(el) + " " + n + "x");
-          resolve({settled, churn: named});
+          resolve({settled, churn: named, leaving: leavingNow});
         };
         const arm = (wait = quietMs) => {
           clearTimeout(timer); timer = setTimeout(() => finish(true), wait);
         };
         const limit = setTimeout(() => finish(false), capMs);
+        if (left()) return;
         quietWaiters.add(waiter);
+        leavingWaiters.add(left);
         // The quiet since the action began (and since the last change) already counts.
         arm(Math.max(0, quietMs - Math.min(start - lastChange, sinceMs || 0)));
       });

@@ -1,0 +1,236 @@
+"""Baselines: every region, those unchanged since the agent saw them collapsed, long
+repeating regions trimmed.
+
+A region whose rendering (its ordered eids *and* its content: states, values, text)
+equals the one in the previous baseline, or the one the agent last saw at the same
+URL (back to a page it saw), collapses to ``<region name="nav" unchanged="true"
+count="73"/>``; runs of lines that stood in the same order in the previous baseline
+collapse to ``<unchanged>`` lines; long changed regions that repeat across a site
+(nav, header, footer, aside) keep their head and tail lines and say how many lines
+were trimmed. Above the token budget the baseline is fitted to it (`_budget`).
+"""
+
+from __future__ import annotations
+
+import difflib
+
+from ..pipeline import Compaction, Item, OutNode, Region, TokenMemo, open_tag, xml
+from ._budget import LineTokens, fit_baseline
+from ._values import (
+    Counted,
+    Figures,
+    Seen,
+    Snapshot,
+    SnapshotOptions,
+    TrimLimits,
+    page_open,
+)
+
+__all__ = ["render_baseline"]
+
+# Regions that repeat across the pages of a site and may be trimmed.
+TRIMMABLE = frozenset({"nav", "header", "footer", "aside"})
+
+
+def render_baseline(
+    current: Compaction,
+    capture_ms: float,
+    *,
+    previous: Seen,
+    earlier: Seen | None,
+    options: SnapshotOptions,
+    long_text: int,
+    memo: TokenMemo,
+    line_tokens: LineTokens,
+) -> Snapshot | None:
+    """The baseline of `current` against the `previous` baseline (or, back on a page
+    the agent saw, what it saw there: `earlier`); over the budget, fitted to it
+    (`fit_baseline`), or None when the page has long texts (over `long_text`
+    characters) to cut first."""
+    parts, untrimmed, collapsed, trimmed = _baseline_parts(current, previous, earlier, options)
+    head = page_open(current, "baseline")
+    document = head + "".join(shown for _, shown in parts) + "</page>\n"
+    budget = options.budget
+    if budget is not None and not memo.fits(document, budget):
+        if not current.texts and _has_long_text(current, long_text):
+            return None
+        fitted, hidden, tokens = fit_baseline(current, head, parts, budget, line_tokens)
+        return Snapshot(
+            kind="baseline",
+            xml=fitted,
+            compaction=current,
+            capture_ms=capture_ms,
+            regions_collapsed=tuple(collapsed),
+            regions_trimmed=tuple(trimmed),
+            counted=Counted.now(Figures(tokens, tokens + hidden, budget_hidden=hidden)),
+        )
+    whole = head + "".join(untrimmed) + "</page>\n" if trimmed else document
+
+    def count() -> Figures:
+        tokens = memo.count(document)
+        full = tokens
+        if document != page_open(current, "baseline") + current.xml.split("\n", 1)[1]:
+            full = memo.count(current.xml)  # something was collapsed or trimmed
+        trim_saved = memo.count(whole) - tokens if whole is not document else 0
+        return Figures(
+            tokens,
+            full,
+            dedup_saved=max(0, full - tokens - trim_saved),
+            trim_saved=trim_saved,
+        )
+
+    return Snapshot(
+        kind="baseline",
+        xml=document,
+        compaction=current,
+        capture_ms=capture_ms,
+        regions_collapsed=tuple(collapsed),
+        regions_trimmed=tuple(trimmed),
+        counted=Counted(count),
+    )
+
+
+def _baseline_parts(
+    current: Compaction, previous: Seen, earlier: Seen | None, options: SnapshotOptions
+) -> tuple[list[tuple[Region, str]], list[str], list[str], list[str]]:
+    """Each top-level region with its XML as the baseline shows it, the same XML
+    untrimmed (for `trim_saved`), and the keys of the regions collapsed and
+    trimmed (collapsed in document order, trimmed innermost first)."""
+    previous_regions = previous.regions if options.dedup else {}
+    earlier = earlier if options.dedup else None
+    # Runs of unchanged lines: since the agent last saw this URL when it comes back
+    # to it (a far closer match than the page it comes from), else since the
+    # previous baseline.
+    previous_items = previous.items if options.dedup else ()
+    if earlier is not None:
+        previous_items = earlier.items
+    by_node = {id(r.out): r for r in current.regions}
+    collapsed: list[str] = []
+    trimmed: list[str] = []
+    limits = options.limits
+
+    def decide(region: Region) -> tuple[str, str]:
+        """The region as shown, and as shown untrimmed: its own `xml` (the very
+        string) where nothing in it was collapsed or trimmed."""
+        then = earlier.regions.get(region.key) if earlier is not None else None
+        if region.xml in (then, previous_regions.get(region.key)):
+            collapsed.append(region.key)
+            marker = {"name": region.key, "unchanged": True, "count": len(region.eids)}
+            shown = xml.element("region", marker) + "\n"
+            return shown, shown
+        # What is shown (nested regions decided first) beside the full items, one
+        # to one, so every marker counts the lines and ids it stands for. A nested
+        # region is the one item of its region that is its XML (items are one line
+        # each, a region's XML is several).
+        items = region.items
+        shown_items = [item.xml for item in items]
+        plain_items = shown_items
+        changed = False
+        inner = [c for c in region.out.children if isinstance(c, OutNode) and c.tag == "region"]
+        if inner:
+            plain_items = list(shown_items)
+            at = 0
+            for node in inner:
+                nested = by_node[id(node)]
+                item = nested.xml[:-1]  # without its line break, as render_items
+                while shown_items[at] != item:
+                    at += 1
+                shown, plain = decide(nested)
+                if shown is not nested.xml:
+                    shown_items[at] = shown.rstrip("\n")
+                    plain_items[at] = plain.rstrip("\n")
+                    changed = True
+                at += 1
+        runs = _runs(items, previous_items, options.block_min_lines)
+        lines = _collapse_repeats(items, shown_items, runs)
+        cut = options.trim and region.name in TRIMMABLE and len(lines) > limits.max_lines
+        if not cut and not runs and not changed:
+            return region.xml, region.xml  # as compact rendered it
+        plain_lines = lines
+        if plain_items is not shown_items and plain_items != shown_items:
+            plain_lines = _collapse_repeats(items, plain_items, runs)
+        if cut:
+            trimmed.append(region.key)
+            lines = _trim(lines, region.key, limits)
+        head = open_tag(region.out)
+        shown = _region_xml(head, lines)
+        return shown, shown if plain_lines is lines else _region_xml(head, plain_lines)
+
+    parts: list[tuple[Region, str]] = []
+    untrimmed: list[str] = []
+    for node in current.root.children:
+        if isinstance(node, OutNode):
+            region = by_node[id(node)]
+            shown, plain = decide(region)
+            parts.append((region, shown))
+            untrimmed.append(plain)
+    return parts, untrimmed, collapsed, trimmed
+
+
+def _has_long_text(current: Compaction, limit: int) -> bool:
+    """Whether a text run of the page is longer than `limit` (``compact`` would cut it)."""
+    return any(
+        isinstance(child, str) and len(child) > limit
+        for node in current.root.iter()
+        for child in node.children
+    )
+
+
+# One line of a region as sent: its XML, and how many items (1 unless it is a
+# marker) and element ids of the full region it stands for.
+_Line = tuple[str, int, int]
+
+
+def _region_xml(head: str, lines: list[_Line]) -> str:
+    body = "".join(f"{line[0]}\n" for line in lines)
+    return f"{head}\n{body}</region>\n"
+
+
+def _trim(lines: list[_Line], key: str, limits: TrimLimits) -> list[_Line]:
+    """Head and tail lines of a long region, the middle replaced by a marker that
+    counts every line and id it hides (those behind collapsed blocks included)."""
+    middle = lines[limits.head : len(lines) - limits.tail]
+    hidden_lines = sum(line[1] for line in middle)
+    hidden_ids = sum(line[2] for line in middle)
+    marker = xml.element("trimmed", {"lines": hidden_lines, "controls": hidden_ids, "expand": key})
+    return [
+        *lines[: limits.head],
+        (marker, hidden_lines, hidden_ids),
+        *lines[len(lines) - limits.tail :],
+    ]
+
+
+def _runs(
+    full: tuple[Item, ...], previous: tuple[Item, ...], min_lines: int
+) -> list[tuple[int, int]]:
+    """Where and how long the runs of at least `min_lines` items of `full` are that
+    stood, in the same order, in `previous` (the previous baseline's lines)."""
+    if not previous or len(full) < min_lines:
+        return []
+    matcher = difflib.SequenceMatcher(
+        a=[item.xml for item in previous], b=[item.xml for item in full], autojunk=False
+    )
+    return [(start, size) for _, start, size in matcher.get_matching_blocks() if size >= min_lines]
+
+
+def _collapse_repeats(
+    full: tuple[Item, ...], shown: list[str], runs: list[tuple[int, int]]
+) -> list[_Line]:
+    """The region's lines, where each of the `runs` of full items becomes one
+    `<unchanged>` line (blocks outside landmarks). `shown` is the items' XML with
+    nested regions already decided, one to one."""
+    assert len(full) == len(shown), "a nested region is one item in both renderings"
+
+    def as_shown(lo: int, hi: int) -> list[_Line]:
+        return [(shown[k], 1, len(full[k].eids)) for k in range(lo, hi)]
+
+    out: list[_Line] = []
+    cursor = 0
+    for start, size in runs:
+        out += as_shown(cursor, start)
+        ids = sum(len(item.eids) for item in full[start : start + size])
+        first = (full[start].text or full[start].name)[:60]
+        marker = xml.element("unchanged", {"lines": size, "count": ids, "first": first})
+        out.append((marker, size, ids))
+        cursor = start + size
+    return out + as_shown(cursor, len(full))

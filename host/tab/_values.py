@@ -1,0 +1,163 @@
+"""The values of a snapshot: the answer (`Snapshot`, its `Figures`), the options that
+shape it, and a page as the agent last saw it (`Seen`).
+
+None of them is changed in place once made, their dicts included (a snapshot's
+figures are only counted late, once, and then kept): a copy of the memory that holds
+them (`SnapshotMemory.fork`) may share them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import attrs
+
+from pycdp_bridge import AXMode
+
+from ..pipeline import Compaction, Item, xml
+from ._budget import DEFAULT_BUDGET, check_budget
+
+__all__ = [
+    "Counted",
+    "Figures",
+    "Seen",
+    "Snapshot",
+    "SnapshotOptions",
+    "TrimLimits",
+    "page_open",
+]
+
+
+@attrs.frozen
+class TrimLimits:
+    """How long a changed repeating region may be before its middle is trimmed."""
+
+    max_lines: int = 24
+    head: int = 12
+    tail: int = 4
+
+
+@attrs.frozen
+class SnapshotOptions:
+    """Per-session switches (``trimtab inspect --no-dedup --no-trim``)."""
+
+    dedup: bool = True
+    trim: bool = True
+    limits: TrimLimits = TrimLimits()
+    # What the capture asks the browser for. The pipeline computes roles, names
+    # and states from markup (pipeline/_accname.py), so by default it skips the
+    # accessibility tree and DOMSnapshot's client/scroll rects, the two costliest
+    # parts of a capture that it does not need (figures: `make bench`, capture).
+    ax: AXMode = False
+    rects: bool = False
+    # Collapse repeated blocks of this many lines or more, even outside landmarks.
+    block_min_lines: int = 6
+    # Tokens one snapshot, expand page or read page may take (None: no limit).
+    budget: int | None = attrs.field(default=DEFAULT_BUDGET, converter=check_budget)
+
+
+@attrs.frozen
+class Figures:
+    """The token figures of one snapshot."""
+
+    tokens: int
+    full_tokens: int  # tokens of the baseline without dedup or trimming
+    dedup_saved: int = 0
+    trim_saved: int = 0
+    # Tokens behind the budget's region markers (0: the snapshot was within its budget).
+    budget_hidden: int = 0
+
+
+@attrs.define
+class Counted:
+    """A snapshot's figures, counted the first time they are read: the tools send
+    only the XML, and counting a page's tokens costs more than rendering it."""
+
+    count: Callable[[], Figures] | None
+    figures: Figures | None = None
+
+    @classmethod
+    def now(cls, figures: Figures) -> Counted:
+        return cls(None, figures)
+
+    def get(self) -> Figures:
+        if self.figures is None:
+            assert self.count is not None
+            self.figures = self.count()
+            self.count = None  # what it counted may go
+        return self.figures
+
+
+@attrs.frozen
+class Snapshot:
+    """One answer to the agent: its XML and the figures behind it (exact; counted
+    when first read)."""
+
+    kind: str  # "baseline" or "diff"
+    xml: str
+    compaction: Compaction
+    capture_ms: float
+    regions_collapsed: tuple[str, ...] = ()
+    regions_trimmed: tuple[str, ...] = ()
+    counted: Counted = attrs.field(kw_only=True, eq=False, repr=False)
+
+    @property
+    def figures(self) -> Figures:
+        return self.counted.get()
+
+    @property
+    def tokens(self) -> int:
+        return self.figures.tokens
+
+    @property
+    def full_tokens(self) -> int:
+        return self.figures.full_tokens
+
+    @property
+    def dedup_saved(self) -> int:
+        return self.figures.dedup_saved
+
+    @property
+    def trim_saved(self) -> int:
+        return self.figures.trim_saved
+
+    @property
+    def budget_hidden(self) -> int:
+        return self.figures.budget_hidden
+
+    def stats_dict(self) -> dict[str, object]:
+        stats = self.compaction.stats.as_dict()
+        stats.update(
+            kind=self.kind,
+            tokens=self.tokens,
+            full_tokens=self.full_tokens,
+            dedup_saved=self.dedup_saved,
+            trim_saved=self.trim_saved,
+            capture_ms=round(self.capture_ms, 1),
+            regions_collapsed=list(self.regions_collapsed),
+            regions_trimmed=list(self.regions_trimmed),
+            budget_hidden=self.budget_hidden,
+            long_texts=len(self.compaction.texts),
+        )
+        return stats
+
+
+@attrs.frozen
+class Seen:
+    """A page as the agent last saw it: its regions and its top-level lines."""
+
+    regions: dict[str, str] = attrs.field(factory=dict)  # region key → rendered XML
+    items: tuple[Item, ...] = ()
+
+    @classmethod
+    def of(cls, compaction: Compaction) -> Seen:
+        return cls(
+            {r.key: r.xml for r in compaction.regions},
+            tuple(item for r in compaction.regions if r.depth == 0 for item in r.items),
+        )
+
+
+def page_open(current: Compaction, kind: str) -> str:
+    """The ``<page>`` start tag of a snapshot of `current` (`kind`: baseline or diff)."""
+    page = {"url": current.url, "title": current.title, "snapshot": kind}
+    return xml.start_tag("page", page) + "\n"
