@@ -1,43 +1,18 @@
+// needs: matches
 // Where a person would press and let go to select the `occurrence`-th (1-based) match
 // of `text` within this element with the mouse: just inside its first character and
 // just inside its last one, in the viewport of this element's frame, carried out
 // through same-origin iframes (a cross-origin one is the caller's to add). Matching
-// as select-text.js does (whitespace runs match any whitespace; case-sensitive first,
-// then not). Returns {found, count, selected, near, start: {x, y}, end: {x, y}}; a
-// form field, whose text has no boxes of its own, answers {field: true}.
+// is select-text.js's (the `matches` helper). Returns {found, count, selected, near,
+// start: {x, y}, end: {x, y}}; a form field, whose text has no boxes of its own,
+// answers {field: true}.
 function(text, occurrence) {
   if (('value' in this) && typeof this.setSelectionRange === 'function'
       && typeof this.value === 'string') {
     return {field: true};
   }
-  const squash = (s) => s.replace(/\s+/g, ' ');
-  const needle = squash(text).trim();
-  const find = (hay) => {
-    for (const fold of [(s) => s, (s) => s.toLowerCase()]) {
-      const h = fold(hay), n = fold(needle), starts = [];
-      for (let i = h.indexOf(n); i >= 0; i = h.indexOf(n, i + 1)) starts.push(i);
-      if (starts.length) return starts;
-    }
-    return [];
-  };
   const doc = this.ownerDocument;
-  const chars = [], places = [];
-  const walker = doc.createTreeWalker(this, NodeFilter.SHOW_TEXT);
-  let space = true;
-  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
-    const parent = node.parentElement;
-    if (parent && ['script', 'style', 'noscript', 'template'].includes(parent.localName)) continue;
-    const data = node.data;
-    for (let i = 0; i < data.length; i++) {
-      const blank = /\s/.test(data[i]);
-      if (blank && space) continue;
-      chars.push(blank ? ' ' : data[i]);
-      places.push([node, i]);
-      space = blank;
-    }
-  }
-  const hay = chars.join('');
-  const starts = needle ? find(hay) : [];
+  const {needle, hay, places, starts} = textMatches(this, text);
   if (starts.length < occurrence) {
     return {found: false, count: starts.length, selected: '', near: hay.trim().slice(0, 120)};
   }
