@@ -40,18 +40,19 @@ from ._consent import (
 )
 from ._gather import gather
 from ._input import (
+    Aim,
     ElementInfo,
     Located,
     Point,
-    click_at,
+    aim_at,
     describe,
     element_info,
     locate_with_info,
-    move_to,
     scroll_into_view,
     target_point,
 )
 from ._keys import MODIFIER_BITS, key_press, parse_key
+from ._press import PageLeft, click_element, pointer_onto
 
 __all__ = [
     "check",
@@ -84,14 +85,14 @@ async def point_and_consent(
     element: Located,
     info: ElementInfo,
     reason_of: Callable[[Target, Located], Awaitable[str | None]],
-) -> tuple[Point, str | None, str]:
-    """Before acting on `element`: where to act (`target_point`), why it may need
-    consent (`reason_of`) and the main frame's id (for `watch`), read at once: the
-    reads are independent, so they share their round trips. A refusal of
-    `target_point` comes first, as when they ran one after the other; no input is
-    sent before the caller's `require`."""
+) -> tuple[Aim, str | None, str]:
+    """Before acting on `element`: where to act (`aim_at`), why it may need consent
+    (`reason_of`) and the main frame's id (for `watch`), read at once: the reads are
+    independent, so they share their round trips. A refusal of `aim_at` comes first,
+    as when they ran one after the other; no input is sent before the caller's
+    `require`."""
     return await gather(
-        lambda: target_point(tab.target, element, info, tab.latest),
+        lambda: aim_at(tab.target, element, info, tab.latest),
         lambda: reason_of(tab.target, element),
         lambda: main_frame_id(tab.target),
     )
@@ -111,12 +112,12 @@ async def _no_reason(target: Target, element: Located) -> str | None:
 )
 async def click(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     element, info = await usable(tab, args)
-    point, reason, frame = await point_and_consent(tab, element, info, click_reason)
+    aim, reason, frame = await point_and_consent(tab, element, info, click_reason)
     require(reason, describe(element, info))
     async with watch(tab.revisions, frame, tab.ahead()) as activity:
-        await click_at(tab.target, point)
+        note = await click_element(tab.target, element, info, tab.latest, aim)
         settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT, scope_of(element))
-    return await after_action(tab, activity, settled, submits=info.submits)
+    return await after_action(tab, activity, settled, submits=info.submits, note=note)
 
 
 @tool(
@@ -154,12 +155,12 @@ async def type_text(tab: Tab, args: Mapping[str, object]) -> ToolResult:
         raise Refusal(f"{describe(element, info)} is read-only; it cannot be typed into")
     before = "" if clear else await _field_value(tab, element)
     reason_of = submit_after_typing_reason if submit else _no_reason
-    point, reason, frame = await point_and_consent(tab, element, info, reason_of)
+    aim, reason, frame = await point_and_consent(tab, element, info, reason_of)
     require(reason, describe(element, info))
     async with watch(tab.revisions, frame) as activity:
         # Focus by clicking it, as a person does; a click that left focus elsewhere
         # (a page that moves focus on click) gets the field focused directly.
-        await click_at(target, point)
+        await click_element(target, element, info, tab.latest, aim)
         elsewhere = await _focus(tab, element)
         if elsewhere is not None:
             # Typing now would go wherever the page put the focus: nothing is typed.
@@ -394,18 +395,18 @@ async def check(tab: Tab, args: Mapping[str, object]) -> ToolResult:
             "another option of its group"
         )
     target = tab.target
-    point, reason, frame = await point_and_consent(tab, element, info, click_reason)
+    aim, reason, frame = await point_and_consent(tab, element, info, click_reason)
     require(reason, describe(element, info))
     async with watch(tab.revisions, frame, tab.ahead()) as activity:
-        await click_at(target, point)
+        note = await click_element(target, element, info, tab.latest, aim)
         settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT, scope_of(element))
-    note = None
     try:
         after = await element_info(target, element)
     except (CDPError, JavaScriptError):
         after = None  # the click took the page elsewhere; the snapshot shows where
     if after is not None and after.checked != on:
-        note = f"clicked {describe(element, info)} but it is still not {state}"
+        still = f"clicked {describe(element, info)} but it is still not {state}"
+        note = still if note is None else f"{note}; {still}"
     return await after_action(tab, activity, settled, note=note)
 
 
@@ -417,12 +418,15 @@ async def check(tab: Tab, args: Mapping[str, object]) -> ToolResult:
 )
 async def hover(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     element, info = await locate_with_info(tab, id_arg(args))
-    point, frame = await gather(
-        lambda: target_point(tab.target, element, info, tab.latest),
+    aim, frame = await gather(
+        lambda: aim_at(tab.target, element, info, tab.latest),
         lambda: main_frame_id(tab.target),
     )
     async with watch(tab.revisions, frame, tab.ahead()) as activity:
-        await move_to(tab.target, point)
+        # Refused when the element does not stay under the pointer once it hovers it;
+        # a hover that took the page elsewhere did what it does.
+        with contextlib.suppress(PageLeft):
+            await pointer_onto(tab.target, element, info, tab.latest, aim)
         settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT, scope_of(element))
     return await after_action(tab, activity, settled)
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator
-from typing import Protocol
 
 import attrs
 import trio
 
 from pycdp_bridge import CDPError, DialogOpenError, Target, TargetClosedError
 from pycdp_bridge import protocol as cdp
+
+from ._input import Point
 
 __all__ = ["HeldButton", "button_held"]
 
@@ -20,25 +21,15 @@ __all__ = ["HeldButton", "button_held"]
 _RELEASE_TIMEOUT = 5.0
 
 
-class Spot(Protocol):
-    """A point in the tab's viewport (`trimtab.tools._input.Point`)."""
-
-    @property
-    def x(self) -> float: ...
-
-    @property
-    def y(self) -> float: ...
-
-
 @attrs.define
 class HeldButton:
     """Where the held left button is to be let go if the block fails: move it along."""
 
-    point: Spot
+    point: Point
 
 
 @contextlib.asynccontextmanager
-async def button_held(target: Target, point: Spot) -> AsyncIterator[HeldButton]:
+async def button_held(target: Target, point: Point) -> AsyncIterator[HeldButton]:
     """The block presses the left button (and may move it); if it fails or is cancelled
     (an outside agent's client went away mid-click), the button is released where it
     is, shielded and bounded: a button left down would make every later move a drag

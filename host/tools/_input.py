@@ -37,24 +37,28 @@ from pycdp_bridge import protocol as cdp
 from ..pipeline import Compaction, Control, compact, xml
 from ..tab import Tab
 from ._gather import gather
-from ._held import button_held
 from ._scripts import script
 
 __all__ = [
     "OBJECT_GROUP",
+    "Aim",
+    "Box",
     "ElementInfo",
     "Located",
     "Point",
     "Refusal",
-    "click_at",
+    "aim_at",
+    "aim_in_frame",
     "cover_description",
     "describe",
     "element_info",
     "locate",
     "locate_with_info",
     "move_to",
+    "reaches",
     "scroll_into_view",
     "target_point",
+    "visible_boxes",
 ]
 
 OBJECT_GROUP = "trimtab-tools"
@@ -70,6 +74,20 @@ class Point:
 
     x: float
     y: float
+
+
+Box = tuple[float, float, float, float]
+"""A visible box in the tab's viewport: left, top, right, bottom, in CSS pixels."""
+
+
+@attrs.frozen(hash=False)
+class Aim:
+    """Where to act on an element: a point of its visible box that the browser's hit
+    test gave to it, and where each session's document lies in tab coordinates, to
+    hit-test that point again once the page reacted to the pointer (`reaches`)."""
+
+    point: Point
+    origins: Mapping[str | None, tuple[float, float]]
 
 
 @attrs.frozen
@@ -295,9 +313,54 @@ async def target_point(
     target: Target, element: Located, info: ElementInfo, latest: Compaction | None
 ) -> Point:
     """Scroll the element into view and return a visible point the hit test gives to it."""
-    await scroll_into_view(target, element, info)
+    return (await aim_at(target, element, info, latest)).point
+
+
+async def aim_at(
+    target: Target,
+    element: Located,
+    info: ElementInfo,
+    latest: Compaction | None,
+    *,
+    scroll: bool = True,
+) -> Aim:
+    """Scroll the element into view (unless `scroll` is false: a button is held) and aim
+    at a visible point of it that the hit test gives to it; `Refusal` when there is none."""
+    if scroll:
+        await scroll_into_view(target, element, info)
+    boxes, origins = await _boxes(target, element)
+    if not boxes:
+        raise Refusal(
+            f"{describe(element, info)} has no visible box in the viewport (hidden, zero size "
+            "or clipped away); it cannot be reached like a person would"
+        )
+    first_cover: str | None = None
+    for left, top, right, bottom in boxes[:2]:
+        for fx, fy in _CANDIDATES:
+            point = Point(left + (right - left) * fx, top + (bottom - top) * fy)
+            cover = await _hit_test(target, element, point, origins, latest)
+            if cover is None:
+                return Aim(point, origins)
+            first_cover = first_cover or cover
+    raise Refusal(
+        f"{describe(element, info)} is covered by {first_cover}: a click would land on that "
+        "instead. Deal with what covers it first (close or accept it), then try again."
+    )
+
+
+async def visible_boxes(target: Target, element: Located) -> list[Box]:
+    """The element's boxes in the viewport now (tab coordinates), largest first; what
+    is drawn over them does not count (a dragged item over its drop target)."""
+    boxes, _ = await _boxes(target, element)
+    return boxes
+
+
+async def _boxes(
+    target: Target, element: Located
+) -> tuple[list[Box], dict[str | None, tuple[float, float]]]:
+    """The element's visible boxes, largest first, and each session's document origin."""
     offsets = await _session_offsets(target, element)
-    # Once it is in view, these three reads are independent: one round trip for all.
+    # These three reads are independent: one round trip for all.
     origins, reply, metrics = await gather(
         lambda: _document_origins(target, offsets),
         lambda: target.execute(
@@ -316,23 +379,24 @@ async def target_point(
         key=lambda b: (b[2] - b[0]) * (b[3] - b[1]),
         reverse=True,
     )
-    if not boxes:
-        raise Refusal(
-            f"{describe(element, info)} has no visible box in the viewport (hidden, zero size "
-            "or clipped away); it cannot be reached like a person would"
-        )
-    first_cover: str | None = None
-    for left, top, right, bottom in boxes[:2]:
-        for fx, fy in _CANDIDATES:
-            point = Point(left + (right - left) * fx, top + (bottom - top) * fy)
-            cover = await _hit_test(target, element, point, origins, latest)
-            if cover is None:
-                return point
-            first_cover = first_cover or cover
-    raise Refusal(
-        f"{describe(element, info)} is covered by {first_cover}: a click would land on that "
-        "instead. Deal with what covers it first (close or accept it), then try again."
-    )
+    return boxes, origins
+
+
+async def aim_in_frame(target: Target, element: Located, x: float, y: float) -> Aim:
+    """An aim at (`x`, `y`) of the viewport of the element's frame (its session's, for
+    an out-of-process iframe), in tab coordinates, for `reaches` and the mouse."""
+    offsets = await _session_offsets(target, element)
+    origins = await _document_origins(target, offsets)
+    dx, dy = offsets[element.session]
+    return Aim(Point(x + dx, y + dy), origins)
+
+
+async def reaches(
+    target: Target, element: Located, aim: Aim, latest: Compaction | None
+) -> str | None:
+    """None when the aimed point still reaches the element (the hit test finds it or
+    something inside it), else a description of what is there now."""
+    return await _hit_test(target, element, aim.point, aim.origins, latest)
 
 
 async def _scroll_into_view(
@@ -378,7 +442,7 @@ async def _session_offsets(
 
 def _visible_box(
     quad: Sequence[float], dx: float, dy: float, width: float, height: float
-) -> tuple[float, float, float, float] | None:
+) -> Box | None:
     xs = [quad[i] + dx for i in (0, 2, 4, 6)]
     ys = [quad[i] + dy for i in (1, 3, 5, 7)]
     left, right = max(min(xs), 0.0), min(max(xs), width)
@@ -504,19 +568,3 @@ async def scroll_into_view(target: Target, element: Located, info: ElementInfo) 
 async def move_to(target: Target, point: Point) -> None:
     """Move the mouse to `point` (hover)."""
     await target.execute(cdp.input_dispatch_mouse_event("mouseMoved", point.x, point.y))
-
-
-async def click_at(target: Target, point: Point) -> None:
-    """A person's left click at `point`: move there, press, release."""
-    await move_to(target, point)
-    async with button_held(target, point):
-        await target.execute(
-            cdp.input_dispatch_mouse_event(
-                "mousePressed", point.x, point.y, button="left", click_count=1
-            )
-        )
-    await target.execute(
-        cdp.input_dispatch_mouse_event(
-            "mouseReleased", point.x, point.y, button="left", click_count=1
-        )
-    )

@@ -8,9 +8,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import PurePath
 from typing import Any, Literal
 
+import attrs
 import trio
 
-from pycdp_bridge import Target, call_on
+from pycdp_bridge import CDPError, Target, call_on
 from pycdp_bridge import protocol as cdp
 
 from ..tab import Tab, settle, watch
@@ -30,22 +31,32 @@ from ._common import (
     tool,
 )
 from ._consent import click_reason, require
-from ._held import button_held
+from ._held import HeldButton, button_held
 from ._input import (
+    Aim,
+    ElementInfo,
+    Located,
     Point,
+    aim_at,
+    aim_in_frame,
     describe,
     element_info,
     locate,
-    move_to,
+    reaches,
     scroll_into_view,
-    target_point,
+    visible_boxes,
 )
+from ._press import click_element, pointer_onto
 
 __all__ = ["UPLOAD_CONSENT", "double_click", "drag", "select_text", "upload"]
 
 # Moves between press and release: pages that follow the pointer (sliders, sortable
 # lists, HTML drag and drop) need several to see a drag, as from a real mouse.
 _DRAG_STEPS = 12
+# Moves after a drag onto a goal that the drag moved away from the pointer.
+_GOAL_TRIES = 3
+# Moves while selecting text: enough for editors that extend the selection on mousemove.
+_SELECT_STEPS = 4
 _MAX_OFFSET = 10_000
 
 UPLOAD_CONSENT = "it gives the page a file from this computer"
@@ -82,18 +93,13 @@ async def _mouse(
 )
 async def double_click(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     element, info = await usable(tab, args)
-    target = tab.target
     # A double click is two clicks: whatever the first may submit, it does.
-    point, reason, frame = await point_and_consent(tab, element, info, click_reason)
+    aim, reason, frame = await point_and_consent(tab, element, info, click_reason)
     require(reason, describe(element, info))
     async with watch(tab.revisions, frame, tab.ahead()) as activity:
-        await move_to(target, point)
-        for count in (1, 2):
-            async with button_held(target, point):
-                await _mouse(target, "mousePressed", point, buttons=1, click_count=count)
-            await _mouse(target, "mouseReleased", point, buttons=0, click_count=count)
+        note = await click_element(tab.target, element, info, tab.latest, aim, clicks=2)
         settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT, scope_of(element))
-    return await after_action(tab, activity, settled)
+    return await after_action(tab, activity, settled, note=note)
 
 
 def _offset(args: Mapping[str, object], name: str) -> float | None:
@@ -131,25 +137,28 @@ async def drag(tab: Tab, args: Mapping[str, object]) -> ToolResult:
         raise BadArguments("drag takes either to or an offset (dx, dy), not both")
     source, info = await usable(tab, args)
     target = tab.target
+    goal: _Goal | None = None
     if to is not None:
-        goal = await locate(tab, to)
-        goal_info = await element_info(target, goal)
-        if goal.backend_id == source.backend_id and goal.session == source.session:
+        located = await locate(tab, to)
+        goal_info = await element_info(target, located)
+        if located.backend_id == source.backend_id and located.session == source.session:
             raise Refusal(f"{describe(source, info)} cannot be dragged onto itself")
         # Each point may scroll the page; both must stand still in one window.
-        await target_point(target, goal, goal_info, tab.latest)
-        start = await target_point(target, source, info, tab.latest)
-        end = await target_point(target, goal, goal_info, tab.latest)
-        if await target_point(target, source, info, tab.latest) != start:
+        await aim_at(target, located, goal_info, tab.latest)
+        start = await aim_at(target, source, info, tab.latest)
+        goal = _Goal(located, goal_info, await aim_at(target, located, goal_info, tab.latest))
+        if (await aim_at(target, source, info, tab.latest)).point != start.point:
             raise Refusal(
-                f"{describe(source, info)} and {describe(goal, goal_info)} are not in the "
+                f"{describe(source, info)} and {describe(located, goal_info)} are not in the "
                 "window together, so one cannot be dragged onto the other; drag in steps "
                 "(by an offset), or scroll and drag within the window"
             )
-        scope = scope_of(source, goal)
+        scope = scope_of(source, located)
+        offset = None
     else:
-        start = await target_point(target, source, info, tab.latest)
-        end = Point(start.x + (dx or 0.0), start.y + (dy or 0.0))
+        start = await aim_at(target, source, info, tab.latest)
+        offset = (dx or 0.0, dy or 0.0)
+        end = Point(start.point.x + offset[0], start.point.y + offset[1])
         metrics = await target.execute(cdp.page_get_layout_metrics())
         viewport: Mapping[str, Any] = metrics["cssLayoutViewport"]
         width, height = float(viewport["clientWidth"]), float(viewport["clientHeight"])
@@ -163,24 +172,82 @@ async def drag(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     # The press and release of a drag click its source when it barely moves.
     require(await click_reason(target, source), describe(source, info))
     async with watch(tab.revisions) as activity:
-        await _drag_path(target, start, end)
+        # The press lands on the source: refused when it moves away from the pointer.
+        start = await pointer_onto(target, source, info, tab.latest, start)
+        if goal is None:
+            assert offset is not None
+            end = Point(start.point.x + offset[0], start.point.y + offset[1])
+        else:
+            end = goal.aim.point
+        note = await _drag_path(tab, start, end, goal)
         settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT, scope)
-    return await after_action(tab, activity, settled)
+    return await after_action(tab, activity, settled, note=note)
 
 
-async def _drag_path(target: Target, start: Point, end: Point) -> None:
-    await move_to(target, start)
-    async with button_held(target, start) as held:
-        await _mouse(target, "mousePressed", start, buttons=1, click_count=1)
+@attrs.frozen
+class _Goal:
+    """The element a drag ends on, and where it was aimed at before the drag."""
+
+    element: Located
+    info: ElementInfo
+    aim: Aim
+
+
+async def _drag_path(tab: Tab, start: Aim, end: Point, goal: _Goal | None) -> str | None:
+    """Press on the source at `start`, move in steps to `end` and release; with a
+    `goal`, the release lands on it (followed if the drag moved it), else the answer's
+    note says what it landed on."""
+    target = tab.target
+    note = None
+    async with button_held(target, start.point) as held:
+        await _mouse(target, "mousePressed", start.point, buttons=1, click_count=1)
         for step in range(1, _DRAG_STEPS + 1):
             share = step / _DRAG_STEPS
-            point = Point(start.x + (end.x - start.x) * share, start.y + (end.y - start.y) * share)
+            point = Point(
+                start.point.x + (end.x - start.point.x) * share,
+                start.point.y + (end.y - start.point.y) * share,
+            )
             await _mouse(target, "mouseMoved", point, buttons=1)
             held.point = point
             # A frame between moves, as a hand takes: pages that throttle to animation
             # frames (drag libraries) see each step.
             await trio.sleep(0.016)
-    await _mouse(target, "mouseReleased", end, buttons=0, click_count=1)
+        if goal is not None:
+            note = await _onto_goal(tab, goal, held)
+    await _mouse(target, "mouseReleased", held.point, buttons=0, click_count=1)
+    return note
+
+
+async def _onto_goal(tab: Tab, goal: _Goal, held: HeldButton) -> str | None:
+    """Before a drag's release: the pointer must be within the goal's box, whatever is
+    drawn over it (the dragged item itself, with drag libraries). A goal the drag moved
+    (a list closing the gap the dragged item left) is followed with the button held, a
+    few times; None when the release will land on it, else the note that says where."""
+    target = tab.target
+    for _ in range(_GOAL_TRIES):
+        try:
+            boxes = await visible_boxes(target, goal.element)
+        except CDPError:  # the goal left the document (re-rendered by the drag)
+            break
+        point = held.point
+        if any(
+            left <= point.x <= right and top <= point.y <= bottom
+            for left, top, right, bottom in boxes
+        ):
+            return None
+        if not boxes:
+            break
+        left, top, right, bottom = boxes[0]
+        point = Point((left + right) / 2, (top + bottom) / 2)
+        await _mouse(target, "mouseMoved", point, buttons=1)
+        held.point = point
+        await trio.sleep(0.016)  # a frame: the page follows the move
+    landed = await reaches(target, goal.element, Aim(held.point, goal.aim.origins), tab.latest)
+    where = f"on {landed}" if landed else "beside it"
+    return (
+        f"the drop landed {where}, not on {describe(goal.element, goal.info)}, which moved "
+        "away from under the pointer during the drag"
+    )
 
 
 @tool(
@@ -210,6 +277,100 @@ async def select_text(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     target = tab.target
     info = await element_info(target, element)
     await scroll_into_view(target, element, info)
+    span: Mapping[str, Any] = await call_on(
+        target,
+        element.object_id,
+        script("text-span-points.js"),
+        wanted,
+        occurrence,
+        session_id=element.session,
+    )
+    if span.get("field"):
+        # A field's text has no boxes to press on: its selection API, as before.
+        return await _select_in_field(tab, element, info, wanted, occurrence)
+    _refuse_unfound(element, info, wanted, occurrence, span)
+    # Pressed and released on the element: a click on it, whatever that may commit.
+    require(await click_reason(target, element), describe(element, info))
+    start = await aim_in_frame(target, element, span["start"]["x"], span["start"]["y"])
+    end = await aim_in_frame(target, element, span["end"]["x"], span["end"]["y"])
+    async with watch(tab.revisions) as activity:
+        notes = [await _drag_select(tab, element, info, start, end)]
+        held: str = await call_on(
+            target, element.object_id, script("page-selection.js"), session_id=element.session
+        )
+        if _squashed(held) != _squashed(str(span["selected"])):
+            notes.append(
+                f"the page holds {held[:200]!r} selected, not {str(span['selected'])!r}"
+                " (it changed what the mouse selected); see what the page shows now"
+            )
+        settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT, scope_of(element))
+    count = int(span["count"])
+    which = f" (match {occurrence} of {count})" if count > 1 else ""
+    notes.insert(0, f"selected {held!r} in {describe(element, info)}{which}")
+    note = "; ".join(n for n in notes if n)
+    return await after_action(tab, activity, settled, note=note)
+
+
+def _squashed(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _refuse_unfound(
+    element: Located, info: ElementInfo, wanted: str, occurrence: int, outcome: Mapping[str, Any]
+) -> None:
+    """`Refusal` when the element does not hold the `occurrence`-th match of `wanted`."""
+    if outcome["found"]:
+        return
+    count = int(outcome["count"])
+    if count:
+        raise Refusal(
+            f"{describe(element, info)} holds {wanted!r} {count} time(s), so there "
+            f"is no occurrence {occurrence}"
+        )
+    raise Refusal(
+        f"{describe(element, info)} does not hold the text {wanted!r}; it reads: "
+        f"{str(outcome['near'])!r}"
+    )
+
+
+async def _drag_select(
+    tab: Tab, element: Located, info: ElementInfo, start: Aim, end: Aim
+) -> str | None:
+    """Select as a person does: press just inside the first character, move to just
+    inside the last one with the button held, release; the page's mousedown, moves,
+    mouseup and selectionchange all happen. Refused before the press when the start
+    is not on the element; a note when the release could not be."""
+    target, latest = tab.target, tab.latest
+    await _mouse(target, "mouseMoved", start.point, buttons=0)
+    cover = await reaches(target, element, start, latest)
+    if cover is not None:
+        raise Refusal(
+            f"the text to select in {describe(element, info)} is under {cover} once the "
+            "pointer is there; nothing was pressed"
+        )
+    note = None
+    async with button_held(target, start.point) as held:
+        await _mouse(target, "mousePressed", start.point, buttons=1, click_count=1)
+        for step in range(1, _SELECT_STEPS + 1):
+            share = step / _SELECT_STEPS
+            point = Point(
+                start.point.x + (end.point.x - start.point.x) * share,
+                start.point.y + (end.point.y - start.point.y) * share,
+            )
+            await _mouse(target, "mouseMoved", point, buttons=1)
+            held.point = point
+        cover = await reaches(target, element, end, latest)
+        if cover is not None:
+            note = f"the selection ended over {cover}, outside {describe(element, info)}"
+    await _mouse(target, "mouseReleased", end.point, buttons=0, click_count=1)
+    return note
+
+
+async def _select_in_field(
+    tab: Tab, element: Located, info: ElementInfo, wanted: str, occurrence: int
+) -> ToolResult:
+    """`select_text` in a text field: through the field's selection API."""
+    target = tab.target
     async with watch(tab.revisions) as activity:
         outcome: Mapping[str, Any] = await call_on(
             target,
@@ -219,17 +380,7 @@ async def select_text(tab: Tab, args: Mapping[str, object]) -> ToolResult:
             occurrence,
             session_id=element.session,
         )
-        if not outcome["found"]:
-            count = int(outcome["count"])
-            if count:
-                raise Refusal(
-                    f"{describe(element, info)} holds {wanted!r} {count} time(s), so there "
-                    f"is no occurrence {occurrence}"
-                )
-            raise Refusal(
-                f"{describe(element, info)} does not hold the text {wanted!r}; it reads: "
-                f"{str(outcome['near'])!r}"
-            )
+        _refuse_unfound(element, info, wanted, occurrence, outcome)
         settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT, scope_of(element))
     count = int(outcome["count"])
     which = f" (match {occurrence} of {count})" if count > 1 else ""

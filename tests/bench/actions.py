@@ -9,6 +9,11 @@ whose prices change every 100 ms beside what is acted on (target: <= 1 s), and a
 that animates on every frame, acted on in a tab behind another one, as outside agents
 act (no target of its own: a hidden page that keeps animating is rendered about once a
 second, which held each mouse move and wheel turn for up to a second before).
+
+Over every action that presses the mouse it also counts, from a recorder of its own
+in the page, presses and releases whose target was not the element named (must be
+0), and answers ``<unchanged/>`` whose element received no event at all (must be 0,
+or explained by the answer's note).
 """
 
 from __future__ import annotations
@@ -17,11 +22,13 @@ import re
 import sys
 import time
 from collections.abc import Awaitable, Callable, Mapping
+from pathlib import Path
 from typing import Any
 
+import attrs
 import trio
 
-from pycdp_bridge import launch_browser
+from pycdp_bridge import CDPError, JavaScriptError, ObjectRef, PageTarget, call_on, launch_browser
 from pycdp_bridge import protocol as cdp
 from tests.bench import median, table
 from tests.support import TEST_PAGES, StaticServer, serve_static
@@ -34,6 +41,11 @@ ROUNDS = 3
 HIDDEN_FOR = 1.5
 QUIET_TARGET_MS = 400.0
 TICKER_TARGET_MS = 1000.0
+
+# Actions that press the mouse on the element their id names.
+PRESSING = frozenset({"click", "double_click", "check", "type", "drag"})
+RECORDER = Path(__file__).with_name("press-recorder.js").read_text(encoding="utf-8")
+RECORDER_READ = Path(__file__).with_name("press-recorder-read.js").read_text(encoding="utf-8")
 
 Act = Callable[[str, Mapping[str, object]], Awaitable[str]]
 Scenario = Callable[[str, Act], Awaitable[None]]
@@ -85,6 +97,26 @@ async def _ticker(xml: str, act: Act) -> None:
     await act("reload", {})
 
 
+async def _autocomplete(xml: str, act: Act) -> None:
+    await act("hover", {"id": _id(xml, "option", "Rapid Valley, SD")})
+    await act("click", {"id": _id(xml, "option", "Rapid City, SD")})
+
+
+async def _icons(xml: str, act: Act) -> None:
+    # The star and the pin come back under the pointer; the snooze icon does not, and
+    # its row gets the release: the answer says so.
+    await act("click", {"id": _id(xml, "button", "Star")})
+    await act("click", {"id": _id(xml, "button", "Pin")})
+    await act("click", {"id": _id(xml, "button", "Snooze")})
+
+
+async def _sortable(xml: str, act: Act) -> None:
+    # Lifting the row closes its gap: the goal moves up during the drag.
+    await act(
+        "drag", {"id": _id(xml, "clickable", "Moby-Dick"), "to": _id(xml, "clickable", "Walden")}
+    )
+
+
 async def _background(xml: str, act: Act) -> None:
     deal = _id(xml, "clickable", "Two-person tent")
     await act("click", {"id": deal})
@@ -93,7 +125,9 @@ async def _background(xml: str, act: Act) -> None:
     await act("double_click", {"id": deal})
 
 
-# Page, group, scenario; the "background" group acts in a tab behind another one.
+# Page, group, scenario; the "background" group acts in a tab behind another one; the
+# "moving" group's elements move when the pointer arrives or presses (not timed
+# against a target: a pointer that waits for an element to come back takes longer).
 SCENARIOS: tuple[tuple[str, str, Scenario], ...] = (
     ("tools-form.html", "quiet", _form),
     ("ids-popup.html", "quiet", _popup),
@@ -101,7 +135,75 @@ SCENARIOS: tuple[tuple[str, str, Scenario], ...] = (
     ("tool-errors-focus.html", "quiet", _focus),
     ("settle-ticker.html", "ticker", _ticker),
     ("tools-background-ticker.html", "background", _background),
+    ("press-autocomplete.html", "moving", _autocomplete),
+    ("press-icons.html", "moving", _icons),
+    ("press-sortable.html", "moving", _sortable),
 )
+
+
+@attrs.define
+class PressCounts:
+    """Where the pressing actions' presses went, as the bench's own recorder saw it."""
+
+    actions: int = 0
+    unrecorded: int = 0  # the page went away before the recorder was read
+    misdirected: list[str] = attrs.Factory(list)  # presses (mousedown) off the element
+    released_off: list[str] = attrs.Factory(list)  # releases off it (with the answer's note?)
+    silent: list[str] = attrs.Factory(list)  # <unchanged/>, element heard nothing, no note
+    explained: list[str] = attrs.Factory(list)  # the same, with a note that says so
+
+
+async def _element(page: PageTarget, tab: Tab, eid: object) -> str | None:
+    """A remote object for the element the latest snapshot gave `eid` (tab's document)."""
+    latest = tab.latest
+    if not isinstance(eid, str) or latest is None or eid not in latest.controls:
+        return None
+    control = latest.controls[eid]
+    if control.frame != 0:
+        return None
+    resolved = await page.execute(cdp.dom_resolve_node(backend_node_id=control.backend_node_id))
+    return str(resolved["object"]["objectId"])
+
+
+async def _record(page: PageTarget, tab: Tab, args: Mapping[str, object]) -> str | None:
+    """Start the recorder on the named element (and a drag's goal); its object id."""
+    try:
+        element = await _element(page, tab, args.get("id"))
+        if element is None:
+            return None
+        goal = await _element(page, tab, args.get("to"))
+        record = await call_on(
+            page, element, RECORDER, ObjectRef(goal) if goal else None, return_by_value=False
+        )
+    except (CDPError, JavaScriptError):
+        return None
+    object_id = record.get("objectId")
+    return None if object_id is None else str(object_id)
+
+
+async def _count_presses(
+    page: PageTarget, record: str | None, what: str, name: str, answer: str, counts: PressCounts
+) -> None:
+    """Read the recorder and count a misdirected press or a silent answer."""
+    counts.actions += 1
+    try:
+        events = None if record is None else await call_on(page, record, RECORDER_READ)
+    except (CDPError, JavaScriptError):
+        events = None
+    if not isinstance(events, list):
+        counts.unrecorded += 1
+        return
+    noted = "<note>" in answer
+    for kind, on_element, on_goal in events:
+        if kind == "mousedown" and not on_element:
+            counts.misdirected.append(f"{what}: a press off the element")
+        # A drag's release lands on its goal (or on the source that follows the pointer).
+        if kind == "mouseup" and not on_element and not (name == "drag" and on_goal):
+            told = "told in the answer's note" if noted else "NOT told in the answer"
+            counts.released_off.append(f"{what}: a release off the element, {told}")
+    heard = any(on_element for _, on_element, _ in events)
+    if "<unchanged/>" in answer and not heard:
+        (counts.explained if noted else counts.silent).append(what)
 
 
 def _p90(values: list[float]) -> float:
@@ -110,8 +212,14 @@ def _p90(values: list[float]) -> float:
 
 
 async def _measure(out: Callable[[str], None]) -> dict[str, Any]:
-    times: dict[str, list[tuple[str, str, float]]] = {"quiet": [], "ticker": [], "background": []}
+    times: dict[str, list[tuple[str, str, float]]] = {
+        "quiet": [],
+        "ticker": [],
+        "background": [],
+        "moving": [],
+    }
     notes: list[str] = []
+    presses = PressCounts()
     async with trio.open_nursery() as nursery:
         server: StaticServer = await nursery.start(serve_static, TEST_PAGES)
         async with launch_browser() as browser:
@@ -134,12 +242,19 @@ async def _measure(out: Callable[[str], None]) -> dict[str, Any]:
                         page_name: str = page_name,
                         group: str = group,
                         tab: Tab = tab,
+                        page: PageTarget = page,
                     ) -> str:
+                        pressing = name in PRESSING
+                        # Set before the timer starts: the recorder is not timed.
+                        record = await _record(page, tab, args) if pressing else None
                         started = time.perf_counter()
                         # The person's consent is given at once: the answer is timed.
                         with granted(True):
                             result = await run_tool(tab, name, args)
                         elapsed = (time.perf_counter() - started) * 1000
+                        if pressing:
+                            what = f"{page_name} {name}"
+                            await _count_presses(page, record, what, name, result.content, presses)
                         if result.is_error:
                             raise RuntimeError(f"{page_name} {name}: {result.content}")
                         if "did not settle" in result.content:
@@ -158,7 +273,17 @@ async def _measure(out: Callable[[str], None]) -> dict[str, Any]:
             ms = [t for g in times.values() for p, n, t in g if p == page_name and n == name]
             rows.append([page_name, name, len(ms), f"{median(ms):.0f}", f"{_p90(ms):.0f}"])
     out(table(["page", "action", "n", "median ms", "p90 ms"], rows))
-    figures: dict[str, Any] = {"unsettled": notes}
+    figures: dict[str, Any] = {
+        "unsettled": notes,
+        "presses": {
+            "actions": presses.actions,
+            "unrecorded": presses.unrecorded,
+            "misdirected": presses.misdirected,
+            "released_off": presses.released_off,
+            "silent_unchanged": presses.silent,
+            "explained_unchanged": presses.explained,
+        },
+    }
     for group in times:
         ms = [t for _, _, t in times[group]]
         figures[group] = {"n": len(ms), "median_ms": median(ms), "p90_ms": _p90(ms)}
@@ -178,12 +303,29 @@ def run(pattern: str | None = None, out: Callable[[str], None] = print) -> dict[
         f"100 ms ticker page median {ticker['median_ms']:.0f} ms, p90 {ticker['p90_ms']:.0f} ms "
         f"(target <= {TICKER_TARGET_MS:.0f} ms); {len(figures['unsettled'])} unsettled answers"
     )
+    moving = figures["moving"]
+    out(
+        f"SUMMARY actions on elements that move under the pointer (autocomplete, icons, a"
+        " sortable list):"
+        f" median {moving['median_ms']:.0f} ms, p90 {moving['p90_ms']:.0f} ms"
+    )
     out(
         f"SUMMARY actions in a background tab that animates on every frame: median"
         f" {background['median_ms']:.0f} ms, p90 {background['p90_ms']:.0f} ms"
         f" (click, hover, scroll, double-click)"
     )
     for line in figures["unsettled"]:
+        out(f"  {line}")
+    pressed = figures["presses"]
+    out(
+        f"SUMMARY actions' presses: over {pressed['actions']} pressing actions "
+        f"({pressed['unrecorded']} left the page before the recorder was read), "
+        f"{len(pressed['misdirected'])} presses off the named element (must be 0), "
+        f"{len(pressed['released_off'])} releases off it; "
+        f"{len(pressed['silent_unchanged'])} <unchanged/> answers whose element heard no event "
+        f"(must be 0), {len(pressed['explained_unchanged'])} more explained by a note"
+    )
+    for line in pressed["misdirected"] + pressed["released_off"] + pressed["silent_unchanged"]:
         out(f"  {line}")
     return figures
 

@@ -44,6 +44,38 @@ function squeeze(text) {
   return String(text || '').replace(/\s+/g, ' ').trim();
 }
 
+// helper: matches
+// Where `text` occurs in the text an element shows: its text nodes (not those of
+// scripts, styles and templates) with whitespace runs folded to one space, matched
+// case-sensitively first, then not. Returns {needle, hay, places, starts}: `places[i]`
+// is the [text node, offset] of `hay[i]`, `starts` the indexes where a match begins.
+function textMatches(el, text) {
+  const needle = text.replace(/\s+/g, ' ').trim();
+  const chars = [], places = [];
+  const walker = el.ownerDocument.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+  let space = true;
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const parent = node.parentElement;
+    if (parent && ['script', 'style', 'noscript', 'template'].includes(parent.localName)) continue;
+    const data = node.data;
+    for (let i = 0; i < data.length; i++) {
+      const blank = /\s/.test(data[i]);
+      if (blank && space) continue;
+      chars.push(blank ? ' ' : data[i]);
+      places.push([node, i]);
+      space = blank;
+    }
+  }
+  const hay = chars.join('');
+  let starts = [];
+  for (const fold of [(s) => s, (s) => s.toLowerCase()]) {
+    if (!needle || starts.length) break;
+    const h = fold(hay), n = fold(needle);
+    for (let i = h.indexOf(n); i >= 0; i = h.indexOf(n, i + 1)) starts.push(i);
+  }
+  return {needle, hay, places, starts};
+}
+
 // helper: forms
 // The input types in which Enter submits the field's form.
 const TEXT_INPUT_TYPES = ['text', 'search', 'email', 'url', 'tel', 'password', 'number'];

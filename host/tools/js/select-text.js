@@ -1,19 +1,10 @@
+// needs: matches
 // Selects the `occurrence`-th (1-based) match of `text` within this element, as a person
 // selects a word with the mouse: a field's value through its selection API, else a range
 // over the element's text nodes (whitespace runs match any whitespace; case-sensitive
 // first, then not). An editable area gets the focus first, so that shortcuts (Control+B,
 // Control+C) apply to the selection. Returns {found, count, selected, near}.
 function(text, occurrence) {
-  const squash = (s) => s.replace(/\s+/g, ' ');
-  const needle = squash(text).trim();
-  const find = (hay) => {
-    for (const fold of [(s) => s, (s) => s.toLowerCase()]) {
-      const h = fold(hay), n = fold(needle), starts = [];
-      for (let i = h.indexOf(n); i >= 0; i = h.indexOf(n, i + 1)) starts.push(i);
-      if (starts.length) return starts;
-    }
-    return [];
-  };
   const doc = this.ownerDocument;
   if (('value' in this) && typeof this.setSelectionRange === 'function'
       && typeof this.value === 'string') {
@@ -31,24 +22,7 @@ function(text, occurrence) {
     this.setSelectionRange(at, at + text.length);
     return {found: true, count: starts.length, selected: value.slice(at, at + text.length), near: ''};
   }
-  // The element's text, whitespace runs as one space, and where each character came from.
-  const chars = [], places = [];
-  const walker = doc.createTreeWalker(this, NodeFilter.SHOW_TEXT);
-  let space = true;
-  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
-    const parent = node.parentElement;
-    if (parent && ['script', 'style', 'noscript', 'template'].includes(parent.localName)) continue;
-    const data = node.data;
-    for (let i = 0; i < data.length; i++) {
-      const blank = /\s/.test(data[i]);
-      if (blank && space) continue;
-      chars.push(blank ? ' ' : data[i]);
-      places.push([node, i]);
-      space = blank;
-    }
-  }
-  const hay = chars.join('');
-  const starts = needle ? find(hay) : [];
+  const {needle, hay, places, starts} = textMatches(this, text);
   if (starts.length < occurrence) {
     return {found: false, count: starts.length, selected: '', near: hay.trim().slice(0, 120)};
   }

@@ -1,0 +1,340 @@
+"""Pressing an element with the mouse so that the press lands on it and nowhere else.
+
+A page may move its layout when the pointer arrives (a ``:hover`` border that makes a
+list overflow and its items wrap, a ``mouseover`` handler that inserts a hint above)
+or when the button goes down (an ``:active`` image not loaded yet). So the point the
+hit test gave to the element before the pointer moved is tested again once the page
+reacted: after the move (`pointer_onto`) and again after the press, before the
+release (`press_element`). When the point no longer reaches the element the pointer
+re-aims at the element's new box, a bounded number of times, and waits a bounded
+while for an element that left (collapsed, hidden) to come back; if it does not,
+nothing is pressed (`Refusal`), or, when the button is already down, the release
+lands where the pointer is and the answer says so. A witness in Trimtab's own world
+of the element's frame tells which element each press and release reached.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+import trio
+
+from pycdp_bridge import CDPError, JavaScriptError, Target, call_on
+from pycdp_bridge import protocol as cdp
+
+from ..pipeline import Compaction
+from ._common import script
+from ._gather import gather
+from ._held import HeldButton, button_held
+from ._input import (
+    OBJECT_GROUP,
+    Aim,
+    ElementInfo,
+    Located,
+    Point,
+    Refusal,
+    aim_at,
+    cover_description,
+    describe,
+    reaches,
+)
+
+__all__ = [
+    "PageLeft",
+    "Witness",
+    "click_element",
+    "pointer_onto",
+    "press_element",
+    "watch_presses",
+    "witness_note",
+]
+
+# Moves onto the element's new box before the pointer gives up on an element that
+# keeps moving away from it.
+_REAIM_TRIES = 4
+# The pause before a re-aim: the page lays out what the pointer changed.
+_REAIM_PAUSE = 0.02
+# How long the pointer waits for an element that left it (collapsed to no size while
+# its hover image loads, hidden by its own mouseover) to come back.
+_COME_BACK = 1.0
+_WORLD = "trimtab-press"
+# What a failed witness read means: the page went away (a navigation), or the world
+# could not be made; the answer then says nothing about where the presses went.
+_UNKNOWN = (CDPError, JavaScriptError, KeyError, TypeError, ValueError)
+
+
+class PageLeft(Refusal):
+    """The element's document went away as the pointer reached it (the hover navigated
+    or replaced the page): nothing can be checked there, so nothing is pressed."""
+
+
+async def _still_reaches(
+    target: Target, element: Located, info: ElementInfo, latest: Compaction | None, aim: Aim
+) -> str | None:
+    """`reaches`, or `PageLeft` when the element's document can no longer be asked."""
+    try:
+        return await reaches(target, element, aim, latest)
+    except (CDPError, JavaScriptError) as exc:
+        raise PageLeft(
+            f"the page changed as the pointer reached {describe(element, info)} ({exc}); "
+            "nothing was pressed; take a snapshot"
+        ) from exc
+
+
+async def _move(target: Target, point: Point, held: HeldButton | None) -> None:
+    if held is None:
+        await target.execute(cdp.input_dispatch_mouse_event("mouseMoved", point.x, point.y))
+        return
+    await target.execute(
+        cdp.input_dispatch_mouse_event("mouseMoved", point.x, point.y, button="left", buttons=1)
+    )
+    held.point = point
+
+
+async def pointer_onto(
+    target: Target,
+    element: Located,
+    info: ElementInfo,
+    latest: Compaction | None,
+    aim: Aim,
+    *,
+    held: HeldButton | None = None,
+    there: bool = False,
+) -> Aim:
+    """Move the pointer to `aim` (unless it is `there` already) and make sure the element
+    is still under it once the page reacted: re-aim at the element's new box (bounded
+    tries, a bounded wait for an element that left), or `Refusal` naming what is under
+    the pointer now (`PageLeft` when the page went away meanwhile). With the button
+    `held` the page is not scrolled and the moves carry the button, so the page sees
+    one press dragged back onto the element."""
+    deadline = trio.current_time() + _COME_BACK
+    moves = 0
+    if not there:
+        await _move(target, aim.point, held)
+        moves = 1
+    cover = await _still_reaches(target, element, info, latest, aim)
+    while cover is not None:
+        if moves > _REAIM_TRIES or trio.current_time() >= deadline:
+            raise Refusal(
+                f"{describe(element, info)} moved away from under the pointer as the page "
+                f"reacted to it (its layout changes on hover or on press): the point "
+                f"({aim.point.x:.0f}, {aim.point.y:.0f}) is now over {cover}, after "
+                f"{moves} tries to follow it; nothing was pressed there. Take a snapshot "
+                "and try again."
+            )
+        await trio.sleep(_REAIM_PAUSE)
+        try:
+            aim = await aim_at(target, element, info, latest, scroll=held is None)
+        except (Refusal, CDPError):
+            # Gone from under the pointer for now (no size, covered, or out of the
+            # document while the page re-renders it): wait for it.
+            continue
+        await _move(target, aim.point, held)
+        moves += 1
+        cover = await _still_reaches(target, element, info, latest, aim)
+    return aim
+
+
+async def press_element(
+    target: Target,
+    element: Located,
+    info: ElementInfo,
+    latest: Compaction | None,
+    aim: Aim,
+    *,
+    click_count: int = 1,
+) -> tuple[Aim, str | None]:
+    """Press and release the left button on the element, the pointer being on `aim`
+    (see `pointer_onto`). The point is hit-tested again once the button is down: an
+    element the press moved is followed with the button held, so that the release
+    lands on it too. Returns where the pointer is and, when the release could not be
+    brought back onto the element, what it landed on instead."""
+    missed: str | None = None
+    async with button_held(target, aim.point) as held:
+        await target.execute(
+            cdp.input_dispatch_mouse_event(
+                "mousePressed", aim.point.x, aim.point.y, button="left", click_count=click_count
+            )
+        )
+        try:
+            aim = await pointer_onto(target, element, info, latest, aim, held=held, there=True)
+        except PageLeft:
+            aim = Aim(held.point, aim.origins)  # the press took the page elsewhere
+        except Refusal:
+            aim = Aim(held.point, aim.origins)
+            try:
+                missed = await reaches(target, element, aim, latest)
+            except (CDPError, JavaScriptError):
+                missed = None  # the page went away meanwhile: nothing to name
+    await target.execute(
+        cdp.input_dispatch_mouse_event(
+            "mouseReleased", aim.point.x, aim.point.y, button="left", click_count=click_count
+        )
+    )
+    return aim, missed
+
+
+async def click_element(
+    target: Target,
+    element: Located,
+    info: ElementInfo,
+    latest: Compaction | None,
+    aim: Aim,
+    *,
+    clicks: int = 1,
+) -> str | None:
+    """A person's click (`clicks` 2: double-click) on the element, aimed at `aim`: the
+    pointer moves there and must still be on the element once the page reacted
+    (`pointer_onto`, else `Refusal` and nothing is pressed), each press and release
+    is checked (`press_element`), and a witness watches where they went. Returns the
+    answer's note when they did not all reach the element, else None."""
+
+    async def onto() -> Aim | Refusal:
+        try:
+            return await pointer_onto(target, element, info, latest, aim)
+        except Refusal as refusal:
+            return refusal
+
+    witness, moved = await gather(lambda: watch_presses(target, element), onto)
+    if isinstance(moved, Refusal):
+        await witness.note(info, clicks)  # stops watching
+        raise moved
+    aim, missed = moved, None
+    for count in range(1, clicks + 1):
+        if count > 1:
+            # The first click may have moved or hidden it, or left the page: the next
+            # press follows it or is not made.
+            try:
+                if await _still_reaches(target, element, info, latest, aim) is not None:
+                    aim = await pointer_onto(target, element, info, latest, aim)
+            except Refusal:
+                unpressed = (
+                    f"{describe(element, info)} left the pointer after click {count - 1} of "
+                    f"{clicks}, so the rest were not pressed"
+                )
+                note = await witness.note(info, count - 1)
+                return unpressed if note is None else f"{note}; {unpressed}"
+        aim, missed_now = await press_element(target, element, info, latest, aim, click_count=count)
+        missed = missed or missed_now
+    note = await witness.note(info, clicks)
+    if note is None and missed is not None and not witness.known:
+        note = (
+            f"the press landed on {describe(element, info)} but it moved away from under the "
+            f"pointer before the release, which landed on {missed}"
+        )
+    return note
+
+
+@attrs.frozen
+class Witness:
+    """Which mouse presses of the element's document reached the element, and what
+    got the others, watched from Trimtab's own world (`watch_presses`)."""
+
+    target: Target
+    element: Located
+    record: str | None  # the watching record's object id; None: not watching
+
+    @property
+    def known(self) -> bool:
+        """Whether the witness watches (it could not in a page that went away)."""
+        return self.record is not None
+
+    async def note(self, info: ElementInfo, clicks: int) -> str | None:
+        """What to tell the model when the presses did not all reach the element (None
+        when they did, or when the page went away and cannot tell)."""
+        if self.record is None:
+            return None
+        try:
+            seen: Mapping[str, Any] = await call_on(
+                self.target,
+                self.record,
+                script("press-witness-read.js"),
+                session_id=self.element.session,
+            )
+        except _UNKNOWN:
+            return None
+        return witness_note(describe(self.element, info), seen, clicks)
+
+
+def witness_note(named: str, seen: Mapping[str, Any], clicks: int) -> str | None:
+    """The note for what the witness `seen` (``press-witness-read.js``) of `clicks`
+    clicks on the element `named`; None when every press, release and click reached it."""
+    inside: Mapping[str, int] = seen.get("inside") or {}
+    elsewhere: list[Mapping[str, Any]] = list(seen.get("elsewhere") or [])
+
+    def other(kind: str) -> str | None:
+        for facts in elsewhere:
+            if facts.get("type") == kind:
+                return cover_description(facts, None)
+        return None
+
+    counts = {kind: int(inside.get(kind, 0)) for kind in ("mousedown", "mouseup", "click")}
+    if not any(counts.values()):
+        went = other("mousedown") or other("click")
+        where = f": the press went to {went}" if went else ""
+        return f"{named} received no mouse event{where}; the page may not have heard the action"
+    if all(count >= clicks for count in counts.values()):
+        return None
+    if counts["mouseup"] < clicks and (released := other("mouseup")) is not None:
+        clicked = other("click")
+        went = f"the page's click went to {clicked}" if clicked else "the page heard no click"
+        return (
+            f"the press landed on {named} but the release on {released} (it moved away "
+            f"from under the pointer), so {went}; see whether it did what you meant"
+        )
+    return (
+        f"{named} got {counts['mousedown']} press(es), {counts['mouseup']} release(s) and "
+        f"{counts['click']} click(s) of {clicks}: the page stopped or redirected the others"
+    )
+
+
+async def watch_presses(target: Target, element: Located) -> Witness:
+    """Start watching which element each press of the element's document reaches."""
+    try:
+        frame = await _frame_of(target, element)
+        world = await target.execute(
+            cdp.page_create_isolated_world(frame, world_name=_WORLD), session_id=element.session
+        )
+        resolved = await target.execute(
+            cdp.dom_resolve_node(
+                backend_node_id=element.backend_id,
+                execution_context_id=int(world["executionContextId"]),
+                object_group=OBJECT_GROUP,
+            ),
+            session_id=element.session,
+        )
+        record = await call_on(
+            target,
+            str(resolved["object"]["objectId"]),
+            script("press-witness.js"),
+            return_by_value=False,
+            session_id=element.session,
+        )
+    except _UNKNOWN:
+        return Witness(target, element, None)
+    object_id = record.get("objectId")
+    return Witness(target, element, None if object_id is None else str(object_id))
+
+
+async def _frame_of(target: Target, element: Located) -> str:
+    """The frame id of the document that holds `element`."""
+    if element.session is None and element.control.frame == 0:
+        tree = await target.execute(cdp.page_get_frame_tree())
+        return str(tree["frameTree"]["frame"]["id"])
+    document, tree = await gather(
+        lambda: call_on(
+            target,
+            element.object_id,
+            script("owner-document.js"),
+            return_by_value=False,
+            session_id=element.session,
+        ),
+        lambda: target.execute(cdp.page_get_frame_tree(), session_id=element.session),
+    )
+    described = await target.execute(
+        cdp.dom_describe_node(object_id=str(document["objectId"])), session_id=element.session
+    )
+    frame = described["node"].get("frameId")
+    return str(frame if frame is not None else tree["frameTree"]["frame"]["id"])
