@@ -12,6 +12,7 @@ from pycdp_bridge import PageTarget
 from tests.support import StaticServer
 from tests.support.handlers_host import SESSION, TAB, Host, open_host
 from trimtab.tab import PageRevisions
+from trimtab.wire import RequestError
 
 pytestmark = pytest.mark.browser
 
@@ -150,3 +151,33 @@ async def test_a_dialog_that_opens_as_a_read_begins_is_the_reads_result(
     declined = await call(host, "answer_dialog", {"accept": False})
     assert declined["dialog"] is None
     assert await host.evaluate("document.getElementById('log').textContent") == "kept"
+
+
+async def test_a_tab_closed_while_the_person_is_asked_withdraws_the_question(
+    host: Host,
+) -> None:
+    """When the tab closes (its debugger detaches) while the person is being asked, the
+    call ends with target_closed, the question is withdrawn, and a late yes does nothing."""
+    buy = buy_button(str((await host.tool("capture_snapshot"))["content"]))
+    host.person.allow = None
+    errors: list[RequestError] = []
+
+    async def click() -> None:
+        try:
+            await call(host, "click", {"id": buy})
+        except RequestError as exc:
+            errors.append(exc)
+
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(click)
+            await host.person.question.wait()
+            host.peer.detach("target_closed")
+    (closed,) = errors
+    assert closed.code == "target_closed"
+    (question,) = host.person.asked
+    (withdrawn,) = host.person.withdrawn
+    assert withdrawn["ask"] == question["ask"]
+    assert host.person.panel is not None
+    assert host.person.panel.answer(question["ask"], allow=True) is False
+    assert await host.evaluate("location.pathname") == "/consent-shop.html"

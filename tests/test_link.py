@@ -463,3 +463,34 @@ async def test_an_mcp_client_that_times_out_cancels_the_submit_and_heard_progres
     assert "Trimtab side panel" in str(heard[0])
     await trio.sleep(1)
     assert await setup.page.evaluate("location.search") == ""
+
+
+async def test_an_mcp_client_gets_a_plain_result_when_nobody_answers_in_time(
+    setup: Setup, pages_server: StaticServer, folder: Path
+) -> None:
+    """Through the MCP server and the official SDK's client: a submit nobody answers ends,
+    at the host's wait (5 s here, 50 s by default, under the SDK's 60 s), as a tool
+    result that says nobody answered, after progress the client heard."""
+    async with setup.client() as client:
+        await _type_email_in_the_consent_shop(client, pages_server)
+    heard: list[str | None] = []
+
+    async def progress(done: float, total: float | None, message: str | None) -> None:
+        del done, total
+        heard.append(message)
+
+    async with (
+        open_holder(
+            endpoint_folder=folder / "run", secret_file=folder / "state" / SECRET_FILE
+        ) as holder,
+        Client(build_server(holder)) as mcp,
+    ):
+        with trio.fail_after(30):
+            result = await mcp.call_tool(
+                "press", {"tab": TAB, "key": "Enter"}, progress_callback=progress
+            )
+    assert result.is_error
+    text = result.content[0].text  # type: ignore[union-attr]
+    assert "nobody answered in the browser within 5 s" in text
+    assert heard
+    assert await setup.page.evaluate("location.search") == ""
