@@ -111,11 +111,17 @@ async def _no_reason(target: Target, element: Located) -> str | None:
     ACT,
 )
 async def click(tab: Tab, args: Mapping[str, object]) -> ToolResult:
+    return await clicks_on(tab, args, 1)
+
+
+async def clicks_on(tab: Tab, args: Mapping[str, object], clicks: int) -> ToolResult:
+    """Click the element `args` names `clicks` times in a row (a double click is two
+    clicks: whatever the first may submit, it does)."""
     element, info = await usable(tab, args)
     aim, reason, frame = await point_and_consent(tab, element, info, click_reason)
     require(reason, describe(element, info))
     async with watch(tab.revisions, frame, tab.ahead()) as activity:
-        note = await click_element(tab.target, element, info, tab.latest, aim)
+        note = await click_element(tab.target, element, info, tab.latest, aim, clicks=clicks)
         settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT, scope_of(element))
     return await after_action(tab, activity, settled, submits=info.submits, note=note)
 

@@ -15,7 +15,7 @@ from pycdp_bridge import CDPError, Target, call_on
 from pycdp_bridge import protocol as cdp
 
 from ..tab import Tab, settle, watch
-from ._actions import point_and_consent, usable
+from ._actions import clicks_on, usable
 from ._common import (
     ACT,
     ID_SCHEMA,
@@ -46,7 +46,7 @@ from ._input import (
     scroll_into_view,
     visible_boxes,
 )
-from ._press import click_element, pointer_onto
+from ._press import pointer_onto
 
 __all__ = ["UPLOAD_CONSENT", "double_click", "drag", "select_text", "upload"]
 
@@ -92,14 +92,7 @@ async def _mouse(
     ACT,
 )
 async def double_click(tab: Tab, args: Mapping[str, object]) -> ToolResult:
-    element, info = await usable(tab, args)
-    # A double click is two clicks: whatever the first may submit, it does.
-    aim, reason, frame = await point_and_consent(tab, element, info, click_reason)
-    require(reason, describe(element, info))
-    async with watch(tab.revisions, frame, tab.ahead()) as activity:
-        note = await click_element(tab.target, element, info, tab.latest, aim, clicks=2)
-        settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT, scope_of(element))
-    return await after_action(tab, activity, settled, note=note)
+    return await clicks_on(tab, args, 2)
 
 
 def _offset(args: Mapping[str, object], name: str) -> float | None:
