@@ -3,6 +3,7 @@ over a real headless page (the relay peer stands in for the extension's relay)."
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import stat
@@ -437,17 +438,8 @@ async def test_an_mcp_client_that_times_out_cancels_the_submit_and_heard_progres
     async with setup.client() as client:
         await _type_email_in_the_consent_shop(client, pages_server)
     heard: list[str | None] = []
-
-    async def progress(done: float, total: float | None, message: str | None) -> None:
-        del done, total
-        heard.append(message)
-
-    async with (
-        open_holder(
-            endpoint_folder=folder / "run", secret_file=folder / "state" / SECRET_FILE
-        ) as holder,
-        Client(build_server(holder)) as mcp,
-    ):
+    progress = _progress_into(heard)
+    async with _mcp_client(folder) as mcp:
         with trio.fail_after(30), pytest.raises(MCPError, match=r"[Tt]imed out"):
             await mcp.call_tool(
                 "press",
@@ -474,17 +466,8 @@ async def test_an_mcp_client_gets_a_plain_result_when_nobody_answers_in_time(
     async with setup.client() as client:
         await _type_email_in_the_consent_shop(client, pages_server)
     heard: list[str | None] = []
-
-    async def progress(done: float, total: float | None, message: str | None) -> None:
-        del done, total
-        heard.append(message)
-
-    async with (
-        open_holder(
-            endpoint_folder=folder / "run", secret_file=folder / "state" / SECRET_FILE
-        ) as holder,
-        Client(build_server(holder)) as mcp,
-    ):
+    progress = _progress_into(heard)
+    async with _mcp_client(folder) as mcp:
         with trio.fail_after(30):
             result = await mcp.call_tool(
                 "press", {"tab": TAB, "key": "Enter"}, progress_callback=progress
@@ -494,3 +477,25 @@ async def test_an_mcp_client_gets_a_plain_result_when_nobody_answers_in_time(
     assert "nobody answered in the browser within 5 s" in text
     assert heard
     assert await setup.page.evaluate("location.search") == ""
+
+
+def _progress_into(heard: list[str | None]) -> Any:
+    """An MCP progress callback that keeps each notification's message in ``heard``."""
+
+    async def progress(done: float, total: float | None, message: str | None) -> None:
+        del done, total
+        heard.append(message)
+
+    return progress
+
+
+@contextlib.asynccontextmanager
+async def _mcp_client(folder: Path) -> AsyncIterator[Client]:
+    """The official SDK's client on ``trimtab mcp``'s server, over the test's link."""
+    async with (
+        open_holder(
+            endpoint_folder=folder / "run", secret_file=folder / "state" / SECRET_FILE
+        ) as holder,
+        Client(build_server(holder)) as mcp,
+    ):
+        yield mcp

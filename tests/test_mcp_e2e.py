@@ -208,6 +208,16 @@ async def _answer_in_panel(panel: Any, answer: str) -> str:
     return question
 
 
+async def _type_an_email(client: Client, tab: int) -> None:
+    """Type an e-mail address into the consent shop's field, so that Enter submits."""
+    xml, is_error, _ = await call(client, "capture_snapshot", tab=tab)
+    assert not is_error, xml
+    typed, is_error, _ = await call(
+        client, "type", tab=tab, id=eid_of(xml, 'type="email"'), text="a@b.c"
+    )
+    assert not is_error, typed
+
+
 async def _press_enter(results: list[Any], client: Client, tab: int) -> None:
     results.append(await call(client, "press", tab=tab, key="Enter"))
 
@@ -222,12 +232,7 @@ async def test_ask_before_submit_through_mcp_in_the_side_panel(
         await ext.wait_loaded(tab)
         await share(ext, tab)
         panel = await ext.open_side_panel()
-        xml, is_error, _ = await call(client, "capture_snapshot", tab=tab)
-        assert not is_error, xml
-        typed, is_error, _ = await call(
-            client, "type", tab=tab, id=eid_of(xml, 'type="email"'), text="a@b.c"
-        )
-        assert not is_error, typed
+        await _type_an_email(client, tab)
         for answer in ("deny", "allow"):
             results: list[Any] = []
             async with trio.open_nursery() as nursery:
@@ -281,12 +286,7 @@ async def test_a_cancelled_submit_leaves_the_side_panel_and_a_late_allow_does_no
         await ext.wait_loaded(tab)
         await share(ext, tab)
         panel = await ext.open_side_panel()
-        xml, is_error, _ = await call(client, "capture_snapshot", tab=tab)
-        assert not is_error, xml
-        typed, is_error, _ = await call(
-            client, "type", tab=tab, id=eid_of(xml, 'type="email"'), text="a@b.c"
-        )
-        assert not is_error, typed
+        await _type_an_email(client, tab)
         shown: list[dict[str, Any]] = []
 
         async def watch() -> None:
