@@ -620,6 +620,22 @@ async def test_serve_stops_when_the_output_breaks() -> None:
     assert stats.results_sent == 0
 
 
+async def test_serve_ends_when_its_input_breaks() -> None:
+    """An input that breaks (a reset connection) ends serving like EOF, no exception."""
+    host_out, _from_host = trio.testing.memory_stream_one_way_pair()
+
+    class Broken(trio.abc.ReceiveStream):
+        async def receive_some(self, max_bytes: int | None = None) -> bytes:
+            raise trio.BrokenResourceError("connection reset by peer")
+
+        async def aclose(self) -> None:
+            pass
+
+    server = HostServer(Outbox(host_out))
+    await server.serve(Broken())
+    assert server.statistics().requests_received == 0
+
+
 async def test_statistics_count_what_happened(nursery: trio.Nursery) -> None:
     """The statistics snapshot counts requests, results, errors and relay messages."""
     servers: list[HostServer] = []

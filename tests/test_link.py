@@ -227,6 +227,34 @@ async def test_stop_ends_every_session(setup: Setup) -> None:
             await client.request("tabs")
 
 
+async def test_a_client_that_resets_its_connection_ends_only_its_own_session(
+    setup: Setup,
+) -> None:
+    """A client that closes with replies unread resets its socket (ECONNRESET on the
+    host's side): its session ends as if it had closed cleanly and the host serves on."""
+    from trimtab.wire import encode_frame
+
+    stream = await trio.open_unix_socket(str(setup.socket))
+    hello = {"type": "hello", "id": 0, "secret": setup.secret, "client": {"name": "rude"}}
+    await stream.send_all(encode_frame(hello))
+    decoder = FrameDecoder()
+    with trio.fail_after(10):
+        while not decoder.feed(await stream.receive_some()):
+            pass
+    for request_id in range(1, 40):  # replies it never reads
+        await stream.send_all(encode_frame({"type": "tabs", "id": request_id}))
+    with trio.fail_after(10):
+        while (await setup.extension.next("agents_event"))["event"] != "connected":
+            pass
+    await trio.sleep(0.2)  # the replies are in its receive queue
+    stream.socket.close()
+    with trio.fail_after(10):
+        while (await setup.extension.next("agents_event"))["event"] != "disconnected":
+            pass
+    async with setup.client("next") as client:
+        assert (await _snapshot(client))["is_error"] is False
+
+
 async def _submit_asked(setup: Setup, pages_server: StaticServer, allow: bool) -> dict[str, Any]:
     """Type an email in the consent shop and press Enter; answer the person's question."""
     async with setup.client("claude-code") as client:

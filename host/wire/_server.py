@@ -274,7 +274,7 @@ class HostServer:
         with trio.CancelScope() as self._scope:
             async with trio.open_nursery() as nursery:
                 while True:
-                    data = await inbound.receive_some(_RECEIVE_SIZE)
+                    data = await _receive_or_eof(inbound)
                     events = self._decoder.feed(data) if data else self._decoder.feed_eof()
                     for event in events:
                         await self._dispatch(event, nursery)
@@ -438,3 +438,16 @@ class HostServer:
             self._errors += 1
         else:
             self._results += 1
+
+
+async def _receive_or_eof(inbound: trio.abc.ReceiveStream) -> bytes:
+    """The next bytes of ``inbound``; b"" (EOF) when the peer broke the connection.
+
+    A link client that closes with unread data in its socket resets it, and that
+    must end its own session like a clean close, never the host.
+    """
+    try:
+        return bytes(await inbound.receive_some(_RECEIVE_SIZE))
+    except trio.BrokenResourceError as exc:
+        log.info("input broken (%s); handled as its end", exc.__cause__ or exc)
+        return b""
