@@ -21,6 +21,7 @@ import attrs
 import trio
 
 from pycdp_bridge import Browser, launch_browser
+from tests.support import LAUNCHED_PROFILES
 from tests.support.handlers_host import TAB, Host
 from tests.support.injection_web import Hit, Web, browser_args, serve_web
 from tests.support.obedient import PERSON, Call, ObedientModel
@@ -142,6 +143,8 @@ async def open_web() -> AsyncIterator[tuple[Web, Browser]]:
     async with trio.open_nursery() as nursery:
         web: Web = await nursery.start(serve_web)
         async with launch_browser(extra_args=browser_args(web.port)) as browser:
+            # The test session's end checks that no browser it started is left running.
+            LAUNCHED_PROFILES.append(browser.user_data_dir)
             yield web, browser
         nursery.cancel_scope.cancel()
 
