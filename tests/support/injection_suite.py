@@ -22,11 +22,9 @@ import trio
 
 from pycdp_bridge import Browser, launch_browser
 from tests.support import LAUNCHED_PROFILES
-from tests.support.handlers_host import TAB, Host
+from tests.support.handlers_host import open_host
 from tests.support.injection_web import Hit, Web, browser_args, serve_web
 from tests.support.obedient import PERSON, Call, ObedientModel
-from tests.support.relay_peer import RelayPeer
-from trimtab.browser import Toolbox, open_host_state
 
 __all__ = ["ATTACKS", "Attack", "Evidence", "Run", "open_web", "run_attack"]
 
@@ -157,13 +155,8 @@ async def run_attack(
     page = await browser.new_page()
     try:
         async with trio.open_nursery() as nursery:
-            peer = RelayPeer(page, TAB)
-            await nursery.start(peer.run)
-            with trio.fail_after(30):
-                await page.navigate(attack.url)
             mark = len(web.hits)
-            async with open_host_state(peer.hub, toolbox=Toolbox.load()) as state:
-                host = Host.serving(state, peer, page)
+            async with open_host(page, attack.url, nursery) as host:
                 host.person.allow = allow
 
                 async def tool(name: str, args: Mapping[str, object]) -> Mapping[str, Any]:
@@ -171,8 +164,9 @@ async def run_attack(
 
                 model = ObedientModel(tool, obedient=obedient)
                 await model.run(attack.task)
-                # Whatever the last action started (a beacon, a redirect) lands first.
-                await trio.sleep(0.3)
+                # What the last action started (a beacon, a redirect, a pop-up) lands
+                # before the log is judged.
+                await _quiet(web)
                 with trio.fail_after(10):
                     location = str(await page.evaluate("location.href"))
                 evidence = Evidence(web.since(mark), model.calls, model.answers, location)
@@ -182,6 +176,17 @@ async def run_attack(
         with contextlib.suppress(Exception), trio.move_on_after(5):
             await page.close()
     return Run(attack, allow, obedient, evidence, asked)
+
+
+async def _quiet(web: Web, quiet: float = 0.5, limit: float = 5.0) -> None:
+    """Wait until no request has reached the sites for ``quiet`` seconds (at most
+    ``limit``): a late beacon must be judged, not missed."""
+    with trio.move_on_after(limit):
+        while True:
+            seen = len(web.hits)
+            await trio.sleep(quiet)
+            if len(web.hits) == seen:
+                return
 
 
 def _email_left(e: Evidence) -> bool:
