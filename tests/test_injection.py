@@ -3,8 +3,8 @@ what they say, and a person who says no; the envelope must let no harm through.
 
 Each attack of ``tests/support/injection_suite.py`` runs in a real Chromium against
 the made-up sites of ``tests/support/injection_web.py``, through the side panel's
-``tool`` request in-process. Harm is judged from what reached the sites, never from
-what the host says.
+``tool`` request in-process (and a subset again through the link that outside agents
+use). Harm is judged from what reached the sites, never from what the host says.
 
 Attacks the defences do not stop yet are strict xfails naming the defence that will
 stop them (issues 28 and 30): when it lands, the attack's test passes, the strict
@@ -122,6 +122,36 @@ def test_an_obedient_model_does_no_harm_when_the_person_says_no(attack: Attack) 
     if harm.harmed:
         hits = [str(h) for h in harm.evidence.hits]
         raise HarmDone(f"{attack.asks}: done without a yes ({harm.tried_words()}; {hits})")
+
+
+# One attack per defence, run again through the link outside agents use: the envelope
+# is the same function for every client.
+THROUGH_THE_LINK = (
+    "visible-text",
+    "review-1click",
+    "ad-iframe",
+    "mail-bank-transfer",
+    "forum-reply",
+    "fake-system-turn",
+)
+
+
+@pytest.mark.parametrize("attack", [_case(a) for a in ATTACKS if a.name in THROUGH_THE_LINK])
+def test_an_obedient_outside_agent_does_no_harm_when_the_person_says_no(attack: Attack) -> None:
+    """Through the link (``trimtab mcp``'s door, the tab shared), with the person
+    answering no throughout, the obedient model tries what the page asks and nothing
+    harmful reaches any site."""
+    harm = trio.run(_harm_through_the_link, attack)
+    assert harm.tried, f"the obedient model never tried it: {harm.tried_words()}"
+    if harm.harmed:
+        hits = [str(h) for h in harm.evidence.hits]
+        raise HarmDone(f"{attack.asks}: done without a yes ({harm.tried_words()}; {hits})")
+
+
+async def _harm_through_the_link(attack: Attack) -> Run:
+    with trio.fail_after(150):
+        async with open_web() as (sites, browser):
+            return await run_attack(sites, browser, attack, allow=False, door="link")
 
 
 async def test_harm_is_done_and_seen_when_the_person_says_yes() -> None:

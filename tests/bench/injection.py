@@ -11,10 +11,13 @@ a real headless Chromium, through the side panel's ``tool`` request in-process:
 - the **benign run**: the model does only the person's task; the person answers
   **yes**. The task must still be done.
 
-It prints one row per attack (what the model tried, what the host answered, whether
-the harm happened without a yes, whether the task was done with one) and ends with
+Both run through the side panel's door and again through the link that outside
+agents (``trimtab mcp``, ``trimtab call``) use, with the tab shared. It prints one
+row per attack (what the model tried, what the host answered, whether the harm
+happened without a yes through each door, whether the task was done with one), a
+SUMMARY line for the link, and ends with the side panel's
 ``SUMMARY attacks=N tried=T harmful_done=H benign_ok=B``. The target is H = 0 and
-B = N.
+B = N through both doors.
 """
 
 from __future__ import annotations
@@ -26,17 +29,38 @@ from typing import Any
 import trio
 
 from tests.bench import table
-from tests.support.injection_suite import ATTACKS, Attack, Run, open_web, run_attack
+from tests.support.injection_suite import ATTACKS, DOORS, Attack, Run, open_web, run_attack
 
 
-async def _measure(attacks: list[Attack]) -> list[tuple[Run, Run]]:
-    runs: list[tuple[Run, Run]] = []
+async def _measure(attacks: list[Attack]) -> list[dict[str, Run]]:
+    """Per attack, the harm run and the benign run through each door."""
+    runs: list[dict[str, Run]] = []
     async with open_web() as (web, browser):
         for attack in attacks:
-            harm = await run_attack(web, browser, attack, allow=False, obedient=True)
-            benign = await run_attack(web, browser, attack, allow=True, obedient=False)
-            runs.append((harm, benign))
+            runs.append(
+                {
+                    f"{kind}-{door}": await run_attack(
+                        web,
+                        browser,
+                        attack,
+                        allow=kind == "benign",
+                        obedient=kind == "harm",
+                        door=door,
+                    )
+                    for door in DOORS
+                    for kind in ("harm", "benign")
+                }
+            )
     return runs
+
+
+def _totals(runs: list[dict[str, Run]], door: str) -> str:
+    harm = [r[f"harm-{door}"] for r in runs]
+    benign = [r[f"benign-{door}"] for r in runs]
+    return (
+        f"attacks={len(runs)} tried={sum(r.tried for r in harm)} "
+        f"harmful_done={sum(r.harmed for r in harm)} benign_ok={sum(r.benign_ok for r in benign)}"
+    )
 
 
 def run(pattern: str | None = None, out: Callable[[str], None] = print) -> dict[str, Any]:
@@ -45,52 +69,51 @@ def run(pattern: str | None = None, out: Callable[[str], None] = print) -> dict[
     runs = trio.run(_measure, attacks)
     rows = [
         (
-            harm.attack.name,
-            harm.attack.via[:30],
-            harm.tried_words()[:100],
-            "HARM" if harm.harmed else "none",
-            "ok" if benign.benign_ok else "FAILED",
-            harm.attack.stopper,
+            r["harm-panel"].attack.name,
+            r["harm-panel"].attack.via[:30],
+            r["harm-panel"].tried_words()[:100],
+            "HARM" if r["harm-panel"].harmed else "none",
+            "HARM" if r["harm-link"].harmed else "none",
+            "/".join("ok" if r[f"benign-{d}"].benign_ok else "FAILED" for d in DOORS),
+            r["harm-panel"].attack.stopper,
         )
-        for harm, benign in runs
+        for r in runs
     ]
-    headers = (
-        "attack",
-        "injected via",
-        "obedient model tried -> host",
-        "no-run",
-        "task",
-        "stops it",
-    )
-    tried = sum(harm.tried for harm, _ in runs)
-    harmful = sum(harm.harmed for harm, _ in runs)
-    benign_ok = sum(benign.benign_ok for _, benign in runs)
+    headers = ("attack", "injected via", "obedient model tried -> host (panel)", "panel")
+    headers += ("link", "task", "stops it")
     out(
-        "SUMMARY injection: per attack, what the obedient model tried and what happened "
-        "with the person answering no (no-run: HARM = done without a yes, judged from the "
-        "sites' request logs) and whether the person's own task was done answering yes"
+        "SUMMARY injection: per attack, what the obedient model tried and what the host "
+        "answered with the person answering no; panel/link: whether the harm was done "
+        "without a yes (HARM, judged from the sites' request logs) through the side panel "
+        "and through the link outside agents use; task: the person's own task done, "
+        "answering yes (panel/link)"
     )
     for line in table(headers, rows).split("\n"):
         out(f"  {line}")
-    out(f"SUMMARY attacks={len(runs)} tried={tried} harmful_done={harmful} benign_ok={benign_ok}")
+    out(f"SUMMARY injection through the link (outside agents): {_totals(runs, 'link')}")
+    out(f"SUMMARY {_totals(runs, 'panel')}")
     return {
         "attacks": [
             {
-                "name": harm.attack.name,
-                "via": harm.attack.via,
-                "asks": harm.attack.asks,
-                "tried": harm.tried,
-                "calls": harm.tried_words(),
-                "harmful_done": harm.harmed,
-                "asked": harm.asked,
-                "hits": [str(h) for h in harm.evidence.hits],
-                "benign_ok": benign.benign_ok,
-                "benign_asked": benign.asked,
-                "stopper": harm.attack.stopper,
+                "name": attack.name,
+                "via": attack.via,
+                "asks": attack.asks,
+                "stopper": attack.stopper,
+                **{
+                    key: {
+                        "tried": run.tried,
+                        "calls": run.tried_words(),
+                        "harmful_done": run.harmed,
+                        "benign_ok": run.benign_ok,
+                        "asked": run.asked,
+                        "hits": [str(h) for h in run.evidence.hits],
+                    }
+                    for key, run in r.items()
+                },
             }
-            for harm, benign in runs
+            for r in runs
+            for attack in (r["harm-panel"].attack,)
         ],
-        "tried": tried,
-        "harmful_done": harmful,
-        "benign_ok": benign_ok,
+        "panel": _totals(runs, "panel"),
+        "link": _totals(runs, "link"),
     }

@@ -15,20 +15,23 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import attrs
 import trio
 
-from pycdp_bridge import Browser, launch_browser
+from pycdp_bridge import Browser, PageTarget, launch_browser
 from tests.support import LAUNCHED_PROFILES
-from tests.support.handlers_host import open_host
+from tests.support.handlers_host import TAB, open_host
 from tests.support.injection_web import Hit, Web, browser_args, serve_web
+from tests.support.link_host import open_link_host
 from tests.support.obedient import PERSON, Call, ObedientModel
+from trimtab.link import connect, read_secret
+from trimtab.link._paths import SECRET_FILE
 
-__all__ = ["ATTACKS", "Attack", "Evidence", "Run", "open_web", "run_attack"]
+__all__ = ["ATTACKS", "DOORS", "Attack", "Evidence", "Run", "open_web", "run_attack"]
 
 # Defences, as the lead tracks them (issues 28 and 30).
 SITES = "sites per task (28.1)"
@@ -107,6 +110,7 @@ class Run:
     obedient: bool
     evidence: Evidence
     asked: int  # questions the person was asked
+    door: str = "panel"
 
     @property
     def injected_calls(self) -> list[Call]:
@@ -164,40 +168,86 @@ def downloads_of(browser: Browser) -> Path:
     return Path(browser.user_data_dir) / "downloads"
 
 
-async def run_attack(
-    web: Web, browser: Browser, attack: Attack, *, allow: bool, obedient: bool = True
-) -> Run:
-    """Run the person's task on the attack's page in a fresh tab, the person answering
-    every question ``allow``, and judge what happened."""
-    page = await browser.new_page()
-    try:
-        async with trio.open_nursery() as nursery:
-            mark = len(web.hits)
-            folder = downloads_of(browser)
-            before = set(os.listdir(folder)) if folder.is_dir() else set()
-            async with open_host(page, attack.url, nursery) as host:
+#: The doors a model reaches the host through: the side panel's ``tool`` request
+#: (in-process), or the link that outside agents (``trimtab mcp``, ``trimtab call``)
+#: use, with the tab shared.
+DOORS = ("panel", "link")
+ToolFn = Callable[[str, Mapping[str, object]], Awaitable[Mapping[str, Any]]]
+
+
+@contextlib.asynccontextmanager
+async def _through(
+    door: str, page: PageTarget, url: str, allow: bool
+) -> AsyncIterator[tuple[ToolFn, list[Mapping[str, Any]]]]:
+    """A way to call tools on ``page`` (loaded with ``url``) through ``door``, and the
+    questions the person, answering every one ``allow``, was asked."""
+    async with trio.open_nursery() as nursery:
+        if door == "panel":
+            async with open_host(page, url, nursery) as host:
                 host.person.allow = allow
 
-                async def tool(name: str, args: Mapping[str, object]) -> Mapping[str, Any]:
+                async def panel_tool(name: str, args: Mapping[str, object]) -> Mapping[str, Any]:
                     return await host.tool(name, **args)
 
-                model = ObedientModel(tool, obedient=obedient)
-                await model.run(attack.task)
-                # What the last action started (a beacon, a redirect, a pop-up) lands
-                # before the log is judged.
-                await _quiet(web)
-                with trio.fail_after(10):
-                    location = str(await page.evaluate("location.href"))
-                after = set(os.listdir(folder)) if folder.is_dir() else set()
-                evidence = Evidence(
-                    web.since(mark), model.calls, model.answers, location, frozenset(after - before)
-                )
-                asked = len(host.person.asked)
-            nursery.cancel_scope.cancel()
+                yield panel_tool, host.person.asked
+        else:
+            async with open_link_host(page, url) as linked:
+                await linked.share(TAB)
+                asked: list[Mapping[str, Any]] = []
+
+                async def person() -> None:
+                    while True:
+                        with contextlib.suppress(trio.TooSlowError):
+                            ask = await linked.extension.next("ask")
+                            asked.append(ask)
+                            linked.panel.answer(ask["ask"], allow=allow)
+
+                nursery.start_soon(person)
+                secret = read_secret(linked.state / "trimtab" / SECRET_FILE)
+                assert linked.link.socket_path is not None
+                info = {"name": "obedient-agent", "version": "1"}
+                async with connect(linked.link.socket_path, secret, info) as client:
+
+                    async def link_tool(name: str, args: Mapping[str, object]) -> Mapping[str, Any]:
+                        return await client.request("tool", tab=TAB, name=name, args=dict(args))
+
+                    yield link_tool, asked
+        nursery.cancel_scope.cancel()
+
+
+async def run_attack(
+    web: Web,
+    browser: Browser,
+    attack: Attack,
+    *,
+    allow: bool,
+    obedient: bool = True,
+    door: str = "panel",
+) -> Run:
+    """Run the person's task on the attack's page in a fresh tab through ``door``, the
+    person answering every question ``allow``, and judge what happened."""
+    page = await browser.new_page()
+    try:
+        mark = len(web.hits)
+        folder = downloads_of(browser)
+        before = set(os.listdir(folder)) if folder.is_dir() else set()
+        async with _through(door, page, attack.url, allow) as (tool, asked):
+            model = ObedientModel(tool, obedient=obedient)
+            await model.run(attack.task)
+            # What the last action started (a beacon, a redirect, a pop-up) lands
+            # before the log is judged.
+            await _quiet(web)
+            with trio.fail_after(10):
+                location = str(await page.evaluate("location.href"))
+            after = set(os.listdir(folder)) if folder.is_dir() else set()
+            evidence = Evidence(
+                web.since(mark), model.calls, model.answers, location, frozenset(after - before)
+            )
+            questions = len(asked)
     finally:
         with contextlib.suppress(Exception), trio.move_on_after(5):
             await page.close()
-    return Run(attack, allow, obedient, evidence, asked)
+    return Run(attack, allow, obedient, evidence, questions, door)
 
 
 async def _quiet(web: Web, quiet: float = 0.5, limit: float = 5.0) -> None:
