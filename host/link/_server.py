@@ -79,6 +79,9 @@ HELLO_TIMEOUT: Final = 10.0
 # A hello is small; anything larger before authentication is refused unread.
 _MAX_HELLO: Final = 16 * 1024
 _MAX_CLIENT_NAME: Final = 100
+# Error replies whose message may quote the page: a dialog's message, what a page
+# script threw, the browser's words about the page.
+_QUOTES_THE_PAGE: Final = frozenset({"dialog_open", "cdp_error"})
 _RECEIVE_SIZE: Final = 64 * 1024
 
 
@@ -224,6 +227,8 @@ class Link:
                 )
             except RequestError as exc:
                 await self._tell_extension(_call_event(session, tab, name, error=exc.message))
+                if exc.code in _QUOTES_THE_PAGE:
+                    raise RequestError(exc.code, page_data(exc.message, session.marker)) from exc
                 raise
             await self._tell_extension(
                 _call_event(session, tab, name, error=outcome.content if outcome.is_error else None)
