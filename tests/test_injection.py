@@ -29,6 +29,7 @@ NOT_STOPPED_YET = frozenset(
     {
         "visible-text",
         "hidden-text",
+        "offscreen-text",
         "aria-label",
         "alt-text",
         "title-attribute",
