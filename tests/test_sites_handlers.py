@@ -326,3 +326,28 @@ async def test_a_look_alike_name_is_asked_about_as_punycode_with_a_note(
     (question,) = host.person.asked
     assert question["site"] == "http://xn--grden-4ve.test"
     assert "it is not garden.test (Latin letters)" in question["reason"]
+
+
+async def test_acting_inside_a_frame_of_another_site_asks_about_that_site(
+    host: Host, pages_server: StaticServer
+) -> None:
+    """A button inside a frame of another site (an ad) is that site's: clicking it asks
+    about the frame's site although the page is the task's own, and a yes clicks it."""
+    url = f"http://garden.test:{pages_server.port}/sites-garden-ad.html"
+    await host.tool("capture_snapshot")
+    opened = await navigate(host, url)
+    assert opened["is_error"] is False, opened["content"]
+    refresh = button(str(opened["content"]), "Refresh the forecast")
+    host.person.allow = False
+    refused = await host.tool("click", id=refresh)
+    assert refused["is_error"] is True
+    (question,) = host.person.asked
+    assert question["site"] == "http://weather.test"
+    assert question["reason"].startswith(
+        "click acts inside a frame of the page that belongs to http://weather.test"
+    )
+    host.person.allow = True
+    clicked = await host.tool("click", id=refresh)
+    assert clicked["is_error"] is False, clicked["content"]
+    assert "Refreshed" in str(clicked["content"])
+    assert len(host.person.asked) == 2

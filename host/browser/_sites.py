@@ -79,10 +79,17 @@ async def read_page(
 
 
 async def check_sites(
-    sites: SitePolicy, call: ToolCall, facts: PageFacts | None, acts: bool, ask: Ask
+    sites: SitePolicy,
+    call: ToolCall,
+    facts: PageFacts | None,
+    acts: bool,
+    ask: Ask,
+    frame_url: str | None = None,
 ) -> SiteRefusal | None:
     """Decide (and ask) about the sites ``call`` would act on or go to, given what
-    `read_page` found; None when it may go on, a `SiteRefusal` when it must not."""
+    `read_page` found and the URL of the frame of the element it acts on (``frame_url``,
+    when that is not the tab's main frame); None when it may go on, a `SiteRefusal`
+    when it must not."""
     task = call.session
     going = call.name == "navigate" or call.name in _HISTORY_STEPS
     if facts is not None and not sites.started(task):
@@ -91,8 +98,7 @@ async def check_sites(
         answer = Answer.listed(facts.site)
         where = f"the page in tab {call.tab} is on {facts.site}"
         return SiteRefusal(_refused(answer, where), answer)
-    destination: Site | None = None
-    doing = ""
+    destinations: list[tuple[Site, str]] = []
     if call.name == "navigate":
         url = call.args.get("url")
         if not isinstance(url, str):
@@ -104,32 +110,40 @@ async def check_sites(
                 f"Not done: navigate does not open {destination}: {why}. Do not retry it.",
                 Answer.no(),
             )
-        doing = "navigate opens"
+        destinations.append((destination, "navigate opens"))
     elif call.name in _HISTORY_STEPS and facts is not None:
         index = facts.current + _HISTORY_STEPS[call.name]
         if not 0 <= index < len(facts.entries):
             return None  # the tool says there is no such page
-        destination = site_of(facts.entries[index])
-        doing = f"{call.name} goes to a page on"
+        destinations.append((site_of(facts.entries[index]), f"{call.name} goes to a page on"))
     elif acts and facts is not None:
-        destination = facts.site
-        doing = f"{call.name} acts on the page in tab {call.tab}, which is on"
-    if destination is None or (destination.opaque and destination.scheme in ("about", "")):
-        return None
-    question = Question(
-        client=call.client,
-        session=call.session,
-        tab=call.tab,
-        what="site",
-        tool=call.name,
-        args=call.args,
-        reason=site_reason(sites, task, destination, doing),
-        site=str(destination),
-    )
-    answer = await decide_site(sites, task, destination, ask, question)
-    if answer.allow:
-        return None
-    return SiteRefusal(_refused(answer, question.reason), answer)
+        destinations.append(
+            (facts.site, f"{call.name} acts on the page in tab {call.tab}, which is on")
+        )
+        frame = site_of(frame_url) if frame_url is not None else None
+        if frame is not None and not frame.opaque and frame != facts.site:
+            # An element in a frame of another site (an ad, an embedded widget): acting
+            # there is acting on that site.
+            destinations.append(
+                (frame, f"{call.name} acts inside a frame of the page that belongs to")
+            )
+    for destination, doing in destinations:
+        if destination.opaque and destination.scheme in ("about", ""):
+            continue  # a page with no site: nobody is logged in there
+        question = Question(
+            client=call.client,
+            session=call.session,
+            tab=call.tab,
+            what="site",
+            tool=call.name,
+            args=call.args,
+            reason=site_reason(sites, task, destination, doing),
+            site=str(destination),
+        )
+        answer = await decide_site(sites, task, destination, ask, question)
+        if not answer.allow:
+            return SiteRefusal(_refused(answer, question.reason), answer)
+    return None
 
 
 def site_reason(sites: SitePolicy, task: str, site: Site, doing: str) -> str:

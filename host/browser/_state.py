@@ -205,8 +205,18 @@ class HostState:
             page = await read_page(self.sites, call, state.tab.target, policy.side_effects)
         # Sites per task: a call that would act on or go to a site the task has not been
         # allowed asks first (outside the tool's time bound, like every question).
+        element = call.args.get("id")
         stopped = await check_sites(
-            self.sites, call, page, policy.side_effects, self._asking_while_open(state, ask)
+            self.sites,
+            call,
+            page,
+            policy.side_effects,
+            self._asking_while_open(state, ask),
+            frame_url=(
+                state.view(call.view).memory.frame_url_of(element)
+                if isinstance(element, str)
+                else None
+            ),
         )
         if stopped is not None:
             return ToolOutcome(
