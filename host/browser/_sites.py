@@ -36,7 +36,14 @@ from ..envelope import Answer, Ask, Question, Site, SitePolicy, decide_site, sit
 from ._call import ToolCall
 from ._errors import PAGE_TIMEOUT
 
-__all__ = ["PageFacts", "SiteRefusal", "check_sites", "read_page", "site_reason"]
+__all__ = [
+    "PageFacts",
+    "SiteRefusal",
+    "check_sites",
+    "read_page",
+    "site_allowed",
+    "site_reason",
+]
 
 _HISTORY_STEPS: Final = {"back": -1, "forward": +1}
 # URLs navigate never opens, and why, in words for the model and the person.
@@ -130,20 +137,31 @@ async def check_sites(
     for destination, doing in destinations:
         if destination.opaque and destination.scheme in ("about", ""):
             continue  # a page with no site: nobody is logged in there
-        question = Question(
-            client=call.client,
-            session=call.session,
-            tab=call.tab,
-            what="site",
-            tool=call.name,
-            args=call.args,
-            reason=site_reason(sites, task, destination, doing),
-            site=str(destination),
-        )
-        answer = await decide_site(sites, task, destination, ask, question)
+        answer = await site_allowed(sites, call, destination, ask, doing)
         if not answer.allow:
-            return SiteRefusal(_refused(answer, question.reason), answer)
+            reason = site_reason(sites, task, destination, doing)
+            return SiteRefusal(_refused(answer, reason), answer)
     return None
+
+
+async def site_allowed(
+    sites: SitePolicy, call: ToolCall, site: Site, ask: Ask, doing: str
+) -> Answer:
+    """Whether ``call``'s task may go on to ``site``, asking the person when it must
+    (`decide_site`); ``doing`` says what the call does there, for the question
+    ("navigate opens", "clicking “Pay” sends a request to"). The request guard's judge
+    calls this for a page request to a site the task was not allowed."""
+    question = Question(
+        client=call.client,
+        session=call.session,
+        tab=call.tab,
+        what="site",
+        tool=call.name,
+        args=call.args,
+        reason=site_reason(sites, call.session, site, doing),
+        site=str(site),
+    )
+    return await decide_site(sites, call.session, site, ask, question)
 
 
 def site_reason(sites: SitePolicy, task: str, site: Site, doing: str) -> str:
