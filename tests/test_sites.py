@@ -58,7 +58,7 @@ FULL_WIDTH = "\uff45\uff58\uff41\uff4d\uff50\uff4c\uff45.com"
         ("data:text/html,<b>hi</b>", "data:"),
         ("javascript:alert(1)", "javascript:"),
         ("about:blank", "about:"),
-        ("not a url", ":"),
+        ("not a url", "(no site)"),
     ],
 )
 def test_site_of_names_scheme_and_registrable_domain(url: str, site: str) -> None:

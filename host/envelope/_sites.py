@@ -55,7 +55,7 @@ class Site:
 
     ``str(site)`` is how Trimtab names it: ``https://example.com``; an opaque site
     (``data:``, ``javascript:``, an ``about:blank`` of unknown creator) is its scheme
-    and a colon.
+    and a colon, and text that is no URL at all is "(no site)".
     """
 
     scheme: str
@@ -63,7 +63,9 @@ class Site:
     opaque: bool = False
 
     def __str__(self) -> str:
-        return f"{self.scheme}:" if self.opaque else f"{self.scheme}://{self.host}"
+        if self.opaque:
+            return f"{self.scheme}:" if self.scheme else "(no site)"
+        return f"{self.scheme}://{self.host}"
 
     @classmethod
     def none(cls, scheme: str) -> Site:
