@@ -59,10 +59,13 @@ _NEVER_OPENED: Final = {
 
 @attrs.frozen
 class SiteRefusal:
-    """A call the site rules stopped before it acted: what the tool answers, and why."""
+    """A call the site rules stopped before it acted: what the tool answers, the
+    person's answer (None when the rule needs nobody's: a javascript: URL), and why
+    (Trimtab's words; a site's name comes from a URL the page may have written)."""
 
     content: str
-    answer: Answer
+    answer: Answer | None
+    reason: str
 
 
 @attrs.frozen
@@ -104,7 +107,7 @@ async def check_sites(
     if facts is not None and not going and facts.site in sites.never:
         answer = Answer.listed(facts.site)
         where = f"the page in tab {call.tab} is on {facts.site}"
-        return SiteRefusal(_refused(answer, where), answer)
+        return SiteRefusal(_refused(answer, where), answer, where)
     destinations: list[tuple[Site, str]] = []
     if call.name == "navigate":
         url = call.args.get("url")
@@ -115,7 +118,8 @@ async def check_sites(
         if destination.opaque and why is not None:
             return SiteRefusal(
                 f"Not done: navigate does not open {destination}: {why}. Do not retry it.",
-                Answer.no(),
+                None,
+                why,
             )
         destinations.append((destination, "navigate opens"))
     elif call.name in _HISTORY_STEPS and facts is not None:
@@ -140,7 +144,7 @@ async def check_sites(
         answer = await site_allowed(sites, call, destination, ask, doing)
         if not answer.allow:
             reason = site_reason(sites, task, destination, doing)
-            return SiteRefusal(_refused(answer, reason), answer)
+            return SiteRefusal(_refused(answer, reason), answer, reason)
     return None
 
 

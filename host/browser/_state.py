@@ -223,7 +223,12 @@ class HostState:
                 content=stopped.content,
                 is_error=True,
                 kind="text",
-                consent=Consent(required=True, granted=False, answer=stopped.answer),
+                # A refusal by rule alone (a javascript: URL) asked nobody: no consent.
+                consent=(
+                    Consent()
+                    if stopped.answer is None
+                    else Consent(required=True, granted=False, answer=stopped.answer)
+                ),
                 submitted=False,
                 dialog=_dialog_facts(state.tab.target.open_dialog),
                 call_id=None,
@@ -234,6 +239,7 @@ class HostState:
                 side_effects=policy.side_effects,
                 submits=False,
                 url=latest.url if (latest := state.view(call.view).latest) is not None else None,
+                reason=stopped.reason,
             )
 
         async def run(consented: bool) -> TrackedResult[ToolResult]:
