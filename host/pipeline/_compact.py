@@ -64,6 +64,7 @@ class Region:
     eids: tuple[str, ...]  # controls in document order
     depth: int  # 0 for top-level regions, 1 for a region inside a region, ...
     out: OutNode = attrs.field(eq=False, repr=False)  # its node in the output tree
+    site: str = ""  # a frame of another site: that site (see `_frames`)
 
 
 @attrs.frozen
@@ -457,8 +458,10 @@ def _regions(root: OutNode, undo: list[Callable[[], None]]) -> list[Region]:
         items = tuple(render_items(region, lambda inner: done[id(inner)].xml))
         xml = open_tag(region) + "\n" + "".join(item.xml + "\n" for item in items) + "</region>\n"
         eids = tuple(_eids_in(region, done))
-        label = dict(region.attrs).get("label", "")
-        done[id(region)] = Region(key, name, label, xml, items, eids, depth, region)
+        said = dict(region.attrs)
+        done[id(region)] = Region(
+            key, name, said.get("label", ""), xml, items, eids, depth, region, said.get("site", "")
+        )
     return [done[id(region)] for region, _ in ordered]
 
 
