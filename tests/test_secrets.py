@@ -203,22 +203,26 @@ async def test_typing_into_a_password_field_asks_the_person(host: Host) -> None:
 
 
 async def test_typing_into_card_fields_asks_and_plain_fields_do_not(host: Host) -> None:
-    """A card's number and security code ask before anything is typed; a delivery note
-    is typed without a question."""
+    """A card's number and security code ask before anything is typed, its expiry month
+    before it is chosen; a delivery note is typed without a question."""
     snapshot = parse(str((await host.tool("capture_snapshot"))["content"]))
     host.person.allow = False
     for label, dom_id in (("Card number", "number"), ("Security code", "security")):
         refused = await host.tool("type", id=field(snapshot, label).get("id"), text="1111")
         assert refused["consent"] == {"required": True, "granted": False}, label
         assert await host.evaluate(f"document.getElementById('{dom_id}').value") != "1111"
+    month = await host.tool("select", id=field(snapshot, "Expiry month").get("id"), value="06")
+    assert month["consent"] == {"required": True, "granted": False}
+    assert await host.evaluate("document.getElementById('month').value") == "11"
     assert [q["reason"] for q in host.person.asked] == [
         "it types into a card number field",
         "it types into a card security code field",
+        "it chooses in a card expiry date field",
     ]
     note = await host.tool("type", id=field(snapshot, "Delivery note").get("id"), text="Porch")
     assert note["is_error"] is False, note
     assert note["consent"] == {"required": False, "granted": False}
-    assert len(host.person.asked) == 2
+    assert len(host.person.asked) == 3
 
 
 async def test_a_character_pressed_in_a_focused_password_field_asks(host: Host) -> None:

@@ -354,7 +354,8 @@ async def select(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     target = tab.target
     # In view and not covered, and whether the change may commit.
     _, reason, frame = await point_and_consent(tab, element, info, control_change_reason)
-    require(reason, describe(element, info))
+    # A card's expiry chosen from a list is asked about as one typed in.
+    require(secret_reason(info.secret, "chooses in") or reason, describe(element, info))
     async with watch(tab.revisions, frame, tab.ahead()) as activity:
         # A native <select> opens a popup the browser draws outside the page, which
         # input events cannot drive (headless has none at all), so the option is set

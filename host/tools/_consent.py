@@ -186,9 +186,10 @@ def enter_reason(facts: CommitFacts, modifiers: int = 0) -> str | None:
     return None
 
 
-def secret_reason(secret: Secret | None) -> str | None:
-    """Why typing into a field needs consent: it holds a secret of the person's."""
-    return None if secret is None else f"it types into {secret.field}"
+def secret_reason(secret: Secret | None, action: str = "types into") -> str | None:
+    """Why typing into (or choosing in) a field needs consent: it holds a secret of the
+    person's."""
+    return None if secret is None else f"it {action} {secret.field}"
 
 
 def typing_reason(facts: CommitFacts, *, submit: bool) -> str | None:
