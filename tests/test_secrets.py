@@ -129,7 +129,8 @@ async def test_typing_a_card_number_diffs_only_its_last_four_digits(
     page: PageTarget, pages_server: StaticServer
 ) -> None:
     """After typing a new card number and CVC, the diff shows the number's last four
-    digits and the CVC only as filled; ``read`` and ``find`` give away no more."""
+    digits and the CVC only as filled; ``read``, ``find`` and ``select_text`` (which would
+    tell whether a text is in the field) give away no more."""
     tab, xml = await open_checkout(page, pages_server)
     number = field(parse(xml), "Card number").get("id")
     cvc = field(parse(xml), "CVC").get("id")
@@ -152,6 +153,11 @@ async def test_typing_a_card_number_diffs_only_its_last_four_digits(
     assert "9031" not in read_cvc.content
     found = await run_tool(tab, "find", {"text": "4000 0566 5566 5556"})
     assert 'count="0"' in found.content, found.content
+    for probe in ("5556", "4000"):
+        selected = await run_tool(tab, "select_text", {"id": number, "text": probe})
+        assert selected.is_error, selected.content
+        assert "is a card number field" in selected.content
+        assert "0566" not in selected.content
 
 
 async def test_a_typed_secret_the_page_changes_is_not_echoed(
