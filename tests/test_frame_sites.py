@@ -83,3 +83,23 @@ async def test_acting_in_a_cross_site_frame_and_its_diff_keep_the_marker(
     plain = await run_tool(tab, "navigate", {"url": pages_server.url("frames-ads.html")})
     assert 'name="frame"' not in plain.content
     assert "Five stars from our customers" in plain.content
+
+
+async def test_a_frame_of_the_page_inside_a_cross_site_frame_is_marked_again(
+    page: PageTarget, pages_server: StaticServer, second_server: StaticServer
+) -> None:
+    """A frame of the page's own site inside the ad's frame stands in a frame region of
+    its own, naming the page's site: the marker always says whose text it holds."""
+    tab = Tab.open(page)
+    url = pages_server.url("frames-ads.html") + (
+        f"#ad=http://localhost:{second_server.port}&back={pages_server.origin}"
+    )
+    loaded = await run_tool(tab, "navigate", {"url": url})
+    assert not loaded.is_error, loaded.content
+    tree = parse(loaded.content)
+    (ad,) = tree.xpath("//region[@name='main']/region[@name='frame']")
+    (inner,) = ad.xpath("region")
+    assert (ad.get("site"), inner.get("site")) == ("http://localhost", "http://127.0.0.1")
+    assert inner.get("name") == "frame-2"
+    assert "Five stars from our customers" in "".join(inner.itertext())
+    assert "Claim your reward" in (ad.text or "")
