@@ -8,9 +8,9 @@ writes every figure to ``bench-results/bench-<timestamp>.json`` so runs can be
 compared. Each section's SUMMARY lines (for capture and tracker, what they print)
 also replace its block of the measurements page, ``tests/bench/README.md``.
 ``--only pages,flows`` picks sections; ``--pages GLOB`` subsets the corpus by item id
-(``'pages/e*'``, ``'*books*'``), or the tasks by name (``'*ietf*'``); a subset's
-figures are not the page's, so such a run (or a speed run of some parts,
-``TRIMTAB_BENCH_SPEED``) leaves the page as it is.
+(``'pages/e*'``, ``'*books*'``), or the tasks or attacks by name (``'*ietf*'``,
+``'mail-*'``); a subset's figures are not the page's, so such a run (or a speed run of
+some parts, ``TRIMTAB_BENCH_SPEED``) leaves the page as it is.
 """
 
 from __future__ import annotations
