@@ -283,8 +283,8 @@ async def test_question_in_view_and_focused_in_a_long_task(
     ext: ExtensionBrowser, pages_server: StaticServer
 ) -> None:
     """At 360 px, after fifteen steps, the question appears in the bar at the bottom, fully
-    inside the viewport and with the keyboard focus; nothing scrolls sideways, and Deny
-    is the default (Escape answers no)."""
+    inside the viewport and with the keyboard focus on its safe answer (Don't allow);
+    nothing scrolls sideways, and Escape answers no."""
 
     def read(seen: str) -> tuple[str, dict[str, Any]]:
         return "capture_snapshot", {}
@@ -337,7 +337,7 @@ async def test_question_in_view_and_focused_in_a_long_task(
     assert right <= width, seen
     assert bottom <= height, seen
     assert seen["wide"] <= width, seen
-    assert seen["focused"] == "question", seen
+    assert seen["focused"] == "question-deny", seen  # the safe answer has the focus
     assert seen["steps"] >= 16, seen
     assert seen["scrolls"], seen
     assert seen["text"].startswith("Trimtab agent wants to run click("), seen

@@ -107,12 +107,15 @@ export function mountQuestionBar(doc, worker, { afterAnswer = () => {} } = {}) {
     if (first?.ask === questionView.shown?.ask) return;
     const hadFocus = box.contains(doc.activeElement);
     questionView.shown = first;
+    // The buttons answer the question they were made for: none shows until the new
+    // question's own are in place.
+    buttons.replaceChildren();
     if (first) {
+      if (hadFocus) box.focus(); // Escape still answers no while the words load
       show(first);
       return;
     }
     box.hidden = true;
-    buttons.replaceChildren();
     if (hadFocus) afterAnswer();
   }
 

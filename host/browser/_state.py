@@ -424,6 +424,11 @@ class HostState:
         # The agent's snapshot keeps no frame sessions: only main-frame ids resolve.
         if agent is not None and eid in agent.controls and agent.controls[eid].frame == 0:
             return agent.controls[eid], None
+        # An outside client's question names an element of its own view of the tab.
+        for view in state.views.values():
+            seen = view.latest
+            if seen is not None and eid in seen.controls and seen.controls[eid].frame == 0:
+                return seen.controls[eid], None
         if inspected is None and agent is None:
             raise RequestError(
                 "stale_id", f"no snapshot of tab {state.id} yet, so no element {eid!r}"

@@ -41,6 +41,7 @@ __all__ = [
     "change_reason",
     "click_reason",
     "control_change_reason",
+    "dialog_element",
     "dialog_reason",
     "enter_reason",
     "granted",
@@ -202,18 +203,38 @@ def key_reason_for(facts: CommitFacts, key: KeyDef, modifiers: int) -> str | Non
 
 
 def dialog_reason(dialog: Mapping[str, Any] | None, accept: bool) -> str | None:
-    """Why answering the page's JavaScript dialog may commit: OK on a question."""
+    """Why answering the page's JavaScript dialog may commit: OK on a question.
+
+    Trimtab's words only: the page's message goes in `dialog_element`, which the
+    person is shown as quoted page text.
+    """
     if dialog is None or not accept:
         return None
     kind = str(dialog.get("type", ""))
-    message = str(dialog.get("message", ""))
     if kind == "confirm":
-        return f"it answers OK to the page's question {xml.element('q', content=message)}"
+        return "it answers OK to the page's confirm dialog"
     if kind == "beforeunload":
         return "it leaves a page that warns of unsaved changes"
     if kind == "prompt":
-        return f"it answers the page's prompt {xml.element('q', content=message)}"
+        return "it answers the page's prompt"
     return None
+
+
+def dialog_element(dialog: Mapping[str, Any] | None) -> str | None:
+    """The dialog a consent question is about, with the page's message escaped:
+    ``<js-dialog type="confirm">Delete the draft?</js-dialog>``."""
+    if dialog is None:
+        return None
+    kind = str(dialog.get("type", ""))
+    message = str(dialog.get("message", ""))
+    return xml.element(
+        "js-dialog",
+        {"type": kind if kind in _DIALOG_TYPES else None},
+        content=message or None,
+    )
+
+
+_DIALOG_TYPES: Final = frozenset({"alert", "confirm", "prompt", "beforeunload"})
 
 
 # --- reading the facts from the page ------------------------------------------------------
