@@ -25,12 +25,15 @@ export const QUOTE_SHOWN = 120;
 /** The kinds of question the host asks. */
 export const KINDS = ["submit", "tab", "site", "request"];
 
+/** The answers a site question may offer (its `choices`); "no" is always offered. */
+export const SITE_CHOICES = ["once", "always", "no"];
+
 /**
  * @typedef {{method: string, url: string, site: string}} HeldRequest
  * @typedef {{ask: string, client: string, session: string, tab: number,
  *   what: "submit"|"tab"|"site"|"request", tool: string|null, args: object|null,
  *   reason: string, element: string|null, eid: string|null, timeout: number|null,
- *   site: string|null, request: HeldRequest|null}} Question
+ *   site: string|null, request: HeldRequest|null, choices: string[]|null}} Question
  * @typedef {{id: string, label: string, hint: string, allow: boolean,
  *   always?: boolean, safe: boolean}} Choice
  * @typedef {{label: string, text: string}} Quote one piece of page-written text:
@@ -65,6 +68,8 @@ export function questionOf(msg) {
     site: typeof m.site === "string" && m.site ? m.site : null,
     request: m.request && typeof m.request === "object"
       ? { method: text(r.method), url: text(r.url), site: text(r.site) } : null,
+    choices: Array.isArray(m.choices)
+      ? m.choices.filter((c) => SITE_CHOICES.includes(c)) : null,
   };
 }
 
@@ -77,15 +82,17 @@ export function questionOf(msg) {
  */
 export function choicesOf(q) {
   if (q.what === "site") {
+    // The host may offer fewer answers (`choices`); No is always there.
+    const offered = (name) => name === "no" || !q.choices?.length || q.choices.includes(name);
     return [
-      { id: "question-deny", label: "No", hint: "Refuse: the agent does not act there.",
-        allow: false, always: false, safe: true },
-      { id: "question-allow", label: "Once", hint: "Allow this site for this task only.",
-        allow: true, always: false, safe: false },
-      { id: "question-always", label: "Always",
+      { name: "no", id: "question-deny", label: "No",
+        hint: "Refuse: the agent does not act there.", allow: false, always: false, safe: true },
+      { name: "once", id: "question-allow", label: "Once",
+        hint: "Allow this site for this task only.", allow: true, always: false, safe: false },
+      { name: "always", id: "question-always", label: "Always",
         hint: "Allow this site and remember it (Settings, Allowed sites).",
         allow: true, always: true, safe: false },
-    ];
+    ].filter((c) => offered(c.name)).map(({ name, ...choice }) => choice);
   }
   return [
     { id: "question-deny", label: "Don't allow", hint: "Nothing is done.", allow: false,

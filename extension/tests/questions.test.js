@@ -20,6 +20,7 @@ test("questionOf keeps the host's fields, typed, and refuses a message without a
     ask: "q7", client: "cursor 1.0", session: "4", tab: 42, what: "submit", tool: "press",
     args: { key: "Enter" }, reason: "Enter in a form's field submits the form",
     element: '<input id="m2" type="email"/>', eid: null, timeout: 50, site: null, request: null,
+    choices: null,
   });
   const bare = questionOf({ type: "ask", ask: 3, tab: "9", what: "tab", element: null });
   assert.equal(bare.ask, "3");
@@ -85,6 +86,13 @@ test("a site question offers No, Once and Always, the safe No first; the others 
   assert.deepEqual(choicesOf(site).map((c) => answerOf(site, c)), [
     { allow: false, always: false }, { allow: true, always: false },
     { allow: true, always: true }]);
+  // A host that offers fewer answers gets only those, and always No.
+  const fewer = questionOf({ type: "ask", ask: "s2", tab: 3, what: "site", site: "https://x.example",
+    choices: ["once", "no", "bogus"] });
+  assert.deepEqual(fewer.choices, ["once", "no"]);
+  assert.deepEqual(choicesOf(fewer).map((c) => c.label), ["No", "Once"]);
+  assert.deepEqual(choicesOf({ ...fewer, choices: ["always"] }).map((c) => c.label),
+    ["No", "Always"]);
   for (const what of ["submit", "tab", "request"]) {
     const q = questionOf({ ...ASK, what });
     const choices = choicesOf(q);
