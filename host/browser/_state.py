@@ -261,6 +261,7 @@ class HostState:
             side_effects=policy.side_effects,
             submits=result.submits,
             url=latest.url if (latest := state.view(call.view).latest) is not None else None,
+            reason=result.consent if consent.required else None,
         )
 
     async def inspect(self, tab: int, budget: int | None) -> JSONObject:
