@@ -261,7 +261,11 @@ class HostState:
             side_effects=policy.side_effects,
             submits=result.submits,
             url=latest.url if (latest := state.view(call.view).latest) is not None else None,
-            reason=result.consent if consent.required else None,
+            # What the question was about: Trimtab's reason and the element the page
+            # wrote (a dialog's message, a button's text), for the refusal's block.
+            reason=" ".join(filter(None, (result.consent, result.element)))
+            if consent.required
+            else None,
         )
 
     async def inspect(self, tab: int, budget: int | None) -> JSONObject:
