@@ -142,7 +142,7 @@ async def test_a_site_question_offers_no_once_always(
         ["question-deny", "No"], ["question-allow", "Once"], ["question-always", "Always"],
     ]  # fmt: skip
     assert shown["focused"] == "question-deny"
-    assert shown["want"].startswith(f"Trimtab agent wants to act on {site}, a site this task")
+    assert shown["want"] == f"Allow Trimtab agent to act on {site}?"
     assert "looks like example.com" in shown["reason"]
     assert "Always: remembered" in shown["hint"]
     picked = [(a["ask"], a["allow"], a.get("always")) for a in answers]

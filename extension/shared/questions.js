@@ -224,8 +224,8 @@ export function describeQuestion(q, tab) {
       + "Allow for this session?";
   } else if (q.what === "site") {
     const site = q.site || q.request?.site || "another site";
-    want = `${who} wants to act on ${site}, a site this task has not been allowed on. `
-      + `Allow it on ${site}?`;
+    // The host's reason says why it asks (the sites the task may act on, a look-alike).
+    want = `Allow ${who} to act on ${site}?`;
   } else if (q.what === "request" && q.request?.method) {
     const site = q.request.site || siteOf(q.request.url) || "a site";
     want = `${who}'s ${q.tool ?? "action"} in ${where} would send ${q.request.method} `

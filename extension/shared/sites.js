@@ -85,5 +85,6 @@ export function withNever(lists, site) {
  */
 export function sitesError(err) {
   if (err?.code === "unknown_type") return SITES_UNKNOWN;
+  if (err?.code === "bad_request") return `The host did not take that: ${err.message}`;
   return `Trimtab could not reach the site lists: ${err?.message ?? err}`;
 }

@@ -44,6 +44,8 @@ test("a host that does not know the request gets a message that says what to do"
   assert.equal(sitesError({ code: "unknown_type", message: "unknown request type 'sites'" }),
     SITES_UNKNOWN);
   assert.match(SITES_UNKNOWN, /update/);
+  assert.equal(sitesError({ code: "bad_request", message: "sites_set: 'x' names no site" }),
+    "The host did not take that: sites_set: 'x' names no site");
   assert.equal(sitesError({ code: "internal", message: "boom" }),
     "Trimtab could not reach the site lists: boom");
 });
