@@ -126,6 +126,10 @@ async def test_a_site_question_offers_no_once_always(
     for number, press in enumerate(("question-always", "question-allow", "Escape"), 1):
         await host.fake.send({**ask, "ask": f"q{number}"})
         shown = await _shown(panel)
+        if number == 1:
+            shot = await panel.send("Page.captureScreenshot", {"format": "png"})
+            ARTIFACTS.mkdir(exist_ok=True)
+            (ARTIFACTS / "site-question.png").write_bytes(base64.b64decode(shot["data"]))
         if press == "Escape":
             await panel.send(
                 "Input.dispatchKeyEvent",
