@@ -15,7 +15,9 @@ function() {
   if (tag === 'input' && (type === 'checkbox' || type === 'radio')) checked = el.checked;
   else if (TOGGLE_ROLES.includes(role))
     checked = el.getAttribute('aria-checked') === 'true';
-  const text = squeeze(el.innerText || el.value || el.getAttribute('aria-label')).slice(0, 60);
+  // The first 60 characters name it; a cut is marked, so no one reads a part as all.
+  const full = squeeze(el.innerText || el.value || el.getAttribute('aria-label'));
+  const text = full.length > 60 ? `${full.slice(0, 59)}…` : full;
   return {connected: el.isConnected, tag, type, role, disabled, editable, readonly, checked,
     submits: isSubmitButton(el), enterSubmits: enterSubmits(el), text};
 }
