@@ -42,7 +42,7 @@ from pycdp_bridge import (
 )
 from pycdp_bridge import protocol as cdp
 
-from ..envelope import Answer, Ask, Decided, Question, act_with_consent
+from ..envelope import Answer, Ask, Consent, Decided, Question, SitePolicy, act_with_consent
 from ..pipeline import Control
 from ..tab import (
     DEFAULT_BUDGET,
@@ -58,6 +58,7 @@ from ..tracker import CallTracker, TrackedResult, TrackerLimits, TrackerStatisti
 from ..wire import JSONObject, RequestError
 from ._call import ToolCall, ToolOutcome
 from ._errors import PAGE_TIMEOUT, TOOL_TIMEOUT, cdp_errors, page_unresponsive
+from ._sites import check_sites, read_page
 from ._toolbox import Toolbox
 
 __all__ = ["HIGHLIGHT_CONFIG", "HostState", "HostStateStatistics", "open_host_state"]
@@ -123,6 +124,8 @@ class HostState:
     nursery: trio.Nursery
     toolbox: Toolbox
     tracker: CallTracker = attrs.field(factory=CallTracker)
+    # The person's always/never lists and each task's sites (``_sites``).
+    sites: SitePolicy = attrs.field(factory=SitePolicy)
     _tabs: dict[int, _HeldTab] = attrs.field(factory=dict, init=False)
 
     def __attrs_post_init__(self) -> None:
@@ -176,8 +179,9 @@ class HostState:
     # -- calls -------------------------------------------------------------------
 
     async def call_tool(self, call: ToolCall, ask: Ask) -> ToolOutcome:
-        """Run one tool call through the envelope: when it would submit or commit, the
-        person is asked with ``ask`` during this call, and only their yes runs it."""
+        """Run one tool call through the envelope: when it would act on or go to a site
+        the task has not been allowed, or submit or commit, the person is asked with
+        ``ask`` during this call, and only their yes runs it."""
         spec = self.toolbox.spec(call.name)
         if spec is None:
             known = ", ".join(s.name for s in self.toolbox.specs)
@@ -198,6 +202,45 @@ class HostState:
                     # The dialog opened after the check above: the tool says so, with
                     # the dialog's facts, as if it had been open before.
                     self.tracker.note_page_change(call.tab, "the page shows a dialog")
+            page = await read_page(self.sites, call, state.tab.target, policy.side_effects)
+        # Sites per task: a call that would act on or go to a site the task has not been
+        # allowed asks first (outside the tool's time bound, like every question).
+        element = call.args.get("id")
+        stopped = await check_sites(
+            self.sites,
+            call,
+            page,
+            policy.side_effects,
+            self._asking_while_open(state, ask),
+            frame_url=(
+                state.view(call.view).memory.frame_url_of(element)
+                if isinstance(element, str)
+                else None
+            ),
+        )
+        if stopped is not None:
+            return ToolOutcome(
+                content=stopped.content,
+                is_error=True,
+                kind="text",
+                # A refusal by rule alone (a javascript: URL) asked nobody: no consent.
+                consent=(
+                    Consent()
+                    if stopped.answer is None
+                    else Consent(required=True, granted=False, answer=stopped.answer)
+                ),
+                submitted=False,
+                dialog=_dialog_facts(state.tab.target.open_dialog),
+                call_id=None,
+                cached=False,
+                cached_from=None,
+                cached_at=None,
+                note=None,
+                side_effects=policy.side_effects,
+                submits=False,
+                url=latest.url if (latest := state.view(call.view).latest) is not None else None,
+                reason=stopped.reason,
+            )
 
         async def run(consented: bool) -> TrackedResult[ToolResult]:
             async def tool() -> ToolResult:
@@ -451,16 +494,22 @@ async def open_host_state(
     *,
     toolbox: Toolbox | None = None,
     limits: TrackerLimits | None = None,
+    sites: SitePolicy | None = None,
 ) -> AsyncIterator[HostState]:
     """The host's state for one extension connection, driving tabs through ``hub``.
 
     The caller owns the hub: it feeds it every relay message and closes it. On exit
-    the tabs' revision followers stop.
+    the tabs' revision followers stop. ``sites`` holds the person's site lists (the
+    native host loads them from its state folder; None: empty, in memory).
     """
     tracker = CallTracker(limits=limits) if limits is not None else CallTracker()
     async with trio.open_nursery() as nursery:
         state = HostState(
-            hub=hub, nursery=nursery, toolbox=toolbox or Toolbox.load(), tracker=tracker
+            hub=hub,
+            nursery=nursery,
+            toolbox=toolbox or Toolbox.load(),
+            tracker=tracker,
+            sites=sites if sites is not None else SitePolicy(),
         )
         try:
             yield state

@@ -25,6 +25,8 @@ from ._compact import (
     render_node,
     text_key,
 )
+from ._frames import site_of_url
+from ._secrets import Secret, mask, secret_kind
 from ._tokens import TokenMemo, count_tokens, least_tokens
 from ._tree import Control, OutNode
 
@@ -38,15 +40,19 @@ __all__ = [
     "OutNode",
     "Prepared",
     "Region",
+    "Secret",
     "TokenMemo",
     "compact",
     "count_tokens",
     "least_tokens",
+    "mask",
     "open_tag",
     "prepare",
     "read_text",
     "render_items",
     "render_node",
+    "secret_kind",
+    "site_of_url",
     "text_key",
     "xml",
 ]

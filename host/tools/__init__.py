@@ -3,7 +3,8 @@
 The catalogue (`TOOLS`, `run_tool`) is assembled from small modules: navigation,
 actions, queries and dialogs, each defining its tools' specs beside their code;
 `_input` locates elements and sends trusted mouse and keyboard input (`_held`: a
-pressed button is released even when the call is cancelled); the page-side
+pressed button is released even when the call is cancelled), `_frames` which frame
+and site an element is in (for the envelope's site rules); the page-side
 scripts are the ``.js`` files of ``js/`` (`_scripts`), each with the shared helpers it
 asks for (`trimtab.tab.page_script`).
 
@@ -13,6 +14,7 @@ May import `trimtab.tab`, `trimtab.tracker`, `trimtab.pipeline` and `pycdp_bridg
 from ._catalogue import TOOLS, may_commit, run_tool, tool_spec
 from ._common import ACTION_TIMEOUT, NAVIGATION_TIMEOUT, SETTLE_TIMEOUT, ToolResult, ToolSpec
 from ._consent import ConsentNeeded, granted
+from ._frames import ElementFrame, element_frame, frame_of_control
 
 __all__ = [
     "ACTION_TIMEOUT",
@@ -20,8 +22,11 @@ __all__ = [
     "SETTLE_TIMEOUT",
     "TOOLS",
     "ConsentNeeded",
+    "ElementFrame",
     "ToolResult",
     "ToolSpec",
+    "element_frame",
+    "frame_of_control",
     "granted",
     "may_commit",
     "run_tool",
