@@ -79,6 +79,10 @@ worker.onEvent((event) => {
     hostWatch.report(event.state, event.detail || "");
   } else if (event.event === "worker") {
     hostWatch.report("disconnected", "the extension's service worker stopped");
+  } else if (event.event === "questions") {
+    // A question's highlight (the worker's) replaced or cleared the inspector's: the
+    // next hover draws it again.
+    state.highlighted = null;
   } else if (event.event === "detached") {
     const why = detachReason(event.reason);
     if (state.tab?.id === event.tab || state.shownTab === event.tab) {

@@ -238,6 +238,9 @@ export function describeQuestion(q, tab) {
     want = `${who} wants to run ${call} in ${where}. Allow?`;
   }
   const facts = [];
+  if (!element.role && q.tool === "press" && q.what === "submit") {
+    facts.push("Acts on: whatever has the keyboard focus in the page");
+  }
   if (element.role) {
     facts.push(`Acts on: ${/^[aeiou]/.test(element.role) ? "an" : "a"} ${element.role}`
       + (element.id ? ` (id ${element.id}, highlighted in the page)` : ""));

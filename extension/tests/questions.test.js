@@ -64,6 +64,8 @@ test("describeQuestion words a tab question, the panel's agent, and missing fact
   assert.equal(tab.reason, "");
   assert.equal(tab.facts, "");
   assert.deepEqual(tab.quotes, []);
+  const keys = describeQuestion(questionOf({ ...ASK, element: null }), undefined);
+  assert.equal(keys.facts, "Acts on: whatever has the keyboard focus in the page");
   const own = describeQuestion(questionOf({ ...ASK, client: PANEL_AGENT }), undefined);
   assert.match(own.want, /^Trimtab agent wants to run press\(.*\) in tab 42/);
   const nameless = describeQuestion(questionOf({ type: "ask", ask: "b", tab: 7 }), undefined);
