@@ -23,7 +23,7 @@ export const ARGS_SHOWN = 200;
 export const QUOTE_SHOWN = 120;
 
 /** The kinds of question the host asks. */
-export const KINDS = ["submit", "tab", "site", "request"];
+export const KINDS = ["submit", "secret", "tab", "site", "request"];
 
 /** The answers a site question may offer (its `choices`); "no" is always offered. */
 export const SITE_CHOICES = ["once", "always", "no"];
@@ -31,7 +31,7 @@ export const SITE_CHOICES = ["once", "always", "no"];
 /**
  * @typedef {{method: string, url: string, site: string}} HeldRequest
  * @typedef {{ask: string, client: string, session: string, tab: number,
- *   what: "submit"|"tab"|"site"|"request", tool: string|null, args: object|null,
+ *   what: "submit"|"secret"|"tab"|"site"|"request", tool: string|null, args: object|null,
  *   reason: string, element: string|null, eid: string|null, timeout: number|null,
  *   site: string|null, request: HeldRequest|null, choices: string[]|null}} Question
  * @typedef {{id: string, label: string, hint: string, allow: boolean,
@@ -232,7 +232,10 @@ export function describeQuestion(q, tab) {
       + `to ${site}. Allow?`;
     if (q.request.url) quotes.push({ label: "address", text: shorten(q.request.url) });
   } else {
-    let args = q.args ? JSON.stringify(q.args) : "";
+    // A secret question is about typing into a password or card field: what would be
+    // typed is not shown on screen.
+    const shown = q.what === "secret" && q.args ? { ...q.args, text: "•••" } : q.args;
+    let args = shown ? JSON.stringify(shown) : "";
     if (args.length > ARGS_SHOWN) args = `${args.slice(0, ARGS_SHOWN)}…`;
     const call = q.tool ? `${q.tool}${args ? `(${args})` : ""}` : "an action";
     want = `${who} wants to run ${call} in ${where}. Allow?`;

@@ -57,6 +57,17 @@ test("describeQuestion says who asks, what would run on which site, why, and how
   assert.deepEqual(words.choices.map((c) => c.label), ["Don't allow", "Allow"]);
 });
 
+test("a secret question asks Allow or not and never shows what would be typed", () => {
+  const secret = questionOf({ ...ASK, what: "secret", tool: "type",
+    args: { id: "m2", text: "hunter2" }, reason: "it types into a password field" });
+  assert.equal(secret.what, "secret");
+  const words = describeQuestion(secret, { title: "Sign in", url: "https://bank.example/" });
+  assert.doesNotMatch(JSON.stringify(words), /hunter2/);
+  assert.match(words.want, /wants to run type\(.*"text":"•••".*\)/);
+  assert.deepEqual(words.choices.map((c) => c.label), ["Don't allow", "Allow"]);
+  assert.deepEqual(answerOf(secret, words.choices[1]), { allow: true });
+});
+
 test("describeQuestion words a tab question, the panel's agent, and missing facts", () => {
   const tab = describeQuestion(questionOf({ type: "ask", ask: "a", client: "claude-code 1.0",
     tab: 5, what: "tab" }), { url: "https://mail/" });

@@ -266,7 +266,7 @@ class HostState:
                 client=call.client,
                 session=call.session,
                 tab=call.tab,
-                what="submit",
+                what="secret" if result.consent_secret else "submit",
                 tool=call.name,
                 args=call.args,
                 reason=result.consent,

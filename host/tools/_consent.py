@@ -38,6 +38,7 @@ from ._scripts import script
 __all__ = [
     "CommitFacts",
     "ConsentNeeded",
+    "SecretReason",
     "activation_reason",
     "change_reason",
     "click_reason",
@@ -70,17 +71,24 @@ _granted: contextvars.ContextVar[bool] = contextvars.ContextVar(
 )
 
 
+class SecretReason(str):
+    """A reason that is about the person's secret (typing into a password or card
+    field), not a submit: the person's "ask before submitting" setting never waives it."""
+
+
 class ConsentNeeded(Exception):
     """The action may submit or commit something and the person has not agreed yet.
 
     Raised before any input was sent: nothing was done. ``reason`` says why, for the
-    person; ``element`` names what would be acted on (escaped, for display), if known.
+    person; ``element`` names what would be acted on (escaped, for display), if known;
+    ``secret`` is True when the reason is a secret field's (`SecretReason`).
     """
 
     def __init__(self, reason: str, element: str | None = None) -> None:
         super().__init__(reason)
-        self.reason = reason
+        self.reason = str(reason)
         self.element = element
+        self.secret = isinstance(reason, SecretReason)
 
 
 @contextlib.contextmanager
@@ -190,7 +198,7 @@ def enter_reason(facts: CommitFacts, modifiers: int = 0) -> str | None:
 def secret_reason(secret: Secret | None, action: str = "types into") -> str | None:
     """Why typing into (or choosing in) a field needs consent: it holds a secret of the
     person's."""
-    return None if secret is None else f"it {action} {secret.field}"
+    return None if secret is None else SecretReason(f"it {action} {secret.field}")
 
 
 def typing_reason(facts: CommitFacts, *, submit: bool) -> str | None:
