@@ -9,9 +9,9 @@ from lxml import etree
 
 from pycdp_bridge import PageTarget
 from tests.support import StaticServer
-from trimtab.pipeline import site_of_url
+from trimtab.sites import site_of
 from trimtab.tab import Tab
-from trimtab.tools import element_frame, run_tool
+from trimtab.tools import run_tool
 
 pytestmark = pytest.mark.browser
 
@@ -21,27 +21,12 @@ def parse(xml: str) -> etree._Element:
     return etree.fromstring(xml.encode())
 
 
-def test_a_site_is_the_scheme_and_registrable_domain() -> None:
-    """Subdomains and ports are one site; schemes, registrable domains and two-label
-    public suffixes tell sites apart; an IP address is its own site."""
-    assert site_of_url("https://www.shop.example/cart?x=1") == "https://shop.example"
-    assert site_of_url("https://ads.shop.example:8443/") == "https://shop.example"
-    assert site_of_url("http://shop.example/") == "http://shop.example"
-    assert site_of_url("https://a.b.example.co.uk/x") == "https://example.co.uk"
-    assert site_of_url("https://evil.example.com.attacker.net/") == "https://attacker.net"
-    assert site_of_url("http://127.0.0.1:8000/x") == "http://127.0.0.1"
-    assert site_of_url("http://localhost:9000/") == "http://localhost"
-    assert site_of_url("http://[::1]:80/") == "http://::1"
-    assert site_of_url("blob:https://pay.example/1234-5678") == "https://pay.example"
-    assert site_of_url("file:///home/ada/page.html") == "file:"
-
-
 async def test_a_cross_site_frame_is_marked_with_its_site(
     page: PageTarget, pages_server: StaticServer, second_server: StaticServer
 ) -> None:
     """An ad frame of another site stands in ``<region name="frame" site="…">`` with its
     text and button inside; the same-site frame's text is merged into the page; the
-    tools place the ad's button in the ad's site and the page's link in the page's."""
+    snapshot memory places the ad's button in the ad's frame, so in the ad's site."""
     tab = Tab.open(page)
     ad_origin = f"http://localhost:{second_server.port}"
     url = pages_server.url("frames-ads.html") + f"#ad={ad_origin}"
@@ -59,11 +44,11 @@ async def test_a_cross_site_frame_is_marked_with_its_site(
     assert "Claim your reward" not in "".join(
         [main.text or "", *(child.tail or "" for child in main)]
     )
-    where = element_frame(tab, str(claim.get("id")))
+    where = tab.memory.frame_url_of(str(claim.get("id")))
     assert where is not None
-    assert where.url.startswith(ad_origin)
-    assert (where.site, where.cross_site) == ("http://localhost", True)
-    assert element_frame(tab, "nope") is None
+    assert where.startswith(ad_origin)
+    assert str(site_of(where)) == "http://localhost"
+    assert tab.memory.frame_url_of("nope") is None
 
 
 async def test_acting_in_a_cross_site_frame_and_its_diff_keep_the_marker(

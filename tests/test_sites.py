@@ -13,18 +13,8 @@ import trio
 from hypothesis import given
 from hypothesis import strategies as st
 
-from trimtab.envelope import (
-    SITES_FILE,
-    Answer,
-    Question,
-    Site,
-    SiteError,
-    SitePolicy,
-    decide_site,
-    parse_site,
-    site_note,
-    site_of,
-)
+from trimtab.envelope import SITES_FILE, Answer, Question, SitePolicy, decide_site
+from trimtab.sites import Site, SiteError, parse_site, site_note, site_of
 
 EXAMPLE = Site("https", "example.com")
 # "example.com" with a Cyrillic a, and in full-width Latin letters.

@@ -22,7 +22,8 @@ from tests.support.link_host import TAB, open_link_host
 from tests.support.outside import call as mcp_call
 from tests.support.relay_peer import RelayPeer
 from trimtab.browser import Toolbox, open_host_state
-from trimtab.envelope import SITES_FILE, SitePolicy, site_of
+from trimtab.envelope import SITES_FILE, SitePolicy
+from trimtab.sites import site_of
 
 pytestmark = pytest.mark.browser
 
@@ -197,9 +198,7 @@ async def test_acting_on_a_page_of_another_site_asks_but_reading_it_does_not(
     assert await host.evaluate("document.getElementById('when').textContent") == "Refreshed"
 
 
-async def test_back_to_a_page_of_another_site_asks(
-    host: Host, pages_server: StaticServer
-) -> None:
+async def test_back_to_a_page_of_another_site_asks(host: Host, pages_server: StaticServer) -> None:
     """Going back in the tab's history to a page of a site the task was not allowed on
     asks like a navigation to it."""
     with trio.fail_after(30):

@@ -32,7 +32,8 @@ import trio
 from pycdp_bridge import CDPError, Target
 from pycdp_bridge import protocol as cdp
 
-from ..envelope import Answer, Ask, Question, Site, SitePolicy, decide_site, site_note, site_of
+from ..envelope import Answer, Ask, Question, SitePolicy, decide_site
+from ..sites import Site, site_note, site_of
 from ._call import ToolCall
 from ._errors import PAGE_TIMEOUT
 

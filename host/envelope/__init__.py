@@ -7,19 +7,18 @@ before acting; the envelope then asks the person (`Ask`) and runs the call again
 their yes, within the same live call. The person is asked in one place, the side panel
 (`SidePanel`), whose questions live exactly as long as the call that asks.
 
-Sites per task (`_sites`, `_site_policy`): a task may act on the site where it started
-(`site_of`: scheme + registrable domain) and the sites the person allowed; any other
+Sites per task (`_site_policy`): a task may act on the site where it started
+(``trimtab.sites``: scheme + registrable domain) and the sites the person allowed; any other
 site asks once per task, and the person's never list refuses it (`decide_site`, the one
 function that decides and asks about sites; `SitePolicy` holds the lists).
 
-May import ``trimtab.wire``; nothing else of the host.
+May import ``trimtab.sites`` and ``trimtab.wire``; nothing else of the host.
 """
 
 from ._decide import Consent, Decided, act_with_consent
 from ._question import PANEL_AGENT, SITE_CHOICES, Answer, Ask, Question, QuestionKind
 from ._side_panel import ASK_TIMEOUT, SidePanel
 from ._site_policy import SITES_FILE, SitePolicy, Verdict, decide_site
-from ._sites import Site, SiteError, parse_site, site_note, site_of
 
 __all__ = [
     "ASK_TIMEOUT",
@@ -33,13 +32,8 @@ __all__ = [
     "Question",
     "QuestionKind",
     "SidePanel",
-    "Site",
-    "SiteError",
     "SitePolicy",
     "Verdict",
     "act_with_consent",
     "decide_site",
-    "parse_site",
-    "site_note",
-    "site_of",
 ]

@@ -23,8 +23,8 @@ from typing import Final, Literal, TypeAlias
 
 import attrs
 
+from ..sites import Site, SiteError, parse_site
 from ._question import Answer, Ask, Question
-from ._sites import Site, SiteError, parse_site
 
 __all__ = ["SITES_FILE", "SitePolicy", "Verdict", "decide_site"]
 

@@ -14,7 +14,8 @@ from collections.abc import Mapping
 import attrs
 
 from ..browser import HostState, ToolCall, budget_of, check_tab_id
-from ..envelope import PANEL_AGENT, SidePanel, SiteError
+from ..envelope import PANEL_AGENT, SidePanel
+from ..sites import SiteError
 from ..wire import Handler, JSONObject, Request, RequestError
 
 __all__ = ["SidePanelDoor"]

@@ -5,7 +5,8 @@ simplify and encode it, `_eids` gives controls stable ids, `_compact` renders
 regions and XML with the stats of every run. `xml` is the one place that escapes page
 text and writes tags; everything the host writes as XML goes through it.
 
-May import ``pycdp_bridge`` (the page model); nothing else of the host.
+May import ``pycdp_bridge`` (the page model) and ``trimtab.sites``; nothing else of
+the host.
 """
 
 from . import _xml as xml
@@ -25,7 +26,6 @@ from ._compact import (
     render_node,
     text_key,
 )
-from ._frames import site_of_url
 from ._secrets import Secret, mask, secret_kind
 from ._tokens import TokenMemo, count_tokens, least_tokens
 from ._tree import Control, OutNode
@@ -52,7 +52,6 @@ __all__ = [
     "render_items",
     "render_node",
     "secret_kind",
-    "site_of_url",
     "text_key",
     "xml",
 ]

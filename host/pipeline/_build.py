@@ -25,7 +25,7 @@ from pycdp_bridge import Node, NodeType, PageModel
 from ._accname import NameIndex
 from ._encode import RANGE_ROLES, ControlEncoder, fold
 from ._filter import Visibility
-from ._frames import FrameMarker, site_of_url
+from ._frames import FrameMarker, site_name
 from ._icons import icon_name
 from ._roles import (
     BLOCK_DISPLAYS,
@@ -174,7 +174,7 @@ class _Builder(ControlEncoder, FrameMarker):
         origin = urlsplit(model.url)
         self.origin = (origin.scheme, origin.netloc)
         self.page_path = origin.path
-        self.sites = [site_of_url(model.url)]
+        self.sites = [site_name(model.url)]
 
     # -- text -------------------------------------------------------------
 

@@ -74,9 +74,6 @@ class SnapshotMemory:
     token_memo: TokenMemo = attrs.field(factory=TokenMemo)
     # Token counts of the latest snapshot's lines, for markers and pages.
     line_tokens: LineTokens = attrs.field(factory=LineTokens)
-    # The URL of each frame of the latest snapshot's page (index 0: the main frame),
-    # so the envelope knows whose frame an element is in without asking the page.
-    frame_urls: tuple[str, ...] = ()
 
     @property
     def issued(self) -> Mapping[str, Control]:
@@ -85,12 +82,13 @@ class SnapshotMemory:
         return self.ids.controls
 
     def frame_url_of(self, eid: str) -> str | None:
-        """The URL of the frame that holds element ``eid`` of the latest snapshot, or
-        None when it is in the main frame (or unknown)."""
+        """The URL of the frame that holds element ``eid`` of the latest snapshot (for a
+        frame its embedder wrote, the embedder's, as the capture read it from the
+        browser), or None when it is in the main frame (or unknown)."""
         control = self.latest.controls.get(eid) if self.latest is not None else None
-        if control is None or not 0 < control.frame < len(self.frame_urls):
+        if control is None or control.frame == 0:
             return None
-        return self.frame_urls[control.frame]
+        return control.frame_url or None
 
     @property
     def issued_document(self) -> str:
@@ -141,7 +139,6 @@ class SnapshotMemory:
         which node each id sent for the current document names."""
         self.latest = None
         self.latest_document = ""
-        self.frame_urls = ()
         self.baseline_regions = None
         self.baseline_items = ()
         self.seen = {}
@@ -190,7 +187,6 @@ class SnapshotMemory:
             self.baseline_items = now.items
         self.latest = snapshot.compaction
         self.latest_document = model.document_id
-        self.frame_urls = tuple(frame.url for frame in model.frames)
         pages = [(url, page) for url, page in self.seen.items() if url != current.url]
         pages.append((current.url, now))
         self.seen = dict(pages[-SEEN_PAGES:])

@@ -14,7 +14,6 @@ May import `trimtab.tab`, `trimtab.tracker`, `trimtab.pipeline` and `pycdp_bridg
 from ._catalogue import TOOLS, may_commit, run_tool, tool_spec
 from ._common import ACTION_TIMEOUT, NAVIGATION_TIMEOUT, SETTLE_TIMEOUT, ToolResult, ToolSpec
 from ._consent import ConsentNeeded, granted
-from ._frames import ElementFrame, element_frame, frame_of_control
 
 __all__ = [
     "ACTION_TIMEOUT",
@@ -22,11 +21,8 @@ __all__ = [
     "SETTLE_TIMEOUT",
     "TOOLS",
     "ConsentNeeded",
-    "ElementFrame",
     "ToolResult",
     "ToolSpec",
-    "element_frame",
-    "frame_of_control",
     "granted",
     "may_commit",
     "run_tool",

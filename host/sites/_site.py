@@ -130,9 +130,7 @@ def site_note(site: Site) -> str | None:
     if _is_ip(site.host):
         notes.append("it is an IP address, not a named site")
     if site.scheme == "http":
-        notes.append(
-            f"it is plain http (not encrypted), a different site from https://{site.host}"
-        )
+        notes.append(f"it is plain http (not encrypted), a different site from https://{site.host}")
     if site.scheme == "file":
         notes.append("it is a file on this computer")
     if site.opaque:
