@@ -8,7 +8,7 @@ from typing import Any, Final
 import attrs
 
 from ..envelope import Consent
-from ..tab import DEFAULT_BUDGET, check_budget
+from ..tab import DEFAULT_BUDGET, Held, check_budget
 from ..wire import JSONObject, Request, RequestError
 
 __all__ = ["MAX_TAB", "ToolCall", "ToolOutcome", "budget_of", "check_tab_id"]
@@ -66,6 +66,8 @@ class ToolOutcome:
     submits: bool
     # The page's URL in the caller's latest snapshot (after an action: the page it left).
     url: str | None = None
+    # Requests the request guard held during the action, and what became of them.
+    held: tuple[Held, ...] = ()
 
     @property
     def refused(self) -> bool:
@@ -78,7 +80,9 @@ class ToolOutcome:
             "consent": {"required": self.consent.required, "granted": self.consent.granted},
             "submitted": self.submitted,
             # It submitted although nobody was asked: the side panel tells the person.
-            "unasked_submit": self.submitted and not self.consent.granted,
+            "unasked_submit": self.submitted
+            and not self.consent.granted
+            and not any(h.form for h in self.held),
             "dialog": None if self.dialog is None else dict(self.dialog),
             "content": self.content,
             "is_error": self.is_error,
@@ -91,4 +95,5 @@ class ToolOutcome:
             "side_effects": self.side_effects,
             "submits": self.submits,
             "url": self.url,
+            "held": [h.to_json() for h in self.held],
         }

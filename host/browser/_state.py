@@ -25,7 +25,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any, Final
 
 import attrs
@@ -42,16 +42,31 @@ from pycdp_bridge import (
 )
 from pycdp_bridge import protocol as cdp
 
-from ..envelope import Answer, Ask, Decided, Question, act_with_consent
+from ..envelope import (
+    Answer,
+    Ask,
+    Decided,
+    Question,
+    RequestJudge,
+    SentRequest,
+    Sites,
+    StartSite,
+    act_with_consent,
+)
 from ..pipeline import Control
 from ..tab import (
     DEFAULT_BUDGET,
     MIN_BUDGET,
+    Held,
+    PausedRequest,
     RevisionStatistics,
+    Ruling,
     Snapshot,
     SnapshotMemory,
     Tab,
+    guarding,
     page_token_counts,
+    stretched,
 )
 from ..tools import ToolResult, granted
 from ..tracker import CallTracker, TrackedResult, TrackerLimits, TrackerStatistics
@@ -112,17 +127,27 @@ class HostStateStatistics:
     revisions: Mapping[int, RevisionStatistics]
 
 
+def start_site(call: ToolCall, start_url: str) -> Sites:
+    """The sites a call's action may send to without the site policy: for now the
+    origin of the page where it began (`StartSite`). The site policy is wired here."""
+    del call
+    return StartSite(start_url)
+
+
 @attrs.define(eq=False)
 class HostState:
     """The state of the running host and the typed calls both doors make on it.
 
     ``nursery`` runs each tab's revision follower; `open_host_state` provides it.
+    ``sites``: the sites a call may use, from the call and the URL of the page where
+    its action begins (the request guard's one parameter for the site policy).
     """
 
     hub: RelayHub
     nursery: trio.Nursery
     toolbox: Toolbox
     tracker: CallTracker = attrs.field(factory=CallTracker)
+    sites: Callable[[ToolCall, str], Sites] = start_site
     _tabs: dict[int, _HeldTab] = attrs.field(factory=dict, init=False)
 
     def __attrs_post_init__(self) -> None:
@@ -199,6 +224,10 @@ class HostState:
                     # the dialog's facts, as if it had been open before.
                     self.tracker.note_page_change(call.tab, "the page shows a dialog")
 
+        asking = self._asking_while_open(state, ask)
+        # What the last run's action made the page send that the guard held.
+        held: list[Held] = []
+
         async def run(consented: bool) -> TrackedResult[ToolResult]:
             async def tool() -> ToolResult:
                 # A client of the link acts through its own view of the tab.
@@ -209,11 +238,23 @@ class HostState:
                     with granted(consented):
                         return await self.toolbox.run(agent_tab, call.name, call.args)
 
-            # The wait for the person is outside this bound: only the tool's own runs are.
-            async with cdp_errors(call.tab, timeout=TOOL_TIMEOUT):
-                return await self.tracker.call(
-                    call.session, call.name, call.args, tool, tab=call.tab, options=call.budget
-                )
+            judge = await self._request_judge(call, state, asking, consented, policy.side_effects)
+            with guarding(judge) as guard:
+                try:
+                    # The wait for the person is outside this bound: only the tool's own
+                    # runs are (a held request's question stops the clock: `stretched`).
+                    async with cdp_errors(call.tab, timeout=TOOL_TIMEOUT) as limit:
+                        with stretched(limit):
+                            return await self.tracker.call(
+                                call.session,
+                                call.name,
+                                call.args,
+                                tool,
+                                tab=call.tab,
+                                options=call.budget,
+                            )
+                finally:
+                    held[:] = guard.held
 
         def needs(tracked: TrackedResult[ToolResult]) -> Question | None:
             result = tracked.result
@@ -231,10 +272,7 @@ class HostState:
             )
 
         decided: Decided[TrackedResult[ToolResult]] = await act_with_consent(
-            run,
-            needs,
-            self._asking_while_open(state, ask),
-            ask_before_submit=call.ask_before_submit,
+            run, needs, asking, ask_before_submit=call.ask_before_submit
         )
         tracked, consent = decided.result, decided.consent
         result = tracked.result
@@ -251,7 +289,8 @@ class HostState:
             is_error=is_error,
             kind=result.kind,
             consent=consent,
-            submitted=result.submitted,
+            # A submission the guard failed never left the browser.
+            submitted=result.submitted and not any(h.form and not h.sent for h in held),
             dialog=_dialog_facts(state.tab.target.open_dialog),
             call_id=tracked.call_id,
             cached=tracked.cached,
@@ -261,6 +300,7 @@ class HostState:
             side_effects=policy.side_effects,
             submits=result.submits,
             url=latest.url if (latest := state.view(call.view).latest) is not None else None,
+            held=tuple(held),
         )
 
     async def inspect(self, tab: int, budget: int | None) -> JSONObject:
@@ -346,6 +386,42 @@ class HostState:
                 await target.detach()
 
     # -- internals -------------------------------------------------------------
+
+    async def _request_judge(
+        self, call: ToolCall, state: _HeldTab, ask: Ask, consented: bool, acts: bool
+    ) -> Callable[[PausedRequest, str | None], Awaitable[Ruling]]:
+        """The request guard's judge for one run of a call: the envelope's decision
+        (`RequestJudge`) on the sites of the page where the action begins."""
+        # Only an action reads where it begins: a read's guard never holds anything.
+        _, start_url = await self.tab_facts(call.tab) if acts else ("", "")
+        judge = RequestJudge(
+            question=Question(
+                client=call.client,
+                session=call.session,
+                tab=call.tab,
+                what="request",
+                tool=call.name,
+                args=call.args,
+            ),
+            ask=ask,
+            sites=self.sites(call, start_url),
+            granted=consented,
+            ask_before_submit=call.ask_before_submit,
+        )
+
+        async def decide(paused: PausedRequest, element: str | None) -> Ruling:
+            sent = SentRequest(
+                method=paused.method,
+                url=paused.url,
+                kind=paused.kind,
+                navigation=paused.navigation,
+                form=paused.form,
+                redirect_of_sent=paused.redirect_of_sent,
+            )
+            ruling = await judge(sent, element)
+            return Ruling(send=ruling.send, held=ruling.held, why=ruling.why)
+
+        return decide
 
     def _asking_while_open(self, state: _HeldTab, ask: Ask) -> Ask:
         """``ask``, ended (and its question withdrawn) when the tab closes meanwhile."""

@@ -12,7 +12,7 @@ __all__ = ["PANEL_AGENT", "Answer", "Ask", "Question", "QuestionKind"]
 # Who asks, as the person reads it, when the side panel's own agent asks.
 PANEL_AGENT = "Trimtab agent"
 
-QuestionKind: TypeAlias = Literal["submit", "tab"]
+QuestionKind: TypeAlias = Literal["submit", "tab", "request"]
 
 
 @attrs.frozen
@@ -20,17 +20,21 @@ class Question:
     """What the person is asked: who wants to do what, in which tab, and why Trimtab asks.
 
     ``reason`` is Trimtab's own words; ``element`` is the element as the model sees it
-    (page strings escaped), or None when there is none.
+    (page strings escaped), or None when there is none. ``request``: for a held request
+    (``what="request"``), its ``method``, ``url`` (the page's, as data) and ``site``.
     """
 
     client: str  # who asks: PANEL_AGENT or an outside client's name
     session: str  # the asking session's key (the panel agent's, or ``link-N``)
     tab: int
-    what: QuestionKind  # "submit": may this call act? "tab": may this client use this tab?
+    # "submit": may this call act? "tab": may this client use this tab? "request": may
+    # this request, which the call's action makes the page send, leave the browser?
+    what: QuestionKind
     tool: str | None = None
     args: Mapping[str, object] = attrs.field(factory=dict)
     reason: str = ""
     element: str | None = None
+    request: Mapping[str, str] | None = None
 
     @property
     def eid(self) -> str | None:
@@ -49,6 +53,7 @@ class Question:
             "reason": self.reason,
             "element": self.element,
             "eid": self.eid,
+            "request": None if self.request is None else dict(self.request),
         }
 
 

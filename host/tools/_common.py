@@ -18,7 +18,7 @@ from pycdp_bridge import CDPError, DialogOpenError, Target, TargetClosedError
 from pycdp_bridge import protocol as cdp
 
 from ..pipeline import xml
-from ..tab import Activity, Snapshot, Tab
+from ..tab import Activity, Snapshot, Tab, held_requests
 from ..tracker import ToolPolicy
 from ._gather import gather
 from ._input import OBJECT_GROUP, Located, Refusal
@@ -282,6 +282,8 @@ async def after_action(
     """The answer to an action once the page settled (or the wait ran out)."""
     notes = [n for n in (note, None if settled else unsettled(SETTLE_TIMEOUT)) if n]
     notes += [n for n in (churned(activity),) if n]
+    # What the request guard held, and whether it went: the model must not assume it did.
+    notes += [held.note() for held in held_requests()]
     if activity.opened:
         # `watch` brought the tab back to the front as the window opened, but the
         # browser may have switched to the new tab only after that: once more, now

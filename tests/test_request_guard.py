@@ -1,0 +1,239 @@
+"""The request guard: what an action makes the page send to its own site that can change
+something is held and asked about before it leaves the browser; a no fails it (the
+site never sees it), a yes sends it once; reads and other sites' telemetry go on."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+import trio
+
+from pycdp_bridge import Browser, PageTarget, launch_browser
+from tests.support import LAUNCHED_PROFILES, TEST_PAGES
+from tests.support.handlers_host import TAB, Host, open_host
+from tests.support.recorder import Recorder, serve_recorder
+from trimtab.envelope import Answer, StartSite
+
+pytestmark = pytest.mark.browser
+
+SHOP = "shop.test"
+TRACKER = "tracker.test"
+
+
+@pytest.fixture
+async def browser() -> AsyncIterator[Browser]:
+    """A headless Chromium in which every ``*.test`` name is this machine (127.0.0.1),
+    so the shop and the tracker are two sites without any traffic leaving it."""
+    async with launch_browser(extra_args=["--host-resolver-rules=MAP *.test 127.0.0.1"]) as b:
+        LAUNCHED_PROFILES.append(b.user_data_dir)
+        yield b
+
+
+@pytest.fixture
+async def site(nursery: trio.Nursery) -> Recorder:
+    """The shop's web site, which remembers what reached its ``/api/``."""
+    recorder: Recorder = await nursery.start(serve_recorder, TEST_PAGES)
+    return recorder
+
+
+@pytest.fixture
+async def host(page: PageTarget, site: Recorder, nursery: trio.Nursery) -> AsyncIterator[Host]:
+    """Handlers of a host on the shop's account page."""
+    async with open_host(page, site.url(SHOP, "guard-shop.html"), nursery) as host:
+        yield host
+
+
+def eid(content: str, tag: str, text: str) -> str:
+    """The id of the first `<tag>` whose markup, or the text right before or after it
+    (its label), has `text`."""
+    for match in re.finditer(rf'([^<>]*)<{tag} id="([^"]+)"[^>]*>([^<]*)', content):
+        if text in match.group(0):
+            return match.group(2)
+    raise AssertionError(f"no <{tag}> with {text!r} in:\n{content}")
+
+
+async def snapshot(host: Host) -> str:
+    return str((await host.tool("capture_snapshot"))["content"])
+
+
+async def status(host: Host) -> str:
+    return str(await host.evaluate("document.getElementById('status').textContent"))
+
+
+def request_questions(host: Host) -> list[dict[str, Any]]:
+    return [dict(q) for q in host.person.asked if q["what"] == "request"]
+
+
+async def test_a_refused_purchase_never_reaches_the_site(host: Host, site: Recorder) -> None:
+    """A click whose script POSTs to the shop is held and asked about, naming the
+    element, the method and the site in Trimtab's words; a no fails the request (the
+    page sees it fail, the site's log has no POST) and the answer says so."""
+    buy = eid(await snapshot(host), "button", "1-Click buy")
+    host.person.allow = False
+    answer = await host.tool("click", id=buy)
+    (question,) = request_questions(host)
+    assert question["tool"] == "click"
+    assert "1-Click buy" in question["element"]
+    assert question["reason"] == (
+        f"Clicking it sends a POST request to http://{SHOP}:{site.port}, where it may change "
+        "something."
+    )
+    assert question["request"] == {
+        "method": "POST",
+        "url": site.url(SHOP, "api/buy"),
+        "site": f"http://{SHOP}:{site.port}",
+    }
+    assert site.sent("/api/buy") == []
+    assert await status(host) == "The purchase failed (TypeError)"
+    assert answer["is_error"] is False
+    assert f"POST {site.url(SHOP, 'api/buy')} was held: not sent" in answer["content"]
+    assert "the person refused" in answer["content"]
+    assert answer["held"] == [
+        {"method": "POST", "url": site.url(SHOP, "api/buy"), "sent": False, "form": False}
+    ]
+
+
+async def test_a_yes_sends_the_purchase_once(host: Host, site: Recorder) -> None:
+    """A yes sends the held POST once: the site gets it, the page sees it succeed, and
+    the next click asks again."""
+    buy = eid(await snapshot(host), "button", "1-Click buy")
+    answer = await host.tool("click", id=buy)
+    assert [r.body for r in site.sent("/api/buy")] == ["sku=lantern"]
+    assert await status(host) == "The purchase went through"
+    assert "was held: sent once, with the person's yes" in answer["content"]
+    assert answer["held"][0]["sent"] is True
+    await host.tool("click", id=buy)
+    assert len(request_questions(host)) == 2
+    assert len(site.sent("/api/buy")) == 2
+
+
+async def test_delete_put_and_patch_are_held(host: Host, site: Recorder) -> None:
+    """ "Delete account" (DELETE), a <select> whose change sends PUT and a "make my
+    profile public" checkbox whose change sends PATCH are each held and, refused,
+    never reach the site."""
+    content = await snapshot(host)
+    host.person.allow = False
+    await host.tool("click", id=eid(content, "button", "Delete account"))
+    await host.tool("select", id=eid(content, "select", "Plan"), value="Plus, 4 € a month")
+    await host.tool("check", id=eid(content, "input", "Make my profile public"))
+    methods = [q["request"]["method"] for q in request_questions(host)]
+    assert methods == ["DELETE", "PUT", "PATCH"]
+    reasons = [q["reason"].split(" sends")[0] for q in request_questions(host)]
+    assert reasons == ["Clicking it", "Choosing the option", "Checking it"]
+    assert site.log == []
+    assert await status(host) == "The profile change failed (TypeError)"
+
+
+async def test_a_form_submitted_by_a_script_is_held_before_it_leaves(
+    host: Host, site: Recorder
+) -> None:
+    """A button outside a form whose script submits it predicts no submit; the
+    submission itself is held: refused, it never reaches the site and the page stays;
+    allowed, it goes once."""
+    send = eid(await snapshot(host), "button", "Send the order")
+    host.person.allow = False
+    refused = await host.tool("click", id=send)
+    (question,) = request_questions(host)
+    assert question["reason"].startswith("Clicking it submits a form (POST) to ")
+    assert site.sent("/api/order") == []
+    assert await host.evaluate("location.pathname") == "/guard-shop.html"
+    assert refused["submitted"] is False
+    assert refused["held"][0]["form"] is True
+    host.person.allow = True
+    allowed = await host.tool("click", id=send)
+    assert [r.body for r in site.sent("/api/order")] == ["quantity=1"]
+    assert allowed["submitted"] is True
+    assert allowed["unasked_submit"] is False
+
+
+async def test_a_beacon_is_held(host: Host, site: Recorder) -> None:
+    """``navigator.sendBeacon`` to the shop is held as a beacon; refused, it never
+    reaches the site."""
+    draft = eid(await snapshot(host), "button", "Save draft note")
+    host.person.allow = False
+    await host.tool("click", id=draft)
+    (question,) = request_questions(host)
+    assert question["reason"].startswith("Clicking it sends a beacon (POST) to ")
+    assert site.sent("/api/draft") == []
+
+
+async def test_reads_and_another_sites_telemetry_go_unasked(host: Host, site: Recorder) -> None:
+    """A GET XHR to the shop and a POST to another site (the page's telemetry, not the
+    agent's doing) are neither held nor asked about."""
+    content = await snapshot(host)
+    host.person.allow = False
+    stock = await host.tool("click", id=eid(content, "button", "Refresh stock"))
+    assert "12 in stock" in stock["content"]
+    details = await host.tool("click", id=eid(content, "button", "Show details"))
+    with trio.fail_after(10):
+        telemetry = await site.wait_for("/api/collect")
+    assert telemetry.host == f"{TRACKER}:{site.port}"
+    assert telemetry.method == "POST"
+    assert [r.method for r in site.sent("/api/stock")] == ["GET"]
+    assert host.person.asked == []
+    assert stock["held"] == details["held"] == []
+
+
+async def test_a_predicted_submit_that_was_allowed_is_not_asked_twice(
+    host: Host, site: Recorder
+) -> None:
+    """When the call already has the person's yes for a predicted submit (Enter in the
+    order form's field), the form's own submission is sent without a second question."""
+    content = await snapshot(host)
+    answer = await host.tool("type", id=eid(content, "input", "Quantity"), text="2", submit=True)
+    assert [q["what"] for q in host.person.asked] == ["submit"]
+    assert answer["consent"] == {"required": True, "granted": True}
+    assert [r.body for r in site.sent("/api/order")] == ["quantity=2"]
+    assert answer["held"] == []
+
+
+async def test_a_navigation_to_a_site_the_task_may_not_use_goes_to_the_site_policy(
+    host: Host, site: Recorder
+) -> None:
+    """A click that takes the tab to another site asks the site policy (the guard's one
+    parameter): refused, the navigation never leaves and the page stays."""
+    gone_to: list[str] = []
+
+    class NoOtherSite(StartSite):
+        async def enter(self, url: str) -> Answer:
+            gone_to.append(url)
+            return Answer.no()
+
+    host.state.sites = lambda call, url: NoOtherSite(url)
+    away = site.url(TRACKER, "api/away")
+    await host.evaluate(
+        f"document.body.insertAdjacentHTML('beforeend', '<a id=\"away\" href=\"{away}\">Away</a>')"
+    )
+    answer = await host.tool("click", id=eid(await snapshot(host), "a", "Away"))
+    assert gone_to == [away]
+    assert site.sent("/api/away") == []
+    assert await host.evaluate("location.host") == f"{SHOP}:{site.port}"
+    assert "was held: not sent: the tab may not go to" in answer["content"]
+    assert host.person.asked == []
+
+
+async def test_an_unread_response_body_does_not_hold_the_settle(host: Host) -> None:
+    """A click whose script fetches a response and never reads its body (which then
+    never finishes) is answered once the page is quiet, not at the settle limit."""
+    stream = eid(await snapshot(host), "button", "Open live updates")
+    answer = await host.tool("click", id=stream)
+    assert "Live updates are on" in answer["content"]
+    assert "did not settle" not in answer["content"]
+    assert host.person.asked == []
+
+
+async def test_a_question_left_unanswered_fails_the_request(host: Host, site: Recorder) -> None:
+    """When nobody answers, the held request is failed (never left paused), the site
+    never sees it and the question is withdrawn."""
+    buy = eid(await snapshot(host), "button", "1-Click buy")
+    host.person.allow = None
+    answer = await host.tool("click", id=buy)
+    assert site.sent("/api/buy") == []
+    assert len(host.person.withdrawn) == 1
+    assert "nobody answered" in answer["content"]
+    assert await status(host) == "The purchase failed (TypeError)"
+    assert answer["is_error"] is False
+    assert request_questions(host)[0]["tab"] == TAB
