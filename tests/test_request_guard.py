@@ -14,6 +14,7 @@ import trio
 from pycdp_bridge import Browser, PageTarget, launch_browser
 from tests.support import LAUNCHED_PROFILES, TEST_PAGES
 from tests.support.handlers_host import TAB, Host, open_host
+from tests.support.link_host import open_link_host
 from tests.support.recorder import Recorder, serve_recorder
 from trimtab.envelope import Answer, StartSite
 
@@ -237,3 +238,31 @@ async def test_a_question_left_unanswered_fails_the_request(host: Host, site: Re
     assert await status(host) == "The purchase failed (TypeError)"
     assert answer["is_error"] is False
     assert request_questions(host)[0]["tab"] == TAB
+
+
+async def test_an_outside_clients_click_is_held_the_same_way(
+    page: PageTarget, site: Recorder
+) -> None:
+    """A click by an outside agent (``trimtab call`` over the link) whose script POSTs to
+    the shop is held and asked about in the side panel the same way; refused, the site
+    never sees it and the client is told it was held and not sent."""
+    async with open_link_host(page, site.url(SHOP, "guard-shop.html")) as link:
+        await link.share(TAB)
+        code, out, err = await link.trimtab("snapshot")
+        assert code == 0, err
+        buy = eid(out, "button", "1-Click buy")
+        results: list[tuple[int, str, str]] = []
+        async with trio.open_nursery() as nursery:
+
+            async def click() -> None:
+                results.append(await link.trimtab("call", "click", f"id={buy}", "--json"))
+
+            nursery.start_soon(click)
+            question = await link.answer(allow=False)
+        assert question["what"] == "request"
+        assert question["client"] != "Trimtab agent"
+        assert question["request"]["method"] == "POST"
+        code, out, err = results[0]
+        assert code == 0, err
+        assert f"POST {site.url(SHOP, 'api/buy')} was held: not sent" in out
+        assert site.sent("/api/buy") == []
