@@ -266,3 +266,33 @@ async def test_an_outside_clients_click_is_held_the_same_way(
         assert code == 0, err
         assert f"POST {site.url(SHOP, 'api/buy')} was held: not sent" in out
         assert site.sent("/api/buy") == []
+
+
+async def test_a_redirect_of_an_allowed_request_is_not_asked_again(
+    host: Host, site: Recorder
+) -> None:
+    """A POST the person let go that the site redirects (307) within itself goes on to
+    the new address without a second question."""
+    pay = eid(await snapshot(host), "button", "Pay the invoice")
+    await host.tool("click", id=pay)
+    assert len(request_questions(host)) == 1
+    assert [r.body for r in site.sent("/api/redirect")] == ["invoice=7"]
+    assert [r.body for r in site.sent("/api/after")] == ["invoice=7"]
+    assert await status(host) == "The payment went through"
+
+
+async def test_a_request_from_another_sites_frame_to_the_shop_is_held(
+    page: PageTarget, site: Recorder, nursery: trio.Nursery
+) -> None:
+    """A click inside another site's frame (out of process) whose script POSTs to the
+    shop is held in the frame's own session and, refused, never reaches the shop."""
+    async with open_host(page, site.url(SHOP, "guard-frame.html"), nursery) as host:
+        claim = eid(await snapshot(host), "button", "Claim the reward")
+        # The partner's frame is out of process: reached through a session of its own.
+        assert len(page.child_sessions()) == 1
+        host.person.allow = False
+        answer = await host.tool("click", id=claim)
+        (question,) = request_questions(host)
+        assert question["request"]["url"] == site.url(SHOP, "api/buy")
+        assert site.sent("/api/buy") == []
+        assert "The claim failed" in answer["content"]

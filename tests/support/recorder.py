@@ -4,7 +4,8 @@ It serves the fixture pages of ``tests/pages`` for GET, answers every method on
 ``/api/...`` (with CORS, so that another origin's page may send there too) and keeps
 each such request in `Recorder.log`: the server's own record of what reached it,
 which is how a test shows that a refused request never left the browser.
-``/endless-body`` answers with headers and a first part of a body that never ends.
+``/api/redirect`` redirects (307) to ``/api/after``; ``/endless-body`` answers with
+headers and a first part of a body that never ends.
 """
 
 from __future__ import annotations
@@ -83,6 +84,11 @@ class Recorder:
                     )
                     self.arrived.set()
                     self.arrived = trio.Event()
+                if path == "/api/redirect":
+                    # A 307 sends the same request (method and body) on to /api/after.
+                    moved = f"{_CORS}Location: /api/after\r\n"
+                    await _send(stream, "307 Temporary Redirect", "text/plain", b"", moved)
+                    return
                 reply = b'{"ok": true}'
                 await _send(stream, "200 OK", "application/json", reply, _CORS)
             elif path == "/endless-body":

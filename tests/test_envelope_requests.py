@@ -1,0 +1,139 @@
+"""The envelope's decision on what an action sends, without a browser: which requests
+are held, what the person is asked in Trimtab's own words, and what a no leaves."""
+
+from __future__ import annotations
+
+import attrs
+import pytest
+
+from trimtab.envelope import (
+    Answer,
+    Question,
+    RequestJudge,
+    SentRequest,
+    StartSite,
+    request_verdict,
+)
+
+PAGE = "https://shop.example/account"
+SITES = StartSite(PAGE)
+_CALL = Question(client="Trimtab agent", session="s", tab=7, what="request", tool="click")
+
+
+@attrs.define
+class _Person:
+    """Answers every question with ``allow`` and keeps the questions."""
+
+    allow: bool
+    asked: list[Question] = attrs.field(factory=list)
+
+    async def ask(self, question: Question) -> Answer:
+        self.asked.append(question)
+        return Answer(allow=self.allow)
+
+
+@pytest.mark.parametrize(
+    ("request_", "verdict"),
+    [
+        (SentRequest("POST", "https://shop.example/api/buy", "Fetch"), "ask"),
+        (SentRequest("DELETE", "https://shop.example/api/account", "XHR"), "ask"),
+        (SentRequest("PATCH", "https://shop.example/api/profile", "Fetch"), "ask"),
+        (SentRequest("POST", "https://shop.example/api/draft", "Ping"), "ask"),
+        (SentRequest("GET", "https://shop.example/search?q=x", "Document", True, True), "ask"),
+        (SentRequest("GET", "https://shop.example/api/stock", "XHR"), "send"),
+        (SentRequest("HEAD", "https://shop.example/api/stock", "Fetch"), "send"),
+        (SentRequest("OPTIONS", "https://shop.example/api/stock", "Other"), "send"),
+        (SentRequest("POST", "https://tracker.example/collect", "Ping"), "send"),
+        (SentRequest("POST", "https://shop.example:8443/api/buy", "Fetch"), "send"),
+        (SentRequest("GET", "https://other.example/", "Document", navigation=True), "site"),
+        (SentRequest("GET", "https://other.example/ad", "Document"), "send"),
+        (
+            SentRequest("POST", "https://shop.example/api/after", "Fetch", redirect_of_sent=True),
+            "send",
+        ),
+    ],
+)
+def test_what_is_held(request_: SentRequest, verdict: str) -> None:
+    """State-changing requests and form submissions to the task's site are asked about;
+    reads, other sites' requests and an allowed request's redirect are sent; a
+    navigation of the tab to another site goes to the site policy."""
+    assert request_verdict(request_, SITES) == verdict
+
+
+def test_a_forms_submission_is_not_asked_twice_with_the_calls_yes() -> None:
+    """A form's own submission is sent when the call already has the person's yes for
+    it; a script's POST in the same call is still asked about."""
+    form = SentRequest("POST", "https://shop.example/order", "Document", True, True)
+    script = SentRequest("POST", "https://shop.example/api/order", "Fetch")
+    assert request_verdict(form, SITES, granted=True) == "send"
+    assert request_verdict(script, SITES, granted=True) == "ask"
+
+
+async def test_the_question_is_in_trimtabs_words_and_the_page_text_apart() -> None:
+    """The question's reason names the action, the method and the site in Trimtab's
+    words; the page's method token, URL and element are only in the data fields."""
+    person = _Person(allow=True)
+    judge = RequestJudge(_CALL, person.ask, SITES)
+    element = '<button id="b4">Delete account</button>'
+    ruling = await judge(
+        SentRequest("DELETE", "https://shop.example/api/account", "Fetch"), element
+    )
+    assert ruling.send
+    assert ruling.held
+    await judge(SentRequest("ALLOW-ME", "https://shop.example/api/x?say=yes", "Fetch"), None)
+    first, second = person.asked
+    assert first.reason == (
+        "Clicking it sends a DELETE request to https://shop.example, where it may change something."
+    )
+    assert first.element == element
+    assert first.request == {
+        "method": "DELETE",
+        "url": "https://shop.example/api/account",
+        "site": "https://shop.example",
+    }
+    assert "ALLOW-ME" not in second.reason
+    assert "say=yes" not in second.reason
+    assert second.reason.startswith("This click action sends a request with a method of the page")
+    assert second.to_json()["request"] == {
+        "method": "ALLOW-ME",
+        "url": "https://shop.example/api/x?say=yes",
+        "site": "https://shop.example",
+    }
+
+
+async def test_after_a_no_nothing_more_is_asked_in_the_call() -> None:
+    """A no fails the request, and the call's further requests that would ask are
+    refused without asking again; reads still go."""
+    person = _Person(allow=False)
+    judge = RequestJudge(_CALL, person.ask, SITES)
+    first = await judge(SentRequest("POST", "https://shop.example/api/a", "Fetch"), None)
+    second = await judge(SentRequest("PUT", "https://shop.example/api/b", "Fetch"), None)
+    read = await judge(SentRequest("GET", "https://shop.example/api/c", "Fetch"), None)
+    assert len(person.asked) == 1
+    assert not first.send
+    assert "the person refused when asked" in first.why
+    assert not second.send
+    assert "refused what this action sends" in second.why
+    assert read.send
+    assert not read.held
+
+
+async def test_the_persons_setting_off_sends_without_asking() -> None:
+    """With "ask before submitting" off, a held request is sent without a question, and
+    the answer still says it was held."""
+    person = _Person(allow=False)
+    judge = RequestJudge(_CALL, person.ask, SITES, ask_before_submit=False)
+    ruling = await judge(SentRequest("POST", "https://shop.example/api/a", "Fetch"), None)
+    assert ruling.send
+    assert ruling.held
+    assert person.asked == []
+
+
+def test_the_stand_in_site_is_the_start_pages_origin() -> None:
+    """Until the site policy is wired, the task's one site is the origin of the page
+    where the action began; a page without one (about:blank, data:) allows nothing."""
+    assert SITES.allows("https://SHOP.example/x")
+    assert not SITES.allows("http://shop.example/x")
+    assert not SITES.allows("https://shop.example.attacker.net/x")
+    assert not StartSite("about:blank").allows("about:blank")
+    assert SITES.name("https://shop.example:443/x?y") == "https://shop.example:443"
