@@ -296,3 +296,45 @@ async def test_a_request_from_another_sites_frame_to_the_shop_is_held(
         assert question["request"]["url"] == site.url(SHOP, "api/buy")
         assert site.sent("/api/buy") == []
         assert "The claim failed" in answer["content"]
+
+
+async def test_a_request_held_while_the_page_shows_a_dialog_is_still_decided(
+    host: Host, site: Recorder
+) -> None:
+    """A click whose script sends DELETE and then opens an alert: the request is held
+    and, refused, failed although the page is blocked in its dialog; the answer shows
+    the dialog, and the page, once it is answered, sees the request fail."""
+    cancel = eid(await snapshot(host), "button", "Cancel all orders")
+    host.person.allow = False
+    answer = await host.tool("click", id=cancel)
+    assert [q["request"]["method"] for q in request_questions(host)] == ["DELETE"]
+    assert answer["dialog"]["message"] == "Your orders are being cancelled"
+    closed = await host.tool("answer_dialog", accept=True)
+    assert "Cancelling the orders failed (TypeError)" in closed["content"]
+    assert site.sent("/api/orders") == []
+
+
+async def test_a_cancelled_call_fails_what_it_held_and_holds_nothing_after(
+    host: Host, site: Recorder
+) -> None:
+    """A call cancelled while the person is being asked about its request fails the
+    request (never left paused), withdraws the question, and leaves nothing held: the
+    page's own requests afterwards go straight through."""
+    buy = eid(await snapshot(host), "button", "1-Click buy")
+    host.person.allow = None
+    async with trio.open_nursery() as nursery:
+
+        async def click() -> None:
+            await host.tool("click", id=buy)
+
+        nursery.start_soon(click)
+        await host.person.question.wait()
+        nursery.cancel_scope.cancel()
+    assert len(host.person.withdrawn) == 1
+    with trio.fail_after(10):
+        while await status(host) != "The purchase failed (TypeError)":
+            await trio.sleep(0.05)
+    assert site.sent("/api/buy") == []
+    sent = "fetch('/api/after', {method: 'POST', body: 'later'}).then((r) => r.status)"
+    assert await host.evaluate(sent) == 200
+    assert [r.body for r in site.sent("/api/after")] == ["later"]

@@ -244,8 +244,14 @@ class _Watch:
     async def let_go(self, event: Event, request: PausedRequest, ruling: Ruling | None) -> None:
         """Send the request on (a yes) or fail it (a no, or no decision)."""
         request_id = str(event.params.get("requestId"))
-        send = ruling is not None and ruling.send
-        if ruling is not None and ruling.held:
+        if ruling is None:
+            # The judge was waiting (for the person, for the site policy) when the action
+            # ended: what is sent without a wait never gets here undecided.
+            ruling = Ruling(
+                send=False, held=True, why="not sent: the action ended before it was decided"
+            )
+        send = ruling.send
+        if ruling.held:
             if send:
                 self.sent.add(request_id)
             self.guard.held.append(
