@@ -301,14 +301,31 @@ async def test_a_request_from_another_sites_frame_to_the_shop_is_held(
 async def test_a_request_held_while_the_page_shows_a_dialog_is_still_decided(
     host: Host, site: Recorder
 ) -> None:
-    """A click whose script sends DELETE and then opens an alert: the request is held
-    and, refused, failed although the page is blocked in its dialog; the answer shows
-    the dialog, and the page, once it is answered, sees the request fail."""
+    """While the person is asked about a held DELETE the page opens an alert (its own
+    timer): the no still fails the request although the page is blocked in its
+    dialog, the answer shows the dialog and says what was held, and the page, once the
+    dialog is answered, sees the request fail; the site never does."""
     cancel = eid(await snapshot(host), "button", "Cancel all orders")
-    host.person.allow = False
-    answer = await host.tool("click", id=cancel)
-    assert [q["request"]["method"] for q in request_questions(host)] == ["DELETE"]
+    host.person.allow = None
+    panel = host.person.panel
+    assert panel is not None
+    answers: list[dict[str, Any]] = []
+    async with trio.open_nursery() as nursery:
+
+        async def click() -> None:
+            answers.append(await host.tool("click", id=cancel))
+
+        nursery.start_soon(click)
+        await host.person.question.wait()
+        await host.evaluate("setTimeout(() => alert('Your orders are being cancelled'), 0)")
+        while host.page.open_dialog is None:
+            await trio.sleep(0.02)
+        (question,) = request_questions(host)
+        assert panel.answer(question["ask"], allow=False)
+    (answer,) = answers
+    assert question["request"]["method"] == "DELETE"
     assert answer["dialog"]["message"] == "Your orders are being cancelled"
+    assert f"DELETE {site.url(SHOP, 'api/orders')} was held: not sent" in answer["content"]
     closed = await host.tool("answer_dialog", accept=True)
     assert "Cancelling the orders failed (TypeError)" in closed["content"]
     assert site.sent("/api/orders") == []

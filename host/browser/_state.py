@@ -53,7 +53,7 @@ from ..envelope import (
     StartSite,
     act_with_consent,
 )
-from ..pipeline import Control
+from ..pipeline import Control, xml
 from ..tab import (
     DEFAULT_BUDGET,
     MIN_BUDGET,
@@ -225,8 +225,10 @@ class HostState:
                     self.tracker.note_page_change(call.tab, "the page shows a dialog")
 
         asking = self._asking_while_open(state, ask)
-        # What the last run's action made the page send that the guard held.
+        # What the last run's action made the page send that the guard held, and what
+        # of it the tool's answer does not say (an answer that is not a snapshot).
         held: list[Held] = []
+        untold: list[Held] = []
 
         async def run(consented: bool) -> TrackedResult[ToolResult]:
             async def tool() -> ToolResult:
@@ -255,6 +257,7 @@ class HostState:
                             )
                 finally:
                     held[:] = guard.held
+                    untold[:] = guard.held[guard.told :]
 
         def needs(tracked: TrackedResult[ToolResult]) -> Question | None:
             result = tracked.result
@@ -284,6 +287,8 @@ class HostState:
                 "ask the person or stop."
             )
             is_error = True
+        for request in untold:
+            content += "\n" + xml.element("note", content=request.note())
         return ToolOutcome(
             content=content,
             is_error=is_error,

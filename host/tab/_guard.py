@@ -62,6 +62,10 @@ _PATTERNS: Final = tuple(
     {"urlPattern": "*", "resourceType": kind, "requestStage": "Request"} for kind in GUARDED_TYPES
 )
 _FORM_REASONS: Final = frozenset({"formSubmissionGet", "formSubmissionPost"})
+# Round trips to the browser after it stopped pausing, each followed by taking the
+# paused requests reported so far: the browser reports a request paused just before
+# it stopped from another thread, and the report may come a moment after its reply.
+_FLUSHES: Final = 2
 # Seconds letting one paused request go (or turning the guard off) may take.
 _LET_GO_TIMEOUT: Final = 2.0
 
@@ -119,6 +123,8 @@ class Guarding:
     # The element the action acts on (escaped, as the model sees it), set by the tools.
     acting: str | None = None
     held: list[Held] = attrs.field(factory=list)
+    # How many of `held` a tool's answer told the model of already (`held_requests`).
+    told: int = 0
     _limits: dict[trio.CancelScope, float] = attrs.field(factory=dict, init=False)
     _deciding: int = attrs.field(default=0, init=False)
 
@@ -177,9 +183,14 @@ def acting_on(element: str | None) -> None:
 
 
 def held_requests() -> tuple[Held, ...]:
-    """What the current call's guard held so far (none without a guard)."""
+    """What the current call's guard held since this was last asked (none without a
+    guard): the answer that says so takes them, and the browser says the rest."""
     guard = _current.get()
-    return () if guard is None else tuple(guard.held)
+    if guard is None:
+        return ()
+    told = guard.told
+    guard.told = len(guard.held)
+    return tuple(guard.held[told:])
 
 
 @contextlib.contextmanager
@@ -285,7 +296,12 @@ class _Watch:
 async def guard_requests(target: Target, activity: Activity) -> AsyncIterator[None]:
     """Hold what the page sends during the block for the call's judge (see the module).
 
-    Without a `guarding` call around it, the block runs unguarded.
+    Without a `guarding` call around it, the block runs unguarded. When the block ends,
+    the guard stops pausing (Fetch with no pattern: what is paused stays paused, and is
+    reported by the browser's next reply or the one after, `_FLUSHES`), decides what
+    it paused (asking the person as during the block), and only then turns Fetch off, which
+    would send whatever is still paused. When the block is cancelled, whatever is
+    still undecided is failed instead.
     """
     guard = _current.get()
     if guard is None:
@@ -296,23 +312,51 @@ async def guard_requests(target: Target, activity: Activity) -> AsyncIterator[No
     async with target.listen(
         cdp.events.FETCH_REQUEST_PAUSED, cdp.events.PAGE_FRAME_REQUESTED_NAVIGATION
     ) as events:
+
+        def paused() -> Iterator[tuple[Event, PausedRequest]]:
+            """The paused requests of the events received so far."""
+            while True:
+                try:
+                    event = events.receive_nowait()
+                except (trio.WouldBlock, trio.EndOfChannel, trio.ClosedResourceError):
+                    return
+                request = watch.note(event)
+                if request is not None:
+                    yield event, request
+
         try:
             async with trio.open_nursery() as deciders:
                 await _each_session(target, sessions, cdp.fetch_enable, _PATTERNS)
+                pumping = trio.CancelScope()
 
                 async def pump() -> None:
-                    async for event in events:
-                        request = watch.note(event)
-                        if request is not None:
-                            deciders.start_soon(watch.decide, event, request)
+                    with pumping:
+                        async for event in events:
+                            request = watch.note(event)
+                            if request is not None:
+                                deciders.start_soon(watch.decide, event, request)
 
                 deciders.start_soon(pump)
+                cancelled = False
                 try:
                     yield
+                except BaseException as exc:
+                    if not isinstance(exc, Exception):
+                        # Cancelled: requests still waiting for a decision are failed
+                        # (shielded, in `decide`) before the nursery is left.
+                        cancelled = True
+                        deciders.cancel_scope.cancel()
+                    raise
                 finally:
-                    # Requests still waiting for a decision are failed (shielded, in
-                    # `decide`) before the nursery is left.
-                    deciders.cancel_scope.cancel()
+                    pumping.cancel()
+                    if not cancelled:
+                        # The action is over (or ended on an error, such as a dialog
+                        # the page opened): what it paused is decided as during it,
+                        # and the nursery waits for the person's answers.
+                        for _ in range(_FLUSHES):
+                            await _each_session(target, sessions, cdp.fetch_enable, ())
+                            for event, request in paused():
+                                deciders.start_soon(watch.decide, event, request)
         except BaseExceptionGroup as group:
             # The deciders never fail: a group holds the block's own exception.
             if len(group.exceptions) == 1:
@@ -320,15 +364,12 @@ async def guard_requests(target: Target, activity: Activity) -> AsyncIterator[No
             raise
         finally:
             with trio.CancelScope(shield=True), trio.move_on_after(_LET_GO_TIMEOUT):
-                # Requests paused meanwhile are decided at once, and only then is Fetch
-                # turned off: it would send whatever is still paused.
-                while True:
-                    try:
-                        event = events.receive_nowait()
-                    except (trio.WouldBlock, trio.EndOfChannel, trio.ClosedResourceError):
-                        break
-                    request = watch.note(event)
-                    if request is not None:
+                # Cancelled, or the above did not run: no more pausing, what was paused
+                # is sent if it needs no question and failed if it would, and only then
+                # is Fetch turned off.
+                for _ in range(_FLUSHES):
+                    await _each_session(target, sessions, cdp.fetch_enable, ())
+                    for event, request in paused():
                         await watch.decide_at_once(event, request)
                 await _each_session(target, sessions, _fetch_disable, ())
 

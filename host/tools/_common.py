@@ -282,8 +282,6 @@ async def after_action(
     """The answer to an action once the page settled (or the wait ran out)."""
     notes = [n for n in (note, None if settled else unsettled(SETTLE_TIMEOUT)) if n]
     notes += [n for n in (churned(activity),) if n]
-    # What the request guard held, and whether it went: the model must not assume it did.
-    notes += [held.note() for held in held_requests()]
     if activity.opened:
         # `watch` brought the tab back to the front as the window opened, but the
         # browser may have switched to the new tab only after that: once more, now
@@ -295,4 +293,7 @@ async def after_action(
             "or act in; navigate(url) opens it in this tab"
         )
     snapshot = await _snapshot_releasing(tab)
+    # What the request guard held, and whether it went: the model must not assume it
+    # did. Taken once the answer is sure (the snapshot may meet a dialog instead).
+    notes += [held.note() for held in held_requests()]
     return result(snapshot, note="; ".join(notes) or None, submits=submits)
