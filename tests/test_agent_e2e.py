@@ -186,7 +186,7 @@ async def test_each_request_begins_with_the_previous_one(
 async def test_a_compaction_mid_task_keeps_what_the_model_needs(
     ext: ExtensionBrowser, pages_server: StaticServer
 ) -> None:
-    """Past the token budget, the long first page becomes one line; the model still
+    """Past the token budget, the long first page becomes a short record; the model still
     finds the nav link it needs (with find, behind the collapsed nav) and opens it."""
     async with trio.open_nursery() as nursery:
         model: ScriptedModel = await nursery.start(
@@ -224,11 +224,17 @@ async def test_a_compaction_mid_task_keeps_what_the_model_needs(
     dairy = re.search(r'<a id="([^"]+)"[^>]*>Dairy</a>', first_page)
     assert dairy is not None
     assert tools[3][1] == {"id": dairy.group(1)}
-    # From the compaction on, the aisle page is one line and the budget holds.
+    # From the compaction on, the aisle page is a short record (its URL, the page's
+    # words, in a page data block) and the budget holds.
     after = [body for _, body in model.requests[2:]]
     for body in after:
         first = model.tool_results(body["messages"])[0]
-        assert first.startswith("[Step 1: capture_snapshot({}) on ")
+        assert first.startswith("[Step 1: capture_snapshot({}) returned a page baseline")
+        assert re.search(
+            r"\n<<<PAGE DATA (\w+)>>>\n[^\n]*e2e-agent-aisle\.html\n"
+            r"<<<END PAGE DATA \1>>>$",
+            first,
+        ), first
         assert "Apples, organic" not in json.dumps(body)
     for before_body, after_body in itertools.pairwise(after):
         old, new = _without_marks(before_body), _without_marks(after_body)

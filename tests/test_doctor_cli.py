@@ -60,7 +60,10 @@ async def test_command_line_over_the_link(places: Places, pages_server: StaticSe
         await share(ext, tab)
         code, out, err = await trimtab(places, "tabs")
         assert code == 0, err
-        assert out.startswith(f"{tab}\tHandlers shop\thttp://127.0.0.1:")
+        # The titles and URLs are the pages' words: in the session's untrusted block.
+        assert out.startswith("<<<PAGE DATA ")
+        assert f'<tab id="{tab}" url="http://127.0.0.1:' in out
+        assert ">Handlers shop</tab>" in out
         code, out, err = await trimtab(places, "snapshot")
         assert code == 0, err
         assert "Outdoor shop" in out

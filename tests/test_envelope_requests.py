@@ -11,12 +11,26 @@ from trimtab.envelope import (
     Question,
     RequestJudge,
     SentRequest,
-    StartSite,
     request_verdict,
 )
 
-PAGE = "https://shop.example/account"
-SITES = StartSite(PAGE)
+
+@attrs.frozen
+class _Sites:
+    """The task's one site, https://shop.example (a stand-in for the site policy)."""
+
+    def name(self, url: str) -> str:
+        return "https://shop.example" if self.allows(url) else "another site"
+
+    def allows(self, url: str) -> bool:
+        return url.startswith("https://shop.example/")
+
+    async def enter(self, url: str) -> Answer:
+        del url
+        return Answer.no()
+
+
+SITES = _Sites()
 _CALL = Question(client="Trimtab agent", session="s", tab=7, what="request", tool="click")
 
 
@@ -44,7 +58,6 @@ class _Person:
         (SentRequest("HEAD", "https://shop.example/api/stock", "Fetch"), "send"),
         (SentRequest("OPTIONS", "https://shop.example/api/stock", "Other"), "send"),
         (SentRequest("POST", "https://tracker.example/collect", "Ping"), "send"),
-        (SentRequest("POST", "https://shop.example:8443/api/buy", "Fetch"), "send"),
         (SentRequest("GET", "https://other.example/", "Document", navigation=True), "site"),
         (SentRequest("GET", "https://other.example/ad", "Document"), "send"),
         (
@@ -101,6 +114,19 @@ async def test_the_question_is_in_trimtabs_words_and_the_page_text_apart() -> No
     }
 
 
+async def test_a_navigation_elsewhere_is_the_site_policys() -> None:
+    """A navigation of the tab to a site the task may not use is not sent when the site
+    policy says no, and the answer says so; the person is not asked about a request."""
+    person = _Person(allow=True)
+    judge = RequestJudge(_CALL, person.ask, SITES)
+    away = SentRequest("GET", "https://other.example/", "Document", navigation=True)
+    ruling = await judge(away, None)
+    assert not ruling.send
+    assert ruling.held
+    assert ruling.why.startswith("not sent: the tab may not go to another site")
+    assert person.asked == []
+
+
 async def test_after_a_no_nothing_more_is_asked_in_the_call() -> None:
     """A no fails the request, and the call's further requests that would ask are
     refused without asking again; reads still go."""
@@ -127,13 +153,3 @@ async def test_the_persons_setting_off_sends_without_asking() -> None:
     assert ruling.send
     assert ruling.held
     assert person.asked == []
-
-
-def test_the_stand_in_site_is_the_start_pages_origin() -> None:
-    """Until the site policy is wired, the task's one site is the origin of the page
-    where the action began; a page without one (about:blank, data:) allows nothing."""
-    assert SITES.allows("https://SHOP.example/x")
-    assert not SITES.allows("http://shop.example/x")
-    assert not SITES.allows("https://shop.example.attacker.net/x")
-    assert not StartSite("about:blank").allows("about:blank")
-    assert SITES.name("https://shop.example:443/x?y") == "https://shop.example:443"

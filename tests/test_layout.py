@@ -20,19 +20,21 @@ MAX_LINES = 600
 # envelope under them, then the tools, one tab, the tracker, the pipeline and CDP.
 ALLOWED: dict[str, frozenset[str]] = {
     "pycdp_bridge": frozenset(),
-    "trimtab.pipeline": frozenset({"pycdp_bridge"}),
+    "trimtab.sites": frozenset(),
+    "trimtab.pipeline": frozenset({"pycdp_bridge", "trimtab.sites"}),
     "trimtab.tracker": frozenset(),
     "trimtab.wire": frozenset({"pycdp_bridge"}),
     "trimtab.tab": frozenset({"pycdp_bridge", "trimtab.pipeline"}),
     "trimtab.tools": frozenset(
         {"pycdp_bridge", "trimtab.pipeline", "trimtab.tab", "trimtab.tracker"}
     ),
-    "trimtab.envelope": frozenset({"trimtab.wire"}),
+    "trimtab.envelope": frozenset({"trimtab.sites", "trimtab.wire"}),
     "trimtab.browser": frozenset(
         {
             "pycdp_bridge",
             "trimtab.envelope",
             "trimtab.pipeline",
+            "trimtab.sites",
             "trimtab.tab",
             "trimtab.tools",
             "trimtab.tracker",
@@ -48,6 +50,7 @@ ALLOWED: dict[str, frozenset[str]] = {
             "trimtab.envelope",
             "trimtab.install",
             "trimtab.link",
+            "trimtab.sites",
             "trimtab.wire",
         }
     ),

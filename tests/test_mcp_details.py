@@ -5,6 +5,8 @@ says, JSON-RPC errors with their codes, and a call whose browser went away."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import trio
 from mcp.shared.exceptions import MCPError
@@ -22,8 +24,8 @@ pytestmark = pytest.mark.browser
 async def test_nothing_shared_says_how_to_share_and_tools_carry_hints(
     page: PageTarget, pages_server: StaticServer
 ) -> None:
-    """With no tab shared, `tabs` answers an empty list and how to share one, as the
-    instructions do; reads are marked read-only and actions destructive; an unknown
+    """With no tab shared, `tabs` answers an empty list (in its block) and how to share
+    one, as the instructions do; reads are marked read-only and actions destructive; an unknown
     resource is invalid params naming the URI."""
     async with (
         open_link_host(page, pages_server.url("handlers-shop.html")) as host,
@@ -34,7 +36,9 @@ async def test_nothing_shared_says_how_to_share_and_tools_carry_hints(
         assert "side panel must stay open" in instructions
         text, is_error, _ = await call(client, "tabs")
         assert not is_error
-        assert text.startswith("<tabs>\n</tabs>\nNo tab is shared with agents yet. ")
+        listing, _, how = text.partition(">>>\nNo tab is shared with agents yet. ")
+        assert re.fullmatch(r"<<<PAGE DATA (\w+)>>>\n<tabs>\n</tabs>\n<<<END PAGE DATA \1", listing)
+        assert how, text
         assert '"Share this tab with agents"' in text
         assert "side panel must stay open" in text
         text, is_error, _ = await call(client, "capture_snapshot")

@@ -1,13 +1,16 @@
 // A bounded context: when the conversation passes its token budget, page states
-// that a later page superseded become one line each.
+// that a later page superseded become one short record each.
 //
 // Kept whole: the person's messages, every model turn (its actions and answers),
 // every result that is not a page state (find, read, errors, dialogs), the newest
 // baseline and every diff after it (together they are the page as it is now).
 // Replaced: each page state (a result whose `kind` is "baseline" or "diff") before
-// the newest baseline, by a record of which step it was, the URL and what the
-// agent did. One compaction drops everything superseded at once, so the prefix the
-// providers cache changes once and is stable again until the budget is reached anew.
+// the newest baseline, by a record of which step it was, what the agent did and the
+// URL (the page's words, so in a page data block). One compaction drops everything
+// superseded at once, so the prefix the providers cache changes once and is stable
+// again until the budget is reached anew.
+
+import { wrapUntrusted } from "./untrusted.js";
 
 /** The default budget of a conversation, in tokens. */
 export const DEFAULT_BUDGET = 40_000;
@@ -42,17 +45,19 @@ export function pageFacts(result, url) {
 }
 
 /**
- * The one line that stands for a superseded page state.
+ * The record that stands for a superseded page state: Trimtab's line, then the
+ * page's URL in a page data block (a page writes its URL's query and fragment).
  * @param {{step: number, name: string, args: object, page: {url: string, snapshot: string}}} meta
  * @param {number} by the step whose baseline superseded it
+ * @param {string} nonce the conversation's page data marker
  */
-export function recordLine(meta, by) {
+export function recordLine(meta, by, nonce) {
   const what = `${meta.name}(${JSON.stringify(meta.args ?? {})})`;
   const more = meta.page.snapshot === "baseline"
     ? " Regions later shown as unchanged keep their ids; expand(region) shows them." : "";
-  return `[Step ${meta.step}: ${what} on ${JSON.stringify(meta.page.url)} returned a page `
-    + `${meta.page.snapshot}, removed to keep the context small: the page of step ${by} `
-    + `supersedes it.${more}]`;
+  return `[Step ${meta.step}: ${what} returned a page ${meta.page.snapshot}, removed to `
+    + `keep the context small: the page of step ${by} supersedes it.${more} Its URL:]\n`
+    + wrapUntrusted(meta.page.url, nonce);
 }
 
 /**
@@ -60,9 +65,10 @@ export function recordLine(meta, by) {
  * Entries are not mutated; untouched entries are the same objects.
  * @param {import("./requests.js").Entry[]} history whose tool results carry `meta`
  *   ({step, name, args, page}) as the agent records them
+ * @param {string} nonce the conversation's page data marker
  * @returns {{history: import("./requests.js").Entry[], replaced: number}}
  */
-export function compactHistory(history) {
+export function compactHistory(history, nonce) {
   let newest = null;
   for (const entry of history) {
     if (entry.role !== "tool") continue;
@@ -81,7 +87,7 @@ export function compactHistory(history) {
       if (!before || !r.meta?.page || r.meta.compacted) return r;
       changed = true;
       replaced += 1;
-      return { ...r, content: recordLine(r.meta, newest.meta.step),
+      return { ...r, content: recordLine(r.meta, newest.meta.step, nonce),
         meta: { ...r.meta, compacted: true } };
     });
     return changed ? { ...entry, results } : entry;

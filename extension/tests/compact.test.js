@@ -9,6 +9,7 @@ import {
 import { anthropicBody } from "../agent/requests.js";
 
 let nextStep = 0;
+const NONCE = "0123456789abcdef";
 
 /** One model turn that calls `name`, and its result `content` (a page state of `url` when
  * it is one, as the host's `kind` says). */
@@ -49,16 +50,17 @@ function task() {
 
 const results = (history) => history.filter((e) => e.role === "tool").map((e) => e.results[0]);
 
-test("page states before the newest baseline become one-line records; the rest is kept", () => {
+test("page states before the newest baseline become short records; the rest is kept", () => {
   const history = task();
-  const { history: out, replaced } = compactHistory(history);
+  const { history: out, replaced } = compactHistory(history, NONCE);
   assert.equal(replaced, 2);
   const [first, second, found, newest, error, diff] = results(out);
-  assert.equal(first.content, recordLine(results(history)[0].meta, 4));
-  assert.match(first.content, /^\[Step 1: capture_snapshot\(\{\}\) on "https:\/\/shop.test\/"/);
+  assert.equal(first.content, recordLine(results(history)[0].meta, 4, NONCE));
+  assert.match(first.content, /^\[Step 1: capture_snapshot\(\{\}\) returned a page baseline/);
   assert.match(first.content, /expand\(region\)/);
+  assert.ok(first.content.endsWith(
+    `Its URL:]\n<<<PAGE DATA ${NONCE}>>>\nhttps://shop.test/\n<<<END PAGE DATA ${NONCE}>>>`));
   assert.match(second.content, /^\[Step 2: click\(\{"id":"k1"\}\) .* page diff/);
-  assert.ok(!second.content.includes("\n"));
   // Not page states, the newest baseline, and what came after it: untouched objects.
   for (const [i, kept] of [[2, found], [3, newest], [4, error], [5, diff]]) {
     assert.equal(kept, results(history)[i]);
@@ -72,13 +74,13 @@ test("page states before the newest baseline become one-line records; the rest i
 test("compaction does not change the history it was given", () => {
   const history = task();
   const copy = structuredClone(history);
-  compactHistory(history);
+  compactHistory(history, NONCE);
   assert.deepEqual(history, copy);
 });
 
 test("a second compaction with no newer baseline changes nothing", () => {
-  const once = compactHistory(task()).history;
-  const twice = compactHistory(once);
+  const once = compactHistory(task(), NONCE).history;
+  const twice = compactHistory(once, NONCE);
   assert.equal(twice.replaced, 0);
   assert.equal(twice.history, once);
 });
@@ -88,14 +90,14 @@ test("a history with one baseline has nothing superseded", () => {
   const history = [{ role: "user", text: "x" },
     ...turn("capture_snapshot", {}, page("https://a.test/", "baseline", "A")),
     ...turn("click", { id: "b" }, page("https://a.test/", "diff", "B"))];
-  assert.equal(compactHistory(history).replaced, 0);
+  assert.equal(compactHistory(history, NONCE).replaced, 0);
 });
 
 test("compaction shrinks the context, and the next request begins with the compacted one", () => {
   const history = task();
   const fixed = { system: "sys", tools: [] };
   const before = estimateRequest({ ...fixed, history });
-  const compacted = compactHistory(history).history;
+  const compacted = compactHistory(history, NONCE).history;
   const after = estimateRequest({ ...fixed, history: compacted });
   // The first baseline's 4,000 characters are gone; the newest one's are not.
   assert.ok(before - after > 1100 && after > 1250, `${after} vs ${before}`);

@@ -11,6 +11,7 @@ May import ``trimtab.wire``, ``trimtab.envelope``, ``trimtab.tab``, ``trimtab.to
 
 from ._call import MAX_TAB, ToolCall, ToolOutcome, budget_of, check_tab_id
 from ._errors import PAGE_TIMEOUT, TOOL_TIMEOUT, cdp_errors
+from ._listing import tabs_listing
 from ._state import HIGHLIGHT_CONFIG, HostState, HostStateStatistics, open_host_state
 from ._toolbox import RunTool, Toolbox, read_format_page
 
@@ -30,4 +31,5 @@ __all__ = [
     "check_tab_id",
     "open_host_state",
     "read_format_page",
+    "tabs_listing",
 ]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 import attrs
@@ -66,6 +66,8 @@ class ToolOutcome:
     submits: bool
     # The page's URL in the caller's latest snapshot (after an action: the page it left).
     url: str | None = None
+    # Why the person was asked (Trimtab's words, which may quote the page), if they were.
+    reason: str | None = None
     # Requests the request guard held during the action, and what became of them.
     held: tuple[Held, ...] = ()
 
@@ -73,6 +75,16 @@ class ToolOutcome:
     def refused(self) -> bool:
         """The call needed the person's yes and did not get it: nothing was done."""
         return self.consent.required and not self.consent.granted
+
+    def for_model(self, page_data: Callable[[str], str]) -> str:
+        """The content as a model reads it: what the tool answered (page text, or an
+        error that may quote it) through ``page_data``, the untrusted block; a refused
+        call's outcome in Trimtab's own words, outside it."""
+        if not self.refused or self.consent.answer is None:
+            return page_data(self.content)
+        refusal = self.consent.answer.refusal()
+        said = f"Not done: {refusal}. Do not retry it; ask the person or stop."
+        return f"{said} The question was about:\n{page_data(self.reason or '')}"
 
     def to_json(self) -> JSONObject:
         """The ``tool`` reply of ``host/PROTOCOL.md``."""

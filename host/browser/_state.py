@@ -25,7 +25,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any, Final
 
 import attrs
@@ -42,25 +42,13 @@ from pycdp_bridge import (
 )
 from pycdp_bridge import protocol as cdp
 
-from ..envelope import (
-    Answer,
-    Ask,
-    Decided,
-    Question,
-    RequestJudge,
-    SentRequest,
-    Sites,
-    StartSite,
-    act_with_consent,
-)
+from ..envelope import Answer, Ask, Consent, Decided, Question, SitePolicy, act_with_consent
 from ..pipeline import Control, xml
 from ..tab import (
     DEFAULT_BUDGET,
     MIN_BUDGET,
     Held,
-    PausedRequest,
     RevisionStatistics,
-    Ruling,
     Snapshot,
     SnapshotMemory,
     Tab,
@@ -73,6 +61,8 @@ from ..tracker import CallTracker, TrackedResult, TrackerLimits, TrackerStatisti
 from ..wire import JSONObject, RequestError
 from ._call import ToolCall, ToolOutcome
 from ._errors import PAGE_TIMEOUT, TOOL_TIMEOUT, cdp_errors, page_unresponsive
+from ._requests import request_judge
+from ._sites import check_sites, read_page
 from ._toolbox import Toolbox
 
 __all__ = ["HIGHLIGHT_CONFIG", "HostState", "HostStateStatistics", "open_host_state"]
@@ -127,27 +117,19 @@ class HostStateStatistics:
     revisions: Mapping[int, RevisionStatistics]
 
 
-def start_site(call: ToolCall, start_url: str) -> Sites:
-    """The sites a call's action may send to without the site policy: for now the
-    origin of the page where it began (`StartSite`). The site policy is wired here."""
-    del call
-    return StartSite(start_url)
-
-
 @attrs.define(eq=False)
 class HostState:
     """The state of the running host and the typed calls both doors make on it.
 
     ``nursery`` runs each tab's revision follower; `open_host_state` provides it.
-    ``sites``: the sites a call may use, from the call and the URL of the page where
-    its action begins (the request guard's one parameter for the site policy).
     """
 
     hub: RelayHub
     nursery: trio.Nursery
     toolbox: Toolbox
     tracker: CallTracker = attrs.field(factory=CallTracker)
-    sites: Callable[[ToolCall, str], Sites] = start_site
+    # The person's always/never lists and each task's sites (``_sites``).
+    sites: SitePolicy = attrs.field(factory=SitePolicy)
     _tabs: dict[int, _HeldTab] = attrs.field(factory=dict, init=False)
 
     def __attrs_post_init__(self) -> None:
@@ -201,8 +183,9 @@ class HostState:
     # -- calls -------------------------------------------------------------------
 
     async def call_tool(self, call: ToolCall, ask: Ask) -> ToolOutcome:
-        """Run one tool call through the envelope: when it would submit or commit, the
-        person is asked with ``ask`` during this call, and only their yes runs it."""
+        """Run one tool call through the envelope: when it would act on or go to a site
+        the task has not been allowed, or submit or commit, the person is asked with
+        ``ask`` during this call, and only their yes runs it."""
         spec = self.toolbox.spec(call.name)
         if spec is None:
             known = ", ".join(s.name for s in self.toolbox.specs)
@@ -223,6 +206,45 @@ class HostState:
                     # The dialog opened after the check above: the tool says so, with
                     # the dialog's facts, as if it had been open before.
                     self.tracker.note_page_change(call.tab, "the page shows a dialog")
+            page = await read_page(self.sites, call, state.tab.target, policy.side_effects)
+        # Sites per task: a call that would act on or go to a site the task has not been
+        # allowed asks first (outside the tool's time bound, like every question).
+        element = call.args.get("id")
+        stopped = await check_sites(
+            self.sites,
+            call,
+            page,
+            policy.side_effects,
+            self._asking_while_open(state, ask),
+            frame_url=(
+                state.view(call.view).memory.frame_url_of(element)
+                if isinstance(element, str)
+                else None
+            ),
+        )
+        if stopped is not None:
+            return ToolOutcome(
+                content=stopped.content,
+                is_error=True,
+                kind="text",
+                # A refusal by rule alone (a javascript: URL) asked nobody: no consent.
+                consent=(
+                    Consent()
+                    if stopped.answer is None
+                    else Consent(required=True, granted=False, answer=stopped.answer)
+                ),
+                submitted=False,
+                dialog=_dialog_facts(state.tab.target.open_dialog),
+                call_id=None,
+                cached=False,
+                cached_from=None,
+                cached_at=None,
+                note=None,
+                side_effects=policy.side_effects,
+                submits=False,
+                url=latest.url if (latest := state.view(call.view).latest) is not None else None,
+                reason=stopped.reason,
+            )
 
         asking = self._asking_while_open(state, ask)
         # What the last run's action made the page send that the guard held, and what
@@ -240,7 +262,7 @@ class HostState:
                     with granted(consented):
                         return await self.toolbox.run(agent_tab, call.name, call.args)
 
-            judge = await self._request_judge(call, state, asking, consented, policy.side_effects)
+            judge = request_judge(self.sites, call, asking, granted=consented)
             with guarding(judge) as guard:
                 try:
                     # The wait for the person is outside this bound: only the tool's own
@@ -305,6 +327,7 @@ class HostState:
             side_effects=policy.side_effects,
             submits=result.submits,
             url=latest.url if (latest := state.view(call.view).latest) is not None else None,
+            reason=result.consent if consent.required else None,
             held=tuple(held),
         )
 
@@ -391,42 +414,6 @@ class HostState:
                 await target.detach()
 
     # -- internals -------------------------------------------------------------
-
-    async def _request_judge(
-        self, call: ToolCall, state: _HeldTab, ask: Ask, consented: bool, acts: bool
-    ) -> Callable[[PausedRequest, str | None], Awaitable[Ruling]]:
-        """The request guard's judge for one run of a call: the envelope's decision
-        (`RequestJudge`) on the sites of the page where the action begins."""
-        # Only an action reads where it begins: a read's guard never holds anything.
-        _, start_url = await self.tab_facts(call.tab) if acts else ("", "")
-        judge = RequestJudge(
-            question=Question(
-                client=call.client,
-                session=call.session,
-                tab=call.tab,
-                what="request",
-                tool=call.name,
-                args=call.args,
-            ),
-            ask=ask,
-            sites=self.sites(call, start_url),
-            granted=consented,
-            ask_before_submit=call.ask_before_submit,
-        )
-
-        async def decide(paused: PausedRequest, element: str | None) -> Ruling:
-            sent = SentRequest(
-                method=paused.method,
-                url=paused.url,
-                kind=paused.kind,
-                navigation=paused.navigation,
-                form=paused.form,
-                redirect_of_sent=paused.redirect_of_sent,
-            )
-            ruling = await judge(sent, element)
-            return Ruling(send=ruling.send, held=ruling.held, why=ruling.why)
-
-        return decide
 
     def _asking_while_open(self, state: _HeldTab, ask: Ask) -> Ask:
         """``ask``, ended (and its question withdrawn) when the tab closes meanwhile."""
@@ -522,16 +509,22 @@ async def open_host_state(
     *,
     toolbox: Toolbox | None = None,
     limits: TrackerLimits | None = None,
+    sites: SitePolicy | None = None,
 ) -> AsyncIterator[HostState]:
     """The host's state for one extension connection, driving tabs through ``hub``.
 
     The caller owns the hub: it feeds it every relay message and closes it. On exit
-    the tabs' revision followers stop.
+    the tabs' revision followers stop. ``sites`` holds the person's site lists (the
+    native host loads them from its state folder; None: empty, in memory).
     """
     tracker = CallTracker(limits=limits) if limits is not None else CallTracker()
     async with trio.open_nursery() as nursery:
         state = HostState(
-            hub=hub, nursery=nursery, toolbox=toolbox or Toolbox.load(), tracker=tracker
+            hub=hub,
+            nursery=nursery,
+            toolbox=toolbox or Toolbox.load(),
+            tracker=tracker,
+            sites=sites if sites is not None else SitePolicy(),
         )
         try:
             yield state

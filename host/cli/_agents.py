@@ -209,14 +209,15 @@ def _only_tab(listed: list[dict[str, Any]]) -> int:
 
 
 async def _tabs(args: argparse.Namespace) -> int:
-    """One line per shared tab; none is no error, but a person is told how to share."""
+    """The shared tabs, their titles and URLs in the link's untrusted block; none is no
+    error, but a person is told how to share."""
     reply = await _request(args, "tabs")
     if args.json:
         print(json.dumps(reply))
     else:
-        for tab in reply["tabs"]:
-            print(f"{tab['id']}\t{tab['title']}\t{tab['url']}")
-        if not reply["tabs"]:
+        if reply["tabs"]:
+            print(reply["content"])
+        else:
             print(f"trimtab: no tab is shared with agents. {HOW_TO_SHARE}", file=sys.stderr)
     return 0
 

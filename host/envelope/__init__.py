@@ -9,26 +9,33 @@ decided by `RequestJudge` (held by the tab's request guard, asked about when it 
 change something on the task's sites). The person is asked in one place, the side panel
 (`SidePanel`), whose questions live exactly as long as the call that asks.
 
-May import ``trimtab.wire``; nothing else of the host.
+Sites per task (`_site_policy`): a task may act on the site where it started
+(``trimtab.sites``: scheme + registrable domain) and the sites the person allowed; any other
+site asks once per task, and the person's never list refuses it (`decide_site`, the one
+function that decides and asks about sites; `SitePolicy` holds the lists).
+
+May import ``trimtab.sites`` and ``trimtab.wire``; nothing else of the host.
 """
 
 from ._decide import Consent, Decided, act_with_consent
-from ._question import PANEL_AGENT, Answer, Ask, Question, QuestionKind
+from ._question import PANEL_AGENT, SITE_CHOICES, Answer, Ask, Question, QuestionKind
 from ._requests import (
     SAFE_METHODS,
     RequestJudge,
     RequestRuling,
     SentRequest,
     Sites,
-    StartSite,
     request_verdict,
 )
 from ._side_panel import ASK_TIMEOUT, SidePanel
+from ._site_policy import SITES_FILE, SitePolicy, Verdict, decide_site
 
 __all__ = [
     "ASK_TIMEOUT",
     "PANEL_AGENT",
     "SAFE_METHODS",
+    "SITES_FILE",
+    "SITE_CHOICES",
     "Answer",
     "Ask",
     "Consent",
@@ -39,8 +46,10 @@ __all__ = [
     "RequestRuling",
     "SentRequest",
     "SidePanel",
+    "SitePolicy",
     "Sites",
-    "StartSite",
+    "Verdict",
     "act_with_consent",
+    "decide_site",
     "request_verdict",
 ]

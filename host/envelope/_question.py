@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Literal, TypeAlias
+from typing import Final, Literal, TypeAlias
 
 import attrs
 
-__all__ = ["PANEL_AGENT", "Answer", "Ask", "Question", "QuestionKind"]
+__all__ = ["PANEL_AGENT", "SITE_CHOICES", "Answer", "Ask", "Question", "QuestionKind"]
 
 # Who asks, as the person reads it, when the side panel's own agent asks.
 PANEL_AGENT = "Trimtab agent"
 
-QuestionKind: TypeAlias = Literal["submit", "tab", "request"]
+QuestionKind: TypeAlias = Literal["submit", "tab", "site", "request"]
+# What the person may answer a question about a site: this task, every task, no.
+SITE_CHOICES: Final = ("once", "always", "no")
 
 
 @attrs.frozen
@@ -20,20 +22,24 @@ class Question:
     """What the person is asked: who wants to do what, in which tab, and why Trimtab asks.
 
     ``reason`` is Trimtab's own words; ``element`` is the element as the model sees it
-    (page strings escaped), or None when there is none. ``request``: for a held request
-    (``what="request"``), its ``method``, ``url`` (the page's, as data) and ``site``.
+    (page strings escaped), or None when there is none; ``site`` (Trimtab's words) is
+    the site a what="site" question is about, as `site_of` names it; ``request``: for
+    a held request (``what="request"``), its ``method``, ``url`` (the page's, as data)
+    and ``site``.
     """
 
     client: str  # who asks: PANEL_AGENT or an outside client's name
     session: str  # the asking session's key (the panel agent's, or ``link-N``)
     tab: int
-    # "submit": may this call act? "tab": may this client use this tab? "request": may
-    # this request, which the call's action makes the page send, leave the browser?
+    # "submit": may this call act? "tab": may this client use this tab? "site": may
+    # this task act on (or go to) this site? "request": may this request, which the
+    # call's action makes the page send, leave the browser?
     what: QuestionKind
     tool: str | None = None
     args: Mapping[str, object] = attrs.field(factory=dict)
     reason: str = ""
     element: str | None = None
+    site: str | None = None
     request: Mapping[str, str] | None = None
 
     @property
@@ -43,7 +49,7 @@ class Question:
         return eid if isinstance(eid, str) else None
 
     def to_json(self) -> dict[str, object]:
-        return {
+        found: dict[str, object] = {
             "client": self.client,
             "session": self.session,
             "tab": self.tab,
@@ -53,8 +59,12 @@ class Question:
             "reason": self.reason,
             "element": self.element,
             "eid": self.eid,
+            "site": self.site,
             "request": None if self.request is None else dict(self.request),
         }
+        if self.what == "site":
+            found["choices"] = list(SITE_CHOICES)
+        return found
 
 
 @attrs.frozen
@@ -68,6 +78,10 @@ class Answer:
     why: str | None = None
     # How long Trimtab waited, for "nobody answered within N s".
     waited: float = 0.0
+    # A yes about a site for every task ("always"), not only this one ("once").
+    always: bool = False
+    # The site on the person's never list that refused the call without asking.
+    never: str | None = None
 
     @classmethod
     def yes(cls) -> Answer:
@@ -85,8 +99,15 @@ class Answer:
     def unaskable(cls, why: str) -> Answer:
         return cls(allow=False, answered=False, why=why)
 
+    @classmethod
+    def listed(cls, site: object) -> Answer:
+        """The person's never list refused ``site``: nobody was asked."""
+        return cls(allow=False, answered=False, never=str(site))
+
     def refusal(self) -> str:
         """Why the call was not done, in words for the model and the person."""
+        if self.never is not None:
+            return f"the person's settings never allow the agent on {self.never}"
         if self.why is not None:
             return f"the person could not be asked: {self.why[:200]}"
         if not self.answered:

@@ -16,14 +16,13 @@ place that decides and asks about them:
   person's yes for it (the predicted submit they allowed);
 * after a no, the call's further requests that would ask are refused without asking.
 
-The sites a task may use come from one parameter, `Sites`; until the site policy
-lands, `StartSite` (the origin of the page where the action began) stands in for it.
+The sites a task may use come from one parameter, `Sites` (the browser builds it
+on the site policy, `SitePolicy`, and asks about a site with `decide_site`).
 """
 
 from __future__ import annotations
 
 from typing import Final, Literal, Protocol
-from urllib.parse import urlsplit
 
 import attrs
 import trio
@@ -36,7 +35,6 @@ __all__ = [
     "RequestRuling",
     "SentRequest",
     "Sites",
-    "StartSite",
     "request_verdict",
 ]
 
@@ -84,40 +82,6 @@ class Sites(Protocol):
     async def enter(self, url: str) -> Answer:
         """Whether the tab may go to `url`, a site the task may not use yet (the site
         policy decides, and may ask the person)."""
-
-
-@attrs.frozen
-class StartSite:
-    """TEMPORARY stand-in for the site policy: the task's one site is the origin
-    (scheme, host, port) of the page where the action began, and a navigation elsewhere
-    is not this guard's to refuse (no site policy yet: it goes on, as it did before).
-    The site policy replaces it where the browser builds the call's `Sites`."""
-
-    start: str
-
-    def name(self, url: str) -> str:
-        return _origin(url) or "a page without a site"
-
-    def allows(self, url: str) -> bool:
-        origin = _origin(url)
-        return origin != "" and origin == _origin(self.start)
-
-    async def enter(self, url: str) -> Answer:
-        del url
-        return Answer.yes()
-
-
-def _origin(url: str) -> str:
-    """``scheme://host[:port]`` of a URL; '' when it has none (data:, about:blank)."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return ""
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        return ""
-    host = (parts.hostname or "").lower()
-    port = f":{parts.port}" if parts.port is not None else ""
-    return f"{parts.scheme}://{host}{port}"
 
 
 Verdict = Literal["send", "ask", "site"]

@@ -84,13 +84,18 @@ class SidePanel:
             if pending.answer is None:
                 await self._withdraw(ask_id, withdrawn)
 
-    def answer(self, ask_id: str, *, allow: bool, why: str | None = None) -> bool:
+    def answer(
+        self, ask_id: str, *, allow: bool, always: bool = False, why: str | None = None
+    ) -> bool:
         """Give the person's answer to its question: True when a call was still waiting for
-        it, False when the question was already withdrawn (the answer does nothing)."""
+        it, False when the question was already withdrawn (the answer does nothing).
+        ``always`` is a yes about a site for every task, not only the asking one."""
         pending = self._open.get(ask_id)
         if pending is None or pending.answer is not None:
             return False
-        pending.answer = Answer(allow=allow) if why is None else Answer.unaskable(why)
+        pending.answer = (
+            Answer(allow=allow, always=allow and always) if why is None else Answer.unaskable(why)
+        )
         pending.done.set()
         return True
 

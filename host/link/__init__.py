@@ -14,6 +14,9 @@ JSON), and each connection is served by the wire's request loop
   the person shared (pushed by the extension); the person is asked in the side
   panel through ``trimtab.envelope``.
 - `_client`: `LinkClient`, the connecting side (``trimtab mcp``, the command line).
+- `_untrusted`: `page_data`, the one writer of the untrusted block around every page
+  string a client is sent (a tool's content, the tab listing), with each session's
+  own `marker`.
 
 It is the second door on ``trimtab.wire``, beside ``trimtab.native``, which opens it.
 May import ``trimtab.wire``, ``trimtab.browser`` (`HostState`, which runs the tools)
@@ -35,6 +38,7 @@ from ._paths import (
     state_dir,
 )
 from ._server import PARKED_SESSION_LIFETIME, PROGRESS_INTERVAL, Link, LinkSession
+from ._untrusted import new_marker, page_data
 
 __all__ = [
     "ENDPOINT_SUFFIX",
@@ -53,7 +57,9 @@ __all__ = [
     "connect",
     "endpoint_dir",
     "list_endpoints",
+    "new_marker",
     "open_link",
+    "page_data",
     "read_secret",
     "secret_path",
     "state_dir",

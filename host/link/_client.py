@@ -84,6 +84,11 @@ class LinkClient:
     def session(self) -> int:
         return int(self.hello.get("session", 0))
 
+    @property
+    def marker(self) -> str:
+        """The marker of this connection's untrusted blocks (``<<<PAGE DATA marker>>>``)."""
+        return str(self.hello.get("marker", ""))
+
     async def request(
         self, kind: str, *, on_progress: OnProgress | None = None, **fields: Any
     ) -> JSONObject:

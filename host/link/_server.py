@@ -40,7 +40,7 @@ from typing import Any, Final
 import attrs
 import trio
 
-from ..browser import HostState, ToolCall, budget_of, check_tab_id
+from ..browser import HostState, ToolCall, budget_of, check_tab_id, tabs_listing
 from ..envelope import Answer, Ask, Question, SidePanel
 from ..wire import (
     DecodedMessage,
@@ -56,6 +56,7 @@ from ..wire import (
     host_version,
 )
 from ._paths import EndpointInfo
+from ._untrusted import new_marker, page_data
 
 __all__ = [
     "HELLO_TIMEOUT",
@@ -78,6 +79,9 @@ HELLO_TIMEOUT: Final = 10.0
 # A hello is small; anything larger before authentication is refused unread.
 _MAX_HELLO: Final = 16 * 1024
 _MAX_CLIENT_NAME: Final = 100
+# Error replies whose message may quote the page: a dialog's message, what a page
+# script threw, the browser's words about the page.
+_QUOTES_THE_PAGE: Final = frozenset({"dialog_open", "cdp_error"})
 _RECEIVE_SIZE: Final = 64 * 1024
 
 
@@ -105,6 +109,9 @@ class LinkSession:
     allowed: set[int] = attrs.field(factory=set)  # unshared tabs the person allowed
     calls: int = 0
     told_where_to_answer: bool = False
+    # The marker of this connection's untrusted blocks: every page string it is sent
+    # is inside one (`page_data`), so no page can pose as Trimtab or the person.
+    marker: str = attrs.field(factory=new_marker)
 
     @property
     def key(self) -> str:
@@ -187,7 +194,9 @@ class Link:
                 # A tab the person allowed for this client, with what the browser says of it.
                 title, url = await self.state.tab_facts(tab)
                 listed.append({"id": tab, "title": title, "url": url, "allowed": True})
-            return {"tabs": listed, "stopped": self.stopped}
+            # Titles and URLs are the pages' words: a model reads them in a block.
+            content = page_data(tabs_listing(listed), session.marker)
+            return {"tabs": listed, "stopped": self.stopped, "content": content}
 
         async def tools(request: Request) -> JSONObject:
             del request
@@ -218,11 +227,14 @@ class Link:
                 )
             except RequestError as exc:
                 await self._tell_extension(_call_event(session, tab, name, error=exc.message))
+                if exc.code in _QUOTES_THE_PAGE:
+                    raise RequestError(exc.code, page_data(exc.message, session.marker)) from exc
                 raise
             await self._tell_extension(
                 _call_event(session, tab, name, error=outcome.content if outcome.is_error else None)
             )
             reply = outcome.to_json()
+            reply["content"] = outcome.for_model(lambda text: page_data(text, session.marker))
             # The host's own share of the call, so a client can tell it from the
             # time its messages took (the MCP bench subtracts it).
             reply["host_ms"] = round((trio.current_time() - started) * 1000, 2)
@@ -421,6 +433,7 @@ class Link:
                             "session": session.number,
                             "version": host_version(),
                             "endpoint": self.info.to_json(),
+                            "marker": session.marker,
                         },
                     }
                 )

@@ -3,7 +3,8 @@
 It offers the host's tool catalogue (``trimtab.tools.TOOLS``, the same names,
 descriptions and schemas) with a ``tab`` argument, plus ``tabs`` (the tabs the
 person shared with agents), and relays each call over the link
-(``trimtab.link``) to the host Chrome started; results are the host's XML.
+(``trimtab.link``) to the host Chrome started; results are the host's XML, in the
+link's untrusted block.
 ``FORMAT.md`` is the server's instructions and the resource ``trimtab://format``.
 
 Built on the official ``mcp`` SDK, run under trio through anyio; `_stdio` carries

@@ -24,7 +24,6 @@ from ..link import (
     connect,
     read_secret,
 )
-from ..pipeline import xml
 from ..tools import TOOLS, ToolSpec, may_commit
 from ..wire import host_version
 from ._arguments import ArgumentError, check_arguments, tab_id
@@ -211,8 +210,8 @@ def build_server(holder: LinkHolder) -> Server[Any]:
             if name == "tabs":
                 if arguments:
                     raise ArgumentError(f"tabs takes no arguments, not {next(iter(arguments))!r}")
-                listed = (await holder.request("tabs"))["tabs"]
-                return _text(_tabs_xml(listed), meta={"tabs": listed})
+                reply = await holder.request("tabs")
+                return _text(_tabs_text(reply), meta={"trimtab": {"tabs": _ids(reply)}})
             if name not in specs:
                 known = ", ".join(["tabs", *specs])
                 return _text(f"unknown tool {name[:100]!r}; the tools are: {known}", is_error=True)
@@ -236,6 +235,7 @@ def build_server(holder: LinkHolder) -> Server[Any]:
             return _text(str(exc), is_error=True)
         except LinkError as exc:
             return _text(f"{exc.code}: {exc.message}", is_error=True)
+        # The link put the page's strings in the untrusted block; the note is Trimtab's.
         content = str(reply.get("content", ""))
         if reply.get("note"):
             content = f"{content}\n[{reply['note']}]"
@@ -261,26 +261,25 @@ async def _only_tab(holder: LinkHolder) -> int:
         return int(listed[0]["id"])
     if not listed:
         raise LinkError("not_shared", f"no tab is shared with agents. {HOW_TO_SHARE}")
+    # Ids only: a title is the page's words, which go in the `tabs` listing's block.
     raise LinkError(
         "bad_request",
-        "say which tab with 'tab': the shared tabs are "
-        + ", ".join(f"{t['id']} ({t['title'][:40]})" for t in listed),
+        "say which tab with 'tab' (`tabs` lists them): the shared tabs are "
+        + ", ".join(str(t["id"]) for t in listed),
     )
 
 
-def _tabs_xml(listed: list[dict[str, Any]]) -> str:
-    """The shared tabs; when there is none, how the person shares one."""
-    lines = ["<tabs>"]
-    for tab in listed:
-        lines.append(
-            xml.element(
-                "tab", {"id": str(tab["id"]), "url": str(tab["url"])}, content=str(tab["title"])
-            )
-        )
-    lines.append("</tabs>")
-    if not listed:
-        lines.append(f"No tab is shared with agents yet. {HOW_TO_SHARE}")
-    return "\n".join(lines)
+def _ids(reply: Mapping[str, Any]) -> list[int]:
+    return [int(tab["id"]) for tab in reply["tabs"]]
+
+
+def _tabs_text(reply: Mapping[str, Any]) -> str:
+    """The link's listing of the tabs (in its untrusted block); when there is none,
+    how the person shares one."""
+    content = str(reply["content"])
+    if reply["tabs"]:
+        return content
+    return f"{content}\nNo tab is shared with agents yet. {HOW_TO_SHARE}"
 
 
 @contextlib.asynccontextmanager

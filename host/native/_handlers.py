@@ -1,9 +1,10 @@
 """The side panel's requests: the inspector, the tools, the agent's calls, the answers.
 
 `SidePanelDoor` turns each request type of ``host/PROTOCOL.md`` that the side panel
-sends (``snapshot``, ``tools``, ``tool``, ``highlight``, ``release``, ``answer``) into
-a typed call on the host's `HostState`. The panel agent's ``tool`` calls are asked
-about in the side panel itself (`SidePanel`), during the call.
+sends (``snapshot``, ``tools``, ``tool``, ``highlight``, ``release``, ``answer``,
+``sites``, ``sites_set``) into a typed call on the host's `HostState`. The panel agent's
+``tool`` calls are asked about in the side panel itself (`SidePanel`), during the call;
+``sites``/``sites_set`` read and replace the person's always and never site lists.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import attrs
 
 from ..browser import HostState, ToolCall, budget_of, check_tab_id
 from ..envelope import PANEL_AGENT, SidePanel
+from ..sites import SiteError
 from ..wire import Handler, JSONObject, Request, RequestError
 
 __all__ = ["SidePanelDoor"]
@@ -34,6 +36,8 @@ class SidePanelDoor:
             "highlight": self.handle_highlight,
             "release": self.handle_release,
             "answer": self.handle_answer,
+            "sites": self.handle_sites,
+            "sites_set": self.handle_sites_set,
         }
 
     async def handle_snapshot(self, request: Request) -> JSONObject:
@@ -72,9 +76,27 @@ class SidePanelDoor:
         waiting = self.panel.answer(
             request.get("ask", str),
             allow=request.get("allow", bool),
+            always=request.get("always", bool, default=False),
             why=request.get("why", (str, type(None)), default=None),
         )
         return {"waiting": waiting}
+
+    async def handle_sites(self, request: Request) -> JSONObject:
+        del request
+        return dict(self.state.sites.lists())
+
+    async def handle_sites_set(self, request: Request) -> JSONObject:
+        always = request.get("always", list)
+        never = request.get("never", list)
+        try:
+            self.state.sites.set_lists(always, never)
+        except SiteError as exc:
+            raise RequestError("bad_request", f"sites_set: {exc}") from None
+        except OSError as exc:
+            raise RequestError(
+                "internal", f"sites_set: the site lists could not be saved ({exc})"
+            ) from None
+        return dict(self.state.sites.lists())
 
 
 def _tab_of(request: Request) -> int:

@@ -40,9 +40,9 @@ import trio
 from pycdp_bridge import RelayHub, collect_less_often
 
 from ..browser import open_host_state
-from ..envelope import ASK_TIMEOUT, SidePanel
+from ..envelope import ASK_TIMEOUT, SidePanel, SitePolicy
 from ..install import extension_id
-from ..link import open_link
+from ..link import open_link, state_dir
 from ..wire import (
     DEFAULT_EOF_GRACE,
     Handler,
@@ -101,18 +101,21 @@ async def build_setup(context: HostContext) -> AsyncIterator[HostSetup]:
     The CDP relay is connected here: ``RelayHub`` sends its commands through the
     outbox and receives every ``cdp_result``/``cdp_event``/``cdp_detached``. The side
     panel's requests (``snapshot``, ``tools``, ``tool``, ``highlight``, ``release``,
-    ``answer``) are `SidePanelDoor`'s; ``ping`` and ``cancel`` are built into the
-    server and, with ``TRIMTAB_HOST_DEBUG=1``, the test-only ``debug_*`` types exist.
+    ``answer``, ``sites``, ``sites_set``) are `SidePanelDoor`'s; ``ping`` and ``cancel``
+    are built into the server and, with ``TRIMTAB_HOST_DEBUG=1``, the test-only
+    ``debug_*`` types exist.
     Both doors ask the person in one place, the side panel (`SidePanel`).
     """
     relay = RelayHub(context.outbox.send_message)
+    # The person's always/never site lists live beside the link's secret.
+    sites = SitePolicy.load(state_dir())
     panel = SidePanel(context.outbox.send_message, timeout=context.ask_timeout)
     handlers: dict[str, Handler] = {}
     if context.debug:
         handlers.update(debug_handlers(context.outbox))
     try:
         async with (
-            open_host_state(relay) as state,
+            open_host_state(relay, sites=sites) as state,
             open_link(state, panel, context.outbox, context.origin) as link,
         ):
             handlers.update(SidePanelDoor(state, panel).handlers())

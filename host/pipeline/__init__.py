@@ -5,7 +5,8 @@ simplify and encode it, `_eids` gives controls stable ids, `_compact` renders
 regions and XML with the stats of every run. `xml` is the one place that escapes page
 text and writes tags; everything the host writes as XML goes through it.
 
-May import ``pycdp_bridge`` (the page model); nothing else of the host.
+May import ``pycdp_bridge`` (the page model) and ``trimtab.sites``; nothing else of
+the host.
 """
 
 from . import _xml as xml
@@ -25,6 +26,7 @@ from ._compact import (
     render_node,
     text_key,
 )
+from ._secrets import Secret, mask, secret_kind
 from ._tokens import TokenMemo, count_tokens, least_tokens
 from ._tree import Control, OutNode
 
@@ -38,15 +40,18 @@ __all__ = [
     "OutNode",
     "Prepared",
     "Region",
+    "Secret",
     "TokenMemo",
     "compact",
     "count_tokens",
     "least_tokens",
+    "mask",
     "open_tag",
     "prepare",
     "read_text",
     "render_items",
     "render_node",
+    "secret_kind",
     "text_key",
     "xml",
 ]

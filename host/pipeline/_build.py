@@ -25,6 +25,7 @@ from pycdp_bridge import Node, NodeType, PageModel
 from ._accname import NameIndex
 from ._encode import RANGE_ROLES, ControlEncoder, fold
 from ._filter import Visibility
+from ._frames import FrameMarker, site_name
 from ._icons import icon_name
 from ._roles import (
     BLOCK_DISPLAYS,
@@ -142,7 +143,7 @@ def _is_cell(node: Node) -> bool:
     return node.style is not None and node.style.display in CELL_DISPLAYS
 
 
-class _Builder(ControlEncoder):
+class _Builder(ControlEncoder, FrameMarker):
     def __init__(self, model: PageModel, visibility: Visibility, options: BuildOptions) -> None:
         self.model = model
         self.nodes = model.nodes
@@ -173,6 +174,7 @@ class _Builder(ControlEncoder):
         origin = urlsplit(model.url)
         self.origin = (origin.scheme, origin.netloc)
         self.page_path = origin.path
+        self.sites = [site_name(model.url)]
 
     # -- text -------------------------------------------------------------
 
@@ -230,9 +232,10 @@ class _Builder(ControlEncoder):
                 self.add_text(out, node.text)
             return
         if kind is not _ELEMENT:
-            # Documents of iframes and shadow roots are part of the page.
+            # Documents of iframes and shadow roots are part of the page; a frame of
+            # another site in a region of its own (`_frames`).
             pushed = self._push_scope(node)
-            self.walk_children(node, out, depth)
+            self.walk_document(node, out, depth)
             if pushed:
                 self.scope.pop()
             return
@@ -487,7 +490,7 @@ class _Builder(ControlEncoder):
             self._field_label(node, control)
             value = node.input_value if node.input_value is not None else ""
             if value:
-                attrs_out.append(("value", value))
+                attrs_out.append(("value", self._textarea_value(node, value)))
             self._placeholder(node, control, value)
         else:
             if tag in ("video", "audio"):

@@ -22,6 +22,7 @@ from . import _xml
 from ._build import MAX_DEPTH, BuildOptions, Built, ControlFacts, build_tree
 from ._eids import assign_eids
 from ._filter import Visibility, filter_page
+from ._frames import FRAME_REGION, document_url
 from ._render import MORE, Item, open_tag, render_items, render_node
 from ._tokens import count_tokens
 from ._tree import Control, OutNode
@@ -63,6 +64,7 @@ class Region:
     eids: tuple[str, ...]  # controls in document order
     depth: int  # 0 for top-level regions, 1 for a region inside a region, ...
     out: OutNode = attrs.field(eq=False, repr=False)  # its node in the output tree
+    site: str = ""  # a frame of another site: that site (see `_frames`)
 
 
 @attrs.frozen
@@ -230,6 +232,7 @@ class Prepared:
             nodes=nodes,
         )
         controls: dict[str, Control] = {}
+        frame_urls = [_xml.encodable(document_url(model, f.index)) for f in model.frames]
         for (out, facts), eid in zip(built.controls, eids, strict=True):
             out.eid = eid
             out.attrs.insert(0, ("id", eid))
@@ -242,6 +245,7 @@ class Prepared:
                 role=_xml.encodable(facts.role),
                 name=_xml.encodable(facts.name),
                 region=facts.region_path[-1] if facts.region_path else "main",
+                frame_url=frame_urls[node.frame],
             )
         undo.append(functools.partial(_drop_eids, built.controls))
         regions = _regions(built.root, undo)
@@ -391,7 +395,7 @@ def _make_encodable(root: OutNode) -> None:
 
 # Regions that stand inside the page's flow; between stray content they stay
 # nested in the implicit "main" region instead of cutting it into pieces.
-_INLINE_REGIONS = frozenset({"form", "search", "alert", "dialog"})
+_INLINE_REGIONS = frozenset({"form", "search", "alert", "dialog", FRAME_REGION})
 
 
 def _regions(root: OutNode, undo: list[Callable[[], None]]) -> list[Region]:
@@ -454,8 +458,10 @@ def _regions(root: OutNode, undo: list[Callable[[], None]]) -> list[Region]:
         items = tuple(render_items(region, lambda inner: done[id(inner)].xml))
         xml = open_tag(region) + "\n" + "".join(item.xml + "\n" for item in items) + "</region>\n"
         eids = tuple(_eids_in(region, done))
-        label = dict(region.attrs).get("label", "")
-        done[id(region)] = Region(key, name, label, xml, items, eids, depth, region)
+        said = dict(region.attrs)
+        done[id(region)] = Region(
+            key, name, said.get("label", ""), xml, items, eids, depth, region, said.get("site", "")
+        )
     return [done[id(region)] for region, _ in ordered]
 
 

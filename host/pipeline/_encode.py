@@ -14,6 +14,7 @@ from pycdp_bridge import Node, PageModel
 
 from ._accname import VALUED_STATES, markup_states
 from ._roles import DATE_INPUT_FORMATS, INTERACTIVE_ROLES, TEXT_INPUT_TYPES, aria_role, input_type
+from ._secrets import Secret, mask, secret_kind
 from ._tree import OutNode
 from ._xml import listed
 
@@ -142,9 +143,10 @@ class ControlEncoder:
         if kind not in TEXT_INPUT_TYPES or kind not in ("text", ""):
             attrs_out.append(("type", kind))
         self._field_label(node, control)
-        if kind == "password":
+        secret = self._secret(node, kind)
+        if secret is not None:
             if value:
-                attrs_out.append(("value", "•" * min(len(value), 8)))
+                attrs_out.append(("value", mask(secret, value)))
         elif kind == "file":
             if value:
                 attrs_out.append(("value", value.rsplit("\\", 1)[-1]))
@@ -159,6 +161,17 @@ class ControlEncoder:
                 bound = node.attributes.get(key)
                 if bound:
                     attrs_out.append((key, bound))
+
+    def _secret(self, node: Node, kind: str) -> Secret | None:
+        """The kind of secret a field holds (see `_secrets`), from its markup and name."""
+        attributes = node.attributes
+        names = (attributes.get("name", ""), attributes.get("id", ""), self._name(node))
+        return secret_kind(kind, attributes.get("autocomplete", ""), names)
+
+    def _textarea_value(self, node: Node, value: str) -> str:
+        """A text area's value as shown: masked when it holds a secret."""
+        secret = self._secret(node, "textarea") if value else None
+        return value if secret is None else mask(secret, value)
 
     def _range(self, node: Node, role: str, control: OutNode, visible: str) -> None:
         """A spin button or slider the page made (a role on a field or a span): its
@@ -191,7 +204,10 @@ class ControlEncoder:
         if "multiple" in node.attributes:
             control.attrs.append(("multiple", "true"))
         if chosen:
-            control.attrs.append(("value", listed(chosen)))
+            # A card's expiry picked from a list is as secret as one typed in.
+            secret = self._secret(node, "select")
+            shown = listed(chosen) if secret is None else mask(secret, listed(chosen))
+            control.attrs.append(("value", shown))
         if len(options) <= _SELECT_LISTED:
             control.attrs.append(("options", listed(options)))
         else:

@@ -61,3 +61,6 @@ class Control:
     role: str
     name: str
     region: str
+    # The URL of the document it is in (for a frame its embedder wrote, the
+    # embedder's): which site acting on it acts on.
+    frame_url: str = ""

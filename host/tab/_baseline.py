@@ -115,7 +115,12 @@ def _baseline_parts(
         then = earlier.regions.get(region.key) if earlier is not None else None
         if region.xml in (then, previous_regions.get(region.key)):
             collapsed.append(region.key)
-            marker = {"name": region.key, "unchanged": True, "count": len(region.eids)}
+            marker = {
+                "name": region.key,
+                "site": region.site or None,  # a frame of another site still names it
+                "unchanged": True,
+                "count": len(region.eids),
+            }
             shown = xml.element("region", marker) + "\n"
             return shown, shown
         # What is shown (nested regions decided first) beside the full items, one

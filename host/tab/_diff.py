@@ -60,7 +60,9 @@ def render_diff(
     parts = [part for part in parts if part]
     for gone in before.values():
         ids = " ".join(gone.eids) or None
-        parts.append(xml.element("region", {"name": gone.key, "removed": True, "ids": ids}))
+        # A frame of another site keeps naming its site in every form (see `_frames`).
+        removed = {"name": gone.key, "site": gone.site or None, "removed": True, "ids": ids}
+        parts.append(xml.element("region", removed))
         parts.append("\n")
     if not parts:
         parts.append("<unchanged/>\n")
@@ -141,7 +143,7 @@ def _region_diff(
     if not hunks:
         return ""
     return (
-        xml.start_tag("region", {"name": new.key, "changed": True})
+        xml.start_tag("region", {"name": new.key, "site": new.site or None, "changed": True})
         + "\n"
         + "".join(f"{hunk}\n" for hunk in hunks)
         + "</region>\n"

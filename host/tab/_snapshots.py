@@ -81,6 +81,15 @@ class SnapshotMemory:
         for (nodes of the tab's own session)."""
         return self.ids.controls
 
+    def frame_url_of(self, eid: str) -> str | None:
+        """The URL of the frame that holds element ``eid`` of the latest snapshot (for a
+        frame its embedder wrote, the embedder's, as the capture read it from the
+        browser), or None when it is in the main frame (or unknown)."""
+        control = self.latest.controls.get(eid) if self.latest is not None else None
+        if control is None or control.frame == 0:
+            return None
+        return control.frame_url or None
+
     @property
     def issued_document(self) -> str:
         """The document the `issued` ids were sent for."""

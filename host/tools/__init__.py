@@ -3,7 +3,8 @@
 The catalogue (`TOOLS`, `run_tool`) is assembled from small modules: navigation,
 actions, queries and dialogs, each defining its tools' specs beside their code;
 `_input` locates elements and sends trusted mouse and keyboard input (`_held`: a
-pressed button is released even when the call is cancelled); the page-side
+pressed button is released even when the call is cancelled), `_frames` which frame
+and site an element is in (for the envelope's site rules); the page-side
 scripts are the ``.js`` files of ``js/`` (`_scripts`), each with the shared helpers it
 asks for (`trimtab.tab.page_script`).
 

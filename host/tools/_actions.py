@@ -36,6 +36,7 @@ from ._consent import (
     control_change_reason,
     key_reason,
     require,
+    secret_reason,
     submit_after_typing_reason,
 )
 from ._gather import gather
@@ -162,7 +163,8 @@ async def type_text(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     before = "" if clear else await _field_value(tab, element)
     reason_of = submit_after_typing_reason if submit else _no_reason
     aim, reason, frame = await point_and_consent(tab, element, info, reason_of)
-    require(reason, describe(element, info))
+    # A password or card field: the person is asked before anything is typed.
+    require(secret_reason(info.secret) or reason, describe(element, info))
     async with watch(tab.revisions, frame) as activity:
         # Focus by clicking it, as a person does; a click that left focus elsewhere
         # (a page that moves focus on click) gets the field focused directly.
@@ -234,7 +236,8 @@ def _differs(element: Located, info: ElementInfo, expected: str, holds: str) -> 
         expected, holds = " ".join(expected.split()), " ".join(holds.split())
     if holds == expected:
         return None
-    if info.type == "password":
+    if info.secret is not None:
+        # What a secret field holds is never echoed, not even what differs.
         return (
             f"{describe(element, info)} holds {len(holds)} characters, not the "
             f"{len(expected)} typed (the page limited or changed what was typed)"
@@ -252,7 +255,7 @@ async def _set_picker(
     # In view and not covered, and whether Enter may then commit.
     reason_of = submit_after_typing_reason if submit else _no_reason
     _, reason, frame = await point_and_consent(tab, element, info, reason_of)
-    require(reason, describe(element, info))
+    require(secret_reason(info.secret) or reason, describe(element, info))
     async with watch(tab.revisions, frame) as activity:
         elsewhere = await _focus(tab, element)
         if elsewhere is not None:
@@ -351,7 +354,8 @@ async def select(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     target = tab.target
     # In view and not covered, and whether the change may commit.
     _, reason, frame = await point_and_consent(tab, element, info, control_change_reason)
-    require(reason, describe(element, info))
+    # A card's expiry chosen from a list is asked about as one typed in.
+    require(secret_reason(info.secret, "chooses in") or reason, describe(element, info))
     async with watch(tab.revisions, frame, tab.ahead()) as activity:
         # A native <select> opens a popup the browser draws outside the page, which
         # input events cannot drive (headless has none at all), so the option is set

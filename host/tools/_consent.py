@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 from collections.abc import Iterator, Mapping
+from functools import partial
 from typing import Any, Final
 
 import attrs
@@ -28,10 +29,10 @@ import trio
 from pycdp_bridge import CDPError, JavaScriptError, Target, call_on, evaluate
 from pycdp_bridge import protocol as cdp
 
-from ..pipeline import xml
+from ..pipeline import Secret, xml
 from ..tab import acting_on
 from ._gather import gather
-from ._input import OBJECT_GROUP, Located
+from ._input import OBJECT_GROUP, Located, secret_of
 from ._keys import KeyDef
 from ._scripts import script
 
@@ -47,7 +48,9 @@ __all__ = [
     "granted",
     "key_reason",
     "require",
+    "secret_reason",
     "submit_after_typing_reason",
+    "typing_reason",
 ]
 
 _WORLD: Final = "trimtab-consent"
@@ -59,6 +62,8 @@ _CHANGE_EVENTS: Final = frozenset({"change", "input", "click"})
 _KEY_EVENTS: Final = frozenset({"keydown", "keypress", "keyup", "beforeinput"})
 # Keys that only move the focus or close something: never a commit.
 _MOVING_KEYS: Final = frozenset({"Tab", "Escape"})
+# Modifiers with which a character key is a shortcut rather than typed: Alt, Control, Meta.
+_NOT_TYPING: Final = 1 | 2 | 4
 
 _granted: contextvars.ContextVar[bool] = contextvars.ContextVar(
     "trimtab_consent_granted", default=False
@@ -112,6 +117,7 @@ class CommitFacts:
     editable: bool = False
     activates: bool = False
     script_href: bool = False
+    secret: Secret | None = None  # the kind of secret the field holds (`secret_of`)
     listeners: frozenset[str] = frozenset()
 
     @classmethod
@@ -128,6 +134,7 @@ class CommitFacts:
             editable=bool(facts.get("editable")),
             activates=bool(facts.get("activates")),
             script_href=bool(facts.get("scriptHref")),
+            secret=secret_of(facts.get("hints")),
             listeners=listeners,
         )
 
@@ -182,8 +189,22 @@ def enter_reason(facts: CommitFacts, modifiers: int = 0) -> str | None:
     return None
 
 
+def secret_reason(secret: Secret | None, action: str = "types into") -> str | None:
+    """Why typing into (or choosing in) a field needs consent: it holds a secret of the
+    person's."""
+    return None if secret is None else f"it {action} {secret.field}"
+
+
+def typing_reason(facts: CommitFacts, *, submit: bool) -> str | None:
+    """Why typing into this field (then Enter, with `submit`) needs consent, or None."""
+    return secret_reason(facts.secret) or (enter_reason(facts) if submit else None)
+
+
 def key_reason_for(facts: CommitFacts, key: KeyDef, modifiers: int) -> str | None:
     """Why pressing `key` with this element focused may commit, or None."""
+    if key.text and key.key != "Enter" and not modifiers & _NOT_TYPING and facts.secret:
+        # A character pressed in a secret field types into it.
+        return secret_reason(facts.secret)
     if key.key == "Enter":
         return enter_reason(facts, modifiers)
     if key.key in _MOVING_KEYS:
@@ -233,8 +254,9 @@ async def control_change_reason(target: Target, element: Located) -> str | None:
 
 
 async def submit_after_typing_reason(target: Target, element: Located) -> str | None:
-    """Why Enter after typing into `element` may commit (`type(submit=true)`)."""
-    return await _decide(target, element, enter_reason)
+    """Why typing into `element` and then Enter may need consent (`type(submit=true)`):
+    a secret field, or an Enter that may commit."""
+    return await _decide(target, element, partial(typing_reason, submit=True))
 
 
 async def key_reason(target: Target, key: KeyDef, modifiers: int) -> str | None:

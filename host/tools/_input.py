@@ -34,7 +34,7 @@ from pycdp_bridge import (
 )
 from pycdp_bridge import protocol as cdp
 
-from ..pipeline import Compaction, Control, compact, xml
+from ..pipeline import Compaction, Control, Secret, compact, secret_kind, xml
 from ..tab import Tab
 from ._gather import gather
 from ._scripts import script
@@ -57,6 +57,7 @@ __all__ = [
     "move_to",
     "reaches",
     "scroll_into_view",
+    "secret_of",
     "target_point",
     "visible_boxes",
 ]
@@ -127,7 +128,8 @@ class ElementInfo:
     checked: bool | None  # None when it is not a checkbox, radio or switch
     submits: bool  # a click submits its form
     enter_submits: bool  # Enter in it submits its form
-    text: str
+    text: str  # what it shows; for a secret field its label, never its value
+    secret: Secret | None = None  # the kind of secret the field holds, if it holds one
 
 
 # --- locating ---------------------------------------------------------------------------
@@ -263,6 +265,7 @@ async def element_info(target: Target, element: Located) -> ElementInfo:
 
 
 def _element_info(info: Mapping[str, Any]) -> ElementInfo:
+    secret = secret_of(info.get("hints"))
     return ElementInfo(
         tag=str(info["tag"]),
         type=str(info["type"]),
@@ -273,7 +276,21 @@ def _element_info(info: Mapping[str, Any]) -> ElementInfo:
         checked=None if info["checked"] is None else bool(info["checked"]),
         submits=bool(info["submits"]),
         enter_submits=bool(info["enterSubmits"]),
-        text=str(info["text"]),
+        text=str(info["label"] if secret is not None else info["text"]),
+        secret=secret,
+    )
+
+
+def secret_of(hints: object) -> Secret | None:
+    """The kind of secret a field holds, from the hints ``js/helpers.js`` ``fieldHints``
+    read in the page (None for an element that is not a field)."""
+    if not isinstance(hints, Mapping):
+        return None
+    names = hints.get("names")
+    return secret_kind(
+        str(hints.get("type", "")),
+        str(hints.get("autocomplete", "")),
+        [str(n) for n in names] if isinstance(names, list) else [],
     )
 
 

@@ -269,6 +269,12 @@ async def select_text(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     element = await locate(tab, text_arg(args, "id"))
     target = tab.target
     info = await element_info(target, element)
+    if info.secret is not None:
+        # Whether a text is found in it, and what is near, would tell what it holds.
+        raise Refusal(
+            f"{describe(element, info)} is {info.secret.field}: its text is not selected "
+            "by what it says; click it and press keys instead"
+        )
     await scroll_into_view(target, element, info)
     span: Mapping[str, Any] = await call_on(
         target,

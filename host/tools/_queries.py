@@ -10,7 +10,7 @@ import trio
 
 from pycdp_bridge import call_on
 
-from ..pipeline import Compaction, OutNode, compact, render_node, xml
+from ..pipeline import Compaction, OutNode, compact, mask, render_node, xml
 from ..tab import Tab
 from ..tracker import ToolPolicy, folded_key
 from ._common import (
@@ -27,7 +27,7 @@ from ._common import (
     text_arg,
     tool,
 )
-from ._input import locate
+from ._input import locate, secret_of
 
 __all__ = ["WAIT_FOR_MAX", "expand", "find", "read", "wait_for"]
 
@@ -172,6 +172,15 @@ async def read(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     attributes: dict[str, object] = {"tag": facts["tag"], "id": element.eid}
     attributes.update((name, str(value)) for name, value in facts["attrs"].items())
     parts = [xml.start_tag("read", attributes)]
+    secret = secret_of(facts.get("hints"))
+    if secret is not None and facts["options"] is not None:
+        # A card's expiry month as a list: its options, not which one is chosen.
+        facts = dict(facts, options=[dict(o, selected=False) for o in facts["options"]])
+    elif secret is not None:
+        # A password's or a card's value: that it is filled (a card number's last four
+        # digits), as the snapshot shows it.
+        shown = mask(secret, str(facts["text"]))
+        facts = dict(facts, text=shown, full=len(shown))
     if facts["options"] is not None:
         parts.append("\n")
         for option in facts["options"]:

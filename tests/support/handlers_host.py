@@ -15,7 +15,7 @@ import trio
 from pycdp_bridge import PageTarget
 from tests.support.relay_peer import RelayPeer
 from trimtab.browser import HostState, Toolbox, open_host_state
-from trimtab.envelope import SidePanel
+from trimtab.envelope import SidePanel, SitePolicy
 from trimtab.native import SidePanelDoor
 from trimtab.wire import Request, RequestError
 
@@ -27,10 +27,12 @@ SESSION = "agent-1"
 
 @attrs.define(eq=False)
 class ScriptedPerson:
-    """The person at the side panel: answers each question as told (``None``: never), and
-    keeps what the panel was sent (``asked``, ``withdrawn``)."""
+    """The person at the side panel: answers each question as told (``None``: never;
+    ``always``: a yes about a site for every task), and keeps what the panel was sent
+    (``asked``, ``withdrawn``)."""
 
     allow: bool | None = True
+    always: bool = False
     asked: list[Mapping[str, Any]] = attrs.field(factory=list)
     withdrawn: list[Mapping[str, Any]] = attrs.field(factory=list)
     panel: SidePanel | None = None
@@ -42,7 +44,7 @@ class ScriptedPerson:
             self.asked.append(message)
             self.question.set()
             if self.allow is not None and self.panel is not None:
-                self.panel.answer(message["ask"], allow=self.allow)
+                self.panel.answer(message["ask"], allow=self.allow, always=self.always)
         elif message["type"] == "withdraw":
             self.withdrawn.append(message)
 
@@ -90,11 +92,14 @@ class Host:
 
 
 @contextlib.asynccontextmanager
-async def open_host(page: PageTarget, url: str, nursery: trio.Nursery) -> AsyncIterator[Host]:
-    """Handlers of a host whose relay reaches `page`, loaded with `url` first."""
+async def open_host(
+    page: PageTarget, url: str, nursery: trio.Nursery, *, sites: SitePolicy | None = None
+) -> AsyncIterator[Host]:
+    """Handlers of a host whose relay reaches `page`, loaded with `url` first; ``sites``
+    holds the person's site lists (default: empty, in memory)."""
     peer = RelayPeer(page, TAB)
     await nursery.start(peer.run)
     with trio.fail_after(30):
         await page.navigate(url)
-    async with open_host_state(peer.hub, toolbox=Toolbox.load()) as state:
+    async with open_host_state(peer.hub, toolbox=Toolbox.load(), sites=sites) as state:
         yield Host.serving(state, peer, page)

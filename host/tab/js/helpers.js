@@ -93,3 +93,26 @@ function isSubmitButton(el) {
 function enterSubmits(el) {
   return !!el && !!el.form && el.localName === 'input' && TEXT_INPUT_TYPES.includes(el.type);
 }
+
+// helper: secrets
+// What tells whether a field holds a secret (a password, a card's number, code or
+// expiry, a one-time code): its type, autocomplete tokens, and what its name, id and
+// labels say; Trimtab decides from these in Python (trimtab.pipeline's `secret_kind`),
+// so one rule holds everywhere. Null for an element that is not a form field.
+function fieldHints(el) {
+  if (!el || el.nodeType !== 1 || !['input', 'textarea', 'select'].includes(el.localName)) {
+    return null;
+  }
+  const names = [el.getAttribute('name'), el.id, el.getAttribute('aria-label'),
+    el.getAttribute('placeholder'), el.getAttribute('title')];
+  for (const label of el.labels || []) names.push(label.textContent);
+  for (const id of (el.getAttribute('aria-labelledby') || '').split(/\s+/)) {
+    const named = id && el.ownerDocument.getElementById(id);
+    if (named) names.push(named.textContent);
+  }
+  return {
+    type: el.localName === 'input' ? el.type : el.localName,
+    autocomplete: el.getAttribute('autocomplete') || '',
+    names: names.filter(Boolean).map((n) => String(n).replace(/\s+/g, ' ').trim().slice(0, 200)),
+  };
+}

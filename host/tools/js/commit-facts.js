@@ -1,4 +1,4 @@
-// needs: forms
+// needs: forms, secrets
 // What acting on this element may commit, read in Trimtab's isolated world (the
 // page's scripts cannot patch what it sees): whether a click or a key on it submits
 // its form, whether it is a control whose change a form's script may act on, and
@@ -39,5 +39,7 @@ function() {
     activates: tag === 'button' || tag === 'summary' || !!href || role === 'button'
       || role === 'link' || (tag === 'input' && buttonTypes.includes(el.type)),
     scriptHref: /^\s*javascript:/i.test(href),
+    // Whether it holds a secret is decided in Python from these (`secret_kind`).
+    hints: fieldHints(el),
   };
 }

@@ -1,4 +1,4 @@
-// needs: text, forms
+// needs: text, forms, secrets
 // What an element is and may do: tag, type, role, states, whether it submits, and
 // whether it is still in its document (`connected`: read with the rest, one round trip).
 function() {
@@ -16,6 +16,12 @@ function() {
   else if (TOGGLE_ROLES.includes(role))
     checked = el.getAttribute('aria-checked') === 'true';
   const text = squeeze(el.innerText || el.value || el.getAttribute('aria-label')).slice(0, 60);
+  // A field's label names it where its value must not (a secret field).
+  const hints = fieldHints(el);
+  const label = !hints ? '' : squeeze(Array.from(el.labels || [], (l) => l.textContent).join(' ')
+    || el.getAttribute('aria-label') || el.getAttribute('placeholder')
+    || el.getAttribute('title') || el.getAttribute('name'));
   return {connected: el.isConnected, tag, type, role, disabled, editable, readonly, checked,
-    submits: isSubmitButton(el), enterSubmits: enterSubmits(el), text};
+    submits: isSubmitButton(el), enterSubmits: enterSubmits(el), text, hints,
+    label: label.slice(0, 60)};
 }

@@ -9,6 +9,8 @@ function() {
   const words = (s) => squeeze(s).slice(0, 60);
   const said = words(el.getAttribute('aria-label')) || words(el.getAttribute('placeholder'))
     || words(el.labels && el.labels[0] ? el.labels[0].textContent : '')
-    || words(el.innerText || el.value);
+    // A field by its name, never its value (it may be a password).
+    || words(['input', 'textarea', 'select'].includes(el.localName)
+      ? el.getAttribute('name') : el.innerText);
   return '<' + el.localName + '>' + (said ? ' "' + said + '"' : '');
 }

@@ -1,4 +1,6 @@
-// Everything `read` shows of one element: text, link, options, value.
+// needs: secrets
+// Everything `read` shows of one element: text, link, options, value (a secret
+// field's value is masked in Python, from `hints`).
 function(limit) {
   const el = this;
   const tag = el.localName;
@@ -21,6 +23,7 @@ function(limit) {
   if (title) out.attrs.title = title;
   const label = el.getAttribute('aria-label');
   if (label) out.attrs.label = label;
+  out.hints = fieldHints(el);
   out.full = out.text.length;
   out.text = out.text.slice(0, limit);
   return out;

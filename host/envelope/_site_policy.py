@@ -1,0 +1,200 @@
+"""Sites per task: where a task may act, the person's always and never lists, and the
+one function that decides and asks about a site (`decide_site`).
+
+A task (the side panel agent's task, or an outside client's session: the tool call's
+``session``) starts allowed on the site of its tab's page at its first call. Acting
+on, or navigating to, any other site asks the person once per site per task: "once"
+allows it for the rest of the task, "always" puts it on the always list, "no" refuses
+the one call. A site on the never list is refused without asking, whatever the task.
+
+The lists are the person's, kept in ``sites.json`` in the host's state folder (0600,
+written whole to a temporary file and renamed, so a crash never leaves half a list).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Final, Literal, TypeAlias
+
+import attrs
+
+from ..sites import Site, SiteError, parse_site
+from ._question import Answer, Ask, Question
+
+__all__ = ["SITES_FILE", "SitePolicy", "Verdict", "decide_site"]
+
+log = logging.getLogger("trimtab.envelope")
+
+SITES_FILE: Final = "sites.json"
+# More sites than a person keeps on a list by hand; a bigger file is not theirs.
+MAX_LISTED: Final = 10_000
+
+Verdict: TypeAlias = Literal["allow", "ask", "refuse"]
+
+
+@attrs.define(eq=False)
+class SitePolicy:
+    """The person's always and never lists, and the sites each task was allowed.
+
+    ``folder`` is where ``sites.json`` lives (the host's state folder); None keeps the
+    lists in memory only.
+    """
+
+    folder: Path | None = None
+    always: frozenset[Site] = frozenset()
+    never: frozenset[Site] = frozenset()
+    # task -> the sites it may act on (where it started, and its "once" answers).
+    _tasks: dict[str, set[Site]] = attrs.field(factory=dict, init=False)
+
+    @classmethod
+    def load(cls, folder: Path | None) -> SitePolicy:
+        """The lists kept in ``folder``; a file that cannot be read is set aside (and
+        logged), so the person starts with empty lists rather than no host."""
+        policy = cls(folder)
+        if folder is None:
+            return policy
+        path = folder / SITES_FILE
+        try:
+            raw = json.loads(path.read_text(encoding="utf-8"))
+            always, never = _lists_of(raw)
+        except FileNotFoundError:
+            return policy
+        except (OSError, ValueError, SiteError) as exc:
+            log.warning("the site lists in %s cannot be read (%s); starting empty", path, exc)
+            with contextlib.suppress(OSError):
+                os.replace(path, path.with_name(SITES_FILE + ".unreadable"))
+            return policy
+        policy.always, policy.never = always, never
+        return policy
+
+    # -- tasks -------------------------------------------------------------------
+
+    def started(self, task: str) -> bool:
+        """Whether ``task`` has made its first call (and so has its starting site)."""
+        return task in self._tasks
+
+    def start(self, task: str, site: Site) -> None:
+        """Start ``task`` on ``site`` (its tab's page at its first call); a task that
+        started already keeps what it has."""
+        allowed = self._tasks.setdefault(task, set())
+        if not allowed and not site.opaque:
+            allowed.add(site)
+
+    def allowed(self, task: str) -> frozenset[Site]:
+        """The sites ``task`` may act on besides the always list."""
+        return frozenset(self._tasks.get(task, ()))
+
+    def forget(self, task: str) -> None:
+        """Drop what ``task`` was allowed (the task ended)."""
+        self._tasks.pop(task, None)
+
+    def verdict(self, task: str, site: Site) -> Verdict:
+        """Whether ``task`` may act on ``site`` now, must ask first, or may not at all."""
+        if site in self.never:
+            return "refuse"
+        if site.opaque:
+            # No site to remember or allow: every such call is asked about.
+            return "ask"
+        if site in self.always or site in self._tasks.get(task, ()):
+            return "allow"
+        return "ask"
+
+    def remember(self, task: str, site: Site, *, always: bool) -> None:
+        """The person's yes: for the rest of ``task`` ("once"), or for every task."""
+        if site.opaque:
+            return
+        self._tasks.setdefault(task, set()).add(site)
+        if always and site not in self.always:
+            self.always |= {site}
+            self.never -= {site}
+            try:
+                self.save()
+            except OSError as exc:
+                # The yes still holds while the host runs; the person sees the list.
+                log.warning("the site lists could not be saved: %s", exc)
+
+    # -- the lists -----------------------------------------------------------------
+
+    def lists(self) -> dict[str, list[str]]:
+        """The always and never lists as the side panel shows them."""
+        return {
+            "always": sorted(str(site) for site in self.always),
+            "never": sorted(str(site) for site in self.never),
+        }
+
+    def set_lists(self, always: Iterable[object], never: Iterable[object]) -> None:
+        """Replace both lists with the person's (`SiteError` naming a bad entry: each must
+        be a site, and no site on both lists); saved at once."""
+        lists = _lists_of({"always": list(always), "never": list(never)})
+        self.save(*lists)
+        self.always, self.never = lists
+
+    def save(
+        self, always: frozenset[Site] | None = None, never: frozenset[Site] | None = None
+    ) -> None:
+        """Write the lists (these, or the policy's own) to ``sites.json``: 0600, to a
+        temporary file renamed over the old one, so a reader never sees half of it."""
+        if self.folder is None:
+            return
+        lists = {
+            "always": sorted(str(site) for site in (self.always if always is None else always)),
+            "never": sorted(str(site) for site in (self.never if never is None else never)),
+        }
+        self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        path = self.folder / SITES_FILE
+        temporary = path.with_name(f".{SITES_FILE}.{os.getpid()}.tmp")
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as file:
+                json.dump(lists, file, indent=1)
+                file.write("\n")
+                file.flush()
+                os.fsync(file.fileno())
+            os.replace(temporary, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+            raise
+
+
+def _lists_of(raw: object) -> tuple[frozenset[Site], frozenset[Site]]:
+    if not isinstance(raw, Mapping):
+        raise SiteError(f"the site lists must be an object with always and never; got {raw!r:.80}")
+    found: dict[str, frozenset[Site]] = {}
+    for name in ("always", "never"):
+        entries = raw.get(name, [])
+        if not isinstance(entries, list):
+            raise SiteError(f"{name} must be a list of sites; got {entries!r:.80}")
+        if len(entries) > MAX_LISTED:
+            raise SiteError(f"{name} holds {len(entries)} sites; at most {MAX_LISTED}")
+        found[name] = frozenset(parse_site(entry) for entry in entries)
+    both = found["always"] & found["never"]
+    if both:
+        raise SiteError(f"{str(min(both))!r} is on both the always and the never list")
+    return found["always"], found["never"]
+
+
+async def decide_site(
+    policy: SitePolicy, task: str, site: Site, ask: Ask, question: Question
+) -> Answer:
+    """Whether ``task`` may go on to ``site``: allowed sites pass, the never list refuses
+    without asking, any other site asks the person ``question`` (what="site") and
+    remembers their yes ("once" for the task, "always" on the list).
+
+    The one place that decides about sites: the checks before an action and the
+    judge of the requests an action sends both call it.
+    """
+    verdict = policy.verdict(task, site)
+    if verdict == "allow":
+        return Answer.yes()
+    if verdict == "refuse":
+        return Answer.listed(site)
+    answer = await ask(question)
+    if answer.allow:
+        policy.remember(task, site, always=answer.always)
+    return answer
