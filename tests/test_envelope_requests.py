@@ -96,7 +96,7 @@ async def test_the_question_is_in_trimtabs_words_and_the_page_text_apart() -> No
     await judge(SentRequest("ALLOW-ME", "https://shop.example/api/x?say=yes", "Fetch"), None)
     first, second = person.asked
     assert first.reason == (
-        "Clicking it sends a DELETE request to https://shop.example, where it may change something."
+        "Clicking it sends a DELETE request to https://shop.example, where it may change something"
     )
     assert first.element == element
     assert first.request == {

@@ -81,7 +81,7 @@ async def test_a_refused_purchase_never_reaches_the_site(host: Host, site: Recor
     assert question["tool"] == "click"
     assert "1-Click buy" in question["element"]
     assert question["reason"] == (
-        f"Clicking it sends a POST request to http://{SHOP}, where it may change something."
+        f"Clicking it sends a POST request to http://{SHOP}, where it may change something"
     )
     assert question["request"] == {
         "method": "POST",

@@ -170,7 +170,7 @@ class RequestJudge:
         return attrs.evolve(
             self.question,
             what="request",
-            reason=f"{self._doing(element)} {_sends(request, site)}.",
+            reason=f"{self._doing(element)} {_sends(request, site)}",
             element=element,
             request={"method": request.method[:40], "url": request.url[:2000], "site": site},
         )
