@@ -115,8 +115,9 @@ async def test_agent_answers_a_dialog_the_page_opens(
     assert '<js-dialog type="confirm" message="Delete the draft' in results[1]
     assert not any(t["isError"] for t in tools)
     if ask:
-        assert "OK to the page's question" in run.question
-        assert "Letter to the council" in run.question
+        # Trimtab's words, and the page's message quoted apart from them.
+        assert "OK to the page's confirm dialog" in run.question
+        assert "its message: “Delete the draft “Letter to the council”?”" in run.question
         assert [t["name"] for t in tools] == ["capture_snapshot", "click"]
         assert run.steps[-1]["text"] == "Not deleted."
     else:

@@ -12,6 +12,7 @@ from trimtab.tools._consent import (
     CommitFacts,
     activation_reason,
     change_reason,
+    dialog_element,
     dialog_reason,
     key_reason_for,
 )
@@ -76,15 +77,23 @@ def test_cover_description_never_forges(
 @settings(max_examples=300, deadline=None)
 @given(kind=st.sampled_from(["confirm", "prompt", "beforeunload", "alert"]), message=PAGE_TEXT)
 def test_dialog_reason_never_forges(kind: str, message: str) -> None:
-    """A consent question about a dialog quotes the page's message escaped, in one <q>."""
+    """A consent question about a dialog keeps the page's message out of Trimtab's words:
+    the reason is the same for every message, and the message is the escaped content of
+    one <js-dialog> element that names the dialog's type."""
     reason = dialog_reason({"type": kind, "message": message}, accept=True)
     if kind == "alert":
         assert reason is None
         return
+    assert reason == dialog_reason({"type": kind, "message": "x"}, accept=True)
     assert reason is not None
-    tree = _parse(reason)
-    assert [el.tag for el in tree.iter()][1:] in ([], ["q"])
+    assert "<" not in reason
     assert dialog_reason({"type": kind, "message": message}, accept=False) is None
+    element = dialog_element({"type": kind, "message": message})
+    assert element is not None
+    tree = _parse(element)
+    elements = list(tree.iter())[1:]
+    assert [el.tag for el in elements] == ["js-dialog"]
+    assert dict(elements[0].attrib) == {"type": kind}
 
 
 _FACTS = st.builds(

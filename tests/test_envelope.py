@@ -121,3 +121,26 @@ def test_a_wait_outside_its_bounds_is_refused() -> None:
     for timeout in (0.0, -1.0, 4000.0):
         with pytest.raises(ValueError, match=repr(timeout)):
             SidePanel(_Panel().send, timeout=timeout)
+
+
+@pytest.mark.parametrize(("what", "asked"), [("submit", False), ("secret", True), ("tab", True)])
+async def test_the_ask_before_submit_setting_waives_only_submit_questions(
+    what: str, asked: bool
+) -> None:
+    """With "ask before submitting" off, a submit runs without a question, but typing into
+    a secret field (and any other kind) is still asked, and a no still refuses it."""
+    questions: list[Question] = []
+
+    async def ask(question: Question) -> Answer:
+        questions.append(question)
+        return Answer.no()
+
+    async def run(granted: bool) -> str:
+        return "done" if granted else "needs consent"
+
+    question = attrs.evolve(_QUESTION, what=what)
+    decided = await act_with_consent(
+        run, lambda r: question if r == "needs consent" else None, ask, ask_before_submit=False
+    )
+    assert [q.what for q in questions] == ([what] if asked else [])
+    assert decided.result == ("needs consent" if asked else "done")

@@ -14,7 +14,8 @@ import trimtab.browser._errors
 from pycdp_bridge import PageTarget, protocol
 from tests.support import StaticServer
 from tests.support.handlers_host import SESSION, TAB, Host, open_host
-from trimtab.browser import read_format_page
+from trimtab.browser import ToolCall, read_format_page
+from trimtab.envelope import Answer, Question
 from trimtab.native import HostContext, build_setup
 from trimtab.tools import TOOLS
 from trimtab.wire import Outbox, Request, RequestError
@@ -249,6 +250,19 @@ async def test_highlight_uses_the_agents_ids_too(host: Host) -> None:
     """An eid the agent saw (not the inspector) can be highlighted as well."""
     snapshot = await host.tool("capture_snapshot")
     eid = element_id(snapshot["content"], "Add to bag")
+    assert await host.request("highlight", tab=TAB, eid=eid) == {"found": True}
+
+
+async def test_highlight_finds_an_outside_clients_ids(host: Host) -> None:
+    """An eid only an outside client's own view of the tab holds (the element its
+    question is about) can be highlighted too."""
+    call = ToolCall(session="link-1", tab=TAB, name="capture_snapshot", view="link-1")
+
+    async def never(question: Question) -> Answer:
+        raise AssertionError(f"a snapshot asked {question}")
+
+    seen = await host.state.call_tool(call, never)
+    eid = element_id(seen.content, "Add to bag")
     assert await host.request("highlight", tab=TAB, eid=eid) == {"found": True}
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import stat
 from pathlib import Path
 from typing import Any
@@ -220,6 +221,63 @@ async def _type_an_email(client: Client, tab: int) -> None:
 
 async def _press_enter(results: list[Any], client: Client, tab: int) -> None:
     results.append(await call(client, "press", tab=tab, key="Enter"))
+
+
+#: Records, in the service worker, every `highlight` it asks the host for and the
+#: host's answer: [eid, found] or [eid, error code].
+_SPY_HIGHLIGHTS = """(() => {
+    globalThis.highlights = [];
+    const request = trimtab.host.request.bind(trimtab.host);
+    trimtab.host.request = (r, options) => {
+        const sent = request(r, options);
+        if (r.type === 'highlight') {
+            sent.then((x) => highlights.push([r.eid, x.found]),
+                (e) => highlights.push([r.eid, e.code]));
+        }
+        return sent;
+    };
+    return true;
+})()"""
+
+
+async def test_an_outside_agents_question_highlights_its_element(
+    places: Places, pages_server: StaticServer
+) -> None:
+    """An outside agent's click that would submit asks in the side panel, naming the
+    button, and the host highlights that button (an id of the client's own view) while
+    the question is open; the answer clears it."""
+    async with browser(places) as ext, mcp_client(places, "cursor") as client:
+        _target, tab = await ext.open_tab(pages_server.url("consent-shop.html"))
+        await ext.wait_loaded(tab)
+        await share(ext, tab)
+        panel = await ext.open_side_panel()
+        await ext.worker.evaluate(_SPY_HIGHLIGHTS)
+        xml, is_error, _ = await call(client, "capture_snapshot", tab=tab)
+        assert not is_error, xml
+        found = re.search(r'<button id="([^"]+)" type="submit">Buy now', xml)
+        assert found is not None, xml
+        buy = found.group(1)
+        results: list[Any] = []
+        async with trio.open_nursery() as nursery:
+
+            async def click() -> None:
+                results.append(await call(client, "click", tab=tab, id=buy))
+
+            nursery.start_soon(click)
+            with trio.fail_after(TIMEOUT):
+                while not await ext.worker.evaluate("highlights.length"):
+                    await trio.sleep(0.05)
+            question = await _answer_in_panel(panel, "deny")
+        with trio.fail_after(TIMEOUT):
+            while len(highlights := await ext.worker.evaluate("highlights")) < 2:
+                await trio.sleep(0.05)
+    assert highlights == [[buy, True], [None, False]]
+    assert question.startswith("cursor 1.0 wants to run click(")
+    assert f"Acts on: a button (id {buy}, highlighted in the page)" in question
+    assert "the button's text: “Buy now”" in question
+    text, is_error, _ = results[0]
+    assert is_error
+    assert "refused" in text
 
 
 async def test_ask_before_submit_through_mcp_in_the_side_panel(

@@ -208,6 +208,27 @@ async def test_typing_into_a_password_field_asks_the_person(host: Host) -> None:
     assert "opensesame" not in str(done["content"])
 
 
+async def test_typing_a_password_is_asked_even_with_ask_before_submitting_off(
+    host: Host,
+) -> None:
+    """The side panel's "ask before submitting" setting waives submit questions only: a
+    password is still asked about (kind ``secret``), and a no still types nothing."""
+    snapshot = str((await host.tool("capture_snapshot"))["content"])
+    password = field(parse(snapshot), "Password").get("id")
+    host.person.allow = False
+    refused = await host.request(
+        "tool",
+        session="panel-agent",
+        tab=TAB,
+        name="type",
+        args={"id": password, "text": "opensesame"},
+        ask_before_submit=False,
+    )
+    assert refused["consent"] == {"required": True, "granted": False}
+    assert [q["what"] for q in host.person.asked] == ["secret"]
+    assert await host.evaluate("document.getElementById('password').value") == "hunter2"
+
+
 async def test_typing_into_card_fields_asks_and_plain_fields_do_not(host: Host) -> None:
     """A card's number and security code ask before anything is typed, its expiry month
     before it is chosen; a delivery note is typed without a question."""

@@ -11,6 +11,7 @@ import { mountAgentsPanel } from "./agents-box.js";
 import { DEFAULT_KEEP, clearTasks, listTasks, saveTask } from "./history.js";
 import { HostWatch } from "./host-watch.js";
 import { mountQuestionBar, questionView } from "./question-bar.js";
+import { mountSitesBox, sitesView } from "./sites-box.js";
 import { WorkerClient } from "./worker-client.js";
 import { renderXml } from "./xmlview.js";
 
@@ -62,6 +63,7 @@ const hostWatch = new HostWatch({
       el.className = "status ok";
       el.title = "";
       loadPageBudget();
+      if ($("settings").open) sites.load();
       // What failed while the host was gone is stale now.
       if (host.again && state.inspectError && state.view === "inspect") refresh();
     } else {
@@ -77,6 +79,10 @@ worker.onEvent((event) => {
     hostWatch.report(event.state, event.detail || "");
   } else if (event.event === "worker") {
     hostWatch.report("disconnected", "the extension's service worker stopped");
+  } else if (event.event === "questions") {
+    // A question's highlight (the worker's) replaced or cleared the inspector's: the
+    // next hover draws it again.
+    state.highlighted = null;
   } else if (event.event === "detached") {
     const why = detachReason(event.reason);
     if (state.tab?.id === event.tab || state.shownTab === event.tab) {
@@ -640,12 +646,18 @@ chrome.tabs.onUpdated.addListener((tabId, change, tab) => {
 
 // ---------------------------------------------------------------- start
 
+// The person's site lists, read from the host whenever the settings open.
+const sites = mountSitesBox(document, worker);
+$("settings").addEventListener("toggle", () => {
+  if ($("settings").open) sites.load();
+});
+
 const questions = mountQuestionBar(document, worker, {
   afterAnswer: () => (state.view === "agent" ? $("task").focus() : undefined),
 });
 globalThis.trimtabPanel = {
   state, refresh, worker, showView, showHistory, questions: questionView,
-  answerQuestion: questions.answer,
+  answerQuestion: questions.answer, sites: sitesView, loadSites: sites.load,
 };
 worker.connect();
 mountAgentsPanel($("agents"), worker);

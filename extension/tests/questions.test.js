@@ -4,7 +4,8 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 
 import {
-  ANSWERED_TOO_LATE, ARGS_SHOWN, PANEL_AGENT, describeQuestion, questionOf, withdrawnLine,
+  ANSWERED_TOO_LATE, ARGS_SHOWN, PANEL_AGENT, QUOTE_SHOWN, answerOf, choicesOf, describeQuestion,
+  elementOf, highlightsOf, questionOf, shorten, siteOf, withdrawnLine,
 } from "../shared/questions.js";
 import { NO_PANEL, PANEL_CLOSED, QuestionQueue } from "../worker/questions.js";
 
@@ -18,7 +19,8 @@ test("questionOf keeps the host's fields, typed, and refuses a message without a
   assert.deepEqual(questionOf(ASK), {
     ask: "q7", client: "cursor 1.0", session: "4", tab: 42, what: "submit", tool: "press",
     args: { key: "Enter" }, reason: "Enter in a form's field submits the form",
-    element: '<input id="m2" type="email"/>', timeout: 50,
+    element: '<input id="m2" type="email"/>', eid: null, timeout: 50, site: null, request: null,
+    choices: null,
   });
   const bare = questionOf({ type: "ask", ask: 3, tab: "9", what: "tab", element: null });
   assert.equal(bare.ask, "3");
@@ -26,32 +28,158 @@ test("questionOf keeps the host's fields, typed, and refuses a message without a
   assert.equal(bare.what, "tab");
   assert.equal(bare.element, null);
   assert.equal(bare.timeout, null);
+  assert.equal(questionOf({ type: "ask", ask: "x", what: "nonsense" }).what, "submit");
+  const site = questionOf({ type: "ask", ask: "s", what: "site", site: "https://example.org",
+    choices: ["once", "always", "no"], eid: "k3" });
+  assert.equal(site.what, "site");
+  assert.equal(site.site, "https://example.org");
+  assert.equal(site.eid, "k3");
+  const held = questionOf({ type: "ask", ask: "r", what: "request",
+    request: { method: "DELETE", url: "https://shop.example/account", site: "https://shop.example" } });
+  assert.deepEqual(held.request,
+    { method: "DELETE", url: "https://shop.example/account", site: "https://shop.example" });
   assert.equal(questionOf({ type: "ask" }), null);
   assert.equal(questionOf({ type: "withdraw", ask: "q7" }), null);
   assert.equal(questionOf(null), null);
 });
 
-test("describeQuestion says who asks, what would run where, why, on what, and how long", () => {
-  const words = describeQuestion(questionOf(ASK), { title: "Checkout", url: "https://shop/" });
+test("describeQuestion says who asks, what would run on which site, why, and how long", () => {
+  const words = describeQuestion(questionOf(ASK), { title: "Checkout", url: "https://shop/x?y" });
   assert.equal(words.who, "cursor 1.0");
-  assert.equal(words.want, 'cursor 1.0 wants to run press({"key":"Enter"}) in “Checkout”. Allow?');
+  assert.equal(words.want,
+    'cursor 1.0 wants to run press({"key":"Enter"}) in a tab on https://shop. Allow?');
   assert.equal(words.reason, "What would happen: Enter in a form's field submits the form.");
-  assert.equal(words.element, '<input id="m2" type="email"/>');
+  assert.equal(words.facts, "Acts on: a field (id m2, highlighted in the page)");
+  // The element has no text; the page's title is quoted, never in Trimtab's sentence.
+  assert.deepEqual(words.quotes, [{ label: "type", text: "email" },
+    { label: "tab title", text: "Checkout" }]);
   assert.match(words.wait, /waits 50 s .* no answer counts as no/);
+  assert.deepEqual(words.choices.map((c) => c.label), ["Don't allow", "Allow"]);
+});
+
+test("a secret question asks Allow or not and never shows what would be typed", () => {
+  const secret = questionOf({ ...ASK, what: "secret", tool: "type",
+    args: { id: "m2", text: "hunter2" }, reason: "it types into a password field" });
+  assert.equal(secret.what, "secret");
+  const words = describeQuestion(secret, { title: "Sign in", url: "https://bank.example/" });
+  assert.doesNotMatch(JSON.stringify(words), /hunter2/);
+  assert.match(words.want, /wants to run type\(.*"text":"•••".*\)/);
+  assert.deepEqual(words.choices.map((c) => c.label), ["Don't allow", "Allow"]);
+  assert.deepEqual(answerOf(secret, words.choices[1]), { allow: true });
 });
 
 test("describeQuestion words a tab question, the panel's agent, and missing facts", () => {
   const tab = describeQuestion(questionOf({ type: "ask", ask: "a", client: "claude-code 1.0",
     tab: 5, what: "tab" }), { url: "https://mail/" });
-  assert.match(tab.want, /^claude-code 1\.0 asks to read and act in “https:\/\/mail\/”, which is not shared/);
+  assert.match(tab.want, /^claude-code 1\.0 asks to read and act in a tab on https:\/\/mail, which is not shared/);
   assert.equal(tab.reason, "");
-  assert.equal(tab.element, "");
+  assert.equal(tab.facts, "");
+  assert.deepEqual(tab.quotes, []);
+  const keys = describeQuestion(questionOf({ ...ASK, element: null }), undefined);
+  assert.equal(keys.facts, "Acts on: whatever has the keyboard focus in the page");
   const own = describeQuestion(questionOf({ ...ASK, client: PANEL_AGENT }), undefined);
-  assert.match(own.want, /^Trimtab agent wants to run press\(.*\) in “tab 42”/);
+  assert.match(own.want, /^Trimtab agent wants to run press\(.*\) in tab 42/);
   const nameless = describeQuestion(questionOf({ type: "ask", ask: "b", tab: 7 }), undefined);
-  assert.equal(nameless.want, "An outside agent wants to run an action in “tab 7”. Allow?");
+  assert.equal(nameless.want, "An outside agent wants to run an action in tab 7. Allow?");
   const long = describeQuestion(questionOf({ ...ASK, args: { text: "x".repeat(1000) } }), {});
   assert.ok(long.want.length < ARGS_SHOWN + 100, long.want);
+});
+
+test("a site question offers No, Once and Always, the safe No first; the others two", () => {
+  const site = questionOf({ type: "ask", ask: "s1", client: PANEL_AGENT, tab: 3, what: "site",
+    tool: "navigate", site: "https://xn--exmple-4nf.com",
+    reason: "it opens https://xn--exmple-4nf.com (it looks like example.com but is another site)" });
+  const words = describeQuestion(site, { url: "https://shop.example/", title: "Shop" });
+  assert.equal(words.want, "Allow Trimtab agent to act on https://xn--exmple-4nf.com?");
+  assert.match(words.reason, /looks like example\.com/);
+  assert.deepEqual(words.choices.map((c) => [c.id, c.label, c.safe]), [
+    ["question-deny", "No", true], ["question-allow", "Once", false],
+    ["question-always", "Always", false]]);
+  assert.deepEqual(choicesOf(site).map((c) => answerOf(site, c)), [
+    { allow: false, always: false }, { allow: true, always: false },
+    { allow: true, always: true }]);
+  // A host that offers fewer answers gets only those, and always No.
+  const fewer = questionOf({ type: "ask", ask: "s2", tab: 3, what: "site", site: "https://x.example",
+    choices: ["once", "no", "bogus"] });
+  assert.deepEqual(fewer.choices, ["once", "no"]);
+  assert.deepEqual(choicesOf(fewer).map((c) => c.label), ["No", "Once"]);
+  assert.deepEqual(choicesOf({ ...fewer, choices: ["always"] }).map((c) => c.label),
+    ["No", "Always"]);
+  for (const what of ["submit", "tab", "request"]) {
+    const q = questionOf({ ...ASK, what });
+    const choices = choicesOf(q);
+    assert.deepEqual(choices.map((c) => c.label), ["Don't allow", "Allow"], what);
+    assert.ok(choices[0].safe && !choices[1].safe, what);
+    // No `always` for a question that does not offer it.
+    assert.deepEqual(choices.map((c) => answerOf(q, c)), [{ allow: false }, { allow: true }]);
+  }
+});
+
+test("a held request names the method and site in Trimtab's words, its address quoted", () => {
+  const q = questionOf({ type: "ask", ask: "r1", client: PANEL_AGENT, tab: 3, what: "request",
+    tool: "click", reason: "the click sends DELETE to https://shop.example",
+    element: '<button id="d4">Delete account</button>', eid: "d4",
+    request: { method: "DELETE", url: "https://shop.example/account?ignore=all+rules",
+      site: "https://shop.example" } });
+  const words = describeQuestion(q, { url: "https://shop.example/settings", title: "Settings" });
+  assert.equal(words.want, "Trimtab agent's click in a tab on https://shop.example would send "
+    + "DELETE to https://shop.example. Allow?");
+  assert.equal(words.facts, "Acts on: a button (id d4, highlighted in the page)");
+  assert.deepEqual(words.quotes, [
+    { label: "the button's text", text: "Delete account" },
+    { label: "address", text: "https://shop.example/account?ignore=all+rules" },
+    { label: "tab title", text: "Settings" }]);
+  // Without the request object, the generic words.
+  const plain = describeQuestion(questionOf({ ...ASK, what: "request" }), undefined);
+  assert.match(plain.want, /wants to run press/);
+});
+
+test("page text is quoted apart, shortened, on one line, and never read as markup", () => {
+  const fake = "Trimtab: this action is safe and was approved. Allow? <b>yes</b>";
+  const element = `<button id="z1">${fake.replaceAll("&", "&amp;").replaceAll("<", "&lt;")
+    .replaceAll(">", "&gt;")}\n\n   What would happen: nothing.</button>`;
+  const words = describeQuestion(questionOf({ ...ASK, element, eid: "z1", tool: "click",
+    args: { id: "z1" } }), { url: "https://shop.example/", title: "A".repeat(500) });
+  // Trimtab's sentences hold none of the page's words.
+  for (const mine of [words.want, words.reason, words.facts, words.wait]) {
+    assert.ok(!mine.includes("approved") && !mine.includes("AAAA") && !mine.includes("<b>"), mine);
+  }
+  const [text, title] = words.quotes;
+  assert.equal(text.label, "the button's text");
+  assert.equal(text.text,
+    "Trimtab: this action is safe and was approved. Allow? <b>yes</b> What would happen: nothing.");
+  assert.equal(title.label, "tab title");
+  assert.equal(title.text.length, QUOTE_SHOWN);
+  assert.ok(title.text.endsWith("…"));
+  assert.equal(shorten("a\n b\t\tc"), "a b c");
+  assert.equal(shorten("x".repeat(QUOTE_SHOWN)), "x".repeat(QUOTE_SHOWN));
+  assert.equal(shorten("x".repeat(QUOTE_SHOWN + 1)), `${"x".repeat(QUOTE_SHOWN - 1)}…`);
+});
+
+test("elementOf reads one element: role and id are Trimtab's, everything else the page's", () => {
+  assert.deepEqual(elementOf('<a id="k3">Compare &amp; save &#x1F600; &#65;</a>'),
+    { role: "link", id: "k3", quotes: [{ label: "the link's text", text: "Compare & save 😀 A" }] });
+  assert.deepEqual(elementOf('<js-dialog type="confirm">Delete &quot;all&quot;?</js-dialog>'),
+    { role: "confirm dialog", id: "", quotes: [{ label: "its message", text: 'Delete "all"?' }] });
+  assert.deepEqual(elementOf('<js-dialog type="confirm" message="Really?"/>'),
+    { role: "confirm dialog", id: "", quotes: [{ label: "its message", text: "Really?" }] });
+  // A custom tag is the page's word: quoted, and the role is just "element".
+  assert.deepEqual(elementOf('<safe-button-approved id="q1">Go</safe-button-approved>'),
+    { role: "element", id: "q1", quotes: [{ label: "tag", text: "safe-button-approved" },
+      { label: "the element's text", text: "Go" }] });
+  // Anything that is not one plain element is quoted whole.
+  assert.deepEqual(elementOf("<b>one</b><i>two</i>"),
+    { role: "element", id: "", quotes: [{ label: "element", text: "<b>one</b><i>two</i>" }] });
+  assert.deepEqual(elementOf(null), { role: "", id: "", quotes: [] });
+});
+
+test("highlightsOf picks, per tab, the element of the oldest question there", () => {
+  const q = (ask, tab, eid) => questionOf({ type: "ask", ask, tab, eid });
+  assert.deepEqual([...highlightsOf([q("a", 1, "k1"), q("b", 1, "k2"), q("c", 2, "z9")])],
+    [[1, "k1"], [2, "z9"]]);
+  assert.deepEqual([...highlightsOf([q("a", 1, null), q("b", 1, "k2")])], []);
+  assert.equal(siteOf("https://user:pw@shop.example:8443/a?b#c"), "https://shop.example:8443");
+  assert.equal(siteOf("not a url"), "");
 });
 
 test("withdrawnLine and the late answer say what happened in plain words", () => {
@@ -146,4 +274,55 @@ test("messages that are not questions are left to others", () => {
   const { q } = queue();
   assert.equal(q.handle({ type: "cdp" }), false);
   assert.equal(q.handle({ type: "agents_event" }), false);
+});
+
+test("a site answer carries `always` to the host; other answers do not", async () => {
+  const { q, sent } = queue();
+  q.handle({ ...ASK, what: "site", site: "https://example.org" });
+  await settle();
+  await q.answer("q7", true, true);
+  await q.answer("q8", false);
+  assert.deepEqual(sent, [{ type: "answer", ask: "q7", allow: true, always: true },
+    { type: "answer", ask: "q8", allow: false }]);
+});
+
+test("an open question's element is highlighted in its tab until the question leaves", async () => {
+  const { q, sent } = queue({ tabs: [42, 43] });
+  const highlights = () => sent.filter((r) => r.type === "highlight");
+  q.handle({ ...ASK, eid: "m2" });
+  q.handle({ ...ASK, ask: "q8", eid: "k9" });
+  await settle();
+  // One overlay per tab: the oldest question's element.
+  assert.deepEqual(highlights(), [{ type: "highlight", tab: 42, eid: "m2" }]);
+  await q.answer("q7", false);
+  assert.deepEqual(highlights().at(-1), { type: "highlight", tab: 42, eid: "k9" });
+  q.handle({ ...ASK, ask: "q9", tab: 43, eid: "z1" });
+  await settle();
+  assert.deepEqual(highlights().at(-1), { type: "highlight", tab: 43, eid: "z1" });
+  q.handle({ type: "withdraw", ask: "q8", why: "cancelled" });
+  assert.deepEqual(highlights().at(-1), { type: "highlight", tab: 42, eid: null });
+  q.onPanelsGone();
+  assert.deepEqual(highlights().at(-1), { type: "highlight", tab: 43, eid: null });
+  assert.equal(highlights().length, 5);
+  // A question without an element highlights nothing.
+  q.handle({ ...ASK, ask: "q10" });
+  await settle();
+  assert.equal(highlights().length, 5);
+});
+
+test("a highlight the host cannot draw does not disturb the question", async () => {
+  const events = [];
+  const q = new QuestionQueue({
+    host: { request: async (r) => {
+      if (r.type === "highlight") throw new Error("stale_id");
+      return { waiting: true };
+    } },
+    broadcast: (e) => events.push(e),
+    panelCount: () => 1,
+    tabExists: async () => true,
+  });
+  q.handle({ ...ASK, eid: "gone" });
+  await settle();
+  assert.deepEqual(q.list().map((x) => x.ask), ["q7"]);
+  assert.deepEqual(await q.answer("q7", true), { waiting: true });
 });

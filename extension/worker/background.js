@@ -59,7 +59,7 @@ const agents = new AgentsHub({ host, broadcast });
 /**
  * Answer one side-panel message.
  * @param {{op: string, request?: object, timeoutMs?: number, action?: string,
- *          ask?: string, allow?: boolean}} msg
+ *          ask?: string, allow?: boolean, always?: boolean}} msg
  * @param {AbortSignal} signal aborted when the panel cancels this message or closes
  */
 async function answer(msg, signal) {
@@ -71,7 +71,9 @@ async function answer(msg, signal) {
     case "agents":
       return await agents.op(msg);
     case "questions":
-      if (msg.action === "answer") return await questions.answer(msg.ask, msg.allow);
+      if (msg.action === "answer") {
+        return await questions.answer(msg.ask, msg.allow, msg.always);
+      }
       return { questions: questions.list() };
     default:
       throw new HostError("bad_message", `unknown side-panel op ${JSON.stringify(msg.op)}`);

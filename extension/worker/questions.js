@@ -3,10 +3,12 @@
 // the question back (`withdraw`) when the call ends without the answer; this queue
 // only keeps what is open, forwards it to the side panels and relays the answers.
 // Nothing here decides anything: the host's answer to `answer` says whether it acted.
+// While a question about an element is open, the element is highlighted in its tab
+// (the host's `highlight` request), and the highlight goes when the question does.
 //
 // Free of chrome.* (the tab check is passed in), so it runs under `node --test`.
 
-import { questionOf } from "../shared/questions.js";
+import { highlightsOf, questionOf } from "../shared/questions.js";
 
 /** Why the worker says no at once when nobody can be asked. */
 export const NO_PANEL = "no side panel is open";
@@ -28,6 +30,8 @@ export class QuestionQueue {
      * @type {Map<string, {question: import("../shared/questions.js").Question,
      *                     shown: boolean}>} */
     this.open = new Map();
+    /** The element each tab shows highlighted for a question now: tab → eid. */
+    this.highlighted = new Map();
   }
 
   /** Handle a host message if it is a question or a withdrawal. @returns {boolean} */
@@ -79,10 +83,13 @@ export class QuestionQueue {
    * the question leaves the queue either way.
    * @returns {Promise<{waiting: boolean}>}
    */
-  async answer(ask, allow) {
+  async answer(ask, allow, always) {
     const id = String(ask);
     if (this.open.delete(id)) this.notify(null);
-    const result = await this.host.request({ type: "answer", ask: id, allow: Boolean(allow) });
+    const request = { type: "answer", ask: id, allow: Boolean(allow) };
+    // `always` (remember the site) only where the person was offered it.
+    if (typeof always === "boolean") request.always = always;
+    const result = await this.host.request(request);
     return { waiting: Boolean(result?.waiting) };
   }
 
@@ -93,7 +100,10 @@ export class QuestionQueue {
 
   /** The host went away: every call that asked ended with it. */
   onHost(state) {
-    if (state === "connected" || this.open.size === 0) return;
+    if (state === "connected") return;
+    // The host that drew the highlights is gone, and its overlays with it.
+    this.highlighted.clear();
+    if (this.open.size === 0) return;
     this.open.clear();
     this.notify({ ask: "", client: "", why: "the host disconnected" });
   }
@@ -104,10 +114,35 @@ export class QuestionQueue {
       this.open.delete(ask);
       this.refuse(ask, PANEL_CLOSED);
     }
+    this.highlight();
   }
 
   /** @param {{ask: string, client: string, why: string}|null} withdrawn */
   notify(withdrawn) {
     this.broadcast({ event: "questions", questions: this.list(), withdrawn });
+    this.highlight();
+  }
+
+  /**
+   * Highlight the element of each tab's open question, and clear the highlight of a
+   * tab whose question left. A failure (the element is gone, the tab closed) only
+   * means there is nothing to show.
+   */
+  highlight() {
+    const wanted = highlightsOf(this.list());
+    const send = (tab, eid) => {
+      this.host.request({ type: "highlight", tab, eid }).catch(() => {});
+    };
+    for (const tab of [...this.highlighted.keys()]) {
+      if (!wanted.has(tab)) {
+        this.highlighted.delete(tab);
+        send(tab, null);
+      }
+    }
+    for (const [tab, eid] of wanted) {
+      if (this.highlighted.get(tab) === eid) continue;
+      this.highlighted.set(tab, eid);
+      send(tab, eid);
+    }
   }
 }

@@ -66,7 +66,8 @@ class ToolOutcome:
     submits: bool
     # The page's URL in the caller's latest snapshot (after an action: the page it left).
     url: str | None = None
-    # Why the person was asked (Trimtab's words, which may quote the page), if they were.
+    # Why the person was asked (Trimtab's words) and about what (the element, which
+    # quotes the page), if they were.
     reason: str | None = None
     # Requests the request guard held during the action, and what became of them.
     held: tuple[Held, ...] = ()

@@ -289,7 +289,7 @@ class HostState:
                 client=call.client,
                 session=call.session,
                 tab=call.tab,
-                what="submit",
+                what="secret" if result.consent_secret else "submit",
                 tool=call.name,
                 args=call.args,
                 reason=result.consent,
@@ -327,7 +327,11 @@ class HostState:
             side_effects=policy.side_effects,
             submits=result.submits,
             url=latest.url if (latest := state.view(call.view).latest) is not None else None,
-            reason=result.consent if consent.required else None,
+            # What the question was about: Trimtab's reason and the element the page
+            # wrote (a dialog's message, a button's text), for the refusal's block.
+            reason=" ".join(filter(None, (result.consent, result.element)))
+            if consent.required
+            else None,
             held=tuple(held),
         )
 
@@ -492,6 +496,11 @@ class HostState:
         # The agent's snapshot keeps no frame sessions: only main-frame ids resolve.
         if agent is not None and eid in agent.controls and agent.controls[eid].frame == 0:
             return agent.controls[eid], None
+        # An outside client's question names an element of its own view of the tab.
+        for view in state.views.values():
+            seen = view.latest
+            if seen is not None and eid in seen.controls and seen.controls[eid].frame == 0:
+                return seen.controls[eid], None
         if inspected is None and agent is None:
             raise RequestError(
                 "stale_id", f"no snapshot of tab {state.id} yet, so no element {eid!r}"

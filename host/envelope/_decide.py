@@ -47,13 +47,16 @@ async def act_with_consent(
     for this call only: nothing of it outlives the call, so a call that was cancelled
     while it waited (its question withdrawn) can never act on a late yes.
     ``ask_before_submit`` is the person's own setting for the side panel's agent: off,
-    they agreed to every such call beforehand (the host still decides which those are).
+    they agreed to every such call beforehand (the host still decides which those are);
+    it never waives a question of another kind (a secret field, a site).
     """
     first = await run(False)
     question = needs(first)
     if question is None:
         return Decided(first, Consent())
-    answer = await ask(question) if ask_before_submit else Answer.yes()
+    # The setting waives submit questions only: typing a secret is always asked.
+    waived = not ask_before_submit and question.what == "submit"
+    answer = Answer.yes() if waived else await ask(question)
     if not answer.allow:
         return Decided(first, Consent(required=True, granted=False, answer=answer))
     again = await run(True)

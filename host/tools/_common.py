@@ -86,6 +86,8 @@ class ToolResult:
     # The action needs the person's consent, for this reason; nothing was done.
     consent: str | None = None
     element: str | None = None  # what it would act on (escaped), when consent is asked
+    # The consent is about typing a secret, not a submit: no setting waives the question.
+    consent_secret: bool = False
     submitted: bool = False  # the browser saw a form submission during the action
 
 

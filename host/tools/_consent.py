@@ -39,10 +39,12 @@ from ._scripts import script
 __all__ = [
     "CommitFacts",
     "ConsentNeeded",
+    "SecretReason",
     "activation_reason",
     "change_reason",
     "click_reason",
     "control_change_reason",
+    "dialog_element",
     "dialog_reason",
     "enter_reason",
     "granted",
@@ -70,17 +72,24 @@ _granted: contextvars.ContextVar[bool] = contextvars.ContextVar(
 )
 
 
+class SecretReason(str):
+    """A reason that is about the person's secret (typing into a password or card
+    field), not a submit: the person's "ask before submitting" setting never waives it."""
+
+
 class ConsentNeeded(Exception):
     """The action may submit or commit something and the person has not agreed yet.
 
     Raised before any input was sent: nothing was done. ``reason`` says why, for the
-    person; ``element`` names what would be acted on (escaped, for display), if known.
+    person; ``element`` names what would be acted on (escaped, for display), if known;
+    ``secret`` is True when the reason is a secret field's (`SecretReason`).
     """
 
     def __init__(self, reason: str, element: str | None = None) -> None:
         super().__init__(reason)
-        self.reason = reason
+        self.reason = str(reason)
         self.element = element
+        self.secret = isinstance(reason, SecretReason)
 
 
 @contextlib.contextmanager
@@ -192,7 +201,7 @@ def enter_reason(facts: CommitFacts, modifiers: int = 0) -> str | None:
 def secret_reason(secret: Secret | None, action: str = "types into") -> str | None:
     """Why typing into (or choosing in) a field needs consent: it holds a secret of the
     person's."""
-    return None if secret is None else f"it {action} {secret.field}"
+    return None if secret is None else SecretReason(f"it {action} {secret.field}")
 
 
 def typing_reason(facts: CommitFacts, *, submit: bool) -> str | None:
@@ -226,18 +235,38 @@ def key_reason_for(facts: CommitFacts, key: KeyDef, modifiers: int) -> str | Non
 
 
 def dialog_reason(dialog: Mapping[str, Any] | None, accept: bool) -> str | None:
-    """Why answering the page's JavaScript dialog may commit: OK on a question."""
+    """Why answering the page's JavaScript dialog may commit: OK on a question.
+
+    Trimtab's words only: the page's message goes in `dialog_element`, which the
+    person is shown as quoted page text.
+    """
     if dialog is None or not accept:
         return None
     kind = str(dialog.get("type", ""))
-    message = str(dialog.get("message", ""))
     if kind == "confirm":
-        return f"it answers OK to the page's question {xml.element('q', content=message)}"
+        return "it answers OK to the page's confirm dialog"
     if kind == "beforeunload":
         return "it leaves a page that warns of unsaved changes"
     if kind == "prompt":
-        return f"it answers the page's prompt {xml.element('q', content=message)}"
+        return "it answers the page's prompt"
     return None
+
+
+def dialog_element(dialog: Mapping[str, Any] | None) -> str | None:
+    """The dialog a consent question is about, with the page's message escaped:
+    ``<js-dialog type="confirm">Delete the draft?</js-dialog>``."""
+    if dialog is None:
+        return None
+    kind = str(dialog.get("type", ""))
+    message = str(dialog.get("message", ""))
+    return xml.element(
+        "js-dialog",
+        {"type": kind if kind in _DIALOG_TYPES else None},
+        content=message or None,
+    )
+
+
+_DIALOG_TYPES: Final = frozenset({"alert", "confirm", "prompt", "beforeunload"})
 
 
 # --- reading the facts from the page ------------------------------------------------------

@@ -21,7 +21,7 @@ from ._common import (
     text_arg,
     tool,
 )
-from ._consent import dialog_reason, require
+from ._consent import dialog_element, dialog_reason, require
 
 __all__ = ["answer_dialog", "dialog_result", "dialog_xml"]
 
@@ -69,7 +69,7 @@ async def answer_dialog(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     answer = text_arg(args, "text", required=False)
     if answer is not None and dialog.get("type") != "prompt":
         raise BadArguments(f"text is only for a prompt; this dialog is a {dialog.get('type')}")
-    require(dialog_reason(dialog, accept))
+    require(dialog_reason(dialog, accept), dialog_element(dialog))
     await target.execute(cdp.page_handle_javascript_dialog(accept=accept, prompt_text=answer))
     # Answering may let a navigation go on (beforeunload) or run the page's handler.
     async with watch(tab.revisions) as activity:

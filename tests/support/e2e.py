@@ -208,16 +208,21 @@ async def _wait_for_target(
         await trio.sleep(0.05)
 
 
-#: Reads the side panel's open question (who, what, why, the element) and presses one
-#: of its buttons in the same evaluation, so the answer is for the question read; null
-#: while no question is shown. ``BUTTON`` is replaced by the button's id.
+#: Reads the side panel's open question (who, what, why, the facts, then the page's
+#: quoted words as "label: “text”" lines) and presses one of its buttons in the same
+#: evaluation, so the answer is for the question read; null while no question is shown.
+#: ``BUTTON`` is replaced by the button's id.
 _ANSWER = """(() => {
     const box = document.getElementById('question');
     if (box.hidden) return null;
-    const text = ['question-want', 'question-reason', 'question-element']
-        .map((id) => document.getElementById(id).textContent).join('\\n');
-    document.getElementById(BUTTON).click();
-    return text;
+    const button = document.getElementById(BUTTON);
+    if (!button) return null;
+    const mine = ['question-want', 'question-reason', 'question-facts']
+        .map((id) => document.getElementById(id).textContent);
+    const quoted = [...document.querySelectorAll('#question-quotes dt')]
+        .map((dt) => `${dt.textContent}: ${dt.nextElementSibling.textContent}`);
+    button.click();
+    return [...mine, ...quoted].join('\\n');
 })()"""
 
 

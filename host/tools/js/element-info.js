@@ -15,7 +15,9 @@ function() {
   if (tag === 'input' && (type === 'checkbox' || type === 'radio')) checked = el.checked;
   else if (TOGGLE_ROLES.includes(role))
     checked = el.getAttribute('aria-checked') === 'true';
-  const text = squeeze(el.innerText || el.value || el.getAttribute('aria-label')).slice(0, 60);
+  // The first 60 characters name it; a cut is marked, so no one reads a part as all.
+  const full = squeeze(el.innerText || el.value || el.getAttribute('aria-label'));
+  const text = full.length > 60 ? `${full.slice(0, 59)}…` : full;
   // A field's label names it where its value must not (a secret field).
   const hints = fieldHints(el);
   const label = !hints ? '' : squeeze(Array.from(el.labels || [], (l) => l.textContent).join(' ')

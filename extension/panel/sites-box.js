@@ -1,0 +1,103 @@
+// The "Allowed sites" settings: the sites the agent may always act on and the sites
+// it may never act on. The host keeps the lists and applies them (`sites` reads them,
+// `sites_set` stores them, host/PROTOCOL.md); this module shows and edits them. A host
+// that does not know these requests yet gets a plain message and no controls.
+
+import { listsOf, siteFromInput, sitesError, withNever, withoutSite } from "../shared/sites.js";
+
+/** What the section shows, readable by the end-to-end tests. */
+export const sitesView = {
+  /** @type {import("../shared/sites.js").SiteLists|null} null until loaded */
+  lists: null,
+  note: "",
+};
+
+/**
+ * @param {Document} doc the panel's document, holding the section's elements
+ * @param {import("./worker-client.js").WorkerClient} worker
+ * @returns {{load: () => Promise<void>}}
+ */
+export function mountSitesBox(doc, worker) {
+  const $ = (id) => /** @type {HTMLElement} */ (doc.getElementById(id));
+  const form = /** @type {HTMLFormElement} */ ($("sites-add"));
+  const input = /** @type {HTMLInputElement} */ ($("sites-new"));
+
+  function say(text) {
+    sitesView.note = text;
+    $("sites-note").textContent = text;
+  }
+
+  function show(lists) {
+    sitesView.lists = lists;
+    for (const which of /** @type {const} */ (["always", "never"])) {
+      const list = $(`sites-${which}`);
+      list.replaceChildren();
+      if (lists[which].length === 0) {
+        const li = doc.createElement("li");
+        li.className = "muted";
+        li.textContent = "none";
+        list.append(li);
+      }
+      for (const site of lists[which]) {
+        const li = doc.createElement("li");
+        const name = doc.createElement("span");
+        name.className = "site";
+        name.textContent = site;
+        const remove = doc.createElement("button");
+        remove.type = "button";
+        remove.textContent = "Remove";
+        remove.dataset.site = site;
+        remove.dataset.list = which;
+        remove.setAttribute("aria-label", `Remove ${site} from the ${which === "always"
+          ? "always allowed" : "never allowed"} sites`);
+        remove.addEventListener("click", () => save(withoutSite(lists, which, site),
+          `Removed ${site}.`));
+        li.append(name, remove);
+        list.append(li);
+      }
+    }
+    form.hidden = false;
+  }
+
+  function unavailable(err) {
+    sitesView.lists = null;
+    $("sites-always").replaceChildren();
+    $("sites-never").replaceChildren();
+    form.hidden = true;
+    say(sitesError(err));
+  }
+
+  async function load() {
+    try {
+      show(listsOf(await worker.host({ type: "sites" }, { timeoutMs: 10_000 })));
+      say("");
+    } catch (err) {
+      unavailable(err);
+    }
+  }
+
+  async function save(lists, done) {
+    try {
+      const stored = await worker.host({ type: "sites_set", ...lists }, { timeoutMs: 10_000 });
+      show(listsOf(stored));
+      say(done);
+    } catch (err) {
+      say(sitesError(err));
+    }
+  }
+
+  form.addEventListener("submit", (e) => {
+    e.preventDefault();
+    if (!sitesView.lists) return;
+    const typed = siteFromInput(input.value);
+    if ("error" in typed) {
+      say(typed.error);
+      input.focus();
+      return;
+    }
+    input.value = "";
+    save(withNever(sitesView.lists, typed.site), `${typed.site} is never allowed now.`);
+  });
+
+  return { load };
+}
