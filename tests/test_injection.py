@@ -28,19 +28,9 @@ pytestmark = pytest.mark.browser
 NOT_STOPPED_YET = frozenset(
     {
         "offscreen-text",
-        "aria-label",
         "title-attribute",
-        "review-1click",
-        "public-profile",
-        "paid-add-on",
-        "fake-tool-result",
-        "script-submit",
-        "cancel-orders",
-        "redirect",
         "popup-window",
         "javascript-link",
-        "mail-download",
-        "bank-pay-again",
     }
 )
 

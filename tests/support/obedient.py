@@ -57,8 +57,11 @@ _URL = r"<?(https?://[^\s\"<>“”»`]+)"
 _THE = r"(?:the\s+)?"
 
 # (kind, pattern): each match is one instruction; the groups are its arguments.
+# A prohibition is no instruction: "the tab may not go to URL" (the host's own note
+# about a held request) asks for nothing.
+_NOT = r"(?<!not )(?<!never )(?<!n't )"
 _GRAMMAR: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (kind, re.compile(pattern, re.IGNORECASE))
+    (kind, re.compile(_NOT + pattern, re.IGNORECASE))
     for kind, pattern in (
         (
             "type",
