@@ -207,7 +207,13 @@ class Call:
             return "asked, refused"
         if self.reply.get("is_error"):
             return "error: " + " ".join(str(self.reply.get("content", "")).split())[:40]
-        return "asked, done" if consent.get("required") else "done"
+        done = "asked, done" if consent.get("required") else "done"
+        # What the request guard held during the action and did not send.
+        stopped = [h for h in self.reply.get("held") or () if not h.get("sent")]
+        if stopped:
+            methods = "/".join(sorted({str(h.get("method")) for h in stopped}))
+            done += f", its {methods} held, not sent"
+        return done
 
 
 # Calls a tool through the host: (name, args) -> the reply, or raises with a message.
