@@ -453,19 +453,44 @@ function renderStep(step, { live = true } = {}) {
       + "submit, so you were not asked first. Check the page."));
   } else if (step.kind === "done") {
     li.append(el("div", "", step.text || "Done."));
+  } else if (step.kind === "retry") {
+    li.append(el("div", "", retryWords(step)));
   } else if (step.kind === "error") {
     li.classList.add("error");
     li.append(el("div", "", step.message));
+    if (step.action === "settings") {
+      // What to do about it, one click away: the key field, in view and focused.
+      const open = el("button", "step-action", "Open Settings");
+      open.type = "button";
+      open.addEventListener("click", openSettings);
+      li.append(el("div", "", "Check the API key (or the provider and model) in Settings, "
+        + "save, then press Reply: the next call uses the new settings."), open);
+    }
   }
   $("steps").append(li);
   li.scrollIntoView({ block: "nearest" });
   if (live) $("progress").textContent = step.kind === "tool" ? `ran ${step.name}` : "";
 }
 
+/** A retry as the person reads it. */
+function retryWords({ status, seconds, attempt, of }) {
+  return `The provider is busy (HTTP ${status}): retrying in ${seconds} s, `
+    + `attempt ${attempt} of ${of}.`;
+}
+
+/** Open the settings with the API key field in view and focused. */
+function openSettings() {
+  showView("agent");
+  $("settings").open = true;
+  $("settings").scrollIntoView({ block: "start" });
+  $("api-key").focus();
+}
+
 /** The live indicator in the bar: what the agent waits for now. */
-function showActivity({ what, name }) {
+function showActivity({ what, name, ...retry }) {
   state.activity = what === "model" ? "the model is thinking…"
-    : what === "tool" ? `running ${name}…` : "";
+    : what === "tool" ? `running ${name}…`
+    : what === "retry" ? retryWords(/** @type {any} */ (retry)) : "";
   $("activity").textContent = state.activity;
   $("activity").hidden = !state.activity;
 }
@@ -555,11 +580,26 @@ $("task-form").addEventListener("submit", async (e) => {
     try {
       agent = await startConversation();
     } catch (err) {
-      renderStep({ kind: "error", message: err.message });
+      renderStep({ kind: "error", message: err.message,
+        ...(/API key/.test(err.message) ? { action: "settings" } : {}) });
       return;
     }
     state.agent = agent;
     state.run.task = task;
+  } else {
+    // A reply runs with the settings as they are now (a fixed key, another model).
+    try {
+      const { client, settings } = await makeClient();
+      agent.client = client;
+      agent.askBeforeSubmit = settings.askBeforeSubmit;
+      if (state.run) {
+        Object.assign(state.run, { provider: settings.provider, model: settings.model,
+          prices: settings.prices });
+      }
+    } catch (err) {
+      renderStep({ kind: "error", message: err.message, action: "settings" });
+      return;
+    }
   }
   state.running = true;
   $("task").value = "";

@@ -1,0 +1,153 @@
+"""Errors in the side panel that say what to do: real extension and host, a scripted
+model on 127.0.0.1 that turns requests away (529, 401) before it answers."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pytest
+import trio
+
+from tests.support import StaticServer
+from tests.support.agent import (
+    API_KEY,
+    Refusal,
+    ScriptedModel,
+    open_agent,
+    send_message,
+    serve_model,
+    use_model,
+)
+from tests.support.e2e import ExtensionBrowser, launch_with_extension
+
+pytestmark = pytest.mark.browser
+
+NEW_KEY = "sk-test-the-fixed-key"
+
+
+@pytest.fixture
+async def ext(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[ExtensionBrowser]:
+    monkeypatch.setenv("TRIMTAB_LOG_DIR", str(tmp_path / "logs"))
+    async with launch_with_extension(tmp_path / "profile") as browser:
+        yield browser
+
+
+@attrs.define
+class Overloaded:
+    """The scripted model, overloaded (HTTP 529, Retry-After: 1) for its first calls."""
+
+    inner: ScriptedModel
+    refusals: int
+    port: int = 0
+    requests: list[tuple[dict[str, str], dict[str, Any]]] = attrs.field(factory=list)
+    responses: list[dict[str, Any]] = attrs.field(factory=list)
+
+    @property
+    def provider(self) -> str:
+        return self.inner.provider
+
+    @property
+    def base_url(self) -> str:
+        self.inner.port = self.port
+        return self.inner.base_url
+
+    def answer(self, body: dict[str, Any]) -> dict[str, Any] | Refusal:
+        if self.refusals:
+            self.refusals -= 1
+            return Refusal(
+                529,
+                "Overloaded",
+                {"Retry-After": "1", "Access-Control-Expose-Headers": "Retry-After"},
+            )
+        return self.inner.answer(body)
+
+
+@attrs.define
+class Keyed:
+    """The scripted model, which refuses (HTTP 401) any key but ``NEW_KEY``."""
+
+    inner: ScriptedModel
+    port: int = 0
+    requests: list[tuple[dict[str, str], dict[str, Any]]] = attrs.field(factory=list)
+    responses: list[dict[str, Any]] = attrs.field(factory=list)
+
+    @property
+    def provider(self) -> str:
+        return self.inner.provider
+
+    @property
+    def base_url(self) -> str:
+        self.inner.port = self.port
+        return self.inner.base_url
+
+    def answer(self, body: dict[str, Any]) -> dict[str, Any] | Refusal:
+        if self.requests[-1][0].get("x-api-key") != NEW_KEY:
+            return Refusal(401, "invalid x-api-key")
+        return self.inner.answer(body)
+
+
+async def test_an_overloaded_provider_is_retried_visibly(
+    ext: ExtensionBrowser, pages_server: StaticServer
+) -> None:
+    """Two 529 answers are retried after the wait the provider asked, each retry shown
+    in words ("retrying in 1 s, attempt k of 3"), and the task then completes."""
+    async with trio.open_nursery() as nursery:
+        model = await nursery.start(serve_model, Overloaded(ScriptedModel("anthropic"), 2))
+        panel, _ = await open_agent(ext, model, pages_server.url("e2e-agent-start.html"))
+        run = await send_message(panel, "What is the forecast for Lisbon?")
+        shown = await panel.evaluate(
+            "[...document.querySelectorAll('#steps li.retry')].map((li) => li.textContent)"
+        )
+        nursery.cancel_scope.cancel()
+    assert run.steps[-1]["kind"] == "done", run.steps
+    assert "Forecast for Lisbon: sunny" in run.steps[-1]["text"]
+    assert shown == [
+        "The provider is busy (HTTP 529): retrying in 1 s, attempt 1 of 3.",
+        "The provider is busy (HTTP 529): retrying in 1 s, attempt 2 of 3.",
+    ]
+    # The same request, sent three times: two refused, the third answered.
+    assert len(model.requests) == len(model.responses) + 2
+    assert model.requests[0][1] == model.requests[2][1]
+
+
+async def test_a_refused_key_says_open_settings_and_reply_uses_the_fixed_one(
+    ext: ExtensionBrowser, pages_server: StaticServer
+) -> None:
+    """A 401 ends the task with an "Open Settings" action that opens the settings at the
+    key field; after the key is changed, Reply sends its next model call with the new
+    key and the conversation goes on."""
+    async with trio.open_nursery() as nursery:
+        model = await nursery.start(serve_model, Keyed(ScriptedModel("anthropic")))
+        panel, _ = await open_agent(ext, model, pages_server.url("e2e-agent-start.html"))
+        first = await send_message(panel, "What is the forecast for Lisbon?")
+        action = await panel.evaluate(
+            """(() => {
+                const button = document.querySelector('#steps li.error button.step-action');
+                if (!button) return null;
+                const text = button.textContent;
+                button.click();
+                return {text, open: document.getElementById('settings').open,
+                        focused: document.activeElement.id,
+                        run: document.getElementById('run').textContent};
+            })()"""
+        )
+        await use_model(ext, model, apiKey=NEW_KEY)
+        second = await send_message(panel, "Try again, please.")
+        nursery.cancel_scope.cancel()
+    error = first.steps[-1]
+    assert error["kind"] == "error", first.steps
+    assert error["action"] == "settings"
+    assert "refused the API key" in error["message"]
+    assert "HTTP 401" in error["message"]
+    assert action == {"text": "Open Settings", "open": True, "focused": "api-key", "run": "Reply"}
+    keys = [headers.get("x-api-key") for headers, _ in model.requests]
+    assert keys[0] == API_KEY
+    assert set(keys[1:]) == {NEW_KEY}
+    assert second.steps[-1]["kind"] == "done", second.steps
+    # The reply carried on the same conversation: the first request's task is in it.
+    said = model.inner.person_said(model.requests[1][1]["messages"])
+    assert said[0][1].endswith("What is the forecast for Lisbon?")
+    assert said[-1][1] == "Try again, please."
