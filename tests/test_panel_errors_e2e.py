@@ -151,3 +151,65 @@ async def test_a_refused_key_says_open_settings_and_reply_uses_the_fixed_one(
     said = model.inner.person_said(model.requests[1][1]["messages"])
     assert said[0][1].endswith("What is the forecast for Lisbon?")
     assert said[-1][1] == "Try again, please."
+
+
+async def test_a_chrome_page_disables_run_and_share_and_leaves_no_stale_xml(
+    ext: ExtensionBrowser, pages_server: StaticServer
+) -> None:
+    """On a chrome:// tab, Inspect shows the reason and none of the previous tab's title,
+    figures or XML; Run and Share are disabled with the reason beside them, and a task
+    submitted anyway spends no model call."""
+    async with trio.open_nursery() as nursery:
+        model = await nursery.start(serve_model, ScriptedModel("anthropic"))
+        panel, _ = await open_agent(ext, model, pages_server.url("e2e-agent-start.html"))
+        await panel.evaluate("trimtabPanel.showView('inspect'); trimtabPanel.refresh()")
+        before = await panel.evaluate(
+            "({xml: trimtabPanel.state.xml.length, title: "
+            "document.getElementById('inspect-tab').textContent})"
+        )
+        await ext.open_tab("chrome://version/")
+        with trio.fail_after(20):
+            while not await panel.evaluate("trimtabPanel.state.closed !== ''"):
+                await trio.sleep(0.05)
+            while await panel.evaluate("!document.getElementById('agents-share').disabled"):
+                await trio.sleep(0.05)
+        inspect = await panel.evaluate(
+            """({error: document.getElementById('inspect-error').textContent,
+                 errorShown: !document.getElementById('inspect-error').hidden,
+                 title: document.getElementById('inspect-tab').textContent,
+                 figures: document.querySelectorAll('#figures div').length,
+                 xml: document.getElementById('xml').textContent,
+                 stateXml: trimtabPanel.state.xml})"""
+        )
+        await panel.evaluate("trimtabPanel.showView('agent'); true")
+        agent = await panel.evaluate(
+            """({run: document.getElementById('run').disabled,
+                 note: document.getElementById('closed-note').textContent,
+                 noteShown: !document.getElementById('closed-note').hidden,
+                 share: document.getElementById('agents-share').disabled,
+                 shareWhy: document.getElementById('agents-share').title,
+                 agentsNote: document.getElementById('agents-note').textContent})"""
+        )
+        await panel.evaluate(
+            """document.getElementById('task').value = 'Read this page.';
+            document.getElementById('task-form').requestSubmit(); true"""
+        )
+        with trio.fail_after(20):
+            while not await panel.evaluate("trimtabPanel.state.steps.length"):
+                await trio.sleep(0.05)
+        steps = await panel.evaluate("trimtabPanel.state.steps")
+        nursery.cancel_scope.cancel()
+    assert before["xml"] > 0
+    assert before["title"]
+    reason = "Chrome does not let extensions read or act on its own pages"
+    assert reason in inspect["error"]
+    assert inspect["errorShown"]
+    assert before["title"] not in inspect["title"]
+    assert inspect == {**inspect, "figures": 0, "xml": "", "stateXml": ""}
+    assert agent["run"] and agent["share"] and agent["noteShown"]
+    assert reason in agent["note"]
+    assert reason in agent["shareWhy"]
+    assert reason in agent["agentsNote"]
+    assert [s["kind"] for s in steps] == ["error"]
+    assert reason in steps[0]["message"]
+    assert model.requests == []

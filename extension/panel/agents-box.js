@@ -4,6 +4,8 @@
 // bar (question-bar.js), like the panel agent's. Page- and client-derived text goes
 // through textContent.
 
+import { closedReason } from "../shared/tab-access.js";
+
 /** What the box shows, readable by the end-to-end tests. */
 export const agentsView = { shared: [], clients: [], activeTab: null };
 
@@ -65,8 +67,12 @@ export function mountAgentsPanel(root, worker) {
     agentsView.activeTab = tab?.id ?? null;
     const isShared = Boolean(tab && status.shared.some((t) => t.id === tab.id));
     share.textContent = isShared ? "Stop sharing this tab" : "Share this tab with agents";
+    // A page Chrome keeps closed cannot be shared: said before the click, not after.
+    const closed = isShared ? "" : closedReason(tab?.url ?? tab?.pendingUrl);
+    share.disabled = Boolean(closed);
+    share.title = closed;
     stop.disabled = status.shared.length === 0 && !status.clients.some((c) => c.connected);
-    note.textContent = failure || (status.shared.length
+    note.textContent = failure || closed || (status.shared.length
       ? `Shared with outside agents: ${status.shared.map((t) => t.title || t.url).join(", ")}`
       : "No tab is shared with outside agents.");
     note.classList.toggle("error", Boolean(failure));
@@ -89,5 +95,8 @@ export function mountAgentsPanel(root, worker) {
     if (event.event === "agents") render(event);
   });
   chrome.tabs.onActivated.addListener(() => render(agentsView));
+  chrome.tabs.onUpdated.addListener((tabId, change, tab) => {
+    if (change.url && tab.active) render(agentsView);
+  });
   call({ action: "status" });
 }

@@ -7,6 +7,7 @@ import { DEFAULT_BUDGET } from "../agent/compact.js";
 import { AnthropicClient } from "../agent/llm/anthropic.js";
 import { OPENAI_BASE_URL, OpenAIClient } from "../agent/llm/openai.js";
 import { costOf, describeTotals, emptyTotals } from "../shared/cost.js";
+import { closedReason } from "../shared/tab-access.js";
 import { mountAgentsPanel } from "./agents-box.js";
 import { DEFAULT_KEEP, clearTasks, listTasks, saveTask } from "./history.js";
 import { HostWatch } from "./host-watch.js";
@@ -49,6 +50,8 @@ const state = {
   pageBudget: /** @type {{default: number, min: number}|null} */ (null),
   // What the agent does now, for the live indicator: "" when idle.
   activity: "",
+  // Why a new task cannot run in the active tab (a page Chrome keeps closed); "" if it can.
+  closed: "",
 };
 
 // ---------------------------------------------------------------- host status
@@ -65,7 +68,8 @@ const hostWatch = new HostWatch({
       loadPageBudget();
       if ($("settings").open) sites.load();
       // What failed while the host was gone is stale now.
-      if (host.again && state.inspectError && state.view === "inspect") refresh();
+      // (Whatever the view: the error must not wait there for the next visit.)
+      if (host.again && state.inspectError) refresh();
     } else {
       el.textContent = "host disconnected, retrying…";
       el.className = "status down";
@@ -175,8 +179,15 @@ async function refresh() {
     showInspectError("No active tab in this window.");
     return;
   }
-  $("refresh").disabled = true;
+  showClosed(tab);
   state.shownTab = tab.id;
+  if (state.closed) {
+    // Nothing of the previous tab stays on screen under the reason.
+    clearInspect(tab);
+    showInspectError(state.closed);
+    return;
+  }
+  $("refresh").disabled = true;
   try {
     const { pageBudget } = await loadSettings();
     const result = await worker.host({ type: "snapshot", tab: tab.id,
@@ -190,10 +201,37 @@ async function refresh() {
     const parsed = renderXml(state.xml, $("xml"));
     if (!parsed.ok) showInspectError(`The host's XML did not parse: ${parsed.error}`);
   } catch (err) {
+    if (state.tab?.id !== tab.id) return;
+    clearInspect(tab);
     showInspectError(`Could not read this tab: ${err.message}`);
   } finally {
     $("refresh").disabled = false;
   }
+}
+
+/** Empty the Inspect view of another page's XML and figures; title the tab shown. */
+function clearInspect(tab) {
+  state.xml = "";
+  state.kind = "";
+  state.stats = {};
+  state.pinned = null;
+  $("figures").replaceChildren();
+  $("xml").replaceChildren();
+  $("inspect-tab").textContent = tab?.title ?? "";
+}
+
+/**
+ * Say up front when the active tab is one Chrome keeps closed: Run (for a new task)
+ * is disabled, with the reason beside it.
+ * @param {chrome.tabs.Tab|null} tab
+ */
+function showClosed(tab) {
+  state.closed = closedReason(tab?.url ?? tab?.pendingUrl);
+  const note = $("closed-note");
+  note.textContent = state.closed;
+  note.hidden = !state.closed || Boolean(state.agent);
+  $("run").disabled = state.running || (Boolean(state.closed) && !state.agent);
+  $("copy").disabled = Boolean(state.closed);
 }
 
 async function highlight(eid) {
@@ -238,7 +276,15 @@ $("copy").addEventListener("click", async () => {
 
 chrome.tabs.onActivated.addListener(async ({ windowId }) => {
   const win = await chrome.windows.getCurrent();
-  if (windowId === win.id && state.view === "inspect") refresh();
+  if (windowId !== win.id) return;
+  if (state.view === "inspect") refresh();
+  else showClosed(await activeTab());
+});
+chrome.tabs.onUpdated.addListener(async (tabId, change, tab) => {
+  if (change.url && tab.active) {
+    const win = await chrome.windows.getCurrent();
+    if (tab.windowId === win.id) showClosed(tab);
+  }
 });
 chrome.tabs.onUpdated.addListener((tabId, change) => {
   if (tabId === state.tab?.id && change.status === "complete" && state.view === "inspect"
@@ -515,7 +561,8 @@ function setActing(tab) {
     chrome.action.setBadgeText({ tabId: state.agent.tab.id, text: "" }).catch(() => {});
   }
   banner.hidden = !tab;
-  $("run").disabled = Boolean(tab);
+  $("run").disabled = Boolean(tab) || (Boolean(state.closed) && !state.agent);
+  $("closed-note").hidden = !state.closed || Boolean(state.agent);
   $("stop").disabled = !tab;
   $("new-task").disabled = Boolean(tab) || (!state.agent && !state.reopened);
   $("run").textContent = state.agent && !tab ? "Reply" : "Run";
@@ -538,9 +585,12 @@ function clearConversation() {
 
 /** Start a conversation in the active tab with the saved settings. */
 async function startConversation() {
-  clearConversation();
   const tab = await activeTab();
   if (!tab?.id) throw new Error("No active tab in this window.");
+  // Before any model call: Chrome would refuse the first tool call anyway.
+  const closed = closedReason(tab.url ?? tab.pendingUrl);
+  if (closed) throw new Error(closed);
+  clearConversation();
   const { client, settings } = await makeClient();
   state.run = { provider: settings.provider, model: settings.model, prices: settings.prices,
     keep: settings.keepTasks, started: Date.now(), task: "" };
