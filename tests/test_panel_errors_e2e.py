@@ -206,7 +206,9 @@ async def test_a_chrome_page_disables_run_and_share_and_leaves_no_stale_xml(
     assert inspect["errorShown"]
     assert before["title"] not in inspect["title"]
     assert inspect == {**inspect, "figures": 0, "xml": "", "stateXml": ""}
-    assert agent["run"] and agent["share"] and agent["noteShown"]
+    assert agent["run"]
+    assert agent["share"]
+    assert agent["noteShown"]
     assert reason in agent["note"]
     assert reason in agent["shareWhy"]
     assert reason in agent["agentsNote"]
