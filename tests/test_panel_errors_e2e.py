@@ -21,7 +21,7 @@ from tests.support.agent import (
     serve_model,
     use_model,
 )
-from tests.support.e2e import ExtensionBrowser, launch_with_extension
+from tests.support.e2e import ExtensionBrowser, kill_process, launch_with_extension
 
 pytestmark = pytest.mark.browser
 
@@ -215,3 +215,35 @@ async def test_a_chrome_page_disables_run_and_share_and_leaves_no_stale_xml(
     assert [s["kind"] for s in steps] == ["error"]
     assert reason in steps[0]["message"]
     assert model.requests == []
+
+
+async def test_the_host_disconnected_error_clears_itself_on_reconnect(
+    ext: ExtensionBrowser, pages_server: StaticServer
+) -> None:
+    """When the host dies, Inspect says the tab was lost "(host_disconnected)"; once the
+    panel finds the host again the error is gone and the XML is back, with no click,
+    even while the person looks at the Agent view."""
+    _, tab = await ext.open_tab(pages_server.url("e2e-agent-start.html"))
+    await ext.wait_loaded(tab)
+    panel = await ext.open_side_panel()
+    with trio.fail_after(45):
+        while not await panel.evaluate("trimtabPanel.state.xml.length"):
+            await trio.sleep(0.05)
+    await panel.evaluate("trimtabPanel.showView('agent'); true")
+    [pid] = ext.host_pids()
+    kill_process(pid)
+    with trio.fail_after(45):
+        while "host_disconnected" not in await panel.evaluate("trimtabPanel.state.inspectError"):
+            await trio.sleep(0.05)
+        while await panel.evaluate("trimtabPanel.state.host?.again !== true"):
+            await trio.sleep(0.05)
+        while await panel.evaluate("trimtabPanel.state.inspectError"):
+            await trio.sleep(0.05)
+    shown = await panel.evaluate(
+        """({error: document.getElementById('inspect-error').hidden,
+             xml: trimtabPanel.state.xml.length,
+             status: document.getElementById('host-status').textContent})"""
+    )
+    assert shown["error"] is True
+    assert shown["xml"] > 0
+    assert shown["status"] == "host connected again"
