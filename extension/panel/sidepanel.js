@@ -6,6 +6,7 @@ import { Agent } from "../agent/agent.js";
 import { DEFAULT_BUDGET } from "../agent/compact.js";
 import { AnthropicClient } from "../agent/llm/anthropic.js";
 import { OPENAI_BASE_URL, OpenAIClient } from "../agent/llm/openai.js";
+import { testConnection } from "../agent/llm/probe.js";
 import { costOf, describeTotals, emptyTotals } from "../shared/cost.js";
 import { closedReason } from "../shared/tab-access.js";
 import { mountAgentsPanel } from "./agents-box.js";
@@ -418,16 +419,55 @@ $("settings-form").addEventListener("submit", async (e) => {
   $("settings-note").textContent = note;
 });
 
-async function makeClient() {
-  const s = await loadSettings();
+/** The client for settings `s`; `maxTokens` for a short probe. */
+function clientFor(s, maxTokens = undefined) {
   if (s.provider !== "compatible" && !s.apiKey) {
     throw new Error("Add an API key in Settings first.");
   }
-  const options = { apiKey: s.apiKey, model: s.model, baseUrl: s.baseUrl || undefined };
-  const client = s.provider === "anthropic" ? new AnthropicClient(options)
-    : new OpenAIClient(options);
-  return { client, settings: s };
+  const options = { apiKey: s.apiKey, model: s.model, baseUrl: s.baseUrl || undefined,
+    ...(maxTokens ? { maxTokens } : {}) };
+  return s.provider === "anthropic" ? new AnthropicClient(options) : new OpenAIClient(options);
 }
+
+async function makeClient() {
+  const s = await loadSettings();
+  return { client: clientFor(s), settings: s };
+}
+
+/** Whether the agent still lacks what it needs to call a model (first run). */
+function needsSetup(s) {
+  return s.provider !== "compatible" ? !s.apiKey : !s.baseUrl;
+}
+
+async function showFirstRun() {
+  const s = await loadSettings();
+  $("first-run").hidden = !needsSetup(s);
+}
+$("first-run-open").addEventListener("click", openSettings);
+chrome.storage.onChanged.addListener((changes, area) => {
+  if (area === "local" && changes.settings) showFirstRun();
+});
+
+// One tiny request with what the form says now (saved or not).
+$("test-connection").addEventListener("click", async () => {
+  const note = $("connection-note");
+  const s = { ...(await loadSettings()), provider: $("provider").value,
+    baseUrl: $("base-url").value.trim(), model: $("model").value.trim(),
+    apiKey: $("api-key").value };
+  note.classList.remove("error");
+  note.textContent = `Asking ${siteOf(baseUrlFor(s))}…`;
+  $("test-connection").disabled = true;
+  let result;
+  try {
+    result = await testConnection(clientFor(s, 16), { model: s.model });
+  } catch (err) {
+    result = { ok: false, message: err.message };
+  } finally {
+    $("test-connection").disabled = false;
+  }
+  note.textContent = result.message;
+  note.classList.toggle("error", !result.ok);
+});
 
 // ---------------------------------------------------------------- agent
 
@@ -753,5 +793,6 @@ worker.connect();
 mountAgentsPanel($("agents"), worker);
 loadPageBudget();
 fillSettingsForm();
+showFirstRun();
 showHistory();
 refresh();
