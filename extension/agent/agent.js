@@ -57,7 +57,7 @@ export function taskFrame({ nonce, tab }) {
 /**
  * @typedef {{kind: "task", text: string}
  *   | {kind: "model", text: string, usage: import("./requests.js").Usage,
- *      totals: import("../shared/cost.js").Totals, context: number}
+ *      totals: import("../shared/cost.js").Totals, context: number, final: boolean}
  *   | {kind: "tool", name: string, args: object, isError: boolean, cached: boolean,
  *      cachedFrom: unknown, note: string|null, chars: number, content: string}
  *   | {kind: "compacted", replaced: number, before: number, after: number, budget: number}
@@ -207,7 +207,7 @@ export class Agent {
         this.reported = { tokens: inputTotal(turn.usage) + turn.usage.output,
           entries: this.history.length };
         this.onStep({ kind: "model", text: turn.text, usage: turn.usage, totals: this.totals,
-          context });
+          context, final: turn.toolCalls.length === 0 });
         if (turn.toolCalls.length === 0) {
           this.onStep({ kind: "done", text: turn.text });
           return { ok: true, text: turn.text };

@@ -15,6 +15,7 @@ import { HostWatch } from "./host-watch.js";
 import { mountQuestionBar, questionView } from "./question-bar.js";
 import { mountSitesBox, sitesView } from "./sites-box.js";
 import { WorkerClient } from "./worker-client.js";
+import { describeCall } from "./step-words.js";
 import { renderXml } from "./xmlview.js";
 
 const $ = (id) => document.getElementById(id);
@@ -37,6 +38,9 @@ const state = {
   agent: /** @type {Agent|null} */ (null),
   running: false,
   steps: /** @type {object[]} */ ([]),
+  // The page XML the conversation's tool calls returned, newest first: what names the
+  // elements of the steps in words.
+  pages: /** @type {string[]} */ ([]),
   totals: emptyTotals(),
   costLine: "",
   // What the conversation runs with, for its cost and its history record.
@@ -497,12 +501,17 @@ function renderStep(step, { live = true } = {}) {
   if (step.kind === "task") {
     li.append(el("div", "", step.text));
   } else if (step.kind === "model") {
-    if (step.text) li.append(el("div", "", step.text));
+    // The final answer is shown once, by the "done" step; here only what the model
+    // said between its calls, and its tokens behind the toggle.
+    if (step.text && !step.final) li.append(el("div", "say", step.text));
     const u = step.usage;
-    li.append(el("div", "meta",
-      `model: ${fmt(u.input + u.cacheRead + u.cacheWrite)} tokens in (${fmt(u.cacheRead)} `
-      + `from cache, ${fmt(u.cacheWrite)} written to it), ${fmt(u.output)} out`
-      + (step.context ? ` · context ≈ ${fmt(step.context)} tokens` : "")));
+    const details = el("details");
+    details.append(el("summary", "", step.final ? "model: answered" : "model: tokens"),
+      el("div", "meta",
+        `${fmt(u.input + u.cacheRead + u.cacheWrite)} tokens in (${fmt(u.cacheRead)} `
+        + `from cache, ${fmt(u.cacheWrite)} written to it), ${fmt(u.output)} out`
+        + (step.context ? ` · context ≈ ${fmt(step.context)} tokens` : "")));
+    li.append(details);
     if (live && step.totals) showCost(step.totals);
   } else if (step.kind === "compacted") {
     li.append(el("div", "",
@@ -510,8 +519,9 @@ function renderStep(step, { live = true } = {}) {
       + `replaced by one line each (≈ ${fmt(step.before)} → ${fmt(step.after)} tokens; `
       + `budget ${fmt(step.budget)}).`));
   } else if (step.kind === "tool") {
-    const head = el("div");
-    head.append(el("code", "", `${step.name}(${JSON.stringify(step.args)})`));
+    // In words first, named from the pages seen before this call; then its own result.
+    const head = el("div", "say", describeCall(step.name, step.args, state.pages));
+    if (step.content) state.pages.unshift(step.content);
     if (step.cached) {
       const badge = el("span", "badge", "cached");
       badge.title = step.cachedFrom ? `from ${JSON.stringify(step.cachedFrom)}` : "";
@@ -520,25 +530,31 @@ function renderStep(step, { live = true } = {}) {
     if (step.isError) head.append(el("span", "badge", "error"));
     li.append(head);
     li.dataset.cached = String(step.cached);
-    li.append(el("div", "meta",
-      `${step.cached ? "answered from cache" : "ran"} · ${step.chars.toLocaleString("en-US")}`
-      + ` chars ≈ ${Math.ceil(step.chars / 4).toLocaleString("en-US")} tokens`
-      + (step.note ? ` · ${step.note}` : "")));
     const details = el("details");
-    details.append(el("summary", "", "result"), el("pre", "", step.content));
+    details.append(el("summary", "", "details"),
+      el("code", "", `${step.name}(${JSON.stringify(step.args)})`),
+      el("div", "meta",
+        `${step.cached ? "answered from cache" : "ran"} · ${step.chars.toLocaleString("en-US")}`
+        + ` chars ≈ ${Math.ceil(step.chars / 4).toLocaleString("en-US")} tokens`
+        + (step.note ? ` · ${step.note}` : "")),
+      el("pre", "", step.content));
     li.append(details);
   } else if (step.kind === "declined") {
     // The host's words say why (refused, unanswered, nobody to ask).
-    const head = el("div");
-    head.append(el("code", "", `${step.name}(${JSON.stringify(step.args)})`),
-      el("span", "badge", "not done"));
-    li.append(head, el("div", "meta", step.reason));
+    const head = el("div", "say", `Not done: ${describeCall(step.name, step.args, state.pages)}`);
+    head.append(el("span", "badge", "not done"));
+    const details = el("details");
+    details.append(el("summary", "", "details"),
+      el("code", "", `${step.name}(${JSON.stringify(step.args)})`));
+    li.append(head, el("div", "meta", step.reason), details);
   } else if (step.kind === "unasked-submit") {
     li.classList.add("error");
     li.append(el("div", "", `${step.name} submitted a form that Trimtab did not expect to `
       + "submit, so you were not asked first. Check the page."));
   } else if (step.kind === "done") {
-    li.append(el("div", "", step.text || "Done."));
+    // The answer, once, set apart from the steps that led to it.
+    li.classList.add("answer");
+    li.append(el("h3", "answer-title", "Answer"), el("div", "answer-text", step.text || "Done."));
   } else if (step.kind === "retry") {
     li.append(el("div", "", retryWords(step)));
   } else if (step.kind === "error") {
@@ -617,6 +633,7 @@ function clearConversation() {
   state.run = null;
   state.reopened = null;
   state.steps = [];
+  state.pages = [];
   $("steps").replaceChildren();
   $("cost").hidden = true;
   state.totals = emptyTotals();

@@ -315,6 +315,10 @@ async def serve_model(
                 body += await stream.receive_some(65536)
             request = json.loads(body)
             model.requests.append((headers, request))
+            # A model may hold its answers back (a slow call) until its gate opens.
+            gate = getattr(model, "gate", None)
+            if gate is not None:
+                await gate.wait()
             answer = model.answer(request)
             status, extra = "200 OK", ""
             if isinstance(answer, Refusal):
