@@ -100,3 +100,61 @@ async def test_steps_in_words_the_answer_once_and_a_live_indicator(
         )
     )
     assert shown["idle"] is True
+
+
+async def test_history_entries_say_outcome_cost_and_date(
+    ext: ExtensionBrowser, pages_server: StaticServer
+) -> None:
+    """A task answered and one stopped during its model call are listed newest first as
+    "stopped" and "answered", each with its date and its cost (prices set); a stored
+    task reopened says plainly that it is read-only."""
+    prices = {"input": 3, "cachedInput": 0.3, "output": 15}
+    async with trio.open_nursery() as nursery:
+        model = await nursery.start(serve_model, Slow("anthropic"))
+        model.gate.set()
+        panel, _ = await open_agent(
+            ext, model, pages_server.url("e2e-agent-start.html"), settings={"prices": prices}
+        )
+        await submit_message(panel, "What is the forecast for Lisbon?")
+        with trio.fail_after(60):
+            while not await panel.evaluate(ENDED) or await panel.evaluate(
+                "trimtabPanel.state.running"
+            ):
+                await trio.sleep(0.05)
+        await panel.evaluate("document.getElementById('new-task').click(); true")
+        model.gate = trio.Event()
+        asked = len(model.requests)
+        await submit_message(panel, "Then read it again.")
+        with trio.fail_after(30):
+            while len(model.requests) == asked:
+                await trio.sleep(0.05)
+        await panel.evaluate("document.getElementById('stop').click(); true")
+        with trio.fail_after(30):
+            while not await panel.evaluate(ENDED) or await panel.evaluate(
+                "trimtabPanel.state.running"
+            ):
+                await trio.sleep(0.05)
+            while await panel.evaluate("document.querySelectorAll('#history-list li').length") < 2:
+                await trio.sleep(0.05)
+        entries = await panel.evaluate(
+            """[...document.querySelectorAll('#history-list button')].map((b) => ({
+                outcome: b.dataset.outcome, task: b.firstChild.textContent,
+                line: b.lastChild.textContent}))"""
+        )
+        await panel.evaluate("document.getElementById('new-task').click(); true")
+        await panel.evaluate("document.querySelectorAll('#history-list button')[1].click(); true")
+        with trio.fail_after(20):
+            while not await panel.evaluate("!!document.querySelector('#steps li.readonly')"):
+                await trio.sleep(0.05)
+        note = await panel.evaluate("document.querySelector('#steps li.readonly').textContent")
+        model.gate.set()
+        nursery.cancel_scope.cancel()
+    assert [(e["outcome"], e["task"]) for e in entries] == [
+        ("stopped", "Then read it again."),
+        ("answered", "What is the forecast for Lisbon?"),
+    ]
+    for entry in entries:
+        assert entry["line"].startswith(entry["outcome"] + " · 20"), entry
+        assert "127.0.0.1" in entry["line"]
+    assert " · cost 0." in entries[1]["line"]
+    assert note.startswith("Read-only")

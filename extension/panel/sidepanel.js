@@ -10,7 +10,8 @@ import { testConnection } from "../agent/llm/probe.js";
 import { costOf, describeTotals, emptyTotals } from "../shared/cost.js";
 import { closedReason } from "../shared/tab-access.js";
 import { mountAgentsPanel } from "./agents-box.js";
-import { DEFAULT_KEEP, clearTasks, listTasks, saveTask } from "./history.js";
+import { DEFAULT_KEEP, clearTasks, describeRecord, listTasks, outcomeOf, saveTask }
+  from "./history.js";
 import { HostWatch } from "./host-watch.js";
 import { mountQuestionBar, questionView } from "./question-bar.js";
 import { mountSitesBox, sitesView } from "./sites-box.js";
@@ -668,7 +669,8 @@ async function recordConversation(agent, ok) {
       id: agent.session, started: run.started, task: run.task,
       title: agent.tab.title ?? "", url: agent.tab.url ?? "",
       provider: run.provider, model: run.model, steps: state.steps,
-      totals: agent.totals, ok,
+      totals: agent.totals, ok, outcome: outcomeOf(state.steps, ok),
+      cost: costOf(agent.totals, run.prices ?? {}, run.provider),
     }, run.keep);
   } catch (err) {
     renderStep({ kind: "error", message: `Could not save this task in the history: ${err.message}` },
@@ -743,9 +745,11 @@ async function showHistory() {
     const button = el("button", "", "");
     button.type = "button";
     button.dataset.id = record.id;
-    const when = new Date(record.started).toLocaleString();
-    button.append(el("div", "", record.task), el("div", "meta muted",
-      `${when} · ${record.title || record.url} · ${record.totals.calls} calls`));
+    const { outcome, line } = describeRecord(record);
+    button.dataset.outcome = outcome;
+    button.className = `entry ${outcome}`;
+    button.title = record.title || record.url;
+    button.append(el("div", "", record.task), el("div", "meta muted", line));
     button.addEventListener("click", () => reopen(record.id));
     li.append(button);
     list.append(li);
@@ -773,6 +777,12 @@ async function reopen(id) {
   for (const step of record.steps) renderStep(step, { live: false });
   showCost(record.totals);
   setActing(null);
+  if (!live) {
+    // Said plainly: this conversation is over; Run starts a new one.
+    const note = el("li", "step readonly",
+      "Read-only: this task's conversation has ended. Run starts a new task in the active tab.");
+    $("steps").append(note);
+  }
   // A task only read back cannot be continued: a reply starts a new one.
   if (!live) state.run = null;
 }
