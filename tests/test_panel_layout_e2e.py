@@ -193,3 +193,86 @@ async def test_settings_put_the_essentials_first_and_test_the_connection(
     assert headers["x-api-key"] == "sk-typed-not-saved"
     assert "tools" not in body
     assert body["max_tokens"] == 16
+
+
+#: The focused element, named, with its focus ring as the browser draws it.
+FOCUSED = """(() => {
+    const el = document.activeElement;
+    if (!el || el === document.body) return null;
+    const style = getComputedStyle(el);
+    const eid = el.dataset.eid ? '@' + el.dataset.eid : '';
+    return {name: `${el.tagName.toLowerCase()}#${el.id}${eid}`,
+            outline: style.outlineStyle, width: parseFloat(style.outlineWidth),
+            view: trimtabPanel.state.view};
+})()"""
+
+
+async def press(panel: ExtensionContext, key: str, code: int, *, shift: bool = False) -> None:
+    """One key press the browser handles as a person's (focus moves on Tab)."""
+    for kind in ("rawKeyDown", "keyUp"):
+        await panel.send(
+            "Input.dispatchKeyEvent",
+            {
+                "type": kind,
+                "key": key,
+                "code": key,
+                "windowsVirtualKeyCode": code,
+                "modifiers": 8 if shift else 0,
+            },
+        )
+
+
+async def walk(panel: ExtensionContext, steps: int) -> list[dict[str, Any]]:
+    """Press Tab ``steps`` times; what had the focus after each press."""
+    seen = []
+    for _ in range(steps):
+        await press(panel, "Tab", 9)
+        found = await panel.evaluate(FOCUSED)
+        if found is not None:
+            seen.append(found)
+    return seen
+
+
+async def test_every_control_shows_a_focus_ring_and_the_tabs_take_arrow_keys(
+    ext: ExtensionBrowser, pages_server: StaticServer
+) -> None:
+    """Walking the panel with Tab alone (Inspect with a page's element ids, then the
+    Agent view with its settings and Advanced open), every control that takes the focus
+    draws a solid ring of at least 2 px; the arrow keys move between the two tabs."""
+    async with trio.open_nursery() as nursery:
+        model = await nursery.start(serve_model, ScriptedModel("anthropic"))
+        panel, _ = await open_agent(ext, model, pages_server.url("e2e-agent-aisle.html"))
+        nursery.cancel_scope.cancel()
+    await at_width(panel)
+    await panel.send("Emulation.setFocusEmulationEnabled", {"enabled": True})
+    await panel.evaluate("trimtabPanel.showView('inspect'); trimtabPanel.refresh()")
+    await panel.evaluate("document.getElementById('tab-inspect').focus(); true")
+    await press(panel, "ArrowRight", 39)
+    after_right = await panel.evaluate(FOCUSED)
+    await press(panel, "ArrowLeft", 37)
+    after_left = await panel.evaluate(FOCUSED)
+    inspect = await walk(panel, 12)
+    await panel.evaluate(
+        """trimtabPanel.showView('agent');
+        document.getElementById('settings').open = true;
+        document.getElementById('advanced').open = true;
+        document.getElementById('tab-agent').focus(); true"""
+    )
+    agent = await walk(panel, 40)
+    assert after_right is not None
+    assert (after_right["name"], after_right["view"]) == ("button#tab-agent", "agent")
+    assert after_left is not None
+    assert (after_left["name"], after_left["view"]) == ("button#tab-inspect", "inspect")
+    names = [f["name"] for f in inspect + agent]
+    assert any("@" in name for name in names), names  # an element id of the XML
+    for wanted in (
+        "button#refresh",
+        "select#provider",
+        "input#api-key",
+        "input#price-output",
+        "button#test-connection",
+        "textarea#task",
+    ):
+        assert wanted in names, (wanted, names)
+    without = [f for f in inspect + agent if f["outline"] != "solid" or f["width"] < 2]
+    assert without == []

@@ -118,12 +118,25 @@ function showView(name) {
   for (const v of ["inspect", "agent"]) {
     $(`view-${v}`).hidden = v !== name;
     $(`tab-${v}`).setAttribute("aria-selected", String(v === name));
+    // One tab stop for the tab list: the selected tab; arrows reach the other.
+    $(`tab-${v}`).tabIndex = v === name ? 0 : -1;
   }
   // The agent's controls stay in the bar while it runs, whatever the view.
   $("agent-bar").hidden = name !== "agent" && !state.running;
 }
 $("tab-inspect").addEventListener("click", () => showView("inspect"));
 $("tab-agent").addEventListener("click", () => showView("agent"));
+// The tab bar as a tab list: arrow keys, Home and End move between the views.
+document.querySelector("nav[role=tablist]").addEventListener("keydown", (e) => {
+  const views = ["inspect", "agent"];
+  const at = views.indexOf(state.view);
+  const next = { ArrowRight: at + 1, ArrowLeft: at - 1, Home: 0, End: views.length - 1 }[e.key];
+  if (next === undefined) return;
+  e.preventDefault();
+  const view = views[(next + views.length) % views.length];
+  showView(view);
+  $(`tab-${view}`).focus();
+});
 
 async function activeTab() {
   const [tab] = await chrome.tabs.query({ active: true, currentWindow: true });
@@ -260,6 +273,20 @@ xmlView.addEventListener("mouseover", (e) => {
 });
 xmlView.addEventListener("mouseout", (e) => {
   if (e.target?.dataset?.eid) highlight(state.pinned);
+});
+// By keyboard as by mouse: focus highlights, Enter or Space pins.
+xmlView.addEventListener("focusin", (e) => {
+  const eid = e.target?.dataset?.eid;
+  if (eid) highlight(eid);
+});
+xmlView.addEventListener("focusout", (e) => {
+  if (e.target?.dataset?.eid) highlight(state.pinned);
+});
+xmlView.addEventListener("keydown", (e) => {
+  if ((e.key === "Enter" || e.key === " ") && e.target?.dataset?.eid) {
+    e.preventDefault();
+    e.target.click();
+  }
 });
 xmlView.addEventListener("click", (e) => {
   const eid = e.target?.dataset?.eid;
