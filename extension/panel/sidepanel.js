@@ -16,7 +16,7 @@ import { HostWatch } from "./host-watch.js";
 import { mountQuestionBar, questionView } from "./question-bar.js";
 import { mountSitesBox, sitesView } from "./sites-box.js";
 import { WorkerClient } from "./worker-client.js";
-import { describeCall } from "./step-words.js";
+import { describeCall, describePlanned } from "./step-words.js";
 import { renderXml } from "./xmlview.js";
 
 const $ = (id) => document.getElementById(id);
@@ -569,8 +569,8 @@ function renderStep(step, { live = true } = {}) {
     li.append(details);
   } else if (step.kind === "declined") {
     // The host's words say why (refused, unanswered, nobody to ask).
-    const head = el("div", "say", `Not done: ${describeCall(step.name, step.args, state.pages)}`);
-    head.append(el("span", "badge", "not done"));
+    const head = el("div", "say",
+      `Not done: ${describePlanned(step.name, step.args, state.pages)}`);
     const details = el("details");
     details.append(el("summary", "", "details"),
       el("code", "", `${step.name}(${JSON.stringify(step.args)})`));

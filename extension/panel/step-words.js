@@ -144,3 +144,23 @@ export function describeCall(name, args, pages) {
     default: return `Ran ${name}`;
   }
 }
+
+/** The past-tense verbs describeCall starts with, and their plain forms. */
+const PLAIN = { Clicked: "click", "Double-clicked": "double-click", Checked: "check",
+  Unchecked: "uncheck", Pointed: "point", Typed: "type", Cleared: "clear", Chose: "choose",
+  Opened: "open", Went: "go", Reloaded: "reload", Read: "read", Answered: "answer",
+  Dismissed: "dismiss", Pressed: "press", Dragged: "drag", Selected: "select",
+  Attached: "attach", Scrolled: "scroll", Searched: "search", Looked: "look",
+  Showed: "show", Waited: "wait", Ran: "run" };
+
+/**
+ * A call that did not happen, in words: "click “Order” (submit button)".
+ * @param {string} name
+ * @param {Record<string, any>} args
+ * @param {string[]} pages
+ */
+export function describePlanned(name, args, pages) {
+  const done = describeCall(name, args, pages);
+  const [verb] = done.split(" ", 1);
+  return verb in PLAIN ? PLAIN[verb] + done.slice(verb.length) : done;
+}

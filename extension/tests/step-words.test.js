@@ -2,7 +2,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 
-import { describeCall, elementIn } from "../panel/step-words.js";
+import { describeCall, describePlanned, elementIn } from "../panel/step-words.js";
 
 const PAGE = `<page url="https://shop.example/cart" title="Cart" snapshot="baseline">
 <region name="main">
@@ -52,4 +52,10 @@ test("the newest page that has the element names it", () => {
     "Checked “Slate grey” (radio)");
   assert.equal(describeCall("check", { id: "r2", on: false }, [newer, PAGE]),
     "Unchecked “Sand” (radio)");
+});
+
+test("a call that did not happen reads as what it would have done", () => {
+  assert.equal(describePlanned("click", { id: "b2" }, [PAGE]),
+    "click “Place order & pay” (submit button)");
+  assert.equal(describePlanned("type", { id: "q9", text: "3" }, [PAGE]), "type 3 into Quantity");
 });
