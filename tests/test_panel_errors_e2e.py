@@ -247,3 +247,41 @@ async def test_the_host_disconnected_error_clears_itself_on_reconnect(
     assert shown["error"] is True
     assert shown["xml"] > 0
     assert shown["status"] == "host connected again"
+
+
+async def test_a_host_not_installed_shows_the_command_to_run(
+    ext: ExtensionBrowser, pages_server: StaticServer
+) -> None:
+    """With the host's registration gone, the panel says the host is not installed and
+    shows `.venv/bin/trimtab install` with a Copy button; once it is registered again
+    the panel finds the host by itself and the help goes away."""
+    _, tab = await ext.open_tab(pages_server.url("e2e-agent-start.html"))
+    await ext.wait_loaded(tab)
+    panel = await ext.open_side_panel()
+    [manifest] = list(ext.profile.rglob("NativeMessagingHosts/com.trimtab.host.json"))
+    saved = manifest.read_bytes()
+    manifest.unlink()
+    [pid] = ext.host_pids()
+    kill_process(pid)
+    help_shown = "!document.getElementById('host-help').hidden"
+    with trio.fail_after(45):
+        while not await panel.evaluate(help_shown):
+            await trio.sleep(0.05)
+    shown = await panel.evaluate(
+        """({why: document.getElementById('host-help-why').textContent,
+             command: document.getElementById('host-command').textContent,
+             copy: document.getElementById('host-copy').textContent,
+             status: document.getElementById('host-status').textContent})"""
+    )
+    manifest.write_bytes(saved)
+    with trio.fail_after(45):
+        while await panel.evaluate(help_shown):
+            await trio.sleep(0.05)
+    status = await panel.evaluate("document.getElementById('host-status').textContent")
+    assert shown == {
+        "why": "The Trimtab host is not installed for this browser.",
+        "command": ".venv/bin/trimtab install",
+        "copy": "Copy",
+        "status": "host disconnected, retrying…",
+    }
+    assert status == "host connected again"

@@ -12,7 +12,7 @@ import { closedReason } from "../shared/tab-access.js";
 import { mountAgentsPanel } from "./agents-box.js";
 import { DEFAULT_KEEP, clearTasks, describeRecord, listTasks, outcomeOf, saveTask }
   from "./history.js";
-import { HostWatch } from "./host-watch.js";
+import { HostWatch, hostHelp } from "./host-watch.js";
 import { mountQuestionBar, questionView } from "./question-bar.js";
 import { mountSitesBox, sitesView } from "./sites-box.js";
 import { WorkerClient } from "./worker-client.js";
@@ -66,6 +66,13 @@ const hostWatch = new HostWatch({
   ping: () => worker.host({ type: "ping" }, { timeoutMs: 5_000 }),
   onChange: (host) => {
     state.host = host;
+    // What to run when the browser cannot find the host; gone once it is back.
+    const help = host.state === "connected" ? null : hostHelp(host.detail || "");
+    $("host-help").hidden = !help;
+    if (help) {
+      $("host-help-why").textContent = help.why;
+      $("host-command").textContent = help.command;
+    }
     const el = $("host-status");
     if (host.state === "connected") {
       el.textContent = host.again ? "host connected again" : "host connected";
@@ -298,6 +305,15 @@ xmlView.addEventListener("click", (e) => {
 });
 
 $("refresh").addEventListener("click", refresh);
+$("host-copy").addEventListener("click", async () => {
+  try {
+    await navigator.clipboard.writeText($("host-command").textContent);
+    $("host-copy").textContent = "Copied";
+  } catch {
+    // No clipboard (the panel lost focus): the command stays on screen to select.
+    $("host-copy").textContent = "Select and copy";
+  }
+});
 $("copy").addEventListener("click", async () => {
   try {
     await navigator.clipboard.writeText(state.xml);
