@@ -276,3 +276,38 @@ async def test_every_control_shows_a_focus_ring_and_the_tabs_take_arrow_keys(
         assert wanted in names, (wanted, names)
     without = [f for f in inspect + agent if f["outline"] != "solid" or f["width"] < 2]
     assert without == []
+
+
+async def test_the_outside_agents_box_is_a_one_line_chip_while_idle(
+    ext: ExtensionBrowser, pages_server: StaticServer
+) -> None:
+    """With nothing shared and nobody connected, the outside agents box is one line
+    (its title and the Share button); sharing the tab opens it into the full box."""
+    _, tab = await ext.open_tab(pages_server.url("e2e-agent-start.html"))
+    await ext.wait_loaded(tab)
+    panel = await ext.open_side_panel()
+    await at_width(panel)
+    box = """(() => {
+        const root = document.getElementById('agents');
+        return {idle: root.classList.contains('idle'),
+                height: root.getBoundingClientRect().height,
+                title: root.querySelector('h2').textContent,
+                share: document.getElementById('agents-share').getBoundingClientRect().height,
+                note: document.getElementById('agents-note').getBoundingClientRect().height};
+    })()"""
+    with trio.fail_after(30):
+        while not (await panel.evaluate(box))["idle"]:
+            await trio.sleep(0.05)
+    idle = await panel.evaluate(box)
+    await panel.evaluate("document.getElementById('agents-share').click(); true")
+    with trio.fail_after(30):
+        while (await panel.evaluate(box))["idle"]:
+            await trio.sleep(0.05)
+    shared = await panel.evaluate(box)
+    assert idle["title"] == "Outside agents: none"
+    assert idle["share"] > 0
+    assert idle["note"] == 0
+    assert idle["height"] <= 40
+    assert shared["title"] == "Outside agents"
+    assert shared["note"] > 0
+    assert shared["height"] > idle["height"]

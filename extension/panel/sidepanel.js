@@ -228,8 +228,11 @@ async function refresh() {
     if (!parsed.ok) showInspectError(`The host's XML did not parse: ${parsed.error}`);
   } catch (err) {
     if (state.tab?.id !== tab.id) return;
-    clearInspect(tab);
-    showInspectError(`Could not read this tab: ${err.message}`);
+    // The tab may have become a page Chrome keeps closed meanwhile: say that instead.
+    const now = await chrome.tabs.get(tab.id).catch(() => tab);
+    showClosed(now);
+    clearInspect(now);
+    showInspectError(state.closed || `Could not read this tab: ${err.message}`);
   } finally {
     $("refresh").disabled = false;
   }
@@ -252,7 +255,7 @@ function clearInspect(tab) {
  * @param {chrome.tabs.Tab|null} tab
  */
 function showClosed(tab) {
-  state.closed = closedReason(tab?.url ?? tab?.pendingUrl);
+  state.closed = closedReason(tab?.url || tab?.pendingUrl);
   const note = $("closed-note");
   note.textContent = state.closed;
   note.hidden = !state.closed || Boolean(state.agent);
@@ -332,7 +335,11 @@ chrome.tabs.onActivated.addListener(async ({ windowId }) => {
 chrome.tabs.onUpdated.addListener(async (tabId, change, tab) => {
   if (change.url && tab.active) {
     const win = await chrome.windows.getCurrent();
-    if (tab.windowId === win.id) showClosed(tab);
+    if (tab.windowId !== win.id) return;
+    // A tab that turns into a closed page (or out of one) is seen at once.
+    const closed = closedReason(tab.url || tab.pendingUrl);
+    if (state.view === "inspect" && closed !== state.closed && !state.running) refresh();
+    else showClosed(tab);
   }
 });
 chrome.tabs.onUpdated.addListener((tabId, change) => {
@@ -689,7 +696,7 @@ async function startConversation() {
   const tab = await activeTab();
   if (!tab?.id) throw new Error("No active tab in this window.");
   // Before any model call: Chrome would refuse the first tool call anyway.
-  const closed = closedReason(tab.url ?? tab.pendingUrl);
+  const closed = closedReason(tab.url || tab.pendingUrl);
   if (closed) throw new Error(closed);
   clearConversation();
   const { client, settings } = await makeClient();
