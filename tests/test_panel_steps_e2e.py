@@ -158,3 +158,32 @@ async def test_history_entries_say_outcome_cost_and_date(
         assert "127.0.0.1" in entry["line"]
     assert " · cost 0." in entries[1]["line"]
     assert note.startswith("Read-only")
+
+
+async def test_the_indicator_says_the_agent_waits_for_the_persons_answer(
+    ext: ExtensionBrowser, pages_server: StaticServer
+) -> None:
+    """While the agent's own question is open, the bar's indicator says "waiting for
+    your answer…" rather than that the tool runs; after "No" the task ends idle."""
+    async with trio.open_nursery() as nursery:
+        model = await nursery.start(serve_model, ScriptedModel("anthropic", task="order"))
+        panel, _ = await open_agent(ext, model, pages_server.url("e2e-relay.html"))
+        await submit_message(panel, "Order a sandwich.")
+        with trio.fail_after(60):
+            while await panel.evaluate("document.getElementById('question').hidden"):
+                await trio.sleep(0.05)
+            while await panel.evaluate("trimtabPanel.state.activity") != (
+                "waiting for your answer…"
+            ):
+                await trio.sleep(0.05)
+        shown = await panel.evaluate("document.getElementById('activity').textContent")
+        await panel.evaluate("document.getElementById('question-deny').click(); true")
+        with trio.fail_after(60):
+            while not await panel.evaluate(ENDED) or await panel.evaluate(
+                "trimtabPanel.state.running"
+            ):
+                await trio.sleep(0.05)
+        idle = await panel.evaluate("document.getElementById('activity').hidden")
+        nursery.cancel_scope.cancel()
+    assert shown == "waiting for your answer…"
+    assert idle is True

@@ -56,6 +56,9 @@ const state = {
   pageBudget: /** @type {{default: number, min: number}|null} */ (null),
   // What the agent does now, for the live indicator: "" when idle.
   activity: "",
+  // What the agent runs (the indicator's text unless a question of its own is open).
+  working: "",
+  asking: false,
   // Why a new task cannot run in the active tab (a page Chrome keeps closed); "" if it can.
   closed: "",
 };
@@ -100,6 +103,10 @@ worker.onEvent((event) => {
     // A question's highlight (the worker's) replaced or cleared the inspector's: the
     // next hover draws it again.
     state.highlighted = null;
+    // The agent's own tool call waits for the person: the indicator says so.
+    state.asking = Array.isArray(event.questions) && event.questions
+      .some((q) => state.agent && q.session === state.agent.session);
+    renderActivity();
   } else if (event.event === "detached") {
     const why = detachReason(event.reason);
     if (state.tab?.id === event.tab || state.shownTab === event.tab) {
@@ -641,9 +648,16 @@ function openSettings() {
 
 /** The live indicator in the bar: what the agent waits for now. */
 function showActivity({ what, name, ...retry }) {
-  state.activity = what === "model" ? "the model is thinking…"
+  state.working = what === "model" ? "the model is thinking…"
     : what === "tool" ? `running ${name}…`
     : what === "retry" ? retryWords(/** @type {any} */ (retry)) : "";
+  if (what !== "tool") state.asking = false;
+  renderActivity();
+}
+
+function renderActivity() {
+  state.activity = state.asking && state.working.startsWith("running ")
+    ? "waiting for your answer…" : state.working;
   $("activity").textContent = state.activity;
   $("activity").hidden = !state.activity;
 }
