@@ -97,7 +97,9 @@ _ROOT_SESSION = None
 
 # What a crashed page still answers: the browser, not the dead renderer, handles
 # these, and a navigation or reload brings the page back.
-_ANSWERED_WHEN_CRASHED = ("Page.navigate", "Page.reload", "Target.", "Browser.")
+# Fetch too: paused requests are the browser's, and are let go (or failed) whatever
+# the page's renderer is doing.
+_ANSWERED_WHEN_CRASHED = ("Page.navigate", "Page.reload", "Target.", "Browser.", "Fetch.")
 # What a page blocked in a JavaScript dialog still answers (measured on Chromium 156:
 # everything the renderer handles waits for the dialog; input is queued behind it).
 _ANSWERED_UNDER_DIALOG = (
@@ -108,9 +110,10 @@ _ANSWERED_UNDER_DIALOG = (
     "Page.navigateToHistoryEntry",
     "Target.",
     "Browser.",
+    "Fetch.",
 )
 # Commands already waiting when a dialog opens that are still answered in time.
-_KEPT_UNDER_DIALOG = ("Page.handleJavaScriptDialog", "Target.", "Browser.")
+_KEPT_UNDER_DIALOG = ("Page.handleJavaScriptDialog", "Target.", "Browser.", "Fetch.")
 
 
 @attrs.define

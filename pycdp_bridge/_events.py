@@ -34,6 +34,11 @@ PAGE_WINDOW_OPEN: Final = "Page.windowOpen"
 NETWORK_LOADING_FAILED: Final = "Network.loadingFailed"
 NETWORK_LOADING_FINISHED: Final = "Network.loadingFinished"
 NETWORK_REQUEST_WILL_BE_SENT: Final = "Network.requestWillBeSent"
+NETWORK_RESPONSE_RECEIVED: Final = "Network.responseReceived"
+NETWORK_DATA_RECEIVED: Final = "Network.dataReceived"
+
+# --- Fetch (sent while the Fetch domain pauses requests) ------------------------------
+FETCH_REQUEST_PAUSED: Final = "Fetch.requestPaused"
 
 # --- Runtime --------------------------------------------------------------------------
 RUNTIME_BINDING_CALLED: Final = "Runtime.bindingCalled"

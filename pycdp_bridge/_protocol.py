@@ -1,7 +1,7 @@
 """CDP commands as generators: the single place where Trimtab names CDP methods.
 
 This module is `pycdp_bridge.protocol`: it holds the commands of the page (DOM,
-DOMSnapshot, Accessibility, Overlay, Network, Page, Runtime) and re-exports those of
+DOMSnapshot, Accessibility, Overlay, Network, Fetch, Page, Runtime) and re-exports those of
 ``_protocol_input`` (Input, Emulation) and ``_protocol_targets`` (Target, Browser);
 the ``_protocol*`` modules are the only ones that name a CDP method.
 
@@ -76,6 +76,13 @@ if TYPE_CHECKING:
         CaptureSnapshotParameters,
         CaptureSnapshotReturns,
     )
+    from cdp_use.cdp.fetch.commands import (
+        ContinueRequestParameters,
+        FailRequestParameters,
+    )
+    from cdp_use.cdp.fetch.commands import EnableParameters as FetchEnableParameters
+    from cdp_use.cdp.fetch.types import RequestPattern
+    from cdp_use.cdp.network.types import ErrorReason
     from cdp_use.cdp.overlay.commands import HighlightNodeParameters
     from cdp_use.cdp.overlay.types import HighlightConfig
     from cdp_use.cdp.page.commands import (
@@ -313,6 +320,37 @@ def overlay_hide_highlight() -> Command[Empty]:
 
 def network_enable() -> Command[Empty]:
     return (yield from call("Network.enable"))
+
+
+# --- Fetch -----------------------------------------------------------------------------
+
+
+def fetch_enable(patterns: Sequence[Mapping[str, str]]) -> Command[Empty]:
+    """Pause the requests that match ``patterns`` (``Fetch.RequestPattern``s) until each
+    is continued or failed (`Fetch.requestPaused`)."""
+    params: FetchEnableParameters = {
+        "patterns": [cast("RequestPattern", dict(pattern)) for pattern in patterns]
+    }
+    return (yield from call("Fetch.enable", params))
+
+
+def fetch_disable() -> Command[Empty]:
+    """Stop pausing requests; the browser sends on those still paused."""
+    return (yield from call("Fetch.disable"))
+
+
+def fetch_continue_request(request_id: str) -> Command[Empty]:
+    params: ContinueRequestParameters = {"requestId": request_id}
+    return (yield from call("Fetch.continueRequest", params))
+
+
+def fetch_fail_request(request_id: str, error_reason: str = "BlockedByClient") -> Command[Empty]:
+    """Fail a paused request: the page sees it fail with ``error_reason``."""
+    params: FailRequestParameters = {
+        "requestId": request_id,
+        "errorReason": cast("ErrorReason", error_reason),
+    }
+    return (yield from call("Fetch.failRequest", params))
 
 
 # --- Page ------------------------------------------------------------------------------

@@ -218,22 +218,20 @@ def test_plans_are_json() -> None:
     assert json.loads(json.dumps(answer))["content"][0]["input"] == {"key": "\r"}
 
 
-async def test_unpredicted_submit_is_shown_to_the_person(
+async def test_unpredicted_submit_is_held_and_asked_about(
     ext: ExtensionBrowser, pages_server: StaticServer
 ) -> None:
-    """A hover that makes the page submit its form is not predicted, so nobody is asked;
-    the browser saw the submission and the side panel tells the person."""
+    """A hover that makes the page submit its form is not predicted, but the submission
+    is held before it leaves: the person is asked (a form, to the page's site), says
+    no, and the page stays where it was; nothing was submitted unasked."""
     plan: list[Step] = [
         lambda seen: ("capture_snapshot", {}),
         lambda seen: ("hover", {"id": _id_of(seen, r'<a id="[^"]+">Hover here')}),
     ]
     run, _, page = await attempt(ext, pages_server.url("consent-shop.html"), plan)
-    assert not run.question
-    told = [s for s in run.steps if s["kind"] == "unasked-submit"]
-    assert [s["name"] for s in told] == ["hover"], run.steps
-    shown = await run.panel.evaluate("document.getElementById('steps').textContent")
-    assert "did not expect to submit" in shown
-    assert "/tools-done.html" in page, page
+    assert "Moving the mouse over it submits a form" in run.question
+    assert [s for s in run.steps if s["kind"] == "unasked-submit"] == []
+    assert page.endswith("/consent-shop.html"), page
 
 
 async def _question_shown(panel: ExtensionContext) -> dict[str, Any]:

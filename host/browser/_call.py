@@ -8,7 +8,7 @@ from typing import Any, Final
 import attrs
 
 from ..envelope import Consent
-from ..tab import DEFAULT_BUDGET, check_budget
+from ..tab import DEFAULT_BUDGET, Held, check_budget
 from ..wire import JSONObject, Request, RequestError
 
 __all__ = ["MAX_TAB", "ToolCall", "ToolOutcome", "budget_of", "check_tab_id"]
@@ -69,6 +69,8 @@ class ToolOutcome:
     # Why the person was asked (Trimtab's words) and about what (the element, which
     # quotes the page), if they were.
     reason: str | None = None
+    # Requests the request guard held during the action, and what became of them.
+    held: tuple[Held, ...] = ()
 
     @property
     def refused(self) -> bool:
@@ -91,7 +93,9 @@ class ToolOutcome:
             "consent": {"required": self.consent.required, "granted": self.consent.granted},
             "submitted": self.submitted,
             # It submitted although nobody was asked: the side panel tells the person.
-            "unasked_submit": self.submitted and not self.consent.granted,
+            "unasked_submit": self.submitted
+            and not self.consent.granted
+            and not any(h.form for h in self.held),
             "dialog": None if self.dialog is None else dict(self.dialog),
             "content": self.content,
             "is_error": self.is_error,
@@ -104,4 +108,5 @@ class ToolOutcome:
             "side_effects": self.side_effects,
             "submits": self.submits,
             "url": self.url,
+            "held": [h.to_json() for h in self.held],
         }

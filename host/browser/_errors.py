@@ -48,14 +48,14 @@ def page_unresponsive(tab: int, timeout: float) -> RequestError:
 
 
 @contextlib.asynccontextmanager
-async def cdp_errors(tab: int, timeout: float | None = None) -> AsyncIterator[None]:
+async def cdp_errors(tab: int, timeout: float | None = None) -> AsyncIterator[trio.CancelScope]:
     """Turn the browser's refusals into the protocol's error replies, and a page that
     stops answering (a script stuck in a loop) into one after `timeout` seconds
-    (`PAGE_TIMEOUT` by default)."""
+    (`PAGE_TIMEOUT` by default). Yields the time limit's scope."""
     timeout = PAGE_TIMEOUT if timeout is None else timeout
     try:
-        with trio.fail_after(timeout):
-            yield
+        with trio.fail_after(timeout) as limit:
+            yield limit
     except trio.TooSlowError as exc:
         raise page_unresponsive(tab, timeout) from exc
     except BaseException as exc:

@@ -43,21 +43,25 @@ from pycdp_bridge import (
 from pycdp_bridge import protocol as cdp
 
 from ..envelope import Answer, Ask, Consent, Decided, Question, SitePolicy, act_with_consent
-from ..pipeline import Control
+from ..pipeline import Control, xml
 from ..tab import (
     DEFAULT_BUDGET,
     MIN_BUDGET,
+    Held,
     RevisionStatistics,
     Snapshot,
     SnapshotMemory,
     Tab,
+    guarding,
     page_token_counts,
+    stretched,
 )
 from ..tools import ToolResult, granted
 from ..tracker import CallTracker, TrackedResult, TrackerLimits, TrackerStatistics
 from ..wire import JSONObject, RequestError
 from ._call import ToolCall, ToolOutcome
 from ._errors import PAGE_TIMEOUT, TOOL_TIMEOUT, cdp_errors, page_unresponsive
+from ._requests import request_judge
 from ._sites import check_sites, read_page
 from ._toolbox import Toolbox
 
@@ -242,6 +246,12 @@ class HostState:
                 reason=stopped.reason,
             )
 
+        asking = self._asking_while_open(state, ask)
+        # What the last run's action made the page send that the guard held, and what
+        # of it the tool's answer does not say (an answer that is not a snapshot).
+        held: list[Held] = []
+        untold: list[Held] = []
+
         async def run(consented: bool) -> TrackedResult[ToolResult]:
             async def tool() -> ToolResult:
                 # A client of the link acts through its own view of the tab.
@@ -252,11 +262,24 @@ class HostState:
                     with granted(consented):
                         return await self.toolbox.run(agent_tab, call.name, call.args)
 
-            # The wait for the person is outside this bound: only the tool's own runs are.
-            async with cdp_errors(call.tab, timeout=TOOL_TIMEOUT):
-                return await self.tracker.call(
-                    call.session, call.name, call.args, tool, tab=call.tab, options=call.budget
-                )
+            judge = request_judge(self.sites, call, asking, granted=consented)
+            with guarding(judge) as guard:
+                try:
+                    # The wait for the person is outside this bound: only the tool's own
+                    # runs are (a held request's question stops the clock: `stretched`).
+                    async with cdp_errors(call.tab, timeout=TOOL_TIMEOUT) as limit:
+                        with stretched(limit):
+                            return await self.tracker.call(
+                                call.session,
+                                call.name,
+                                call.args,
+                                tool,
+                                tab=call.tab,
+                                options=call.budget,
+                            )
+                finally:
+                    held[:] = guard.held
+                    untold[:] = guard.held[guard.told :]
 
         def needs(tracked: TrackedResult[ToolResult]) -> Question | None:
             result = tracked.result
@@ -274,10 +297,7 @@ class HostState:
             )
 
         decided: Decided[TrackedResult[ToolResult]] = await act_with_consent(
-            run,
-            needs,
-            self._asking_while_open(state, ask),
-            ask_before_submit=call.ask_before_submit,
+            run, needs, asking, ask_before_submit=call.ask_before_submit
         )
         tracked, consent = decided.result, decided.consent
         result = tracked.result
@@ -289,12 +309,15 @@ class HostState:
                 "ask the person or stop."
             )
             is_error = True
+        for request in untold:
+            content += "\n" + xml.element("note", content=request.note())
         return ToolOutcome(
             content=content,
             is_error=is_error,
             kind=result.kind,
             consent=consent,
-            submitted=result.submitted,
+            # A submission the guard failed never left the browser.
+            submitted=result.submitted and not any(h.form and not h.sent for h in held),
             dialog=_dialog_facts(state.tab.target.open_dialog),
             call_id=tracked.call_id,
             cached=tracked.cached,
@@ -309,6 +332,7 @@ class HostState:
             reason=" ".join(filter(None, (result.consent, result.element)))
             if consent.required
             else None,
+            held=tuple(held),
         )
 
     async def inspect(self, tab: int, budget: int | None) -> JSONObject:

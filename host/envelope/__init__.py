@@ -4,7 +4,9 @@ Every tool call of the side panel's agent and of outside agents passes
 `act_with_consent`: the tools predict, from facts the page cannot fake, whether an
 action would submit or commit something (``trimtab.tools``' consent rules) and stop
 before acting; the envelope then asks the person (`Ask`) and runs the call again with
-their yes, within the same live call. The person is asked in one place, the side panel
+their yes, within the same live call. What an action then makes the page send is
+decided by `RequestJudge` (held by the tab's request guard, asked about when it may
+change something on the task's sites). The person is asked in one place, the side panel
 (`SidePanel`), whose questions live exactly as long as the call that asks.
 
 Sites per task (`_site_policy`): a task may act on the site where it started
@@ -17,12 +19,21 @@ May import ``trimtab.sites`` and ``trimtab.wire``; nothing else of the host.
 
 from ._decide import Consent, Decided, act_with_consent
 from ._question import PANEL_AGENT, SITE_CHOICES, Answer, Ask, Question, QuestionKind
+from ._requests import (
+    SAFE_METHODS,
+    RequestJudge,
+    RequestRuling,
+    SentRequest,
+    Sites,
+    request_verdict,
+)
 from ._side_panel import ASK_TIMEOUT, SidePanel
 from ._site_policy import SITES_FILE, SitePolicy, Verdict, decide_site
 
 __all__ = [
     "ASK_TIMEOUT",
     "PANEL_AGENT",
+    "SAFE_METHODS",
     "SITES_FILE",
     "SITE_CHOICES",
     "Answer",
@@ -31,9 +42,14 @@ __all__ = [
     "Decided",
     "Question",
     "QuestionKind",
+    "RequestJudge",
+    "RequestRuling",
+    "SentRequest",
     "SidePanel",
     "SitePolicy",
+    "Sites",
     "Verdict",
     "act_with_consent",
     "decide_site",
+    "request_verdict",
 ]

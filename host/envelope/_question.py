@@ -12,7 +12,7 @@ __all__ = ["PANEL_AGENT", "SITE_CHOICES", "Answer", "Ask", "Question", "Question
 # Who asks, as the person reads it, when the side panel's own agent asks.
 PANEL_AGENT = "Trimtab agent"
 
-QuestionKind: TypeAlias = Literal["submit", "secret", "tab", "site"]
+QuestionKind: TypeAlias = Literal["submit", "secret", "tab", "site", "request"]
 # What the person may answer a question about a site: this task, every task, no.
 SITE_CHOICES: Final = ("once", "always", "no")
 
@@ -23,20 +23,24 @@ class Question:
 
     ``reason`` is Trimtab's own words; ``element`` is the element as the model sees it
     (page strings escaped), or None when there is none; ``site`` (Trimtab's words) is
-    the site a what="site" question is about, as `site_of` names it.
+    the site a what="site" question is about, as `site_of` names it; ``request``: for
+    a held request (``what="request"``), its ``method``, ``url`` (the page's, as data)
+    and ``site``.
     """
 
     client: str  # who asks: PANEL_AGENT or an outside client's name
     session: str  # the asking session's key (the panel agent's, or ``link-N``)
     tab: int
     # "submit": may this call act? "tab": may this client use this tab? "site": may
-    # this task act on (or go to) this site?
+    # this task act on (or go to) this site? "request": may this request, which the
+    # call's action makes the page send, leave the browser?
     what: QuestionKind
     tool: str | None = None
     args: Mapping[str, object] = attrs.field(factory=dict)
     reason: str = ""
     element: str | None = None
     site: str | None = None
+    request: Mapping[str, str] | None = None
 
     @property
     def eid(self) -> str | None:
@@ -56,6 +60,7 @@ class Question:
             "element": self.element,
             "eid": self.eid,
             "site": self.site,
+            "request": None if self.request is None else dict(self.request),
         }
         if self.what == "site":
             found["choices"] = list(SITE_CHOICES)

@@ -1,10 +1,12 @@
-"""One tab as the agent sees it: snapshots, their memory, page revisions and settling.
+"""One tab as the agent sees it: snapshots, memory, revisions, settling, the request guard.
 
 `Tab` is one tab: its CDP target, its `SnapshotMemory` (what the model last saw: the
 baseline regions, the latest compaction and the eids it issued, from which each new
 capture is rendered as a baseline or a diff, a `Snapshot`), and its `PageRevisions`,
 the single page observer (in an isolated world) that tells the call tracker what the
-page changed on its own and tells `settle` when an action's effect is in.
+page changed on its own and tells `settle` when an action's effect is in. While an
+action and its settle run, `watch` holds what the page sends for the call's request
+guard (`guarding`), whose judge the browser builds on the envelope's decision.
 `page_script` reads the page-side scripts of this package's ``js/`` folder and of
 `trimtab.tools`' (one function or expression a file), with the helpers of
 ``js/helpers.js`` each asks for.
@@ -14,6 +16,18 @@ May import `pycdp_bridge` and `trimtab.pipeline`; nothing else of the host.
 
 from ._budget import DEFAULT_BUDGET, MIN_BUDGET, check_budget
 from ._capture import PageChangedError
+from ._guard import (
+    GUARDED_TYPES,
+    Guarding,
+    Held,
+    Judge,
+    PausedRequest,
+    Ruling,
+    acting_on,
+    guarding,
+    held_requests,
+    stretched,
+)
 from ._page_text import page_token_counts
 from ._revisions import PageRevisions, RevisionStatistics
 from ._scripts import page_script
@@ -25,22 +39,32 @@ from ._values import Snapshot, SnapshotOptions, TrimLimits
 __all__ = [
     "ACTIVITY_EVENTS",
     "DEFAULT_BUDGET",
+    "GUARDED_TYPES",
     "MIN_BUDGET",
     "QUIET_MS",
     "Activity",
     "Ahead",
+    "Guarding",
+    "Held",
+    "Judge",
     "PageChangedError",
     "PageRevisions",
+    "PausedRequest",
     "RevisionStatistics",
+    "Ruling",
     "Snapshot",
     "SnapshotMemory",
     "SnapshotOptions",
     "Tab",
     "TrimLimits",
+    "acting_on",
     "check_budget",
+    "guarding",
+    "held_requests",
     "main_frame_id",
     "page_script",
     "page_token_counts",
     "settle",
+    "stretched",
     "watch",
 ]

@@ -29,6 +29,7 @@ import trio
 from pycdp_bridge import CDPError, DialogOpenError, Event, Target, TargetClosedError
 from pycdp_bridge import protocol as cdp
 
+from ._guard import guard_requests, stretched
 from ._revisions import PageRevisions
 
 __all__ = [
@@ -59,6 +60,11 @@ _SCREENCAST_PIXELS = 8
 _STOP_TIMEOUT = 2.0
 # Requests that stay open by design (streams, pushes): waiting for them never ends.
 _ENDLESS_TYPES = frozenset({"WebSocket", "EventSource"})
+# Seconds a response body may go without data before it stops counting as activity.
+# A page that never reads a fetch's body leaves it stalled once the browser's buffer
+# is full (no `loadingFinished` ever comes): what it does not read cannot change the
+# page, so settle does not wait for it. A body still arriving is waited for.
+BODY_STALL = QUIET_MS / 1000
 
 ACTIVITY_EVENTS = (
     cdp.events.PAGE_FRAME_STARTED_LOADING,
@@ -69,6 +75,8 @@ ACTIVITY_EVENTS = (
     cdp.events.NETWORK_REQUEST_WILL_BE_SENT,
     cdp.events.NETWORK_LOADING_FINISHED,
     cdp.events.NETWORK_LOADING_FAILED,
+    cdp.events.NETWORK_RESPONSE_RECEIVED,
+    cdp.events.NETWORK_DATA_RECEIVED,
     cdp.events.PAGE_WINDOW_OPEN,
     cdp.events.PAGE_FRAME_REQUESTED_NAVIGATION,
 )
@@ -95,6 +103,11 @@ class Activity:
     leavings: int = 0
     loaded: set[str] = attrs.field(factory=set)  # loader ids whose load event fired
     in_flight: set[str] = attrs.field(factory=set)
+    # Requests whose response headers are in, other than documents: when their body
+    # last received data (trio clock). Past `BODY_STALL` they no longer count.
+    bodies: dict[str, float] = attrs.field(factory=dict)
+    # Requests the request guard holds while it decides (maybe asking the person).
+    holding: int = 0
     # URLs the page opened in other tabs or windows (a target=_blank link, window.open).
     opened: list[str] = attrs.field(factory=list)
     # What kept changing while `settle` waited, without being waited for (a ticker).
@@ -105,15 +118,39 @@ class Activity:
 
     @property
     def busy(self) -> bool:
-        return self.loading or bool(self.in_flight)
+        return self.loading or bool(self.in_flight) or self.holding > 0 or self._streaming()
+
+    def _streaming(self) -> bool:
+        """Whether a response body received data within the last `BODY_STALL`."""
+        return self._stalls_at() > trio.current_time()
+
+    def _stalls_at(self) -> float:
+        """When the last body still arriving counts as stalled (-inf: none arrives)."""
+        return max(self.bodies.values(), default=-math.inf) + BODY_STALL
 
     def feed(self, event: Event) -> None:
         params = event.params
         method = event.method
         if method in (cdp.events.NETWORK_LOADING_FINISHED, cdp.events.NETWORK_LOADING_FAILED):
             # From any session: a request may finish in the session it was handed to.
-            self.in_flight.discard(str(params.get("requestId")))
+            request = str(params.get("requestId"))
+            self.in_flight.discard(request)
+            self.bodies.pop(request, None)
             self._changed()
+            return
+        if method == cdp.events.NETWORK_DATA_RECEIVED:
+            request = str(params.get("requestId"))
+            if request in self.bodies:
+                self.bodies[request] = trio.current_time()
+            return  # no change of what `idle` waits for: a stall is waited for by time
+        if method == cdp.events.NETWORK_RESPONSE_RECEIVED:
+            request = str(params.get("requestId"))
+            # A document's body is read by its parser, and its frame's loading is
+            # followed on its own; any other body counts only while data arrives.
+            if params.get("type") != "Document" and request in self.in_flight:
+                self.in_flight.discard(request)
+                self.bodies[request] = trio.current_time()
+                self._changed()
             return
         if event.session_id is not None:
             return  # out-of-process iframes do not hold up the page
@@ -168,9 +205,23 @@ class Activity:
             await self.changed.wait()
 
     async def idle(self) -> None:
-        """Return once nothing is loading and no request is in flight."""
+        """Return once nothing is loading, no request is in flight or held, and no
+        response body received data within `BODY_STALL`."""
         while self.busy:
-            await self.changed.wait()
+            stalls = self._stalls_at()
+            # A body still arriving wakes the wait when it would count as stalled.
+            with trio.move_on_at(stalls if stalls > trio.current_time() else math.inf):
+                await self.changed.wait()
+
+    def hold(self) -> None:
+        """The request guard holds a request: the page is not settled before it is let go."""
+        self.holding += 1
+        self._changed()
+
+    def release(self) -> None:
+        """The request guard let a held request go (on, or failed)."""
+        self.holding -= 1
+        self._changed()
 
 
 @attrs.frozen
@@ -186,7 +237,8 @@ class Ahead:
 async def watch(
     revisions: PageRevisions, frame_id: str | None = None, ahead: Ahead | None = None
 ) -> AsyncIterator[Activity]:
-    """Follow the tab's activity for the duration of the block (open it before acting).
+    """Follow the tab's activity for the duration of the block (open it before acting),
+    and hold what the page sends meanwhile for the call's request guard (`guard_requests`).
 
     `frame_id`: the main frame's id when the caller just read it (`main_frame_id`,
     alongside its other reads before acting), which spares a round trip. `ahead`:
@@ -197,7 +249,11 @@ async def watch(
     await revisions.enable_activity_events()
     activity = Activity(frame_id if frame_id is not None else await main_frame_id(target))
     try:
-        async with target.listen(*ACTIVITY_EVENTS) as events, trio.open_nursery() as nursery:
+        async with (
+            target.listen(*ACTIVITY_EVENTS) as events,
+            guard_requests(target, activity),
+            trio.open_nursery() as nursery,
+        ):
 
             async def pump() -> None:
                 async for event in events:
@@ -294,7 +350,8 @@ async def settle(
     DOM quiet is watched by the tab's page observer (`PageRevisions.quiet`), the
     same one that tells the call tracker the page changed.
     """
-    with trio.move_on_after(timeout) as scope_timer:
+    # The time the person takes to answer about a held request does not count.
+    with trio.move_on_after(timeout) as scope_timer, stretched(scope_timer):
         while True:
             await activity.idle()
             remaining = scope_timer.deadline - trio.current_time()

@@ -102,14 +102,18 @@ class Tab:
         (the page changed nothing the observer sees since), and captures afresh
         otherwise."""
         self._prepared = None
+        failed = False
         try:
             token, loader = await self._state()
             if token is None:
                 return  # the observer cannot tell whether the page changes
             started = time.perf_counter()
             model = await self.memory.capture()
-        except _FAILURES:
-            # Only a head start: the action's own steps meet whatever went wrong.
+        except* _FAILURES:
+            # Only a head start: the action's own steps meet whatever went wrong (the
+            # capture's concurrent commands fail together, as a group: a dialog).
+            failed = True
+        if failed or token is None:
             return
         if model.navigated or model.document_id != loader:
             return

@@ -432,6 +432,9 @@ async def hover(tab: Tab, args: Mapping[str, object]) -> ToolResult:
         lambda: aim_at(tab.target, element, info, tab.latest),
         lambda: main_frame_id(tab.target),
     )
+    # A hover commits nothing the host can predict; what it makes the page send is
+    # held by the request guard, whose questions name the element.
+    require(None, describe(element, info))
     async with watch(tab.revisions, frame, tab.ahead()) as activity:
         # Refused when the element does not stay under the pointer once it hovers it;
         # a hover that took the page elsewhere did what it does.

@@ -27,7 +27,7 @@ from pycdp_bridge import (
 from pycdp_bridge import protocol as cdp
 
 from ..pipeline import xml
-from ..tab import PageChangedError, Tab
+from ..tab import PageChangedError, Tab, stretched
 from . import _actions, _dialogs, _navigation, _pointer, _queries
 from ._common import (
     ACTION_TIMEOUT,
@@ -148,7 +148,8 @@ async def _run(
             require(spec.needs_consent)
         elif spec.policy.side_effects and name not in _DECIDES_CONSENT | _NEVER_COMMITS:
             require(f"Trimtab cannot tell whether {name} submits or commits something")
-        with trio.fail_after(ACTION_TIMEOUT):
+        # The time the person takes to answer about a held request does not count.
+        with trio.fail_after(ACTION_TIMEOUT) as limit, stretched(limit):
             return await handler(tab, args)
     except ConsentNeeded as exc:
         # Nothing was done: the caller asks the person and runs the call again.

@@ -18,7 +18,7 @@ from pycdp_bridge import CDPError, DialogOpenError, Target, TargetClosedError
 from pycdp_bridge import protocol as cdp
 
 from ..pipeline import xml
-from ..tab import Activity, Snapshot, Tab
+from ..tab import Activity, Snapshot, Tab, held_requests
 from ..tracker import ToolPolicy
 from ._gather import gather
 from ._input import OBJECT_GROUP, Located, Refusal
@@ -295,4 +295,7 @@ async def after_action(
             "or act in; navigate(url) opens it in this tab"
         )
     snapshot = await _snapshot_releasing(tab)
+    # What the request guard held, and whether it went: the model must not assume it
+    # did. Taken once the answer is sure (the snapshot may meet a dialog instead).
+    notes += [held.note() for held in held_requests()]
     return result(snapshot, note="; ".join(notes) or None, submits=submits)

@@ -30,6 +30,7 @@ from pycdp_bridge import CDPError, JavaScriptError, Target, call_on, evaluate
 from pycdp_bridge import protocol as cdp
 
 from ..pipeline import Secret, xml
+from ..tab import acting_on
 from ._gather import gather
 from ._input import OBJECT_GROUP, Located, secret_of
 from ._keys import KeyDef
@@ -102,7 +103,9 @@ def granted(consent: bool) -> Iterator[None]:
 
 
 def require(reason: str | None, element: str | None = None) -> None:
-    """Stop the action (`ConsentNeeded`) when it needs consent that was not given."""
+    """Stop the action (`ConsentNeeded`) when it needs consent that was not given; else
+    name `element` as what the action acts on, for the request guard's questions."""
+    acting_on(element)
     if reason is not None and not _granted.get():
         raise ConsentNeeded(reason, element)
 

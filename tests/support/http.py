@@ -14,7 +14,7 @@ from urllib.parse import unquote, urlsplit
 import attrs
 import trio
 
-__all__ = ["StaticServer", "serve_static"]
+__all__ = ["StaticServer", "respond_file", "serve_static"]
 
 MAX_REQUEST_HEAD = 16 * 1024
 
@@ -46,7 +46,7 @@ async def serve_static(
                 head = await _read_head(stream)
             except (trio.BrokenResourceError, ValueError):
                 return
-            status, content_type, body = _respond(root, head)
+            status, content_type, body = respond_file(root, head)
             header = (
                 f"HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\n"
                 f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
@@ -73,7 +73,7 @@ async def _read_head(stream: trio.SocketStream) -> bytes:
     return bytes(data)
 
 
-def _respond(root: Path, head: bytes) -> tuple[str, str, bytes]:
+def respond_file(root: Path, head: bytes) -> tuple[str, str, bytes]:
     request_line = head.split(b"\r\n", 1)[0].decode("latin-1")
     parts = request_line.split()
     if len(parts) != 3 or parts[0] != "GET":

@@ -1,0 +1,195 @@
+"""What an action sends: the envelope's one decision on each request the guard holds.
+
+While an agent's action and its settle run, the tab's request guard
+(``trimtab.tab``) holds every request the page sends and asks `RequestJudge`, the one
+place that decides and asks about them:
+
+* a navigation of the tab to a site the task may not use goes to the site policy
+  (`Sites.enter`);
+* a request to another site is sent: the page sends its telemetry, its ads' beacons
+  and its fonts whatever the agent does, and they are not the agent's doing;
+* to the task's sites, a request that can change something (a method other than
+  GET, HEAD and OPTIONS: a form's POST, a script's POST, PUT, PATCH or DELETE, a
+  beacon) and a form's submission of any method are asked about; a no fails them (the
+  page sees them fail), a yes sends that one request once;
+* a form's own submission is not asked about again when the call runs with the
+  person's yes for it (the predicted submit they allowed);
+* after a no, the call's further requests that would ask are refused without asking.
+
+The sites a task may use come from one parameter, `Sites` (the browser builds it
+on the site policy, `SitePolicy`, and asks about a site with `decide_site`).
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal, Protocol
+
+import attrs
+import trio
+
+from ._question import Answer, Ask, Question
+
+__all__ = [
+    "SAFE_METHODS",
+    "RequestJudge",
+    "RequestRuling",
+    "SentRequest",
+    "Sites",
+    "request_verdict",
+]
+
+# Methods that only read (RFC 9110's safe methods, TRACE aside: browsers refuse it).
+SAFE_METHODS: Final = frozenset({"GET", "HEAD", "OPTIONS"})
+# Methods a question names in Trimtab's words; any other is the page's own token.
+_NAMED_METHODS: Final = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+# What the action is, in the words of a question, by tool.
+_DOING: Final = {
+    "click": "Clicking it",
+    "double_click": "Double-clicking it",
+    "type": "Typing into it",
+    "press": "Pressing the key",
+    "select": "Choosing the option",
+    "check": "Checking it",
+    "hover": "Moving the mouse over it",
+    "scroll": "Scrolling",
+    "drag": "Dragging it",
+    "answer_dialog": "Answering the page's dialog",
+    "upload": "Giving it the file",
+}
+
+
+@attrs.frozen
+class SentRequest:
+    """One request the page sends during an action, as the browser reports it."""
+
+    method: str
+    url: str
+    kind: str  # the browser's resource type: Document, XHR, Fetch, Ping, Other
+    navigation: bool = False  # the tab's main frame loads a document
+    form: bool = False  # a form's submission (the browser reported it)
+    redirect_of_sent: bool = False  # a redirect of a request the person let go
+
+
+class Sites(Protocol):
+    """The sites the task may use, as the site policy decides them (one parameter)."""
+
+    def name(self, url: str) -> str:
+        """The site of `url`, as a question names it."""
+
+    def allows(self, url: str) -> bool:
+        """Whether the task may use the site of `url` without asking (its own sites)."""
+
+    async def enter(self, url: str) -> Answer:
+        """Whether the tab may go to `url`, a site the task may not use yet (the site
+        policy decides, and may ask the person)."""
+
+
+Verdict = Literal["send", "ask", "site"]
+
+
+def request_verdict(request: SentRequest, sites: Sites, *, granted: bool = False) -> Verdict:
+    """Whether a request goes on (send), needs the person's yes (ask), or is a navigation
+    the site policy decides (site). ``granted``: the call runs with the person's yes."""
+    if not sites.allows(request.url):
+        # Another site: the tab going there is the site policy's; anything else the
+        # page sends there (telemetry, ads) it would send without the agent too.
+        return "site" if request.navigation else "send"
+    if request.redirect_of_sent:
+        return "send"  # the request the person let go, redirected within the task's sites
+    if request.form:
+        return "send" if granted else "ask"
+    return "send" if request.method in SAFE_METHODS else "ask"
+
+
+@attrs.frozen
+class RequestRuling:
+    """The decision on one request: sent or not, and whether it was held for it."""
+
+    send: bool
+    held: bool = False  # asked about, or refused without asking
+    why: str = ""  # what became of a held request, in Trimtab's words
+
+
+@attrs.define(eq=False)
+class RequestJudge:
+    """The envelope's decision on what one call's action sends (see the module).
+
+    ``question``: the call's own question (client, session, tab, tool, arguments), which
+    each request's question completes; ``ask``: the call's `Ask`; ``granted``: the call
+    runs with the person's yes for a predicted submit; ``ask_before_submit``: the
+    person's own setting (off: what the host would ask about is sent without asking).
+    """
+
+    question: Question
+    ask: Ask
+    sites: Sites
+    granted: bool = False
+    ask_before_submit: bool = True
+    # The person is asked one question at a time; after a no, nothing more is asked.
+    _asking: trio.Lock = attrs.field(factory=trio.Lock, init=False)
+    _refused: Answer | None = attrs.field(default=None, init=False)
+
+    async def __call__(self, request: SentRequest, element: str | None) -> RequestRuling:
+        """Decide on `request`, asking the person when it needs their yes. `element`
+        names what the action acts on (escaped page text), or None."""
+        verdict = request_verdict(request, self.sites, granted=self.granted)
+        # Decided before any wait: a request paused as the action ends is decided
+        # without one (see the request guard).
+        if verdict == "send":
+            return RequestRuling(send=True)
+        if verdict == "site":
+            answer = await self.sites.enter(request.url)
+            if answer.allow:
+                return RequestRuling(send=True)
+            site = self.sites.name(request.url)
+            return RequestRuling(
+                send=False,
+                held=True,
+                why=f"not sent: the tab may not go to {site} ({answer.refusal()})",
+            )
+        if not self.ask_before_submit:
+            return RequestRuling(
+                send=True, held=True, why="sent: the person's setting lets actions send unasked"
+            )
+        async with self._asking:
+            if self._refused is not None:
+                return RequestRuling(
+                    send=False,
+                    held=True,
+                    why="not sent: the person refused what this action sends; the page saw it fail",
+                )
+            answer = await self.ask(self._question(request, element))
+            if not answer.allow:
+                self._refused = answer
+                why = f"not sent: {answer.refusal()}; the page saw it fail"
+                return RequestRuling(send=False, held=True, why=why)
+        return RequestRuling(send=True, held=True, why="sent once, with the person's yes")
+
+    def _question(self, request: SentRequest, element: str | None) -> Question:
+        site = self.sites.name(request.url)
+        return attrs.evolve(
+            self.question,
+            what="request",
+            reason=f"{self._doing(element)} {_sends(request, site)}",
+            element=element,
+            request={"method": request.method[:40], "url": request.url[:2000], "site": site},
+        )
+
+    def _doing(self, element: str | None) -> str:
+        tool = self.question.tool or ""
+        doing = _DOING.get(tool, f"This {tool} action" if tool else "This action")
+        if element is None and doing.endswith(" it"):
+            return f"This {tool} action"
+        return doing
+
+
+def _sends(request: SentRequest, site: str) -> str:
+    """What the request does, in Trimtab's words (a page's own method token is not)."""
+    method = request.method if request.method in _NAMED_METHODS else None
+    named = f" ({method})" if method else ""
+    if request.form:
+        return f"submits a form{named} to {site}"
+    if request.kind == "Ping":
+        return f"sends a beacon{named} to {site}"
+    what = f"a {method} request" if method else "a request with a method of the page's own"
+    return f"sends {what} to {site}, where it may change something"

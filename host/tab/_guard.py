@@ -1,0 +1,395 @@
+"""The request guard: what an action sends is held until the host decides on it.
+
+While an agent's action and its settle run (`watch`), the tab's requests that can
+carry something to a site (documents, `fetch`, XHR, beacons and pings, "other") are
+paused at the request stage with CDP's Fetch domain, in the tab's own session and in
+the sessions of the out-of-process iframes attached so far. Each paused request is put
+to the call's judge (`Guarding.judge`, which the browser builds on the envelope's one
+decision, `trimtab.envelope.RequestJudge`): it goes on at once when it changes nothing
+the person should be asked about, and otherwise waits for the person's answer, which
+sends it once (``Fetch.continueRequest``) or fails it (``Fetch.failRequest``,
+``BlockedByClient``: the page sees it fail; a document is ``Aborted``, so the page
+stays where it was instead of showing the browser's error page). No request stays
+paused once the guard ends, however it ends: those not decided yet are failed
+(shielded), and only then is Fetch turned off, which would send whatever is still
+paused.
+
+Not covered (documented in ``host/PROTOCOL.md``): out-of-process iframes attached while
+the action runs, pop-ups and other tabs (other targets), service and shared workers,
+WebSockets, and requests the page sends outside an agent's action.
+
+Images, scripts, style sheets, fonts and media are never paused: they can only GET.
+
+The time the person takes to answer does not count against the action's time limits:
+a limit registered with `stretched` stands still while the judge decides.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import math
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Final
+
+import attrs
+import trio
+
+from pycdp_bridge import CDPError, DialogOpenError, Event, Target, TargetClosedError
+from pycdp_bridge import protocol as cdp
+
+if TYPE_CHECKING:
+    from ._settle import Activity
+
+__all__ = [
+    "GUARDED_TYPES",
+    "Guarding",
+    "Held",
+    "Judge",
+    "PausedRequest",
+    "Ruling",
+    "acting_on",
+    "guard_requests",
+    "guarding",
+    "held_requests",
+    "stretched",
+]
+
+# The resource types the guard pauses: every kind that can send a body or go to a site
+# as a document. Images, scripts, styles, fonts and media only ever GET.
+GUARDED_TYPES: Final = ("Document", "XHR", "Fetch", "Ping", "Other")
+_PATTERNS: Final = tuple(
+    {"urlPattern": "*", "resourceType": kind, "requestStage": "Request"} for kind in GUARDED_TYPES
+)
+_FORM_REASONS: Final = frozenset({"formSubmissionGet", "formSubmissionPost"})
+# Round trips to the browser after it stopped pausing, each followed by taking the
+# paused requests reported so far: the browser reports a request paused just before
+# it stopped from another thread, and the report may come a moment after its reply.
+_FLUSHES: Final = 2
+# Seconds letting one paused request go (or turning the guard off) may take.
+_LET_GO_TIMEOUT: Final = 2.0
+
+
+@attrs.frozen
+class PausedRequest:
+    """One request the page sends during an action, as the browser reports it (facts the
+    page cannot fake: the browser's own method, URL and resource type)."""
+
+    method: str
+    url: str
+    kind: str  # Fetch's resourceType: Document, XHR, Fetch, Ping, Other
+    navigation: bool  # the tab's main frame loads a document (a navigation of the tab)
+    form: bool  # the browser reported a form submission for this document request
+    redirect_of_sent: bool = False  # a redirect of a request the person let go
+
+
+@attrs.frozen
+class Ruling:
+    """The judge's decision on one paused request."""
+
+    send: bool
+    held: bool = False  # it was held for a decision: asked about, or refused by policy
+    why: str = ""  # for a held request: what became of it, in Trimtab's words
+
+
+# Decides on a paused request; the second argument names the element acted on.
+Judge = Callable[[PausedRequest, str | None], Awaitable[Ruling]]
+
+
+@attrs.frozen
+class Held:
+    """A request the guard held during the call, and what became of it."""
+
+    method: str
+    url: str
+    sent: bool
+    form: bool
+    why: str
+
+    def to_json(self) -> dict[str, object]:
+        return {"method": self.method, "url": self.url, "sent": self.sent, "form": self.form}
+
+    def note(self) -> str:
+        """What the tool's answer says about it (the URL is the page's, shortened)."""
+        return f"{self.method} {self.url[:200]} was held: {self.why}"
+
+
+@attrs.define(eq=False)
+class Guarding:
+    """One tool call's guard: the judge, what the call acts on, what was held, and the
+    time limits that stand still while the judge decides."""
+
+    judge: Judge
+    # The element the action acts on (escaped, as the model sees it), set by the tools.
+    acting: str | None = None
+    held: list[Held] = attrs.field(factory=list)
+    # How many of `held` a tool's answer told the model of already (`held_requests`).
+    told: int = 0
+    _limits: dict[trio.CancelScope, float] = attrs.field(factory=dict, init=False)
+    _deciding: int = attrs.field(default=0, init=False)
+
+    @contextlib.contextmanager
+    def stretch(self, scope: trio.CancelScope) -> Iterator[None]:
+        """Let `scope`'s deadline stand still while the judge decides, for the block."""
+        self._limits[scope] = scope.deadline - trio.current_time()
+        if self._deciding:
+            scope.deadline = math.inf
+        try:
+            yield
+        finally:
+            self._limits.pop(scope, None)
+
+    @contextlib.contextmanager
+    def deciding(self) -> Iterator[None]:
+        """The judge decides (maybe asking the person): the registered limits stand still."""
+        if self._deciding == 0:
+            now = trio.current_time()
+            for scope in self._limits:
+                self._limits[scope] = scope.deadline - now
+                scope.deadline = math.inf
+        self._deciding += 1
+        try:
+            yield
+        finally:
+            self._deciding -= 1
+            if self._deciding == 0:
+                now = trio.current_time()
+                for scope, remaining in self._limits.items():
+                    scope.deadline = now + remaining
+
+
+_current: contextvars.ContextVar[Guarding | None] = contextvars.ContextVar(
+    "trimtab_request_guard", default=None
+)
+
+
+@contextlib.contextmanager
+def guarding(judge: Judge) -> Iterator[Guarding]:
+    """Guard the actions of the block's tool calls with `judge` (the browser does this
+    for every call; without it, as in tests of bare tools, nothing is held)."""
+    guard = Guarding(judge)
+    token = _current.set(guard)
+    try:
+        yield guard
+    finally:
+        _current.reset(token)
+
+
+def acting_on(element: str | None) -> None:
+    """Name the element the coming action acts on, for the guard's questions."""
+    guard = _current.get()
+    if guard is not None:
+        guard.acting = element
+
+
+def held_requests() -> tuple[Held, ...]:
+    """What the current call's guard held since this was last asked (none without a
+    guard): the answer that says so takes them, and the browser says the rest."""
+    guard = _current.get()
+    if guard is None:
+        return ()
+    told = guard.told
+    guard.told = len(guard.held)
+    return tuple(guard.held[told:])
+
+
+@contextlib.contextmanager
+def stretched(scope: trio.CancelScope) -> Iterator[None]:
+    """Let `scope`'s deadline stand still while the call's guard decides (no guard: as is)."""
+    guard = _current.get()
+    if guard is None:
+        yield
+        return
+    with guard.stretch(scope):
+        yield
+
+
+@attrs.define(eq=False)
+class _Watch:
+    """The guard of one action: the paused requests and what is known about them."""
+
+    target: Target
+    activity: Activity
+    guard: Guarding
+    # Navigations the browser reported a form started: (frame id, URL).
+    forms: set[tuple[str, str]] = attrs.field(factory=set)
+    # Paused requests the judge let go after holding them (their redirects follow).
+    sent: set[str] = attrs.field(factory=set)
+
+    def note(self, event: Event) -> PausedRequest | None:
+        """Take in one event; the paused request it reports, if it does."""
+        params: Mapping[str, Any] = event.params
+        if event.method == cdp.events.PAGE_FRAME_REQUESTED_NAVIGATION:
+            if params.get("reason") in _FORM_REASONS:
+                self.forms.add((str(params.get("frameId")), str(params.get("url"))))
+            return None
+        request: Mapping[str, Any] = params.get("request", {})
+        method = str(request.get("method", "")).upper()
+        url = str(request.get("url", ""))
+        kind = str(params.get("resourceType", ""))
+        frame = str(params.get("frameId", ""))
+        document = kind == "Document"
+        return PausedRequest(
+            method=method,
+            url=url,
+            kind=kind,
+            navigation=document and event.session_id is None and frame == self.activity.frame_id,
+            # Only a form sends a document with a body; a GET form is known by the
+            # navigation the browser reported for it.
+            form=document and (method == "POST" or (frame, url) in self.forms),
+            redirect_of_sent=str(params.get("redirectedRequestId")) in self.sent,
+        )
+
+    async def decide(self, event: Event, request: PausedRequest) -> None:
+        """Put one paused request to the judge, then let it go or fail it, whatever
+        happens meanwhile: a request left paused would hang the person's page."""
+        ruling: Ruling | None = None
+        self.activity.hold()
+        try:
+            with self.guard.deciding():
+                ruling = await self.guard.judge(request, self.guard.acting)
+        finally:
+            self.activity.release()
+            await self.let_go(event, request, ruling)
+
+    async def let_go(self, event: Event, request: PausedRequest, ruling: Ruling | None) -> None:
+        """Send the request on (a yes) or fail it (a no, or no decision)."""
+        request_id = str(event.params.get("requestId"))
+        if ruling is None:
+            # The judge was waiting (for the person, for the site policy) when the action
+            # ended: what is sent without a wait never gets here undecided.
+            ruling = Ruling(
+                send=False, held=True, why="not sent: the action ended before it was decided"
+            )
+        send = ruling.send
+        if ruling.held:
+            if send:
+                self.sent.add(request_id)
+            self.guard.held.append(
+                Held(request.method, request.url, sent=send, form=request.form, why=ruling.why)
+            )
+        if send:
+            command = cdp.fetch_continue_request(request_id)
+        else:
+            # A document failed as "blocked" would show the browser's error page in
+            # place of the person's page; aborted, the page stays as it is.
+            reason = "Aborted" if request.kind == "Document" else "BlockedByClient"
+            command = cdp.fetch_fail_request(request_id, reason)
+        with (
+            trio.CancelScope(shield=True),
+            trio.move_on_after(_LET_GO_TIMEOUT),
+            contextlib.suppress(CDPError, TargetClosedError, DialogOpenError),
+        ):
+            await self.target.execute(command, session_id=event.session_id)
+
+    async def decide_at_once(self, event: Event, request: PausedRequest) -> None:
+        """A request paused as the action ends: sent when the judge lets it go without
+        asking anyone, failed when it would ask (the action it belonged to is over)."""
+        ruling: Ruling | None = None
+        with trio.CancelScope() as scope:
+            scope.cancel()
+            ruling = await self.guard.judge(request, self.guard.acting)
+        await self.let_go(event, request, ruling)
+
+
+@contextlib.asynccontextmanager
+async def guard_requests(target: Target, activity: Activity) -> AsyncIterator[None]:
+    """Hold what the page sends during the block for the call's judge (see the module).
+
+    Without a `guarding` call around it, the block runs unguarded. When the block ends,
+    the guard stops pausing (Fetch with no pattern: what is paused stays paused, and is
+    reported by the browser's next reply or the one after, `_FLUSHES`), decides what
+    it paused (asking the person as during the block), and only then turns Fetch off, which
+    would send whatever is still paused. When the block is cancelled, whatever is
+    still undecided is failed instead.
+    """
+    guard = _current.get()
+    if guard is None:
+        yield
+        return
+    watch = _Watch(target, activity, guard)
+    sessions: list[str | None] = [None, *target.child_sessions()]
+    async with target.listen(
+        cdp.events.FETCH_REQUEST_PAUSED, cdp.events.PAGE_FRAME_REQUESTED_NAVIGATION
+    ) as events:
+
+        def paused() -> Iterator[tuple[Event, PausedRequest]]:
+            """The paused requests of the events received so far."""
+            while True:
+                try:
+                    event = events.receive_nowait()
+                except (trio.WouldBlock, trio.EndOfChannel, trio.ClosedResourceError):
+                    return
+                request = watch.note(event)
+                if request is not None:
+                    yield event, request
+
+        try:
+            async with trio.open_nursery() as deciders:
+                await _each_session(target, sessions, cdp.fetch_enable, _PATTERNS)
+                pumping = trio.CancelScope()
+
+                async def pump() -> None:
+                    with pumping:
+                        async for event in events:
+                            request = watch.note(event)
+                            if request is not None:
+                                deciders.start_soon(watch.decide, event, request)
+
+                deciders.start_soon(pump)
+                cancelled = False
+                try:
+                    yield
+                except BaseException as exc:
+                    if not isinstance(exc, Exception):
+                        # Cancelled: requests still waiting for a decision are failed
+                        # (shielded, in `decide`) before the nursery is left.
+                        cancelled = True
+                        deciders.cancel_scope.cancel()
+                    raise
+                finally:
+                    pumping.cancel()
+                    if not cancelled:
+                        # The action is over (or ended on an error, such as a dialog
+                        # the page opened): what it paused is decided as during it,
+                        # and the nursery waits for the person's answers.
+                        for _ in range(_FLUSHES):
+                            await _each_session(target, sessions, cdp.fetch_enable, ())
+                            for event, request in paused():
+                                deciders.start_soon(watch.decide, event, request)
+        except BaseExceptionGroup as group:
+            # The deciders never fail: a group holds the block's own exception.
+            if len(group.exceptions) == 1:
+                raise group.exceptions[0] from None
+            raise
+        finally:
+            with trio.CancelScope(shield=True), trio.move_on_after(_LET_GO_TIMEOUT):
+                # Cancelled, or the above did not run: no more pausing, what was paused
+                # is sent if it needs no question and failed if it would, and only then
+                # is Fetch turned off.
+                for _ in range(_FLUSHES):
+                    await _each_session(target, sessions, cdp.fetch_enable, ())
+                    for event, request in paused():
+                        await watch.decide_at_once(event, request)
+                await _each_session(target, sessions, _fetch_disable, ())
+
+
+def _fetch_disable(_: object) -> Any:
+    return cdp.fetch_disable()
+
+
+async def _each_session(
+    target: Target,
+    sessions: list[str | None],
+    command: Callable[[Any], Any],
+    argument: object,
+) -> None:
+    """Run one Fetch command in each session at once; a session gone meanwhile is skipped."""
+
+    async def run(session: str | None) -> None:
+        with contextlib.suppress(CDPError, TargetClosedError, DialogOpenError):
+            await target.execute(command(argument), session_id=session)
+
+    async with trio.open_nursery() as nursery:
+        for session in sessions:
+            nursery.start_soon(run, session)

@@ -1,0 +1,155 @@
+"""The envelope's decision on what an action sends, without a browser: which requests
+are held, what the person is asked in Trimtab's own words, and what a no leaves."""
+
+from __future__ import annotations
+
+import attrs
+import pytest
+
+from trimtab.envelope import (
+    Answer,
+    Question,
+    RequestJudge,
+    SentRequest,
+    request_verdict,
+)
+
+
+@attrs.frozen
+class _Sites:
+    """The task's one site, https://shop.example (a stand-in for the site policy)."""
+
+    def name(self, url: str) -> str:
+        return "https://shop.example" if self.allows(url) else "another site"
+
+    def allows(self, url: str) -> bool:
+        return url.startswith("https://shop.example/")
+
+    async def enter(self, url: str) -> Answer:
+        del url
+        return Answer.no()
+
+
+SITES = _Sites()
+_CALL = Question(client="Trimtab agent", session="s", tab=7, what="request", tool="click")
+
+
+@attrs.define
+class _Person:
+    """Answers every question with ``allow`` and keeps the questions."""
+
+    allow: bool
+    asked: list[Question] = attrs.field(factory=list)
+
+    async def ask(self, question: Question) -> Answer:
+        self.asked.append(question)
+        return Answer(allow=self.allow)
+
+
+@pytest.mark.parametrize(
+    ("request_", "verdict"),
+    [
+        (SentRequest("POST", "https://shop.example/api/buy", "Fetch"), "ask"),
+        (SentRequest("DELETE", "https://shop.example/api/account", "XHR"), "ask"),
+        (SentRequest("PATCH", "https://shop.example/api/profile", "Fetch"), "ask"),
+        (SentRequest("POST", "https://shop.example/api/draft", "Ping"), "ask"),
+        (SentRequest("GET", "https://shop.example/search?q=x", "Document", True, True), "ask"),
+        (SentRequest("GET", "https://shop.example/api/stock", "XHR"), "send"),
+        (SentRequest("HEAD", "https://shop.example/api/stock", "Fetch"), "send"),
+        (SentRequest("OPTIONS", "https://shop.example/api/stock", "Other"), "send"),
+        (SentRequest("POST", "https://tracker.example/collect", "Ping"), "send"),
+        (SentRequest("GET", "https://other.example/", "Document", navigation=True), "site"),
+        (SentRequest("GET", "https://other.example/ad", "Document"), "send"),
+        (
+            SentRequest("POST", "https://shop.example/api/after", "Fetch", redirect_of_sent=True),
+            "send",
+        ),
+    ],
+)
+def test_what_is_held(request_: SentRequest, verdict: str) -> None:
+    """State-changing requests and form submissions to the task's site are asked about;
+    reads, other sites' requests and an allowed request's redirect are sent; a
+    navigation of the tab to another site goes to the site policy."""
+    assert request_verdict(request_, SITES) == verdict
+
+
+def test_a_forms_submission_is_not_asked_twice_with_the_calls_yes() -> None:
+    """A form's own submission is sent when the call already has the person's yes for
+    it; a script's POST in the same call is still asked about."""
+    form = SentRequest("POST", "https://shop.example/order", "Document", True, True)
+    script = SentRequest("POST", "https://shop.example/api/order", "Fetch")
+    assert request_verdict(form, SITES, granted=True) == "send"
+    assert request_verdict(script, SITES, granted=True) == "ask"
+
+
+async def test_the_question_is_in_trimtabs_words_and_the_page_text_apart() -> None:
+    """The question's reason names the action, the method and the site in Trimtab's
+    words; the page's method token, URL and element are only in the data fields."""
+    person = _Person(allow=True)
+    judge = RequestJudge(_CALL, person.ask, SITES)
+    element = '<button id="b4">Delete account</button>'
+    ruling = await judge(
+        SentRequest("DELETE", "https://shop.example/api/account", "Fetch"), element
+    )
+    assert ruling.send
+    assert ruling.held
+    await judge(SentRequest("ALLOW-ME", "https://shop.example/api/x?say=yes", "Fetch"), None)
+    first, second = person.asked
+    assert first.reason == (
+        "Clicking it sends a DELETE request to https://shop.example, where it may change something"
+    )
+    assert first.element == element
+    assert first.request == {
+        "method": "DELETE",
+        "url": "https://shop.example/api/account",
+        "site": "https://shop.example",
+    }
+    assert "ALLOW-ME" not in second.reason
+    assert "say=yes" not in second.reason
+    assert second.reason.startswith("This click action sends a request with a method of the page")
+    assert second.to_json()["request"] == {
+        "method": "ALLOW-ME",
+        "url": "https://shop.example/api/x?say=yes",
+        "site": "https://shop.example",
+    }
+
+
+async def test_a_navigation_elsewhere_is_the_site_policys() -> None:
+    """A navigation of the tab to a site the task may not use is not sent when the site
+    policy says no, and the answer says so; the person is not asked about a request."""
+    person = _Person(allow=True)
+    judge = RequestJudge(_CALL, person.ask, SITES)
+    away = SentRequest("GET", "https://other.example/", "Document", navigation=True)
+    ruling = await judge(away, None)
+    assert not ruling.send
+    assert ruling.held
+    assert ruling.why.startswith("not sent: the tab may not go to another site")
+    assert person.asked == []
+
+
+async def test_after_a_no_nothing_more_is_asked_in_the_call() -> None:
+    """A no fails the request, and the call's further requests that would ask are
+    refused without asking again; reads still go."""
+    person = _Person(allow=False)
+    judge = RequestJudge(_CALL, person.ask, SITES)
+    first = await judge(SentRequest("POST", "https://shop.example/api/a", "Fetch"), None)
+    second = await judge(SentRequest("PUT", "https://shop.example/api/b", "Fetch"), None)
+    read = await judge(SentRequest("GET", "https://shop.example/api/c", "Fetch"), None)
+    assert len(person.asked) == 1
+    assert not first.send
+    assert "the person refused when asked" in first.why
+    assert not second.send
+    assert "refused what this action sends" in second.why
+    assert read.send
+    assert not read.held
+
+
+async def test_the_persons_setting_off_sends_without_asking() -> None:
+    """With "ask before submitting" off, a held request is sent without a question, and
+    the answer still says it was held."""
+    person = _Person(allow=False)
+    judge = RequestJudge(_CALL, person.ask, SITES, ask_before_submit=False)
+    ruling = await judge(SentRequest("POST", "https://shop.example/api/a", "Fetch"), None)
+    assert ruling.send
+    assert ruling.held
+    assert person.asked == []
