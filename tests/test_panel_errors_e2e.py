@@ -36,11 +36,10 @@ async def ext(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[
 
 
 @attrs.define
-class Overloaded:
-    """The scripted model, overloaded (HTTP 529, Retry-After: 1) for its first calls."""
+class _Wrapped:
+    """The scripted model behind a provider that misbehaves in one way (``answer``)."""
 
     inner: ScriptedModel
-    refusals: int
     port: int = 0
     requests: list[tuple[dict[str, str], dict[str, Any]]] = attrs.field(factory=list)
     responses: list[dict[str, Any]] = attrs.field(factory=list)
@@ -53,6 +52,13 @@ class Overloaded:
     def base_url(self) -> str:
         self.inner.port = self.port
         return self.inner.base_url
+
+
+@attrs.define
+class Overloaded(_Wrapped):
+    """The scripted model, overloaded (HTTP 529, Retry-After: 1) for its first calls."""
+
+    refusals: int = 0
 
     def answer(self, body: dict[str, Any]) -> dict[str, Any] | Refusal:
         if self.refusals:
@@ -66,22 +72,8 @@ class Overloaded:
 
 
 @attrs.define
-class Keyed:
+class Keyed(_Wrapped):
     """The scripted model, which refuses (HTTP 401) any key but ``NEW_KEY``."""
-
-    inner: ScriptedModel
-    port: int = 0
-    requests: list[tuple[dict[str, str], dict[str, Any]]] = attrs.field(factory=list)
-    responses: list[dict[str, Any]] = attrs.field(factory=list)
-
-    @property
-    def provider(self) -> str:
-        return self.inner.provider
-
-    @property
-    def base_url(self) -> str:
-        self.inner.port = self.port
-        return self.inner.base_url
 
     def answer(self, body: dict[str, Any]) -> dict[str, Any] | Refusal:
         if self.requests[-1][0].get("x-api-key") != NEW_KEY:
@@ -95,7 +87,7 @@ async def test_an_overloaded_provider_is_retried_visibly(
     """Two 529 answers are retried after the wait the provider asked, each retry shown
     in words ("retrying in 1 s, attempt k of 3"), and the task then completes."""
     async with trio.open_nursery() as nursery:
-        model = await nursery.start(serve_model, Overloaded(ScriptedModel("anthropic"), 2))
+        model = await nursery.start(serve_model, Overloaded(ScriptedModel("anthropic"), refusals=2))
         panel, _ = await open_agent(ext, model, pages_server.url("e2e-agent-start.html"))
         run = await send_message(panel, "What is the forecast for Lisbon?")
         shown = await panel.evaluate(
