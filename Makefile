@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 # The page `make demo` shows; any URL or file path works: make demo URL=https://...
 URL    ?= host/demo/outdoor-shop.html
 
-.PHONY: demo test lint bench install uninstall chromium clean
+.PHONY: demo test lint bench screenshot install uninstall chromium clean
 
 # One venv for everything; re-installed when pyproject.toml changes.
 $(VENV)/.installed: pyproject.toml
@@ -43,6 +43,10 @@ test: $(VENV)/.installed chromium lint
 lint: $(VENV)/.installed
 	$(BIN)/ruff check host pycdp_bridge tests
 	$(BIN)/mypy host pycdp_bridge
+
+# The README's pictures of the side panel, taken from the real panel (tests/panel_screenshot.py).
+screenshot: $(VENV)/.installed chromium
+	$(BIN)/python -m tests.panel_screenshot
 
 bench: $(VENV)/.installed-bench chromium
 	$(BIN)/python -m tests.bench

@@ -7,6 +7,7 @@
 import { DEFAULT_BUDGET, compactHistory, estimateEntry, estimateRequest, pageFacts }
   from "./compact.js";
 import { addUsage, emptyTotals } from "../shared/cost.js";
+import { keyRejected, withRetries } from "./llm/retry.js";
 import { inputTotal } from "./requests.js";
 import { makeNonce, wrapUntrusted } from "./untrusted.js";
 
@@ -56,14 +57,15 @@ export function taskFrame({ nonce, tab }) {
 /**
  * @typedef {{kind: "task", text: string}
  *   | {kind: "model", text: string, usage: import("./requests.js").Usage,
- *      totals: import("../shared/cost.js").Totals, context: number}
+ *      totals: import("../shared/cost.js").Totals, context: number, final: boolean}
  *   | {kind: "tool", name: string, args: object, isError: boolean, cached: boolean,
  *      cachedFrom: unknown, note: string|null, chars: number, content: string}
  *   | {kind: "compacted", replaced: number, before: number, after: number, budget: number}
  *   | {kind: "declined", name: string, args: object, reason: string}
  *   | {kind: "unasked-submit", name: string, args: object}
+ *   | {kind: "retry", attempt: number, of: number, seconds: number, status: number}
  *   | {kind: "done", text: string}
- *   | {kind: "error", message: string}} Step
+ *   | {kind: "error", message: string, action?: "settings"}} Step
  */
 
 /**
@@ -80,7 +82,9 @@ export class Agent {
    *          tab: {id: number, title?: string, url?: string},
    *          askBeforeSubmit: boolean,
    *          onStep: (step: Step) => void,
-   *          onActivity?: (activity: {what: "model"|"tool"|"idle", name?: string}) => void,
+   *          onActivity?: (activity: {what: "model"|"tool"|"retry"|"idle", name?: string,
+   *                                   attempt?: number, of?: number, seconds?: number,
+   *                                   status?: number}) => void,
    *          tabUrl?: () => Promise<string>,
    *          maxSteps?: number,
    *          budget?: number, pageBudget?: number}} options
@@ -187,16 +191,23 @@ export class Agent {
         this.keepInBudget();
         const context = this.contextTokens();
         this.onActivity({ what: "model" });
-        const turn = await this.client.send({
+        // Read at each call: a client replaced meanwhile (new settings) takes over here.
+        const turn = await withRetries(() => this.client.send({
           system, history: this.history, tools, cacheKey: this.session,
           signal: this.controller.signal,
+        }), {
+          signal: this.controller.signal,
+          onRetry: (retry) => {
+            this.onStep({ kind: "retry", ...retry });
+            this.onActivity({ what: "retry", ...retry });
+          },
         });
         this.history.push(turn.assistant);
         this.totals = addUsage(this.totals, turn.usage);
         this.reported = { tokens: inputTotal(turn.usage) + turn.usage.output,
           entries: this.history.length };
         this.onStep({ kind: "model", text: turn.text, usage: turn.usage, totals: this.totals,
-          context });
+          context, final: turn.toolCalls.length === 0 });
         if (turn.toolCalls.length === 0) {
           this.onStep({ kind: "done", text: turn.text });
           return { ok: true, text: turn.text };
@@ -211,7 +222,11 @@ export class Agent {
       throw new Error(`the task took more than ${this.maxSteps} model turns; stopped`);
     } catch (err) {
       const message = this.stopped ? `Stopped: ${this.stopReason}` : String(err?.message ?? err);
-      this.onStep({ kind: "error", message });
+      // A refused key is the person's to fix: the step offers the way to Settings.
+      this.onStep(!this.stopped && keyRejected(err)
+        ? { kind: "error", message: `The provider refused the API key: ${message}`,
+          action: "settings" }
+        : { kind: "error", message });
       return { ok: false, text: message };
     } finally {
       this.running = false;

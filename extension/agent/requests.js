@@ -57,7 +57,8 @@ export function anthropicBody({ model, maxTokens, system, tools, history }) {
     max_tokens: maxTokens,
     system: [{ type: "text", text: system, cache_control: EPHEMERAL }],
     messages,
-    tools: toolList,
+    // No tools (a connection test): no list, which some servers refuse when empty.
+    ...(toolList.length ? { tools: toolList } : {}),
   };
 }
 
@@ -103,10 +104,10 @@ export function openaiBody({ model, maxTokens, tokenField, system, tools, histor
     model,
     [tokenField]: maxTokens,
     messages: [{ role: "system", content: system }, ...openaiMessages(history)],
-    tools: tools.map(({ name, description, input_schema }) => ({
+    ...(tools.length ? { tools: tools.map(({ name, description, input_schema }) => ({
       type: "function",
       function: { name, description, parameters: input_schema },
-    })),
+    })) } : {}),
     prompt_cache_key: cacheKey,
   };
 }

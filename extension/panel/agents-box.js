@@ -4,6 +4,8 @@
 // bar (question-bar.js), like the panel agent's. Page- and client-derived text goes
 // through textContent.
 
+import { closedReason } from "../shared/tab-access.js";
+
 /** What the box shows, readable by the end-to-end tests. */
 export const agentsView = { shared: [], clients: [], activeTab: null };
 
@@ -65,19 +67,32 @@ export function mountAgentsPanel(root, worker) {
     agentsView.activeTab = tab?.id ?? null;
     const isShared = Boolean(tab && status.shared.some((t) => t.id === tab.id));
     share.textContent = isShared ? "Stop sharing this tab" : "Share this tab with agents";
+    // A page Chrome keeps closed cannot be shared: said before the click, not after.
+    const closed = isShared ? "" : closedReason(tab?.url || tab?.pendingUrl);
+    share.disabled = Boolean(closed);
+    share.title = closed;
     stop.disabled = status.shared.length === 0 && !status.clients.some((c) => c.connected);
-    note.textContent = failure || (status.shared.length
+    note.textContent = failure || closed || (status.shared.length
       ? `Shared with outside agents: ${status.shared.map((t) => t.title || t.url).join(", ")}`
       : "No tab is shared with outside agents.");
     note.classList.toggle("error", Boolean(failure));
+    // Nothing shared, nobody connected, nothing to say: a one-line chip, not a box.
+    const idle = !failure && !closed && status.shared.length === 0
+      && !status.clients.some((c) => c.connected);
+    root.classList.toggle("idle", idle);
+    title.textContent = idle ? "Outside agents: none" : "Outside agents";
+    const titles = new Map(status.shared.map((t) => [t.id, t.title || t.url]));
     clients.replaceChildren();
     for (const client of status.clients) {
       const item = el("li", client.connected ? "" : "muted",
         `${client.client}${client.connected ? "" : " (left)"}`);
       const steps = el("ol", "steps");
       for (const action of client.actions.slice(-5)) {
+        // The tab by its title (the page's words, as text), and when.
+        const where = titles.has(action.tab) ? `“${titles.get(action.tab)}”` : `tab ${action.tab}`;
+        const when = action.at ? ` · ${new Date(action.at).toLocaleTimeString("en-GB")}` : "";
         const step = el("li", action.error ? "error" : "",
-          `${action.tool} in tab ${action.tab}${action.error ? `: ${action.error}` : ""}`);
+          `${action.tool} in ${where}${when}${action.error ? `: ${action.error}` : ""}`);
         steps.append(step);
       }
       item.append(steps);
@@ -89,5 +104,8 @@ export function mountAgentsPanel(root, worker) {
     if (event.event === "agents") render(event);
   });
   chrome.tabs.onActivated.addListener(() => render(agentsView));
+  chrome.tabs.onUpdated.addListener((tabId, change, tab) => {
+    if (change.url && tab.active) render(agentsView);
+  });
   call({ action: "status" });
 }

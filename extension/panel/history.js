@@ -52,3 +52,45 @@ export async function saveTask(store, record, keep = DEFAULT_KEEP) {
 export async function clearTasks(store) {
   await store.set({ [HISTORY_KEY]: [] });
 }
+
+/**
+ * How a task ended, in one word: "answered" (the model gave its answer), "stopped"
+ * (the person or a lost tab stopped it) or "failed" (an error ended it).
+ * @param {{kind: string, message?: string}[]} steps
+ * @param {boolean|null} ok
+ * @returns {"answered"|"stopped"|"failed"}
+ */
+export function outcomeOf(steps, ok) {
+  if (ok) return "answered";
+  const last = steps[steps.length - 1];
+  return last?.kind === "error" && String(last.message ?? "").startsWith("Stopped:")
+    ? "stopped" : "failed";
+}
+
+const pad = (n) => String(n).padStart(2, "0");
+
+/**
+ * A history entry's line under its task: outcome, date, cost (tokens without prices)
+ * and where it ran.
+ * @param {TaskRecord & {outcome?: string, cost?: number|null}} record
+ * @returns {{outcome: string, line: string}}
+ */
+export function describeRecord(record) {
+  const outcome = record.outcome ?? outcomeOf(record.steps ?? [], record.ok);
+  const d = new Date(record.started);
+  const date = `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} `
+    + `${pad(d.getHours())}:${pad(d.getMinutes())}`;
+  const t = record.totals;
+  const tokens = t.input + t.cacheRead + t.cacheWrite + t.output;
+  const cost = typeof record.cost === "number"
+    ? `cost ${record.cost < 0.01 ? record.cost.toFixed(4) : record.cost.toFixed(2)}`
+    : `${tokens.toLocaleString("en-US")} tokens`;
+  let site = record.url || record.title || "";
+  try {
+    site = new URL(record.url).host || site;
+  } catch {
+    // not a URL: the title or the text as it is
+  }
+  return { outcome, line: [outcome, date, cost, `${t.calls} calls`, site].filter(Boolean)
+    .join(" · ") };
+}

@@ -81,3 +81,24 @@ export class HostWatch {
     this.attempt = 0;
   }
 }
+
+/** The command that registers the host for this browser, run in the Trimtab clone. */
+export const INSTALL_COMMAND = ".venv/bin/trimtab install";
+
+/**
+ * What the person can do about a host the browser cannot start, from the browser's
+ * words; null when there is nothing for them to run (the host exited, it restarts).
+ * @param {string} detail
+ * @returns {{why: string, command: string} | null}
+ */
+export function hostHelp(detail) {
+  if (/native messaging host not found/i.test(detail)) {
+    return { why: "The Trimtab host is not installed for this browser.",
+      command: INSTALL_COMMAND };
+  }
+  if (/native messaging host is forbidden/i.test(detail)) {
+    return { why: "The Trimtab host is installed, but not for this extension's id.",
+      command: INSTALL_COMMAND };
+  }
+  return null;
+}

@@ -6,13 +6,17 @@ import { Agent } from "../agent/agent.js";
 import { DEFAULT_BUDGET } from "../agent/compact.js";
 import { AnthropicClient } from "../agent/llm/anthropic.js";
 import { OPENAI_BASE_URL, OpenAIClient } from "../agent/llm/openai.js";
+import { testConnection } from "../agent/llm/probe.js";
 import { costOf, describeTotals, emptyTotals } from "../shared/cost.js";
+import { closedReason } from "../shared/tab-access.js";
 import { mountAgentsPanel } from "./agents-box.js";
-import { DEFAULT_KEEP, clearTasks, listTasks, saveTask } from "./history.js";
-import { HostWatch } from "./host-watch.js";
+import { DEFAULT_KEEP, clearTasks, describeRecord, listTasks, outcomeOf, saveTask }
+  from "./history.js";
+import { HostWatch, hostHelp } from "./host-watch.js";
 import { mountQuestionBar, questionView } from "./question-bar.js";
 import { mountSitesBox, sitesView } from "./sites-box.js";
 import { WorkerClient } from "./worker-client.js";
+import { describeCall, describePlanned } from "./step-words.js";
 import { renderXml } from "./xmlview.js";
 
 const $ = (id) => document.getElementById(id);
@@ -35,6 +39,9 @@ const state = {
   agent: /** @type {Agent|null} */ (null),
   running: false,
   steps: /** @type {object[]} */ ([]),
+  // The page XML the conversation's tool calls returned, newest first: what names the
+  // elements of the steps in words.
+  pages: /** @type {string[]} */ ([]),
   totals: emptyTotals(),
   costLine: "",
   // What the conversation runs with, for its cost and its history record.
@@ -49,6 +56,11 @@ const state = {
   pageBudget: /** @type {{default: number, min: number}|null} */ (null),
   // What the agent does now, for the live indicator: "" when idle.
   activity: "",
+  // What the agent runs (the indicator's text unless a question of its own is open).
+  working: "",
+  asking: false,
+  // Why a new task cannot run in the active tab (a page Chrome keeps closed); "" if it can.
+  closed: "",
 };
 
 // ---------------------------------------------------------------- host status
@@ -57,6 +69,13 @@ const hostWatch = new HostWatch({
   ping: () => worker.host({ type: "ping" }, { timeoutMs: 5_000 }),
   onChange: (host) => {
     state.host = host;
+    // What to run when the browser cannot find the host; gone once it is back.
+    const help = host.state === "connected" ? null : hostHelp(host.detail || "");
+    $("host-help").hidden = !help;
+    if (help) {
+      $("host-help-why").textContent = help.why;
+      $("host-command").textContent = help.command;
+    }
     const el = $("host-status");
     if (host.state === "connected") {
       el.textContent = host.again ? "host connected again" : "host connected";
@@ -65,7 +84,8 @@ const hostWatch = new HostWatch({
       loadPageBudget();
       if ($("settings").open) sites.load();
       // What failed while the host was gone is stale now.
-      if (host.again && state.inspectError && state.view === "inspect") refresh();
+      // (Whatever the view: the error must not wait there for the next visit.)
+      if (host.again && state.inspectError) refresh();
     } else {
       el.textContent = "host disconnected, retrying…";
       el.className = "status down";
@@ -83,6 +103,10 @@ worker.onEvent((event) => {
     // A question's highlight (the worker's) replaced or cleared the inspector's: the
     // next hover draws it again.
     state.highlighted = null;
+    // The agent's own tool call waits for the person: the indicator says so.
+    state.asking = Array.isArray(event.questions) && event.questions
+      .some((q) => state.agent && q.session === state.agent.session);
+    renderActivity();
   } else if (event.event === "detached") {
     const why = detachReason(event.reason);
     if (state.tab?.id === event.tab || state.shownTab === event.tab) {
@@ -108,12 +132,25 @@ function showView(name) {
   for (const v of ["inspect", "agent"]) {
     $(`view-${v}`).hidden = v !== name;
     $(`tab-${v}`).setAttribute("aria-selected", String(v === name));
+    // One tab stop for the tab list: the selected tab; arrows reach the other.
+    $(`tab-${v}`).tabIndex = v === name ? 0 : -1;
   }
   // The agent's controls stay in the bar while it runs, whatever the view.
   $("agent-bar").hidden = name !== "agent" && !state.running;
 }
 $("tab-inspect").addEventListener("click", () => showView("inspect"));
 $("tab-agent").addEventListener("click", () => showView("agent"));
+// The tab bar as a tab list: arrow keys, Home and End move between the views.
+document.querySelector("nav[role=tablist]").addEventListener("keydown", (e) => {
+  const views = ["inspect", "agent"];
+  const at = views.indexOf(state.view);
+  const next = { ArrowRight: at + 1, ArrowLeft: at - 1, Home: 0, End: views.length - 1 }[e.key];
+  if (next === undefined) return;
+  e.preventDefault();
+  const view = views[(next + views.length) % views.length];
+  showView(view);
+  $(`tab-${view}`).focus();
+});
 
 async function activeTab() {
   const [tab] = await chrome.tabs.query({ active: true, currentWindow: true });
@@ -175,8 +212,15 @@ async function refresh() {
     showInspectError("No active tab in this window.");
     return;
   }
-  $("refresh").disabled = true;
+  showClosed(tab);
   state.shownTab = tab.id;
+  if (state.closed) {
+    // Nothing of the previous tab stays on screen under the reason.
+    clearInspect(tab);
+    showInspectError(state.closed);
+    return;
+  }
+  $("refresh").disabled = true;
   try {
     const { pageBudget } = await loadSettings();
     const result = await worker.host({ type: "snapshot", tab: tab.id,
@@ -190,10 +234,40 @@ async function refresh() {
     const parsed = renderXml(state.xml, $("xml"));
     if (!parsed.ok) showInspectError(`The host's XML did not parse: ${parsed.error}`);
   } catch (err) {
-    showInspectError(`Could not read this tab: ${err.message}`);
+    if (state.tab?.id !== tab.id) return;
+    // The tab may have become a page Chrome keeps closed meanwhile: say that instead.
+    const now = await chrome.tabs.get(tab.id).catch(() => tab);
+    showClosed(now);
+    clearInspect(now);
+    showInspectError(state.closed || `Could not read this tab: ${err.message}`);
   } finally {
     $("refresh").disabled = false;
   }
+}
+
+/** Empty the Inspect view of another page's XML and figures; title the tab shown. */
+function clearInspect(tab) {
+  state.xml = "";
+  state.kind = "";
+  state.stats = {};
+  state.pinned = null;
+  $("figures").replaceChildren();
+  $("xml").replaceChildren();
+  $("inspect-tab").textContent = tab?.title ?? "";
+}
+
+/**
+ * Say up front when the active tab is one Chrome keeps closed: Run (for a new task)
+ * is disabled, with the reason beside it.
+ * @param {chrome.tabs.Tab|null} tab
+ */
+function showClosed(tab) {
+  state.closed = closedReason(tab?.url || tab?.pendingUrl);
+  const note = $("closed-note");
+  note.textContent = state.closed;
+  note.hidden = !state.closed || Boolean(state.agent);
+  $("run").disabled = state.running || (Boolean(state.closed) && !state.agent);
+  $("copy").disabled = Boolean(state.closed);
 }
 
 async function highlight(eid) {
@@ -217,6 +291,20 @@ xmlView.addEventListener("mouseover", (e) => {
 xmlView.addEventListener("mouseout", (e) => {
   if (e.target?.dataset?.eid) highlight(state.pinned);
 });
+// By keyboard as by mouse: focus highlights, Enter or Space pins.
+xmlView.addEventListener("focusin", (e) => {
+  const eid = e.target?.dataset?.eid;
+  if (eid) highlight(eid);
+});
+xmlView.addEventListener("focusout", (e) => {
+  if (e.target?.dataset?.eid) highlight(state.pinned);
+});
+xmlView.addEventListener("keydown", (e) => {
+  if ((e.key === "Enter" || e.key === " ") && e.target?.dataset?.eid) {
+    e.preventDefault();
+    e.target.click();
+  }
+});
 xmlView.addEventListener("click", (e) => {
   const eid = e.target?.dataset?.eid;
   if (!eid) return;
@@ -227,6 +315,15 @@ xmlView.addEventListener("click", (e) => {
 });
 
 $("refresh").addEventListener("click", refresh);
+$("host-copy").addEventListener("click", async () => {
+  try {
+    await navigator.clipboard.writeText($("host-command").textContent);
+    $("host-copy").textContent = "Copied";
+  } catch {
+    // No clipboard (the panel lost focus): the command stays on screen to select.
+    $("host-copy").textContent = "Select and copy";
+  }
+});
 $("copy").addEventListener("click", async () => {
   try {
     await navigator.clipboard.writeText(state.xml);
@@ -238,7 +335,19 @@ $("copy").addEventListener("click", async () => {
 
 chrome.tabs.onActivated.addListener(async ({ windowId }) => {
   const win = await chrome.windows.getCurrent();
-  if (windowId === win.id && state.view === "inspect") refresh();
+  if (windowId !== win.id) return;
+  if (state.view === "inspect") refresh();
+  else showClosed(await activeTab());
+});
+chrome.tabs.onUpdated.addListener(async (tabId, change, tab) => {
+  if (change.url && tab.active) {
+    const win = await chrome.windows.getCurrent();
+    if (tab.windowId !== win.id) return;
+    // A tab that turns into a closed page (or out of one) is seen at once.
+    const closed = closedReason(tab.url || tab.pendingUrl);
+    if (state.view === "inspect" && closed !== state.closed && !state.running) refresh();
+    else showClosed(tab);
+  }
 });
 chrome.tabs.onUpdated.addListener((tabId, change) => {
   if (tabId === state.tab?.id && change.status === "complete" && state.view === "inspect"
@@ -372,16 +481,55 @@ $("settings-form").addEventListener("submit", async (e) => {
   $("settings-note").textContent = note;
 });
 
-async function makeClient() {
-  const s = await loadSettings();
+/** The client for settings `s`; `maxTokens` for a short probe. */
+function clientFor(s, maxTokens = undefined) {
   if (s.provider !== "compatible" && !s.apiKey) {
     throw new Error("Add an API key in Settings first.");
   }
-  const options = { apiKey: s.apiKey, model: s.model, baseUrl: s.baseUrl || undefined };
-  const client = s.provider === "anthropic" ? new AnthropicClient(options)
-    : new OpenAIClient(options);
-  return { client, settings: s };
+  const options = { apiKey: s.apiKey, model: s.model, baseUrl: s.baseUrl || undefined,
+    ...(maxTokens ? { maxTokens } : {}) };
+  return s.provider === "anthropic" ? new AnthropicClient(options) : new OpenAIClient(options);
 }
+
+async function makeClient() {
+  const s = await loadSettings();
+  return { client: clientFor(s), settings: s };
+}
+
+/** Whether the agent still lacks what it needs to call a model (first run). */
+function needsSetup(s) {
+  return s.provider !== "compatible" ? !s.apiKey : !s.baseUrl;
+}
+
+async function showFirstRun() {
+  const s = await loadSettings();
+  $("first-run").hidden = !needsSetup(s);
+}
+$("first-run-open").addEventListener("click", openSettings);
+chrome.storage.onChanged.addListener((changes, area) => {
+  if (area === "local" && changes.settings) showFirstRun();
+});
+
+// One tiny request with what the form says now (saved or not).
+$("test-connection").addEventListener("click", async () => {
+  const note = $("connection-note");
+  const s = { ...(await loadSettings()), provider: $("provider").value,
+    baseUrl: $("base-url").value.trim(), model: $("model").value.trim(),
+    apiKey: $("api-key").value };
+  note.classList.remove("error");
+  note.textContent = `Asking ${siteOf(baseUrlFor(s))}…`;
+  $("test-connection").disabled = true;
+  let result;
+  try {
+    result = await testConnection(clientFor(s, 16), { model: s.model });
+  } catch (err) {
+    result = { ok: false, message: err.message };
+  } finally {
+    $("test-connection").disabled = false;
+  }
+  note.textContent = result.message;
+  note.classList.toggle("error", !result.ok);
+});
 
 // ---------------------------------------------------------------- agent
 
@@ -411,12 +559,17 @@ function renderStep(step, { live = true } = {}) {
   if (step.kind === "task") {
     li.append(el("div", "", step.text));
   } else if (step.kind === "model") {
-    if (step.text) li.append(el("div", "", step.text));
+    // The final answer is shown once, by the "done" step; here only what the model
+    // said between its calls, and its tokens behind the toggle.
+    if (step.text && !step.final) li.append(el("div", "say", step.text));
     const u = step.usage;
-    li.append(el("div", "meta",
-      `model: ${fmt(u.input + u.cacheRead + u.cacheWrite)} tokens in (${fmt(u.cacheRead)} `
-      + `from cache, ${fmt(u.cacheWrite)} written to it), ${fmt(u.output)} out`
-      + (step.context ? ` · context ≈ ${fmt(step.context)} tokens` : "")));
+    const details = el("details");
+    details.append(el("summary", "", step.final ? "model: answered" : "model: tokens"),
+      el("div", "meta",
+        `${fmt(u.input + u.cacheRead + u.cacheWrite)} tokens in (${fmt(u.cacheRead)} `
+        + `from cache, ${fmt(u.cacheWrite)} written to it), ${fmt(u.output)} out`
+        + (step.context ? ` · context ≈ ${fmt(step.context)} tokens` : "")));
+    li.append(details);
     if (live && step.totals) showCost(step.totals);
   } else if (step.kind === "compacted") {
     li.append(el("div", "",
@@ -424,8 +577,9 @@ function renderStep(step, { live = true } = {}) {
       + `replaced by one line each (≈ ${fmt(step.before)} → ${fmt(step.after)} tokens; `
       + `budget ${fmt(step.budget)}).`));
   } else if (step.kind === "tool") {
-    const head = el("div");
-    head.append(el("code", "", `${step.name}(${JSON.stringify(step.args)})`));
+    // In words first, named from the pages seen before this call; then its own result.
+    const head = el("div", "say", describeCall(step.name, step.args, state.pages));
+    if (step.content) state.pages.unshift(step.content);
     if (step.cached) {
       const badge = el("span", "badge", "cached");
       badge.title = step.cachedFrom ? `from ${JSON.stringify(step.cachedFrom)}` : "";
@@ -434,38 +588,76 @@ function renderStep(step, { live = true } = {}) {
     if (step.isError) head.append(el("span", "badge", "error"));
     li.append(head);
     li.dataset.cached = String(step.cached);
-    li.append(el("div", "meta",
-      `${step.cached ? "answered from cache" : "ran"} · ${step.chars.toLocaleString("en-US")}`
-      + ` chars ≈ ${Math.ceil(step.chars / 4).toLocaleString("en-US")} tokens`
-      + (step.note ? ` · ${step.note}` : "")));
     const details = el("details");
-    details.append(el("summary", "", "result"), el("pre", "", step.content));
+    details.append(el("summary", "", "details"),
+      el("code", "", `${step.name}(${JSON.stringify(step.args)})`),
+      el("div", "meta",
+        `${step.cached ? "answered from cache" : "ran"} · ${step.chars.toLocaleString("en-US")}`
+        + ` chars ≈ ${Math.ceil(step.chars / 4).toLocaleString("en-US")} tokens`
+        + (step.note ? ` · ${step.note}` : "")),
+      el("pre", "", step.content));
     li.append(details);
   } else if (step.kind === "declined") {
     // The host's words say why (refused, unanswered, nobody to ask).
-    const head = el("div");
-    head.append(el("code", "", `${step.name}(${JSON.stringify(step.args)})`),
-      el("span", "badge", "not done"));
-    li.append(head, el("div", "meta", step.reason));
+    const head = el("div", "say",
+      `Not done: ${describePlanned(step.name, step.args, state.pages)}`);
+    const details = el("details");
+    details.append(el("summary", "", "details"),
+      el("code", "", `${step.name}(${JSON.stringify(step.args)})`));
+    li.append(head, el("div", "meta", step.reason), details);
   } else if (step.kind === "unasked-submit") {
     li.classList.add("error");
     li.append(el("div", "", `${step.name} submitted a form that Trimtab did not expect to `
       + "submit, so you were not asked first. Check the page."));
   } else if (step.kind === "done") {
-    li.append(el("div", "", step.text || "Done."));
+    // The answer, once, set apart from the steps that led to it.
+    li.classList.add("answer");
+    li.append(el("h3", "answer-title", "Answer"), el("div", "answer-text", step.text || "Done."));
+  } else if (step.kind === "retry") {
+    li.append(el("div", "", retryWords(step)));
   } else if (step.kind === "error") {
     li.classList.add("error");
     li.append(el("div", "", step.message));
+    if (step.action === "settings") {
+      // What to do about it, one click away: the key field, in view and focused.
+      const open = el("button", "step-action", "Open Settings");
+      open.type = "button";
+      open.addEventListener("click", openSettings);
+      li.append(el("div", "", "Check the API key (or the provider and model) in Settings, "
+        + "save, then press Reply: the next call uses the new settings."), open);
+    }
   }
   $("steps").append(li);
   li.scrollIntoView({ block: "nearest" });
   if (live) $("progress").textContent = step.kind === "tool" ? `ran ${step.name}` : "";
 }
 
+/** A retry as the person reads it. */
+function retryWords({ status, seconds, attempt, of }) {
+  return `The provider is busy (HTTP ${status}): retrying in ${seconds} s, `
+    + `attempt ${attempt} of ${of}.`;
+}
+
+/** Open the settings with the API key field in view and focused. */
+function openSettings() {
+  showView("agent");
+  $("settings").open = true;
+  $("settings").scrollIntoView({ block: "start" });
+  $("api-key").focus();
+}
+
 /** The live indicator in the bar: what the agent waits for now. */
-function showActivity({ what, name }) {
-  state.activity = what === "model" ? "the model is thinking…"
-    : what === "tool" ? `running ${name}…` : "";
+function showActivity({ what, name, ...retry }) {
+  state.working = what === "model" ? "the model is thinking…"
+    : what === "tool" ? `running ${name}…`
+    : what === "retry" ? retryWords(/** @type {any} */ (retry)) : "";
+  if (what !== "tool") state.asking = false;
+  renderActivity();
+}
+
+function renderActivity() {
+  state.activity = state.asking && state.working.startsWith("running ")
+    ? "waiting for your answer…" : state.working;
   $("activity").textContent = state.activity;
   $("activity").hidden = !state.activity;
 }
@@ -490,7 +682,8 @@ function setActing(tab) {
     chrome.action.setBadgeText({ tabId: state.agent.tab.id, text: "" }).catch(() => {});
   }
   banner.hidden = !tab;
-  $("run").disabled = Boolean(tab);
+  $("run").disabled = Boolean(tab) || (Boolean(state.closed) && !state.agent);
+  $("closed-note").hidden = !state.closed || Boolean(state.agent);
   $("stop").disabled = !tab;
   $("new-task").disabled = Boolean(tab) || (!state.agent && !state.reopened);
   $("run").textContent = state.agent && !tab ? "Reply" : "Run";
@@ -505,6 +698,7 @@ function clearConversation() {
   state.run = null;
   state.reopened = null;
   state.steps = [];
+  state.pages = [];
   $("steps").replaceChildren();
   $("cost").hidden = true;
   state.totals = emptyTotals();
@@ -513,9 +707,12 @@ function clearConversation() {
 
 /** Start a conversation in the active tab with the saved settings. */
 async function startConversation() {
-  clearConversation();
   const tab = await activeTab();
   if (!tab?.id) throw new Error("No active tab in this window.");
+  // Before any model call: Chrome would refuse the first tool call anyway.
+  const closed = closedReason(tab.url || tab.pendingUrl);
+  if (closed) throw new Error(closed);
+  clearConversation();
   const { client, settings } = await makeClient();
   state.run = { provider: settings.provider, model: settings.model, prices: settings.prices,
     keep: settings.keepTasks, started: Date.now(), task: "" };
@@ -536,7 +733,8 @@ async function recordConversation(agent, ok) {
       id: agent.session, started: run.started, task: run.task,
       title: agent.tab.title ?? "", url: agent.tab.url ?? "",
       provider: run.provider, model: run.model, steps: state.steps,
-      totals: agent.totals, ok,
+      totals: agent.totals, ok, outcome: outcomeOf(state.steps, ok),
+      cost: costOf(agent.totals, run.prices ?? {}, run.provider),
     }, run.keep);
   } catch (err) {
     renderStep({ kind: "error", message: `Could not save this task in the history: ${err.message}` },
@@ -555,11 +753,26 @@ $("task-form").addEventListener("submit", async (e) => {
     try {
       agent = await startConversation();
     } catch (err) {
-      renderStep({ kind: "error", message: err.message });
+      renderStep({ kind: "error", message: err.message,
+        ...(/API key/.test(err.message) ? { action: "settings" } : {}) });
       return;
     }
     state.agent = agent;
     state.run.task = task;
+  } else {
+    // A reply runs with the settings as they are now (a fixed key, another model).
+    try {
+      const { client, settings } = await makeClient();
+      agent.client = client;
+      agent.askBeforeSubmit = settings.askBeforeSubmit;
+      if (state.run) {
+        Object.assign(state.run, { provider: settings.provider, model: settings.model,
+          prices: settings.prices });
+      }
+    } catch (err) {
+      renderStep({ kind: "error", message: err.message, action: "settings" });
+      return;
+    }
   }
   state.running = true;
   $("task").value = "";
@@ -596,9 +809,11 @@ async function showHistory() {
     const button = el("button", "", "");
     button.type = "button";
     button.dataset.id = record.id;
-    const when = new Date(record.started).toLocaleString();
-    button.append(el("div", "", record.task), el("div", "meta muted",
-      `${when} · ${record.title || record.url} · ${record.totals.calls} calls`));
+    const { outcome, line } = describeRecord(record);
+    button.dataset.outcome = outcome;
+    button.className = `entry ${outcome}`;
+    button.title = record.title || record.url;
+    button.append(el("div", "", record.task), el("div", "meta muted", line));
     button.addEventListener("click", () => reopen(record.id));
     li.append(button);
     list.append(li);
@@ -626,6 +841,12 @@ async function reopen(id) {
   for (const step of record.steps) renderStep(step, { live: false });
   showCost(record.totals);
   setActing(null);
+  if (!live) {
+    // Said plainly: this conversation is over; Run starts a new one.
+    const note = el("li", "step readonly",
+      "Read-only: this task's conversation has ended. Run starts a new task in the active tab.");
+    $("steps").append(note);
+  }
   // A task only read back cannot be continued: a reply starts a new one.
   if (!live) state.run = null;
 }
@@ -663,5 +884,6 @@ worker.connect();
 mountAgentsPanel($("agents"), worker);
 loadPageBudget();
 fillSettingsForm();
+showFirstRun();
 showHistory();
 refresh();

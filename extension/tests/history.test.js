@@ -55,3 +55,21 @@ test("keeping zero tasks stores none", async () => {
   await saveTask(store, record("a"), 0);
   assert.deepEqual(await listTasks(store), []);
 });
+
+test("an entry says how the task ended, when, what it cost and where", async () => {
+  const { describeRecord, outcomeOf } = await import("../panel/history.js");
+  assert.equal(outcomeOf([{ kind: "done" }], true), "answered");
+  assert.equal(outcomeOf([{ kind: "error", message: "Stopped: stopped by you" }], false),
+    "stopped");
+  assert.equal(outcomeOf([{ kind: "error", message: "HTTP 500" }], false), "failed");
+  const started = new Date(2026, 10, 26, 9, 5).getTime();
+  const totals = { calls: 3, input: 100, cacheRead: 2000, cacheWrite: 50, output: 30 };
+  const base = { ...record("a"), started, totals, url: "https://shop.example/cart" };
+  assert.deepEqual(describeRecord({ ...base, outcome: "answered", cost: 0.0123 }), {
+    outcome: "answered",
+    line: "answered · 2026-11-26 09:05 · cost 0.01 · 3 calls · shop.example",
+  });
+  assert.equal(describeRecord({ ...base, ok: false, cost: null,
+    steps: [{ kind: "error", message: "Stopped: the tab was closed" }] }).line,
+  "stopped · 2026-11-26 09:05 · 2,180 tokens · 3 calls · shop.example");
+});

@@ -66,3 +66,12 @@ test("the same report twice changes nothing on screen and schedules one ping", (
   assert.equal(changes.length, 1);
   assert.equal(timers.length, 1);
 });
+
+test("a host the browser cannot find or may not start comes with the command to run", async () => {
+  const { INSTALL_COMMAND, hostHelp } = await import("../panel/host-watch.js");
+  assert.deepEqual(hostHelp("Specified native messaging host not found."), {
+    why: "The Trimtab host is not installed for this browser.", command: INSTALL_COMMAND });
+  assert.match(hostHelp("Access to the specified native messaging host is forbidden.").why,
+    /not for this extension/);
+  assert.equal(hostHelp("Native host has exited."), null);
+});

@@ -7,7 +7,7 @@ from typing import Any, Final
 
 import attrs
 
-from ..envelope import Consent
+from ..envelope import Consent, Question, QuestionKind
 from ..tab import DEFAULT_BUDGET, Held, check_budget
 from ..wire import JSONObject, Request, RequestError
 
@@ -45,6 +45,19 @@ class ToolCall:
     view: str | None = None  # a link client's own view of the tab; None: the panel agent's
     budget: int | None = None  # the snapshot token budget (None: no budget)
     ask_before_submit: bool = True  # the person's setting; outside clients always ask
+
+    def question(self, what: QuestionKind, **facts: Any) -> Question:
+        """A question to the person about this call (who asks, the tab, the tool and its
+        arguments), with ``facts`` such as its reason, element or site."""
+        return Question(
+            client=self.client,
+            session=self.session,
+            tab=self.tab,
+            what=what,
+            tool=self.name,
+            args=self.args,
+            **facts,
+        )
 
 
 @attrs.frozen

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import attrs
 
-from ..envelope import Answer, Ask, Question, RequestJudge, SentRequest, SitePolicy
+from ..envelope import Answer, Ask, RequestJudge, SentRequest, SitePolicy
 from ..sites import site_of
 from ..tab import Judge, PausedRequest, Ruling
 from ._call import ToolCall
@@ -44,14 +44,7 @@ def request_judge(policy: SitePolicy, call: ToolCall, ask: Ask, *, granted: bool
     """The judge of one run of ``call`` (``granted``: with the person's yes for a
     predicted submit), asking through ``ask``."""
     judge = RequestJudge(
-        question=Question(
-            client=call.client,
-            session=call.session,
-            tab=call.tab,
-            what="request",
-            tool=call.name,
-            args=call.args,
-        ),
+        question=call.question("request"),
         ask=ask,
         sites=TaskSites(policy, call, ask),
         granted=granted,

@@ -32,7 +32,7 @@ import trio
 from pycdp_bridge import CDPError, Target
 from pycdp_bridge import protocol as cdp
 
-from ..envelope import Answer, Ask, Question, SitePolicy, decide_site
+from ..envelope import Answer, Ask, SitePolicy, decide_site
 from ..sites import Site, site_note, site_of
 from ._call import ToolCall
 from ._errors import PAGE_TIMEOUT
@@ -156,15 +156,8 @@ async def site_allowed(
     (`decide_site`); ``doing`` says what the call does there, for the question
     ("navigate opens", "clicking “Pay” sends a request to"). The request guard's judge
     calls this for a page request to a site the task was not allowed."""
-    question = Question(
-        client=call.client,
-        session=call.session,
-        tab=call.tab,
-        what="site",
-        tool=call.name,
-        args=call.args,
-        reason=site_reason(sites, call.session, site, doing),
-        site=str(site),
+    question = call.question(
+        "site", reason=site_reason(sites, call.session, site, doing), site=str(site)
     )
     return await decide_site(sites, call.session, site, ask, question)
 

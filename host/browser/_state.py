@@ -285,13 +285,8 @@ class HostState:
             result = tracked.result
             if result.consent is None:
                 return None
-            return Question(
-                client=call.client,
-                session=call.session,
-                tab=call.tab,
-                what="secret" if result.consent_secret else "submit",
-                tool=call.name,
-                args=call.args,
+            return call.question(
+                "secret" if result.consent_secret else "submit",
                 reason=result.consent,
                 element=result.element,
             )

@@ -22,6 +22,7 @@ from tests.support.e2e import ExtensionBrowser, ExtensionContext, answer_questio
 __all__ = [
     "API_KEY",
     "ENDED",
+    "Refusal",
     "ScriptedModel",
     "ServedModel",
     "TaskRun",
@@ -265,6 +266,18 @@ def _fill_args(tool: dict[str, Any], args: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+@attrs.frozen
+class Refusal:
+    """An answer that is an HTTP error (a rate limit, a refused key), not a turn."""
+
+    status: int
+    message: str
+    headers: dict[str, str] = attrs.field(factory=dict)
+
+    def body(self) -> dict[str, Any]:
+        return {"type": "error", "error": {"type": "refused", "message": self.message}}
+
+
 class ServedModel(Protocol):
     """What `serve_model` needs of a scripted model: its port (set once it listens),
     the log of what it was sent and answered, and the answer to one request body."""
@@ -273,7 +286,7 @@ class ServedModel(Protocol):
     requests: list[tuple[dict[str, str], dict[str, Any]]]
     responses: list[dict[str, Any]]
 
-    def answer(self, body: dict[str, Any]) -> dict[str, Any]: ...
+    def answer(self, body: dict[str, Any]) -> dict[str, Any] | Refusal: ...
 
 
 async def serve_model(
@@ -302,12 +315,22 @@ async def serve_model(
                 body += await stream.receive_some(65536)
             request = json.loads(body)
             model.requests.append((headers, request))
+            # A model may hold its answers back (a slow call) until its gate opens.
+            gate = getattr(model, "gate", None)
+            if gate is not None:
+                await gate.wait()
             answer = model.answer(request)
-            model.responses.append(answer)
-            payload = json.dumps(answer).encode()
+            status, extra = "200 OK", ""
+            if isinstance(answer, Refusal):
+                status = f"{answer.status} Refused"
+                extra = "".join(f"{k}: {v}\r\n" for k, v in answer.headers.items())
+                payload = json.dumps(answer.body()).encode()
+            else:
+                model.responses.append(answer)
+                payload = json.dumps(answer).encode()
             await stream.send_all(
                 (
-                    f"HTTP/1.1 200 OK\r\n{CORS}Content-Type: application/json\r\n"
+                    f"HTTP/1.1 {status}\r\n{CORS}{extra}Content-Type: application/json\r\n"
                     f"Content-Length: {len(payload)}\r\nConnection: close\r\n\r\n"
                 ).encode()
                 + payload

@@ -43,7 +43,7 @@ async def serve_static(
     async def handle(stream: trio.SocketStream) -> None:
         async with stream:
             try:
-                head = await _read_head(stream)
+                head = await read_head(stream)
             except (trio.BrokenResourceError, ValueError):
                 return
             status, content_type, body = respond_file(root, head)
@@ -61,7 +61,8 @@ async def serve_static(
         task_status.started(StaticServer(root, port))
 
 
-async def _read_head(stream: trio.SocketStream) -> bytes:
+async def read_head(stream: trio.SocketStream) -> bytes:
+    """A request's head (up to and with its blank line, or what came before EOF)."""
     data = bytearray()
     while b"\r\n\r\n" not in data:
         chunk = await stream.receive_some(4096)

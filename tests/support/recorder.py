@@ -16,7 +16,7 @@ from pathlib import Path
 import attrs
 import trio
 
-from tests.support.http import MAX_REQUEST_HEAD, respond_file
+from tests.support.http import read_head, respond_file
 
 __all__ = ["Recorded", "Recorder", "serve_recorder"]
 
@@ -116,15 +116,7 @@ async def _send(
 
 
 async def _read_request(stream: trio.SocketStream) -> tuple[bytes, bytes]:
-    data = bytearray()
-    while b"\r\n\r\n" not in data:
-        chunk = await stream.receive_some(4096)
-        if not chunk:
-            break
-        data += chunk
-        if len(data) > MAX_REQUEST_HEAD:
-            raise ValueError(f"request head over {MAX_REQUEST_HEAD} bytes")
-    head, _, body = bytes(data).partition(b"\r\n\r\n")
+    head, _, body = (await read_head(stream)).partition(b"\r\n\r\n")
     length = 0
     for line in head.split(b"\r\n")[1:]:
         name, _, value = line.partition(b":")

@@ -5,11 +5,13 @@ export class LlmError extends Error {
   /**
    * @param {string} message
    * @param {number|null} status HTTP status, null when no response came
+   * @param {number|null} retryAfter seconds the provider asked to wait (Retry-After)
    */
-  constructor(message, status = null) {
+  constructor(message, status = null, retryAfter = null) {
     super(message);
     this.name = "LlmError";
     this.status = status;
+    this.retryAfter = retryAfter;
   }
 }
 
@@ -44,8 +46,10 @@ export async function postJson(url, headers, body, signal) {
   }
   if (!response.ok) {
     const detail = data?.error?.message ?? text.slice(0, 300);
+    const wait = Number(response.headers.get("retry-after"));
     throw new LlmError(`${new URL(url).origin} answered HTTP ${response.status}: ${detail}`,
-      response.status);
+      response.status, response.headers.has("retry-after") && Number.isFinite(wait)
+        ? wait : null);
   }
   if (data === null || typeof data !== "object") {
     throw new LlmError(`${new URL(url).origin} answered with something that is not JSON`,

@@ -1,0 +1,166 @@
+// A tool call in words a person reads at a glance ("Checked “Slate” (radio)", "Typed 2
+// into Quantity", "Opened checkout.example.com"), from the call and the host's facts:
+// the element's role and name as the page XML the panel has seen gives them. The
+// words are built from page text, so they go on screen through textContent only.
+
+const ENTITIES = { amp: "&", lt: "<", gt: ">", quot: "\"", apos: "'" };
+const unescape = (text) => text.replace(/&(amp|lt|gt|quot|apos);/g, (_, e) => ENTITIES[e]);
+
+/** What a tag is called in words, when it is not the role's own name. */
+const ROLES = { a: "link", input: "field", textarea: "text box", select: "list",
+  clickable: "clickable", img: "image" };
+
+/** Longest name shown; the rest is cut with an ellipsis. */
+const MAX_NAME = 60;
+
+function short(text) {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return flat.length > MAX_NAME ? `${flat.slice(0, MAX_NAME - 1)}…` : flat;
+}
+
+function attribute(attrs, name) {
+  const found = new RegExp(`\\b${name}="([^"]*)"`).exec(attrs);
+  return found ? unescape(found[1]) : "";
+}
+
+/**
+ * The element with `id` in one page XML: its role and name, or null.
+ * A field's name is its `label`, else the visible text before it on its line (the
+ * format's rule), else its placeholder.
+ * @param {string} xml
+ * @param {string} id
+ * @returns {{role: string, name: string, secret: boolean} | null}
+ */
+export function elementIn(xml, id) {
+  if (!xml || !id) return null;
+  const safe = id.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  const tag = new RegExp(`<([a-z][\\w-]*)\\b([^>]*?)\\bid="${safe}"([^>]*?)(/?)>`, "i")
+    .exec(xml);
+  if (!tag) return null;
+  const [whole, name, before, after, selfClosing] = tag;
+  const attrs = `${before} ${after}`;
+  const type = attribute(attrs, "type");
+  let role = ROLES[name.toLowerCase()] ?? name.toLowerCase();
+  if (name === "input" && ["checkbox", "radio", "search", "email", "password", "number"]
+    .includes(type)) {
+    role = type === "checkbox" || type === "radio" ? type : `${type} field`;
+  }
+  if (name === "button" && type === "submit") role = "submit button";
+  let label = attribute(attrs, "label");
+  if (!label && !selfClosing) {
+    const end = xml.indexOf(`</${name}>`, tag.index + whole.length);
+    if (end !== -1) label = unescape(xml.slice(tag.index + whole.length, end).replace(/<[^>]*>/g, ""));
+  }
+  if (!label) {
+    const lineStart = xml.lastIndexOf("\n", tag.index) + 1;
+    label = unescape(xml.slice(lineStart, tag.index).replace(/<[^>]*>/g, " "));
+  }
+  if (!label.trim()) label = attribute(attrs, "placeholder") || attribute(attrs, "icon");
+  return { role, name: short(label), secret: type === "password" };
+}
+
+/**
+ * The element in the newest of `pages` (newest first) that has it.
+ * @param {string[]} pages
+ * @param {string} id
+ */
+export function findElement(pages, id) {
+  for (const xml of pages) {
+    const found = elementIn(xml, id);
+    if (found) return found;
+  }
+  return null;
+}
+
+/** “Name” (role), or the id when the panel has not seen the element. */
+function named(found, id) {
+  if (!found) return `element ${id}`;
+  return found.name ? `“${found.name}” (${found.role})` : `a ${found.role} (${id})`;
+}
+
+/** A field as the object of "into"/"in": its name, or what it is. */
+function fieldName(found, id) {
+  if (!found) return `element ${id}`;
+  return found.name || `the ${found.role} ${id}`;
+}
+
+function siteOf(url) {
+  try {
+    return new URL(url).host || url;
+  } catch {
+    return url;
+  }
+}
+
+/**
+ * One tool call in words.
+ * @param {string} name the tool
+ * @param {Record<string, any>} args
+ * @param {string[]} pages page XML seen so far, newest first
+ * @returns {string}
+ */
+export function describeCall(name, args, pages) {
+  const a = args ?? {};
+  const el = typeof a.id === "string" ? findElement(pages, a.id) : null;
+  const text = (value) => short(String(value ?? ""));
+  switch (name) {
+    case "click": return `Clicked ${named(el, a.id)}`;
+    case "double_click": return `Double-clicked ${named(el, a.id)}`;
+    case "check": return `${a.on === false ? "Unchecked" : "Checked"} ${named(el, a.id)}`;
+    case "hover": return `Pointed at ${named(el, a.id)}`;
+    case "type":
+      if (el?.secret) return `Typed a secret into ${fieldName(el, a.id)}`;
+      if (a.text === "") return `Cleared ${fieldName(el, a.id)}`;
+      return `Typed ${text(a.text)} into ${fieldName(el, a.id)}${a.submit ? " and submitted" : ""}`;
+    case "select": return `Chose “${text(a.value)}” in ${fieldName(el, a.id)}`;
+    case "navigate": return `Opened ${siteOf(String(a.url ?? ""))}`;
+    case "back": return "Went back a page";
+    case "forward": return "Went forward a page";
+    case "reload": return "Reloaded the page";
+    case "capture_snapshot": return "Read the page";
+    case "answer_dialog":
+      return a.accept ? "Answered OK to the page's dialog" : "Dismissed the page's dialog";
+    case "press": {
+      const keys = [...(Array.isArray(a.modifiers) ? a.modifiers : []), a.key].join("+");
+      return `Pressed ${keys}`;
+    }
+    case "drag": {
+      const to = typeof a.to === "string" ? ` onto ${named(findElement(pages, a.to), a.to)}` : "";
+      return `Dragged ${named(el, a.id)}${to}`;
+    }
+    case "select_text": return `Selected “${text(a.text)}” in ${named(el, a.id)}`;
+    case "upload": {
+      const n = Array.isArray(a.paths) ? a.paths.length : 0;
+      return `Attached ${n} file${n === 1 ? "" : "s"} to ${named(el, a.id)}`;
+    }
+    case "scroll":
+      return `Scrolled ${a.direction === "up" ? "up" : "down"}`
+        + (a.id ? ` in ${named(el, a.id)}` : "");
+    case "find": return a.text ? `Searched the page for “${text(a.text)}”`
+      : `Looked for ${a.role ?? "elements"} on the page`;
+    case "expand": return `Showed more of ${String(a.region ?? "the page").split(".")[0]}`;
+    case "read": return a.id ? `Read ${named(el, a.id)}` : "Read more of a long text";
+    case "wait_for": return a.text ? `Waited for “${text(a.text)}”` : `Waited for ${named(el, a.id)}`;
+    default: return `Ran ${name}`;
+  }
+}
+
+/** The past-tense verbs describeCall starts with, and their plain forms. */
+const PLAIN = { Clicked: "click", "Double-clicked": "double-click", Checked: "check",
+  Unchecked: "uncheck", Pointed: "point", Typed: "type", Cleared: "clear", Chose: "choose",
+  Opened: "open", Went: "go", Reloaded: "reload", Read: "read", Answered: "answer",
+  Dismissed: "dismiss", Pressed: "press", Dragged: "drag", Selected: "select",
+  Attached: "attach", Scrolled: "scroll", Searched: "search", Looked: "look",
+  Showed: "show", Waited: "wait", Ran: "run" };
+
+/**
+ * A call that did not happen, in words: "click “Order” (submit button)".
+ * @param {string} name
+ * @param {Record<string, any>} args
+ * @param {string[]} pages
+ */
+export function describePlanned(name, args, pages) {
+  const done = describeCall(name, args, pages);
+  const [verb] = done.split(" ", 1);
+  return verb in PLAIN ? PLAIN[verb] + done.slice(verb.length) : done;
+}
