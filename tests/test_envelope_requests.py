@@ -25,8 +25,8 @@ class _Sites:
     def allows(self, url: str) -> bool:
         return url.startswith("https://shop.example/")
 
-    async def enter(self, url: str) -> Answer:
-        del url
+    async def enter(self, url: str, doing: str | None = None) -> Answer:
+        del url, doing
         return Answer.no()
 
 
@@ -57,7 +57,9 @@ class _Person:
         (SentRequest("GET", "https://shop.example/api/stock", "XHR"), "send"),
         (SentRequest("HEAD", "https://shop.example/api/stock", "Fetch"), "send"),
         (SentRequest("OPTIONS", "https://shop.example/api/stock", "Other"), "send"),
-        (SentRequest("POST", "https://tracker.example/collect", "Ping"), "send"),
+        (SentRequest("POST", "https://tracker.example/collect", "Ping"), "site"),
+        (SentRequest("POST", "https://tracker.example/collect", "XHR"), "site"),
+        (SentRequest("GET", "https://tracker.example/pixel?u=1", "Other"), "send"),
         (SentRequest("GET", "https://other.example/", "Document", navigation=True), "site"),
         (SentRequest("GET", "https://other.example/ad", "Document"), "send"),
         (
@@ -68,8 +70,9 @@ class _Person:
 )
 def test_what_is_held(request_: SentRequest, verdict: str) -> None:
     """State-changing requests and form submissions to the task's site are asked about;
-    reads, other sites' requests and an allowed request's redirect are sent; a
-    navigation of the tab to another site goes to the site policy."""
+    reads, another site's reads and an allowed request's redirect are sent; a
+    navigation of the tab to another site, or anything that carries data there (a
+    POST, a beacon), goes to the site policy."""
     assert request_verdict(request_, SITES) == verdict
 
 
@@ -124,6 +127,20 @@ async def test_a_navigation_elsewhere_is_the_site_policys() -> None:
     assert not ruling.send
     assert ruling.held
     assert ruling.why.startswith("not sent: the tab may not go to another site")
+    assert person.asked == []
+
+
+async def test_a_beacon_to_another_site_is_the_site_policys() -> None:
+    """A beacon the action makes the page send to a site the task may not use is not
+    sent when the site policy says no (the policy, not a request question, decides),
+    and the answer says the action may not send there."""
+    person = _Person(allow=True)
+    judge = RequestJudge(_CALL, person.ask, SITES)
+    beacon = SentRequest("POST", "https://attacker.example/c", "Ping")
+    ruling = await judge(beacon, "<a>Apply coupon</a>")
+    assert not ruling.send
+    assert ruling.held
+    assert ruling.why.startswith("not sent: this action may not send to another site")
     assert person.asked == []
 
 

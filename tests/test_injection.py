@@ -30,7 +30,6 @@ NOT_STOPPED_YET = frozenset(
         "offscreen-text",
         "title-attribute",
         "popup-window",
-        "javascript-link",
     }
 )
 

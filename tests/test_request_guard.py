@@ -162,21 +162,27 @@ async def test_a_beacon_is_held(host: Host, site: Recorder) -> None:
     assert site.sent("/api/draft") == []
 
 
-async def test_reads_and_another_sites_telemetry_go_unasked(host: Host, site: Recorder) -> None:
-    """A GET XHR to the shop and a POST to another site (the page's telemetry, not the
-    agent's doing) are neither held nor asked about."""
+async def test_reads_go_unasked_and_data_sent_to_another_site_asks_the_site_policy(
+    host: Host, site: Recorder
+) -> None:
+    """A GET XHR to the shop is neither held nor asked about; a POST the click makes the
+    page send to another site (its telemetry, or an attacker's beacon: the host cannot
+    tell them apart) is the site policy's: asked once per site, and a no keeps it in the
+    browser while the click itself is done."""
     content = await snapshot(host)
     host.person.allow = False
     stock = await host.tool("click", id=eid(content, "button", "Refresh stock"))
     assert "12 in stock" in stock["content"]
-    details = await host.tool("click", id=eid(content, "button", "Show details"))
-    with trio.fail_after(10):
-        telemetry = await site.wait_for("/api/collect")
-    assert telemetry.host == f"{TRACKER}:{site.port}"
-    assert telemetry.method == "POST"
     assert [r.method for r in site.sent("/api/stock")] == ["GET"]
     assert host.person.asked == []
-    assert stock["held"] == details["held"] == []
+    assert stock["held"] == []
+    details = await host.tool("click", id=eid(content, "button", "Show details"))
+    assert not details["is_error"], details["content"]
+    [question] = host.person.asked
+    assert (question["what"], question["site"]) == ("site", f"http://{TRACKER}")
+    assert question["reason"].startswith(f"Clicking it sends a POST request to http://{TRACKER},")
+    assert [(h["method"], h["sent"]) for h in details["held"]] == [("POST", False)]
+    assert site.sent("/api/collect") == []
 
 
 async def test_a_predicted_submit_that_was_allowed_is_not_asked_twice(

@@ -32,11 +32,11 @@ class TaskSites:
         site = site_of(url)
         return not site.opaque and self.policy.verdict(self.call.session, site) == "allow"
 
-    async def enter(self, url: str) -> Answer:
+    async def enter(self, url: str, doing: str | None = None) -> Answer:
         site = site_of(url)
         if site.opaque and site.scheme in ("about", ""):
             return Answer.yes()  # a page with no site: nobody is logged in there
-        doing = f"the {self.call.name} takes the tab to"
+        doing = doing or f"the {self.call.name} takes the tab to"
         return await site_allowed(self.policy, self.call, site, self.ask, doing)
 
 

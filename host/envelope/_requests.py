@@ -6,8 +6,13 @@ place that decides and asks about them:
 
 * a navigation of the tab to a site the task may not use goes to the site policy
   (`Sites.enter`);
-* a request to another site is sent: the page sends its telemetry, its ads' beacons
-  and its fonts whatever the agent does, and they are not the agent's doing;
+* a request to another site that only reads (GET, HEAD, OPTIONS) is sent: the page
+  loads its telemetry pixels, ads and fonts whatever the agent does;
+* a request that carries something to another site (a POST, a beacon, a form) goes
+  to the site policy like a navigation: the agent's action must not become the way a
+  page's text reaches a site the task was not allowed (a ``javascript:`` link that
+  beacons the page to an attacker), so the person is asked once per site per task,
+  and their always and never lists apply;
 * to the task's sites, a request that can change something (a method other than
   GET, HEAD and OPTIONS: a form's POST, a script's POST, PUT, PATCH or DELETE, a
   beacon) and a form's submission of any method are asked about; a no fails them (the
@@ -79,9 +84,10 @@ class Sites(Protocol):
     def allows(self, url: str) -> bool:
         """Whether the task may use the site of `url` without asking (its own sites)."""
 
-    async def enter(self, url: str) -> Answer:
-        """Whether the tab may go to `url`, a site the task may not use yet (the site
-        policy decides, and may ask the person)."""
+    async def enter(self, url: str, doing: str | None = None) -> Answer:
+        """Whether the tab may go to `url` (or, with `doing`, the action may send to it:
+        "Clicking it sends a beacon to"), a site the task may not use yet: the site
+        policy decides, and may ask the person."""
 
 
 Verdict = Literal["send", "ask", "site"]
@@ -91,9 +97,10 @@ def request_verdict(request: SentRequest, sites: Sites, *, granted: bool = False
     """Whether a request goes on (send), needs the person's yes (ask), or is a navigation
     the site policy decides (site). ``granted``: the call runs with the person's yes."""
     if not sites.allows(request.url):
-        # Another site: the tab going there is the site policy's; anything else the
-        # page sends there (telemetry, ads) it would send without the agent too.
-        return "site" if request.navigation else "send"
+        # Another site: the tab going there, or the action sending something there, is
+        # the site policy's; what the page only reads from there (pixels, ads) is not.
+        carries = request.form or request.kind == "Ping" or request.method not in SAFE_METHODS
+        return "site" if request.navigation or carries else "send"
     if request.redirect_of_sent:
         return "send"  # the request the person let go, redirected within the task's sites
     if request.form:
@@ -138,14 +145,18 @@ class RequestJudge:
         if verdict == "send":
             return RequestRuling(send=True)
         if verdict == "site":
-            answer = await self.sites.enter(request.url)
-            if answer.allow:
-                return RequestRuling(send=True)
             site = self.sites.name(request.url)
+            if request.navigation:
+                answer = await self.sites.enter(request.url)
+                refused = f"not sent: the tab may not go to {site}"
+            else:
+                doing = f"{self._doing(element)} {_sending(request)} to"
+                answer = await self.sites.enter(request.url, doing)
+                refused = f"not sent: this action may not send to {site}"
+            if answer.allow:
+                return RequestRuling(send=True, held=not request.navigation, why="sent")
             return RequestRuling(
-                send=False,
-                held=True,
-                why=f"not sent: the tab may not go to {site} ({answer.refusal()})",
+                send=False, held=True, why=f"{refused} ({answer.refusal()}); the page saw it fail"
             )
         if not self.ask_before_submit:
             return RequestRuling(
@@ -184,12 +195,20 @@ class RequestJudge:
 
 
 def _sends(request: SentRequest, site: str) -> str:
-    """What the request does, in Trimtab's words (a page's own method token is not)."""
+    """What the request does on the task's `site`, in Trimtab's words."""
+    if request.form or request.kind == "Ping":
+        return f"{_sending(request)} to {site}"
+    return f"{_sending(request)} to {site}, where it may change something"
+
+
+def _sending(request: SentRequest) -> str:
+    """What kind of request it is, in Trimtab's words (a page's own method token is not
+    repeated): "submits a form (POST)", "sends a beacon", "sends a DELETE request"."""
     method = request.method if request.method in _NAMED_METHODS else None
     named = f" ({method})" if method else ""
     if request.form:
-        return f"submits a form{named} to {site}"
+        return f"submits a form{named}"
     if request.kind == "Ping":
-        return f"sends a beacon{named} to {site}"
+        return f"sends a beacon{named}"
     what = f"a {method} request" if method else "a request with a method of the page's own"
-    return f"sends {what} to {site}, where it may change something"
+    return f"sends {what}"
