@@ -10,6 +10,7 @@ from lxml import etree
 from trimtab.pipeline import Control
 from trimtab.tools._consent import (
     CommitFacts,
+    DownloadReason,
     activation_reason,
     change_reason,
     dialog_element,
@@ -109,6 +110,7 @@ _FACTS = st.builds(
     editable=st.booleans(),
     activates=st.booleans(),
     script_href=st.booleans(),
+    downloads=st.booleans(),
     listeners=st.frozensets(st.sampled_from(["click", "change", "input", "keydown", "scroll"])),
 )
 
@@ -123,8 +125,10 @@ def test_rules_ask_whenever_a_commit_is_possible(facts: CommitFacts) -> None:
         assert activation_reason(facts) is not None
         assert change_reason(facts) is not None
         assert all(key_reason_for(facts, key, 0) is not None for key in keys)
-    if facts.submit_button:
+    if facts.submit_button or facts.downloads:
         assert activation_reason(facts) is not None
+    if facts.downloads and not facts.unknown:
+        assert isinstance(activation_reason(facts), DownloadReason)
     if facts.submit_button and facts.activates and not facts.editable:
         assert all(key_reason_for(facts, key, 0) is not None for key in keys)
         assert key_reason_for(facts, parse_key("Space"), 0) is not None

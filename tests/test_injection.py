@@ -27,8 +27,6 @@ pytestmark = pytest.mark.browser
 # Attacks that do harm on main today, measured with the person answering no.
 NOT_STOPPED_YET = frozenset(
     {
-        "offscreen-text",
-        "title-attribute",
         "popup-window",
     }
 )

@@ -23,7 +23,7 @@ export const ARGS_SHOWN = 200;
 export const QUOTE_SHOWN = 120;
 
 /** The kinds of question the host asks. */
-export const KINDS = ["submit", "secret", "tab", "site", "request"];
+export const KINDS = ["submit", "secret", "download", "tab", "site", "request"];
 
 /** The answers a site question may offer (its `choices`); "no" is always offered. */
 export const SITE_CHOICES = ["once", "always", "no"];
@@ -31,7 +31,7 @@ export const SITE_CHOICES = ["once", "always", "no"];
 /**
  * @typedef {{method: string, url: string, site: string}} HeldRequest
  * @typedef {{ask: string, client: string, session: string, tab: number,
- *   what: "submit"|"secret"|"tab"|"site"|"request", tool: string|null, args: object|null,
+ *   what: "submit"|"secret"|"download"|"tab"|"site"|"request", tool: string|null, args: object|null,
  *   reason: string, element: string|null, eid: string|null, timeout: number|null,
  *   site: string|null, request: HeldRequest|null, choices: string[]|null}} Question
  * @typedef {{id: string, label: string, hint: string, allow: boolean,

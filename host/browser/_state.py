@@ -286,7 +286,7 @@ class HostState:
             if result.consent is None:
                 return None
             return call.question(
-                "secret" if result.consent_secret else "submit",
+                result.consent_what,
                 reason=result.consent,
                 element=result.element,
             )

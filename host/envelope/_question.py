@@ -12,7 +12,7 @@ __all__ = ["PANEL_AGENT", "SITE_CHOICES", "Answer", "Ask", "Question", "Question
 # Who asks, as the person reads it, when the side panel's own agent asks.
 PANEL_AGENT = "Trimtab agent"
 
-QuestionKind: TypeAlias = Literal["submit", "secret", "tab", "site", "request"]
+QuestionKind: TypeAlias = Literal["submit", "secret", "download", "tab", "site", "request"]
 # What the person may answer a question about a site: this task, every task, no.
 SITE_CHOICES: Final = ("once", "always", "no")
 

@@ -157,7 +157,7 @@ async def _run(
             error(f"{name} was not run: it needs the person's consent ({exc.reason})"),
             consent=exc.reason,
             element=exc.element,
-            consent_secret=exc.secret,
+            consent_what=exc.what,
         )
     except (Refusal, BadArguments) as exc:
         prefix = "" if isinstance(exc, Refusal) else f"bad arguments for {name}: "

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from typing import Literal, TypeAlias
 
 import attrs
 import trio
@@ -32,6 +33,7 @@ __all__ = [
     "READS",
     "SETTLE_TIMEOUT",
     "BadArguments",
+    "ConsentKind",
     "Handler",
     "Refusal",
     "Tool",
@@ -61,6 +63,10 @@ NAVIGATION_TIMEOUT = 15.0
 ACTION_TIMEOUT = 60.0
 """Seconds after which any tool gives up (a page frozen by a dialog, a hung renderer)."""
 
+# What a consent question is about: a submit or commit (which the person's "ask
+# before submitting" setting may waive), typing into a secret field, or a download.
+ConsentKind: TypeAlias = Literal["submit", "secret", "download"]
+
 
 @attrs.frozen
 class ToolSpec:
@@ -86,8 +92,8 @@ class ToolResult:
     # The action needs the person's consent, for this reason; nothing was done.
     consent: str | None = None
     element: str | None = None  # what it would act on (escaped), when consent is asked
-    # The consent is about typing a secret, not a submit: no setting waives the question.
-    consent_secret: bool = False
+    # What the consent is about: only a submit's question may be waived by a setting.
+    consent_what: ConsentKind = "submit"
     submitted: bool = False  # the browser saw a form submission during the action
 
 

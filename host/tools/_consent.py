@@ -31,6 +31,7 @@ from pycdp_bridge import protocol as cdp
 
 from ..pipeline import Secret, xml
 from ..tab import acting_on
+from ._common import ConsentKind
 from ._gather import gather
 from ._input import OBJECT_GROUP, Located, secret_of
 from ._keys import KeyDef
@@ -38,7 +39,9 @@ from ._scripts import script
 
 __all__ = [
     "CommitFacts",
+    "ConsentKind",
     "ConsentNeeded",
+    "DownloadReason",
     "SecretReason",
     "activation_reason",
     "change_reason",
@@ -77,19 +80,30 @@ class SecretReason(str):
     field), not a submit: the person's "ask before submitting" setting never waives it."""
 
 
+class DownloadReason(str):
+    """A reason that is about a download (a file saved on the person's computer), not
+    a submit: the person's "ask before submitting" setting never waives it."""
+
+
 class ConsentNeeded(Exception):
     """The action may submit or commit something and the person has not agreed yet.
 
     Raised before any input was sent: nothing was done. ``reason`` says why, for the
     person; ``element`` names what would be acted on (escaped, for display), if known;
-    ``secret`` is True when the reason is a secret field's (`SecretReason`).
+    ``what`` says what the question is about, from the reason's kind (`ConsentKind`).
     """
 
     def __init__(self, reason: str, element: str | None = None) -> None:
         super().__init__(reason)
         self.reason = str(reason)
         self.element = element
-        self.secret = isinstance(reason, SecretReason)
+        self.what: ConsentKind = (
+            "secret"
+            if isinstance(reason, SecretReason)
+            else "download"
+            if isinstance(reason, DownloadReason)
+            else "submit"
+        )
 
 
 @contextlib.contextmanager
@@ -126,6 +140,7 @@ class CommitFacts:
     editable: bool = False
     activates: bool = False
     script_href: bool = False
+    downloads: bool = False  # a link with a download attribute: a click saves a file
     secret: Secret | None = None  # the kind of secret the field holds (`secret_of`)
     listeners: frozenset[str] = frozenset()
 
@@ -143,6 +158,7 @@ class CommitFacts:
             editable=bool(facts.get("editable")),
             activates=bool(facts.get("activates")),
             script_href=bool(facts.get("scriptHref")),
+            downloads=bool(facts.get("downloads")),
             secret=secret_of(facts.get("hints")),
             listeners=listeners,
         )
@@ -168,6 +184,8 @@ def activation_reason(facts: CommitFacts) -> str | None:
     """Why a click on this element (or Enter/Space that activates it) may commit."""
     if facts.unknown:
         return _UNSEEN
+    if facts.downloads:
+        return DownloadReason("it clicks a link that downloads a file to this computer")
     if facts.submit_button:
         return "it clicks a button that submits a form"
     if facts.toggles or facts.select:

@@ -37,7 +37,7 @@ __all__ = ["ATTACKS", "DOORS", "Attack", "Evidence", "Run", "open_web", "run_att
 SITES = "sites per task (28.1)"
 GUARD = "held requests (30.1)"
 FRAMES = "cross-site frames (30.2, 28.1)"
-DOWNLOAD = "download asks (DESIGN)"
+DOWNLOAD = "a click on a download link asks (28)"
 SUBMIT = "submit consent (main)"
 NO_TOOL = "no such tool (main)"
 

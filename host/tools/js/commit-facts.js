@@ -8,7 +8,7 @@ function() {
   if (!el || el.nodeType !== 1) {
     return {tag: '', unknown: false, submitButton: false, inForm: false,
       implicitSubmit: false, changeScript: false, toggles: false, select: false,
-      editable: false, activates: false, scriptHref: false};
+      editable: false, activates: false, scriptHref: false, downloads: false};
   }
   const tag = el.localName;
   const buttonTypes = ['submit', 'image', 'button', 'reset'];
@@ -39,6 +39,9 @@ function() {
     activates: tag === 'button' || tag === 'summary' || !!href || role === 'button'
       || role === 'link' || (tag === 'input' && buttonTypes.includes(el.type)),
     scriptHref: /^\s*javascript:/i.test(href),
+    // A click on a link with a download attribute (or on an icon inside one) saves
+    // a file on the person's computer.
+    downloads: !!el.closest('a[download][href], area[download][href]'),
     // Whether it holds a secret is decided in Python from these (`secret_kind`).
     hints: fieldHints(el),
   };
