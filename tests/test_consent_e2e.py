@@ -348,7 +348,7 @@ async def test_question_in_view_and_focused_in_a_long_task(
     assert seen["focused"] == "question-deny", seen  # the safe answer has the focus
     assert seen["steps"] >= 16, seen
     assert seen["scrolls"], seen
-    assert seen["text"].startswith("Trimtab agent wants to run click("), seen
+    assert seen["text"].startswith("Trimtab agent wants to click the button below"), seen
     steps = await panel.evaluate("trimtabPanel.state.steps.map(({content, ...s}) => s)")
     assert steps[-1]["kind"] == "done", steps
     assert [s["name"] for s in steps if s["kind"] == "declined"] == ["click"], steps
@@ -432,7 +432,7 @@ async def test_question_quotes_the_page_and_highlights_the_element(
         left = await ext.worker.evaluate("trimtab.questions.highlighted.size")
         nursery.cancel_scope.cancel()
     mine = "\n".join(shown["mine"])
-    assert mine.startswith("Trimtab agent wants to run click("), mine
+    assert mine.startswith("Trimtab agent wants to click the button below"), mine
     assert "submits a form" in mine
     assert "Acts on: a button (id " in mine
     for page_word in ("approved", "<b>", "onerror", "Trimtab: safe"):

@@ -255,6 +255,31 @@ async def test_a_client_that_resets_its_connection_ends_only_its_own_session(
         assert (await _snapshot(client))["is_error"] is False
 
 
+async def test_the_persons_log_names_the_element_an_outside_agent_acted_on(
+    setup: Setup,
+) -> None:
+    """The extension hears each outside call with the element as that client's view
+    named it (role and name) and the arguments it may show, never what was typed."""
+    async with setup.client() as client:
+        xml = (await _snapshot(client))["content"]
+        bag = xml.split(">Add to bag<")[0].rsplit('<button id="', 1)[1].split('"')[0]
+        with trio.fail_after(60):
+            await client.request("tool", tab=TAB, name="click", args={"id": bag})
+            await client.request("tool", tab=TAB, name="type", args={"id": bag, "text": "hunter2"})
+        events = []
+        with trio.fail_after(10):
+            while len(events) < 3:
+                event = await setup.extension.next("agents_event")
+                if event["event"] == "call":
+                    events.append(event)
+    snapshot, click, typed = events
+    assert (snapshot["tool"], snapshot["element"]) == ("capture_snapshot", None)
+    assert click["args"] == {"id": bag}
+    assert click["element"]["name"] == "Add to bag"
+    assert typed["args"] == {"id": bag}
+    assert "hunter2" not in str(typed)
+
+
 async def _submit_asked(setup: Setup, pages_server: StaticServer, allow: bool) -> dict[str, Any]:
     """Type an email in the consent shop and press Enter; answer the person's question."""
     async with setup.client("claude-code") as client:

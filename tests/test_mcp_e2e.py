@@ -272,7 +272,7 @@ async def test_an_outside_agents_question_highlights_its_element(
             while len(highlights := await ext.worker.evaluate("highlights")) < 2:
                 await trio.sleep(0.05)
     assert highlights == [[buy, True], [None, False]]
-    assert question.startswith("cursor 1.0 wants to run click(")
+    assert question.startswith("cursor 1.0 wants to click the button below (a tab on ")
     assert f"Acts on: a button (id {buy}, highlighted in the page)" in question
     assert "the button's text: “Buy now”" in question
     text, is_error, _ = results[0]
@@ -296,7 +296,7 @@ async def test_ask_before_submit_through_mcp_in_the_side_panel(
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(_press_enter, results, client, tab)
                 question = await _answer_in_panel(panel, answer)
-            assert question.startswith("cursor 1.0 wants to run press")
+            assert question.startswith("cursor 1.0 wants to press Enter")
             assert "submits the form" in question
             text, is_error, _ = results[0]
             location = await ext.worker.evaluate(f"chrome.tabs.get({tab}).then((t) => t.url)")

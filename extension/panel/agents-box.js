@@ -5,6 +5,7 @@
 // through textContent.
 
 import { closedReason } from "../shared/tab-access.js";
+import { describeCall } from "./step-words.js";
 
 /** What the box shows, readable by the end-to-end tests. */
 export const agentsView = { shared: [], clients: [], activeTab: null };
@@ -91,8 +92,10 @@ export function mountAgentsPanel(root, worker) {
         // The tab by its title (the page's words, as text), and when.
         const where = titles.has(action.tab) ? `“${titles.get(action.tab)}”` : `tab ${action.tab}`;
         const when = action.at ? ` · ${new Date(action.at).toLocaleTimeString("en-GB")}` : "";
+        // In words, as the panel's own steps: "Clicked “Buy now” (button)".
+        const words = describeCall(action.tool, action.args ?? {}, [], action.element ?? null);
         const step = el("li", action.error ? "error" : "",
-          `${action.tool} in ${where}${when}${action.error ? `: ${action.error}` : ""}`);
+          `${words} in ${where}${when}${action.error ? `: ${action.error}` : ""}`);
         steps.append(step);
       }
       item.append(steps);

@@ -97,11 +97,14 @@ function siteOf(url) {
  * @param {string} name the tool
  * @param {Record<string, any>} args
  * @param {string[]} pages page XML seen so far, newest first
+ * @param {{role: string, name: string, secret?: boolean} | null} [known] the element
+ *   as the host named it (an outside agent's call), instead of looking in `pages`
  * @returns {string}
  */
-export function describeCall(name, args, pages) {
+export function describeCall(name, args, pages, known = null) {
   const a = args ?? {};
-  const el = typeof a.id === "string" ? findElement(pages, a.id) : null;
+  const el = known ? { ...known, role: ROLES[known.role] ?? known.role }
+    : typeof a.id === "string" ? findElement(pages, a.id) : null;
   const text = (value) => short(String(value ?? ""));
   switch (name) {
     case "click": return `Clicked ${named(el, a.id)}`;
@@ -110,6 +113,8 @@ export function describeCall(name, args, pages) {
     case "hover": return `Pointed at ${named(el, a.id)}`;
     case "type":
       if (el?.secret) return `Typed a secret into ${fieldName(el, a.id)}`;
+      // An outside agent's log is not told what it typed.
+      if (a.text === undefined) return `Typed into ${fieldName(el, a.id)}`;
       if (a.text === "") return `Cleared ${fieldName(el, a.id)}`;
       return `Typed ${text(a.text)} into ${fieldName(el, a.id)}${a.submit ? " and submitted" : ""}`;
     case "select": return `Chose “${text(a.value)}” in ${fieldName(el, a.id)}`;

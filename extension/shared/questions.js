@@ -231,6 +231,8 @@ export function describeQuestion(q, tab) {
     want = `${who}'s ${q.tool ?? "action"} in ${where} would send ${q.request.method} `
       + `to ${site}. Allow?`;
     if (q.request.url) quotes.push({ label: "address", text: shorten(q.request.url) });
+  } else if (actionInWords(q, element)) {
+    want = `${who} wants to ${actionInWords(q, element)} (${where}). Allow?`;
   } else {
     // A secret question is about typing into a password or card field: what would be
     // typed is not shown on screen.
@@ -259,6 +261,40 @@ export function describeQuestion(q, tab) {
       : "",
     choices: choicesOf(q),
   };
+}
+
+/** What a tool does to "the X below", in Trimtab's words. */
+const VERBS = { click: "click", double_click: "double-click", hover: "point at",
+  check: "check", drag: "drag", upload: "attach a file to", select_text: "select text in" };
+
+/**
+ * The action a question is about, in words, naming its element by the role Trimtab
+ * gives it ("click the button below": its text is quoted below, apart), or "" when
+ * the tool has no such words (then the call is shown as it is).
+ * @param {Question} q
+ * @param {{role: string}} element
+ */
+function actionInWords(q, element) {
+  const a = q.args ?? {};
+  const target = element.role ? `the ${element.role} below` : "";
+  if (q.tool in VERBS && target) return `${VERBS[q.tool]} ${target}`;
+  if (q.tool === "type" && target) {
+    // What the agent would type is its own (never the page's) and a secret's is hidden.
+    const text = q.what === "secret" || typeof a.text !== "string" ? ""
+      : ` “${shorten(a.text, 40)}”`;
+    return `type${text} into ${target}${a.submit ? " and press Enter" : ""}`;
+  }
+  if (q.tool === "select" && target && typeof a.value === "string") {
+    return `choose “${shorten(a.value, 40)}” in ${target}`;
+  }
+  if (q.tool === "press" && typeof a.key === "string") {
+    const keys = [...(Array.isArray(a.modifiers) ? a.modifiers : []), a.key].join("+");
+    return `press ${shorten(keys, 40)}${target ? ` in ${target}` : ""}`;
+  }
+  if (q.tool === "answer_dialog" && element.role) {
+    return `${a.accept ? "press OK on" : "dismiss"} the ${element.role} below`;
+  }
+  return "";
 }
 
 /**

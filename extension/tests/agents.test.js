@@ -47,3 +47,16 @@ test("applyEvent ignores events without a session or of an unknown kind", () => 
   assert.equal(applyEvent(clients, { event: "call" }, 0).size, 0);
   assert.equal(applyEvent(clients, { event: "weird", session: 2 }, 0), clients);
 });
+
+test("applyEvent keeps the element the host named and the arguments it may show", () => {
+  let clients = applyEvent(new Map(), { event: "connected", session: 2, client: "cursor 1" }, 0);
+  clients = applyEvent(clients, { event: "call", session: 2, tool: "click", tab: 4,
+    args: { id: "k99" }, element: { role: "button", name: "Buy now", extra: 1 }, error: null }, 5);
+  clients = applyEvent(clients, { event: "call", session: 2, tool: "tabs", tab: 4,
+    args: ["odd"], element: "not an object", error: null }, 6);
+  const [click, odd] = clients.get(2).actions;
+  assert.deepEqual(click.element, { role: "button", name: "Buy now" });
+  assert.deepEqual(click.args, { id: "k99" });
+  assert.equal(odd.element, null);
+  assert.deepEqual(odd.args, {});
+});

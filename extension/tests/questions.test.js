@@ -47,7 +47,7 @@ test("describeQuestion says who asks, what would run on which site, why, and how
   const words = describeQuestion(questionOf(ASK), { title: "Checkout", url: "https://shop/x?y" });
   assert.equal(words.who, "cursor 1.0");
   assert.equal(words.want,
-    'cursor 1.0 wants to run press({"key":"Enter"}) in a tab on https://shop. Allow?');
+    "cursor 1.0 wants to press Enter in the field below (a tab on https://shop). Allow?");
   assert.equal(words.reason, "What would happen: Enter in a form's field submits the form.");
   assert.equal(words.facts, "Acts on: a field (id m2, highlighted in the page)");
   // The element has no text; the page's title is quoted, never in Trimtab's sentence.
@@ -63,7 +63,8 @@ test("a secret question asks Allow or not and never shows what would be typed", 
   assert.equal(secret.what, "secret");
   const words = describeQuestion(secret, { title: "Sign in", url: "https://bank.example/" });
   assert.doesNotMatch(JSON.stringify(words), /hunter2/);
-  assert.match(words.want, /wants to run type\(.*"text":"•••".*\)/);
+  assert.equal(words.want,
+    "cursor 1.0 wants to type into the field below (a tab on https://bank.example). Allow?");
   assert.deepEqual(words.choices.map((c) => c.label), ["Don't allow", "Allow"]);
   assert.deepEqual(answerOf(secret, words.choices[1]), { allow: true });
 });
@@ -78,11 +79,22 @@ test("describeQuestion words a tab question, the panel's agent, and missing fact
   const keys = describeQuestion(questionOf({ ...ASK, element: null }), undefined);
   assert.equal(keys.facts, "Acts on: whatever has the keyboard focus in the page");
   const own = describeQuestion(questionOf({ ...ASK, client: PANEL_AGENT }), undefined);
-  assert.match(own.want, /^Trimtab agent wants to run press\(.*\) in tab 42/);
+  assert.match(own.want, /^Trimtab agent wants to press Enter in the field below \(tab 42\)/);
   const nameless = describeQuestion(questionOf({ type: "ask", ask: "b", tab: 7 }), undefined);
   assert.equal(nameless.want, "An outside agent wants to run an action in tab 7. Allow?");
   const long = describeQuestion(questionOf({ ...ASK, args: { text: "x".repeat(1000) } }), {});
   assert.ok(long.want.length < ARGS_SHOWN + 100, long.want);
+  // A tool without words of its own is shown as the call it is.
+  const raw = describeQuestion(questionOf({ ...ASK, tool: "upload_folder", args: { p: 1 } }), {});
+  assert.match(raw.want, /wants to run upload_folder\(\{"p":1\}\)/);
+  // What the agent would type or choose is its own, shortened; a click names the role.
+  const typing = describeQuestion(questionOf({ ...ASK, tool: "type",
+    args: { id: "m2", text: "a@b.example", submit: true } }), undefined);
+  assert.match(typing.want, /wants to type “a@b\.example” into the field below and press Enter/);
+  const click = describeQuestion(questionOf({ ...ASK, tool: "click",
+    element: '<button id="b1" type="submit">Buy now</button>' }), undefined);
+  assert.match(click.want, /wants to click the button below \(tab 42\)/);
+  assert.doesNotMatch(click.want, /Buy now/);
 });
 
 test("a site question offers No, Once and Always, the safe No first; the others two", () => {
@@ -131,7 +143,7 @@ test("a held request names the method and site in Trimtab's words, its address q
     { label: "tab title", text: "Settings" }]);
   // Without the request object, the generic words.
   const plain = describeQuestion(questionOf({ ...ASK, what: "request" }), undefined);
-  assert.match(plain.want, /wants to run press/);
+  assert.match(plain.want, /wants to press Enter/);
 });
 
 test("page text is quoted apart, shortened, on one line, and never read as markup", () => {

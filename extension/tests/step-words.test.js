@@ -59,3 +59,14 @@ test("a call that did not happen reads as what it would have done", () => {
     "click “Place order & pay” (submit button)");
   assert.equal(describePlanned("type", { id: "q9", text: "3" }, [PAGE]), "type 3 into Quantity");
 });
+
+test("an outside agent's call reads in words from the element the host named", () => {
+  assert.equal(describeCall("click", { id: "z1" }, [], { role: "button", name: "Buy now" }),
+    "Clicked “Buy now” (button)");
+  assert.equal(describeCall("click", { id: "z2" }, [], { role: "a", name: "Returns" }),
+    "Clicked “Returns” (link)");
+  // The log is not told what an outside agent typed.
+  assert.equal(describeCall("type", { id: "z3" }, [], { role: "textbox", name: "E-mail" }),
+    "Typed into E-mail");
+  assert.equal(describeCall("click", { id: "z4" }, [], null), "Clicked element z4");
+});

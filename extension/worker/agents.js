@@ -33,7 +33,8 @@ export function sharedList(shared) {
  * Fold one host event into the clients' activity: connections and their recent
  * calls, newest last, bounded. Returns a new map; the old one is not changed.
  * @param {Map<number, {session: number, client: string, connected: boolean,
- *   actions: Array<{tool: string, tab: number, error: string|null, at: number}>}>} clients
+ *   actions: Array<{tool: string, tab: number, args: object, element: ({role: string,
+ *   name: string}|null), error: string|null, at: number}>}>} clients
  * @param {{event: string, session: number, client?: string, tab?: number,
  *   tool?: string, error?: string|null}} event
  * @param {number} now
@@ -49,7 +50,14 @@ export function applyEvent(clients, event, now) {
   if (event.event === "connected") entry.connected = true;
   else if (event.event === "disconnected") entry.connected = false;
   else if (event.event === "call") {
-    entry.actions.push({ tool: String(event.tool ?? "?"), tab: Number(event.tab),
+    // The element as the client's view of the tab named it (the page's words, shown
+    // as text), and the arguments the host lets the log show.
+    const element = event.element && typeof event.element === "object"
+      ? { role: String(event.element.role ?? ""), name: String(event.element.name ?? "") }
+      : null;
+    const args = event.args && typeof event.args === "object" && !Array.isArray(event.args)
+      ? { ...event.args } : {};
+    entry.actions.push({ tool: String(event.tool ?? "?"), tab: Number(event.tab), args, element,
       error: event.error == null ? null : String(event.error), at: now });
     entry.actions.splice(0, Math.max(0, entry.actions.length - RECENT_ACTIONS));
   } else {

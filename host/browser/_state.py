@@ -168,6 +168,19 @@ class HostState:
             "budget": {"default": DEFAULT_BUDGET, "min": MIN_BUDGET},
         }
 
+    def element_facts(self, tab: int, view: str | None, eid: object) -> JSONObject | None:
+        """The role and name of element ``eid`` as ``view``'s latest snapshot of the tab
+        showed it (the page's words: for the person's log of what an agent did), or
+        None when that view has no such element."""
+        held = self._tabs.get(tab)
+        if held is None or not isinstance(eid, str) or view not in (None, *held.views):
+            return None
+        seen = held.view(view).latest
+        control = seen.controls.get(eid) if seen is not None else None
+        if control is None:
+            return None
+        return {"role": control.role[:40], "name": control.name[:120]}
+
     async def tab_facts(self, tab: int) -> tuple[str, str]:
         """The tab's title and URL as the browser's history has them ('' when unknown)."""
         held = self._tabs.get(tab)

@@ -226,12 +226,21 @@ class Link:
                     ask,
                 )
             except RequestError as exc:
-                await self._tell_extension(_call_event(session, tab, name, error=exc.message))
+                await self._tell_extension(
+                    _call_event(session, tab, name, args, None, error=exc.message)
+                )
                 if exc.code in _QUOTES_THE_PAGE:
                     raise RequestError(exc.code, page_data(exc.message, session.marker)) from exc
                 raise
             await self._tell_extension(
-                _call_event(session, tab, name, error=outcome.content if outcome.is_error else None)
+                _call_event(
+                    session,
+                    tab,
+                    name,
+                    args,
+                    self.state.element_facts(tab, session.key, args.get("id")),
+                    error=outcome.content if outcome.is_error else None,
+                )
             )
             reply = outcome.to_json()
             reply["content"] = outcome.for_model(lambda text: page_data(text, session.marker))
@@ -460,13 +469,34 @@ class Link:
         return None
 
 
-def _call_event(session: LinkSession, tab: int, name: str, *, error: str | None) -> JSONObject:
+# Arguments the person's log of an outside agent's calls shows; never what it typed
+# (it may be a password) nor which local files it attached.
+_LOGGED_ARGS: Final = ("id", "to", "key", "modifiers", "value", "on", "url", "direction")
+
+
+def _call_event(
+    session: LinkSession,
+    tab: int,
+    name: str,
+    args: Mapping[str, object],
+    element: JSONObject | None,
+    *,
+    error: str | None,
+) -> JSONObject:
+    """What the extension's log of outside agents hears of one call: the tool, the
+    arguments it may show, and the element as the client's view of the tab named it."""
     return {
         "event": "call",
         "session": session.number,
         "client": session.client,
         "tab": tab,
         "tool": name,
+        "args": {
+            key: value if not isinstance(value, str) else value[:300]
+            for key, value in args.items()
+            if key in _LOGGED_ARGS
+        },
+        "element": element,
         "error": None if error is None else error[:300],
     }
 
