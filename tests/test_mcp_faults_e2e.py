@@ -334,7 +334,7 @@ async def test_client_closed_mid_wait_for_ends_the_call_and_frees_the_tab(
         assert left["actions"] == []  # the wait never ran to its end
         # The closing client's server cancels its call (or the host ends it at EOF).
         log = _log_text(places)
-        assert re.search(r"tool \d+ cancelled by its sender|input closed; 1 request", log)
+        assert re.search(r"tool \d+ cancelled by its sender|input closed; \d+ request", log)
         assert ext.host_pids() == [host]
         async with mcp_client(places, "next") as client:
             xml, is_error, _ = await call(client, "capture_snapshot", tab=tab)

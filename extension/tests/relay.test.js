@@ -118,3 +118,50 @@ test("an event or a detach the port refuses is dropped without breaking the rela
   assert.deepEqual(posted, [{ type: "cdp_event", tab: 5, session: null,
     method: "Page.loadEventFired", params: { timestamp: 1 } }]);
 });
+
+test("two requests for an unattached tab share one attach and never detach each other", async () => {
+  const dbg = recordingDebugger();
+  let attaches = 0;
+  let release;
+  const gate = new Promise((resolve) => { release = resolve; });
+  dbg.attach = async (target) => {
+    attaches += 1;
+    dbg.sent.push(["attach", target.tabId]);
+    if (attaches > 1) throw new Error("Another debugger is already attached to the tab");
+    await gate;
+  };
+  const relay = new CdpRelay({ send() {}, debuggerApi: dbg });
+  const first = relay.attach(9);
+  const second = relay.attach(9);
+  release();
+  await Promise.all([first, second]);
+  assert.deepEqual(dbg.sent, [["attach", 9]]);
+  assert.deepEqual(relay.attachedTabs(), [9]);
+  // A failed attach is not remembered: the next request tries again.
+  const failing = new CdpRelay({ send() {}, debuggerApi: { ...recordingDebugger(),
+    async attach() { throw new Error("Cannot access a chrome:// URL"); } } });
+  await assert.rejects(failing.attach(4), /chrome:\/\//);
+  assert.equal(failing.attaching.size, 0);
+});
+
+test("a new host's attach waits for the gone host's release of the tab, then attaches", async () => {
+  const dbg = recordingDebugger();
+  let letGo;
+  const busy = new Promise((resolve) => { letGo = resolve; });
+  const sendCommand = dbg.sendCommand;
+  dbg.sendCommand = async (target, method, params) => {
+    if (params.type === "mouseReleased") await busy;  // the page is busy in its handler
+    return sendCommand(target, method, params);
+  };
+  const relay = new CdpRelay({ send() {}, debuggerApi: dbg });
+  await relay.attach(6);
+  await relay.command({ tab: 6, method: "Input.dispatchMouseEvent",
+    params: { type: "mousePressed", x: 1, y: 1, button: "left", clickCount: 1 } });
+  const released = relay.releaseAll("host_disconnected");
+  const again = relay.attach(6);  // the new host asks for the tab meanwhile
+  letGo();
+  await Promise.all([released, again]);
+  const order = dbg.sent.filter(([what]) => what !== "Input.dispatchMouseEvent");
+  assert.deepEqual(order, [["attach", 6], ["detach", 6], ["attach", 6]]);
+  assert.deepEqual(relay.attachedTabs(), [6]);
+});

@@ -43,6 +43,13 @@ export class CdpRelay {
     this.dbg = debuggerApi ?? chrome.debugger;
     /** Tabs this extension attached to. */
     this.attached = new Set();
+    /** Per tab, the attach in progress: a second request for the tab waits for it
+     *  instead of attaching again (which would detach the first one's session). */
+    this.attaching = new Map();
+    /** Per tab, the release of a host that went away (its input let go, then the
+     *  detach): a new host's attach waits for it, or the old detach would end the new
+     *  host's session. */
+    this.releasing = new Map();
     /** Per tab, the input the host pressed and has not released yet (mouse buttons,
      *  keys), as the events that release it: if the host goes away mid-action,
      *  `releaseAll` lets go of them, so no button or key stays down in the tab. */
@@ -181,23 +188,45 @@ export class CdpRelay {
    * @param {string} reason
    */
   async releaseAll(reason) {
-    const tabs = [...this.attached];
-    for (const tabId of tabs) {
-      for (const { method, params } of this.held.get(tabId)?.values() ?? []) {
-        try {
-          await this.dbg.sendCommand({ tabId }, method, params);
-        } catch {
-          // the tab is gone or hung: detaching below ends its input state anyway
-        }
+    const releases = [...this.attached].map((tabId) => {
+      const release = this.release(tabId, reason).finally(() => this.releasing.delete(tabId));
+      this.releasing.set(tabId, release);
+      return release;
+    });
+    await Promise.all(releases);
+  }
+
+  /** Let go of what the gone host held in one tab (a page busy in its mousedown
+   *  handler takes the release late), then detach from it. */
+  async release(tabId, reason) {
+    for (const { method, params } of this.held.get(tabId)?.values() ?? []) {
+      try {
+        await this.dbg.sendCommand({ tabId }, method, params);
+      } catch {
+        // the tab is gone or hung: detaching below ends its input state anyway
       }
-      this.held.delete(tabId);
-      await this.detach(tabId);
-      this.onDetached(tabId, reason);
     }
+    this.held.delete(tabId);
+    await this.detach(tabId);
+    this.onDetached(tabId, reason);
   }
 
   async attach(tabId) {
+    // A new host that wants a tab the gone host still held waits for its release.
+    await this.releasing.get(tabId);
     if (this.attached.has(tabId)) return {};
+    // Two requests for a tab the host has not attached yet (the side panel's snapshot
+    // and the agent's tool call, after a host restart) share one attach.
+    let pending = this.attaching.get(tabId);
+    if (!pending) {
+      pending = this.attachOnce(tabId).finally(() => this.attaching.delete(tabId));
+      this.attaching.set(tabId, pending);
+    }
+    await pending;
+    return {};
+  }
+
+  async attachOnce(tabId) {
     try {
       await this.dbg.attach({ tabId }, DEBUGGER_VERSION);
     } catch (err) {
@@ -213,7 +242,6 @@ export class CdpRelay {
       await this.dbg.attach({ tabId }, DEBUGGER_VERSION);
     }
     this.attached.add(tabId);
-    return {};
   }
 
   async detach(tabId) {
