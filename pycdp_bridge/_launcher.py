@@ -48,6 +48,9 @@ LOG_NAME = "chrome.log"
 # Seconds allowed for each shutdown step before the next, harsher one.
 CLOSE_GRACE = 3.0
 TERMINATE_GRACE = 2.0
+# Seconds the killed group may take to die (SIGKILL cannot be refused; this only
+# bounds a wait for the kernel).
+GROUP_EXIT_WAIT = 2.0
 
 
 def find_browser() -> Path:
@@ -178,3 +181,30 @@ async def _kill_group(process: trio.Process) -> None:
             # The leader is gone but helpers of the group may linger; the SIGKILL
             # below reaches them too.
     await process.wait()
+    # A SIGKILL is delivered at once but a helper takes a moment to die: the browser
+    # is closed when none of its group is left alive (a zombie is dead already).
+    with trio.move_on_after(GROUP_EXIT_WAIT):
+        while _group_alive(process.pid):
+            await trio.sleep(0.01)
+
+
+def _group_alive(group: int) -> bool:
+    """Whether a live (not zombie) process of process group ``group`` remains; on a
+    system without ``/proc``, whether the group has any member at all."""
+    proc = Path("/proc")
+    if not proc.is_dir():
+        try:
+            os.killpg(group, 0)
+        except (ProcessLookupError, PermissionError):
+            return False
+        return True
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[-1].split()
+        except OSError:
+            continue  # exited while we looked
+        if len(fields) > 2 and fields[0] != "Z" and int(fields[2]) == group:
+            return True
+    return False
