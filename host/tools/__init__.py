@@ -12,7 +12,15 @@ May import `trimtab.tab`, `trimtab.tracker`, `trimtab.pipeline` and `pycdp_bridg
 """
 
 from ._catalogue import TOOLS, may_commit, run_tool, tool_spec
-from ._common import ACTION_TIMEOUT, NAVIGATION_TIMEOUT, SETTLE_TIMEOUT, ToolResult, ToolSpec
+from ._common import (
+    ACTION_TIMEOUT,
+    NAVIGATION_TIMEOUT,
+    SETTLE_TIMEOUT,
+    TOOL_GROUPS,
+    ToolGroup,
+    ToolResult,
+    ToolSpec,
+)
 from ._consent import ConsentNeeded, granted
 
 __all__ = [
@@ -20,7 +28,9 @@ __all__ = [
     "NAVIGATION_TIMEOUT",
     "SETTLE_TIMEOUT",
     "TOOLS",
+    "TOOL_GROUPS",
     "ConsentNeeded",
+    "ToolGroup",
     "ToolResult",
     "ToolSpec",
     "granted",

@@ -32,11 +32,13 @@ __all__ = [
     "NAVIGATION_TIMEOUT",
     "READS",
     "SETTLE_TIMEOUT",
+    "TOOL_GROUPS",
     "BadArguments",
     "ConsentKind",
     "Handler",
     "Refusal",
     "Tool",
+    "ToolGroup",
     "ToolResult",
     "ToolSpec",
     "after_action",
@@ -67,6 +69,11 @@ ACTION_TIMEOUT = 60.0
 # before submitting" setting may waive), typing into a secret field, or a download.
 ConsentKind: TypeAlias = Literal["submit", "secret", "download"]
 
+# Which group a tool belongs to: a client sends the model the core tools and only the
+# groups it enabled, since every tool's spec costs tokens on every model call.
+ToolGroup: TypeAlias = Literal["core", "pixels", "devtools"]
+TOOL_GROUPS: tuple[ToolGroup, ...] = ("core", "pixels", "devtools")
+
 
 @attrs.frozen
 class ToolSpec:
@@ -79,6 +86,7 @@ class ToolSpec:
     # Why every call needs the person's consent before it runs (`upload`: it hands the
     # page a local file), for the host's consent check; None: the tool decides per call.
     needs_consent: str | None = None
+    group: ToolGroup = "core"
 
 
 @attrs.frozen
@@ -115,11 +123,14 @@ def tool(
     policy: ToolPolicy,
     *,
     needs_consent: str | None = None,
+    group: ToolGroup = "core",
 ) -> Callable[[Handler], Tool]:
     """Declare a tool: its spec, written right above the function that runs it."""
 
     def declare(handler: Handler) -> Tool:
-        spec = ToolSpec(name, description, input_schema, policy, needs_consent=needs_consent)
+        spec = ToolSpec(
+            name, description, input_schema, policy, needs_consent=needs_consent, group=group
+        )
         return Tool(spec, handler)
 
     return declare
