@@ -104,6 +104,8 @@ if TYPE_CHECKING:
     )
     from cdp_use.cdp.runtime.commands import (
         AddBindingParameters,
+        AwaitPromiseParameters,
+        AwaitPromiseReturns,
         CallFunctionOnParameters,
         CallFunctionOnReturns,
         EvaluateParameters,
@@ -462,9 +464,13 @@ def runtime_evaluate(
     await_promise: bool = True,
     context_id: int | None = None,
     object_group: str | None = None,
+    timeout_ms: float | None = None,
+    repl_mode: bool = False,
 ) -> Command[EvaluateReturns]:
     """Run JavaScript; a page exception is ``exceptionDetails`` in the result (see
-    `pycdp_bridge.evaluate`, which raises it as JavaScriptError)."""
+    `pycdp_bridge.evaluate`, which raises it as JavaScriptError). ``timeout_ms``: the
+    browser terminates the script's synchronous run after that long; ``repl_mode``: as
+    the DevTools console runs it (top-level ``await``, ``let`` declared again)."""
     params: EvaluateParameters = {
         "expression": expression,
         "returnByValue": return_by_value,
@@ -474,6 +480,10 @@ def runtime_evaluate(
         params["contextId"] = context_id
     if object_group is not None:
         params["objectGroup"] = object_group
+    if timeout_ms is not None:
+        params["timeout"] = timeout_ms
+    if repl_mode:
+        params["replMode"] = True
     return cast("EvaluateReturns", (yield from call("Runtime.evaluate", params)))
 
 
@@ -504,6 +514,17 @@ def runtime_call_function_on(
     if execution_context_id is not None:
         params["executionContextId"] = execution_context_id
     return cast("CallFunctionOnReturns", (yield from call("Runtime.callFunctionOn", params)))
+
+
+def runtime_await_promise(promise_object_id: str) -> Command[AwaitPromiseReturns]:
+    """Wait for a promise of the page to settle; its value stays a remote object."""
+    params: AwaitPromiseParameters = {"promiseObjectId": promise_object_id, "returnByValue": False}
+    return cast("AwaitPromiseReturns", (yield from call("Runtime.awaitPromise", params)))
+
+
+def runtime_terminate_execution() -> Command[Empty]:
+    """Stop the JavaScript running in the page now (a script stuck in a loop)."""
+    return (yield from call("Runtime.terminateExecution"))
 
 
 def runtime_get_properties(

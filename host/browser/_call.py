@@ -45,6 +45,10 @@ class ToolCall:
     view: str | None = None  # a link client's own view of the tab; None: the panel agent's
     budget: int | None = None  # the snapshot token budget (None: no budget)
     ask_before_submit: bool = True  # the person's setting; outside clients always ask
+    # Whether this client may call `evaluate` at all: the side panel's agent only when
+    # the person turned it on (a setting, off by default); outside agents always,
+    # through the same consent.
+    may_evaluate: bool = True
 
     def question(self, what: QuestionKind, **facts: Any) -> Question:
         """A question to the person about this call (who asks, the tab, the tool and its

@@ -42,7 +42,16 @@ from pycdp_bridge import (
 )
 from pycdp_bridge import protocol as cdp
 
-from ..envelope import Answer, Ask, Consent, Decided, Question, SitePolicy, act_with_consent
+from ..envelope import (
+    Answer,
+    Ask,
+    Consent,
+    Decided,
+    Question,
+    SitePolicy,
+    act_with_consent,
+    decide_evaluate,
+)
 from ..pipeline import Control, xml
 from ..tab import (
     DEFAULT_BUDGET,
@@ -206,6 +215,12 @@ class HostState:
                 "bad_request", f"unknown tool {call.name[:100]!r}; the tools are: {known}"
             )
         policy = self.tracker.policy(call.name)
+        if call.name == "evaluate" and not call.may_evaluate:
+            # The person's setting, decided here whatever the model was offered.
+            return _refused_outright(
+                "Not done: evaluate is off for the side panel's agent; the person can turn it "
+                "on in the side panel's settings (Let the agent run JavaScript). Do not retry it."
+            )
         async with cdp_errors(call.tab, timeout=TOOL_TIMEOUT):
             state = await self._open_tab(call.tab)
             if state.tab.target.crashed or state.tab.target.open_dialog is not None:
@@ -260,6 +275,15 @@ class HostState:
             )
 
         asking = self._asking_while_open(state, ask)
+        consent_ask = asking
+        # evaluate's code runs on the page's site: the person's list of sites where it
+        # runs unasked decides first (the browser's facts of the page, not the page's).
+        evaluated_site = page.site if page is not None else None
+        if call.name == "evaluate":
+
+            async def consent_ask(question: Question) -> Answer:
+                return await decide_evaluate(self.sites, evaluated_site, asking, question)
+
         # What the last run's action made the page send that the guard held, and what
         # of it the tool's answer does not say (an answer that is not a snapshot).
         held: list[Held] = []
@@ -275,7 +299,10 @@ class HostState:
                     with granted(consented):
                         return await self.toolbox.run(agent_tab, call.name, call.args)
 
-            judge = request_judge(self.sites, call, asking, granted=consented)
+            # A yes to run code is no yes to the form it may submit: asked on its own.
+            judge = request_judge(
+                self.sites, call, asking, granted=consented and call.name != "evaluate"
+            )
             with guarding(judge) as guard:
                 try:
                     # The wait for the person is outside this bound: only the tool's own
@@ -298,14 +325,18 @@ class HostState:
             result = tracked.result
             if result.consent is None:
                 return None
+            site = None
+            if result.consent_what == "evaluate" and evaluated_site is not None:
+                site = str(evaluated_site)
             return call.question(
                 result.consent_what,
                 reason=result.consent,
                 element=result.element,
+                site=site,
             )
 
         decided: Decided[TrackedResult[ToolResult]] = await act_with_consent(
-            run, needs, asking, ask_before_submit=call.ask_before_submit
+            run, needs, consent_ask, ask_before_submit=call.ask_before_submit
         )
         tracked, consent = decided.result, decided.consent
         result = tracked.result
@@ -547,6 +578,25 @@ async def open_host_state(
             yield state
         finally:
             nursery.cancel_scope.cancel()
+
+
+def _refused_outright(content: str) -> ToolOutcome:
+    """A call the host refuses by the person's setting, before anything: nobody asked."""
+    return ToolOutcome(
+        content=content,
+        is_error=True,
+        kind="text",
+        consent=Consent(),
+        submitted=False,
+        dialog=None,
+        call_id=None,
+        cached=False,
+        cached_from=None,
+        cached_at=None,
+        note=None,
+        side_effects=True,
+        submits=False,
+    )
 
 
 def _dialog_facts(dialog: Mapping[str, Any] | None) -> JSONObject | None:

@@ -28,10 +28,18 @@ from ._requests import (
     request_verdict,
 )
 from ._side_panel import ASK_TIMEOUT, SidePanel
-from ._site_policy import SITES_FILE, SitePolicy, Verdict, decide_site
+from ._site_policy import (
+    EVALUATE_FILE,
+    SITES_FILE,
+    SitePolicy,
+    Verdict,
+    decide_evaluate,
+    decide_site,
+)
 
 __all__ = [
     "ASK_TIMEOUT",
+    "EVALUATE_FILE",
     "PANEL_AGENT",
     "SAFE_METHODS",
     "SITES_FILE",
@@ -50,6 +58,7 @@ __all__ = [
     "Sites",
     "Verdict",
     "act_with_consent",
+    "decide_evaluate",
     "decide_site",
     "request_verdict",
 ]

@@ -12,7 +12,9 @@ __all__ = ["PANEL_AGENT", "SITE_CHOICES", "Answer", "Ask", "Question", "Question
 # Who asks, as the person reads it, when the side panel's own agent asks.
 PANEL_AGENT = "Trimtab agent"
 
-QuestionKind: TypeAlias = Literal["submit", "secret", "download", "tab", "site", "request"]
+QuestionKind: TypeAlias = Literal[
+    "submit", "secret", "download", "evaluate", "tab", "site", "request"
+]
 # What the person may answer a question about a site: this task, every task, no.
 SITE_CHOICES: Final = ("once", "always", "no")
 
@@ -33,7 +35,8 @@ class Question:
     tab: int
     # "submit": may this call act? "tab": may this client use this tab? "site": may
     # this task act on (or go to) this site? "request": may this request, which the
-    # call's action makes the page send, leave the browser?
+    # call's action makes the page send, leave the browser? "evaluate": may this call
+    # run its JavaScript (``args["expression"]``) in the page on ``site``?
     what: QuestionKind
     tool: str | None = None
     args: Mapping[str, object] = attrs.field(factory=dict)
@@ -62,7 +65,8 @@ class Question:
             "site": self.site,
             "request": None if self.request is None else dict(self.request),
         }
-        if self.what == "site":
+        if self.what in ("site", "evaluate"):
+            # evaluate: once (this call), always (on this site), no.
             found["choices"] = list(SITE_CHOICES)
         return found
 

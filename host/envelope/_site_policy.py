@@ -9,6 +9,10 @@ the one call. A site on the never list is refused without asking, whatever the t
 
 The lists are the person's, kept in ``sites.json`` in the host's state folder (0600,
 written whole to a temporary file and renamed, so a crash never leaves half a list).
+
+Beside them, in ``evaluate.json``, the sites where the person lets `evaluate` run
+the agent's JavaScript without asking (`decide_evaluate`): a list of its own, since
+acting on a site is not running any code the model writes there.
 """
 
 from __future__ import annotations
@@ -26,11 +30,12 @@ import attrs
 from ..sites import Site, SiteError, parse_site
 from ._question import Answer, Ask, Question
 
-__all__ = ["SITES_FILE", "SitePolicy", "Verdict", "decide_site"]
+__all__ = ["EVALUATE_FILE", "SITES_FILE", "SitePolicy", "Verdict", "decide_evaluate", "decide_site"]
 
 log = logging.getLogger("trimtab.envelope")
 
 SITES_FILE: Final = "sites.json"
+EVALUATE_FILE: Final = "evaluate.json"
 # More sites than a person keeps on a list by hand; a bigger file is not theirs.
 MAX_LISTED: Final = 10_000
 
@@ -48,6 +53,8 @@ class SitePolicy:
     folder: Path | None = None
     always: frozenset[Site] = frozenset()
     never: frozenset[Site] = frozenset()
+    # Where `evaluate` runs without asking (the person's "always for this site").
+    evaluate: frozenset[Site] = frozenset()
     # task -> the sites it may act on (where it started, and its "once" answers).
     _tasks: dict[str, set[Site]] = attrs.field(factory=dict, init=False)
 
@@ -58,6 +65,7 @@ class SitePolicy:
         policy = cls(folder)
         if folder is None:
             return policy
+        policy.evaluate = _load_evaluate(folder)
         path = folder / SITES_FILE
         try:
             raw = json.loads(path.read_text(encoding="utf-8"))
@@ -145,21 +153,73 @@ class SitePolicy:
             "always": sorted(str(site) for site in (self.always if always is None else always)),
             "never": sorted(str(site) for site in (self.never if never is None else never)),
         }
-        self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        path = self.folder / SITES_FILE
-        temporary = path.with_name(f".{SITES_FILE}.{os.getpid()}.tmp")
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        _write(self.folder, SITES_FILE, lists)
+
+    # -- where evaluate runs unasked -------------------------------------------------
+
+    def evaluate_list(self) -> dict[str, list[str]]:
+        """The sites where `evaluate` runs without asking, as the side panel shows them."""
+        return {"sites": sorted(str(site) for site in self.evaluate)}
+
+    def set_evaluate(self, sites: Iterable[object]) -> None:
+        """Replace that list with the person's (`SiteError` naming a bad entry); saved."""
+        found = _evaluate_of({"sites": list(sites)})
+        if self.folder is not None:
+            _write(self.folder, EVALUATE_FILE, {"sites": sorted(str(s) for s in found)})
+        self.evaluate = found
+
+    def allow_evaluate(self, site: Site) -> None:
+        """The person's "always for this site" to an `evaluate` question."""
+        if site.opaque or site in self.evaluate:
+            return
         try:
-            with os.fdopen(fd, "w", encoding="utf-8") as file:
-                json.dump(lists, file, indent=1)
-                file.write("\n")
-                file.flush()
-                os.fsync(file.fileno())
-            os.replace(temporary, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(temporary)
-            raise
+            self.set_evaluate([*map(str, self.evaluate), str(site)])
+        except OSError as exc:
+            self.evaluate |= {site}  # holds while the host runs; the person sees the list
+            log.warning("the evaluate sites could not be saved: %s", exc)
+
+
+def _write(folder: Path, name: str, data: object) -> None:
+    """``data`` as ``folder/name``: 0600, to a temporary file renamed over the old one,
+    so a reader never sees half of it."""
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    path = folder / name
+    temporary = path.with_name(f".{name}.{os.getpid()}.tmp")
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as file:
+            json.dump(data, file, indent=1)
+            file.write("\n")
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
+def _load_evaluate(folder: Path) -> frozenset[Site]:
+    """The sites of ``evaluate.json``; an unreadable file is set aside (and logged)."""
+    path = folder / EVALUATE_FILE
+    try:
+        return _evaluate_of(json.loads(path.read_text(encoding="utf-8")))
+    except FileNotFoundError:
+        return frozenset()
+    except (OSError, ValueError, SiteError) as exc:
+        log.warning("the evaluate sites in %s cannot be read (%s); starting empty", path, exc)
+        with contextlib.suppress(OSError):
+            os.replace(path, path.with_name(EVALUATE_FILE + ".unreadable"))
+        return frozenset()
+
+
+def _evaluate_of(raw: object) -> frozenset[Site]:
+    entries = raw.get("sites", []) if isinstance(raw, Mapping) else None
+    if not isinstance(entries, list):
+        raise SiteError(f"the evaluate sites must be {{'sites': [...]}}; got {raw!r:.80}")
+    if len(entries) > MAX_LISTED:
+        raise SiteError(f"the evaluate list holds {len(entries)} sites; at most {MAX_LISTED}")
+    return frozenset(parse_site(entry) for entry in entries)
 
 
 def _lists_of(raw: object) -> tuple[frozenset[Site], frozenset[Site]]:
@@ -197,4 +257,19 @@ async def decide_site(
     answer = await ask(question)
     if answer.allow:
         policy.remember(task, site, always=answer.always)
+    return answer
+
+
+async def decide_evaluate(
+    policy: SitePolicy, site: Site | None, ask: Ask, question: Question
+) -> Answer:
+    """Whether an `evaluate` call may run its JavaScript on ``site`` (the tab's page,
+    from the browser; None when unknown): a site the person allowed it on runs unasked,
+    any other asks ``question``; "always" puts the site on that list, "once" allows
+    this one call. A page with no site of its own is always asked about."""
+    if site is not None and not site.opaque and site in policy.evaluate:
+        return Answer.yes()
+    answer = await ask(question)
+    if answer.allow and answer.always and site is not None:
+        policy.allow_evaluate(site)
     return answer

@@ -2,9 +2,11 @@
 
 `SidePanelDoor` turns each request type of ``host/PROTOCOL.md`` that the side panel
 sends (``snapshot``, ``tools``, ``tool``, ``highlight``, ``release``, ``answer``,
-``sites``, ``sites_set``) into a typed call on the host's `HostState`. The panel agent's
+``sites``, ``sites_set``, ``evaluate_sites``, ``evaluate_sites_set``) into a typed
+call on the host's `HostState`. The panel agent's
 ``tool`` calls are asked about in the side panel itself (`SidePanel`), during the call;
-``sites``/``sites_set`` read and replace the person's always and never site lists.
+``sites``/``sites_set`` read and replace the person's always and never site lists,
+``evaluate_sites``/``evaluate_sites_set`` the sites where `evaluate` runs unasked.
 """
 
 from __future__ import annotations
@@ -38,6 +40,8 @@ class SidePanelDoor:
             "answer": self.handle_answer,
             "sites": self.handle_sites,
             "sites_set": self.handle_sites_set,
+            "evaluate_sites": self.handle_evaluate_sites,
+            "evaluate_sites_set": self.handle_evaluate_sites_set,
         }
 
     async def handle_snapshot(self, request: Request) -> JSONObject:
@@ -60,6 +64,8 @@ class SidePanelDoor:
             client=PANEL_AGENT,
             budget=budget_of(request),
             ask_before_submit=request.get("ask_before_submit", bool, default=True),
+            # The person's setting: off unless the side panel says it is on.
+            may_evaluate=request.get("allow_evaluate", bool, default=False),
         )
         outcome = await self.state.call_tool(call, self.panel.ask)
         return outcome.to_json()
@@ -97,6 +103,21 @@ class SidePanelDoor:
                 "internal", f"sites_set: the site lists could not be saved ({exc})"
             ) from None
         return dict(self.state.sites.lists())
+
+    async def handle_evaluate_sites(self, request: Request) -> JSONObject:
+        del request
+        return dict(self.state.sites.evaluate_list())
+
+    async def handle_evaluate_sites_set(self, request: Request) -> JSONObject:
+        try:
+            self.state.sites.set_evaluate(request.get("sites", list))
+        except SiteError as exc:
+            raise RequestError("bad_request", f"evaluate_sites_set: {exc}") from None
+        except OSError as exc:
+            raise RequestError(
+                "internal", f"evaluate_sites_set: the list could not be saved ({exc})"
+            ) from None
+        return dict(self.state.sites.evaluate_list())
 
 
 def _tab_of(request: Request) -> int:

@@ -56,14 +56,21 @@ from ._keys import MODIFIER_BITS, key_press, parse_key
 from ._press import PageLeft, click_element, pointer_onto
 
 __all__ = [
+    "NoFocus",
     "check",
+    "choose",
     "click",
     "focused_enter_submits",
     "hover",
+    "is_picker",
+    "pick",
     "point_and_consent",
     "press",
+    "refuse_unchecking_radio",
     "scroll",
     "select",
+    "still_not",
+    "type_into",
     "type_text",
     "usable",
 ]
@@ -151,7 +158,7 @@ async def type_text(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     clear = bool_arg(args, "clear", True)
     element, info = await usable(tab, args)
     target = tab.target
-    if info.tag == "input" and info.type in _PICKER_TYPES:
+    if is_picker(info):
         return await _set_picker(tab, element, info, typed, submit=submit)
     if not info.editable:
         raise Refusal(
@@ -166,39 +173,65 @@ async def type_text(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     # A password or card field: the person is asked before anything is typed.
     require(secret_reason(info.secret) or reason, describe(element, info))
     async with watch(tab.revisions, frame) as activity:
-        # Focus by clicking it, as a person does; a click that left focus elsewhere
-        # (a page that moves focus on click) gets the field focused directly.
-        await click_element(target, element, info, tab.latest, aim)
-        elsewhere = await _focus(tab, element)
-        if elsewhere is not None:
+        try:
+            note = await type_into(tab, element, info, aim, typed, clear=clear, before=before)
+        except NoFocus as exc:
             # Typing now would go wherever the page put the focus: nothing is typed.
             settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT, scope_of(element))
             answer = await after_action(
                 tab,
                 activity,
                 settled,
-                note=f"nothing was typed: {describe(element, info)} does not keep the focus "
-                f"(it went to {elsewhere}); see what the page shows now",
+                note=f"nothing was typed: {exc}; see what the page shows now",
             )
             return attrs.evolve(answer, is_error=True)
-        if clear:
-            had_text = await call_on(
-                target, element.object_id, script("select-all.js"), session_id=element.session
-            )
-            if had_text is True:
-                await key_press(target, parse_key("Backspace"))
-        else:
-            await call_on(
-                target, element.object_id, script("caret-end.js"), session_id=element.session
-            )
-        if typed:
-            await target.execute(cdp.input_insert_text(typed))
-        # What the field holds before Enter, which may take the page elsewhere.
-        note = _differs(element, info, before + typed, await _field_value(tab, element))
         if submit:
             await key_press(target, parse_key("Enter"))
         settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT, scope_of(element))
     return await after_action(tab, activity, settled, submits=submit, note=note)
+
+
+class NoFocus(Refusal):
+    """The field did not keep the focus when clicked: nothing was typed into it."""
+
+
+async def type_into(
+    tab: Tab,
+    element: Located,
+    info: ElementInfo,
+    aim: Aim,
+    typed: str,
+    *,
+    clear: bool = True,
+    before: str = "",
+) -> str | None:
+    """Type `typed` into a text field as a person does (`type`'s steps, shared with
+    `fill`): click it, check it kept the focus (`NoFocus` otherwise), clear it, insert
+    the text; then read it back. A note when it holds something else."""
+    target = tab.target
+    # Focus by clicking it, as a person does; a click that left focus elsewhere
+    # (a page that moves focus on click) gets the field focused directly.
+    await click_element(target, element, info, tab.latest, aim)
+    elsewhere = await _focus(tab, element)
+    if elsewhere is not None:
+        raise NoFocus(f"{describe(element, info)} does not keep the focus (it went to {elsewhere})")
+    if clear:
+        had_text = await call_on(
+            target, element.object_id, script("select-all.js"), session_id=element.session
+        )
+        if had_text is True:
+            await key_press(target, parse_key("Backspace"))
+    else:
+        await call_on(target, element.object_id, script("caret-end.js"), session_id=element.session)
+    if typed:
+        await target.execute(cdp.input_insert_text(typed))
+    # What the field holds before Enter, which may take the page elsewhere.
+    return _differs(element, info, before + typed, await _field_value(tab, element))
+
+
+def is_picker(info: ElementInfo) -> bool:
+    """Whether the field is set as its native picker sets it (date, time, colour, range)."""
+    return info.tag == "input" and info.type in _PICKER_TYPES
 
 
 async def _focus(tab: Tab, element: Located) -> str | None:
@@ -257,24 +290,30 @@ async def _set_picker(
     _, reason, frame = await point_and_consent(tab, element, info, reason_of)
     require(secret_reason(info.secret) or reason, describe(element, info))
     async with watch(tab.revisions, frame) as activity:
-        elsewhere = await _focus(tab, element)
-        if elsewhere is not None:
-            raise Refusal(
-                f"{describe(element, info)} does not take the focus (it went to {elsewhere}); "
-                "nothing was set"
-            )
-        accepted = await call_on(
-            target, element.object_id, script("set-value.js"), value, session_id=element.session
-        )
-        if accepted is not True:
-            raise Refusal(
-                f"{describe(element, info)} did not accept {value!r}: a {info.type} field "
-                "takes values like 2024-12-31 (date), 13:45 (time), 2024-12 (month)"
-            )
+        await pick(tab, element, info, value)
         if submit:
             await key_press(target, parse_key("Enter"))
         settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT, scope_of(element))
     return await after_action(tab, activity, settled, submits=submit)
+
+
+async def pick(tab: Tab, element: Located, info: ElementInfo, value: str) -> None:
+    """Set a picker field's value as its picker would (`type`'s steps, shared with
+    `fill`); a refusal when it does not take the focus or the value."""
+    elsewhere = await _focus(tab, element)
+    if elsewhere is not None:
+        raise Refusal(
+            f"{describe(element, info)} does not take the focus (it went to {elsewhere}); "
+            "nothing was set"
+        )
+    accepted = await call_on(
+        tab.target, element.object_id, script("set-value.js"), value, session_id=element.session
+    )
+    if accepted is not True:
+        raise Refusal(
+            f"{describe(element, info)} did not accept {value!r}: a {info.type} field "
+            "takes values like 2024-12-31 (date), 13:45 (time), 2024-12 (month)"
+        )
 
 
 def _modifier_bits(args: Mapping[str, object]) -> int:
@@ -351,35 +390,41 @@ async def select(tab: Tab, args: Mapping[str, object]) -> ToolResult:
             f"{describe(element, info)} is not a <select>; for a custom drop-down, click it "
             "and then click the option"
         )
-    target = tab.target
     # In view and not covered, and whether the change may commit.
     _, reason, frame = await point_and_consent(tab, element, info, control_change_reason)
     # A card's expiry chosen from a list is asked about as one typed in.
     require(secret_reason(info.secret, "chooses in") or reason, describe(element, info))
     async with watch(tab.revisions, frame, tab.ahead()) as activity:
-        # A native <select> opens a popup the browser draws outside the page, which
-        # input events cannot drive (headless has none at all), so the option is set
-        # the way that popup sets it: focus, selection, then `input` and `change`.
-        await target.execute(
-            cdp.dom_focus(backend_node_id=element.backend_id), session_id=element.session
-        )
-        outcome: Mapping[str, Any] = await call_on(
-            target, element.object_id, script("select-option.js"), value, session_id=element.session
-        )
-        if not outcome["found"]:
-            if outcome.get("disabled"):
-                option = xml.element("option", content=str(outcome["text"]))
-                raise Refusal(f"{option} of {describe(element, info)} is disabled")
-            listed = outcome["options"]
-            shown = " ".join(xml.element("option", content=str(o)) for o in listed[:30]) + (
-                f" … ({len(listed)} in all)" if len(listed) > 30 else ""
-            )
-            raise Refusal(
-                f"{describe(element, info)} has no option {xml.text(repr(value))}; options: {shown}"
-            )
+        note = await choose(tab, element, info, value)
         settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT, scope_of(element))
-    note = None if outcome["changed"] else f"{outcome['text']!r} was already selected"
     return await after_action(tab, activity, settled, note=note)
+
+
+async def choose(tab: Tab, element: Located, info: ElementInfo, value: str) -> str | None:
+    """Choose the option of a native <select> (`select`'s steps, shared with `fill`);
+    a refusal naming the options when it has none such; a note when it already was."""
+    target = tab.target
+    # A native <select> opens a popup the browser draws outside the page, which
+    # input events cannot drive (headless has none at all), so the option is set
+    # the way that popup sets it: focus, selection, then `input` and `change`.
+    await target.execute(
+        cdp.dom_focus(backend_node_id=element.backend_id), session_id=element.session
+    )
+    outcome: Mapping[str, Any] = await call_on(
+        target, element.object_id, script("select-option.js"), value, session_id=element.session
+    )
+    if not outcome["found"]:
+        if outcome.get("disabled"):
+            option = xml.element("option", content=str(outcome["text"]))
+            raise Refusal(f"{option} of {describe(element, info)} is disabled")
+        listed = outcome["options"]
+        shown = " ".join(xml.element("option", content=str(o)) for o in listed[:30]) + (
+            f" … ({len(listed)} in all)" if len(listed) > 30 else ""
+        )
+        raise Refusal(
+            f"{describe(element, info)} has no option {xml.text(repr(value))}; options: {shown}"
+        )
+    return None if outcome["changed"] else f"{outcome['text']!r} was already selected"
 
 
 @tool(
@@ -399,25 +444,39 @@ async def check(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     state = "checked" if on else "unchecked"
     if info.checked == on:
         return text(f"{describe(element, info)} is already {state}; nothing was done")
-    if not on and (info.type == "radio" or info.role in ("radio", "menuitemradio")):
-        raise Refusal(
-            f"{describe(element, info)} is a radio button: it is unchecked by checking "
-            "another option of its group"
-        )
+    refuse_unchecking_radio(element, info, on)
     target = tab.target
     aim, reason, frame = await point_and_consent(tab, element, info, click_reason)
     require(reason, describe(element, info))
     async with watch(tab.revisions, frame, tab.ahead()) as activity:
         note = await click_element(target, element, info, tab.latest, aim)
         settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT, scope_of(element))
-    try:
-        after = await element_info(target, element)
-    except (CDPError, JavaScriptError):
-        after = None  # the click took the page elsewhere; the snapshot shows where
-    if after is not None and after.checked != on:
-        still = f"clicked {describe(element, info)} but it is still not {state}"
+    still = await still_not(tab, element, info, on)
+    if still is not None:
         note = still if note is None else f"{note}; {still}"
     return await after_action(tab, activity, settled, note=note)
+
+
+def refuse_unchecking_radio(element: Located, info: ElementInfo, on: bool) -> None:
+    """A radio button is turned off only by checking another of its group."""
+    if not on and (info.type == "radio" or info.role in ("radio", "menuitemradio")):
+        raise Refusal(
+            f"{describe(element, info)} is a radio button: it is unchecked by checking "
+            "another option of its group"
+        )
+
+
+async def still_not(tab: Tab, element: Located, info: ElementInfo, on: bool) -> str | None:
+    """After clicking a checkbox, radio or switch (`check`, `fill`): a note when it is
+    still not in the state asked for."""
+    try:
+        after = await element_info(tab.target, element)
+    except (CDPError, JavaScriptError):
+        return None  # the click took the page elsewhere; the snapshot shows where
+    if after.checked == on:
+        return None
+    state = "checked" if on else "unchecked"
+    return f"clicked {describe(element, info)} but it is still not {state}"
 
 
 @tool(

@@ -28,7 +28,7 @@ from pycdp_bridge import protocol as cdp
 
 from ..pipeline import xml
 from ..tab import PageChangedError, Tab, stretched
-from . import _actions, _dialogs, _navigation, _pointer, _queries
+from . import _actions, _dialogs, _evaluate, _fill, _navigation, _pointer, _queries
 from ._common import (
     ACTION_TIMEOUT,
     BadArguments,
@@ -66,6 +66,8 @@ _CATALOGUE: tuple[Tool, ...] = (
     _queries.expand,
     _queries.read,
     _queries.wait_for,
+    _evaluate.evaluate,
+    _fill.fill,
 )
 
 TOOLS: tuple[ToolSpec, ...] = tuple(entry.spec for entry in _CATALOGUE)
@@ -75,6 +77,7 @@ TOOLS: tuple[ToolSpec, ...] = tuple(entry.spec for entry in _CATALOGUE)
 # later included, asks first: unknown means ask.
 _DECIDES_CONSENT = frozenset(
     {"click", "type", "press", "select", "check", "answer_dialog", "double_click", "drag"}
+    | {"evaluate", "fill"}
 )
 _NEVER_COMMITS = frozenset(
     {"navigate", "back", "forward", "reload", "hover", "scroll", "select_text"}

@@ -66,8 +66,9 @@ ACTION_TIMEOUT = 60.0
 """Seconds after which any tool gives up (a page frozen by a dialog, a hung renderer)."""
 
 # What a consent question is about: a submit or commit (which the person's "ask
-# before submitting" setting may waive), typing into a secret field, or a download.
-ConsentKind: TypeAlias = Literal["submit", "secret", "download"]
+# before submitting" setting may waive), typing into a secret field, a download, or
+# running the agent's JavaScript in the page (`evaluate`).
+ConsentKind: TypeAlias = Literal["submit", "secret", "download", "evaluate"]
 
 # Which group a tool belongs to: a client sends the model the core tools and only the
 # groups it enabled, since every tool's spec costs tokens on every model call.

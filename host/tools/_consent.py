@@ -42,6 +42,7 @@ __all__ = [
     "ConsentKind",
     "ConsentNeeded",
     "DownloadReason",
+    "EvaluateReason",
     "SecretReason",
     "activation_reason",
     "change_reason",
@@ -85,6 +86,11 @@ class DownloadReason(str):
     a submit: the person's "ask before submitting" setting never waives it."""
 
 
+class EvaluateReason(str):
+    """A reason that is about running the agent's own JavaScript in the page: never
+    waived by the "ask before submitting" setting; the person may allow it per site."""
+
+
 class ConsentNeeded(Exception):
     """The action may submit or commit something and the person has not agreed yet.
 
@@ -102,6 +108,8 @@ class ConsentNeeded(Exception):
             if isinstance(reason, SecretReason)
             else "download"
             if isinstance(reason, DownloadReason)
+            else "evaluate"
+            if isinstance(reason, EvaluateReason)
             else "submit"
         )
 
