@@ -72,7 +72,7 @@ async def test_evaluate_asks_with_the_code_and_runs_only_on_a_yes(host: Host) ->
     assert done["is_error"] is False, done["content"]
     assert done["consent"] == {"required": True, "granted": True}
     assert done["content"] == (
-        '<value>{"ran": 1, "title": "Checkout – Trailhead Outfitters"}</value>'
+        '<value>{"ran": 1, "title": "Checkout \u2013 Trailhead Outfitters"}</value>'
     )
     await evaluate(host, code)
     assert len(host.person.asked) == 3

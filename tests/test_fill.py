@@ -82,7 +82,7 @@ async def test_ten_fields_of_every_kind_are_filled_in_one_call(host: Host) -> No
         {"id": ids["Phone"], "value": "+1 555 0100"},
         {"id": ids["Street address"], "value": "12 Pine Rd\nApt 3"},
         {"id": ids["Delivery date"], "value": "2026-12-24"},
-        {"id": ids["Delivery window"], "value": "Morning (8–12)"},
+        {"id": ids["Delivery window"], "value": "Morning (8\u201312)"},
         {"id": ids["Express ($12)"], "value": True},
         {"id": ids["This order is a gift"], "value": True},
         {"id": ids["Email me news and offers"], "value": False},
