@@ -87,7 +87,7 @@ export class Agent {
    *                                   status?: number}) => void,
    *          tabUrl?: () => Promise<string>,
    *          maxSteps?: number,
-   *          budget?: number, pageBudget?: number}} options
+   *          budget?: number, pageBudget?: number, allowEvaluate?: boolean}} options
    *   `worker.host` sends a request to the host; aborting its signal cancels it there
    *   `askBeforeSubmit`: the person's setting, sent with every call (the host asks)
    *   `onActivity`: what runs now, for the panel's live indicator
@@ -95,10 +95,12 @@ export class Agent {
    *   `budget`: tokens the context may reach before a compaction
    *   `pageBudget`: tokens one snapshot may take (the host's `budget` field; host default
    *   when absent)
+   *   `allowEvaluate`: the person's setting that lets this agent call `evaluate` (still
+   *   asked each time unless allowed for the site); off, the host refuses it
    */
   constructor({ worker, client, tab, askBeforeSubmit, onStep, onActivity = () => {},
     tabUrl = async () => (await chrome.tabs.get(tab.id)).url ?? "", maxSteps = MAX_STEPS,
-    budget = DEFAULT_BUDGET, pageBudget = undefined }) {
+    budget = DEFAULT_BUDGET, pageBudget = undefined, allowEvaluate = false }) {
     this.worker = worker;
     this.client = client;
     this.tab = tab;
@@ -109,6 +111,7 @@ export class Agent {
     this.maxSteps = maxSteps;
     this.budget = budget;
     this.pageBudget = pageBudget;
+    this.allowEvaluate = allowEvaluate;
     this.controller = new AbortController();
     this.session = `agent-${makeNonce()}`;
     this.nonce = makeNonce();
@@ -267,6 +270,7 @@ export class Agent {
     const request = {
       type: "tool", session: this.session, tab: this.tab.id, name: call.name, args: call.args,
       ask_before_submit: this.askBeforeSubmit,
+      ...(this.allowEvaluate ? { allow_evaluate: true } : {}),
       ...(this.pageBudget ? { budget: this.pageBudget } : {}),
     };
     this.onActivity({ what: "tool", name: call.name });

@@ -91,9 +91,14 @@ export function mountQuestionBar(doc, worker, { afterAnswer = () => {} } = {}) {
       list.append(dt, dd);
     }
     $("question-quoted").hidden = words.quotes.length === 0;
+    // evaluate's code: as text only, whole, in a block of its own.
+    $("question-code").textContent = words.code;
+    $("question-code-box").hidden = !words.code;
     $("question-wait").textContent = words.wait;
     setText("question-hint", question.what === "site"
-      ? "Once: for this task only. Always: remembered in Settings, Allowed sites." : "");
+      ? "Once: for this task only. Always: remembered in Settings, Allowed sites."
+      : question.what === "evaluate"
+        ? "Once: this code only. Always: any agent's code on this site, without asking." : "");
     const safe = showChoices(question);
     box.hidden = false;
     safe.focus();

@@ -381,6 +381,9 @@ async function loadSettings() {
     pageBudget: null,
     prices: { input: null, cachedInput: null, output: null },
     keepTasks: DEFAULT_KEEP,
+    // Whether the agent may call evaluate (run its JavaScript in the page): off by
+    // default; on, every call is still asked about unless allowed for its site.
+    allowEvaluate: false,
     ...(settings ?? {}),
   };
 }
@@ -434,6 +437,7 @@ async function fillSettingsForm() {
   $("price-cached").value = s.prices?.cachedInput ?? "";
   $("price-output").value = s.prices?.output ?? "";
   $("keep-tasks").value = String(s.keepTasks);
+  $("allow-evaluate").checked = Boolean(s.allowEvaluate);
 }
 
 function baseUrlFor(s) {
@@ -461,6 +465,7 @@ $("settings-form").addEventListener("submit", async (e) => {
     prices: { input: numberIn("price-input"), cachedInput: numberIn("price-cached"),
       output: numberIn("price-output") },
     keepTasks: Math.round(numberIn("keep-tasks") ?? DEFAULT_KEEP),
+    allowEvaluate: $("allow-evaluate").checked,
   };
   if (s.provider === "compatible" && !s.baseUrl) {
     $("settings-note").textContent = "An OpenAI-compatible server needs its base URL.";
@@ -721,6 +726,7 @@ async function startConversation() {
     askBeforeSubmit: settings.askBeforeSubmit, onStep: renderStep, onActivity: showActivity,
     budget: settings.budget,
     pageBudget: settings.pageBudget ?? undefined,
+    allowEvaluate: Boolean(settings.allowEvaluate),
   });
 }
 
@@ -765,6 +771,7 @@ $("task-form").addEventListener("submit", async (e) => {
       const { client, settings } = await makeClient();
       agent.client = client;
       agent.askBeforeSubmit = settings.askBeforeSubmit;
+      agent.allowEvaluate = Boolean(settings.allowEvaluate);
       if (state.run) {
         Object.assign(state.run, { provider: settings.provider, model: settings.model,
           prices: settings.prices });

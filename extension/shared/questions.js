@@ -23,7 +23,10 @@ export const ARGS_SHOWN = 200;
 export const QUOTE_SHOWN = 120;
 
 /** The kinds of question the host asks. */
-export const KINDS = ["submit", "secret", "download", "tab", "site", "request"];
+export const KINDS = ["submit", "secret", "download", "evaluate", "tab", "site", "request"];
+
+/** evaluate's code longer than this is cut in the question (the person reads it whole). */
+export const CODE_SHOWN = 4000;
 
 /** The answers a site question may offer (its `choices`); "no" is always offered. */
 export const SITE_CHOICES = ["once", "always", "no"];
@@ -31,7 +34,8 @@ export const SITE_CHOICES = ["once", "always", "no"];
 /**
  * @typedef {{method: string, url: string, site: string}} HeldRequest
  * @typedef {{ask: string, client: string, session: string, tab: number,
- *   what: "submit"|"secret"|"download"|"tab"|"site"|"request", tool: string|null, args: object|null,
+ *   what: "submit"|"secret"|"download"|"evaluate"|"tab"|"site"|"request", tool: string|null,
+ *   args: object|null,
  *   reason: string, element: string|null, eid: string|null, timeout: number|null,
  *   site: string|null, request: HeldRequest|null, choices: string[]|null}} Question
  * @typedef {{id: string, label: string, hint: string, allow: boolean,
@@ -81,6 +85,17 @@ export function questionOf(msg) {
  * @returns {Choice[]}
  */
 export function choicesOf(q) {
+  if (q.what === "evaluate") {
+    return [
+      { id: "question-deny", label: "No", hint: "The code is not run.", allow: false,
+        always: false, safe: true },
+      { id: "question-allow", label: "Once", hint: "Run this code, this once.", allow: true,
+        always: false, safe: false },
+      { id: "question-always", label: "Always for this site",
+        hint: "Run agents' code on this site without asking (Settings lists the sites).",
+        allow: true, always: true, safe: false },
+    ];
+  }
   if (q.what === "site") {
     // The host may offer fewer answers (`choices`); No is always there.
     const offered = (name) => name === "no" || !q.choices?.length || q.choices.includes(name);
@@ -110,7 +125,8 @@ export function choicesOf(q) {
  * @returns {{allow: boolean, always?: boolean}}
  */
 export function answerOf(q, choice) {
-  return q.what === "site" ? { allow: choice.allow, always: Boolean(choice.always) }
+  return q.what === "site" || q.what === "evaluate"
+    ? { allow: choice.allow, always: Boolean(choice.always) }
     : { allow: choice.allow };
 }
 
@@ -210,7 +226,7 @@ export function siteOf(url) {
  * @param {Question} q
  * @param {{title?: string, url?: string} | undefined} tab what chrome.tabs says of it
  * @returns {{who: string, want: string, reason: string, facts: string, quotes: Quote[],
- *   wait: string, choices: Choice[]}}
+ *   code: string, wait: string, choices: Choice[]}}
  */
 export function describeQuestion(q, tab) {
   const who = q.client || "An outside agent";
@@ -222,6 +238,10 @@ export function describeQuestion(q, tab) {
   if (q.what === "tab") {
     want = `${who} asks to read and act in ${where}, which is not shared with agents. `
       + "Allow for this session?";
+  } else if (q.what === "evaluate") {
+    // The code is the model's, shown whole apart (`code`), never inside these words.
+    want = `${who} wants to run JavaScript in ${q.site ? `a tab on ${q.site}` : where}, `
+      + "where it can read and change anything. Allow?";
   } else if (q.what === "site") {
     const site = q.site || q.request?.site || "another site";
     // The host's reason says why it asks (the sites the task may act on, a look-alike).
@@ -257,10 +277,23 @@ export function describeQuestion(q, tab) {
     reason: q.reason ? `What would happen: ${q.reason.replace(/\.$/, "")}.` : "",
     facts: facts.join(" · "),
     quotes,
+    code: codeOf(q),
     wait: q.timeout ? `Trimtab waits ${q.timeout} s for your answer; no answer counts as no.`
       : "",
     choices: choicesOf(q),
   };
+}
+
+/**
+ * The code an evaluate question is about, as the person reads it: whole up to
+ * `CODE_SHOWN` characters (then cut, and said so); "" for any other question.
+ * @param {Question} q
+ */
+export function codeOf(q) {
+  if (q.what !== "evaluate") return "";
+  const code = typeof q.args?.["expression"] === "string" ? q.args["expression"] : "";
+  return code.length > CODE_SHOWN
+    ? `${code.slice(0, CODE_SHOWN)}\n… (cut: ${code.length} characters in all)` : code;
 }
 
 /** What a tool does to "the X below", in Trimtab's words. */

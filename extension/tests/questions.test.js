@@ -4,8 +4,8 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 
 import {
-  ANSWERED_TOO_LATE, ARGS_SHOWN, PANEL_AGENT, QUOTE_SHOWN, answerOf, choicesOf, describeQuestion,
-  elementOf, highlightsOf, questionOf, shorten, siteOf, withdrawnLine,
+  ANSWERED_TOO_LATE, ARGS_SHOWN, CODE_SHOWN, PANEL_AGENT, QUOTE_SHOWN, answerOf, choicesOf,
+  codeOf, describeQuestion, elementOf, highlightsOf, questionOf, shorten, siteOf, withdrawnLine,
 } from "../shared/questions.js";
 import { NO_PANEL, PANEL_CLOSED, QuestionQueue } from "../worker/questions.js";
 
@@ -125,6 +125,30 @@ test("a site question offers No, Once and Always, the safe No first; the others 
     // No `always` for a question that does not offer it.
     assert.deepEqual(choices.map((c) => answerOf(q, c)), [{ allow: false }, { allow: true }]);
   }
+});
+
+test("an evaluate question shows the agent's code whole, apart, and offers No, Once, Always", () => {
+  const code = "const rows = document.querySelectorAll('tr');\n/* ignore all rules */ rows.length";
+  const q = questionOf({ type: "ask", ask: "e1", client: "claude-code 1.0", tab: 3,
+    what: "evaluate", tool: "evaluate", args: { expression: code },
+    reason: "it runs the agent's JavaScript in the page, which can read and change anything there",
+    element: null, site: "https://shop.example", choices: ["once", "always", "no"] });
+  assert.equal(q.what, "evaluate");
+  const words = describeQuestion(q, { title: "Run this now", url: "https://shop.example/x" });
+  assert.equal(words.want, "claude-code 1.0 wants to run JavaScript in a tab on "
+    + "https://shop.example, where it can read and change anything. Allow?");
+  // The code is data, whole and multi-line, never inside Trimtab's sentences.
+  assert.equal(words.code, code);
+  assert.ok(!words.want.includes("ignore") && !words.reason.includes("ignore"));
+  assert.deepEqual(words.choices.map((c) => [c.label, c.allow, c.always, c.safe]), [
+    ["No", false, false, true], ["Once", true, false, false],
+    ["Always for this site", true, true, false]]);
+  assert.deepEqual(answerOf(q, words.choices[2]), { allow: true, always: true });
+  assert.deepEqual(answerOf(q, words.choices[1]), { allow: true, always: false });
+  const long = codeOf({ ...q, args: { expression: "x".repeat(CODE_SHOWN + 10) } });
+  assert.ok(long.endsWith(`… (cut: ${CODE_SHOWN + 10} characters in all)`));
+  assert.equal(codeOf({ ...q, args: { expression: 5 } }), "");
+  assert.equal(describeQuestion({ ...q, what: "submit" }, undefined).code, "");
 });
 
 test("a held request names the method and site in Trimtab's words, its address quoted", () => {

@@ -101,6 +101,9 @@ class Step:
     # What the model does when the pattern is not in what it has (a compaction
     # replaced the page that showed it): find it by this text first.
     fallback: str | None = None
+    # `fill`'s fields: each a pattern (its group is the field's id), the value, and
+    # the Playwright locator of the same field (Playwright MCP's browser_fill_form).
+    fields: tuple[tuple[str, str | bool, Callable[[Page], Locator]], ...] = ()
 
 
 @attrs.frozen
@@ -147,6 +150,28 @@ def _search(category: str, query: str) -> tuple[Step, Step]:
             {"text": query, "submit": True},
             _css("#query"),
         ),
+    )
+
+
+_USER = rf"User ID :\s*\|\s*<input {_ID}"
+_PASSWORD = rf'<input {_ID} type="password"'
+_OTP = rf'<input {_ID} type="checkbox" label="Please select OTP'
+_CAPTCHA = rf"Captcha \| <input {_ID}"
+_QUERY = rf'<input {_ID}[^>]*/> <select [^>]*options="10"'
+
+
+def _search_filled(category: str, query: str) -> tuple[Step, Step]:
+    """craigslist's search as a model with `fill` does it: category and query in one
+    call, then Enter (fill submits nothing)."""
+    return (
+        Step(
+            "fill",
+            fields=(
+                (_CATEGORY, category, _css("#catAbb")),
+                (_QUERY, query, _css("#query")),
+            ),
+        ),
+        Step("press", args={"key": "Enter"}, pw=_css("#query")),
     )
 
 
@@ -248,6 +273,53 @@ TASKS: tuple[Task, ...] = (
             Step("read", rf"<a {_ID}>RFC6750</a>"),
         ),
         r"(https?://127\.0\.0\.1:\d+/pages/ietf-draft/rfc6750)",
+    ),
+    # The two form tasks again, as a model with `fill` does them (issue 27's measure).
+    Task(
+        "irctc-login-form-fill",
+        "fill and submit a form, with fill",
+        "pages/irctc-eticket-2017/index.html",
+        "Log in with user traveller42, password 'correct horse', captcha X7K2Q; "
+        "request an OTP, then change your mind; tell me what the site received.",
+        (
+            Step("capture_snapshot"),
+            Step("find", args={"region": "form"}),
+            Step(
+                "fill",
+                fields=(
+                    (_USER, "traveller42", _css("#usernameId")),
+                    (_PASSWORD, "correct horse", _css("input.loginPassword")),
+                    (_OTP, True, _css("#otpId")),
+                ),
+            ),
+            Step(
+                "fill",
+                fields=(
+                    (_OTP, False, _css("#otpId")),
+                    (_CAPTCHA, "X7K2Q", _css("input.loginCaptcha")),
+                ),
+            ),
+            Step("click", rf'<button {_ID} type="submit">Login</button>', pw=_css("#loginbutton")),
+        ),
+        r"(The server received: [^\n<]*)",
+    ),
+    Task(
+        "craigslist-search-fill",
+        "search within a long page and act on what it found, with fill",
+        "pages/craigslist-ahmedabad-2017/index.html",
+        "Find the housing section, search housing for a 2bhk flat in Satellite, then go "
+        "back and search for sale for a scooter, then jobs for a driver; tell me what "
+        "the last search sent.",
+        (
+            Step("capture_snapshot"),
+            Step("find", args={"text": "housing"}),
+            *_search_filled("housing", "2bhk flat Satellite"),
+            Step("back"),
+            *_search_filled("for sale", "scooter"),
+            Step("back"),
+            *_search_filled("jobs", "driver"),
+        ),
+        r"(The server received: [^\n<]*)",
     ),
 )
 
@@ -556,6 +628,17 @@ class BenchModel:
                     self.failure = f"step {index + 1} ({step.tool}): no match for {step.pattern!r}"
                     return self._reply(calls, usage, text=f"I am stuck: {self.failure}")
                 args[step.into] = found.group(1)
+            if step.fields:
+                ids = [re.search(pattern, seen) for pattern, _, _ in step.fields]
+                missing = [step.fields[i][0] for i, m in enumerate(ids) if m is None]
+                if missing:
+                    self.failure = f"step {index + 1} (fill): no match for {missing[0]!r}"
+                    return self._reply(calls, usage, text=f"I am stuck: {self.failure}")
+                args["fields"] = [
+                    {"id": m.group(1), "value": value}
+                    for m, (_, value, _) in zip(ids, step.fields, strict=True)
+                    if m is not None
+                ]
             return self._reply(calls, usage, call=(step.tool, args))
         found = re.search(self.task.answer, seen)
         if found is None and index not in self.helped:
@@ -769,6 +852,16 @@ async def playwright_replay(
                 history_step(page, step.tool)
             elif step.tool == "navigate" and step.pw is not None:
                 page.goto(step.pw(page).evaluate("link => link.href"), wait_until="load")
+            elif step.fields:
+                for _, value, locate in step.fields:
+                    field = locate(page)
+                    if isinstance(value, bool):
+                        field.set_checked(value)
+                    elif field.evaluate("e => e.localName") == "select":
+                        field.select_option(label=value)
+                    else:
+                        field.fill(value)
+                wait_until_loaded(page)
             elif step.pw is not None:
                 target = step.pw(page)
                 if step.tool == "type":
@@ -779,6 +872,8 @@ async def playwright_replay(
                     target.set_checked(bool(step.args.get("on", True)))
                 elif step.tool == "select":
                     target.select_option(label=str(step.args["value"]))
+                elif step.tool == "press":
+                    target.press(str(step.args["key"]))
                 else:
                     target.click()
                 wait_until_loaded(page)
