@@ -77,9 +77,9 @@ class _Field:
 
 @tool(
     "fill",
-    "Set several form fields at once, each as type/select/check would: fields=[{id, "
-    "value}], value text (a <select>: option text or value; date 2024-12-31) or "
-    "true/false for a checkbox or radio. Submits nothing.",
+    "Set several form fields in one call as type/select/check would; value: text "
+    "(an option's text or value, a date 2024-12-31) or true/false (checkbox, radio). "
+    "Submits nothing.",
     schema(
         {
             "fields": {
