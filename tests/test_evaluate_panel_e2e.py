@@ -1,0 +1,159 @@
+"""`evaluate` for the side panel's own agent, with the real extension and host and a
+scripted model on 127.0.0.1: off unless the person turned it on; on, the question bar
+shows the code whole as the agent's words, and "Always for this site" lets the next
+call run without a question."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pytest
+import trio
+
+from tests.support import StaticServer
+from tests.support.agent import ENDED, serve_model, submit_message, use_model
+from tests.support.e2e import ExtensionBrowser, ExtensionContext, launch_with_extension
+
+pytestmark = pytest.mark.browser
+
+CODE = "window.ran = (window.ran || 0) + 1;\n// the agent's note\n({ran: window.ran})"
+
+
+@attrs.define
+class EvaluatingModel:
+    """A fake Anthropic model that calls evaluate ``calls`` times, then says "Done."."""
+
+    calls: int
+    provider: str = "anthropic"
+    port: int = 0
+    requests: list[tuple[dict[str, str], dict[str, Any]]] = attrs.field(factory=list)
+    responses: list[dict[str, Any]] = attrs.field(factory=list)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def results(self) -> list[str]:
+        body = self.requests[-1][1]
+        return [
+            str(block["content"])
+            for m in body["messages"]
+            if m["role"] == "user" and isinstance(m["content"], list)
+            for block in m["content"]
+            if block.get("type") == "tool_result"
+        ]
+
+    def answer(self, body: dict[str, Any]) -> dict[str, Any]:
+        step = sum(
+            1
+            for m in body["messages"]
+            if m["role"] == "user" and isinstance(m["content"], list)
+            for block in m["content"]
+            if block.get("type") == "tool_result"
+        )
+        usage = {"input_tokens": 10, "output_tokens": 1}
+        if step >= self.calls:
+            return {
+                "id": "msg_end", "type": "message", "role": "assistant", "model": "scripted",
+                "content": [{"type": "text", "text": "Done."}], "stop_reason": "end_turn",
+                "usage": usage,
+            }  # fmt: skip
+        call = {"type": "tool_use", "id": f"tu_{step}", "name": "evaluate",
+                "input": {"expression": CODE}}  # fmt: skip
+        return {
+            "id": f"msg_{step}", "type": "message", "role": "assistant", "model": "scripted",
+            "content": [call], "stop_reason": "tool_use", "usage": usage,
+        }  # fmt: skip
+
+
+@pytest.fixture
+async def ext(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[ExtensionBrowser]:
+    monkeypatch.setenv("TRIMTAB_LOG_DIR", str(tmp_path / "logs"))
+    async with launch_with_extension(tmp_path / "profile") as browser:
+        yield browser
+
+
+async def _open(
+    ext: ExtensionBrowser, model: EvaluatingModel, url: str, **settings: Any
+) -> tuple[ExtensionContext, ExtensionContext]:
+    """The settings pointed at ``model``, ``url`` in a new tab, the panel's Agent view."""
+    await use_model(ext, model, **settings)
+    target, tab = await ext.open_tab(url)
+    await ext.wait_loaded(tab)
+    panel = await ext.open_side_panel()
+    await panel.evaluate("trimtabPanel.showView('agent'); true")
+    return panel, await ext.attach(target)
+
+
+async def _until_ended(panel: ExtensionContext, before: int) -> list[dict[str, Any]]:
+    while await panel.evaluate(ENDED) == before or await panel.evaluate(
+        "trimtabPanel.state.running"
+    ):
+        await trio.sleep(0.1)
+    steps: list[dict[str, Any]] = await panel.evaluate(
+        "trimtabPanel.state.steps.map(({content, ...s}) => s)"
+    )
+    return steps
+
+
+async def test_off_by_default_the_panel_agent_is_refused_evaluate(
+    ext: ExtensionBrowser, pages_server: StaticServer
+) -> None:
+    """Without the setting, the model's evaluate is refused by the host with a message
+    that says how to turn it on; nobody is asked and nothing runs in the page."""
+    with trio.fail_after(120):
+        async with trio.open_nursery() as nursery:
+            model: EvaluatingModel = await nursery.start(serve_model, EvaluatingModel(1))
+            url = pages_server.url("fill-checkout.html")
+            panel, page = await _open(ext, model, url)
+            await submit_message(panel, "Count the rows.")
+            steps = await _until_ended(panel, 0)
+            assert await panel.evaluate("document.getElementById('question').hidden") is True
+            nursery.cancel_scope.cancel()
+    (result,) = model.results()
+    assert "evaluate is off for the side panel's agent" in result
+    assert [s["kind"] for s in steps if s["kind"] == "tool"] == ["tool"]
+    assert await page.evaluate("window.ran === undefined") is True
+
+
+async def test_the_question_shows_the_code_and_always_runs_the_next_unasked(
+    ext: ExtensionBrowser, pages_server: StaticServer
+) -> None:
+    """With the setting on, the first evaluate shows its code whole in the question bar
+    (as the agent's text, apart from Trimtab's words) with No, Once and Always for this
+    site; Always runs it, and the second call runs without a question."""
+    with trio.fail_after(150):
+        async with trio.open_nursery() as nursery:
+            model: EvaluatingModel = await nursery.start(serve_model, EvaluatingModel(2))
+            url = pages_server.url("fill-checkout.html")
+            panel, page = await _open(ext, model, url, allowEvaluate=True)
+            await submit_message(panel, "Count the rows.")
+            while await panel.evaluate("document.getElementById('question').hidden"):
+                await trio.sleep(0.1)
+            shown = await panel.evaluate(
+                """({code: document.getElementById('question-code').textContent,
+                    codeShown: !document.getElementById('question-code-box').hidden,
+                    want: document.getElementById('question-want').textContent,
+                    buttons: [...document.querySelectorAll('#question-buttons button')]
+                      .map((b) => b.textContent)})"""
+            )
+            assert shown["code"] == CODE
+            assert shown["codeShown"] is True
+            assert "wants to run JavaScript in a tab on http://127.0.0.1" in shown["want"]
+            assert "ran" not in shown["want"]
+            assert shown["buttons"] == ["No", "Once", "Always for this site"]
+            await panel.evaluate("document.getElementById('question-always').click(); true")
+            steps = await _until_ended(panel, 0)
+            asked_again = await panel.evaluate("document.getElementById('question').hidden")
+            nursery.cancel_scope.cancel()
+    assert asked_again is True
+    first, second = model.results()
+    assert '<value>{"ran": 1}</value>' in first
+    assert '<value>{"ran": 2}</value>' in second
+    assert steps[-1]["kind"] == "done"
+    assert await page.evaluate("window.ran") == 2
+    assert json.dumps(steps).count('"declined"') == 0
