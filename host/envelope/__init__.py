@@ -12,7 +12,9 @@ change something on the task's sites). The person is asked in one place, the sid
 Sites per task (`_site_policy`): a task may act on the site where it started
 (``trimtab.sites``: scheme + registrable domain) and the sites the person allowed; any other
 site asks once per task, and the person's never list refuses it (`decide_site`, the one
-function that decides and asks about sites; `SitePolicy` holds the lists).
+function that decides and asks about sites; `SitePolicy` holds the lists). `evaluate`
+is asked about every time unless the person allowed it on the page's site
+(`decide_evaluate`; the list beside the others).
 
 May import ``trimtab.sites`` and ``trimtab.wire``; nothing else of the host.
 """

@@ -104,6 +104,8 @@ class Step:
     # `fill`'s fields: each a pattern (its group is the field's id), the value, and
     # the Playwright locator of the same field (Playwright MCP's browser_fill_form).
     fields: tuple[tuple[str, str | bool, Callable[[Page], Locator]], ...] = ()
+    # The region a fill step's model expands when a field is not in what it has.
+    expand: str | None = None
 
 
 @attrs.frozen
@@ -170,6 +172,7 @@ def _search_filled(category: str, query: str) -> tuple[Step, Step]:
                 (_CATEGORY, category, _css("#catAbb")),
                 (_QUERY, query, _css("#query")),
             ),
+            expand="form",
         ),
         Step("press", args={"key": "Enter"}, pw=_css("#query")),
     )
@@ -631,6 +634,10 @@ class BenchModel:
             if step.fields:
                 ids = [re.search(pattern, seen) for pattern, _, _ in step.fields]
                 missing = [step.fields[i][0] for i, m in enumerate(ids) if m is None]
+                if missing and step.expand and index not in self.helped:
+                    self.helped.add(index)
+                    self.extra += 1
+                    return self._reply(calls, usage, call=("expand", {"region": step.expand}))
                 if missing:
                     self.failure = f"step {index + 1} (fill): no match for {missing[0]!r}"
                     return self._reply(calls, usage, text=f"I am stuck: {self.failure}")
