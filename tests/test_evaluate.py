@@ -228,3 +228,14 @@ async def test_an_unreadable_evaluate_list_is_set_aside_and_a_page_without_site_
     await decide_evaluate(policy, shop, always, question)
     assert len(asked) == 3
     assert json.loads((tmp_path / EVALUATE_FILE).read_text()) == {"sites": ["https://shop.example"]}
+
+
+async def test_a_dialog_the_script_opens_is_the_answer(host: Host) -> None:
+    """A script that opens an alert answers with the dialog, which answer_dialog closes;
+    the page then answers the next evaluate."""
+    host.person.always = True
+    shown = await evaluate(host, "alert('Saved'); 5")
+    assert shown["dialog"] == {"type": "alert", "message": "Saved", "default": None}
+    closed = await host.tool("answer_dialog", accept=True)
+    assert closed["is_error"] is False, closed["content"]
+    assert value_of(await evaluate(host, "6")) == 6

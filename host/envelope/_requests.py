@@ -60,6 +60,8 @@ _DOING: Final = {
     "drag": "Dragging it",
     "answer_dialog": "Answering the page's dialog",
     "upload": "Giving it the file",
+    "fill": "Filling in the fields",
+    "evaluate": "Running the agent's JavaScript",
 }
 
 
