@@ -190,3 +190,29 @@ async def test_bad_arguments_are_refused_before_anything_is_set(
     assert said in str(answer["content"]), answer["content"]
     state = await form_state(host)
     assert (state["name"], state["gift"]) == ("", False)
+
+
+async def test_a_field_in_a_frame_of_another_site_asks_about_that_site(
+    page: PageTarget, pages_server: StaticServer, second_server: StaticServer, nursery: trio.Nursery
+) -> None:
+    """fill acting on a field inside a frame of another site asks the site question for
+    that site, as a click there would; the person's no sets no field at all."""
+    url = pages_server.url("fill-frame.html") + f"#signup=http://localhost:{second_server.port}"
+    async with open_host(page, url, nursery) as host:
+        while await host.evaluate("!document.getElementById('signup').src"):
+            await trio.sleep(0.05)
+        content = str((await host.tool("capture_snapshot"))["content"])
+        while "Email for the newsletter" not in content:
+            await trio.sleep(0.1)
+            content = str((await host.tool("capture_snapshot"))["content"])
+        name = content.split("Your name", 1)[1].split('id="', 1)[1].split('"', 1)[0]
+        email = content.split("Email for the newsletter", 1)[1].split('id="', 1)[1].split('"')[0]
+        host.person.allow = False
+        fields = [{"id": name, "value": "Ann"}, {"id": email, "value": "ann@example.com"}]
+        refused = await host.tool("fill", fields=fields)
+        assert refused["is_error"] is True
+        (question,) = host.person.asked
+        assert question["what"] == "site"
+        assert question["site"] == "http://localhost"
+        assert "acts inside a frame" in question["reason"]
+        assert await host.evaluate("document.getElementById('name').value") == ""

@@ -236,20 +236,23 @@ class HostState:
                     self.tracker.note_page_change(call.tab, "the page shows a dialog")
             page = await read_page(self.sites, call, state.tab.target, policy.side_effects)
         # Sites per task: a call that would act on or go to a site the task has not been
-        # allowed asks first (outside the tool's time bound, like every question).
-        element = call.args.get("id")
-        stopped = await check_sites(
-            self.sites,
-            call,
-            page,
-            policy.side_effects,
-            self._asking_while_open(state, ask),
-            frame_url=(
-                state.view(call.view).memory.frame_url_of(element)
-                if isinstance(element, str)
-                else None
-            ),
-        )
+        # allowed asks first (outside the tool's time bound, like every question), for
+        # the frame of each element it acts on (fill: every field's).
+        memory = state.view(call.view).memory
+        frame_urls = [url for eid in _element_ids(call) if (url := memory.frame_url_of(eid))]
+        stopped = None
+        wheres: list[str | None] = [*dict.fromkeys(frame_urls)] or [None]
+        for frame_url in wheres:
+            stopped = await check_sites(
+                self.sites,
+                call,
+                page,
+                policy.side_effects,
+                self._asking_while_open(state, ask),
+                frame_url=frame_url,
+            )
+            if stopped is not None:
+                break
         if stopped is not None:
             return ToolOutcome(
                 content=stopped.content,
@@ -578,6 +581,15 @@ async def open_host_state(
             yield state
         finally:
             nursery.cancel_scope.cancel()
+
+
+def _element_ids(call: ToolCall) -> list[str]:
+    """The ids of the elements ``call`` acts on: its ``id``, or each of fill's fields'."""
+    found = [call.args.get("id")]
+    fields = call.args.get("fields") if call.name == "fill" else None
+    if isinstance(fields, list):
+        found += [field.get("id") for field in fields[:100] if isinstance(field, Mapping)]
+    return [eid for eid in found if isinstance(eid, str)]
 
 
 def _refused_outright(content: str) -> ToolOutcome:
