@@ -73,6 +73,9 @@ class EvaluatingModel:
 @pytest.fixture
 async def ext(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[ExtensionBrowser]:
     monkeypatch.setenv("TRIMTAB_LOG_DIR", str(tmp_path / "logs"))
+    # The host Chrome starts keeps the person's lists in its own state folder: this
+    # test's "Always" must not outlive it.
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     async with launch_with_extension(tmp_path / "profile") as browser:
         yield browser
 
@@ -149,8 +152,25 @@ async def test_the_question_shows_the_code_and_always_runs_the_next_unasked(
             await panel.evaluate("document.getElementById('question-always').click(); true")
             steps = await _until_ended(panel, 0)
             asked_again = await panel.evaluate("document.getElementById('question').hidden")
+            # The settings list the site; Remove takes it off the host's list.
+            await panel.evaluate(
+                "document.getElementById('settings').open = true; trimtabPanel.loadSites(); true"
+            )
+            listed = (
+                "[...document.querySelectorAll('#sites-evaluate .site')].map((e) => e.textContent)"
+            )
+            while await panel.evaluate(f"{listed}.length") == 0:
+                await trio.sleep(0.05)
+            assert await panel.evaluate(listed) == ["http://127.0.0.1"]
+            await panel.evaluate(
+                "document.querySelector('#sites-evaluate button[data-site]').click(); true"
+            )
+            while await panel.evaluate(f"{listed}.length") != 0:
+                await trio.sleep(0.05)
+            stored = await ext.worker.evaluate("trimtab.host.request({type: 'evaluate_sites'})")
             nursery.cancel_scope.cancel()
     assert asked_again is True
+    assert stored == {"sites": []}
     first, second = model.results()
     assert '<value>{"ran": 1}</value>' in first
     assert '<value>{"ran": 2}</value>' in second

@@ -1,7 +1,9 @@
 // The "Allowed sites" settings: the sites the agent may always act on and the sites
 // it may never act on. The host keeps the lists and applies them (`sites` reads them,
 // `sites_set` stores them, host/PROTOCOL.md); this module shows and edits them. A host
-// that does not know these requests yet gets a plain message and no controls.
+// that does not know these requests yet gets a plain message and no controls. Beside
+// them, the sites where agents' JavaScript (`evaluate`) runs without a question
+// (`evaluate_sites`, `evaluate_sites_set`), which the person can take off.
 
 import { listsOf, siteFromInput, sitesError, withNever, withoutSite } from "../shared/sites.js";
 
@@ -9,6 +11,8 @@ import { listsOf, siteFromInput, sitesError, withNever, withoutSite } from "../s
 export const sitesView = {
   /** @type {import("../shared/sites.js").SiteLists|null} null until loaded */
   lists: null,
+  /** @type {string[]|null} where evaluate runs unasked; null until loaded */
+  evaluate: null,
   note: "",
 };
 
@@ -73,6 +77,50 @@ export function mountSitesBox(doc, worker) {
       say("");
     } catch (err) {
       unavailable(err);
+    }
+    try {
+      showEvaluate(await worker.host({ type: "evaluate_sites" }, { timeoutMs: 10_000 }));
+    } catch {
+      showEvaluate(null); // a host without the list: nothing to show
+    }
+  }
+
+  /** The sites where evaluate runs unasked, each with a Remove button. */
+  function showEvaluate(reply) {
+    const sites = Array.isArray(reply?.sites)
+      ? reply.sites.filter((site) => typeof site === "string") : null;
+    sitesView.evaluate = sites;
+    $("sites-evaluate-box").hidden = sites === null;
+    const list = $("sites-evaluate");
+    list.replaceChildren();
+    if (sites?.length === 0) {
+      const li = doc.createElement("li");
+      li.className = "muted";
+      li.textContent = "none";
+      list.append(li);
+    }
+    for (const site of sites ?? []) {
+      const li = doc.createElement("li");
+      const name = doc.createElement("span");
+      name.className = "site";
+      name.textContent = site;
+      const remove = doc.createElement("button");
+      remove.type = "button";
+      remove.textContent = "Remove";
+      remove.dataset.site = site;
+      remove.dataset.list = "evaluate";
+      remove.setAttribute("aria-label", `Ask again before running JavaScript on ${site}`);
+      remove.addEventListener("click", async () => {
+        try {
+          showEvaluate(await worker.host({ type: "evaluate_sites_set",
+            sites: sites.filter((s) => s !== site) }, { timeoutMs: 10_000 }));
+          say(`Agents' JavaScript on ${site} is asked about again.`);
+        } catch (err) {
+          say(sitesError(err));
+        }
+      });
+      li.append(name, remove);
+      list.append(li);
     }
   }
 
