@@ -99,3 +99,29 @@ async def test_fill_through_mcp_sets_every_field_in_one_call(
                 "Enjoy",
                 "/fill-checkout.html",
             ]
+
+
+async def test_always_for_the_site_lets_the_next_outside_evaluate_run_unasked(
+    page: PageTarget, pages_server: StaticServer
+) -> None:
+    """The person's "Always for this site" to an outside agent's evaluate: the next
+    evaluate on that site runs without a question (nobody would answer it)."""
+    async with open_link_host(page, pages_server.url("fill-checkout.html")) as host:
+        await host.share(TAB)
+        async with host.mcp_client() as client:
+            results: list[tuple[str, bool, dict[str, Any]]] = []
+
+            async def run() -> None:
+                results.append(await call(client, "evaluate", tab=TAB, expression="1 + 1"))
+
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(run)
+                ask = await host.extension.next("ask")
+                assert ask["what"] == "evaluate"
+                assert ask["choices"] == ["once", "always", "no"]
+                assert host.panel.answer(ask["ask"], allow=True, always=True)
+            assert "<value>2</value>" in results[0][0]
+            text, is_error, _ = await call(client, "evaluate", tab=TAB, expression="2 + 3")
+            assert not is_error, text
+            assert "<value>5</value>" in text
+            assert host.panel.open_questions == 0
