@@ -125,3 +125,22 @@ async def test_always_for_the_site_lets_the_next_outside_evaluate_run_unasked(
             assert not is_error, text
             assert "<value>5</value>" in text
             assert host.panel.open_questions == 0
+
+
+async def test_the_command_line_fills_with_fields_written_as_json(
+    page: PageTarget, pages_server: StaticServer
+) -> None:
+    """``trimtab call fill fields=[…]`` takes the fields as JSON and sets them; fields
+    that are not JSON are bad usage naming the argument."""
+    async with open_link_host(page, pages_server.url("fill-checkout.html")) as host:
+        await host.share(TAB)
+        code, out, err = await host.trimtab("snapshot")
+        assert code == 0, err
+        gift = eid_of(out, "This order is a gift")
+        fields = json.dumps([{"id": gift, "value": True}])
+        code, out, err = await host.trimtab("call", "fill", f"fields={fields}")
+        assert code == 0, err
+        assert await page.evaluate("checkout.gift.checked") is True
+        code, out, err = await host.trimtab("call", "fill", "fields=gift")
+        assert (code, out) == (2, "")
+        assert "fill's fields is array, written as JSON" in err
