@@ -60,6 +60,8 @@ _SHOWN: Final = frozenset(
     }
 )
 _SHOWN_KINDS: Final = ("text/", "image/", "audio/", "video/")
+# Downloads kept: the person's own downloads are relayed too, and only recent ones matter.
+_KEPT: Final = 200
 # Characters of a name a question or an answer shows.
 _NAME_LIMIT: Final = 200
 
@@ -197,6 +199,9 @@ class Downloads:
                 received=download.received if download.received is not None else known.received,
             )
         self._known[download.id] = download
+        if len(self._known) > _KEPT:
+            # The oldest goes (dicts keep the order downloads were first heard of).
+            del self._known[next(iter(self._known))]
         self._changed.set()
         self._changed = trio.Event()
 
@@ -264,11 +269,11 @@ class Downloads:
 
     async def settled(self, downloads: Iterable[Download]) -> list[Download]:
         """``downloads`` as the browser reports them once none is in progress any more."""
-        ids = [d.id for d in downloads]
-        while any(self._known[i].state == "in_progress" for i in ids):
+        wanted = list(downloads)
+        while any(d.state == "in_progress" for d in self.latest(wanted)):
             await self._changed.wait()
-        return [self._known[i] for i in ids]
+        return self.latest(wanted)
 
     def latest(self, downloads: Iterable[Download]) -> list[Download]:
         """``downloads`` as the browser reports them now."""
-        return [self._known[d.id] for d in downloads]
+        return [self._known.get(d.id, d) for d in downloads]
