@@ -52,3 +52,17 @@ test("starts and changes are relayed; a host that is away drops them", async () 
   listeners.created({ id: 2, url: "http://127.0.0.1:9/s.csv", state: "in_progress" });
   assert.equal(sent.length, 2);
 });
+
+test("a download question says a file would be saved and quotes the site's words", async () => {
+  const { describeQuestion } = await import("../shared/questions.js");
+  const words = describeQuestion({ client: "cursor 1.0", tab: 3, what: "download",
+    tool: "click", args: { id: "a1" }, reason: "Clicking it saves a file from http://127.0.0.1",
+    element: '<download name="report&lt;1&gt;.csv" size="84" type="text/csv"/>', eid: null,
+    timeout: 50, request: { method: "GET", url: "http://127.0.0.1:9/export/report.csv",
+      site: "http://127.0.0.1" } }, { title: "Orders", url: "http://127.0.0.1:9/" });
+  assert.equal(words.want, "cursor 1.0's click in a tab on http://127.0.0.1:9 would save a file "
+    + "from http://127.0.0.1 on this computer. Allow?");
+  const quoted = words.quotes.map((q) => q.text).join(" ");
+  assert.match(quoted, /report<1>\.csv/);
+  assert.match(quoted, /export\/report\.csv/);
+});
