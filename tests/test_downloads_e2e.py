@@ -83,4 +83,12 @@ async def test_an_outside_agent_download_asks_then_says_where_the_file_went(
         path = folder / "downloads-report.csv"
         assert f"Downloaded downloads-report.csv ({len(REPORT)} bytes, text/csv) to {path}" in text
         assert path.read_bytes() == REPORT
-        del meta
+        assert meta["downloads"] == [
+            {
+                "name": "downloads-report.csv",
+                "size": len(REPORT),
+                "type": "text/csv",
+                "path": str(path),
+                "state": "complete",
+            }
+        ]
