@@ -180,6 +180,17 @@ async def test_with_the_setting_off_a_download_is_saved_unasked(host: Host) -> N
     assert (folder(host) / "downloads-report.csv").read_bytes() == REPORT
 
 
+async def test_a_link_with_a_download_attribute_asks_once(host: Host) -> None:
+    """A link with a download attribute is asked about before the click; that yes
+    covers the file it saves (one question per call), and the answer says where."""
+    answer = await click(host, "a", "Save the orders")
+    assert asked(host) == ["download"]
+    assert answer["consent"] == {"required": True, "granted": True}
+    (download,) = answer["downloads"]
+    assert download["state"] == "complete"
+    assert Path(download["path"]).read_bytes() == REPORT
+
+
 async def test_a_page_that_only_navigates_asks_nothing(host: Host) -> None:
     """A plain link to a page is no download: no question, no file, no note."""
     answer = await click(host, "a", "Back to the shop")
