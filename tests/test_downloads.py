@@ -171,6 +171,22 @@ async def test_a_download_the_server_drops_is_reported_as_interrupted(host: Host
     assert "orders-2026.zip" not in saved(host)
 
 
+async def test_a_file_that_keeps_coming_is_answered_as_still_downloading(host: Host) -> None:
+    """A huge download that has not finished when the answer's wait is over is
+    answered as still in progress, with its size and the bytes so far; the host keeps
+    serving."""
+    answer = await click(host, "a", "Download the full history")
+    assert asked(host) == ["download"]
+    (download,) = answer["downloads"]
+    assert download["state"] == "in_progress"
+    assert download["path"] is None
+    assert download["type"] == "application/octet-stream"
+    assert "Still downloading endless-body (134217728 bytes, application/octet-stream)" in (
+        answer["content"]
+    )
+    assert (await host.tool("capture_snapshot"))["is_error"] is False
+
+
 async def test_with_the_setting_off_a_download_is_saved_unasked(host: Host) -> None:
     """With "ask before submitting or downloading" off, the file is saved without a
     question and the answer still says where it went."""

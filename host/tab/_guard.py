@@ -302,8 +302,9 @@ class _Watch:
         if ruling is None:
             # The judge was waiting (for the person, for the site policy) when the action
             # ended: what is sent without a wait never gets here undecided.
+            unsent = "not saved" if request.download is not None else "not sent"
             ruling = Ruling(
-                send=False, held=True, why="not sent: the action ended before it was decided"
+                send=False, held=True, why=f"{unsent}: the action ended before it was decided"
             )
         send = ruling.send
         if ruling.held:
