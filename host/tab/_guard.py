@@ -140,8 +140,8 @@ class Held:
         if self.download is not None:
             file = self.download
             facts = ", ".join(filter(None, (f"{file.size} bytes" if file.size else "", file.mime)))
-            name, url = file.name[:200], self.url[:200]
-            return f"The download of {name} ({facts}) from {url} was held: {self.why}"
+            name = file.name[:200] + (f" ({facts})" if facts else "")
+            return f"The download of {name} from {self.url[:200]} was held: {self.why}"
         return f"{self.method} {self.url[:200]} was held: {self.why}"
 
 
