@@ -49,6 +49,7 @@ from ..tab import (
     MIN_BUDGET,
     Held,
     RevisionStatistics,
+    Seen,
     Snapshot,
     SnapshotMemory,
     Tab,
@@ -93,6 +94,7 @@ class _HeldTab:
     inspector_sessions: dict[str, str | None] = attrs.field(factory=dict)
     # Cancels the tab's page observer follower when the tab is released.
     follower: trio.CancelScope = attrs.field(factory=trio.CancelScope)
+    devtools_follower: trio.CancelScope = attrs.field(factory=trio.CancelScope)
     # Clients of the link (trimtab.link) each see the tab through their own view:
     # their own snapshot memory, the same target, page observer and lock.
     views: dict[str, Tab] = attrs.field(factory=dict)
@@ -103,7 +105,8 @@ class _HeldTab:
             return self.tab
         view = self.views.get(name)
         if view is None:
-            view = attrs.evolve(self.tab, memory=SnapshotMemory(self.tab.target))
+            # Its own place in the tab's console and network log too.
+            view = attrs.evolve(self.tab, memory=SnapshotMemory(self.tab.target), seen=Seen())
             self.views[name] = view
         return view
 
@@ -288,7 +291,13 @@ class HostState:
                                 call.args,
                                 tool,
                                 tab=call.tab,
-                                options=call.budget,
+                                # The devtools log changes without the page changing:
+                                # a cached read of it holds only while it stays.
+                                options=(
+                                    (call.budget, state.tab.devtools.changes)
+                                    if spec.group == "devtools"
+                                    else call.budget
+                                ),
                             )
                 finally:
                     held[:] = guard.held
@@ -413,6 +422,7 @@ class HostState:
         target: Target | None = None
         if state is not None:
             state.follower.cancel()
+            state.devtools_follower.cancel()
             state.tab.forget()
             state.inspector.forget()
             state.inspector_sessions.clear()
@@ -457,6 +467,7 @@ class HostState:
             if state is not None:
                 # The debugger detached (tab closed, user cancelled): start over.
                 state.follower.cancel()
+                state.devtools_follower.cancel()
                 self.tracker.forget_tab(tab)
             target = self.hub.target(tab)
             state = _HeldTab(
@@ -466,6 +477,10 @@ class HostState:
             )
             self._tabs[tab] = state
             self.nursery.start_soon(self._follow, state, name=f"page revisions of tab {tab}")
+            # The console and network log, collected from now on for the devtools tools.
+            self.nursery.start_soon(
+                self._follow_devtools, state, name=f"console and network of tab {tab}"
+            )
         # A page already stuck in a script never lets the observer install: the wait
         # is bounded like every request that touches the page.
         with trio.move_on_after(PAGE_TIMEOUT) as waited:
@@ -495,6 +510,16 @@ class HostState:
                 # A tab whose changes are no longer followed must not serve cached reads.
                 if self._tabs.get(state.id) is state:
                     self.tracker.note_page_change(state.id, "page revisions stopped")
+
+    async def _follow_devtools(self, state: _HeldTab) -> None:
+        """Run the tab's console and network log; a failure only ends the log."""
+        with state.devtools_follower:
+            try:
+                await state.tab.devtools.run()
+            except TargetClosedError:
+                pass
+            except Exception:
+                log.exception("the console and network log of tab %d failed", state.id)
 
     def _resolve_eid(self, state: _HeldTab, eid: str) -> tuple[Control, str | None]:
         inspected = state.inspector.latest

@@ -1,0 +1,183 @@
+"""The devtools tools against a real headless Chromium through the host's handlers
+(the relay as the extension runs it): console messages with stacks, a bounded flood,
+requests with credentials that are never shown, a 404, a CORS failure, a 50 MB and a
+binary body, one request's detail."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+
+import pytest
+import trio
+
+from pycdp_bridge import PageTarget
+from tests.support import TEST_PAGES
+from tests.support.devtools_site import BIG_BODY, DevtoolsSite, serve_devtools_site
+from tests.support.handlers_host import Host, open_host
+from trimtab.tab import CONSOLE_KEPT, Tab
+from trimtab.tools import run_tool
+
+pytestmark = pytest.mark.browser
+
+SECRETS = ("TOKEN-AUTH-SECRET", "COOKIE-SESSION-SECRET", "COOKIE-SET-SECRET", "PW-HUNTER2")
+
+
+@pytest.fixture
+async def site(nursery: trio.Nursery) -> DevtoolsSite:
+    served: DevtoolsSite = await nursery.start(serve_devtools_site, TEST_PAGES)
+    return served
+
+
+@pytest.fixture
+async def other_site(nursery: trio.Nursery) -> DevtoolsSite:
+    served: DevtoolsSite = await nursery.start(serve_devtools_site, TEST_PAGES)
+    return served
+
+
+@pytest.fixture
+async def host(page: PageTarget, site: DevtoolsSite, nursery: trio.Nursery) -> AsyncIterator[Host]:
+    async with open_host(page, site.url("devtools-app.html"), nursery) as opened:
+        # The first call holds the tab: from then on its console and network are kept.
+        await opened.tool("capture_snapshot")
+        yield opened
+
+
+async def _content(host: Host, name: str, **args: object) -> str:
+    reply = await host.tool(name, **args)
+    assert not reply["is_error"], reply
+    content = str(reply["content"])
+    for secret in SECRETS:
+        assert secret not in content, content
+    return content
+
+
+async def _until(host: Host, name: str, wanted: str, **args: object) -> str:
+    """The tool's answer once it holds ``wanted`` (events arrive after the page's call)."""
+    seen = ""
+    for _ in range(100):
+        seen += await _content(host, name, **args)
+        if wanted in seen:
+            return seen
+        await trio.sleep(0.05)
+    raise AssertionError(f"{wanted!r} never came: {seen}")
+
+
+async def test_an_uncaught_error_comes_with_its_stack(host: Host) -> None:
+    """A TypeError thrown in a timer is an error message with the script's URL, line and
+    the top frames of its stack; the next call says only what came since."""
+    await host.evaluate("app.refresh()")
+    answer = await _until(host, "console", "TypeError")
+    message = re.search(r'<message level="error"[^>]*>[^<]*TypeError[^<]*</message>', answer)
+    assert message is not None, answer
+    assert "devtools-app.html:" in message[0]
+    assert "at renderOrders (" in message[0], message[0]
+    await host.evaluate("console.info('second')")
+    later = await _until(host, "console", "second")
+    assert "TypeError" not in later
+
+
+async def test_level_shows_that_level_and_above(host: Host) -> None:
+    """level=warning shows warnings and errors, not the info and debug messages."""
+    await host.evaluate(
+        "console.debug('d-1'); console.info('i-1'); console.warn('w-1'); console.error('e-1')"
+    )
+    answer = await _until(host, "console", "e-1", level="warning")
+    assert "w-1" in answer
+    assert "i-1" not in answer
+    assert "d-1" not in answer
+
+
+async def test_a_flood_is_bounded_and_counted(
+    page: PageTarget, site: DevtoolsSite, nursery: trio.Nursery
+) -> None:
+    """100,000 messages in one burst: the tab keeps at most its bound, every message
+    is counted (none lost unseen), the answer shows the newest 200 and says how many
+    were dropped."""
+    await page.navigate(site.url("devtools-app.html"))
+    tab = Tab.open(page)
+    nursery.start_soon(tab.devtools.run)
+    await tab.devtools.ready.wait()
+    before = tab.devtools.console_count
+    await page.evaluate("app.flood(100000)")
+    while tab.devtools.console_count < before + 100_001:
+        await trio.sleep(0.1)
+    assert len(tab.devtools.messages) <= CONSOLE_KEPT
+    answer = await run_tool(tab, "console", {})
+    head = re.match(r'<console new="(\d+)" shown="200" dropped="(\d+)">', answer.content)
+    assert head is not None, answer.content[:300]
+    assert int(head[1]) + int(head[2]) == tab.devtools.console_count
+    assert answer.content.count("<message") == 200
+    last = answer.content.rsplit("<message ", 1)[1]
+    assert last.startswith('level="error"')
+    assert "flood over" in last
+
+
+async def test_requests_never_show_credentials(host: Host) -> None:
+    """A fetch with an Authorization header and the page's cookie, answered with a
+    Set-Cookie: listed with its status, and in detail every credential is named with
+    its value hidden."""
+    await host.evaluate("app.loadOrders()")
+    listing = await _until(host, "network", "/api/orders")
+    found = re.search(r'<request id="(n\d+)" method="GET" type="Fetch" status="200"', listing)
+    assert found is not None, listing
+    detail = await _content(host, "network", request=found[1])
+    assert re.search(r"(?im)^authorization: \(hidden\)$", detail), detail
+    assert re.search(r"(?im)^cookie: \(hidden\)$", detail), detail
+    assert re.search(r"(?im)^set-cookie: \(hidden\)$", detail), detail
+    assert re.search(r"(?im)^x-client: dashboard$", detail), detail
+    assert '"total": 12.5' in detail
+
+
+async def test_a_404_and_a_cors_failure_are_named(host: Host, other_site: DevtoolsSite) -> None:
+    """A 404 is listed with its status; a cross-origin fetch without CORS headers is
+    listed as failed, naming CORS."""
+    assert await host.evaluate("app.missing()") == 404
+    result = await host.evaluate(f"app.crossOrigin({other_site.url('nocors')!r})")
+    assert "TypeError" in result
+    listing = await _until(host, "network", "/nocors")
+    assert re.search(r'status="404"[^>]*>[^<]*/api/missing<', listing), listing
+    assert re.search(r'failed="CORS MissingAllowOriginHeader[^"]*"[^>]*>[^<]*/nocors<', listing)
+
+
+async def test_large_and_binary_bodies_are_bounded(host: Host) -> None:
+    """A 50 MB text body is named with its size and not shown; a binary one is named
+    binary."""
+    assert await host.evaluate("app.big()") == BIG_BODY
+    assert await host.evaluate("app.image()") == 4096
+    listing = await _until(host, "network", "/pixel.bin")
+    big = re.search(r'<request id="(n\d+)"[^>]*>[^<]*/big<', listing)
+    binary = re.search(r'<request id="(n\d+)"[^>]*>[^<]*/pixel.bin<', listing)
+    assert big is not None, listing
+    assert binary is not None, listing
+    detail = await _content(host, "network", request=big[1])
+    assert f'<response-body mime="text/plain" bytes="{BIG_BODY}" none="over' in detail
+    assert len(detail) < 5000
+    detail = await _content(host, "network", request=binary[1])
+    assert 'none="binary"' in detail
+
+
+async def test_posted_passwords_are_masked(host: Host) -> None:
+    """A JSON body and a form's submission that carry the page's password field's
+    value show it masked; the other fields are shown."""
+    await host.evaluate("document.querySelector('[name=pw]').value = 'PW-HUNTER2'")
+    assert await host.evaluate("app.postJson('PW-HUNTER2')") == 200
+    listing = await _until(host, "network", "/api/login", url="/api/login")
+    posted = re.search(r'<request id="(n\d+)" method="POST"', listing)
+    assert posted is not None, listing
+    detail = await _content(host, "network", request=posted[1])
+    assert '"pw":"•••"' in detail, detail
+    assert '"user":"ada"' in detail
+    await host.evaluate("document.getElementById('login').submit()")
+    listing = await _until(host, "network", "Document", url="/api/login")
+    posted = re.search(r'<request id="(n\d+)" method="POST" type="Document"', listing)
+    assert posted is not None, listing
+    detail = await _content(host, "network", request=posted[1])
+    assert "user=ada&amp;pw=•••" in detail, detail
+
+
+async def test_an_unknown_request_id_is_refused(host: Host) -> None:
+    """A request id the tab does not keep is refused, naming it."""
+    reply = await host.tool("network", request="n99999")
+    assert reply["is_error"]
+    assert "'n99999'" in reply["content"]
