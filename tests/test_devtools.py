@@ -1,7 +1,7 @@
 """The devtools tools against a real headless Chromium through the host's handlers
-(the relay as the extension runs it): console messages with stacks, a bounded flood,
-requests with credentials that are never shown, a 404, a CORS failure, a 50 MB and a
-binary body, one request's detail."""
+(the relay as the extension runs it) and a real ``trimtab mcp``: console messages with
+stacks, a bounded flood, requests with credentials that are never shown, a 404, a CORS
+failure, a 50 MB and a binary body, one request's detail; the tool groups."""
 
 from __future__ import annotations
 
@@ -14,9 +14,11 @@ import trio
 from pycdp_bridge import PageTarget
 from tests.support import TEST_PAGES
 from tests.support.devtools_site import BIG_BODY, DevtoolsSite, serve_devtools_site
-from tests.support.handlers_host import Host, open_host
+from tests.support.handlers_host import TAB, Host, open_host
+from tests.support.link_host import open_link_host
+from tests.support.outside import call
 from trimtab.tab import CONSOLE_KEPT, Tab
-from trimtab.tools import run_tool
+from trimtab.tools import TOOLS, run_tool
 
 pytestmark = pytest.mark.browser
 
@@ -181,3 +183,87 @@ async def test_an_unknown_request_id_is_refused(host: Host) -> None:
     reply = await host.tool("network", request="n99999")
     assert reply["is_error"]
     assert "'n99999'" in reply["content"]
+
+
+# --- through `trimtab mcp` and the host's `tools` request: groups ----------------------
+
+
+async def test_credentials_never_reach_an_mcp_client(
+    page: PageTarget, site: DevtoolsSite, other_site: DevtoolsSite
+) -> None:
+    """Through a real ``trimtab mcp`` process: the console's error and the requests'
+    listing and detail reach the client, and no credential or password value does."""
+    async with open_link_host(page, site.url("devtools-app.html")) as link:
+        await link.share(TAB)
+        async with link.mcp_client() as client:
+            await call(client, "capture_snapshot", tab=TAB)
+            await page.evaluate("document.querySelector('[name=pw]').value = 'PW-HUNTER2'")
+            await page.evaluate("app.loadOrders().then(() => app.postJson('PW-HUNTER2'))")
+            await page.evaluate(f"app.crossOrigin({other_site.url('nocors')!r})")
+            await page.evaluate("app.refresh()")
+            answers: list[str] = []
+            while "/nocors" not in "".join(answers):
+                text, is_error, _ = await call(client, "network", tab=TAB)
+                assert not is_error, text
+                answers.append(text)
+                await trio.sleep(0.05)
+            listing = "".join(answers)
+            for request in re.findall(r'<request id="(n\d+)"', listing):
+                text, is_error, _ = await call(client, "network", tab=TAB, request=request)
+                assert not is_error, text
+                answers.append(text)
+            while "TypeError" not in "".join(answers):
+                text, _, _ = await call(client, "console", tab=TAB)
+                answers.append(text)
+                await trio.sleep(0.05)
+    everything = "\n".join(answers)
+    assert "Authorization: (hidden)" in everything
+    assert "Set-Cookie: (hidden)" in everything
+    assert 'failed="CORS MissingAllowOriginHeader' in everything
+    for secret in SECRETS:
+        assert secret not in everything
+
+
+async def test_mcp_tools_core_leaves_out_devtools(page: PageTarget, site: DevtoolsSite) -> None:
+    """``trimtab mcp --tools core`` lists no console or network tool and refuses a call
+    to one, saying which group it is in and how to offer it."""
+    async with open_link_host(page, site.url("devtools-app.html")) as link:
+        await link.share(TAB)
+        async with link.mcp_client(tools="core") as client:
+            with trio.fail_after(60):
+                listed = {tool.name for tool in (await client.list_tools()).tools}
+            assert {"tabs", "capture_snapshot", "click"} <= listed
+            assert not listed & {spec.name for spec in TOOLS if spec.group != "core"}
+            text, is_error, _ = await call(client, "console", tab=TAB)
+        assert is_error
+        assert "console is in the devtools tool group" in text
+        assert "--tools core,devtools" in text
+        async with link.mcp_client() as client:
+            with trio.fail_after(60):
+                listed = {tool.name for tool in (await client.list_tools()).tools}
+            assert {"console", "network"} <= listed
+
+
+async def test_an_unknown_group_is_an_error_naming_it(page: PageTarget) -> None:
+    """``trimtab mcp --tools core,bogus`` exits with a usage error naming ``bogus`` and
+    the groups there are."""
+    async with open_link_host(page, "about:blank") as link:
+        code, _, stderr = await link.trimtab("mcp", "--tools", "core,bogus")
+    assert code == 2
+    assert "unknown tool group 'bogus'" in stderr
+    assert "core, pixels, devtools" in stderr
+
+
+async def test_the_tools_request_takes_groups(host: Host) -> None:
+    """The side panel's `tools` request with ``groups`` gets the core tools and those
+    groups' tools only; without it every tool; an unknown group is refused, named."""
+    core = await host.request("tools", groups=[])
+    names = [tool["name"] for tool in core["tools"]]
+    assert names == [spec.name for spec in TOOLS if spec.group == "core"]
+    devtools = await host.request("tools", groups=["core", "devtools"])
+    assert {"console", "network"} <= {tool["name"] for tool in devtools["tools"]}
+    every = await host.request("tools")
+    assert [tool["name"] for tool in every["tools"]] == [spec.name for spec in TOOLS]
+    refused = await host.error("tools", groups=["core", "telepathy"])
+    assert refused.code == "bad_request"
+    assert "'telepathy'" in refused.message

@@ -25,7 +25,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any, Final
 
 import attrs
@@ -57,7 +57,7 @@ from ..tab import (
     page_token_counts,
     stretched,
 )
-from ..tools import ToolResult, granted
+from ..tools import ToolResult, granted, parse_groups, tools_in
 from ..tracker import CallTracker, TrackedResult, TrackerLimits, TrackerStatistics
 from ..wire import JSONObject, RequestError
 from ._call import ToolCall, ToolOutcome
@@ -156,8 +156,15 @@ class HostState:
         held = self._tabs.get(tab)
         return held.tab if held is not None else None
 
-    def catalogue(self) -> JSONObject:
-        """The tools, the format page, and the snapshot budget's bounds."""
+    def catalogue(self, groups: Sequence[str] | None = None) -> JSONObject:
+        """The tools (of ``groups`` and the core ones; None: every group), the format
+        page, and the snapshot budget's bounds; ``bad_request`` naming an unknown group."""
+        specs = self.toolbox.specs
+        if groups is not None:
+            try:
+                specs = tools_in(parse_groups(groups), specs)
+            except ValueError as exc:
+                raise RequestError("bad_request", str(exc)) from None
         return {
             "tools": [
                 {
@@ -165,7 +172,7 @@ class HostState:
                     "description": spec.description,
                     "input_schema": dict(spec.input_schema),
                 }
-                for spec in self.toolbox.specs
+                for spec in specs
             ],
             "format": self.toolbox.format_page,
             "budget": {"default": DEFAULT_BUDGET, "min": MIN_BUDGET},
