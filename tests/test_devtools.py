@@ -90,6 +90,22 @@ async def test_level_shows_that_level_and_above(host: Host) -> None:
     assert "d-1" not in answer
 
 
+async def test_reads_are_cached_until_the_log_changes(host: Host) -> None:
+    """A console call made again while nothing new came is answered from the tracker's
+    cache; a new message makes the next call run and show it. Objects are previewed."""
+    for _ in range(20):
+        await host.tool("console")
+        again = await host.tool("console")
+        if again["cached"]:
+            break
+        await trio.sleep(0.1)  # the page was still loading something: once more
+    else:
+        raise AssertionError("a repeated console call was never answered from the cache")
+    await host.evaluate("console.log('fresh', {ready: true, items: [1, 2]})")
+    answer = await _until(host, "console", "fresh")
+    assert "fresh {ready: true, items: Array(2)}" in answer, answer
+
+
 async def test_a_flood_is_bounded_and_counted(
     page: PageTarget, site: DevtoolsSite, nursery: trio.Nursery
 ) -> None:

@@ -61,10 +61,15 @@ REQUESTS_KEPT: Final = 1000
 BODY_KEPT: Final = 1_000_000
 """Bytes of one response body the browser keeps for reading; larger ones are not kept."""
 _POST_DATA_INLINE: Final = 65_536
-_TEXT_LIMIT: Final = 2000
-_URL_LIMIT: Final = 2000
-_HEADER_LIMIT: Final = 1000
+# What one message or request may hold, so that a tab's log stays within a few MB
+# whatever the page sends (1,000 messages of 3 KB; 1,000 requests of 20 KB).
+_TEXT_LIMIT: Final = 1000
+_URL_LIMIT: Final = 1000
+_FRAME_LIMIT: Final = 300
+_HEADER_LIMIT: Final = 500
+_HEADERS_CHARS: Final = 4000
 _HEADERS_KEPT: Final = 100
+_POST_DATA_KEPT: Final = 8000
 _STACK_FRAMES: Final = 5
 _SECRETS_KEPT: Final = 32
 _WORLD: Final = "trimtab-devtools"
@@ -334,7 +339,7 @@ class DevtoolsLog:
                 f"{frame.get('functionName') or '(anonymous)'} "
                 f"({frame.get('url', '')}:{int(frame.get('lineNumber', 0)) + 1}:"
                 f"{int(frame.get('columnNumber', 0)) + 1})",
-                _URL_LIMIT,
+                _FRAME_LIMIT,
             )
             for frame in frames[:_STACK_FRAMES]
         )
@@ -439,6 +444,7 @@ class DevtoolsLog:
 
     def _request_sent(self, request_id: str, params: Mapping[str, Any]) -> None:
         request = params.get("request") or {}
+        posted = request.get("postData")
         started = float(params.get("timestamp", 0.0))
         earlier = self._live.get(request_id)
         redirect = params.get("redirectResponse")
@@ -457,7 +463,7 @@ class DevtoolsLog:
             url=_cut(request.get("url", ""), _URL_LIMIT),
             resource_type=_cut(params.get("type", "Other"), 40),
             started=started,
-            post_data=request.get("postData") if isinstance(request.get("postData"), str) else None,
+            post_data=_cut(posted, _POST_DATA_KEPT) if isinstance(posted, str) else None,
             has_post_data=bool(request.get("hasPostData")),
             request_headers=_headers(request.get("headers")),
         )
@@ -496,17 +502,38 @@ def _argument(arg: Mapping[str, Any]) -> str:
         return _cut(value)
     if "unserializableValue" in arg:
         return _cut(arg["unserializableValue"])
+    preview = arg.get("preview")
+    if isinstance(preview, Mapping) and isinstance(preview.get("properties"), list):
+        return _cut(_previewed(preview))
     description = arg.get("description")
     if isinstance(description, str):
         return _cut(description)
     return str(arg.get("type", "undefined"))
 
 
+def _previewed(preview: Mapping[str, Any]) -> str:
+    """An object or array argument as DevTools previews it: ``{ready: true}``, ``[1, 2]``."""
+    properties = [p for p in preview["properties"] if isinstance(p, Mapping)]
+    more = "…" if preview.get("overflow") else ""
+    if preview.get("subtype") == "array":
+        return "[" + ", ".join(str(p.get("value", "")) for p in properties) + more + "]"
+    inner = ", ".join(f"{p.get('name', '')}: {p.get('value', '')}" for p in properties)
+    return "{" + inner + (", …" if more and inner else more) + "}"
+
+
 def _headers(raw: object) -> dict[str, str]:
     if not isinstance(raw, Mapping):
         return {}
-    items = list(raw.items())[:_HEADERS_KEPT]
-    return {_cut(name, 200): _cut(value, _HEADER_LIMIT) for name, value in items}
+    kept: dict[str, str] = {}
+    room = _HEADERS_CHARS
+    for name, value in list(raw.items())[:_HEADERS_KEPT]:
+        if room <= 0:
+            kept["…"] = f"{len(raw) - len(kept)} more headers"
+            break
+        shown_name, shown = _cut(name, 200), _cut(value, _HEADER_LIMIT)
+        kept[shown_name] = shown
+        room -= len(shown_name) + len(shown)
+    return kept
 
 
 def _failure(params: Mapping[str, Any]) -> str:
