@@ -17,6 +17,8 @@ from tests.support.devtools_site import BIG_BODY, DevtoolsSite, serve_devtools_s
 from tests.support.handlers_host import TAB, Host, open_host
 from tests.support.link_host import open_link_host
 from tests.support.outside import call
+from trimtab.browser import ToolCall
+from trimtab.envelope import Answer, Question
 from trimtab.tab import CONSOLE_KEPT, Tab
 from trimtab.tools import TOOLS, run_tool
 
@@ -106,6 +108,24 @@ async def test_reads_are_cached_until_the_log_changes(host: Host) -> None:
     assert "fresh {ready: true, items: Array(2)}" in answer, answer
 
 
+async def test_each_client_reads_on_from_where_it_stopped(host: Host) -> None:
+    """The side panel's agent and an outside client each get a message once: one's
+    console call does not move the other's place in the tab's log."""
+    await host.evaluate("console.info('for-both')")
+    await _until(host, "console", "for-both")
+
+    async def nobody(question: Question) -> Answer:
+        raise AssertionError(f"a read asked the person: {question}")
+
+    call = ToolCall(session="outside-1", tab=TAB, name="console", view="outside-1")
+    first = await host.state.call_tool(call, nobody)
+    assert "for-both" in first.content
+    await host.evaluate("console.info('later')")
+    while "later" not in (again := await host.state.call_tool(call, nobody)).content:
+        await trio.sleep(0.05)
+    assert "for-both" not in again.content
+
+
 async def test_a_flood_is_bounded_and_counted(
     page: PageTarget, site: DevtoolsSite, nursery: trio.Nursery
 ) -> None:
@@ -177,7 +197,8 @@ async def test_large_and_binary_bodies_are_bounded(host: Host) -> None:
 
 async def test_posted_passwords_are_masked(host: Host) -> None:
     """A JSON body and a form's submission that carry the page's password field's
-    value show it masked; the other fields are shown."""
+    value show it masked, and so does a console message that logs it; the other
+    fields are shown."""
     await host.evaluate("document.querySelector('[name=pw]').value = 'PW-HUNTER2'")
     assert await host.evaluate("app.postJson('PW-HUNTER2')") == 200
     listing = await _until(host, "network", "/api/login", url="/api/login")
@@ -186,6 +207,8 @@ async def test_posted_passwords_are_masked(host: Host) -> None:
     detail = await _content(host, "network", request=posted[1])
     assert '"pw":"•••"' in detail, detail
     assert '"user":"ada"' in detail
+    await host.evaluate("console.log('typed:', document.querySelector('[name=pw]').value)")
+    assert "typed: •••" in await _until(host, "console", "typed:")
     await host.evaluate("document.getElementById('login').submit()")
     listing = await _until(host, "network", "Document", url="/api/login")
     posted = re.search(r'<request id="(n\d+)" method="POST" type="Document"', listing)

@@ -61,6 +61,7 @@ async def console(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     lowest = _LEVEL_ORDER[level]
     wanted = [m for m in messages if _LEVEL_ORDER.get(m.level, 1) >= lowest]
     shown = wanted[-_SHOWN:]
+    secrets = log.secrets()[0]
     head = {
         "new": len(wanted),
         "shown": len(shown) if len(shown) < len(wanted) else None,
@@ -68,13 +69,16 @@ async def console(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     }
     if not shown:
         return text(xml.element("console", head))
-    lines = [xml.start_tag("console", head), *(_message(m) for m in shown), "</console>"]
+    lines = [xml.start_tag("console", head), *(_message(m, secrets) for m in shown), "</console>"]
     return text("\n".join(lines))
 
 
-def _message(message: ConsoleMessage) -> str:
+def _message(message: ConsoleMessage, secrets: Iterable[str]) -> str:
     where = f"{message.source}:{message.line}" if message.line is not None else message.source
-    content = "\n".join([message.text, *(f"at {frame}" for frame in message.stack)])
+    # A page that logs what its password field holds does not hand it to the model.
+    content = _scrub(
+        "\n".join([message.text, *(f"at {frame}" for frame in message.stack)]), secrets
+    )
     return xml.element(
         "message", {"level": message.level, "source": where or None}, content=content
     )
