@@ -81,6 +81,19 @@ async def test_an_uncaught_error_comes_with_its_stack(host: Host) -> None:
     assert "TypeError" not in later
 
 
+async def test_console_may_be_the_first_call(
+    page: PageTarget, site: DevtoolsSite, nursery: trio.Nursery
+) -> None:
+    """A tab's very first call may be `console`: the host follows the tab's log before
+    it runs, so the call answers (what the page logged is kept from then on)."""
+    async with open_host(page, site.url("devtools-app.html"), nursery) as opened:
+        reply = await opened.tool("console")
+        assert not reply["is_error"], reply
+        assert reply["content"].startswith("<console new=")
+        await opened.evaluate("console.error('after the first call')")
+        await _until(opened, "console", "after the first call")
+
+
 async def test_level_shows_that_level_and_above(host: Host) -> None:
     """level=warning shows warnings and errors, not the info and debug messages."""
     await host.evaluate(

@@ -492,6 +492,8 @@ class HostState:
         # is bounded like every request that touches the page.
         with trio.move_on_after(PAGE_TIMEOUT) as waited:
             await state.tab.revisions.ready.wait()
+            # A first call may be `console`: the log follows the tab before it runs.
+            await state.tab.devtools.ready.wait()
         if waited.cancelled_caught:
             raise page_unresponsive(tab, PAGE_TIMEOUT)
         if state.tab.target.closed:
