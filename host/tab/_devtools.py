@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import functools
 import logging
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
@@ -148,13 +149,6 @@ class NetworkRequest:
     # The headers are those the network stack sent (cookies included), not the page's.
     request_headers_extra: bool = False
 
-    @property
-    def size(self) -> int | None:
-        """The body's size in bytes as far as it is known."""
-        if self.received:
-            return self.received
-        return self.encoded
-
 
 @attrs.define
 class Seen:
@@ -192,6 +186,9 @@ class DevtoolsLog:
     _secret_names: collections.OrderedDict[str, None] = attrs.field(factory=collections.OrderedDict)
     _main_frame: str | None = None
     _nursery: trio.Nursery | None = None
+    # Held while the password fields are read: a page posting many bodies at once
+    # (beacons) costs one read, not one each, and a detail waits for the read under way.
+    _reading: trio.Lock = attrs.field(factory=trio.Lock)
 
     async def run(self) -> None:
         """Collect until the tab closes or the caller cancels.
@@ -257,32 +254,36 @@ class DevtoolsLog:
         return str(reply.get("body", "")), bool(reply.get("base64Encoded"))
 
     async def request_body(self, entry: NetworkRequest) -> str | None:
-        """The request's body as text, if it had one the browser still has."""
+        """The request's body as text (cut), if it had one the browser still has; the
+        caller checks its declared size first (the browser hands over all of it)."""
         if entry.post_data is not None or not entry.has_post_data:
             return entry.post_data
         with contextlib.suppress(CDPError):
             reply = await self.target.execute(cdp.network_get_request_post_data(entry.request_id))
-            return str(reply.get("postData", ""))
+            return _cut(reply.get("postData", ""), _POST_DATA_KEPT)
         return None
 
-    async def read_secrets(self) -> None:
+    async def read_secrets(self, *, unless_reading: bool = False) -> None:
         """Learn the values and names of the page's password fields now (in Trimtab's
-        own world: the page's scripts cannot hide them from it)."""
-        if self._main_frame is None or self.target.closed:
+        own world: the page's scripts cannot hide them from it); with
+        ``unless_reading``, not when a read is under way already."""
+        if unless_reading and self._reading.locked():
             return
-        with contextlib.suppress(
-            CDPError, JavaScriptError, DialogOpenError, TargetClosedError, KeyError
-        ):
-            world = await self.target.execute(
-                cdp.page_create_isolated_world(self._main_frame, world_name=_WORLD)
-            )
-            found = await evaluate(
-                self.target,
-                page_script("trimtab.tab", "password-fields.js"),
-                context_id=int(world["executionContextId"]),
-            )
-            if isinstance(found, list):
-                for item in found:
+        async with self._reading:
+            if self._main_frame is None or self.target.closed:
+                return
+            with contextlib.suppress(
+                CDPError, JavaScriptError, DialogOpenError, TargetClosedError, KeyError
+            ):
+                world = await self.target.execute(
+                    cdp.page_create_isolated_world(self._main_frame, world_name=_WORLD)
+                )
+                found = await evaluate(
+                    self.target,
+                    page_script("trimtab.tab", "password-fields.js"),
+                    context_id=int(world["executionContextId"]),
+                )
+                for item in found if isinstance(found, list) else ():
                     if isinstance(item, dict):
                         self._remember(self._secrets, item.get("value"))
                         self._remember(self._secret_names, item.get("name"))
@@ -478,7 +479,7 @@ class DevtoolsLog:
             self._live.pop(next(iter(self._live)))
         if entry.has_post_data and self._nursery is not None:
             # A body may post a password: learn the page's while the page is there.
-            self._nursery.start_soon(self.read_secrets)
+            self._nursery.start_soon(functools.partial(self.read_secrets, unless_reading=True))
 
     def _done(self, entry: NetworkRequest, params: Mapping[str, Any]) -> None:
         ended = params.get("timestamp")

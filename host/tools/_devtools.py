@@ -140,13 +140,15 @@ def _facts(entry: NetworkRequest) -> dict[str, object]:
     }
 
 
+def _declared(headers: Mapping[str, str]) -> int:
+    """The body's size its Content-Length header declares (0: none)."""
+    length = next((v for k, v in headers.items() if k.lower() == "content-length"), "")
+    return int(length) if length.strip().isdigit() else 0
+
+
 def _size(entry: NetworkRequest) -> int:
-    length = entry.response_headers.get("content-length") or next(
-        (v for k, v in entry.response_headers.items() if k.lower() == "content-length"), ""
-    )
-    declared = int(length) if length.isdigit() else 0
     # What was on the wire counts headers too: only when nothing else says the size.
-    return max(entry.received, declared) or entry.encoded or 0
+    return max(entry.received, _declared(entry.response_headers)) or entry.encoded or 0
 
 
 async def _detail(tab: Tab, wanted: str) -> ToolResult:
@@ -164,8 +166,12 @@ async def _detail(tab: Tab, wanted: str) -> ToolResult:
     secrets, names = log.secrets()
     lines = [xml.element("request", _facts(entry), content=_scrub(entry.url, secrets))]
     lines.append(_headers("request-headers", entry.request_headers, secrets))
-    body = await log.request_body(entry)
-    if body is not None:
+    sent = _declared(entry.request_headers)
+    if sent > BODY_KEPT:
+        lines.append(
+            xml.element("request-body", {"bytes": sent, "none": f"over {BODY_KEPT} bytes"})
+        )
+    elif (body := await log.request_body(entry)) is not None:
         lines.append(_body("request-body", {}, _scrub_fields(body, names, secrets)))
     if entry.status is not None:
         lines.append(_headers("response-headers", entry.response_headers, secrets))
