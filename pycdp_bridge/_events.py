@@ -39,6 +39,10 @@ NETWORK_DATA_RECEIVED: Final = "Network.dataReceived"
 NETWORK_REQUEST_WILL_BE_SENT_EXTRA_INFO: Final = "Network.requestWillBeSentExtraInfo"
 NETWORK_RESPONSE_RECEIVED_EXTRA_INFO: Final = "Network.responseReceivedExtraInfo"
 
+# --- Browser (downloads, once Browser.setDownloadBehavior enabled their events) -------
+BROWSER_DOWNLOAD_WILL_BEGIN: Final = "Browser.downloadWillBegin"
+BROWSER_DOWNLOAD_PROGRESS: Final = "Browser.downloadProgress"
+
 # --- Fetch (sent while the Fetch domain pauses requests) ------------------------------
 FETCH_REQUEST_PAUSED: Final = "Fetch.requestPaused"
 

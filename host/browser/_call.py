@@ -8,7 +8,7 @@ from typing import Any, Final
 import attrs
 
 from ..envelope import Consent, Question, QuestionKind
-from ..tab import DEFAULT_BUDGET, Held, check_budget
+from ..tab import DEFAULT_BUDGET, Download, Held, check_budget
 from ..wire import JSONObject, Request, RequestError
 
 __all__ = ["MAX_TAB", "ToolCall", "ToolOutcome", "budget_of", "check_tab_id"]
@@ -97,6 +97,8 @@ class ToolOutcome:
     reason: str | None = None
     # Requests the request guard held during the action, and what became of them.
     held: tuple[Held, ...] = ()
+    # The downloads the action started, as the browser reported them when it answered.
+    downloads: tuple[Download, ...] = ()
 
     @property
     def refused(self) -> bool:
@@ -135,4 +137,14 @@ class ToolOutcome:
             "submits": self.submits,
             "url": self.url,
             "held": [h.to_json() for h in self.held],
+            "downloads": [
+                {
+                    "name": d.name,
+                    "size": d.size,
+                    "type": d.mime,
+                    "path": d.path,
+                    "state": d.state,
+                }
+                for d in self.downloads
+            ],
         }

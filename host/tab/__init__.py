@@ -6,10 +6,12 @@ capture is rendered as a baseline or a diff, a `Snapshot`), and its `PageRevisio
 the single page observer (in an isolated world) that tells the call tracker what the
 page changed on its own and tells `settle` when an action's effect is in. While an
 action and its settle run, `watch` holds what the page sends for the call's request
-guard (`guarding`), whose judge the browser builds on the envelope's decision.
+guard (`guarding`), whose judge the browser builds on the envelope's decision; a
+document response the browser would save as a file is held as a download, and
+`Downloads` keeps what became of each download.
 `DevtoolsLog` keeps the tab's console messages and requests, bounded, for the devtools
-tools (each view of the tab reads it from its own `Seen` on). `page_script` reads
-the page-side scripts of this package's ``js/`` folder and of
+tools (each view of the tab reads it from its own `Seen` on). `page_script` reads the
+page-side scripts of this package's ``js/`` folder and of
 `trimtab.tools`' (one function or expression a file), with the helpers of
 ``js/helpers.js`` each asks for.
 
@@ -27,6 +29,7 @@ from ._devtools import (
     NetworkRequest,
     Seen,
 )
+from ._downloads import DOWNLOAD_WAIT, Download, DownloadFile, Downloads, download_file
 from ._guard import (
     GUARDED_TYPES,
     Guarding,
@@ -52,6 +55,7 @@ __all__ = [
     "BODY_KEPT",
     "CONSOLE_KEPT",
     "DEFAULT_BUDGET",
+    "DOWNLOAD_WAIT",
     "GUARDED_TYPES",
     "MIN_BUDGET",
     "QUIET_MS",
@@ -60,6 +64,9 @@ __all__ = [
     "Ahead",
     "ConsoleMessage",
     "DevtoolsLog",
+    "Download",
+    "DownloadFile",
+    "Downloads",
     "Guarding",
     "Held",
     "Judge",
@@ -77,6 +84,7 @@ __all__ = [
     "TrimLimits",
     "acting_on",
     "check_budget",
+    "download_file",
     "guarding",
     "held_requests",
     "main_frame_id",
