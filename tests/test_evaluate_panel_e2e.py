@@ -103,22 +103,25 @@ async def _until_ended(panel: ExtensionContext, before: int) -> list[dict[str, A
     return steps
 
 
-async def test_off_by_default_the_panel_agent_is_refused_evaluate(
+async def test_off_by_default_the_panel_agent_is_not_given_evaluate(
     ext: ExtensionBrowser, pages_server: StaticServer
 ) -> None:
-    """Without the setting, the model's evaluate is refused by the host with a message
-    that says how to turn it on; nobody is asked and nothing runs in the page."""
+    """Without the setting (the developers' group on), the model is not offered evaluate;
+    called anyway, it is refused and nothing runs in the page; nobody is asked."""
     with trio.fail_after(120):
         async with trio.open_nursery() as nursery:
             model: EvaluatingModel = await nursery.start(serve_model, EvaluatingModel(1))
             url = pages_server.url("fill-checkout.html")
-            panel, page = await _open(ext, model, url)
+            panel, page = await _open(ext, model, url, groups=["core", "devtools"])
             await submit_message(panel, "Count the rows.")
             steps = await _until_ended(panel, 0)
             assert await panel.evaluate("document.getElementById('question').hidden") is True
             nursery.cancel_scope.cancel()
     (result,) = model.results()
-    assert "evaluate is off for the side panel's agent" in result
+    assert 'There is no tool "evaluate"' in result
+    offered = {tool["name"] for tool in model.requests[0][1]["tools"]}
+    assert "console" in offered
+    assert "evaluate" not in offered
     assert [s["kind"] for s in steps if s["kind"] == "tool"] == ["tool"]
     assert await page.evaluate("window.ran === undefined") is True
 
@@ -133,7 +136,9 @@ async def test_the_question_shows_the_code_and_always_runs_the_next_unasked(
         async with trio.open_nursery() as nursery:
             model: EvaluatingModel = await nursery.start(serve_model, EvaluatingModel(2))
             url = pages_server.url("fill-checkout.html")
-            panel, page = await _open(ext, model, url, allowEvaluate=True)
+            panel, page = await _open(
+                ext, model, url, allowEvaluate=True, groups=["core", "devtools"]
+            )
             await submit_message(panel, "Count the rows.")
             while await panel.evaluate("document.getElementById('question').hidden"):
                 await trio.sleep(0.1)
