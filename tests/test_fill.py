@@ -11,7 +11,7 @@ import trio
 
 from pycdp_bridge import PageTarget
 from tests.support import StaticServer
-from tests.support.handlers_host import Host, open_host
+from tests.support.handlers_host import SESSION, TAB, Host, open_host
 
 pytestmark = pytest.mark.browser
 
@@ -216,3 +216,33 @@ async def test_a_field_in_a_frame_of_another_site_asks_about_that_site(
         assert question["site"] == "http://localhost"
         assert "acts inside a frame" in question["reason"]
         assert await host.evaluate("document.getElementById('name').value") == ""
+
+
+async def test_a_secret_field_is_asked_about_even_with_submits_unasked(
+    page: PageTarget, pages_server: StaticServer, nursery: trio.Nursery
+) -> None:
+    """With "ask before submitting" off, a fill that types into a password field still
+    asks (what="secret"), naming it; the person's no types nothing into any field."""
+    async with open_host(page, pages_server.url("secrets-checkout.html"), nursery) as host:
+        content = str((await host.tool("capture_snapshot"))["content"])
+        password = content.split('type="password"', 1)[0].rsplit('id="', 1)[1].split('"')[0]
+        note = content.split("Leave at door 3", 1)[0].rsplit('id="', 1)[1].split('"')[0]
+        host.person.allow = False
+        fields = [{"id": note, "value": "Ring twice"}, {"id": password, "value": "s3cret"}]
+        refused = await host.request(
+            "tool",
+            session=SESSION,
+            tab=TAB,
+            name="fill",
+            args={"fields": fields},
+            ask_before_submit=False,
+        )
+        assert refused["is_error"] is True
+        (question,) = host.person.asked
+        assert question["what"] == "secret"
+        assert f'id="{password}"' in question["element"]
+        assert "password" in question["reason"]
+        values = await host.evaluate(
+            "[document.getElementById('note').value, document.getElementById('password').value]"
+        )
+        assert values == ["Leave at door 3", "hunter2"]
