@@ -39,6 +39,7 @@ __all__ = [
     "Activity",
     "Ahead",
     "main_frame_id",
+    "rendered",
     "settle",
     "watch",
 ]
@@ -281,14 +282,32 @@ async def watch(
         raise
 
 
+@contextlib.asynccontextmanager
+async def rendered(target: Target) -> AsyncIterator[None]:
+    """While the block runs, the browser renders the tab as if it were shown, from the
+    block's start: a screenshot of a tab not in front waits for a frame that such a tab
+    is not given otherwise (or, asked before the tab renders, waits for ever)."""
+    async with trio.open_nursery() as nursery:
+        await nursery.start(_screencast, target)
+        yield
+        nursery.cancel_scope.cancel()
+
+
 async def _keep_rendering(revisions: PageRevisions) -> None:
     """Until cancelled (the action is over), have the browser render the tab once its page
-    renders no frame (see `FRAME_PROBE_MS`): a screencast whose frames are acknowledged
-    and dropped. A tab that goes away is left as it is."""
-    target = revisions.target
+    renders no frame (see `FRAME_PROBE_MS`). A tab that goes away is left as it is."""
     with contextlib.suppress(CDPError, DialogOpenError, TargetClosedError):
         while await revisions.renders(FRAME_PROBE_MS):
             await trio.sleep(_PROBE_EVERY)
+        await _screencast(revisions.target)
+
+
+async def _screencast(
+    target: Target, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+) -> None:
+    """A screencast whose frames are acknowledged and dropped, until cancelled; started
+    once the browser took it. A tab that goes away is left as it is."""
+    with contextlib.suppress(CDPError, DialogOpenError, TargetClosedError):
         async with target.listen(cdp.events.PAGE_SCREENCAST_FRAME) as frames:
             try:
                 await target.execute(
@@ -296,12 +315,16 @@ async def _keep_rendering(revisions: PageRevisions) -> None:
                         max_width=_SCREENCAST_PIXELS, max_height=_SCREENCAST_PIXELS
                     )
                 )
+                task_status.started()
                 async for frame in frames:
                     # Unacknowledged, the browser stops sending frames, and rendering.
                     await target.execute(cdp.page_screencast_frame_ack(frame.params["sessionId"]))
             finally:
                 with trio.CancelScope(shield=True), trio.move_on_after(_STOP_TIMEOUT):
                     await target.execute(cdp.page_stop_screencast())
+    # Not started (the tab went away): the caller's own command says so.
+    with contextlib.suppress(RuntimeError):
+        task_status.started()
 
 
 @attrs.define(eq=False)

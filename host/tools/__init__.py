@@ -1,14 +1,16 @@
 """The agent's tools: look at the page, and act on it the way a person would.
 
 The catalogue (`TOOLS`, `run_tool`) is assembled from small modules: navigation,
-actions, queries and dialogs, each defining its tools' specs beside their code;
+actions, queries, dialogs and pixels (`screenshot`), each defining its tools' specs
+beside their code;
 `_input` locates elements and sends trusted mouse and keyboard input (`_held`: a
 pressed button is released even when the call is cancelled), `_frames` which frame
 and site an element is in (for the envelope's site rules); the page-side
 scripts are the ``.js`` files of ``js/`` (`_scripts`), each with the shared helpers it
 asks for (`trimtab.tab.page_script`).
 
-May import `trimtab.tab`, `trimtab.tracker`, `trimtab.pipeline` and `pycdp_bridge`.
+May import `trimtab.tab`, `trimtab.tracker`, `trimtab.pipeline`, `pycdp_bridge` and
+Pillow (`_pixels`: the screenshot's marks).
 """
 
 from ._catalogue import TOOLS, may_commit, run_tool, tool_spec
@@ -18,6 +20,7 @@ from ._common import (
     SETTLE_TIMEOUT,
     TOOL_GROUPS,
     ToolGroup,
+    ToolImage,
     ToolResult,
     ToolSpec,
 )
@@ -31,6 +34,7 @@ __all__ = [
     "TOOL_GROUPS",
     "ConsentNeeded",
     "ToolGroup",
+    "ToolImage",
     "ToolResult",
     "ToolSpec",
     "granted",
