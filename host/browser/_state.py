@@ -341,6 +341,7 @@ class HostState:
             if consent.required
             else None,
             held=tuple(held),
+            image=None if is_error else result.image,
         )
 
     async def inspect(self, tab: int, budget: int | None) -> JSONObject:
