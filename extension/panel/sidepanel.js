@@ -594,6 +594,8 @@ function renderStep(step, { live = true } = {}) {
       el("div", "meta",
         `${step.cached ? "answered from cache" : "ran"} · ${step.chars.toLocaleString("en-US")}`
         + ` chars ≈ ${Math.ceil(step.chars / 4).toLocaleString("en-US")} tokens`
+        + (step.image ? ` · image ${step.image.width}x${step.image.height} ≈ `
+          + `${fmt(step.image.tokens)} tokens` : "")
         + (step.note ? ` · ${step.note}` : "")),
       el("pre", "", step.content));
     li.append(details);
