@@ -99,9 +99,8 @@ class _Region:
 
 @tool(
     "screenshot",
-    "Look at the page as an image: the viewport, one element (id) or the full page. "
-    "For what the XML cannot say (a canvas, a chart, an image's content, colours, "
-    "layout). marks: draw the ids of the controls in view on it.",
+    "The page as an image: the viewport, one element (id) or the full page. marks: "
+    "the ids of the controls in view drawn on it.",
     schema(
         {
             "id": ID_SCHEMA,
