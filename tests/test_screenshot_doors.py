@@ -1,6 +1,7 @@
-"""`screenshot` through the doors outside agents use, over the extension's relay path (a
-real host state and link on a headless page): a real MCP client gets image content,
-``trimtab call screenshot`` writes the image to a file and prints its path."""
+"""`screenshot` through the doors outside agents use: a real MCP client gets image
+content, ``trimtab call screenshot`` writes the image to a file and prints its path
+(a real host state and link on a headless page, over the relay's path), and through
+the real extension's ``chrome.debugger`` a shared tab behind another is captured."""
 
 from __future__ import annotations
 
@@ -18,9 +19,12 @@ from PIL import Image
 from pycdp_bridge import PageTarget
 from tests.support import StaticServer
 from tests.support.link_host import TAB, TIMEOUT, open_link_host
+from tests.support.outside import Places, browser, mcp_client, places, share
 from tests.test_screenshot import ORANGE, near
 
 pytestmark = pytest.mark.browser
+
+__all__ = ["places"]  # the fixture
 
 
 async def test_an_mcp_client_gets_the_chart_as_image_content(
@@ -88,3 +92,27 @@ async def test_trimtab_call_screenshot_writes_a_file_and_prints_its_path(
         assert (code, out) == (1, "")
         assert err.startswith("trimtab: tool_error: ")
         assert "stale id" in err
+
+
+async def test_a_shared_tab_behind_another_is_captured_through_the_extension(
+    places: Places, pages_server: StaticServer
+) -> None:
+    """Through trimtab mcp, the real host and the extension's chrome.debugger, a shared
+    tab behind another (hidden long enough to be throttled) is captured as it is, with
+    no step of the relay's own, and stays behind."""
+    async with browser(places) as ext, mcp_client(places) as client:
+        _target, tab = await ext.open_tab(pages_server.url("pixels-chart.html"))
+        await ext.wait_loaded(tab)
+        await share(ext, tab)
+        front, _ = await ext.open_tab("about:blank")
+        await (await ext.attach(front)).send("Page.bringToFront")
+        # Chromium throttles a hidden page's rendering once it has been hidden a moment.
+        await trio.sleep(1.5)
+        with trio.fail_after(TIMEOUT):
+            result = await client.call_tool("screenshot", {"tab": tab})
+        assert not result.is_error, result.content
+        image = result.content[-1]
+        assert isinstance(image, ImageContent)
+        picture = Image.open(io.BytesIO(base64.b64decode(image.data))).convert("RGB")
+        assert near(picture.getpixel((320, 200)), ORANGE)
+        assert not await ext.worker.evaluate(f"chrome.tabs.get({tab}).then((t) => t.active)")
