@@ -283,14 +283,28 @@ async def watch(
 
 
 @contextlib.asynccontextmanager
-async def rendered(target: Target) -> AsyncIterator[None]:
-    """While the block runs, the browser renders the tab as if it were shown, from the
-    block's start: a screenshot of a tab not in front waits for a frame that such a tab
-    is not given otherwise (or, asked before the tab renders, waits for ever)."""
-    async with trio.open_nursery() as nursery:
+async def rendered(target: Target) -> AsyncIterator[Callable[[], Awaitable[None]]]:
+    """While the block runs, the browser renders the tab as if it were shown: a
+    screenshot of a tab not in front waits for a frame that such a tab is not given
+    otherwise (or, asked before the tab renders, waits for ever). Yields `ready`, to
+    await before the capture: the block's other reads overlap the screencast's start."""
+    started = trio.Event()
+
+    async def start(nursery: trio.Nursery) -> None:
         await nursery.start(_screencast, target)
-        yield
-        nursery.cancel_scope.cancel()
+        started.set()
+
+    try:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(start, nursery)
+            yield started.wait
+            nursery.cancel_scope.cancel()
+    except BaseExceptionGroup as group:
+        # The screencast never fails: a group holds the block's own exception, handed
+        # back as it was raised, so callers catch it by its type.
+        if len(group.exceptions) == 1:
+            raise group.exceptions[0] from None
+        raise
 
 
 async def _keep_rendering(revisions: PageRevisions) -> None:

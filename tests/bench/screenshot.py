@@ -69,17 +69,25 @@ async def _reference(playwright: PlaywrightWorker, size: tuple[int, int]) -> flo
     return await playwright.run(take)
 
 
+async def _nothing() -> None:
+    return None
+
+
 async def _rounds(
     ours: Callable[[], Awaitable[tuple[int, int]]],
     playwright: PlaywrightWorker,
+    before: Callable[[], Awaitable[None]] = _nothing,
 ) -> dict[str, Any]:
-    """Warm both sides, then `ROUNDS` alternating rounds; the figures of one page."""
+    """Warm both sides, then `ROUNDS` alternating rounds; the figures of one page.
+    `before` runs untimed before each of ours."""
+    await before()
     size = await ours()
     await _reference(playwright, size)
     mine: list[float] = []
     theirs: list[float] = []
 
     async def timed_ours() -> None:
+        await before()
         started = time.perf_counter()
         with trio.fail_after(PAGE_TIMEOUT):
             await ours()
@@ -136,21 +144,27 @@ async def _relay(items: list[CorpusPage], playwright: PlaywrightWorker) -> list[
             await ext.worker.evaluate(f"trimtab.agents.share({tab}).then(() => true)")
             await playwright.goto(item.url)
 
-            async def ours(
-                link: LinkClient = link,
-                tab: int = tab,
+            host_ms: list[float] = []
+
+            async def change(
                 page: PageTarget = page,
                 calls: list[int] = [],  # noqa: B006 (one list per page: the calls made)
-            ) -> tuple[int, int]:
+            ) -> None:
                 # A change, so the host's call tracker cannot answer from its cache.
                 calls.append(len(calls))
                 await page.evaluate(f"document.body.dataset.trimtabShot = '{len(calls)}'")
+
+            async def ours(
+                link: LinkClient = link, tab: int = tab, host_ms: list[float] = host_ms
+            ) -> tuple[int, int]:
                 reply = await link.request("tool", tab=tab, name="screenshot", args={})
                 if reply["is_error"] or reply["cached"] or "image" not in reply:
                     raise RuntimeError(str(reply["content"])[:300])
+                host_ms.append(float(reply["host_ms"]))
                 return int(reply["image"]["width"]), int(reply["image"]["height"])
 
-            rows.append({"id": item.id, **await _rounds(ours, playwright)})
+            figures = await _rounds(ours, playwright, change)
+            rows.append({"id": item.id, **figures, "host_ms": median(host_ms)})
             await ext.browser.send("Target.closeTarget", {"targetId": target})
     return rows
 
@@ -217,6 +231,7 @@ def run(pattern: str | None = None, out: Callable[[str], None] = print) -> dict[
         "openai_tokens_median": median([t["openai"] for t in tokens]),
         "direct_ms": median([r["ms"] for r in direct]),
         "relay_ms": median([r["ms"] for r in relay]),
+        "relay_host_ms": median([r["host_ms"] for r in relay]),
         "pw_ms": median([r["pw_ms"] for r in (*direct, *relay)]),
     }
     out(
@@ -226,7 +241,8 @@ def run(pattern: str | None = None, out: Callable[[str], None] = print) -> dict[
     )
     out(
         f"  medians over {len(direct)} pages: direct {summary['direct_ms']:.1f} ms, relay"
-        f" {summary['relay_ms']:.1f} ms, Playwright {summary['pw_ms']:.1f} ms; tokens per shot"
+        f" {summary['relay_ms']:.1f} ms (in the host {summary['relay_host_ms']:.1f} ms),"
+        f" Playwright {summary['pw_ms']:.1f} ms; tokens per shot"
         f" {summary['tokens_median']:.0f} (Anthropic), {summary['openai_tokens_median']:.0f}"
         f" (OpenAI); target <= {TARGET}x"
     )
