@@ -9,7 +9,7 @@ from typing import Any, Final
 import attrs
 
 from ..envelope import Consent, Question, QuestionKind
-from ..tab import DEFAULT_BUDGET, Held, check_budget
+from ..tab import DEFAULT_BUDGET, Download, Held, check_budget
 from ..tools import ToolImage
 from ..wire import JSONObject, Request, RequestError
 
@@ -86,6 +86,8 @@ class ToolOutcome:
     reason: str | None = None
     # Requests the request guard held during the action, and what became of them.
     held: tuple[Held, ...] = ()
+    # The downloads the action started, as the browser reported them when it answered.
+    downloads: tuple[Download, ...] = ()
     # The picture `content` describes (`screenshot`); the page's pixels, data like its text.
     image: ToolImage | None = None
 
@@ -126,6 +128,16 @@ class ToolOutcome:
             "submits": self.submits,
             "url": self.url,
             "held": [h.to_json() for h in self.held],
+            "downloads": [
+                {
+                    "name": d.name,
+                    "size": d.size,
+                    "type": d.mime,
+                    "path": d.path,
+                    "state": d.state,
+                }
+                for d in self.downloads
+            ],
             **({} if self.image is None else {"image": image_json(self.image)}),
         }
 

@@ -65,7 +65,8 @@ __all__ = [
 log = logging.getLogger("trimtab.host")
 
 ERROR_CODES: Final[frozenset[str]] = frozenset(typing.get_args(ErrorCode))
-RELAY_MESSAGE_TYPES: Final = frozenset({"cdp_result", "cdp_event", "cdp_detached"})
+# What the extension relays unasked: CDP, and what chrome.downloads reports.
+RELAY_MESSAGE_TYPES: Final = frozenset({"cdp_result", "cdp_event", "cdp_detached", "download"})
 # After stdin closes Chrome is gone or going; finishing a request that is almost done
 # is polite (its reply may still be read), waiting on a stuck one is not.
 DEFAULT_EOF_GRACE: Final = 5.0
@@ -229,7 +230,7 @@ class HostServer:
 
     ``handlers`` maps request ``type`` to its handler; ``ping`` is built in unless
     ``handlers`` overrides it. ``on_relay_message`` receives every ``cdp_result``,
-    ``cdp_event`` and ``cdp_detached`` in arrival order (sync or async; an async hook
+    ``cdp_event``, ``cdp_detached`` and ``download`` in arrival order (sync or async; an async hook
     holds up reading while it runs, so it must not wait for further input).
     """
 
