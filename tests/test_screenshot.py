@@ -219,3 +219,25 @@ async def test_crashed_tab_is_an_error(page: PageTarget, pages_server: StaticSer
     assert result.is_error
     assert "the page crashed" in result.content
     assert result.image is None
+
+
+async def test_marks_on_a_scrolled_page_sit_on_the_controls_in_view(
+    page: PageTarget, pages_server: StaticServer
+) -> None:
+    """Scrolled down to the red section, the marks are drawn where its button is in the
+    viewport now (the boxes are the page's at capture time), and the controls scrolled
+    out of view are not marked."""
+    tab, _ = await open_tab(page, pages_server.url("pixels-chart.html"))
+    await page.evaluate("window.scrollTo(0, 2300)")
+    snapshot = await run_tool(tab, "capture_snapshot", {})
+    assert not snapshot.is_error, snapshot.content
+    result, picture = await shot(tab, marks=True)
+    assert 'marks="1"' in result.content, result.content
+    left, top = await page.evaluate(
+        "(() => { const r = document.querySelector('#late button')"
+        ".getBoundingClientRect(); return [r.left, r.top]; })()"
+    )
+    assert 0 < top < picture.height
+    assert near(picture.getpixel((int(left) + 1, int(top) + 1)), MARK_COLOUR, 50)
+    # The section's own red, away from the label, is the page's.
+    assert near(picture.getpixel((int(left) + 250, int(top) - 20)), LATE_RED)
