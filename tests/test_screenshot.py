@@ -241,3 +241,15 @@ async def test_marks_on_a_scrolled_page_sit_on_the_controls_in_view(
     assert near(picture.getpixel((int(left) + 1, int(top) + 1)), MARK_COLOUR, 50)
     # The section's own red, away from the label, is the page's.
     assert near(picture.getpixel((int(left) + 250, int(top) - 20)), LATE_RED)
+
+
+async def test_marks_before_any_snapshot_say_so(
+    page: PageTarget, pages_server: StaticServer
+) -> None:
+    """Marks asked before the tab was ever looked at: the image comes without marks and
+    a note says why (no ids have been issued that a mark could name)."""
+    await page.navigate(pages_server.url("pixels-chart.html"))
+    result, picture = await shot(Tab.open(page), marks=True)
+    assert 'marks="0"' in result.content
+    assert "no snapshot yet" in result.content
+    assert near(picture.getpixel((320, 200)), ORANGE)
