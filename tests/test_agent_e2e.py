@@ -383,3 +383,6 @@ async def test_agent_sends_a_screenshot_to_the_model_as_an_image(
     assert shot["image"]["tokens"] > 0
     line = await run.panel.evaluate("trimtabPanel.state.costLine")
     assert f"1 image ≈ {shot['image']['tokens']:,}" in line
+    # The person sees the image the model was shown, in the step's details.
+    shown = await run.panel.evaluate("document.querySelector('.steps img.shot').src")
+    assert shown == f"data:image/jpeg;base64,{data}"

@@ -60,7 +60,7 @@ export function taskFrame({ nonce, tab }) {
  *      totals: import("../shared/cost.js").Totals, context: number, final: boolean}
  *   | {kind: "tool", name: string, args: object, isError: boolean, cached: boolean,
  *      cachedFrom: unknown, note: string|null, chars: number, content: string,
- *      image?: {width: number, height: number, tokens: number}}
+ *      image?: {width: number, height: number, tokens: number, url?: string}}
  *   | {kind: "compacted", replaced: number, before: number, after: number, budget: number}
  *   | {kind: "declined", name: string, args: object, reason: string}
  *   | {kind: "unasked-submit", name: string, args: object}
@@ -295,7 +295,9 @@ export class Agent {
       kind: "tool", name: call.name, args: call.args, isError: Boolean(result.is_error),
       cached: Boolean(result.cached), cachedFrom: result.cached_from ?? null,
       note: result.note ?? null, chars: content.length, content,
-      ...(image ? { image: { width: image.width, height: image.height, tokens } } : {}),
+      // The image itself too, so the person sees what the model was shown.
+      ...(image ? { image: { width: image.width, height: image.height, tokens,
+        url: `data:${image.mime};base64,${image.data}` } } : {}),
     });
     const note = result.note ? `\n(${result.note})` : "";
     // A page state's URL: the host's fact when it sends one, else the tab's own.

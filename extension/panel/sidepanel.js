@@ -598,6 +598,13 @@ function renderStep(step, { live = true } = {}) {
           + `${fmt(step.image.tokens)} tokens` : "")
         + (step.note ? ` · ${step.note}` : "")),
       el("pre", "", step.content));
+    if (step.image?.url?.startsWith("data:image/")) {
+      // What the model was shown, as it was shown (the host's JPEG or PNG).
+      const picture = el("img", "shot");
+      picture.src = step.image.url;
+      picture.alt = `the screenshot the agent was shown (${step.image.width}x${step.image.height})`;
+      details.append(picture);
+    }
     li.append(details);
   } else if (step.kind === "declined") {
     // The host's words say why (refused, unanswered, nobody to ask).
