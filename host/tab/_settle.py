@@ -55,6 +55,9 @@ QUIET_MS = 300
 # which lets a hidden page render for a moment before it is throttled again. A
 # screencast through every action cost 4 ms per answer in front.)
 FRAME_PROBE_MS = 50
+# Seconds a screenshot waits for its frame before the browser is asked to render the
+# tab (`rendered`): a capture in front takes a frame or two.
+RENDER_AFTER = 0.2
 _PROBE_EVERY = 0.1
 _SCREENCAST_PIXELS = 8
 # Seconds the screencast's stop may take once the action is over.
@@ -283,21 +286,20 @@ async def watch(
 
 
 @contextlib.asynccontextmanager
-async def rendered(target: Target) -> AsyncIterator[Callable[[], Awaitable[None]]]:
-    """While the block runs, the browser renders the tab as if it were shown: a
-    screenshot of a tab not in front waits for a frame that such a tab is not given
-    otherwise (or, asked before the tab renders, waits for ever). Yields `ready`, to
-    await before the capture: the block's other reads overlap the screencast's start."""
-    started = trio.Event()
+async def rendered(target: Target, *, after: float = RENDER_AFTER) -> AsyncIterator[None]:
+    """Once the block has run `after` seconds, the browser renders the tab as if it were
+    shown, until the block ends: a screenshot of a tab not in front waits for a frame
+    such a tab is not given otherwise, and gets it once the screencast starts. A tab in
+    front answers before then, and pays nothing."""
 
-    async def start(nursery: trio.Nursery) -> None:
-        await nursery.start(_screencast, target)
-        started.set()
+    async def later() -> None:
+        await trio.sleep(after)
+        await _screencast(target)
 
     try:
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(start, nursery)
-            yield started.wait
+            nursery.start_soon(later)
+            yield
             nursery.cancel_scope.cancel()
     except BaseExceptionGroup as group:
         # The screencast never fails: a group holds the block's own exception, handed

@@ -15,7 +15,7 @@ import base64
 import io
 import math
 import os
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Final
 
 import attrs
@@ -113,15 +113,6 @@ class _Region:
     group="pixels",
 )
 async def screenshot(tab: Tab, args: Mapping[str, object]) -> ToolResult:
-    # The screencast that makes a hidden tab render starts while the reads before the
-    # capture run (one round trip less through the relay).
-    async with rendered(tab.target) as ready:
-        return await _screenshot(tab, args, ready)
-
-
-async def _screenshot(
-    tab: Tab, args: Mapping[str, object], ready: Callable[[], Awaitable[None]]
-) -> ToolResult:
     eid = text_arg(args, "id", required=False)
     full_page = bool_arg(args, "full_page", False)
     marks = bool_arg(args, "marks", False)
@@ -159,18 +150,19 @@ async def _screenshot(
 
     async def shoot() -> bytes:
         # A tab not in front renders no frame to capture until the browser is asked
-        # to render it (`rendered`); bounded, so a tab that still renders nothing is
+        # to render it (`rendered`: a capture not answered within a moment is, and a
+        # tab in front pays nothing); bounded, so a tab that still renders nothing is
         # named as such rather than as a stuck page.
         with trio.move_on_after(CAPTURE_TIMEOUT) as limit:
-            await ready()
-            reply = await tab.target.execute(
-                cdp.page_capture_screenshot(
-                    image_format=image_format,
-                    quality=JPEG_QUALITY if image_format == "jpeg" else None,
-                    clip=clip,
-                    beyond_viewport=region.beyond_viewport,
+            async with rendered(tab.target):
+                reply = await tab.target.execute(
+                    cdp.page_capture_screenshot(
+                        image_format=image_format,
+                        quality=JPEG_QUALITY if image_format == "jpeg" else None,
+                        clip=clip,
+                        beyond_viewport=region.beyond_viewport,
+                    )
                 )
-            )
         if limit.cancelled_caught:
             raise Refusal(
                 f"the browser rendered no image of the tab within {CAPTURE_TIMEOUT:g} s "
