@@ -7,7 +7,9 @@ beside their code;
 pressed button is released even when the call is cancelled), `_frames` which frame
 and site an element is in (for the envelope's site rules); the page-side
 scripts are the ``.js`` files of ``js/`` (`_scripts`), each with the shared helpers it
-asks for (`trimtab.tab.page_script`).
+asks for (`trimtab.tab.page_script`). Each tool is in a group (`TOOL_GROUPS`): clients
+send the model the groups they enable (`parse_groups`, `tools_in`); `_devtools` holds
+the devtools group's console and network reads.
 
 May import `trimtab.tab`, `trimtab.tracker`, `trimtab.pipeline`, `pycdp_bridge` and
 Pillow (`_pixels`: the screenshot's marks).
@@ -25,6 +27,7 @@ from ._common import (
     ToolSpec,
 )
 from ._consent import ConsentNeeded, granted
+from ._groups import parse_groups, tools_in
 
 __all__ = [
     "ACTION_TIMEOUT",
@@ -39,6 +42,8 @@ __all__ = [
     "ToolSpec",
     "granted",
     "may_commit",
+    "parse_groups",
     "run_tool",
     "tool_spec",
+    "tools_in",
 ]

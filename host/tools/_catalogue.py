@@ -28,7 +28,7 @@ from pycdp_bridge import protocol as cdp
 
 from ..pipeline import xml
 from ..tab import PageChangedError, Tab, stretched
-from . import _actions, _dialogs, _navigation, _pixels, _pointer, _queries
+from . import _actions, _devtools, _dialogs, _navigation, _pixels, _pointer, _queries
 from ._common import (
     ACTION_TIMEOUT,
     BadArguments,
@@ -66,6 +66,10 @@ _CATALOGUE: tuple[Tool, ...] = (
     _queries.expand,
     _queries.read,
     _queries.wait_for,
+    # devtools
+    _devtools.console,
+    _devtools.network,
+    # pixels
     _pixels.screenshot,
 )
 

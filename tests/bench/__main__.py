@@ -1,7 +1,7 @@
 """``python -m tests.bench`` (``make bench``): every benchmark, one JSON file of figures.
 
-Runs pages, flows, scaling, stability, tasks, actions, mcp, speed, injection and
-screenshot (this package), then
+Runs pages, flows, scaling, stability, tasks, actions, mcp, speed, injection, prefix
+and screenshot (this package), then
 ``tests.bench.capture``
 and ``tests.bench.tracker`` where they offer a ``run()``, prints their tables and
 writes every figure to ``bench-results/bench-<timestamp>.json`` so runs can be
@@ -35,8 +35,19 @@ from pycdp_bridge import collect_less_often
 from tests.bench import CORPUS, REPO, require_corpus
 from tests.bench._page import PAGE, local_paths_named, write_block
 
-OURS = ("pages", "flows", "scaling", "stability", "tasks", "actions", "mcp", "speed", "injection")
-OURS = (*OURS, "screenshot")
+OURS = (
+    "pages",
+    "flows",
+    "scaling",
+    "stability",
+    "tasks",
+    "actions",
+    "mcp",
+    "speed",
+    "injection",
+    "prefix",
+    "screenshot",
+)
 THEIRS = ("capture", "tracker")
 SECTIONS = (*OURS, *THEIRS)
 
