@@ -32,7 +32,8 @@ async def test_an_mcp_client_gets_the_chart_as_image_content(
 ) -> None:
     """`screenshot` through ``trimtab mcp`` answers a text part (Trimtab's facts, in the
     page data block) and an MCP image part: a JPEG of the viewport with the chart's
-    orange bar where the page drew it."""
+    orange bar where the page drew it; repeated on an unchanged page, the call tracker
+    answers it."""
     async with (
         open_link_host(page, pages_server.url("pixels-chart.html")) as host,
         host.mcp_client() as client,
@@ -53,6 +54,16 @@ async def test_an_mcp_client_gets_the_chart_as_image_content(
         width = await page.evaluate("document.documentElement.clientWidth")
         assert picture.size == (width, await page.evaluate("innerHeight"))
         assert near(picture.convert("RGB").getpixel((320, 200)), ORANGE)
+        # A read: the same call on the unchanged page is the tracker's, image and all;
+        # once the page changes it is taken anew.
+        with trio.fail_after(TIMEOUT):
+            again = await client.call_tool("screenshot", {"tab": TAB})
+        assert (again.meta or {})["trimtab"]["cached"] is True
+        assert again.content[-1] == image
+        await page.evaluate("document.body.style.background = 'rgb(0, 0, 0)'")
+        with trio.fail_after(TIMEOUT):
+            changed = await client.call_tool("screenshot", {"tab": TAB})
+        assert (changed.meta or {})["trimtab"]["cached"] is False
 
 
 async def test_trimtab_call_screenshot_writes_a_file_and_prints_its_path(
