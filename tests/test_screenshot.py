@@ -253,3 +253,21 @@ async def test_marks_before_any_snapshot_say_so(
     assert 'marks="0"' in result.content
     assert "no snapshot yet" in result.content
     assert near(picture.getpixel((320, 200)), ORANGE)
+
+
+async def test_an_element_taller_than_the_viewport_is_shown_whole(
+    page: PageTarget, pages_server: StaticServer
+) -> None:
+    """An element taller than the viewport is captured whole (beyond the viewport's
+    edge), down to its bottom."""
+    tab, xml = await open_tab(page, pages_server.url("pixels-chart.html"))
+    button = eid_of(xml, "button", "Load older sales")
+    await page.evaluate(
+        "(() => { const b = document.querySelector('#late button'); b.style.height = '1000px';"
+        " b.style.width = '200px'; b.style.background = 'rgb(20, 160, 60)';"
+        " b.style.border = '0'; })()"
+    )
+    _, picture = await shot(tab, id=button)
+    assert picture.size == (200, 1000)
+    assert near(picture.getpixel((100, 20)), GREEN)
+    assert near(picture.getpixel((100, 980)), GREEN)
