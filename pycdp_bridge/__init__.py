@@ -3,7 +3,8 @@
 * `launch_browser` / `Browser` / `PageTarget`: a Chromium Trimtab starts itself,
   spoken to over ``--remote-debugging-pipe`` (the CLI, tests and benchmarks).
 * `RelayHub`: the same `Target` over the extension's ``chrome.debugger`` relay.
-* `capture`: one tab's DOM, layout and accessibility tree joined into a `PageModel`.
+* `capture`: one tab's DOM, layout and accessibility tree joined into a `PageModel`;
+  `layout_boxes`: where each element's box is now (a screenshot's marks).
 * `protocol`: the CDP command generators every caller passes to `Target.execute`
   (the only place that names CDP methods), and ``protocol.events``, the event names.
 * `evaluate` / `call_on`: the page's JavaScript, whose exceptions are JavaScriptError.
@@ -14,7 +15,7 @@ Imports nothing of the host (``trimtab``): the host is built on it, never the re
 """
 
 from . import _protocol as protocol
-from ._capture import AXMode, capture
+from ._capture import AXMode, capture, layout_boxes
 from ._connection import CDPConnection, Event
 from ._direct import Browser, PageTarget
 from ._errors import (
@@ -66,6 +67,7 @@ __all__ = [
     "find_browser",
     "gc_paused",
     "launch_browser",
+    "layout_boxes",
     "loads_json",
     "protocol",
     "sole_kind",

@@ -74,7 +74,7 @@ from ._decode import (
 from ._errors import CDPError, TargetClosedError, sole_kind
 from ._gc import gc_paused
 from ._join import SessionCapture, join
-from ._model import PageModel
+from ._model import PageModel, Rect
 from ._snapshot_tree import document_from_snapshot, frame_owner_ids, has_shadow_roots
 from ._target import Target
 
@@ -473,3 +473,18 @@ async def _read_dom_tree(target: Target, session: str | None, cap: SessionCaptur
     if lost:
         cap.failed.append("dom_subtree")
     return document
+
+
+async def layout_boxes(target: Target) -> dict[int, Rect]:
+    """Backend node id → its layout box now, for the tab's own documents (a frame's
+    boxes in its own coordinates): one ``DOMSnapshot`` without styles, so a screenshot's
+    marks sit where the elements are at that moment, whatever scrolled since a capture."""
+    reply = await target.execute(
+        cdp.dom_snapshot_capture_snapshot((), include_paint_order=False, include_dom_rects=False)
+    )
+    decoded = decode_snapshot(reply)
+    return {
+        backend: state.layout.bounds
+        for backend, state in decoded.states.items()
+        if state.layout is not None
+    }

@@ -96,6 +96,8 @@ if TYPE_CHECKING:
     from cdp_use.cdp.page.commands import (
         AddScriptToEvaluateOnNewDocumentParameters,
         AddScriptToEvaluateOnNewDocumentReturns,
+        CaptureScreenshotParameters,
+        CaptureScreenshotReturns,
         CreateIsolatedWorldParameters,
         CreateIsolatedWorldReturns,
         GetFrameTreeReturns,
@@ -110,6 +112,7 @@ if TYPE_CHECKING:
         SetLifecycleEventsEnabledParameters,
         StartScreencastParameters,
     )
+    from cdp_use.cdp.page.types import Viewport
     from cdp_use.cdp.runtime.commands import (
         AddBindingParameters,
         AwaitPromiseParameters,
@@ -432,6 +435,29 @@ def page_navigate_to_history_entry(entry_id: int) -> Command[Empty]:
 
 def page_bring_to_front() -> Command[Empty]:
     return (yield from call("Page.bringToFront"))
+
+
+def page_capture_screenshot(
+    *,
+    image_format: str = "jpeg",
+    quality: int | None = None,
+    clip: tuple[float, float, float, float, float] | None = None,
+    beyond_viewport: bool = False,
+    optimize_for_speed: bool = False,
+) -> Command[CaptureScreenshotReturns]:
+    """`clip`: x, y, width, height in document CSS pixels, and the scale to render at."""
+    params: CaptureScreenshotParameters = {
+        "format": image_format,
+        "captureBeyondViewport": beyond_viewport,
+        "optimizeForSpeed": optimize_for_speed,
+    }
+    if quality is not None:
+        params["quality"] = quality
+    if clip is not None:
+        x, y, width, height, scale = clip
+        viewport: Viewport = {"x": x, "y": y, "width": width, "height": height, "scale": scale}
+        params["clip"] = viewport
+    return cast("CaptureScreenshotReturns", (yield from call("Page.captureScreenshot", params)))
 
 
 def page_start_screencast(

@@ -9,6 +9,8 @@ Completions API.
 
 from __future__ import annotations
 
+import base64
+import io
 import itertools
 import json
 import re
@@ -18,10 +20,12 @@ from typing import Any
 
 import pytest
 import trio
+from PIL import Image
 
 from tests.support import StaticServer
 from tests.support.agent import API_KEY, ScriptedModel, run_task, send_message, serve_model
 from tests.support.e2e import ExtensionBrowser, launch_with_extension
+from tests.test_screenshot import ORANGE, near
 
 pytestmark = pytest.mark.browser
 
@@ -327,3 +331,58 @@ async def test_follow_ups_history_and_cost_in_the_side_panel(
     assert fresh == {"steps": 0, "agent": None, "cost": True}
     assert reopened["kinds"] == [s["kind"] for s in follow.steps]
     assert reopened["line"] == figures["line"]
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+async def test_agent_sends_a_screenshot_to_the_model_as_an_image(
+    ext: ExtensionBrowser, pages_server: StaticServer, provider: str
+) -> None:
+    """A screenshot reaches the model as the provider's image (an Anthropic image block
+    in the tool result, an OpenAI image_url data URL after it) that decodes to the tab's
+    viewport with the chart's orange bar where the page drew it; the step and the cost
+    line count its tokens."""
+    async with trio.open_nursery() as nursery:
+        model: ScriptedModel = await nursery.start(
+            serve_model, ScriptedModel(provider, task="chart")
+        )
+        run = await run_task(
+            ext, model, pages_server.url("pixels-chart.html"), "How did February sell?"
+        )
+        nursery.cancel_scope.cancel()
+    assert run.steps[-1]["kind"] == "done", run.steps
+    [shot] = [s for s in run.steps if s["kind"] == "tool"]
+    assert not shot["isError"], shot
+    messages = model.requests[-1][1]["messages"]
+    if provider == "anthropic":
+        [result] = [
+            block
+            for m in messages
+            if m["role"] == "user" and isinstance(m["content"], list)
+            for block in m["content"]
+            if block.get("type") == "tool_result"
+        ]
+        text, image = result["content"]
+        assert "<<<PAGE DATA" in text["text"]
+        assert "<screenshot" in text["text"]
+        assert image["source"]["type"] == "base64"
+        assert image["source"]["media_type"] == "image/jpeg"
+        data = image["source"]["data"]
+    else:
+        [tool] = [m for m in messages if m["role"] == "tool"]
+        assert "<screenshot" in tool["content"]
+        after = messages[messages.index(tool) + 1]
+        assert after["role"] == "user"
+        label, part = after["content"]
+        assert label["text"] == f"The image of tool call {tool['tool_call_id']}:"
+        url = part["image_url"]["url"]
+        assert url.startswith("data:image/jpeg;base64,")
+        data = url.split(",", 1)[1]
+    picture = Image.open(io.BytesIO(base64.b64decode(data))).convert("RGB")
+    assert picture.size == (shot["image"]["width"], shot["image"]["height"])
+    assert near(picture.getpixel((320, 200)), ORANGE)
+    assert shot["image"]["tokens"] > 0
+    line = await run.panel.evaluate("trimtabPanel.state.costLine")
+    assert f"1 image ≈ {shot['image']['tokens']:,}" in line
+    # The person sees the image the model was shown, in the step's details.
+    shown = await run.panel.evaluate("document.querySelector('.steps img.shot').src")
+    assert shown == f"data:image/jpeg;base64,{data}"

@@ -6,7 +6,7 @@
 
 import { DEFAULT_BUDGET, compactHistory, estimateEntry, estimateRequest, pageFacts }
   from "./compact.js";
-import { addUsage, emptyTotals } from "../shared/cost.js";
+import { addImage, addUsage, emptyTotals, imageTokens } from "../shared/cost.js";
 import { keyRejected, withRetries } from "./llm/retry.js";
 import { inputTotal } from "./requests.js";
 import { makeNonce, wrapUntrusted } from "./untrusted.js";
@@ -63,7 +63,8 @@ export function taskFrame({ nonce, tab }) {
  *   | {kind: "model", text: string, usage: import("./requests.js").Usage,
  *      totals: import("../shared/cost.js").Totals, context: number, final: boolean}
  *   | {kind: "tool", name: string, args: object, isError: boolean, cached: boolean,
- *      cachedFrom: unknown, note: string|null, chars: number, content: string}
+ *      cachedFrom: unknown, note: string|null, chars: number, content: string,
+ *      image?: {width: number, height: number, tokens: number, url?: string}}
  *   | {kind: "compacted", replaced: number, before: number, after: number, budget: number}
  *   | {kind: "declined", name: string, args: object, reason: string}
  *   | {kind: "unasked-submit", name: string, args: object}
@@ -309,10 +310,19 @@ export class Agent {
       // Nothing predicted it, but the browser saw a form go: the person must know.
       this.onStep({ kind: "unasked-submit", name: call.name, args: call.args });
     }
+    // A screenshot goes to the model as an image; its tokens, by the provider's
+    // formula, are counted in the step and in the task's totals.
+    const image = pictureOf(result);
+    const tokens = image
+      ? imageTokens(this.client.provider ?? "anthropic", image.width, image.height) : 0;
+    if (image) this.totals = addImage(this.totals, tokens);
     this.onStep({
       kind: "tool", name: call.name, args: call.args, isError: Boolean(result.is_error),
       cached: Boolean(result.cached), cachedFrom: result.cached_from ?? null,
       note: result.note ?? null, chars: content.length, content,
+      // The image itself too, so the person sees what the model was shown.
+      ...(image ? { image: { width: image.width, height: image.height, tokens,
+        url: `data:${image.mime};base64,${image.data}` } } : {}),
     });
     const note = result.note ? `\n(${result.note})` : "";
     // A page state's URL: the host's fact when it sends one, else the tab's own.
@@ -321,6 +331,20 @@ export class Agent {
       url = typeof result.url === "string" ? result.url : await this.tabUrl().catch(() => "");
     }
     return { id: call.id, content: wrapUntrusted(content, this.nonce) + note,
-      isError: Boolean(result.is_error), meta: { ...meta, page: pageFacts(result, url) } };
+      isError: Boolean(result.is_error), meta: { ...meta, page: pageFacts(result, url) },
+      ...(image ? { image } : {}) };
   }
+}
+
+/**
+ * The image of a host reply (`screenshot`), when it carries a well-formed one.
+ * @param {any} result
+ * @returns {import("./requests.js").Image | null}
+ */
+function pictureOf(result) {
+  const image = result?.image;
+  if (result?.is_error || !image || typeof image.data !== "string") return null;
+  if (image.mime !== "image/jpeg" && image.mime !== "image/png") return null;
+  return { mime: image.mime, data: image.data, width: Number(image.width) || 0,
+    height: Number(image.height) || 0 };
 }

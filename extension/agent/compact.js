@@ -6,10 +6,12 @@
 // baseline and every diff after it (together they are the page as it is now).
 // Replaced: each page state (a result whose `kind` is "baseline" or "diff") before
 // the newest baseline, by a record of which step it was, what the agent did and the
-// URL (the page's words, so in a page data block). One compaction drops everything
+// URL (the page's words, so in a page data block); a screenshot's image from before
+// it is dropped (its text stays). One compaction drops everything
 // superseded at once, so the prefix the providers cache changes once and is stable
 // again until the budget is reached anew.
 
+import { imageTokens } from "../shared/cost.js";
 import { wrapUntrusted } from "./untrusted.js";
 
 /** The default budget of a conversation, in tokens. */
@@ -84,6 +86,15 @@ export function compactHistory(history, nonce) {
     let changed = false;
     const results = entry.results.map((r) => {
       if (r === newest) before = false;
+      if (before && r.image) {
+        // A screenshot from before the newest page state: its image goes, its words stay.
+        changed = true;
+        replaced += 1;
+        const { image, ...rest } = r;
+        return { ...rest, content: `${r.content}\n[Its ${image.width}x${image.height} image `
+          + `was removed to keep the context small: the page of step ${newest.meta.step} `
+          + "supersedes it.]" };
+      }
       if (!before || !r.meta?.page || r.meta.compacted) return r;
       changed = true;
       replaced += 1;
@@ -111,5 +122,7 @@ export function estimateEntry(entry) {
   // A few tokens per message for the roles and framing.
   if (entry.role === "user") return estimateTokens(entry.text) + 4;
   if (entry.role === "assistant") return estimateTokens(JSON.stringify(entry.raw)) + 4;
-  return entry.results.reduce((sum, r) => sum + estimateTokens(r.content) + 8, 0);
+  // An image by Anthropic's formula, the larger of the two for a screenshot's sizes.
+  return entry.results.reduce((sum, r) => sum + estimateTokens(r.content) + 8
+    + (r.image ? imageTokens("anthropic", r.image.width, r.image.height) : 0), 0);
 }

@@ -13,7 +13,9 @@
  *   | {role: "assistant", text: string, toolCalls: ToolCall[], raw: object}
  *   | {role: "tool", results: ToolResult[]}} Entry
  * @typedef {{id: string, name: string, args: object}} ToolCall
- * @typedef {{id: string, content: string, isError: boolean}} ToolResult
+ * @typedef {{id: string, content: string, isError: boolean, image?: Image}} ToolResult
+ * @typedef {{mime: string, data: string, width: number, height: number}} Image
+ *   a screenshot: base64 bytes of a JPEG or PNG
  * @typedef {{name: string, description: string, input_schema: object}} Tool
  * @typedef {{input: number, cacheRead: number, cacheWrite: number, output: number}} Usage
  *   `input` counts only the input tokens read neither from nor into the cache.
@@ -76,7 +78,11 @@ export function anthropicMessages(history) {
       messages.push({ role: "assistant", content: entry.raw.content });
     } else if (entry.role === "tool") {
       const blocks = entry.results.map((r) => ({
-        type: "tool_result", tool_use_id: r.id, content: r.content, is_error: r.isError,
+        type: "tool_result", tool_use_id: r.id, is_error: r.isError,
+        // A screenshot: its text, then the image, inside the result it answers.
+        content: r.image ? [{ type: "text", text: r.content }, {
+          type: "image", source: { type: "base64", media_type: r.image.mime, data: r.image.data },
+        }] : r.content,
       }));
       messages.push({ role: "user", content: blocks });
     } else if (last?.role === "user") {
@@ -123,6 +129,15 @@ export function openaiMessages(history) {
         messages.push({
           role: "tool", tool_call_id: r.id, content: r.isError ? `Error: ${r.content}` : r.content,
         });
+      }
+      // A tool message holds text only: screenshots follow the calls' answers, in one
+      // user message, each after a line naming the call it belongs to.
+      const pictures = entry.results.filter((r) => r.image);
+      if (pictures.length) {
+        messages.push({ role: "user", content: pictures.flatMap((r) => [
+          { type: "text", text: `The image of tool call ${r.id}:` },
+          { type: "image_url", image_url: { url: `data:${r.image.mime};base64,${r.image.data}` } },
+        ]) });
       }
     } else {
       messages.push({ role: "user", content: entry.text });

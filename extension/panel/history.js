@@ -17,10 +17,16 @@ export const CONTENT_LIMIT = 2_000;
  */
 
 /**
- * A step as it is stored: long page content cut, so that many tasks fit.
+ * A step as it is stored: long page content cut and a screenshot's image left out,
+ * so that many tasks fit.
  * @param {object} step
  */
 export function storedStep(step) {
+  if (step.image?.url) {
+    // A screenshot's pixels are not kept: its size and tokens are.
+    const { url, ...image } = step.image;
+    return storedStep({ ...step, image });
+  }
   if (typeof step.content !== "string" || step.content.length <= CONTENT_LIMIT) return step;
   return { ...step, content: `${step.content.slice(0, CONTENT_LIMIT)}\n… (cut in the history)` };
 }

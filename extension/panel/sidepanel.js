@@ -604,8 +604,17 @@ function renderStep(step, { live = true } = {}) {
       el("div", "meta",
         `${step.cached ? "answered from cache" : "ran"} · ${step.chars.toLocaleString("en-US")}`
         + ` chars ≈ ${Math.ceil(step.chars / 4).toLocaleString("en-US")} tokens`
+        + (step.image ? ` · image ${step.image.width}x${step.image.height} ≈ `
+          + `${fmt(step.image.tokens)} tokens` : "")
         + (step.note ? ` · ${step.note}` : "")),
       el("pre", "", step.content));
+    if (step.image?.url?.startsWith("data:image/")) {
+      // What the model was shown, as it was shown (the host's JPEG or PNG).
+      const picture = el("img", "shot");
+      picture.src = step.image.url;
+      picture.alt = `the screenshot the agent was shown (${step.image.width}x${step.image.height})`;
+      details.append(picture);
+    }
     li.append(details);
   } else if (step.kind === "declined") {
     // The host's words say why (refused, unanswered, nobody to ask).

@@ -125,3 +125,18 @@ test("the token estimate errs high for XML and counts non-ASCII characters one e
   assert.equal(estimateTokens("日本語"), 3);
   assert.equal(estimateTokens(""), 0);
 });
+
+test("a screenshot counts its image tokens, and its image goes once a newer page supersedes it", () => {
+  const history = task();
+  const [call, answer] = turn("screenshot", {}, "<screenshot/>");
+  answer.results[0].image = { mime: "image/png", data: "QUJD", width: 1280, height: 720 };
+  const withShot = [history[0], call, answer, ...history.slice(1)];
+  const plain = estimateRequest({ system: "", tools: [], history: [history[0], call,
+    { role: "tool", results: [{ ...answer.results[0], image: undefined }] }] });
+  const pictured = estimateRequest({ system: "", tools: [], history: [history[0], call, answer] });
+  assert.equal(pictured - plain, Math.ceil(1280 * 720 / 750));
+  const { history: compacted } = compactHistory(withShot, NONCE);
+  const kept = compacted[2].results[0];
+  assert.equal(kept.image, undefined);
+  assert.match(kept.content, /^<screenshot\/>\n\[Its 1280x720 image was removed/);
+});

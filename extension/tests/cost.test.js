@@ -2,7 +2,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 
-import { addUsage, costOf, describeTotals, emptyTotals } from "../shared/cost.js";
+import {
+  addImage, addUsage, costOf, describeTotals, emptyTotals, imageTokens,
+} from "../shared/cost.js";
 
 const two = () => addUsage(addUsage(emptyTotals(),
   { input: 100, cacheRead: 0, cacheWrite: 5000, output: 20 }),
@@ -31,4 +33,28 @@ test("the line for the panel names calls, cached and uncached input, output and 
   assert.equal(line, "2 model calls · input 10,550 tokens (5,000 read from cache, 5,400 "
     + "written to it, 150 uncached) · output 50 · cost 0.03");
   assert.ok(!describeTotals(two(), null).includes("cost"));
+});
+
+test("image tokens follow each provider's published formula", () => {
+  // Anthropic: w x h / 750, the image first scaled to 1,568 px and about 1.19 megapixels.
+  assert.equal(imageTokens("anthropic", 1280, 720), Math.ceil(1280 * 720 / 750));
+  assert.equal(imageTokens("anthropic", 200, 100), 27);
+  const big = imageTokens("anthropic", 4000, 3000);
+  assert.ok(big <= 1590 && big >= 1580, String(big));
+  // OpenAI: fit in 2,048, short side to 768, 85 + 170 per 512 px tile.
+  assert.equal(imageTokens("openai", 1280, 720), 85 + 170 * 3 * 2);
+  assert.equal(imageTokens("openai", 2048, 4096), 85 + 170 * 2 * 3); // 768 x 1536
+  assert.equal(imageTokens("compatible", 512, 512), 85 + 170);
+  assert.equal(imageTokens("openai", 0, 100), 0);
+});
+
+test("images are counted in the totals and named in the cost line", () => {
+  const totals = addImage(addImage(two(), 1229), 100);
+  assert.equal(totals.images, 2);
+  assert.equal(totals.imageTokens, 1329);
+  const after = addUsage(totals, { input: 1, cacheRead: 0, cacheWrite: 0, output: 1 });
+  assert.equal(after.images, 2);
+  assert.equal(after.calls, 3);
+  assert.equal(describeTotals(totals, null), "2 model calls · input 10,550 tokens (5,000 read "
+    + "from cache, 5,400 written to it, 150 uncached; 2 images ≈ 1,329) · output 50");
 });

@@ -73,3 +73,13 @@ test("an entry says how the task ended, when, what it cost and where", async () 
     steps: [{ kind: "error", message: "Stopped: the tab was closed" }] }).line,
   "stopped · 2026-11-26 09:05 · 2,180 tokens · 3 calls · shop.example");
 });
+
+test("a screenshot's image is not kept in the history; its size and tokens are", async () => {
+  const store = memoryStore();
+  const shot = { kind: "tool", content: "<screenshot/>",
+    image: { width: 1280, height: 720, tokens: 1229, url: "data:image/jpeg;base64,QUJD" } };
+  await saveTask(store, record("a", [shot]));
+  const [saved] = await listTasks(store);
+  assert.deepEqual(saved.steps[0].image, { width: 1280, height: 720, tokens: 1229 });
+  assert.equal(shot.image.url, "data:image/jpeg;base64,QUJD");  // the live step keeps it
+});

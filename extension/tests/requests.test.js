@@ -120,3 +120,31 @@ test("OpenAI usage separates the cached prompt tokens from the rest", () => {
   assert.deepEqual(openaiUsage({ prompt_tokens: 70, completion_tokens: 3 }),
     { input: 70, cacheRead: 0, cacheWrite: 0, output: 3 });
 });
+
+/** A turn whose tool result carries a screenshot. */
+function withImage(provider) {
+  const history = conversation(1, provider);
+  history[2].results[0] = { ...history[2].results[0], content: "<screenshot/>",
+    image: { mime: "image/jpeg", data: "QUJD", width: 2, height: 1 } };
+  return history;
+}
+
+test("Anthropic gets a screenshot as an image block inside its tool result", () => {
+  const sent = body(withImage("anthropic"));
+  const result = sent.messages[2].content[0];
+  assert.equal(result.type, "tool_result");
+  assert.deepEqual(result.content, [{ type: "text", text: "<screenshot/>" }, {
+    type: "image", source: { type: "base64", media_type: "image/jpeg", data: "QUJD" } }]);
+});
+
+test("OpenAI gets a screenshot as an image_url data URL right after the tool messages", () => {
+  const sent = openaiBody({ model: "m", maxTokens: 1, tokenField: "max_tokens", system: "s",
+    tools: TOOLS, history: [...withImage("openai"), { role: "user", text: "next" }],
+    cacheKey: "k" });
+  const [, , , tool, images, next] = sent.messages;
+  assert.deepEqual(tool, { role: "tool", tool_call_id: "t0", content: "<screenshot/>" });
+  assert.deepEqual(images, { role: "user", content: [
+    { type: "text", text: "The image of tool call t0:" },
+    { type: "image_url", image_url: { url: "data:image/jpeg;base64,QUJD" } }] });
+  assert.deepEqual(next, { role: "user", content: "next" });
+});

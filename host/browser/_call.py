@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
@@ -9,6 +10,7 @@ import attrs
 
 from ..envelope import Consent, Question, QuestionKind
 from ..tab import DEFAULT_BUDGET, Download, Held, check_budget
+from ..tools import ToolImage
 from ..wire import JSONObject, Request, RequestError
 
 __all__ = ["MAX_TAB", "ToolCall", "ToolOutcome", "budget_of", "check_tab_id"]
@@ -103,6 +105,8 @@ class ToolOutcome:
     held: tuple[Held, ...] = ()
     # The downloads the action started, as the browser reported them when it answered.
     downloads: tuple[Download, ...] = ()
+    # The picture `content` describes (`screenshot`); the page's pixels, data like its text.
+    image: ToolImage | None = None
 
     @property
     def refused(self) -> bool:
@@ -151,4 +155,15 @@ class ToolOutcome:
                 }
                 for d in self.downloads
             ],
+            **({} if self.image is None else {"image": image_json(self.image)}),
         }
+
+
+def image_json(image: ToolImage) -> JSONObject:
+    """A tool's image as a reply carries it: its type, size and base64 bytes."""
+    return {
+        "mime": image.mime,
+        "width": image.width,
+        "height": image.height,
+        "data": base64.b64encode(image.data).decode("ascii"),
+    }

@@ -421,6 +421,7 @@ class HostState:
             else None,
             held=tuple(held),
             downloads=tuple(downloads),
+            image=None if is_error else result.image,
         )
 
     async def _downloads_of(self, tab: int, mark: int, held: list[Held]) -> list[Download]:

@@ -10,10 +10,14 @@ with a diff, as in one MCP session.
 from __future__ import annotations
 
 import argparse
+import base64
+import binascii
 import json
 import os
 import sys
+import tempfile
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any, Final
 
 import trio
@@ -80,6 +84,12 @@ def add_commands(commands: Any) -> None:
                 metavar="key=value",
                 help="a value is text where the tool's schema wants a string, JSON otherwise "
                 '(true, 3, ["Shift"])',
+            )
+            sub.add_argument(
+                "--out",
+                type=Path,
+                help="where an image the tool answers with (screenshot) is written "
+                "(default: a new file in the temporary folder); its path is printed",
             )
         if name != "tabs":
             sub.add_argument("--tab", type=int, help="the tab id (default: the only shared tab)")
@@ -248,7 +258,37 @@ async def _call(args: argparse.Namespace) -> int:
     arguments = parse_arguments(args.tool, args.arguments)
     budget = {} if args.budget is None else {"budget": args.budget}
     reply = await _request(args, "tool", tab=args.tab, name=args.tool, args=arguments, **budget)
+    image = reply.get("image")
+    if isinstance(image, dict) and not reply.get("is_error"):
+        path = _write_image(image, args.out)
+        if args.json:
+            print(json.dumps({**reply, "image": {**image, "data": None, "file": str(path)}}))
+        else:
+            print(path)
+        return 0
     return _print_tool(args, reply)
+
+
+_SUFFIXES: Final[Mapping[str, str]] = {"image/jpeg": ".jpg", "image/png": ".png"}
+
+
+def _write_image(image: Mapping[str, Any], out: Path | None) -> Path:
+    """Write a tool's image to ``out`` (or a new file in the temporary folder)."""
+    try:
+        data = base64.b64decode(str(image["data"]), validate=True)
+    except (KeyError, binascii.Error) as exc:
+        raise LinkError("tool_error", f"the host's image is not base64 ({exc})") from None
+    suffix = _SUFFIXES.get(str(image.get("mime")), ".img")
+    try:
+        if out is None:
+            handle, name = tempfile.mkstemp(prefix="trimtab-screenshot-", suffix=suffix)
+            with os.fdopen(handle, "wb") as file:
+                file.write(data)
+            return Path(name)
+        out.write_bytes(data)
+    except OSError as exc:
+        raise LinkError("usage", f"cannot write the image to {out}: {exc}") from None
+    return out
 
 
 def _print_tool(args: argparse.Namespace, reply: dict[str, Any]) -> int:

@@ -161,6 +161,17 @@ def _text(text: str, *, is_error: bool = False, meta: dict[str, Any] | None = No
     )
 
 
+def _with_image(answer: Any, image: object) -> Any:
+    """A tool's image (`screenshot`) as MCP image content after its text."""
+    if not isinstance(image, Mapping):
+        return answer
+    picture = types.ImageContent(
+        type="image", data=str(image["data"]), mime_type=str(image["mime"])
+    )
+    answer.content.append(picture)
+    return answer
+
+
 def build_server(holder: LinkHolder, groups: Sequence[ToolGroup] = TOOL_GROUPS) -> Server[Any]:
     """The MCP server over ``holder``'s link, offering the tools of ``groups``."""
     offered = tools_in(groups)
@@ -254,7 +265,8 @@ def build_server(holder: LinkHolder, groups: Sequence[ToolGroup] = TOOL_GROUPS) 
             key: reply.get(key)
             for key in ("kind", "cached", "cached_from", "call_id", "host_ms", "downloads")
         }
-        return _text(content, is_error=bool(reply.get("is_error")), meta={"trimtab": meta})
+        answer = _text(content, is_error=bool(reply.get("is_error")), meta={"trimtab": meta})
+        return _with_image(answer, reply.get("image"))
 
     return Server(
         SERVER_NAME,

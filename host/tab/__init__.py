@@ -45,7 +45,16 @@ from ._guard import (
 from ._page_text import page_token_counts
 from ._revisions import PageRevisions, RevisionStatistics
 from ._scripts import page_script
-from ._settle import ACTIVITY_EVENTS, QUIET_MS, Activity, Ahead, main_frame_id, settle, watch
+from ._settle import (
+    ACTIVITY_EVENTS,
+    QUIET_MS,
+    Activity,
+    Ahead,
+    main_frame_id,
+    rendered,
+    settle,
+    watch,
+)
 from ._snapshots import SnapshotMemory
 from ._tab import Tab
 from ._values import Snapshot, SnapshotOptions, TrimLimits
@@ -90,6 +99,7 @@ __all__ = [
     "main_frame_id",
     "page_script",
     "page_token_counts",
+    "rendered",
     "settle",
     "stretched",
     "watch",

@@ -39,6 +39,7 @@ __all__ = [
     "Activity",
     "Ahead",
     "main_frame_id",
+    "rendered",
     "settle",
     "watch",
 ]
@@ -54,6 +55,9 @@ QUIET_MS = 300
 # which lets a hidden page render for a moment before it is throttled again. A
 # screencast through every action cost 4 ms per answer in front.)
 FRAME_PROBE_MS = 50
+# Seconds a screenshot waits for its frame before the browser is asked to render the
+# tab (`rendered`): a capture in front takes a frame or two.
+RENDER_AFTER = 0.2
 _PROBE_EVERY = 0.1
 _SCREENCAST_PIXELS = 8
 # Seconds the screencast's stop may take once the action is over.
@@ -281,14 +285,45 @@ async def watch(
         raise
 
 
+@contextlib.asynccontextmanager
+async def rendered(target: Target, *, after: float = RENDER_AFTER) -> AsyncIterator[None]:
+    """Once the block has run `after` seconds, the browser renders the tab as if it were
+    shown, until the block ends: a screenshot of a tab not in front waits for a frame
+    such a tab is not given otherwise, and gets it once the screencast starts. A tab in
+    front answers before then, and pays nothing."""
+
+    async def later() -> None:
+        await trio.sleep(after)
+        await _screencast(target)
+
+    try:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(later)
+            yield
+            nursery.cancel_scope.cancel()
+    except BaseExceptionGroup as group:
+        # The screencast never fails: a group holds the block's own exception, handed
+        # back as it was raised, so callers catch it by its type.
+        if len(group.exceptions) == 1:
+            raise group.exceptions[0] from None
+        raise
+
+
 async def _keep_rendering(revisions: PageRevisions) -> None:
     """Until cancelled (the action is over), have the browser render the tab once its page
-    renders no frame (see `FRAME_PROBE_MS`): a screencast whose frames are acknowledged
-    and dropped. A tab that goes away is left as it is."""
-    target = revisions.target
+    renders no frame (see `FRAME_PROBE_MS`). A tab that goes away is left as it is."""
     with contextlib.suppress(CDPError, DialogOpenError, TargetClosedError):
         while await revisions.renders(FRAME_PROBE_MS):
             await trio.sleep(_PROBE_EVERY)
+        await _screencast(revisions.target)
+
+
+async def _screencast(
+    target: Target, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+) -> None:
+    """A screencast whose frames are acknowledged and dropped, until cancelled; started
+    once the browser took it. A tab that goes away is left as it is."""
+    with contextlib.suppress(CDPError, DialogOpenError, TargetClosedError):
         async with target.listen(cdp.events.PAGE_SCREENCAST_FRAME) as frames:
             try:
                 await target.execute(
@@ -296,12 +331,16 @@ async def _keep_rendering(revisions: PageRevisions) -> None:
                         max_width=_SCREENCAST_PIXELS, max_height=_SCREENCAST_PIXELS
                     )
                 )
+                task_status.started()
                 async for frame in frames:
                     # Unacknowledged, the browser stops sending frames, and rendering.
                     await target.execute(cdp.page_screencast_frame_ack(frame.params["sessionId"]))
             finally:
                 with trio.CancelScope(shield=True), trio.move_on_after(_STOP_TIMEOUT):
                     await target.execute(cdp.page_stop_screencast())
+    # Not started (the tab went away): the caller's own command says so.
+    with contextlib.suppress(RuntimeError):
+        task_status.started()
 
 
 @attrs.define(eq=False)

@@ -1,7 +1,8 @@
 """The agent's tools: look at the page, and act on it the way a person would.
 
 The catalogue (`TOOLS`, `run_tool`) is assembled from small modules: navigation,
-actions, queries and dialogs, each defining its tools' specs beside their code;
+actions, queries, dialogs and pixels (`screenshot`), each defining its tools' specs
+beside their code;
 `_input` locates elements and sends trusted mouse and keyboard input (`_held`: a
 pressed button is released even when the call is cancelled), `_frames` which frame
 and site an element is in (for the envelope's site rules); the page-side
@@ -10,7 +11,8 @@ asks for (`trimtab.tab.page_script`). Each tool is in a group (`TOOL_GROUPS`): c
 send the model the groups they enable (`parse_groups`, `tools_in`); `_devtools` holds
 the devtools group's console and network reads.
 
-May import `trimtab.tab`, `trimtab.tracker`, `trimtab.pipeline` and `pycdp_bridge`.
+May import `trimtab.tab`, `trimtab.tracker`, `trimtab.pipeline`, `pycdp_bridge` and
+Pillow (`_pixels`: the screenshot's marks).
 """
 
 from ._catalogue import TOOLS, may_commit, run_tool, tool_spec
@@ -20,6 +22,7 @@ from ._common import (
     SETTLE_TIMEOUT,
     TOOL_GROUPS,
     ToolGroup,
+    ToolImage,
     ToolResult,
     ToolSpec,
 )
@@ -34,6 +37,7 @@ __all__ = [
     "TOOL_GROUPS",
     "ConsentNeeded",
     "ToolGroup",
+    "ToolImage",
     "ToolResult",
     "ToolSpec",
     "granted",

@@ -28,7 +28,17 @@ from pycdp_bridge import protocol as cdp
 
 from ..pipeline import xml
 from ..tab import PageChangedError, Tab, stretched
-from . import _actions, _devtools, _dialogs, _evaluate, _fill, _navigation, _pointer, _queries
+from . import (
+    _actions,
+    _devtools,
+    _dialogs,
+    _evaluate,
+    _fill,
+    _navigation,
+    _pixels,
+    _pointer,
+    _queries,
+)
 from ._common import (
     ACTION_TIMEOUT,
     BadArguments,
@@ -71,6 +81,8 @@ _CATALOGUE: tuple[Tool, ...] = (
     _devtools.network,
     _evaluate.evaluate,
     _fill.fill,
+    # pixels
+    _pixels.screenshot,
 )
 
 TOOLS: tuple[ToolSpec, ...] = tuple(entry.spec for entry in _CATALOGUE)

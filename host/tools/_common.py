@@ -39,6 +39,7 @@ __all__ = [
     "Refusal",
     "Tool",
     "ToolGroup",
+    "ToolImage",
     "ToolResult",
     "ToolSpec",
     "after_action",
@@ -91,6 +92,16 @@ class ToolSpec:
 
 
 @attrs.frozen
+class ToolImage:
+    """A picture a tool answers with (`screenshot`): encoded bytes, their type, size."""
+
+    data: bytes = attrs.field(repr=lambda data: f"<{len(data)} bytes>")
+    mime: str  # "image/jpeg" | "image/png"
+    width: int
+    height: int
+
+
+@attrs.frozen
 class ToolResult:
     """What a tool answers."""
 
@@ -104,6 +115,7 @@ class ToolResult:
     # What the consent is about: only a submit's question may be waived by a setting.
     consent_what: ConsentKind = "submit"
     submitted: bool = False  # the browser saw a form submission during the action
+    image: ToolImage | None = None  # the picture `content` describes (`screenshot`)
 
 
 Handler = Callable[[Tab, Mapping[str, object]], Awaitable[ToolResult]]

@@ -59,6 +59,7 @@ __all__ = [
     "reaches",
     "scroll_into_view",
     "secret_of",
+    "session_offsets",
     "target_point",
     "visible_boxes",
 ]
@@ -386,7 +387,7 @@ async def _boxes(
     target: Target, element: Located
 ) -> tuple[list[Box], dict[str | None, tuple[float, float]]]:
     """The element's visible boxes, largest first, and each session's document origin."""
-    offsets = await _session_offsets(target, element)
+    offsets = await session_offsets(target, element)
     # These three reads are independent: one round trip for all.
     origins, reply, metrics = await gather(
         lambda: _document_origins(target, offsets),
@@ -412,7 +413,7 @@ async def _boxes(
 async def aim_in_frame(target: Target, element: Located, x: float, y: float) -> Aim:
     """An aim at (`x`, `y`) of the viewport of the element's frame (its session's, for
     an out-of-process iframe), in tab coordinates, for `reaches` and the mouse."""
-    offsets = await _session_offsets(target, element)
+    offsets = await session_offsets(target, element)
     origins = await _document_origins(target, offsets)
     dx, dy = offsets[element.session]
     return Aim(Point(x + dx, y + dy), origins)
@@ -447,7 +448,7 @@ async def _scroll_into_view(
         ) from exc
 
 
-async def _session_offsets(
+async def session_offsets(
     target: Target, element: Located
 ) -> dict[str | None, tuple[float, float]]:
     """Each session's origin in tab coordinates, outermost first."""

@@ -1,7 +1,7 @@
 """``python -m tests.bench`` (``make bench``): every benchmark, one JSON file of figures.
 
-Runs pages, flows, scaling, stability, tasks, actions, mcp, speed, injection and
-prefix (this package), then
+Runs pages, flows, scaling, stability, tasks, actions, mcp, speed, injection, prefix
+and screenshot (this package), then
 ``tests.bench.capture``
 and ``tests.bench.tracker`` where they offer a ``run()``, prints their tables and
 writes every figure to ``bench-results/bench-<timestamp>.json`` so runs can be
@@ -46,6 +46,7 @@ OURS = (
     "speed",
     "injection",
     "prefix",
+    "screenshot",
 )
 THEIRS = ("capture", "tracker")
 SECTIONS = (*OURS, *THEIRS)

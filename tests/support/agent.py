@@ -50,7 +50,8 @@ class ScriptedModel:
     provider: str
     # "forecast": follow a link, fill a field, read the result; "order": submit a form;
     # "dialog": a click that asks to confirm, answered yes; "aisle": a long page, a
-    # link to another page of the site, then a link of the site's nav (compaction).
+    # link to another page of the site, then a link of the site's nav (compaction);
+    # "chart": a screenshot of the viewport (what the image is, the test reads).
     task: str = "forecast"
     port: int = 0
     requests: list[tuple[dict[str, str], dict[str, Any]]] = attrs.field(factory=list)
@@ -95,6 +96,8 @@ class ScriptedModel:
                     lambda: {"_id": _find_id(seen, r'<button\b[^>]*type="submit"[^>]*>Order', "b")},
                 ),
             ]
+        elif self.task == "chart":
+            script = [("screenshot", lambda: {})]
         elif self.task == "dialog":
             script = [
                 (read, lambda: {}),
@@ -103,7 +106,7 @@ class ScriptedModel:
             ]
         step = len(results)
         if step >= len(script):
-            if self.task == "order":
+            if self.task in ("order", "chart"):
                 return self._text("Done.")
             if self.task == "dialog":
                 return self._text("Deleted." if "Draft deleted." in seen else "Not deleted.")

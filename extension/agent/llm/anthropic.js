@@ -19,6 +19,7 @@ export class AnthropicClient {
    */
   constructor({ apiKey, model, baseUrl = ANTHROPIC_BASE_URL, maxTokens = 4096 }) {
     if (!model) throw new LlmError("choose a model for the Anthropic provider");
+    this.provider = "anthropic";
     this.apiKey = apiKey;
     this.model = model;
     this.baseUrl = baseUrl || ANTHROPIC_BASE_URL;

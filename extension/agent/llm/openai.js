@@ -16,6 +16,8 @@ export class OpenAIClient {
     this.tokenField = (baseUrl || OPENAI_BASE_URL) === OPENAI_BASE_URL
       ? "max_completion_tokens" : "max_tokens";
     if (!model) throw new LlmError("choose a model for the OpenAI provider");
+    // Which image formula the cost meter uses (shared/cost.js imageTokens).
+    this.provider = (baseUrl || OPENAI_BASE_URL) === OPENAI_BASE_URL ? "openai" : "compatible";
     this.apiKey = apiKey;
     this.model = model;
     this.baseUrl = baseUrl || OPENAI_BASE_URL;
