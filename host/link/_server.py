@@ -258,6 +258,8 @@ class Link:
     async def _check_access(self, session: LinkSession, tab: int, ask: Ask) -> None:
         if tab in self.shared or tab in session.allowed:
             return
+        if self.state.in_task(session.key, tab):
+            return  # opened from one of its tabs while it acted: shared with it alone
         if self.stopped:
             raise RequestError(
                 "forbidden",
