@@ -68,7 +68,7 @@ from ._listing import tabs_listing
 from ._opened import OpenedByCall, opened_note
 from ._requests import request_judge
 from ._sites import check_sites, read_page
-from ._task_tabs import TaskTabs
+from ._task_tabs import TaskTab, TaskTabs
 from ._toolbox import Toolbox
 
 __all__ = ["HIGHLIGHT_CONFIG", "HostState", "HostStateStatistics", "open_host_state"]
@@ -223,6 +223,7 @@ class HostState:
         call = attrs.evolve(call, tab=task.resolve(call.tab))
         if call.name in TASK_TOOLS:
             return await self._task_tool(call, task, ask)
+        acted = task.tabs.get(call.tab)
         stray = self._stray_id(call, task)
         if stray is not None:
             return _text_outcome(stray, is_error=True)
@@ -361,7 +362,9 @@ class HostState:
         for request in untold:
             content += "\n" + xml.element("note", content=request.note())
         if opened:
-            told, is_error = await self._tell_opened(call, task, opened[0], content, is_error)
+            told, is_error = await self._tell_opened(
+                call, task, acted, opened[0], content, is_error
+            )
             content = told
         return ToolOutcome(
             content=content,
@@ -605,14 +608,21 @@ class HostState:
         self,
         call: ToolCall,
         task: TaskTabs,
+        acted: TaskTab | None,
         sink: OpenedByCall,
         content: str,
         is_error: bool,
     ) -> tuple[str, bool]:
         """The call's answer with what became of the tabs its action opened, and, when
         the tab it acted in was a pop-up that closed itself, the opener's diff."""
-        acted = task.tabs.get(call.tab)
-        gone = call.tab not in task and self.hub.target(call.tab).closed
+        held = self._tabs.get(call.tab)
+        # The tab the call acted in closed under it (a pop-up that was done): the task
+        # goes on in the tab that opened it, whether or not the extension said so yet.
+        gone = acted is not None and acted.opener is not None
+        gone = gone and (held is None or held.tab.target.closed)
+        if gone:
+            task.remove(call.tab)
+            self._forget_tab(call.tab)
         notes: list[str] = []
         front: int | None = None
         for record in sink.records:

@@ -56,6 +56,11 @@ class RelayPeer:
         self._nursery: trio.Nursery | None = None
         # Tabs the peer opened itself (`cdp_new_tab`): reported by its own reply.
         self._creating: set[str] = set()
+        # What each tab's page asked of ``window.open`` (Page.windowOpen), and how many
+        # of those were reported opened: a window with features is a pop-up.
+        self._window_opens: dict[int, list[dict[str, Any]]] = {}
+        self._reported: dict[int, int] = {}
+        self._window_opened = trio.Event()
 
     async def send_message(self, message: dict[str, Any]) -> None:
         self.sent.append(message)
@@ -70,6 +75,7 @@ class RelayPeer:
             self._nursery = nursery
             nursery.start_soon(self._forward_events, self.page, self.tab)
             if self.follow_opened:
+                nursery.start_soon(self._window_opens_of, self.page, self.tab)
                 await nursery.start(self._follow_opened)
             task_status.started()
             async for message in self._inbox:
@@ -105,6 +111,15 @@ class RelayPeer:
                 with contextlib.suppress(CDPError, TargetClosedError):
                     await found.page.execute(cdp.runtime_run_if_waiting_for_debugger())
             return
+        # chrome.windows knows a pop-up window from a tab; here the opener's window.open
+        # says it: features (a size) make a window of its own. A link's new tab has none.
+        index = self._reported.get(opener, 0)
+        self._reported[opener] = index + 1
+        with trio.move_on_after(1):
+            while len(self._window_opens.get(opener, ())) <= index:
+                await self._window_opened.wait()
+        asked = self._window_opens.get(opener, [])
+        popup = index < len(asked) and bool(asked[index].get("windowFeatures"))
         tab = self._add(found.page)
         self.hub.feed(
             {
@@ -112,7 +127,7 @@ class RelayPeer:
                 "tab": tab,
                 "opener": opener,
                 "url": found.url,
-                "popup": True,
+                "popup": popup,
                 "waiting": found.waiting,
             }
         )
@@ -124,7 +139,16 @@ class RelayPeer:
         assert self._nursery is not None
         self._nursery.start_soon(self._forward_events, page, tab)
         self._nursery.start_soon(self._watch_closed, page, tab)
+        self._nursery.start_soon(self._window_opens_of, page, tab)
         return tab
+
+    async def _window_opens_of(self, page: PageTarget, tab: int) -> None:
+        async with page.listen(cdp.events.PAGE_WINDOW_OPEN) as opens:
+            async for event in opens:
+                if event.session_id is None:
+                    self._window_opens.setdefault(tab, []).append(dict(event.params))
+                    self._window_opened.set()
+                    self._window_opened = trio.Event()
 
     async def _watch_closed(self, page: PageTarget, tab: int) -> None:
         browser = page.browser
