@@ -97,8 +97,6 @@ def opened_note(record: OpenedRecord, title: str, url: str) -> str:
     ``<note>`` escapes them)."""
     event = record.event
     what = "a pop-up" if event.popup else "a new tab"
-    if record.blocked:
-        return f"it opened {what}, blocked: the task has the most tabs it may keep"
     opened = record.opened
     if opened is not None and opened.sent is False:
         return f"it tried to open {what} on {opened.url[:200]}: blocked ({opened.why})"

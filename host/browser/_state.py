@@ -57,6 +57,7 @@ from ..tab import (
     Tab,
     guarding,
     page_token_counts,
+    refusing_all,
     stretched,
 )
 from ..tools import TASK_TOOLS, ToolResult, granted
@@ -625,7 +626,15 @@ class HostState:
             self._forget_tab(call.tab)
         notes: list[str] = []
         front: int | None = None
+        blocked = [record for record in sink.records if record.blocked]
+        if blocked:
+            notes.append(
+                f"it opened {len(blocked)} more tabs, blocked: the task keeps at most "
+                f"{task.limit} tabs"
+            )
         for record in sink.records:
+            if record.blocked:
+                continue
             tab = record.event.tab
             title, url = ("", "") if record.closed or record.blocked else await self.tab_facts(tab)
             if record.opened is not None and record.opened.sent is False and tab in task:
@@ -677,7 +686,7 @@ class HostState:
             if acting:
                 acting[-1].opened(event, blocked=full)
             if full:
-                self.nursery.start_soon(self._close_blocked, event.tab)
+                self.nursery.start_soon(self._close_blocked, event)
             elif not acting and event.waiting:
                 # No action of an agent opened it: it runs unguarded, like the page.
                 self.nursery.start_soon(self._let_run, event.tab)
@@ -690,9 +699,15 @@ class HostState:
                     call.closed(event.tab)
             self._forget_tab(event.tab)
 
-    async def _close_blocked(self, tab: int) -> None:
-        with contextlib.suppress(CDPError, TargetClosedError):
-            await self.hub.close_tab(tab)
+    async def _close_blocked(self, event: TabEvent) -> None:
+        """Close a tab opened past the task's limit; one the browser holds is let run
+        only with its requests failed (closing it as it waits could wait forever)."""
+        with contextlib.suppress(CDPError, TargetClosedError, DialogOpenError):
+            if event.waiting:
+                async with refusing_all(self.hub.target(event.tab)):
+                    await self.hub.close_tab(event.tab)
+            else:
+                await self.hub.close_tab(event.tab)
 
     async def _let_run(self, tab: int) -> None:
         with contextlib.suppress(CDPError, TargetClosedError, DialogOpenError):

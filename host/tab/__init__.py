@@ -28,6 +28,7 @@ from ._guard import (
     guard_opened,
     guarding,
     held_requests,
+    refusing_all,
     stretched,
 )
 from ._page_text import page_token_counts
@@ -68,6 +69,7 @@ __all__ = [
     "main_frame_id",
     "page_script",
     "page_token_counts",
+    "refusing_all",
     "settle",
     "stretched",
     "watch",

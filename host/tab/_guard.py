@@ -58,6 +58,7 @@ __all__ = [
     "acting_on",
     "guard_opened",
     "guard_requests",
+    "refusing_all",
     "guarding",
     "held_requests",
     "stretched",
@@ -321,6 +322,25 @@ class _Watch:
             scope.cancel()
             ruling = await self.guard.judge(request, self.guard.acting)
         await self.let_go(event, request, ruling)
+
+
+@contextlib.asynccontextmanager
+async def refusing_all(target: Target) -> AsyncIterator[None]:
+    """Fail every request the tab sends during the block (a tab opened past a task's
+    limit, which the browser holds before its first request: let run only to close)."""
+    async with target.listen(cdp.events.FETCH_REQUEST_PAUSED) as events, trio.open_nursery() as nursery:
+        await target.execute(cdp.fetch_enable(_PATTERNS))
+
+        async def fail_each() -> None:
+            async for event in events:
+                with contextlib.suppress(CDPError, TargetClosedError, DialogOpenError):
+                    request_id = str(event.params.get("requestId"))
+                    await target.execute(cdp.fetch_fail_request(request_id, "Aborted"))
+
+        nursery.start_soon(fail_each)
+        await target.execute(cdp.runtime_run_if_waiting_for_debugger())
+        yield
+        nursery.cancel_scope.cancel()
 
 
 @contextlib.asynccontextmanager

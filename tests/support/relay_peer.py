@@ -25,6 +25,8 @@ __all__ = ["HOLD", "OPENED_TABS", "RelayPeer"]
 HOLD = "Test.neverAnswered"
 # Tab ids the peer gives the tabs opened from its tabs: far from the tests' own.
 OPENED_TABS = 9000
+# window.open features that make a window of its own rather than a tab.
+_WINDOW_FEATURES = ("width", "height", "left", "top", "popup")
 
 
 class RelayPeer:
@@ -112,14 +114,16 @@ class RelayPeer:
                     await found.page.execute(cdp.runtime_run_if_waiting_for_debugger())
             return
         # chrome.windows knows a pop-up window from a tab; here the opener's window.open
-        # says it: features (a size) make a window of its own. A link's new tab has none.
+        # says it: a size, a place or "popup" make a window of its own (a link's new
+        # tab has only menubar, toolbar and the like).
         index = self._reported.get(opener, 0)
         self._reported[opener] = index + 1
         with trio.move_on_after(1):
             while len(self._window_opens.get(opener, ())) <= index:
                 await self._window_opened.wait()
         asked = self._window_opens.get(opener, [])
-        popup = index < len(asked) and bool(asked[index].get("windowFeatures"))
+        features = asked[index].get("windowFeatures", []) if index < len(asked) else []
+        popup = any(str(f).startswith(_WINDOW_FEATURES) for f in features)
         tab = self._add(found.page)
         self.hub.feed(
             {
