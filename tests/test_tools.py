@@ -406,7 +406,7 @@ async def test_a_link_that_opens_a_new_tab_says_so(
         if info["type"] == "page" and info["targetId"] != page.target_id:
             await page.browser.execute(protocol.target_close_target(info["targetId"]))
     assert (opened.kind, popped.kind, framed.kind) == ("diff", "diff", "diff")
-    assert not (opened.is_error or popped.is_error or framed.is_error)
+    assert [r.is_error for r in (opened, popped, framed)] == [False, False, False]
     assert here.kind == "baseline"
     assert parse(here.content).get("url") == guide
 

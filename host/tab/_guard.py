@@ -58,9 +58,9 @@ __all__ = [
     "acting_on",
     "guard_opened",
     "guard_requests",
-    "refusing_all",
     "guarding",
     "held_requests",
+    "refusing_all",
     "stretched",
 ]
 
@@ -328,7 +328,10 @@ class _Watch:
 async def refusing_all(target: Target) -> AsyncIterator[None]:
     """Fail every request the tab sends during the block (a tab opened past a task's
     limit, which the browser holds before its first request: let run only to close)."""
-    async with target.listen(cdp.events.FETCH_REQUEST_PAUSED) as events, trio.open_nursery() as nursery:
+    async with (
+        target.listen(cdp.events.FETCH_REQUEST_PAUSED) as events,
+        trio.open_nursery() as nursery,
+    ):
         await target.execute(cdp.fetch_enable(_PATTERNS))
 
         async def fail_each() -> None:
