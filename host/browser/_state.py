@@ -682,12 +682,12 @@ class HostState:
             full = not all(
                 [task.add(event.tab, event.opener, popup=event.popup) for task in owners]
             )
-            acting = self._acting.get(event.opener) if event.opener is not None else None
-            if acting:
-                acting[-1].opened(event, blocked=full)
+            sink = self._sink_for(event.opener)
+            if sink is not None:
+                sink.opened(event, blocked=full)
             if full:
                 self.nursery.start_soon(self._close_blocked, event)
-            elif not acting and event.waiting:
+            elif sink is None and event.waiting:
                 # No action of an agent opened it: it runs unguarded, like the page.
                 self.nursery.start_soon(self._let_run, event.tab)
             return
@@ -698,6 +698,20 @@ class HostState:
                 for call in calls:
                     call.closed(event.tab)
             self._forget_tab(event.tab)
+
+    def _sink_for(self, opener: int | None) -> OpenedByCall | None:
+        """The call whose action opened a tab from ``opener``: one acting in that tab,
+        or one whose action opened that tab (a pop-up that opens its own pop-up)."""
+        if opener is None:
+            return None
+        acting = self._acting.get(opener)
+        if acting:
+            return acting[-1]
+        for calls in self._acting.values():
+            for call in calls:
+                if any(r.event.tab == opener for r in call.records):
+                    return call
+        return None
 
     async def _close_blocked(self, event: TabEvent) -> None:
         """Close a tab opened past the task's limit; one the browser holds is let run

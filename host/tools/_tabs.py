@@ -28,25 +28,25 @@ async def _needs_the_host(tab: Tab, args: Mapping[str, object]) -> ToolResult:
 
 tabs = tool(
     "tabs",
-    'List the task\'s tabs: id, URL, title, opener; current="true" is the one you act in.',
+    "The task's tabs.",
     schema({}),
     _LISTS,
 )(_needs_the_host)
 switch_tab = tool(
     "switch_tab",
-    "Act in another tab of the task from now on; answers with its page.",
+    "Act in this tab.",
     schema({"tab": _TAB_SCHEMA}, ("tab",)),
     ACT,
 )(_needs_the_host)
 new_tab = tool(
     "new_tab",
-    "Open an absolute URL in a new tab of the task and switch to it.",
+    "Act in a new tab at this URL.",
     schema({"url": {"type": "string"}}, ("url",)),
     ACT,
 )(_needs_the_host)
 close_tab = tool(
     "close_tab",
-    "Close a tab of the task.",
+    "Close a tab.",
     schema({"tab": _TAB_SCHEMA}, ("tab",)),
     ACT,
 )(_needs_the_host)
