@@ -150,6 +150,9 @@ async def test_search_results_open_behind_and_each_tab_keeps_its_own_memory(
     assert 'snapshot="diff"' in back["content"], back["content"]
     tabs = await host.tool("tabs")
     assert tabs["content"].count("<tab ") == 3
+    # The person sees the task's tabs as one group, named for the task's client.
+    grouped = [m for m in host.peer.sent if m["type"] == "tab_group"]
+    assert sorted(grouped[-1]["tabs"]) == sorted([TAB, first, second])
     assert f'id="{first}" url=' in tabs["content"]
     assert f'opener="{TAB}"' in tabs["content"]
     assert f'id="{TAB}"' in tabs["content"].split('current="true"')[0].rsplit("<tab ", 1)[1]

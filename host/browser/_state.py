@@ -481,7 +481,7 @@ class HostState:
         it did not open (another shared tab of an outside client) joins it."""
         task = self._tasks.get(call.session)
         if task is None:
-            task = self._tasks[call.session] = TaskTabs.starting(call.tab)
+            task = self._tasks[call.session] = TaskTabs.starting(call.tab, call.client)
         elif call.tab not in task and call.tab != task.start:
             task.add(call.tab, None, popup=False)
         return task
@@ -587,6 +587,7 @@ class HostState:
             return attrs.evolve(outcome, consent=consent, reason=stopped.reason)
         tab = await self.hub.new_tab(url.strip(), opener=task.current, active=True)
         task.add(tab, task.current, popup=False)
+        self.nursery.start_soon(self._group, [t.tab for t in task], task.title)
         task.current = tab
         return await self._look(call, tab, f"opened tab {tab}; you act in it now")
 
@@ -685,6 +686,10 @@ class HostState:
             sink = self._sink_for(event.opener)
             if sink is not None:
                 sink.opened(event, blocked=full)
+            for task in owners:
+                if event.tab in task:
+                    # The person sees the task's tabs as one group, named for it.
+                    self.nursery.start_soon(self._group, [t.tab for t in task], task.title)
             if full:
                 self.nursery.start_soon(self._close_blocked, event)
             elif sink is None and event.waiting:
@@ -712,6 +717,10 @@ class HostState:
                 if any(r.event.tab == opener for r in call.records):
                     return call
         return None
+
+    async def _group(self, tabs: list[int], title: str) -> None:
+        with contextlib.suppress(CDPError, TargetClosedError, ValueError):
+            await self.hub.tab_group(tabs, title or "Trimtab")
 
     async def _close_blocked(self, event: TabEvent) -> None:
         """Close a tab opened past the task's limit; one the browser holds is let run

@@ -46,14 +46,15 @@ class TaskTabs:
 
     start: int
     current: int
+    title: str = ""  # the tab group's name: the task's client, as the person reads it
     limit: int = attrs.field(factory=max_task_tabs)
     tabs: dict[int, TaskTab] = attrs.field(factory=dict)
     blocked: int = 0  # tabs opened past the limit (closed)
 
     @classmethod
-    def starting(cls, tab: int) -> TaskTabs:
-        """A task that started in ``tab``."""
-        return cls(start=tab, current=tab, tabs={tab: TaskTab(tab)})
+    def starting(cls, tab: int, title: str = "") -> TaskTabs:
+        """A task that started in ``tab``, its group named ``title``."""
+        return cls(start=tab, current=tab, title=title, tabs={tab: TaskTab(tab)})
 
     def __contains__(self, tab: object) -> bool:
         return tab in self.tabs
