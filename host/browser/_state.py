@@ -50,11 +50,13 @@ from ..pipeline import Control, xml
 from ..tab import (
     DEFAULT_BUDGET,
     MIN_BUDGET,
+    Activity,
     Held,
     RevisionStatistics,
     Snapshot,
     SnapshotMemory,
     Tab,
+    guard_opened,
     guarding,
     page_token_counts,
     refusing_all,
@@ -66,7 +68,7 @@ from ..wire import JSONObject, RequestError
 from ._call import ToolCall, ToolOutcome
 from ._errors import PAGE_TIMEOUT, TOOL_TIMEOUT, cdp_errors, page_unresponsive
 from ._listing import tabs_listing
-from ._opened import OpenedByCall, opened_note
+from ._opened import OPENED_WAIT, OpenedByCall, opened_note
 from ._requests import request_judge
 from ._sites import check_sites, read_page
 from ._task_tabs import TaskTab, TaskTabs
@@ -692,8 +694,13 @@ class HostState:
                     self.nursery.start_soon(self._group, [t.tab for t in task], task.title)
             if full:
                 self.nursery.start_soon(self._close_blocked, event)
+            elif sink is None and event.waiting and owners:
+                # A task's tab opened it outside any action (a pop-up's own pop-up, a
+                # timer): nobody can be asked, so it may only go where the task may.
+                session = next(k for k, task in self._tasks.items() if task in owners)
+                self.nursery.start_soon(self._guard_unasked, event, session)
             elif sink is None and event.waiting:
-                # No action of an agent opened it: it runs unguarded, like the page.
+                # No task's tab opened it: it runs unguarded, like the page.
                 self.nursery.start_soon(self._let_run, event.tab)
             return
         for task in self._tasks.values():
@@ -717,6 +724,31 @@ class HostState:
                 if any(r.event.tab == opener for r in call.records):
                     return call
         return None
+
+    async def _guard_unasked(self, event: TabEvent, session: str) -> None:
+        """Guard a tab a task's tab opened outside any action until its first document
+        request is decided by the site rules without asking anyone (a site the task may
+        not use is refused, and the tab closed)."""
+        task = self._tasks.get(session)
+        call = ToolCall(
+            session=session, tab=event.tab, name="open", client=task.title if task else ""
+        )
+
+        async def nobody(question: Question) -> Answer:
+            del question
+            return Answer.unaskable("a page opened the tab outside the agent's actions")
+
+        judge = request_judge(self.sites, call, nobody, granted=False)
+        refused = False
+        with contextlib.suppress(CDPError, TargetClosedError, DialogOpenError), guarding(judge):
+            async with guard_opened(self.hub.target(event.tab), Activity("")) as opened:
+                with trio.move_on_after(OPENED_WAIT):
+                    await opened.decided.wait()
+                refused = opened.sent is False
+        if refused:
+            log.info("tab %d, opened outside an action, was refused: %s", event.tab, opened.why)
+            with contextlib.suppress(CDPError, TargetClosedError):
+                await self.hub.close_tab(event.tab)
 
     async def _group(self, tabs: list[int], title: str) -> None:
         with contextlib.suppress(CDPError, TargetClosedError, ValueError):
