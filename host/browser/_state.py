@@ -791,7 +791,11 @@ class HostState:
 
         judge = request_judge(self.sites, call, nobody, granted=False)
         refused = False
-        with contextlib.suppress(CDPError, TargetClosedError, DialogOpenError), guarding(judge):
+        with (
+            trio.move_on_after(PAGE_TIMEOUT),
+            contextlib.suppress(CDPError, TargetClosedError, DialogOpenError),
+            guarding(judge),
+        ):
             async with guard_opened(self.hub.target(event.tab), Activity("")) as opened:
                 with trio.move_on_after(OPENED_WAIT):
                     await opened.decided.wait()
@@ -802,13 +806,20 @@ class HostState:
                 await self.hub.close_tab(event.tab)
 
     async def _group(self, tabs: list[int], title: str) -> None:
-        with contextlib.suppress(CDPError, TargetClosedError, ValueError):
+        # An extension that does not answer must not leave the request waiting forever.
+        with (
+            trio.move_on_after(PAGE_TIMEOUT),
+            contextlib.suppress(CDPError, TargetClosedError, ValueError),
+        ):
             await self.hub.tab_group(tabs, title or "Trimtab")
 
     async def _close_blocked(self, event: TabEvent) -> None:
         """Close a tab opened past the task's limit; one the browser holds is let run
         only with its requests failed (closing it as it waits could wait forever)."""
-        with contextlib.suppress(CDPError, TargetClosedError, DialogOpenError):
+        with (
+            trio.move_on_after(PAGE_TIMEOUT),
+            contextlib.suppress(CDPError, TargetClosedError, DialogOpenError),
+        ):
             if event.waiting:
                 async with refusing_all(self.hub.target(event.tab)):
                     await self.hub.close_tab(event.tab)
@@ -816,7 +827,10 @@ class HostState:
                 await self.hub.close_tab(event.tab)
 
     async def _let_run(self, tab: int) -> None:
-        with contextlib.suppress(CDPError, TargetClosedError, DialogOpenError):
+        with (
+            trio.move_on_after(PAGE_TIMEOUT),
+            contextlib.suppress(CDPError, TargetClosedError, DialogOpenError),
+        ):
             await self.hub.target(tab).execute(cdp.runtime_run_if_waiting_for_debugger())
 
     def _forget_tab(self, tab: int) -> None:
