@@ -11,7 +11,7 @@ May import ``trimtab.wire``, ``trimtab.envelope``, ``trimtab.tab``, ``trimtab.to
 ``trimtab.tracker``, ``trimtab.pipeline`` and ``pycdp_bridge``.
 """
 
-from ._call import MAX_TAB, ToolCall, ToolOutcome, budget_of, check_tab_id
+from ._call import MAX_TAB, ToolCall, ToolOutcome, budget_of, check_tab_id, groups_of
 from ._errors import PAGE_TIMEOUT, TOOL_TIMEOUT, cdp_errors
 from ._listing import tabs_listing
 from ._state import HIGHLIGHT_CONFIG, HostState, HostStateStatistics, open_host_state
@@ -31,6 +31,7 @@ __all__ = [
     "budget_of",
     "cdp_errors",
     "check_tab_id",
+    "groups_of",
     "open_host_state",
     "read_format_page",
     "tabs_listing",
