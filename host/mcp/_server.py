@@ -161,14 +161,20 @@ def _text(text: str, *, is_error: bool = False, meta: dict[str, Any] | None = No
     )
 
 
+_LINK_HAS = frozenset({"tabs", "switch_tab"})
+
+
 def build_server(holder: LinkHolder, groups: Sequence[ToolGroup] = TOOL_GROUPS) -> Server[Any]:
     """The MCP server over ``holder``'s link, offering the tools of ``groups``."""
-    # `tabs` is the link's listing here: the shared tabs and those opened from them.
-    offered = tuple(spec for spec in tools_in(groups) if spec.name != "tabs")
+    # `tabs` is the link's listing here (the shared tabs and those opened from them),
+    # and every tool names its `tab`: the task's `tabs` and `switch_tab` are not needed.
+    offered = tuple(spec for spec in tools_in(groups) if spec.name not in _LINK_HAS)
     specs = {spec.name: spec for spec in offered}
     tools = [_TABS_TOOL, *(mcp_tool(spec) for spec in offered)]
     # A tool of a group left out is refused with how to get it, not as unknown.
-    left_out = {spec.name: spec.group for spec in TOOLS if spec.name not in specs}
+    left_out = {
+        spec.name: spec.group for spec in TOOLS if spec.name not in specs.keys() | _LINK_HAS
+    }
     format_page = _format_page()
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
