@@ -248,8 +248,13 @@ class HostState:
                 "bad_request", f"unknown tool {call.name[:100]!r}; the tools are: {known}"
             )
         task = self._task_of(call)
+        named = call.tab
         call = attrs.evolve(call, tab=task.resolve(call.tab))
         if call.name in TASK_TOOLS:
+            # A door that takes the tab out of the arguments (MCP's `tab`) names it as
+            # the call's tab: that is the tab switch_tab or close_tab is about.
+            if call.name in ("switch_tab", "close_tab") and "tab" not in call.args:
+                call = attrs.evolve(call, args={**call.args, "tab": named})
             return await self._task_tool(call, task, ask)
         acted = task.tabs.get(call.tab)
         stray = self._stray_id(call, task)

@@ -256,10 +256,11 @@ def build_server(holder: LinkHolder, groups: Sequence[ToolGroup] = TOOL_GROUPS) 
         content = str(reply.get("content", ""))
         if reply.get("note"):
             content = f"{content}\n[{reply['note']}]"
-        # For the client program (the model reads the content): the files an action saved.
+        # For the client program (the model reads the content): the files an action
+        # saved, the tab it acted in.
         meta = {
             key: reply.get(key)
-            for key in ("kind", "cached", "cached_from", "call_id", "host_ms", "downloads")
+            for key in ("kind", "cached", "cached_from", "call_id", "host_ms", "downloads", "tab")
         }
         return _text(content, is_error=bool(reply.get("is_error")), meta={"trimtab": meta})
 
