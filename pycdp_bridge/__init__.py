@@ -2,7 +2,8 @@
 
 * `launch_browser` / `Browser` / `PageTarget`: a Chromium Trimtab starts itself,
   spoken to over ``--remote-debugging-pipe`` (the CLI, tests and benchmarks).
-* `RelayHub`: the same `Target` over the extension's ``chrome.debugger`` relay.
+* `RelayHub`: the same `Target` over the extension's ``chrome.debugger`` relay, and
+  the tabs the extension reports opened and closed (`TabEvent`).
 * `capture`: one tab's DOM, layout and accessibility tree joined into a `PageModel`;
   `layout_boxes`: where each element's box is now (a screenshot's marks).
 * `protocol`: the CDP command generators every caller passes to `Target.execute`
@@ -17,7 +18,7 @@ Imports nothing of the host (``trimtab``): the host is built on it, never the re
 from . import _protocol as protocol
 from ._capture import AXMode, capture, layout_boxes
 from ._connection import CDPConnection, Event
-from ._direct import Browser, PageTarget
+from ._direct import Browser, OpenedPage, PageTarget
 from ._errors import (
     BrowserNotFoundError,
     CDPError,
@@ -33,10 +34,11 @@ from ._javascript import ObjectRef, call_on, evaluate
 from ._json import loads_json
 from ._launcher import find_browser, launch_browser
 from ._model import AXInfo, Frame, Node, NodeType, PageModel, Rect, Style
-from ._relay import RelayHub, RelayTarget
+from ._relay import TAB_MESSAGE_TYPES, RelayHub, RelayTarget, TabEvent
 from ._target import Target
 
 __all__ = [
+    "TAB_MESSAGE_TYPES",
     "AXInfo",
     "AXMode",
     "Browser",
@@ -51,6 +53,7 @@ __all__ = [
     "Node",
     "NodeType",
     "ObjectRef",
+    "OpenedPage",
     "PageCrashedError",
     "PageModel",
     "PageTarget",
@@ -58,6 +61,7 @@ __all__ = [
     "RelayHub",
     "RelayTarget",
     "Style",
+    "TabEvent",
     "Target",
     "TargetClosedError",
     "call_on",

@@ -75,9 +75,7 @@ async def test_a_yes_saves_the_file_and_the_answer_says_where(host: Host) -> Non
     answer = await click(host, "a", "Download the report")
     (question,) = host.person.asked
     assert question["what"] == "download"
-    assert question["reason"] == (
-        "Clicking it saves a file from http://127.0.0.1 on this computer"
-    )
+    assert question["reason"] == ("Clicking it saves a file from http://127.0.0.1 on this computer")
     assert question["element"] == (
         f'<download name="downloads-report.csv" size="{len(REPORT)}" type="text/csv"/>'
     )
@@ -91,8 +89,9 @@ async def test_a_yes_saves_the_file_and_the_answer_says_where(host: Host) -> Non
         "state": "complete",
     }
     assert path.read_bytes() == REPORT
-    assert f"Downloaded downloads-report.csv ({len(REPORT)} bytes, text/csv) to {path}" in (
-        answer["content"]
+    assert (
+        f"Downloaded downloads-report.csv ({len(REPORT)} bytes, text/csv) to {path}"
+        in (answer["content"])
     )
     assert answer["is_error"] is False
     assert await host.evaluate("location.pathname") == "/downloads-exports.html"
@@ -181,8 +180,9 @@ async def test_a_file_that_keeps_coming_is_answered_as_still_downloading(host: H
     assert download["state"] == "in_progress"
     assert download["path"] is None
     assert download["type"] == "application/octet-stream"
-    assert "Still downloading endless-body (134217728 bytes, application/octet-stream)" in (
-        answer["content"]
+    assert (
+        "Still downloading endless-body (134217728 bytes, application/octet-stream)"
+        in (answer["content"])
     )
     assert (await host.tool("capture_snapshot"))["is_error"] is False
 

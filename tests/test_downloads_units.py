@@ -26,7 +26,7 @@ def test_an_attachment_is_a_download_named_by_its_header() -> None:
         200,
         headers(
             Content_Type="text/html; charset=utf-8",
-            Content_Disposition="attachment; filename=\"a.html\"; "
+            Content_Disposition='attachment; filename="a.html"; '
             "filename*=UTF-8''r%C3%A9sum%C3%A9.html",
             Content_Length="1200",
         ),

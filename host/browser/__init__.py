@@ -1,7 +1,9 @@
 """The browser as the host holds it, and the typed entry point both doors call.
 
 `HostState` holds the tabs a door has asked about (each a `trimtab.tab.Tab`, with one
-view per outside client), one call tracker, and the tools (`Toolbox`). A tool call
+view per outside client), each task's tabs (the tab it started in and those opened
+from its tabs, `_task_tabs`; what an action opened is guarded and told, `_opened`),
+one call tracker, and the tools (`Toolbox`). A tool call
 comes in as a `ToolCall` and goes out as a `ToolOutcome`; in between it passes the
 envelope (``trimtab.envelope``), which asks the person through the door's `Ask`.
 

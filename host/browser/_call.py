@@ -103,6 +103,8 @@ class ToolOutcome:
     reason: str | None = None
     # Requests the request guard held during the action, and what became of them.
     held: tuple[Held, ...] = ()
+    # The tab the call acted in (a task's tab: not always the one the door named).
+    tab: int | None = None
     # The downloads the action started, as the browser reported them when it answered.
     downloads: tuple[Download, ...] = ()
     # The picture `content` describes (`screenshot`); the page's pixels, data like its text.
@@ -145,6 +147,7 @@ class ToolOutcome:
             "submits": self.submits,
             "url": self.url,
             "held": [h.to_json() for h in self.held],
+            "tab": self.tab,
             "downloads": [
                 {
                     "name": d.name,

@@ -63,6 +63,7 @@ def request_judge(
             navigation=paused.navigation,
             form=paused.form,
             redirect_of_sent=paused.redirect_of_sent,
+            opened=paused.opened,
             download=None if paused.download is None else paused.download.element(),
         )
         ruling = await judge(sent, element)

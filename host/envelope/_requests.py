@@ -78,6 +78,7 @@ class SentRequest:
     navigation: bool = False  # the tab's main frame loads a document
     form: bool = False  # a form's submission (the browser reported it)
     redirect_of_sent: bool = False  # a redirect of a request the person let go
+    opened: bool = False  # the first document of a tab or pop-up the action opened
     # A response the browser would save as a file: the file as a question shows it
     # (one element, the site's strings escaped), else None.
     download: str | None = None
@@ -163,7 +164,11 @@ class RequestJudge:
             return RequestRuling(send=True)
         if verdict == "site":
             site = self.sites.name(request.url)
-            if request.navigation:
+            if request.opened:
+                doing = f"{self._doing(element)} opens a new tab or pop-up on"
+                answer = await self.sites.enter(request.url, doing)
+                refused = f"not opened: the new tab may not go to {site}"
+            elif request.navigation:
                 answer = await self.sites.enter(request.url)
                 refused = f"not sent: the tab may not go to {site}"
             else:

@@ -172,13 +172,20 @@ def _with_image(answer: Any, image: object) -> Any:
     return answer
 
 
+_LINK_HAS = frozenset({"tabs", "switch_tab"})
+
+
 def build_server(holder: LinkHolder, groups: Sequence[ToolGroup] = TOOL_GROUPS) -> Server[Any]:
     """The MCP server over ``holder``'s link, offering the tools of ``groups``."""
-    offered = tools_in(groups)
+    # `tabs` is the link's listing here (the shared tabs and those opened from them),
+    # and every tool names its `tab`: the task's `tabs` and `switch_tab` are not needed.
+    offered = tuple(spec for spec in tools_in(groups) if spec.name not in _LINK_HAS)
     specs = {spec.name: spec for spec in offered}
     tools = [_TABS_TOOL, *(mcp_tool(spec) for spec in offered)]
     # A tool of a group left out is refused with how to get it, not as unknown.
-    left_out = {spec.name: spec.group for spec in TOOLS if spec.name not in specs}
+    left_out = {
+        spec.name: spec.group for spec in TOOLS if spec.name not in specs.keys() | _LINK_HAS
+    }
     format_page = _format_page()
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
@@ -260,10 +267,11 @@ def build_server(holder: LinkHolder, groups: Sequence[ToolGroup] = TOOL_GROUPS) 
         content = str(reply.get("content", ""))
         if reply.get("note"):
             content = f"{content}\n[{reply['note']}]"
-        # For the client program (the model reads the content): the files an action saved.
+        # For the client program (the model reads the content): the files an action
+        # saved, the tab it acted in.
         meta = {
             key: reply.get(key)
-            for key in ("kind", "cached", "cached_from", "call_id", "host_ms", "downloads")
+            for key in ("kind", "cached", "cached_from", "call_id", "host_ms", "downloads", "tab")
         }
         answer = _text(content, is_error=bool(reply.get("is_error")), meta={"trimtab": meta})
         return _with_image(answer, reply.get("image"))

@@ -28,11 +28,13 @@ from ._common import (
 )
 from ._consent import ConsentNeeded, granted
 from ._groups import parse_groups, tools_in
+from ._tabs import TASK_TOOLS
 
 __all__ = [
     "ACTION_TIMEOUT",
     "NAVIGATION_TIMEOUT",
     "SETTLE_TIMEOUT",
+    "TASK_TOOLS",
     "TOOLS",
     "TOOL_GROUPS",
     "ConsentNeeded",

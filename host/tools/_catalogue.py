@@ -38,6 +38,7 @@ from . import (
     _pixels,
     _pointer,
     _queries,
+    _tabs,
 )
 from ._common import (
     ACTION_TIMEOUT,
@@ -83,6 +84,11 @@ _CATALOGUE: tuple[Tool, ...] = (
     _fill.fill,
     # pixels
     _pixels.screenshot,
+    # a task's tabs
+    _tabs.tabs,
+    _tabs.switch_tab,
+    _tabs.new_tab,
+    _tabs.close_tab,
 )
 
 TOOLS: tuple[ToolSpec, ...] = tuple(entry.spec for entry in _CATALOGUE)
@@ -97,6 +103,8 @@ _DECIDES_CONSENT = frozenset(
 _NEVER_COMMITS = frozenset(
     {"navigate", "back", "forward", "reload", "hover", "scroll", "select_text"}
 )
+# The task's tabs: the host runs them, and opening a tab passes the site rules.
+_NEVER_COMMITS |= _tabs.TASK_TOOLS
 # How the browser says a navigation came from a form (`Page.frameRequestedNavigation`).
 _FORM_NAVIGATIONS = frozenset({"formSubmissionGet", "formSubmissionPost"})
 _BY_NAME: Mapping[str, Tool] = {entry.spec.name: entry for entry in _CATALOGUE}

@@ -65,8 +65,11 @@ __all__ = [
 log = logging.getLogger("trimtab.host")
 
 ERROR_CODES: Final[frozenset[str]] = frozenset(typing.get_args(ErrorCode))
-# What the extension relays unasked: CDP, and what chrome.downloads reports.
-RELAY_MESSAGE_TYPES: Final = frozenset({"cdp_result", "cdp_event", "cdp_detached", "download"})
+# What the extension relays unasked: CDP, what chrome.downloads reports, and tabs
+# coming and going.
+RELAY_MESSAGE_TYPES: Final = frozenset(
+    {"cdp_result", "cdp_event", "cdp_detached", "download", "tab_opened", "tab_closed", "tab_left"}
+)
 # After stdin closes Chrome is gone or going; finishing a request that is almost done
 # is polite (its reply may still be read), waiting on a stuck one is not.
 DEFAULT_EOF_GRACE: Final = 5.0
