@@ -1,6 +1,6 @@
-// The agent loop: the model proposes tool calls, the host runs them on the one tab
-// where the person started the task, and their results go back to the model as
-// untrusted data. Whether a call may act is the host's to decide: it asks the person
+// The agent loop: the model proposes tool calls, the host runs them in the task's tabs
+// (the tab where the person started it, and the tabs and pop-ups opened from it), and
+// their results go back to the model as untrusted data. Whether a call may act is the host's to decide: it asks the person
 // during the call when it must (the side panel shows its question), and the reply
 // says what came of it.
 
@@ -26,7 +26,8 @@ export const MAX_STEPS = 30;
 export function systemPrompt({ format }) {
   return [
     "You are Trimtab: you act for the person in the browser tab named in their first "
-      + "message, seeing the page as XML through your tools and acting on its element ids.",
+      + "message and the tabs opened from it, seeing each page as XML through your tools "
+      + "and acting on its element ids.",
     "",
     "## Page format",
     format,
@@ -59,7 +60,8 @@ export function taskFrame({ nonce, tab }) {
  *   | {kind: "model", text: string, usage: import("./requests.js").Usage,
  *      totals: import("../shared/cost.js").Totals, context: number, final: boolean}
  *   | {kind: "tool", name: string, args: object, isError: boolean, cached: boolean,
- *      cachedFrom: unknown, note: string|null, chars: number, content: string}
+ *      cachedFrom: unknown, note: string|null, chars: number, content: string,
+ *      tab: number}
  *   | {kind: "compacted", replaced: number, before: number, after: number, budget: number}
  *   | {kind: "declined", name: string, args: object, reason: string}
  *   | {kind: "unasked-submit", name: string, args: object}
@@ -85,19 +87,19 @@ export class Agent {
    *          onActivity?: (activity: {what: "model"|"tool"|"retry"|"idle", name?: string,
    *                                   attempt?: number, of?: number, seconds?: number,
    *                                   status?: number}) => void,
-   *          tabUrl?: () => Promise<string>,
+   *          tabUrl?: (tabId: number) => Promise<string>,
    *          maxSteps?: number,
    *          budget?: number, pageBudget?: number}} options
    *   `worker.host` sends a request to the host; aborting its signal cancels it there
    *   `askBeforeSubmit`: the person's setting, sent with every call (the host asks)
    *   `onActivity`: what runs now, for the panel's live indicator
-   *   `tabUrl`: the tab's URL now, when a page-state reply does not carry its `url`
+   *   `tabUrl`: a tab's URL now, when a page-state reply does not carry its `url`
    *   `budget`: tokens the context may reach before a compaction
    *   `pageBudget`: tokens one snapshot may take (the host's `budget` field; host default
    *   when absent)
    */
   constructor({ worker, client, tab, askBeforeSubmit, onStep, onActivity = () => {},
-    tabUrl = async () => (await chrome.tabs.get(tab.id)).url ?? "", maxSteps = MAX_STEPS,
+    tabUrl = async (tabId) => (await chrome.tabs.get(tabId)).url ?? "", maxSteps = MAX_STEPS,
     budget = DEFAULT_BUDGET, pageBudget = undefined }) {
     this.worker = worker;
     this.client = client;
@@ -110,6 +112,11 @@ export class Agent {
     this.budget = budget;
     this.pageBudget = pageBudget;
     this.controller = new AbortController();
+    /** The tab the agent acts in now: the task's first, until the host says it acts in
+     *  another (a pop-up the page opened, a tab switched to). */
+    this.current = tab.id;
+    /** The task's tabs the agent has acted in and not seen closed, oldest first. */
+    this.tabs = [tab.id];
     this.session = `agent-${makeNonce()}`;
     this.nonce = makeNonce();
     /** The JavaScript dialog the page shows after the latest tool call, if any, as the
@@ -251,6 +258,34 @@ export class Agent {
   }
 
   /**
+   * The tab a call acted in, from the host's reply (`tab`), and where the next call
+   * goes: the host moves the agent to a pop-up its action opened, back to the opener
+   * when the pop-up closed, to a tab `switch_tab` chose.
+   * @param {number} asked the tab the request named
+   * @param {unknown} said the reply's `tab`, when the host sends one
+   * @returns {number}
+   */
+  actedIn(asked, said) {
+    if (!Number.isInteger(said)) return asked;
+    const tab = /** @type {number} */ (said);
+    this.current = tab;
+    if (!this.tabs.includes(tab)) this.tabs.push(tab);
+    return tab;
+  }
+
+  /**
+   * One of the task's tabs closed: the next call goes to the newest tab left (the
+   * opener of a pop-up that closed itself, unless the host says otherwise).
+   * @param {number} tabId
+   * @returns {boolean} whether the task still has a tab
+   */
+  tabClosed(tabId) {
+    this.tabs = this.tabs.filter((tab) => tab !== tabId);
+    if (this.current === tabId && this.tabs.length > 0) this.current = this.tabs[this.tabs.length - 1];
+    return this.tabs.length > 0;
+  }
+
+  /**
    * @param {{id: string, name: string, args: object, parseError?: string}} call
    * @returns {Promise<import("./requests.js").ToolResult & {meta: object}>}
    */
@@ -262,10 +297,10 @@ export class Agent {
         cached: false, cachedFrom: null, note: null, chars: 0, content: call.parseError });
       return { id: call.id, content: call.parseError, isError: true, meta };
     }
-    // The tab is fixed when the task starts; the model cannot point the agent
-    // at another tab, whatever its arguments say.
+    // The call goes to the tab the agent acts in now; a `tab` the model names stays in
+    // its arguments for the host, which owns the task's tabs and refuses any other.
     const request = {
-      type: "tool", session: this.session, tab: this.tab.id, name: call.name, args: call.args,
+      type: "tool", session: this.session, tab: this.current, name: call.name, args: call.args,
       ask_before_submit: this.askBeforeSubmit,
       ...(this.pageBudget ? { budget: this.pageBudget } : {}),
     };
@@ -274,6 +309,7 @@ export class Agent {
     this.checkStopped();
     const content = String(result.content ?? "");
     this.dialog = result.dialog ?? null;
+    const tab = this.actedIn(request.tab, result.tab);
     if (result.consent?.required && !result.consent.granted) {
       // The host asked the person and did nothing: they said no, or nobody answered.
       // Its content says which, for the model as for the person.
@@ -287,13 +323,13 @@ export class Agent {
     this.onStep({
       kind: "tool", name: call.name, args: call.args, isError: Boolean(result.is_error),
       cached: Boolean(result.cached), cachedFrom: result.cached_from ?? null,
-      note: result.note ?? null, chars: content.length, content,
+      note: result.note ?? null, chars: content.length, content, tab,
     });
     const note = result.note ? `\n(${result.note})` : "";
     // A page state's URL: the host's fact when it sends one, else the tab's own.
     let url = "";
     if (pageFacts(result, url) !== null) {
-      url = typeof result.url === "string" ? result.url : await this.tabUrl().catch(() => "");
+      url = typeof result.url === "string" ? result.url : await this.tabUrl(tab).catch(() => "");
     }
     return { id: call.id, content: wrapUntrusted(content, this.nonce) + note,
       isError: Boolean(result.is_error), meta: { ...meta, page: pageFacts(result, url) } };

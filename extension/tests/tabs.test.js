@@ -3,7 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 
-import { HOLD_PATTERNS, TabWatch } from "../worker/tabs.js";
+import { TabWatch } from "../worker/tabs.js";
 
 /**
  * A small browser: windows (normal or popup), tabs in them, groups; and a relay that
@@ -74,19 +74,10 @@ function fakeBrowser() {
     },
     relay: {
       attachedTabs: () => [...attached],
-      async attach(id) {
-        calls.push(["attach", id]);
+      async hold(id) {
+        calls.push(["hold", id]);
         if (!tabs.has(id)) throw new Error(`No tab with given id ${id}.`);
         attached.add(id);
-        return {};
-      },
-      async command(msg) {
-        calls.push(["cdp", msg.tab, msg.method, msg.params]);
-        return {};
-      },
-      async detach(id) {
-        attached.delete(id);
-        return {};
       },
     },
   };
@@ -108,7 +99,7 @@ async function request(browser, msg) {
   return browser.posted.pop();
 }
 
-test("a tab opened from a grouped task tab is attached and held before the host hears of it", async () => {
+test("a tab opened from a task tab is held before the host hears of it", async () => {
   const b = fakeBrowser();
   b.addTab(7);
   b.attached.add(7);
@@ -118,15 +109,12 @@ test("a tab opened from a grouped task tab is attached and held before the host 
   b.calls.length = 0;
   await b.watch.onCreated(popup);
   assert.deepEqual(b.posted, [{ type: "tab_opened", tab: 8, opener: 7,
-    url: "http://127.0.0.1:9/provider", popup: true, held: true }]);
-  assert.deepEqual(b.calls, [
-    ["attach", 8],
-    ["cdp", 8, "Fetch.enable", { patterns: HOLD_PATTERNS }],
-  ]);
+    url: "http://127.0.0.1:9/provider", popup: true, waiting: true }]);
+  assert.deepEqual(b.calls, [["hold", 8]]);
   // The pop-up cannot join a group (its window is a pop-up), yet what it opens is held.
   const second = b.addTab(9, 1, { openerTabId: 8 });
   await b.watch.onCreated(second);
-  assert.equal(b.posted.at(-1).held, true);
+  assert.equal(b.posted.at(-1).waiting, true);
 });
 
 test("a tab dragged out of the group no longer has what it opens held", async () => {
@@ -136,7 +124,7 @@ test("a tab dragged out of the group no longer has what it opens held", async ()
   await request(b, { type: "tab_group", id: "c1", tabs: [7], title: "T" });
   b.watch.onUpdated(7, { groupId: -1 });
   await b.watch.onCreated(b.addTab(8, 1, { openerTabId: 7 }));
-  assert.equal(b.posted.at(-1).held, false);
+  assert.equal(b.posted.at(-1).waiting, false);
 });
 
 test("a tab opened from a tab attached for the inspector only is reported, not held", async () => {
@@ -146,7 +134,7 @@ test("a tab opened from a tab attached for the inspector only is reported, not h
   const opened = b.addTab(9, 1, { openerTabId: 7, url: "" });
   await b.watch.onCreated(opened);
   assert.deepEqual(b.posted, [{ type: "tab_opened", tab: 9, opener: 7, url: "", popup: false,
-    held: false }]);
+    waiting: false }]);
   assert.deepEqual(b.calls, []);
 });
 
@@ -169,7 +157,7 @@ test("a pop-up that closes before it can be attached is reported as not held", a
   const gone = { id: 8, windowId: 1, openerTabId: 7 }; // never in the browser's tab list
   await b.watch.onCreated(gone);
   assert.deepEqual(b.posted, [{ type: "tab_opened", tab: 8, opener: 7, url: "", popup: false,
-    held: false }]);
+    waiting: false }]);
   b.watch.onRemoved(8);
   assert.deepEqual(b.posted.at(-1), { type: "tab_closed", tab: 8 });
 });

@@ -6,12 +6,8 @@
 //
 // One thing is done here before the host can answer, because the host cannot be fast
 // enough: a tab opened from a task's tab (a pop-up, a link with target="_blank") is
-// attached at once and its requests are held (Fetch at the request stage), so its
-// first request does not leave the browser before the host's site rules have seen it.
-// The host then answers every held request as it answers its own guard's.
-
-/** Fetch patterns of the hold: every request, at the request stage. */
-export const HOLD_PATTERNS = [{ urlPattern: "*", requestStage: "Request" }];
+// attached at once and held (the relay's `hold`), so its first request does not leave
+// the browser before the host's request guard is on in it; the host lets it run.
 
 /**
  * @typedef {{id?: number, openerTabId?: number, windowId: number, index?: number,
@@ -25,9 +21,7 @@ export const HOLD_PATTERNS = [{ urlPattern: "*", requestStage: "Request" }];
  * @typedef {{get: (windowId: number) => Promise<{type?: string}>}} WindowsApi
  * @typedef {{get: (groupId: number) => Promise<object>,
  *            update: (groupId: number, props: {title?: string}) => Promise<object>}} GroupsApi
- * @typedef {{attachedTabs: () => number[], attach: (tabId: number) => Promise<object>,
- *            command: (msg: {tab: number, method: string, params?: object}) => Promise<any>,
- *            detach: (tabId: number) => Promise<object>}} RelayFace
+ * @typedef {{attachedTabs: () => number[], hold: (tabId: number) => Promise<void>}} RelayFace
  */
 
 /**
@@ -223,6 +217,18 @@ export class TabWatch {
     if (id === undefined || opener === undefined || this.mine.has(id)) return;
     if (!this.relay.attachedTabs().includes(opener)) return;
     this.known.add(id);
+    // The hold first, before anything else is awaited: the tab's first request is on
+    // its way already, and the hold wins that race by milliseconds.
+    let waiting = false;
+    if (this.inTask.has(opener)) {
+      try {
+        await this.relay.hold(id);
+        waiting = true;
+        this.inTask.add(id);
+      } catch {
+        // Closed already, or another debugger has it: the host learns it is not held.
+      }
+    }
     let popup = false;
     try {
       popup = (await this.windows.get(tab.windowId)).type === "popup";
@@ -230,26 +236,7 @@ export class TabWatch {
       // the window closed already; the tab's close follows
     }
     const url = tab.pendingUrl || tab.url || "";
-    let held = false;
-    if (this.inTask.has(opener)) {
-      try {
-        await this.relay.attach(id);
-        held = true;
-        this.inTask.add(id);
-      } catch {
-        // Closed already, or another debugger holds it: the host learns it is not held.
-      }
-    }
-    // Told before the hold starts, so every held request reaches a host that knows
-    // the tab is held and must answer it.
-    this.post({ type: "tab_opened", tab: id, opener, url, popup, held });
-    if (!held) return;
-    try {
-      await this.relay.command({ tab: id, method: "Fetch.enable",
-        params: { patterns: HOLD_PATTERNS } });
-    } catch {
-      // The tab closed meanwhile: its tab_closed and cdp_detached follow.
-    }
+    this.post({ type: "tab_opened", tab: id, opener, url, popup, waiting });
   }
 
   /**
