@@ -117,6 +117,8 @@ export class Agent {
     this.current = tab.id;
     /** The task's tabs the agent has acted in and not seen closed, oldest first. */
     this.tabs = [tab.id];
+    /** The task's tabs seen closed: never acted in again. */
+    this.closed = new Set();
     this.session = `agent-${makeNonce()}`;
     this.nonce = makeNonce();
     /** The JavaScript dialog the page shows after the latest tool call, if any, as the
@@ -258,19 +260,25 @@ export class Agent {
   }
 
   /**
-   * The tab a call acted in, from the host's reply (`tab`), and where the next call
-   * goes: the host moves the agent to a pop-up its action opened, back to the opener
-   * when the pop-up closed, to a tab `switch_tab` chose.
+   * The tab a call acted in, for the person, and where the next call goes: the host's
+   * reply says (`tab`) which tab the agent acts in after the call (a pop-up the click
+   * opened, a tab `switch_tab` chose). A call acted in the tab it was sent to, unless
+   * the model named another (`tab` in its arguments), which the host resolved.
    * @param {number} asked the tab the request named
    * @param {unknown} said the reply's `tab`, when the host sends one
+   * @param {boolean} [named] whether the model named a tab in its arguments
    * @returns {number}
    */
-  actedIn(asked, said) {
+  actedIn(asked, said, named = false) {
     if (!Number.isInteger(said)) return asked;
     const tab = /** @type {number} */ (said);
-    this.current = tab;
-    if (!this.tabs.includes(tab)) this.tabs.push(tab);
-    return tab;
+    // A tab already seen closed (a pop-up that closed itself during the call) is not
+    // where the next call goes: `tabClosed` chose the tab left.
+    if (!this.closed.has(tab)) {
+      this.current = tab;
+      if (!this.tabs.includes(tab)) this.tabs.push(tab);
+    }
+    return named ? tab : asked;
   }
 
   /**
@@ -280,6 +288,7 @@ export class Agent {
    * @returns {boolean} whether the task still has a tab
    */
   tabClosed(tabId) {
+    this.closed.add(tabId);
     this.tabs = this.tabs.filter((tab) => tab !== tabId);
     if (this.current === tabId && this.tabs.length > 0) this.current = this.tabs[this.tabs.length - 1];
     return this.tabs.length > 0;
@@ -309,7 +318,8 @@ export class Agent {
     this.checkStopped();
     const content = String(result.content ?? "");
     this.dialog = result.dialog ?? null;
-    const tab = this.actedIn(request.tab, result.tab);
+    const named = typeof call.args === "object" && call.args !== null && "tab" in call.args;
+    const tab = this.actedIn(request.tab, result.tab, named);
     if (result.consent?.required && !result.consent.granted) {
       // The host asked the person and did nothing: they said no, or nobody answered.
       // Its content says which, for the model as for the person.

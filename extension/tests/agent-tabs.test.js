@@ -50,8 +50,32 @@ test("calls follow the tab the host says the agent acts in; the model's tab pass
   assert.ok(done.ok, done.text);
   assert.deepEqual(worker.requests.map((r) => r.tab), [5, 8, 8, 5, 5]);
   assert.deepEqual(worker.requests[4].args, { tab: "t2" });
-  assert.deepEqual(steps.filter((s) => s.kind === "tool").map((s) => s.tab), [8, 8, 5, 5, 5]);
+  // Each step acted in the tab it was sent to: the click that opened the pop-up in 5,
+  // the name typed and the click that closed it in 8.
+  assert.deepEqual(steps.filter((s) => s.kind === "tool").map((s) => s.tab), [5, 8, 8, 5, 5]);
   assert.deepEqual(agent.tabs, [5, 8]);
+});
+
+test("a call in a tab the model named is shown in the tab the host resolved", async () => {
+  const worker = recordingHost([{ kind: "baseline", content: "<page/>", tab: 9 }]);
+  const steps = [];
+  const agent = new Agent({ worker, client: scripted([
+    { name: "capture_snapshot", args: { tab: "t3" } }]), askBeforeSubmit: true,
+  onStep: (step) => steps.push(step), tab: { id: 5 }, tabUrl: async () => "" });
+  await agent.run("read the other tab");
+  assert.equal(worker.requests[0].tab, 5);
+  assert.equal(steps.find((s) => s.kind === "tool").tab, 9);
+  assert.equal(agent.current, 9);
+});
+
+test("a pop-up that closed during the call is not where the next call goes", () => {
+  const agent = new Agent({ worker: { host: async () => ({}) }, client: scripted([]),
+    askBeforeSubmit: true, onStep: () => {}, tab: { id: 5 } });
+  agent.actedIn(5, 8);
+  agent.tabClosed(8);
+  assert.equal(agent.actedIn(8, 8), 8);
+  assert.equal(agent.current, 5);
+  assert.deepEqual(agent.tabs, [5]);
 });
 
 test("a closed tab of the task sends the next call to the newest tab left; none left ends it", () => {
