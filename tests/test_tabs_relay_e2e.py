@@ -86,7 +86,7 @@ async def shop_tab(
     ext: ExtensionBrowser, host: FakeHost, shop: StaticServer, provider: StaticServer
 ) -> int:
     """The shop's tab, loaded and attached by the host, its provider on another port."""
-    _, tab = await ext.open_tab(shop.url("tabs-shop.html") + f"#provider={provider.origin}")
+    _, tab = await ext.open_tab(shop.url("tabs-account.html") + f"#provider={provider.origin}")
     await ext.wait_loaded(tab)
     await result_of(host, {"type": "cdp_attach", "tab": tab})
     return tab
@@ -123,7 +123,7 @@ async def test_a_task_pop_up_is_held_before_its_first_request(
     # pop-up's first request: it wins most runs on a loaded machine, not all (see
     # host/PROTOCOL.md, "Tabs"), so each outcome is checked for what it must be.
     await trio.sleep(0.5)
-    sent_before_the_host = any("tabs-provider.html" in line for line in second_server.requests)
+    sent_before_the_host = any("tabs-idp.html" in line for line in second_server.requests)
     # The host's guard, as for a target auto-attached waiting for the debugger.
     await result_of(host, {"type": "cdp_attach", "tab": popup})
     patterns = [{"urlPattern": "*", "resourceType": "Document", "requestStage": "Request"}]
@@ -134,15 +134,15 @@ async def test_a_task_pop_up_is_held_before_its_first_request(
         paused = await host.next_message("cdp_event")
         assert paused["tab"] == popup
         assert paused["method"] == "Fetch.requestPaused"
-        assert "/tabs-provider.html?client_id=corner-bikes" in paused["params"]["request"]["url"]
+        assert "/tabs-idp.html?client_id=corner-bikes" in paused["params"]["request"]["url"]
         await trio.sleep(0.2)
-        assert not any("tabs-provider.html" in line for line in second_server.requests)
+        assert not any("tabs-idp.html" in line for line in second_server.requests)
         await cdp(
             host, popup, "Fetch.continueRequest", {"requestId": paused["params"]["requestId"]}
         )
     await cdp(host, popup, "Fetch.disable")
     await ext.wait_loaded(popup)
-    assert any("tabs-provider.html" in line for line in second_server.requests)
+    assert any("tabs-idp.html" in line for line in second_server.requests)
     # A pop-up window cannot join the group; the shop's tab stays in it.
     again = await result_of(
         host, {"type": "tab_group", "tabs": [tab, popup], "title": "Sign in at Corner Bikes"}
@@ -169,7 +169,7 @@ async def test_a_new_tab_joins_the_group_and_leaves_it_when_dragged_out(
     # Let run without a guard of the host's own: the hold lets the tab load.
     await cdp(host, terms, "Runtime.runIfWaitingForDebugger")
     await ext.wait_loaded(terms)
-    assert any("tabs-provider.html?page=terms" in line for line in second_server.requests)
+    assert any("tabs-idp.html?page=terms" in line for line in second_server.requests)
     joined = await result_of(host, {"type": "tab_group", "tabs": [terms], "title": "Compare"})
     assert joined == {"group": grouped["group"], "outside": []}
     members = await ext.worker.evaluate(
@@ -179,7 +179,6 @@ async def test_a_new_tab_joins_the_group_and_leaves_it_when_dragged_out(
     # The person drags the tab out of the group (what the tab strip does is an ungroup).
     await ext.worker.evaluate(f"chrome.tabs.ungroup({terms}).then(() => true)")
     assert await host.next_message("tab_left") == {"type": "tab_left", "tab": terms}
-    # Out of the task: what it opens now is reported, not held.
     group = await ext.worker.evaluate(f"chrome.tabGroups.get({grouped['group']})")
     assert group["title"] == "Compare"
 
@@ -193,10 +192,10 @@ async def test_the_hosts_own_tabs_open_and_close(
     ext, host = faked
     # A tab of the person's own, opened before the task (Target.createTarget gives a
     # tab opened later the active tab as its opener, as a link would).
-    _, stranger = await ext.open_tab(pages_server.url("tabs-shop.html"))
+    _, stranger = await ext.open_tab(pages_server.url("tabs-account.html"))
     tab = await shop_tab(ext, host, pages_server, second_server)
     await result_of(host, {"type": "tab_group", "tabs": [tab], "title": "Two results"})
-    url = pages_server.url("tabs-provider.html?page=terms")
+    url = pages_server.url("tabs-idp.html?page=terms")
     opened = await result_of(
         host, {"type": "cdp_new_tab", "url": url, "opener": tab, "active": False}
     )
@@ -206,7 +205,7 @@ async def test_the_hosts_own_tabs_open_and_close(
     shop = await ext.worker.evaluate(f"chrome.tabs.get({tab})")
     assert (info["url"], info["active"], info["windowId"]) == (url, False, shop["windowId"])
     assert info["index"] == shop["index"] + 1
-    assert any("tabs-provider.html?page=terms" in line for line in pages_server.requests)
+    assert any("tabs-idp.html?page=terms" in line for line in pages_server.requests)
     await ext.worker.evaluate(f"chrome.tabs.remove({stranger})")
     assert await result_of(host, {"type": "cdp_close_tab", "tab": new}) == {}
     closed = await host.next_message("tab_closed")
@@ -230,7 +229,7 @@ async def test_closing_the_task_group_closes_its_tabs_for_the_host(
     """The person closes the task's group mid-task: every tab of it is reported closed."""
     ext, host = faked
     tab = await shop_tab(ext, host, pages_server, second_server)
-    _, other = await ext.open_tab(pages_server.url("tabs-shop.html"))
+    _, other = await ext.open_tab(pages_server.url("tabs-account.html"))
     await ext.wait_loaded(other)
     grouped = await result_of(host, {"type": "tab_group", "tabs": [tab, other], "title": "T"})
     await ext.worker.evaluate(

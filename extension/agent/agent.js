@@ -112,8 +112,8 @@ export class Agent {
     this.budget = budget;
     this.pageBudget = pageBudget;
     this.controller = new AbortController();
-    /** The tab the agent acts in now: the task's first, until the host says it acts in
-     *  another (a pop-up the page opened, a tab switched to). */
+    /** The tab the agent acted in last, as the host said: the task's first, a pop-up
+     *  it followed, a tab `switch_tab` chose. */
     this.current = tab.id;
     /** The task's tabs the agent has acted in and not seen closed, oldest first. */
     this.tabs = [tab.id];
@@ -260,30 +260,26 @@ export class Agent {
   }
 
   /**
-   * The tab a call acted in, for the person, and where the next call goes: the host's
-   * reply says (`tab`) which tab the agent acts in after the call (a pop-up the click
-   * opened, a tab `switch_tab` chose). A call acted in the tab it was sent to, unless
-   * the model named another (`tab` in its arguments), which the host resolved.
+   * The tab a call acted in, as the host's reply says (`tab`), else the one it named.
    * @param {number} asked the tab the request named
    * @param {unknown} said the reply's `tab`, when the host sends one
-   * @param {boolean} [named] whether the model named a tab in its arguments
    * @returns {number}
    */
-  actedIn(asked, said, named = false) {
+  actedIn(asked, said) {
     if (!Number.isInteger(said)) return asked;
     const tab = /** @type {number} */ (said);
     // A tab already seen closed (a pop-up that closed itself during the call) is not
-    // where the next call goes: `tabClosed` chose the tab left.
+    // the one the agent is on any more: `tabClosed` chose the tab left.
     if (!this.closed.has(tab)) {
       this.current = tab;
       if (!this.tabs.includes(tab)) this.tabs.push(tab);
     }
-    return named ? tab : asked;
+    return tab;
   }
 
   /**
-   * One of the task's tabs closed: the next call goes to the newest tab left (the
-   * opener of a pop-up that closed itself, unless the host says otherwise).
+   * One of the task's tabs closed: the agent is on the newest tab left (the opener of
+   * a pop-up that closed itself) until the host's next reply says.
    * @param {number} tabId
    * @returns {boolean} whether the task still has a tab
    */
@@ -306,10 +302,12 @@ export class Agent {
         cached: false, cachedFrom: null, note: null, chars: 0, content: call.parseError });
       return { id: call.id, content: call.parseError, isError: true, meta };
     }
-    // The call goes to the tab the agent acts in now; a `tab` the model names stays in
-    // its arguments for the host, which owns the task's tabs and refuses any other.
+    // Every call names the task's first tab, which identifies the task: the host owns
+    // the task's tabs and acts in the one the agent is on (a pop-up it followed, a tab
+    // `switch_tab` chose); a `tab` the model names stays in its arguments for the host,
+    // which refuses any tab that is not the task's.
     const request = {
-      type: "tool", session: this.session, tab: this.current, name: call.name, args: call.args,
+      type: "tool", session: this.session, tab: this.tab.id, name: call.name, args: call.args,
       ask_before_submit: this.askBeforeSubmit,
       ...(this.pageBudget ? { budget: this.pageBudget } : {}),
     };
@@ -318,8 +316,7 @@ export class Agent {
     this.checkStopped();
     const content = String(result.content ?? "");
     this.dialog = result.dialog ?? null;
-    const named = typeof call.args === "object" && call.args !== null && "tab" in call.args;
-    const tab = this.actedIn(request.tab, result.tab, named);
+    const tab = this.actedIn(request.tab, result.tab);
     if (result.consent?.required && !result.consent.granted) {
       // The host asked the person and did nothing: they said no, or nobody answered.
       // Its content says which, for the model as for the person.

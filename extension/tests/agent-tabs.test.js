@@ -1,6 +1,7 @@
-// The side panel's agent across a task's tabs: each call goes to the tab it acts in
-// now, the host's reply moves it (a pop-up, a switch, back to the opener), a `tab` the
-// model names reaches the host untouched, and the tabs' strings stay page data.
+// The side panel's agent across a task's tabs: every call names the task's first tab
+// (the host acts in the tab the agent is on), each step is shown in the tab the host
+// says it acted in, a `tab` the model names reaches the host untouched, and the tabs'
+// strings stay page data.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 
@@ -29,11 +30,11 @@ function recordingHost(replies) {
   } };
 }
 
-test("calls follow the tab the host says the agent acts in; the model's tab passes through", async () => {
+test("calls name the task's tab; steps show where the host acted; the model's tab passes through", async () => {
   const worker = recordingHost([
-    { kind: "diff", content: "<opened/>", tab: 8 },  // the click opened a pop-up, 8
-    { kind: "diff", content: "<typed/>", tab: 8 },
-    { kind: "diff", content: "<closed/>", tab: 5 },  // the pop-up closed: back to 5
+    { kind: "diff", content: "<opened/>", tab: 5 },  // the click in 5 opened a pop-up, 8
+    { kind: "diff", content: "<typed/>", tab: 8 },   // the host follows the pop-up
+    { kind: "diff", content: "<closed/>", tab: 8 },  // the pop-up closed itself
     { kind: "text", content: "tabs", tab: 5 },
     { kind: "diff", content: "<old/>" },             // a reply without `tab`
   ]);
@@ -48,27 +49,14 @@ test("calls follow the tab the host says the agent acts in; the model's tab pass
   tab: { id: 5, title: "Shop", url: "https://shop.test/" }, tabUrl: async () => "" });
   const done = await agent.run("sign in");
   assert.ok(done.ok, done.text);
-  assert.deepEqual(worker.requests.map((r) => r.tab), [5, 8, 8, 5, 5]);
+  assert.deepEqual(worker.requests.map((r) => r.tab), [5, 5, 5, 5, 5]);
   assert.deepEqual(worker.requests[4].args, { tab: "t2" });
-  // Each step acted in the tab it was sent to: the click that opened the pop-up in 5,
-  // the name typed and the click that closed it in 8.
   assert.deepEqual(steps.filter((s) => s.kind === "tool").map((s) => s.tab), [5, 8, 8, 5, 5]);
   assert.deepEqual(agent.tabs, [5, 8]);
+  assert.equal(agent.current, 5);
 });
 
-test("a call in a tab the model named is shown in the tab the host resolved", async () => {
-  const worker = recordingHost([{ kind: "baseline", content: "<page/>", tab: 9 }]);
-  const steps = [];
-  const agent = new Agent({ worker, client: scripted([
-    { name: "capture_snapshot", args: { tab: "t3" } }]), askBeforeSubmit: true,
-  onStep: (step) => steps.push(step), tab: { id: 5 }, tabUrl: async () => "" });
-  await agent.run("read the other tab");
-  assert.equal(worker.requests[0].tab, 5);
-  assert.equal(steps.find((s) => s.kind === "tool").tab, 9);
-  assert.equal(agent.current, 9);
-});
-
-test("a pop-up that closed during the call is not where the next call goes", () => {
+test("a pop-up that closed during the call is not the tab the agent is on", () => {
   const agent = new Agent({ worker: { host: async () => ({}) }, client: scripted([]),
     askBeforeSubmit: true, onStep: () => {}, tab: { id: 5 } });
   agent.actedIn(5, 8);
@@ -78,7 +66,7 @@ test("a pop-up that closed during the call is not where the next call goes", () 
   assert.deepEqual(agent.tabs, [5]);
 });
 
-test("a closed tab of the task sends the next call to the newest tab left; none left ends it", () => {
+test("a closed tab of the task leaves the agent on the newest tab left; none left ends it", () => {
   const agent = new Agent({ worker: { host: async () => ({}) }, client: scripted([]),
     askBeforeSubmit: true, onStep: () => {}, tab: { id: 5 } });
   agent.actedIn(5, 8);

@@ -99,7 +99,7 @@ async function request(browser, msg) {
   return browser.posted.pop();
 }
 
-test("a tab opened from a task tab is held before the host hears of it", async () => {
+test("a tab opened from an attached tab is held before the host hears of it", async () => {
   const b = fakeBrowser();
   b.addTab(7);
   b.attached.add(7);
@@ -111,31 +111,21 @@ test("a tab opened from a task tab is held before the host hears of it", async (
   assert.deepEqual(b.posted, [{ type: "tab_opened", tab: 8, opener: 7,
     url: "http://127.0.0.1:9/provider", popup: true, waiting: true }]);
   assert.deepEqual(b.calls, [["hold", 8]]);
-  // The pop-up cannot join a group (its window is a pop-up), yet what it opens is held.
+  // A pop-up's own pop-up is held too (the first one is attached).
   const second = b.addTab(9, 1, { openerTabId: 8 });
   await b.watch.onCreated(second);
   assert.equal(b.posted.at(-1).waiting, true);
 });
 
-test("a tab dragged out of the group no longer has what it opens held", async () => {
-  const b = fakeBrowser();
-  b.addTab(7);
-  b.attached.add(7);
-  await request(b, { type: "tab_group", id: "c1", tabs: [7], title: "T" });
-  b.watch.onUpdated(7, { groupId: -1 });
-  await b.watch.onCreated(b.addTab(8, 1, { openerTabId: 7 }));
-  assert.equal(b.posted.at(-1).waiting, false);
-});
-
-test("a tab opened from a tab attached for the inspector only is reported, not held", async () => {
+test("a tab opened from a tab attached for the inspector is held too: the host lets it run", async () => {
   const b = fakeBrowser();
   b.addTab(7);
   b.attached.add(7);
   const opened = b.addTab(9, 1, { openerTabId: 7, url: "" });
   await b.watch.onCreated(opened);
   assert.deepEqual(b.posted, [{ type: "tab_opened", tab: 9, opener: 7, url: "", popup: false,
-    waiting: false }]);
-  assert.deepEqual(b.calls, []);
+    waiting: true }]);
+  assert.deepEqual(b.calls, [["hold", 9]]);
 });
 
 test("tabs opened from tabs the relay is not attached to, or by nobody, are not reported", async () => {
@@ -266,8 +256,7 @@ test("a known tab that closes is reported closed; the host's memory of it can go
   b.attached.delete(7);
   b.watch.onRemoved(7);
   assert.deepEqual(b.posted, [{ type: "tab_closed", tab: 7 }]);
-  assert.equal(b.watch.known.size + b.watch.grouped.size + b.watch.mine.size
-    + b.watch.inTask.size, 0);
+  assert.equal(b.watch.known.size + b.watch.grouped.size + b.watch.mine.size, 0);
 });
 
 test("messages that are not tab requests are left to the others", () => {

@@ -5,9 +5,10 @@
 // (open a tab, close one, group a task's tabs under a title).
 //
 // One thing is done here before the host can answer, because the host cannot be fast
-// enough: a tab opened from a task's tab (a pop-up, a link with target="_blank") is
-// attached at once and held (the relay's `hold`), so its first request does not leave
-// the browser before the host's request guard is on in it; the host lets it run.
+// enough: a tab opened from a tab the relay is attached to (a pop-up, a link with
+// target="_blank") is attached at once and held (the relay's `hold`), so its first
+// request does not leave the browser before the host's request guard is on in it; the
+// host lets it run (at once when no agent's action opened it).
 
 /**
  * @typedef {{id?: number, openerTabId?: number, windowId: number, index?: number,
@@ -52,9 +53,6 @@ export class TabWatch {
     this.grouped = new Map();
     /** The groups the host asked for, by the title it gave (a task's, or a client's). */
     this.groupOf = new Map();
-    /** Tabs of a task: given to tab_group (grouped or not), opened for the host, or
-     *  held when a task's tab opened them (a pop-up's own pop-up is held too). */
-    this.inTask = new Set();
     /** Tabs the host knows: attached, reported opened, grouped or opened for it. */
     this.known = new Set();
     /** Tabs this module opened for the host (cdp_new_tab): never reported as opened. */
@@ -120,7 +118,6 @@ export class TabWatch {
     const tab = /** @type {number} */ (created.id);
     this.mine.add(tab);
     this.known.add(tab);
-    this.inTask.add(tab);
     return { tab };
   }
 
@@ -171,7 +168,6 @@ export class TabWatch {
         outside.push(tab);
       }
       this.known.add(tab);
-      this.inTask.add(tab);
     }
     if (inWindows.length === 0) return { group: null, outside };
     let group = await this.liveGroup(title);
@@ -207,8 +203,9 @@ export class TabWatch {
   }
 
   /**
-   * Chrome created a tab. Opened from a tab the relay is attached to, it is reported;
-   * opened from one of a task's tabs, it is attached and held first.
+   * Chrome created a tab. Opened from a tab the relay is attached to, it is held, then
+   * reported: only the host knows whether an agent's action opened it (then its guard
+   * judges the tab's first request) or not (then it lets the tab run at once).
    * @param {TabInfo} tab
    */
   async onCreated(tab) {
@@ -220,14 +217,11 @@ export class TabWatch {
     // The hold first, before anything else is awaited: the tab's first request is on
     // its way already, and the hold wins that race by milliseconds.
     let waiting = false;
-    if (this.inTask.has(opener)) {
-      try {
-        await this.relay.hold(id);
-        waiting = true;
-        this.inTask.add(id);
-      } catch {
-        // Closed already, or another debugger has it: the host learns it is not held.
-      }
+    try {
+      await this.relay.hold(id);
+      waiting = true;
+    } catch {
+      // Closed already, or another debugger has it: the host learns it is not held.
     }
     let popup = false;
     try {
@@ -249,7 +243,6 @@ export class TabWatch {
     this.known.delete(tabId);
     this.grouped.delete(tabId);
     this.mine.delete(tabId);
-    this.inTask.delete(tabId);
     if (knew) this.post({ type: "tab_closed", tab: tabId });
   }
 
@@ -264,7 +257,6 @@ export class TabWatch {
     const group = this.grouped.get(tabId);
     if (group === undefined || change.groupId === group) return;
     this.grouped.delete(tabId);
-    this.inTask.delete(tabId);
     this.post({ type: "tab_left", tab: tabId });
   }
 }
