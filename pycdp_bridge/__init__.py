@@ -2,7 +2,8 @@
 
 * `launch_browser` / `Browser` / `PageTarget`: a Chromium Trimtab starts itself,
   spoken to over ``--remote-debugging-pipe`` (the CLI, tests and benchmarks).
-* `RelayHub`: the same `Target` over the extension's ``chrome.debugger`` relay.
+* `RelayHub`: the same `Target` over the extension's ``chrome.debugger`` relay, and
+  the tabs the extension reports opened and closed (`TabEvent`).
 * `capture`: one tab's DOM, layout and accessibility tree joined into a `PageModel`.
 * `protocol`: the CDP command generators every caller passes to `Target.execute`
   (the only place that names CDP methods), and ``protocol.events``, the event names.
@@ -16,7 +17,7 @@ Imports nothing of the host (``trimtab``): the host is built on it, never the re
 from . import _protocol as protocol
 from ._capture import AXMode, capture
 from ._connection import CDPConnection, Event
-from ._direct import Browser, PageTarget
+from ._direct import Browser, OpenedPage, PageTarget
 from ._errors import (
     BrowserNotFoundError,
     CDPError,
@@ -32,10 +33,11 @@ from ._javascript import ObjectRef, call_on, evaluate
 from ._json import loads_json
 from ._launcher import find_browser, launch_browser
 from ._model import AXInfo, Frame, Node, NodeType, PageModel, Rect, Style
-from ._relay import RelayHub, RelayTarget
+from ._relay import TAB_MESSAGE_TYPES, RelayHub, RelayTarget, TabEvent
 from ._target import Target
 
 __all__ = [
+    "TAB_MESSAGE_TYPES",
     "AXInfo",
     "AXMode",
     "Browser",
@@ -50,6 +52,7 @@ __all__ = [
     "Node",
     "NodeType",
     "ObjectRef",
+    "OpenedPage",
     "PageCrashedError",
     "PageModel",
     "PageTarget",
@@ -57,6 +60,7 @@ __all__ = [
     "RelayHub",
     "RelayTarget",
     "Style",
+    "TabEvent",
     "Target",
     "TargetClosedError",
     "call_on",

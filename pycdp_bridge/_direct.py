@@ -3,12 +3,15 @@
 `PipeTransport` frames JSON messages with NUL bytes on two trio streams. `Browser`
 is the browser-level target; `Browser.new_page` opens a tab and attaches to it with a
 flattened session, giving a `PageTarget` that shares the browser's connection.
+`Browser.opened_pages` attaches to every page the browser opens (a pop-up, a link's
+new tab) before its first request, with the page that opened it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -17,13 +20,13 @@ import trio
 
 from . import _protocol as cdp
 from ._connection import Request
-from ._errors import NavigationError, PageCrashedError, TargetClosedError
+from ._errors import CDPError, NavigationError, PageCrashedError, TargetClosedError
 from ._gc import gc_paused
 from ._javascript import evaluate
 from ._json import loads_json
 from ._target import CommandChannel, SessionTarget
 
-__all__ = ["Browser", "PageTarget", "PipeTransport"]
+__all__ = ["Browser", "OpenedPage", "PageTarget", "PipeTransport"]
 
 READ_CHUNK = 1 << 20
 # Replies this long (a large page's DOM or snapshot) are decoded with the garbage
@@ -112,6 +115,17 @@ class PipeTransport:
         )
 
 
+@attrs.frozen
+class OpenedPage:
+    """A page the browser opened, attached before its first request (`waiting`: held
+    until ``Runtime.runIfWaitingForDebugger`` in its session)."""
+
+    page: PageTarget
+    opener: str | None  # the target id of the page that opened it, if one did
+    url: str
+    waiting: bool
+
+
 class Browser(SessionTarget):
     """The browser-level CDP target of a launched Chromium (see `launch_browser`)."""
 
@@ -132,6 +146,52 @@ class Browser(SessionTarget):
         if url is not None:
             await page.navigate(url, timeout=timeout)
         return page
+
+    @contextlib.asynccontextmanager
+    async def opened_pages(self) -> AsyncIterator[trio.MemoryReceiveChannel[OpenedPage]]:
+        """Every page the browser opens during the block, attached to it before it sends
+        its first request (browser-level ``Target.setAutoAttach`` with
+        ``waitForDebuggerOnStart``: the browser defers the new page's navigation until
+        the debugger lets it run). The receiver must let each `waiting` page run
+        (``Runtime.runIfWaitingForDebugger``), or it never loads; a page the opener's
+        renderer also runs keeps that renderer waiting too."""
+        async with self.listen(cdp.events.TARGET_ATTACHED_TO_TARGET) as attached:
+            sender, receiver = trio.open_memory_channel[OpenedPage](256)
+
+            async def announce() -> None:
+                async for event in attached:
+                    info: Mapping[str, Any] = event.params.get("targetInfo") or {}
+                    session = event.params.get("sessionId")
+                    if event.session_id is not None or info.get("type") != "page":
+                        continue  # a frame or worker of a page, or not a page
+                    if not isinstance(session, str):
+                        continue
+                    page = PageTarget(self, str(info.get("targetId")), session)
+                    opener = info.get("openerId")
+                    waiting = bool(event.params.get("waitingForDebugger"))
+                    opened = OpenedPage(page, opener, str(info.get("url", "")), waiting)
+                    try:
+                        sender.send_nowait(opened)
+                    except (trio.WouldBlock, trio.BrokenResourceError, trio.ClosedResourceError):
+                        # Nobody will let it run: it runs now, unwatched.
+                        with contextlib.suppress(CDPError, TargetClosedError):
+                            await page.execute(cdp.runtime_run_if_waiting_for_debugger())
+
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(announce)
+                await self.execute(cdp.target_set_auto_attach(wait_for_debugger_on_start=True))
+                try:
+                    async with receiver:
+                        yield receiver
+                finally:
+                    with (
+                        trio.CancelScope(shield=True),
+                        trio.move_on_after(5),
+                        contextlib.suppress(CDPError, TargetClosedError),
+                    ):
+                        await self.execute(cdp.target_set_auto_attach(auto_attach=False))
+                    nursery.cancel_scope.cancel()
+                    sender.close()
 
 
 class PageTarget(SessionTarget):

@@ -451,6 +451,11 @@ def page_reload(*, ignore_cache: bool = False) -> Command[Empty]:
 # --- Runtime ---------------------------------------------------------------------------
 
 
+def runtime_run_if_waiting_for_debugger() -> Command[Empty]:
+    """Let a page the browser holds for the debugger (auto-attached) start."""
+    return (yield from call("Runtime.runIfWaitingForDebugger"))
+
+
 def runtime_enable() -> Command[Empty]:
     return (yield from call("Runtime.enable"))
 

@@ -12,8 +12,9 @@ attaches the debugger on first use. All tabs share one id space because a
 from __future__ import annotations
 
 import itertools
-from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from typing import Any, Final, Literal
 
 import attrs
 import trio
@@ -21,13 +22,31 @@ import trio
 from ._connection import CDPConnection, Request
 from ._target import CommandChannel, SessionTarget
 
-__all__ = ["RelayHub", "RelayTarget"]
+__all__ = ["TAB_MESSAGE_TYPES", "RelayHub", "RelayTarget", "TabEvent"]
 
 SendMessage = Callable[[dict[str, Any]], Awaitable[None]]
 
 _ATTACH = "cdp_attach"
 _DETACH = "cdp_detach"
 _ID_PREFIX = "c"
+# What the extension tells of tabs coming and going (not replies, not CDP).
+TAB_MESSAGE_TYPES: Final = frozenset({"tab_opened", "tab_closed", "tab_left"})
+# A tab's listeners may fall this far behind before its events are dropped (counted).
+_TAB_EVENT_BUFFER: Final = 1024
+
+
+@attrs.frozen
+class TabEvent:
+    """A tab opened from one the relay is attached to, closed, or taken out of a task."""
+
+    kind: Literal["opened", "closed", "left"]
+    tab: int
+    opener: int | None = None
+    url: str = ""
+    popup: bool = False  # opened as a window of its own
+    # The browser holds the tab before its first request until the host sends it
+    # ``Runtime.runIfWaitingForDebugger`` (the request guard is set up first).
+    waiting: bool = False
 
 
 @attrs.frozen
@@ -93,6 +112,9 @@ class RelayHub:
         self._targets: dict[int, RelayTarget] = {}
         self._messages_fed = 0
         self._unroutable = 0
+        self._tab_listeners: set[trio.MemorySendChannel[TabEvent]] = set()
+        # The host's requests about tabs (open, close, group), which no tab's target sends.
+        self._tabs_channel = CommandChannel(self._transmit_tabs, self._new_connection())
 
     def target(self, tab_id: int) -> RelayTarget:
         """The tab's target; a closed one (tab detached) is replaced by a fresh one."""
@@ -119,6 +141,8 @@ class RelayHub:
             if message.get("session") is not None:
                 event["sessionId"] = message["session"]
             target._channel.feed(event)
+        elif kind in TAB_MESSAGE_TYPES:
+            self._feed_tab(message)
         elif kind == "cdp_detached":
             target = self._targets.pop(_tab_of(message), None)
             if target is None:
@@ -133,11 +157,85 @@ class RelayHub:
         for target in self._targets.values():
             target._channel.close(reason)
         self._targets.clear()
+        self._tabs_channel.close(reason)
+        for listener in list(self._tab_listeners):
+            listener.close()
+        self._tab_listeners.clear()
+
+    @asynccontextmanager
+    async def tab_events(self) -> AsyncIterator[trio.MemoryReceiveChannel[TabEvent]]:
+        """Receive every `TabEvent` from now on, until the block ends or the hub closes."""
+        sender, receiver = trio.open_memory_channel[TabEvent](_TAB_EVENT_BUFFER)
+        if self._tabs_channel.closed:
+            sender.close()
+        else:
+            self._tab_listeners.add(sender)
+        try:
+            async with receiver:
+                yield receiver
+        finally:
+            self._tab_listeners.discard(sender)
+            sender.close()
+
+    async def new_tab(self, url: str, *, opener: int | None = None, active: bool = False) -> int:
+        """Open a tab at ``url`` (beside ``opener``; in front when ``active``): its id."""
+        params: dict[str, Any] = {"url": url, "active": active}
+        if opener is not None:
+            params["opener"] = opener
+        result = await self._tabs_channel.call("cdp_new_tab", params)
+        tab = result.get("tab")
+        if isinstance(tab, bool) or not isinstance(tab, int):
+            raise ValueError(f"cdp_new_tab answered without an integer tab: {tab!r:.60}")
+        return tab
+
+    async def close_tab(self, tab: int) -> None:
+        """Close the tab (the person sees it go, as if they had closed it)."""
+        await self._tabs_channel.call("cdp_close_tab", {"tab": tab})
+
+    async def tab_group(self, tabs: Sequence[int], title: str) -> int | None:
+        """Put ``tabs`` in one tab group titled ``title`` (created or extended): its id."""
+        result = await self._tabs_channel.call("tab_group", {"tabs": list(tabs), "title": title})
+        group = result.get("group")
+        return group if isinstance(group, int) and not isinstance(group, bool) else None
 
     def statistics(self) -> RelayStatistics:
         return RelayStatistics(
             tabs=len(self._targets), messages_fed=self._messages_fed, unroutable=self._unroutable
         )
+
+    async def _transmit_tabs(self, request: Request) -> None:
+        message: dict[str, Any] = {"type": request.method, "id": f"{_ID_PREFIX}{request.id}"}
+        message.update(request.params or {})
+        await self._send_message(message)
+
+    def _feed_tab(self, message: Mapping[str, Any]) -> None:
+        """Hand a ``tab_opened``/``tab_closed``/``tab_left`` to the listeners; a tab that
+        closed also ends its target (its pending commands fail as closed)."""
+        tab = message.get("tab")
+        if isinstance(tab, bool) or not isinstance(tab, int):
+            self._unroutable += 1
+            return
+        kind = str(message.get("type"))
+        opener = message.get("opener")
+        event = TabEvent(
+            kind="opened" if kind == "tab_opened" else "closed" if kind == "tab_closed" else "left",
+            tab=tab,
+            opener=opener if isinstance(opener, int) and not isinstance(opener, bool) else None,
+            url=str(message.get("url") or "")[:8192],
+            popup=message.get("popup") is True,
+            waiting=message.get("waiting") is True,
+        )
+        if event.kind == "closed":
+            target = self._targets.pop(tab, None)
+            if target is not None:
+                target._channel.close("the tab closed")
+        for listener in list(self._tab_listeners):
+            try:
+                listener.send_nowait(event)
+            except trio.WouldBlock:
+                self._unroutable += 1
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                self._tab_listeners.discard(listener)
 
     def _new_connection(self) -> CDPConnection:
         return CDPConnection(self._ids)
@@ -153,14 +251,15 @@ class RelayHub:
             self._unroutable += 1
             return
         command_id = int(number)
-        for target in self._targets.values():
-            if target._channel.connection.is_pending(command_id):
+        channels = [self._tabs_channel, *(t._channel for t in self._targets.values())]
+        for channel in channels:
+            if channel.connection.is_pending(command_id):
                 reply: dict[str, Any] = {"id": command_id}
                 if "error" in message:
                     reply["error"] = message["error"]
                 else:
                     reply["result"] = message.get("result") or {}
-                target._channel.feed(reply)
+                channel.feed(reply)
                 return
         self._unroutable += 1
 

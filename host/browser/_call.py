@@ -84,6 +84,8 @@ class ToolOutcome:
     reason: str | None = None
     # Requests the request guard held during the action, and what became of them.
     held: tuple[Held, ...] = ()
+    # The tab the call acted in (a task's tab: not always the one the door named).
+    tab: int | None = None
 
     @property
     def refused(self) -> bool:
@@ -122,4 +124,5 @@ class ToolOutcome:
             "submits": self.submits,
             "url": self.url,
             "held": [h.to_json() for h in self.held],
+            "tab": self.tab,
         }

@@ -1,4 +1,4 @@
-"""The tabs an outside client may use, written for a model."""
+"""The tabs a client may use (or a task's tabs), written for a model."""
 
 from __future__ import annotations
 
@@ -10,10 +10,15 @@ __all__ = ["tabs_listing"]
 
 
 def tabs_listing(tabs: Iterable[Mapping[str, object]]) -> str:
-    """``<tabs>`` with one ``<tab id url>title</tab>`` a tab, page strings escaped."""
+    """``<tabs>`` with one ``<tab id url>title</tab>`` a tab, page strings escaped; a
+    task's tab also says which tab opened it and whether the agent acts in it."""
     lines = ["<tabs>"]
     for tab in tabs:
         attributes = {"id": str(tab["id"]), "url": str(tab["url"])}
+        if tab.get("opener") is not None:
+            attributes["opener"] = str(tab["opener"])
+        if tab.get("current"):
+            attributes["current"] = "true"
         lines.append(xml.element("tab", attributes, content=str(tab["title"])))
     lines.append("</tabs>")
     return "\n".join(lines)

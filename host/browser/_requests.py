@@ -59,6 +59,7 @@ def request_judge(policy: SitePolicy, call: ToolCall, ask: Ask, *, granted: bool
             navigation=paused.navigation,
             form=paused.form,
             redirect_of_sent=paused.redirect_of_sent,
+            opened=paused.opened,
         )
         ruling = await judge(sent, element)
         return Ruling(send=ruling.send, held=ruling.held, why=ruling.why)

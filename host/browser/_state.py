@@ -34,11 +34,14 @@ import trio
 from pycdp_bridge import (
     CDPError,
     DialogOpenError,
+    JavaScriptError,
     PageModel,
     RelayHub,
     RelayTarget,
+    TabEvent,
     Target,
     TargetClosedError,
+    evaluate,
 )
 from pycdp_bridge import protocol as cdp
 
@@ -54,15 +57,19 @@ from ..tab import (
     Tab,
     guarding,
     page_token_counts,
+    refusing_all,
     stretched,
 )
-from ..tools import ToolResult, granted
+from ..tools import TASK_TOOLS, ToolResult, granted
 from ..tracker import CallTracker, TrackedResult, TrackerLimits, TrackerStatistics
 from ..wire import JSONObject, RequestError
 from ._call import ToolCall, ToolOutcome
 from ._errors import PAGE_TIMEOUT, TOOL_TIMEOUT, cdp_errors, page_unresponsive
+from ._listing import tabs_listing
+from ._opened import OpenedByCall, opened_note
 from ._requests import request_judge
 from ._sites import check_sites, read_page
+from ._task_tabs import TaskTab, TaskTabs
 from ._toolbox import Toolbox
 
 __all__ = ["HIGHLIGHT_CONFIG", "HostState", "HostStateStatistics", "open_host_state"]
@@ -131,6 +138,10 @@ class HostState:
     # The person's always/never lists and each task's sites (``_sites``).
     sites: SitePolicy = attrs.field(factory=SitePolicy)
     _tabs: dict[int, _HeldTab] = attrs.field(factory=dict, init=False)
+    # Each task's tabs (``_task_tabs``), by tracker session.
+    _tasks: dict[str, TaskTabs] = attrs.field(factory=dict, init=False)
+    # The calls acting in a tab now, which hear of the tabs their action opens.
+    _acting: dict[int, list[OpenedByCall]] = attrs.field(factory=dict, init=False)
 
     def __attrs_post_init__(self) -> None:
         for spec in self.toolbox.specs:
@@ -147,6 +158,10 @@ class HostState:
         """Drop what a client of the link has seen of every tab (it disconnected)."""
         for held in self._tabs.values():
             held.views.pop(name, None)
+
+    def task_tabs(self, session: str) -> TaskTabs | None:
+        """The tabs of a task (a tracker session), if it made a call yet."""
+        return self._tasks.get(session)
 
     def tab(self, tab: int) -> Tab | None:
         """The agent's `Tab` for a browser tab, if the host holds one (tests, diagnostics)."""
@@ -205,6 +220,14 @@ class HostState:
             raise RequestError(
                 "bad_request", f"unknown tool {call.name[:100]!r}; the tools are: {known}"
             )
+        task = self._task_of(call)
+        call = attrs.evolve(call, tab=task.resolve(call.tab))
+        if call.name in TASK_TOOLS:
+            return await self._task_tool(call, task, ask)
+        acted = task.tabs.get(call.tab)
+        stray = self._stray_id(call, task)
+        if stray is not None:
+            return _text_outcome(stray, is_error=True)
         policy = self.tracker.policy(call.name)
         async with cdp_errors(call.tab, timeout=TOOL_TIMEOUT):
             state = await self._open_tab(call.tab)
@@ -264,6 +287,8 @@ class HostState:
         # of it the tool's answer does not say (an answer that is not a snapshot).
         held: list[Held] = []
         untold: list[Held] = []
+        # The tabs the last run's action opened.
+        opened: list[OpenedByCall] = []
 
         async def run(consented: bool) -> TrackedResult[ToolResult]:
             async def tool() -> ToolResult:
@@ -276,21 +301,39 @@ class HostState:
                         return await self.toolbox.run(agent_tab, call.name, call.args)
 
             judge = request_judge(self.sites, call, asking, granted=consented)
+            sink = OpenedByCall(call.tab)
+            opened[:] = [sink]
+            acting = self._acting.setdefault(call.tab, [])
+            acting.append(sink)
             with guarding(judge) as guard:
                 try:
-                    # The wait for the person is outside this bound: only the tool's own
-                    # runs are (a held request's question stops the clock: `stretched`).
-                    async with cdp_errors(call.tab, timeout=TOOL_TIMEOUT) as limit:
-                        with stretched(limit):
-                            return await self.tracker.call(
-                                call.session,
-                                call.name,
-                                call.args,
-                                tool,
-                                tab=call.tab,
-                                options=call.budget,
-                            )
+                    async with trio.open_nursery() as nursery:
+                        # Tabs the action opens are guarded by this call's guard too.
+                        nursery.start_soon(sink.guard_each, self.hub)
+                        # The wait for the person is outside this bound: only the tool's
+                        # own runs are (a held request's question stops the clock).
+                        async with cdp_errors(call.tab, timeout=TOOL_TIMEOUT) as limit:
+                            with stretched(limit):
+                                tracked = await self.tracker.call(
+                                    call.session,
+                                    call.name,
+                                    call.args,
+                                    tool,
+                                    tab=call.tab,
+                                    options=call.budget,
+                                )
+                        await sink.decisions()
+                        nursery.cancel_scope.cancel()
+                    return tracked
+                except BaseExceptionGroup as group:
+                    # The guards of opened tabs never fail: the group holds the call's.
+                    if len(group.exceptions) == 1:
+                        raise group.exceptions[0] from None
+                    raise
                 finally:
+                    acting.remove(sink)
+                    if not acting:
+                        self._acting.pop(call.tab, None)
                     held[:] = guard.held
                     untold[:] = guard.held[guard.told :]
 
@@ -319,6 +362,11 @@ class HostState:
             is_error = True
         for request in untold:
             content += "\n" + xml.element("note", content=request.note())
+        if opened:
+            told, is_error = await self._tell_opened(
+                call, task, acted, opened[0], content, is_error
+            )
+            content = told
         return ToolOutcome(
             content=content,
             is_error=is_error,
@@ -341,6 +389,7 @@ class HostState:
             if consent.required
             else None,
             held=tuple(held),
+            tab=call.tab,
         )
 
     async def inspect(self, tab: int, budget: int | None) -> JSONObject:
@@ -424,6 +473,279 @@ class HostState:
             # Already gone (the tab closed, the user detached): nothing to detach.
             with contextlib.suppress(TargetClosedError, CDPError):
                 await target.detach()
+
+    # -- a task's tabs -------------------------------------------------------------
+
+    def _task_of(self, call: ToolCall) -> TaskTabs:
+        """The call's task: started in the tab of its first call; a tab it names that
+        it did not open (another shared tab of an outside client) joins it."""
+        task = self._tasks.get(call.session)
+        if task is None:
+            task = self._tasks[call.session] = TaskTabs.starting(call.tab, call.client)
+        elif call.tab not in task and call.tab != task.start:
+            task.add(call.tab, None, popup=False)
+        return task
+
+    def in_task(self, session: str, tab: int) -> bool:
+        """Whether ``tab`` was opened from a tab of the task ``session`` (an outside
+        client may use such a tab as it uses the tab it was shared)."""
+        task = self._tasks.get(session)
+        return task is not None and tab in task and task.tabs[tab].opener is not None
+
+    def _stray_id(self, call: ToolCall, task: TaskTabs) -> str | None:
+        """A refusal when the call names an element id that the tab it acts in never
+        showed but another tab of the task did: ids are only resolved where issued."""
+        eid = call.args.get("id")
+        if not isinstance(eid, str):
+            return None
+        here = self._tabs.get(call.tab)
+        seen = here.view(call.view).latest if here is not None else None
+        if seen is not None and eid in seen.controls:
+            return None
+        for other in task:
+            held = self._tabs.get(other.tab)
+            if other.tab == call.tab or held is None:
+                continue
+            theirs = held.views.get(call.view) if call.view is not None else held.tab
+            latest = theirs.latest if theirs is not None else None
+            if latest is not None and eid in latest.controls:
+                return (
+                    f"{call.name} was not run: id {eid[:60]!r} is from tab {other.tab}, and "
+                    f"this call acts in tab {call.tab}; switch_tab({other.tab}) to act there"
+                )
+        return None
+
+    async def _task_tool(self, call: ToolCall, task: TaskTabs, ask: Ask) -> ToolOutcome:
+        """``tabs``, ``switch_tab``, ``new_tab`` and ``close_tab``: the task's tabs."""
+        async with cdp_errors(call.tab, timeout=TOOL_TIMEOUT):
+            if call.name == "tabs":
+                listed = []
+                for entry in task:
+                    title, url = await self.tab_facts(entry.tab)
+                    listed.append(
+                        {
+                            "id": entry.tab,
+                            "title": title,
+                            "url": url,
+                            "opener": entry.opener,
+                            "current": entry.tab == task.current,
+                        }
+                    )
+                content = tabs_listing(listed)
+                if task.blocked:
+                    content += "\n" + xml.element(
+                        "note",
+                        content=f"{task.blocked} more tabs were blocked: a task keeps "
+                        f"at most {task.limit}",
+                    )
+                return _text_outcome(content)
+            if call.name == "new_tab":
+                return await self._new_tab(call, task, ask)
+            tab = call.args.get("tab")
+            if isinstance(tab, str) and tab.strip().isdigit():
+                tab = int(tab)
+            if isinstance(tab, bool) or not isinstance(tab, int) or tab not in task:
+                ids = ", ".join(str(t.tab) for t in task)
+                return _text_outcome(
+                    f"{call.name}: no tab {str(tab)[:40]!r} in this task; its tabs are {ids}",
+                    is_error=True,
+                )
+            if call.name == "switch_tab":
+                task.current = tab
+                return await self._look(call, tab, f"you act in tab {tab} now")
+            if len(task.tabs) == 1:
+                return _text_outcome("close_tab: this is the task's only tab", is_error=True)
+            with contextlib.suppress(CDPError, TargetClosedError):
+                await self.hub.close_tab(tab)
+            task.remove(tab)
+            self._forget_tab(tab)
+            return _text_outcome(f"closed tab {tab}; you act in tab {task.current}")
+
+    async def _new_tab(self, call: ToolCall, task: TaskTabs, ask: Ask) -> ToolOutcome:
+        """Open a URL in a new tab of the task, after the site rules allowed it."""
+        url = call.args.get("url")
+        if not isinstance(url, str) or not url.strip().startswith(("http://", "https://")):
+            return _text_outcome(
+                f"bad arguments for new_tab: url must be absolute (http:// or https://); "
+                f"got {str(url)[:200]!r}",
+                is_error=True,
+            )
+        if len(task.tabs) >= task.limit:
+            return _text_outcome(
+                f"new_tab: the task has {task.limit} tabs, the most it may keep; "
+                "close_tab one first",
+                is_error=True,
+            )
+        # Where a new tab goes is decided like a navigation of the tab.
+        going = attrs.evolve(call, name="navigate", args={"url": url.strip()})
+        stopped = await check_sites(self.sites, going, None, True, ask)
+        if stopped is not None:
+            outcome = _text_outcome(stopped.content, is_error=True)
+            if stopped.answer is None:
+                return outcome
+            consent = Consent(required=True, granted=False, answer=stopped.answer)
+            return attrs.evolve(outcome, consent=consent, reason=stopped.reason)
+        tab = await self.hub.new_tab(url.strip(), opener=task.current, active=True)
+        task.add(tab, task.current, popup=False)
+        self.nursery.start_soon(self._group, [t.tab for t in task], task.title)
+        task.current = tab
+        return await self._look(call, tab, f"opened tab {tab}; you act in it now")
+
+    async def _look(self, call: ToolCall, tab: int, note: str) -> ToolOutcome:
+        """The task's look at ``tab`` (a diff against what the caller saw of it, or its
+        first baseline), once its page has loaded, after Trimtab's ``note``."""
+        state = await self._open_tab(tab)
+        view = state.view(call.view)
+        await _loaded(state.tab.target)
+        async with view.lock:
+            view.memory.options = attrs.evolve(view.memory.options, budget=call.budget)
+            snapshot = await view.snapshot()
+        # Whatever was cached of the tab may be stale now that the agent acts in it.
+        self.tracker.note_page_change(tab, "the agent switched tabs")
+        head, newline, rest = snapshot.xml.partition("\n")
+        content = f"{head}{newline}{xml.element('note', content=note)}\n{rest}"
+        return attrs.evolve(_text_outcome(content), kind=snapshot.kind, tab=tab)
+
+    async def _tell_opened(
+        self,
+        call: ToolCall,
+        task: TaskTabs,
+        acted: TaskTab | None,
+        sink: OpenedByCall,
+        content: str,
+        is_error: bool,
+    ) -> tuple[str, bool]:
+        """The call's answer with what became of the tabs its action opened, and, when
+        the tab it acted in was a pop-up that closed itself, the opener's diff."""
+        held = self._tabs.get(call.tab)
+        # The tab the call acted in closed under it (a pop-up that was done): the task
+        # goes on in the tab that opened it, whether or not the extension said so yet.
+        gone = acted is not None and acted.opener is not None
+        gone = gone and (held is None or held.tab.target.closed)
+        if gone:
+            task.remove(call.tab)
+            self._forget_tab(call.tab)
+        notes: list[str] = []
+        front: int | None = None
+        blocked = [record for record in sink.records if record.blocked]
+        if blocked:
+            notes.append(
+                f"it opened {len(blocked)} more tabs, blocked: the task keeps at most "
+                f"{task.limit} tabs"
+            )
+        for record in sink.records:
+            if record.blocked:
+                continue
+            tab = record.event.tab
+            title, url = ("", "") if record.closed or record.blocked else await self.tab_facts(tab)
+            if record.opened is not None and record.opened.sent is False and tab in task:
+                # Refused: the new tab never loaded; it goes, as if never opened.
+                with contextlib.suppress(CDPError, TargetClosedError):
+                    await self.hub.close_tab(tab)
+                task.remove(tab)
+                self._forget_tab(tab)
+            elif record.event.popup and tab in task and not record.closed:
+                front = tab
+            notes.append(opened_note(record, title, url))
+        lines = [content] if not gone else []
+        if gone:
+            opener = acted.opener if acted is not None else None
+            back = task.current
+            lines.append(
+                xml.element(
+                    "note",
+                    content=f"tab {call.tab} closed itself (a pop-up that was done); "
+                    f"you are in tab {back}" + (", which opened it" if opener == back else ""),
+                )
+            )
+            with contextlib.suppress(RequestError):
+                lines.append((await self._look(call, back, "its page now")).content)
+            is_error = False
+        lines += [xml.element("note", content=note) for note in notes]
+        if front is not None:
+            task.current = front
+            with contextlib.suppress(RequestError):
+                lines.append((await self._look(call, front, f"tab {front}, the pop-up")).content)
+        return "\n".join(lines), is_error
+
+    async def _follow_tabs(self) -> None:
+        """Take in what the extension says of tabs coming and going; never fails."""
+        async with self.hub.tab_events() as events:
+            async for event in events:
+                try:
+                    self._tab_event(event)
+                except Exception:
+                    log.exception("tab event %r", event)
+
+    def _tab_event(self, event: TabEvent) -> None:
+        if event.kind == "opened":
+            owners = [task for task in self._tasks.values() if event.opener in task]
+            full = not all(
+                [task.add(event.tab, event.opener, popup=event.popup) for task in owners]
+            )
+            sink = self._sink_for(event.opener)
+            if sink is not None:
+                sink.opened(event, blocked=full)
+            for task in owners:
+                if event.tab in task:
+                    # The person sees the task's tabs as one group, named for it.
+                    self.nursery.start_soon(self._group, [t.tab for t in task], task.title)
+            if full:
+                self.nursery.start_soon(self._close_blocked, event)
+            elif sink is None and event.waiting:
+                # No action of an agent opened it: it runs unguarded, like the page.
+                self.nursery.start_soon(self._let_run, event.tab)
+            return
+        for task in self._tasks.values():
+            task.remove(event.tab)
+        if event.kind == "closed":
+            for calls in self._acting.values():
+                for call in calls:
+                    call.closed(event.tab)
+            self._forget_tab(event.tab)
+
+    def _sink_for(self, opener: int | None) -> OpenedByCall | None:
+        """The call whose action opened a tab from ``opener``: one acting in that tab,
+        or one whose action opened that tab (a pop-up that opens its own pop-up)."""
+        if opener is None:
+            return None
+        acting = self._acting.get(opener)
+        if acting:
+            return acting[-1]
+        for calls in self._acting.values():
+            for call in calls:
+                if any(r.event.tab == opener for r in call.records):
+                    return call
+        return None
+
+    async def _group(self, tabs: list[int], title: str) -> None:
+        with contextlib.suppress(CDPError, TargetClosedError, ValueError):
+            await self.hub.tab_group(tabs, title or "Trimtab")
+
+    async def _close_blocked(self, event: TabEvent) -> None:
+        """Close a tab opened past the task's limit; one the browser holds is let run
+        only with its requests failed (closing it as it waits could wait forever)."""
+        with contextlib.suppress(CDPError, TargetClosedError, DialogOpenError):
+            if event.waiting:
+                async with refusing_all(self.hub.target(event.tab)):
+                    await self.hub.close_tab(event.tab)
+            else:
+                await self.hub.close_tab(event.tab)
+
+    async def _let_run(self, tab: int) -> None:
+        with contextlib.suppress(CDPError, TargetClosedError, DialogOpenError):
+            await self.hub.target(tab).execute(cdp.runtime_run_if_waiting_for_debugger())
+
+    def _forget_tab(self, tab: int) -> None:
+        """Free everything held of a tab that closed: its memory, views, cached reads."""
+        state = self._tabs.pop(tab, None)
+        if state is not None:
+            state.follower.cancel()
+            state.tab.forget()
+            state.inspector.forget()
+            state.inspector_sessions.clear()
+            state.views.clear()
+        self.tracker.forget_tab(tab)
 
     # -- internals -------------------------------------------------------------
 
@@ -543,10 +865,39 @@ async def open_host_state(
             tracker=tracker,
             sites=sites if sites is not None else SitePolicy(),
         )
+        nursery.start_soon(state._follow_tabs, name="tabs opened and closed")
         try:
             yield state
         finally:
             nursery.cancel_scope.cancel()
+
+
+def _text_outcome(content: str, *, is_error: bool = False) -> ToolOutcome:
+    """The outcome of a call the host answered itself (a task's tabs, a refusal)."""
+    return ToolOutcome(
+        content=content,
+        is_error=is_error,
+        kind="text",
+        consent=Consent(),
+        submitted=False,
+        dialog=None,
+        call_id=None,
+        cached=False,
+        cached_from=None,
+        cached_at=None,
+        note=None,
+        side_effects=False,
+        submits=False,
+    )
+
+
+async def _loaded(target: Target, timeout: float = 10.0) -> None:
+    """Wait (bounded) until the tab's document finished loading: a tab just opened."""
+    with trio.move_on_after(timeout), contextlib.suppress(CDPError, JavaScriptError):
+        while True:
+            if await evaluate(target, "document.readyState") == "complete":
+                return
+            await trio.sleep(0.05)
 
 
 def _dialog_facts(dialog: Mapping[str, Any] | None) -> JSONObject | None:

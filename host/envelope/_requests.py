@@ -73,6 +73,7 @@ class SentRequest:
     navigation: bool = False  # the tab's main frame loads a document
     form: bool = False  # a form's submission (the browser reported it)
     redirect_of_sent: bool = False  # a redirect of a request the person let go
+    opened: bool = False  # the first document of a tab or pop-up the action opened
 
 
 class Sites(Protocol):
@@ -146,7 +147,11 @@ class RequestJudge:
             return RequestRuling(send=True)
         if verdict == "site":
             site = self.sites.name(request.url)
-            if request.navigation:
+            if request.opened:
+                doing = f"{self._doing(element)} opens a new tab or pop-up on"
+                answer = await self.sites.enter(request.url, doing)
+                refused = f"not opened: the new tab may not go to {site}"
+            elif request.navigation:
                 answer = await self.sites.enter(request.url)
                 refused = f"not sent: the tab may not go to {site}"
             else:

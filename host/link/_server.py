@@ -194,6 +194,14 @@ class Link:
                 # A tab the person allowed for this client, with what the browser says of it.
                 title, url = await self.state.tab_facts(tab)
                 listed.append({"id": tab, "title": title, "url": url, "allowed": True})
+            task = self.state.task_tabs(session.key)
+            for entry in task if task is not None else ():
+                if entry.opener is not None and entry.tab not in self.shared:
+                    # Opened from one of its tabs while it acted: shared with it alone.
+                    title, url = await self.state.tab_facts(entry.tab)
+                    listed.append(
+                        {"id": entry.tab, "title": title, "url": url, "opener": entry.opener}
+                    )
             # Titles and URLs are the pages' words: a model reads them in a block.
             content = page_data(tabs_listing(listed), session.marker)
             return {"tabs": listed, "stopped": self.stopped, "content": content}
@@ -258,6 +266,8 @@ class Link:
     async def _check_access(self, session: LinkSession, tab: int, ask: Ask) -> None:
         if tab in self.shared or tab in session.allowed:
             return
+        if self.state.in_task(session.key, tab):
+            return  # opened from one of its tabs while it acted: shared with it alone
         if self.stopped:
             raise RequestError(
                 "forbidden",

@@ -163,8 +163,9 @@ def _text(text: str, *, is_error: bool = False, meta: dict[str, Any] | None = No
 
 def build_server(holder: LinkHolder) -> Server[Any]:
     """The MCP server over ``holder``'s link."""
-    specs = {spec.name: spec for spec in TOOLS}
-    tools = [_TABS_TOOL, *(mcp_tool(spec) for spec in TOOLS)]
+    # `tabs` is the link's listing here: the shared tabs and those opened from them.
+    specs = {spec.name: spec for spec in TOOLS if spec.name != "tabs"}
+    tools = [_TABS_TOOL, *(mcp_tool(spec) for spec in specs.values())]
     format_page = _format_page()
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:

@@ -14,9 +14,15 @@ paused once the guard ends, however it ends: those not decided yet are failed
 (shielded), and only then is Fetch turned off, which would send whatever is still
 paused.
 
+A tab or pop-up the action opens is guarded the same way (`guard_opened`): the browser
+holds it before its first request (the extension reports it ``waiting``), Fetch is
+turned on in it, and only then is it let run, so its first document request is judged
+like a navigation of the opener (a pop-up on another site asks the site question).
+
 Not covered (documented in ``host/PROTOCOL.md``): out-of-process iframes attached while
-the action runs, pop-ups and other tabs (other targets), service and shared workers,
-WebSockets, and requests the page sends outside an agent's action.
+the action runs, a tab opened that the browser did not hold (it is guarded from when
+the host hears of it), service and shared workers, WebSockets, and requests the page
+sends outside an agent's action.
 
 Images, scripts, style sheets, fonts and media are never paused: they can only GET.
 
@@ -46,12 +52,15 @@ __all__ = [
     "Guarding",
     "Held",
     "Judge",
+    "OpenedTab",
     "PausedRequest",
     "Ruling",
     "acting_on",
+    "guard_opened",
     "guard_requests",
     "guarding",
     "held_requests",
+    "refusing_all",
     "stretched",
 ]
 
@@ -81,6 +90,18 @@ class PausedRequest:
     navigation: bool  # the tab's main frame loads a document (a navigation of the tab)
     form: bool  # the browser reported a form submission for this document request
     redirect_of_sent: bool = False  # a redirect of a request the person let go
+    opened: bool = False  # the first document of a tab or pop-up the action opened
+
+
+@attrs.define(eq=False)
+class OpenedTab:
+    """A tab the action opened, as its guard saw it: its first document request and
+    what became of it (`decided` is set once it was sent or failed)."""
+
+    url: str = ""
+    sent: bool | None = None  # None: no document request was decided (yet)
+    why: str = ""
+    decided: trio.Event = attrs.field(factory=trio.Event)
 
 
 @attrs.frozen
@@ -215,6 +236,8 @@ class _Watch:
     forms: set[tuple[str, str]] = attrs.field(factory=set)
     # Paused requests the judge let go after holding them (their redirects follow).
     sent: set[str] = attrs.field(factory=set)
+    # A tab the action opened: its main frame is that of its first document request.
+    opened: OpenedTab | None = None
 
     def note(self, event: Event) -> PausedRequest | None:
         """Take in one event; the paused request it reports, if it does."""
@@ -229,15 +252,20 @@ class _Watch:
         kind = str(params.get("resourceType", ""))
         frame = str(params.get("frameId", ""))
         document = kind == "Document"
+        opened_first = self.opened is not None and not self.activity.frame_id
+        if opened_first and document and event.session_id is None:
+            self.activity.frame_id = frame  # the new tab's first document
+        navigation = document and event.session_id is None and frame == self.activity.frame_id
         return PausedRequest(
             method=method,
             url=url,
             kind=kind,
-            navigation=document and event.session_id is None and frame == self.activity.frame_id,
+            navigation=navigation,
             # Only a form sends a document with a body; a GET form is known by the
             # navigation the browser reported for it.
             form=document and (method == "POST" or (frame, url) in self.forms),
             redirect_of_sent=str(params.get("redirectedRequestId")) in self.sent,
+            opened=self.opened is not None and navigation,
         )
 
     async def decide(self, event: Event, request: PausedRequest) -> None:
@@ -262,7 +290,11 @@ class _Watch:
                 send=False, held=True, why="not sent: the action ended before it was decided"
             )
         send = ruling.send
-        if ruling.held:
+        opened = self.opened
+        if opened is not None and request.opened and not opened.decided.is_set():
+            opened.url, opened.sent, opened.why = request.url, send, ruling.why
+            opened.decided.set()
+        if ruling.held and not request.opened:  # an opened tab's answer tells of it
             if send:
                 self.sent.add(request_id)
             self.guard.held.append(
@@ -293,7 +325,42 @@ class _Watch:
 
 
 @contextlib.asynccontextmanager
-async def guard_requests(target: Target, activity: Activity) -> AsyncIterator[None]:
+async def refusing_all(target: Target) -> AsyncIterator[None]:
+    """Fail every request the tab sends during the block (a tab opened past a task's
+    limit, which the browser holds before its first request: let run only to close)."""
+    async with (
+        target.listen(cdp.events.FETCH_REQUEST_PAUSED) as events,
+        trio.open_nursery() as nursery,
+    ):
+        await target.execute(cdp.fetch_enable(_PATTERNS))
+
+        async def fail_each() -> None:
+            async for event in events:
+                with contextlib.suppress(CDPError, TargetClosedError, DialogOpenError):
+                    request_id = str(event.params.get("requestId"))
+                    await target.execute(cdp.fetch_fail_request(request_id, "Aborted"))
+
+        nursery.start_soon(fail_each)
+        await target.execute(cdp.runtime_run_if_waiting_for_debugger())
+        yield
+        nursery.cancel_scope.cancel()
+
+
+@contextlib.asynccontextmanager
+async def guard_opened(target: Target, activity: Activity) -> AsyncIterator[OpenedTab]:
+    """Guard a tab the current call's action opened, which the browser holds before its
+    first request: Fetch on in it first, then let it run (see the module). Without a
+    `guarding` call around it, it is let run unguarded."""
+    opened = OpenedTab()
+    async with guard_requests(target, activity, opened=opened):
+        await target.execute(cdp.runtime_run_if_waiting_for_debugger())
+        yield opened
+
+
+@contextlib.asynccontextmanager
+async def guard_requests(
+    target: Target, activity: Activity, *, opened: OpenedTab | None = None
+) -> AsyncIterator[None]:
     """Hold what the page sends during the block for the call's judge (see the module).
 
     Without a `guarding` call around it, the block runs unguarded. When the block ends,
@@ -307,7 +374,7 @@ async def guard_requests(target: Target, activity: Activity) -> AsyncIterator[No
     if guard is None:
         yield
         return
-    watch = _Watch(target, activity, guard)
+    watch = _Watch(target, activity, guard, opened=opened)
     sessions: list[str | None] = [None, *target.child_sessions()]
     async with target.listen(
         cdp.events.FETCH_REQUEST_PAUSED, cdp.events.PAGE_FRAME_REQUESTED_NAVIGATION

@@ -22,11 +22,13 @@ from ._common import (
     ToolSpec,
 )
 from ._consent import ConsentNeeded, granted
+from ._tabs import TASK_TOOLS
 
 __all__ = [
     "ACTION_TIMEOUT",
     "NAVIGATION_TIMEOUT",
     "SETTLE_TIMEOUT",
+    "TASK_TOOLS",
     "TOOLS",
     "TOOL_GROUPS",
     "ConsentNeeded",

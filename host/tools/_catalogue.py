@@ -28,7 +28,7 @@ from pycdp_bridge import protocol as cdp
 
 from ..pipeline import xml
 from ..tab import PageChangedError, Tab, stretched
-from . import _actions, _dialogs, _navigation, _pointer, _queries
+from . import _actions, _dialogs, _navigation, _pointer, _queries, _tabs
 from ._common import (
     ACTION_TIMEOUT,
     BadArguments,
@@ -66,6 +66,10 @@ _CATALOGUE: tuple[Tool, ...] = (
     _queries.expand,
     _queries.read,
     _queries.wait_for,
+    _tabs.tabs,
+    _tabs.switch_tab,
+    _tabs.new_tab,
+    _tabs.close_tab,
 )
 
 TOOLS: tuple[ToolSpec, ...] = tuple(entry.spec for entry in _CATALOGUE)
@@ -79,6 +83,8 @@ _DECIDES_CONSENT = frozenset(
 _NEVER_COMMITS = frozenset(
     {"navigate", "back", "forward", "reload", "hover", "scroll", "select_text"}
 )
+# The task's tabs: the host runs them, and opening a tab passes the site rules.
+_NEVER_COMMITS |= _tabs.TASK_TOOLS
 # How the browser says a navigation came from a form (`Page.frameRequestedNavigation`).
 _FORM_NAVIGATIONS = frozenset({"formSubmissionGet", "formSubmissionPost"})
 _BY_NAME: Mapping[str, Tool] = {entry.spec.name: entry for entry in _CATALOGUE}

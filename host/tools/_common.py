@@ -304,13 +304,9 @@ async def after_action(
     if activity.opened:
         # `watch` brought the tab back to the front as the window opened, but the
         # browser may have switched to the new tab only after that: once more, now
-        # that the page has settled, so the next action is not throttled either.
+        # that the page has settled, so the next action is not throttled either. The
+        # host's answer says what became of the new tab (it knows the task's tabs).
         await bring_to_front(tab.target)
-        # The agent acts in its own tab only; say where the page went instead.
-        notes.append(
-            f"this opened {', '.join(activity.opened)} in a new tab, which you do not see "
-            "or act in; navigate(url) opens it in this tab"
-        )
     snapshot = await _snapshot_releasing(tab)
     # What the request guard held, and whether it went: the model must not assume it
     # did. Taken once the answer is sure (the snapshot may meet a dialog instead).

@@ -65,7 +65,9 @@ __all__ = [
 log = logging.getLogger("trimtab.host")
 
 ERROR_CODES: Final[frozenset[str]] = frozenset(typing.get_args(ErrorCode))
-RELAY_MESSAGE_TYPES: Final = frozenset({"cdp_result", "cdp_event", "cdp_detached"})
+RELAY_MESSAGE_TYPES: Final = frozenset(
+    {"cdp_result", "cdp_event", "cdp_detached", "tab_opened", "tab_closed", "tab_left"}
+)
 # After stdin closes Chrome is gone or going; finishing a request that is almost done
 # is polite (its reply may still be read), waiting on a stuck one is not.
 DEFAULT_EOF_GRACE: Final = 5.0

@@ -97,7 +97,7 @@ async def open_host(
 ) -> AsyncIterator[Host]:
     """Handlers of a host whose relay reaches `page`, loaded with `url` first; ``sites``
     holds the person's site lists (default: empty, in memory)."""
-    peer = RelayPeer(page, TAB)
+    peer = RelayPeer(page, TAB, follow_opened=True)
     await nursery.start(peer.run)
     with trio.fail_after(30):
         await page.navigate(url)

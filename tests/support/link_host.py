@@ -116,7 +116,7 @@ async def open_link_host(page: PageTarget, url: str) -> AsyncIterator[LinkHost]:
     state = runtime / "state"
     try:
         async with trio.open_nursery() as nursery:
-            peer = RelayPeer(page, TAB)
+            peer = RelayPeer(page, TAB, follow_opened=True)
             await nursery.start(peer.run)
             with trio.fail_after(TIMEOUT):
                 await page.navigate(url)

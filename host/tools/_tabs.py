@@ -1,0 +1,54 @@
+"""The task's tabs as tools: list them, switch, open and close one.
+
+These tools act on the task (which tabs it owns, which one the agent is on), which
+only the host holds (``trimtab.browser``): it runs them itself, with the site rules
+for a new tab's URL. Their specs are here, in the catalogue, like every tool's; run on
+a bare tab (the command line, tests of tools) they say they need the host.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from ..tab import Tab
+from ..tracker import ToolPolicy
+from ._common import ACT, ToolResult, error, schema, tool
+
+__all__ = ["TASK_TOOLS", "close_tab", "new_tab", "switch_tab", "tabs"]
+
+_TAB_SCHEMA: Mapping[str, object] = {"type": "integer"}
+# Listing the tabs reads the browser, not a page: never answered from the cache.
+_LISTS = ToolPolicy(reads_page=True, volatile=True)
+
+
+async def _needs_the_host(tab: Tab, args: Mapping[str, object]) -> ToolResult:
+    del tab, args
+    return error("this tool works on a task's tabs, which only the Trimtab host holds")
+
+
+tabs = tool(
+    "tabs",
+    "The task's tabs.",
+    schema({}),
+    _LISTS,
+)(_needs_the_host)
+switch_tab = tool(
+    "switch_tab",
+    "Act in this tab.",
+    schema({"tab": _TAB_SCHEMA}, ("tab",)),
+    ACT,
+)(_needs_the_host)
+new_tab = tool(
+    "new_tab",
+    "Act in a new tab at this URL.",
+    schema({"url": {"type": "string"}}, ("url",)),
+    ACT,
+)(_needs_the_host)
+close_tab = tool(
+    "close_tab",
+    "Close a tab.",
+    schema({"tab": _TAB_SCHEMA}, ("tab",)),
+    ACT,
+)(_needs_the_host)
+
+TASK_TOOLS = frozenset(t.spec.name for t in (tabs, switch_tab, new_tab, close_tab))

@@ -1,0 +1,122 @@
+"""The relay's tab messages (``host/PROTOCOL.md``, "Tabs"), host side: what the
+extension says of tabs coming and going, and the host's requests to open, close and
+group tabs, as an extension that sends odd values would."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import trio
+import trio.testing
+
+from pycdp_bridge import RelayHub, TabEvent, TargetClosedError
+
+
+class Worker:
+    """The extension's end: keeps what the host sent, answers when told."""
+
+    def __init__(self) -> None:
+        self.sent: list[dict[str, Any]] = []
+        self.hub = RelayHub(self.send)
+
+    async def send(self, message: dict[str, Any]) -> None:
+        self.sent.append(message)
+
+
+async def test_tab_events_reach_every_listener_and_odd_ones_are_dropped() -> None:
+    """``tab_opened``, ``tab_closed`` and ``tab_left`` reach the listeners as `TabEvent`s;
+    a message whose tab is not an integer (a string, a bool) is dropped and counted, and
+    an opener that is not an integer is read as none."""
+    worker = Worker()
+    async with worker.hub.tab_events() as events:
+        worker.hub.feed({"type": "tab_opened", "tab": "51", "opener": 42})
+        worker.hub.feed({"type": "tab_opened", "tab": True, "opener": 42})
+        worker.hub.feed(
+            {"type": "tab_opened", "tab": 51, "opener": 42, "url": "https://x/", "popup": True}
+        )
+        worker.hub.feed({"type": "tab_opened", "tab": 52, "opener": "42", "waiting": "yes"})
+        worker.hub.feed({"type": "tab_left", "tab": 52})
+        worker.hub.feed({"type": "tab_closed", "tab": 51})
+        got = [events.receive_nowait() for _ in range(4)]
+    assert got == [
+        TabEvent("opened", 51, opener=42, url="https://x/", popup=True),
+        TabEvent("opened", 52),
+        TabEvent("left", 52),
+        TabEvent("closed", 51),
+    ]
+    assert worker.hub.statistics().unroutable == 2
+
+
+async def test_a_closed_tab_ends_its_target() -> None:
+    """``tab_closed`` fails the tab's pending commands as closed, like ``cdp_detached``."""
+    worker = Worker()
+    target = worker.hub.target(51)
+    failed: list[BaseException] = []
+
+    async def command() -> None:
+        try:
+            await target.send("Runtime.evaluate", {"expression": "1"})
+        except TargetClosedError as exc:
+            failed.append(exc)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(command)
+        await trio.testing.wait_all_tasks_blocked()
+        # The attach is pending: answer it, then the command waits.
+        worker.hub.feed({"type": "cdp_result", "id": worker.sent[-1]["id"], "result": {}})
+        await trio.testing.wait_all_tasks_blocked()
+        worker.hub.feed({"type": "tab_closed", "tab": 51})
+    assert len(failed) == 1
+    assert target.closed
+
+
+async def test_new_close_and_group_requests_follow_the_protocol() -> None:
+    """The host's ``cdp_new_tab``, ``cdp_close_tab`` and ``tab_group`` go out shaped as
+    in PROTOCOL.md and return what the extension answers; an answer without an integer
+    tab is an error naming it."""
+    worker = Worker()
+    answers: dict[str, Any] = {}
+
+    async def answer(result: dict[str, Any]) -> None:
+        while not worker.sent:
+            await trio.sleep(0)
+        request = worker.sent.pop()
+        answers.setdefault(request["type"], request)
+        worker.hub.feed({"type": "cdp_result", "id": request["id"], "result": result})
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(answer, {"tab": 60})
+        assert await worker.hub.new_tab("https://x/", opener=42, active=True) == 60
+        nursery.start_soon(answer, {})
+        await worker.hub.close_tab(60)
+        nursery.start_soon(answer, {"group": 3})
+        assert await worker.hub.tab_group([42, 60], "Trimtab agent") == 3
+        nursery.start_soon(answer, {"tab": "60"})
+        with pytest.raises(ValueError, match="'60'"):
+            await worker.hub.new_tab("https://x/")
+    new = answers["cdp_new_tab"]
+    assert (new["url"], new["opener"], new["active"]) == ("https://x/", 42, True)
+    assert new["id"].startswith("c")
+    assert answers["cdp_close_tab"]["tab"] == 60
+    assert answers["tab_group"]["tabs"] == [42, 60]
+
+
+async def test_closing_the_hub_fails_a_pending_tab_request_and_ends_listeners() -> None:
+    """When the extension disconnects, a request about tabs waiting for its answer fails
+    as closed, and the listeners' channels end."""
+    worker = Worker()
+    async with worker.hub.tab_events() as events, trio.open_nursery() as nursery:
+        failed: list[BaseException] = []
+
+        async def open_one() -> None:
+            try:
+                await worker.hub.new_tab("https://x/")
+            except TargetClosedError as exc:
+                failed.append(exc)
+
+        nursery.start_soon(open_one)
+        await trio.testing.wait_all_tasks_blocked()
+        worker.hub.close("the extension disconnected")
+        assert [e async for e in events] == []
+    assert len(failed) == 1

@@ -1,0 +1,316 @@
+"""A task spans tabs like a person's, through the host's ``tool`` request on a real
+headless Chromium: pop-ups and new tabs an action opens join the task, pass the site
+rules before their first request, and are told in the answer; each tab keeps its own
+ids; the task keeps at most 10 tabs.
+
+The relay is the test peer over the direct transport: it reports each page opened
+from a tab of the task, held by the browser before its first request
+(`Browser.opened_pages`). Two sites without leaving the machine: every ``*.test`` name
+is 127.0.0.1 (``shop.test`` and ``provider.test`` are two sites, on two ports).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+import trio
+
+from pycdp_bridge import Browser, PageTarget, launch_browser
+from pycdp_bridge import protocol as cdp
+from tests.support import LAUNCHED_PROFILES, StaticServer
+from tests.support.handlers_host import SESSION, TAB, Host, open_host
+from tests.support.link_host import open_link_host
+
+pytestmark = pytest.mark.browser
+
+LOCAL_NAMES = "--host-resolver-rules=MAP *.test 127.0.0.1, MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"
+
+
+@pytest.fixture
+async def browser() -> AsyncIterator[Browser]:
+    """A headless Chromium that resolves ``*.test`` to 127.0.0.1 and, like a person who
+    allowed pop-ups on the shop, does not block a page's pop-ups."""
+    async with launch_browser(extra_args=[LOCAL_NAMES, "--disable-popup-blocking"]) as launched:
+        LAUNCHED_PROFILES.append(launched.user_data_dir)
+        yield launched
+
+
+def shop(pages: StaticServer, provider: StaticServer, page: str = "tabs-shop.html") -> str:
+    return f"http://shop.test:{pages.port}/{page}?provider=http://provider.test:{provider.port}"
+
+
+def eid(xml: str, tag: str, text: str) -> str:
+    """The id of the ``tag`` element whose text (or, for a field, whose label before
+    it) is ``text``."""
+    found = re.search(rf'<{tag} id="([^"]+)"[^>]*>{re.escape(text)}<', xml)
+    if found is None:
+        found = re.search(rf'{re.escape(text)}\s*<{tag} id="([^"]+)"', xml)
+    assert found is not None, f"no <{tag}> {text!r} in {xml}"
+    return found.group(1)
+
+
+def opened_tab(content: str) -> int:
+    """The tab id an answer's note says the action opened."""
+    found = re.search(r"(?:pop-up|new tab)(?: behind)?, tab (\d+)", content)
+    assert found is not None, content
+    return int(found.group(1))
+
+
+async def page_targets(browser: Browser) -> list[dict[str, Any]]:
+    found = await browser.execute(cdp.target_get_targets())
+    return [t for t in found["targetInfos"] if t["type"] == "page"]
+
+
+@pytest.fixture
+async def host(
+    page: PageTarget,
+    pages_server: StaticServer,
+    second_server: StaticServer,
+    nursery: trio.Nursery,
+) -> AsyncIterator[Host]:
+    """The side panel's handlers on the shop's checkout (shop.test)."""
+    async with open_host(page, shop(pages_server, second_server), nursery) as host:
+        yield host
+
+
+async def test_sign_in_with_a_provider_pop_up_completes_in_the_opener(host: Host) -> None:
+    """The shop's "Sign in with Provider" opens the provider's pop-up (another site,
+    asked about once); the answer names it and shows its page; the agent signs in
+    there; the pop-up posts the name to the shop and closes itself, and that answer
+    says so and gives the shop's diff, which shows the signed-in name."""
+    first = await host.tool("capture_snapshot")
+    opened = await host.tool("click", id=eid(first["content"], "button", "Sign in with Provider"))
+    assert not opened["is_error"], opened["content"]
+    popup = opened_tab(opened["content"])
+    assert "you are in it now" in opened["content"]
+    assert "Sign in to Provider" in opened["content"]
+    (site,) = [q for q in host.person.asked if q["what"] == "site"]
+    assert site["site"] == "http://provider.test"
+    typed = await host.tool("type", id=eid(opened["content"], "input", "Account name"), text="Sam")
+    assert typed["tab"] == popup, typed["content"]
+    assert not typed["is_error"], typed["content"]
+    done = await host.tool("click", id=eid(opened["content"], "button", "Continue"))
+    assert not done["is_error"], done["content"]
+    assert f"tab {popup} closed itself" in done["content"]
+    assert "Signed in as Sam" in done["content"]
+    assert 'snapshot="diff"' in done["content"]
+    listed = await host.tool("tabs")
+    assert f'id="{TAB}"' in listed["content"]
+    assert f'id="{popup}"' not in listed["content"]
+    assert await host.evaluate("document.getElementById('who').textContent") == "Signed in as Sam"
+
+
+async def test_a_refused_pop_up_sends_nothing_and_is_closed(host: Host) -> None:
+    """With the person saying no to the provider's site, the pop-up's first request
+    never leaves the browser, the answer says it was blocked, and the tab is gone."""
+    host.person.allow = False
+    first = await host.tool("capture_snapshot")
+    before = len(await page_targets(host.page.browser))
+    refused = await host.tool("click", id=eid(first["content"], "button", "Sign in with Provider"))
+    assert "tried to open a pop-up on http://provider.test" in refused["content"]
+    assert "blocked" in refused["content"]
+    with trio.fail_after(10):
+        while len(await page_targets(host.page.browser)) > before:
+            await trio.sleep(0.05)
+    listed = await host.tool("tabs")
+    assert listed["content"].count("<tab ") == 1
+
+
+async def test_search_results_open_behind_and_each_tab_keeps_its_own_memory(
+    host: Host, pages_server: StaticServer
+) -> None:
+    """Results that open in new tabs stay behind with a one-line note; the agent reads
+    two of them and comes back to the list, which answers with a diff of its own; an id
+    of the list used in a result's tab is refused naming both tabs."""
+    listed = await host.tool(
+        "navigate", url=f"http://shop.test:{pages_server.port}/tabs-results.html"
+    )
+    one = await host.tool("click", id=eid(listed["content"], "a", "Ridge 2 tent"))
+    two = await host.tool("click", id=eid(listed["content"], "a", "Cairn 3 tent"))
+    first, second = opened_tab(one["content"]), opened_tab(two["content"])
+    assert "new tab behind" in one["content"]
+    assert f"switch_tab({first})" in one["content"]
+    assert "Ridge 2 tent \N{EN DASH} details" not in one["content"].split("<note>")[0]
+    read_one = await host.tool("switch_tab", tab=first)
+    assert "Price £110" in read_one["content"]
+    assert 'snapshot="baseline"' in read_one["content"]
+    stray = await host.tool("click", id=eid(listed["content"], "a", "Fell 1 bivy"))
+    assert stray["is_error"]
+    assert f"is from tab {TAB}" in stray["content"]
+    assert f"acts in tab {first}" in stray["content"]
+    added = await host.tool("click", id=eid(read_one["content"], "button", "Add to basket"))
+    assert added["tab"] == first
+    assert "In basket" in added["content"]
+    read_two = await host.tool("switch_tab", tab=second)
+    assert "Price £120" in read_two["content"]
+    back = await host.tool("switch_tab", tab=TAB)
+    assert 'snapshot="diff"' in back["content"], back["content"]
+    tabs = await host.tool("tabs")
+    assert tabs["content"].count("<tab ") == 3
+    # The person sees the task's tabs as one group, named for the task's client.
+    grouped = [m for m in host.peer.sent if m["type"] == "tab_group"]
+    assert sorted(grouped[-1]["tabs"]) == sorted([TAB, first, second])
+    assert f'id="{first}" url=' in tabs["content"]
+    assert f'opener="{TAB}"' in tabs["content"]
+    assert f'id="{TAB}"' in tabs["content"].split('current="true"')[0].rsplit("<tab ", 1)[1]
+
+
+async def test_fifty_tabs_in_a_loop_are_capped_at_ten(
+    host: Host, pages_server: StaticServer
+) -> None:
+    """A click that opens 50 tabs leaves the task with 10 tabs: the rest are closed and
+    the answer and `tabs` say they were blocked."""
+    listed = await host.tool(
+        "navigate", url=f"http://shop.test:{pages_server.port}/tabs-results.html"
+    )
+    flood = await host.tool("click", id=eid(listed["content"], "button", "Open all offers"))
+    assert "it opened 41 more tabs, blocked: the task keeps at most 10" in flood["content"]
+    tabs = await host.tool("tabs")
+    assert tabs["content"].count("<tab ") == 10
+    assert "more tabs were blocked: a task keeps at most 10" in tabs["content"]
+    with trio.fail_after(30):
+        while len(await page_targets(host.page.browser)) > 10 + 1:  # and the blank first tab
+            await trio.sleep(0.1)
+
+
+async def test_a_pop_up_that_closes_at_once_and_one_that_opens_another(
+    host: Host, pages_server: StaticServer
+) -> None:
+    """A pop-up that closes before anyone looked at it is told as opened and closed
+    again; a pop-up whose page opens its own pop-up brings both into the task, the
+    second one opened by the first."""
+    first = await host.tool("capture_snapshot")
+    quick = await host.tool("click", id=eid(first["content"], "button", "Quick sign-in check"))
+    assert "which closed again" in quick["content"], quick["content"]
+    assert (await host.tool("tabs"))["content"].count("<tab ") == 1
+    listed = await host.tool(
+        "navigate", url=f"http://shop.test:{pages_server.port}/tabs-results.html"
+    )
+    chained = await host.tool("click", id=eid(listed["content"], "button", "Compare in a window"))
+    compare = opened_tab(chained["content"])
+    with trio.fail_after(20):
+        while (tabs := await host.tool("tabs"))["content"].count("<tab ") < 3:
+            await trio.sleep(0.1)
+    assert f'opener="{compare}"' in tabs["content"]
+
+
+async def test_bad_tab_ids_and_a_tab_closed_mid_action_get_clear_answers(
+    host: Host, pages_server: StaticServer
+) -> None:
+    """A tab id that never existed, or one that is not a number, is refused naming the
+    task's tabs; a tab closed while an action waits in it answers that it closed, and
+    the task goes on in the tab that opened it."""
+    for bad in (123456, "abc", True):
+        answer = await host.tool("switch_tab", tab=bad)
+        assert answer["is_error"]
+        assert f"its tabs are {TAB}" in answer["content"]
+    listed = await host.tool(
+        "navigate", url=f"http://shop.test:{pages_server.port}/tabs-results.html"
+    )
+    one = await host.tool("click", id=eid(listed["content"], "a", "Ridge 2 tent"))
+    tab = opened_tab(one["content"])
+    await host.tool("switch_tab", tab=tab)
+    target = next(t["targetId"] for t in await page_targets(host.page.browser) if "n=1" in t["url"])
+    async with trio.open_nursery() as nursery:
+        waiting: dict[str, Any] = {}
+
+        async def wait() -> None:
+            waiting.update(await host.tool("wait_for", text="Never on the page", timeout=20))
+
+        nursery.start_soon(wait)
+        await trio.sleep(1)
+        await host.page.browser.execute(cdp.target_close_target(target))
+    assert "closed" in waiting["content"]
+    after = await host.tool("capture_snapshot")
+    assert after["tab"] == TAB
+    assert "Results for tents" in after["content"]
+    gone = await host.tool("switch_tab", tab=tab)
+    assert gone["is_error"]
+
+
+async def test_the_opener_navigating_away_leaves_the_pop_up_in_the_task(
+    host: Host, pages_server: StaticServer
+) -> None:
+    """While the provider's pop-up is open the shop's tab goes to another page; the
+    pop-up stays in the task, still named as opened by the shop's tab, and answers."""
+    first = await host.tool("capture_snapshot")
+    opened = await host.tool("click", id=eid(first["content"], "button", "Sign in with Provider"))
+    popup = opened_tab(opened["content"])
+    await host.tool("switch_tab", tab=TAB)
+    away = await host.tool(
+        "navigate", url=f"http://shop.test:{pages_server.port}/tabs-results.html"
+    )
+    assert "Results for tents" in away["content"]
+    again = await host.tool("switch_tab", tab=popup)
+    # As the agent last saw it: a diff with nothing changed.
+    assert "tabs-provider.html" in again["content"]
+    assert "<unchanged/>" in again["content"]
+    tabs = await host.tool("tabs")
+    assert f'opener="{TAB}"' in tabs["content"]
+    assert tabs["content"].count("<tab ") == 2
+
+
+async def test_new_tab_asks_about_another_site_and_close_tab_frees_its_memory(
+    host: Host, pages_server: StaticServer, second_server: StaticServer
+) -> None:
+    """new_tab passes the site rules like navigate (another site is asked about, a
+    javascript: URL refused); the tab it opens is the one the agent acts in; close_tab
+    closes it, forgets everything held of it, and the agent is back in the first tab."""
+    refused = await host.tool("new_tab", url="javascript:alert(1)")
+    assert refused["is_error"]
+    url = f"http://provider.test:{second_server.port}/tabs-provider.html"
+    opened = await host.tool("new_tab", url=url)
+    assert not opened["is_error"], opened["content"]
+    assert "Sign in to Provider" in opened["content"]
+    assert [q["site"] for q in host.person.asked] == ["http://provider.test"]
+    tab = opened["tab"]
+    assert host.state.tab(tab) is not None
+    closed = await host.tool("close_tab", tab=tab)
+    assert f"you act in tab {TAB}" in closed["content"]
+    assert host.state.tab(tab) is None
+    assert (await host.tool("capture_snapshot"))["tab"] == TAB
+    other = await host.tool("tabs", session="agent-2")
+    assert other["content"].count("<tab ") == 1
+    assert SESSION != "agent-2"
+
+
+async def test_an_outside_agent_signs_in_through_a_pop_up_of_its_shared_tab(
+    page: PageTarget, pages_server: StaticServer, second_server: StaticServer
+) -> None:
+    """Through `trimtab mcp` (a real MCP client), with the shop's tab shared: the pop-up
+    the sign-in opens is the client's to use (shared with it alone), the client signs
+    in there, and the shop shows the name."""
+    async with open_link_host(page, shop(pages_server, second_server)) as linked:
+        await linked.share(TAB)
+        async with trio.open_nursery() as nursery:
+
+            async def person() -> None:
+                while True:
+                    await linked.answer(True)
+
+            nursery.start_soon(person)
+            async with linked.mcp_client() as client:
+                first = await client.call_tool("capture_snapshot", {})
+                xml = first.content[0].text
+                opened = await client.call_tool(
+                    "click", {"id": eid(xml, "button", "Sign in with Provider")}
+                )
+                text = opened.content[0].text
+                popup = opened_tab(text)
+                typed = await client.call_tool(
+                    "type",
+                    {"tab": popup, "id": eid(text, "input", "Account name"), "text": "Kim"},
+                )
+                assert not typed.is_error, typed.content[0].text
+                done = await client.call_tool(
+                    "click", {"tab": popup, "id": eid(text, "button", "Continue")}
+                )
+                assert "Signed in as Kim" in done.content[0].text, done.content[0].text
+            nursery.cancel_scope.cancel()
+    with trio.fail_after(10):
+        assert await page.evaluate("document.getElementById('who').textContent") == (
+            "Signed in as Kim"
+        )
