@@ -1,6 +1,7 @@
 """A task's tabs through the real extension, with the test playing the host: a pop-up
-held before its first request leaves the browser until the host lets it run, the task's tab group, tabs the
-person drags out or closes, and the host's own new and closed tabs."""
+held before its first request leaves the browser until the host lets it run, the
+task's tab group, tabs the person drags out or closes, and the host's own new and
+closed tabs."""
 
 from __future__ import annotations
 
@@ -93,7 +94,9 @@ async def shop_tab(
 
 
 async def test_a_task_pop_up_is_held_before_its_first_request(
-    faked: tuple[ExtensionBrowser, FakeHost], pages_server: StaticServer, second_server: StaticServer
+    faked: tuple[ExtensionBrowser, FakeHost],
+    pages_server: StaticServer,
+    second_server: StaticServer,
 ) -> None:
     """A pop-up a task's tab opens is reported with its opener and held: the provider's
     server sees nothing until the host has turned its guard on and let the tab run, the
@@ -154,11 +157,13 @@ async def test_a_task_pop_up_is_held_before_its_first_request(
 
 
 async def test_a_new_tab_joins_the_group_and_leaves_it_when_dragged_out(
-    faked: tuple[ExtensionBrowser, FakeHost], pages_server: StaticServer, second_server: StaticServer
+    faked: tuple[ExtensionBrowser, FakeHost],
+    pages_server: StaticServer,
+    second_server: StaticServer,
 ) -> None:
     """A link with target=_blank in a task's tab opens a tab that is held (and loads
-    when the host lets it run unguarded), joins the task's group, and is reported as tab_left when the person drags it out of the group;
-    the group keeps its title and the task's first tab."""
+    when the host lets it run unguarded), joins the task's group, and is reported as
+    tab_left when the person drags it out of the group; the group keeps its title."""
     ext, host = faked
     tab = await shop_tab(ext, host, pages_server, second_server)
     grouped = await result_of(host, {"type": "tab_group", "tabs": [tab], "title": "Compare"})
@@ -184,7 +189,9 @@ async def test_a_new_tab_joins_the_group_and_leaves_it_when_dragged_out(
 
 
 async def test_the_hosts_own_tabs_open_and_close(
-    faked: tuple[ExtensionBrowser, FakeHost], pages_server: StaticServer, second_server: StaticServer
+    faked: tuple[ExtensionBrowser, FakeHost],
+    pages_server: StaticServer,
+    second_server: StaticServer,
 ) -> None:
     """cdp_new_tab opens the URL beside its opener (not reported as a page's tab, not
     held), cdp_close_tab closes it (reported closed), and closing it twice is no error;
@@ -224,7 +231,9 @@ async def test_the_hosts_own_tabs_open_and_close(
 
 
 async def test_closing_the_task_group_closes_its_tabs_for_the_host(
-    faked: tuple[ExtensionBrowser, FakeHost], pages_server: StaticServer, second_server: StaticServer
+    faked: tuple[ExtensionBrowser, FakeHost],
+    pages_server: StaticServer,
+    second_server: StaticServer,
 ) -> None:
     """The person closes the task's group mid-task: every tab of it is reported closed."""
     ext, host = faked
