@@ -40,8 +40,12 @@ function fakeBrowser() {
         calls.push(["remove", id]);
         if (!tabs.delete(id)) throw new Error(`No tab with id: ${id}.`);
       },
-      async group({ tabIds, groupId }) {
+      async group({ tabIds, groupId, createProperties }) {
         calls.push(["group", tabIds, groupId]);
+        // Chrome makes a new group in the window focused last unless told which.
+        if (groupId === undefined && createProperties?.windowId !== tabs.get(tabIds[0]).windowId) {
+          throw new Error("Tabs can only be moved to and from normal windows.");
+        }
         for (const id of tabIds) {
           if (windows.get(tabs.get(id).windowId).type !== "normal") {
             throw new Error("Tabs can only be moved to and from normal windows.");

@@ -17,7 +17,8 @@
  *   get: (tabId: number) => Promise<TabInfo>,
  *   create: (props: object) => Promise<TabInfo>,
  *   remove: (tabId: number) => Promise<void>,
- *   group: (options: {tabIds: number[], groupId?: number}) => Promise<number>,
+ *   group: (options: {tabIds: number[], groupId?: number,
+ *           createProperties?: {windowId: number}}) => Promise<number>,
  * }} TabsApi
  * @typedef {{get: (windowId: number) => Promise<{type?: string}>}} WindowsApi
  * @typedef {{get: (groupId: number) => Promise<object>,
@@ -181,7 +182,10 @@ export class TabWatch {
     }
     // A tab joining the group is noted once it is in: its own onUpdated (the move in)
     // finds no group noted for it yet, so it never reads as the person's drag out.
-    const joined = await this.tabs.group(group === null ? { tabIds: here }
+    // A new group is made in the tabs' own window: by default Chrome makes it in the
+    // window focused last, which is the pop-up's while one is open, and refuses.
+    const joined = await this.tabs.group(group === null
+      ? { tabIds: here, createProperties: { windowId: first } }
       : { tabIds: here, groupId: group });
     for (const tab of here) this.grouped.set(tab, joined);
     this.groupOf.set(title, joined);

@@ -1,0 +1,117 @@
+"""A task across tabs through the side panel: the real extension, the real host and a
+scripted model. "Sign in with Provider" opens the provider's pop-up (another port),
+the agent signs in there, the provider answers its opener and closes itself, and the
+shop shows the signed-in name; each step names the tab it acted in. Stop in the
+pop-up ends the task in both tabs. A tab the person drags out of the task's group
+leaves the task."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import trio
+
+from tests.support import StaticServer
+from tests.support.agent import ENDED, open_agent, serve_model, submit_message
+from tests.support.e2e import (
+    ExtensionBrowser,
+    ExtensionContext,
+    answer_question,
+    launch_with_extension,
+)
+from tests.test_consent_e2e import PlannedModel, Step, _id_of
+
+pytestmark = pytest.mark.browser
+
+STEPS = "trimtabPanel.state.steps.map(({content, ...s}) => s)"
+
+
+@pytest.fixture
+async def ext(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[ExtensionBrowser]:
+    monkeypatch.setenv("TRIMTAB_LOG_DIR", str(tmp_path / "logs"))
+    async with launch_with_extension(tmp_path / "profile") as browser:
+        yield browser
+
+
+def account_url(shop: StaticServer, provider: StaticServer) -> str:
+    return shop.url("tabs-account.html") + f"#provider={provider.origin}"
+
+
+#: The plan of the sign-in: read the shop, open the provider's pop-up (the host follows
+#: it), type a name there, press Continue (a submit: the person is asked).
+SIGN_IN: list[Step] = [
+    lambda seen: ("capture_snapshot", {}),
+    lambda seen: ("click", {"id": _id_of(seen, r'<button id="[^"]+"[^>]*>Sign in with Provider')}),
+    lambda seen: (
+        "type",
+        {"id": _id_of(seen, r'Your name <input id="[^"]+"'), "text": "Ada Lovelace"},
+    ),  # fmt: skip
+    lambda seen: ("click", {"id": _id_of(seen, r'<button id="[^"]+"[^>]*>Continue')}),
+]
+
+
+async def answer_until_ended(panel: ExtensionContext, *, allow: bool) -> list[str]:
+    """Answer every question the panel shows (``allow``) until the task ends; the
+    questions as the panel worded them."""
+    asked = []
+    while not await panel.evaluate(ENDED) or await panel.evaluate("trimtabPanel.state.running"):
+        question = await answer_question(panel, allow=allow)
+        if question is not None:
+            asked.append(question)
+        await trio.sleep(0.1)
+    return asked
+
+
+async def page_text(ext: ExtensionBrowser, url: str, selector: str) -> str:
+    """The text of ``selector`` in the page at ``url``, read over the browser's own CDP
+    (the extension's debugger session is the host's)."""
+    target = await ext.wait_for_target("page", url)
+    page = await ext.attach(target)
+    return str(await page.evaluate(f"document.querySelector({json.dumps(selector)}).textContent"))
+
+
+async def test_sign_in_with_a_provider_pop_up_through_the_side_panel(
+    ext: ExtensionBrowser, pages_server: StaticServer, second_server: StaticServer
+) -> None:
+    """The agent signs in through the provider's pop-up: the click's answer follows the
+    pop-up, the name is typed and Continue pressed there (the person allows the
+    submit), the pop-up closes itself and the shop shows "Signed in as Ada Lovelace";
+    the steps show the shop's tab, then the pop-up's, each named by its title, and
+    the task's group holds the shop's tab (a pop-up window cannot join a group)."""
+    url = account_url(pages_server, second_server)
+    with trio.fail_after(150):
+        async with trio.open_nursery() as nursery:
+            model = await nursery.start(serve_model, PlannedModel(SIGN_IN))
+            panel, shop = await open_agent(ext, model, url)
+            await submit_message(panel, "Sign in with Provider as Ada Lovelace.")
+            asked = await answer_until_ended(panel, allow=True)
+            steps = await panel.evaluate(STEPS)
+            shown = await panel.evaluate(
+                "[...document.querySelectorAll('#steps .step-tab')]"
+                ".map((line) => [line.textContent, getComputedStyle(line).display])"
+            )
+            group = (await ext.worker.evaluate(f"chrome.tabs.get({shop})"))["groupId"]
+            title = await ext.worker.evaluate(f"chrome.tabGroups.get({group}).then((g) => g.title)")
+            status = await page_text(ext, url, "#status")
+            popup = next(s["tab"] for s in steps if s["kind"] == "tool" and s["tab"] != shop)
+            gone = await ext.worker.evaluate(
+                f"chrome.tabs.get({popup}).then(() => false, () => true)"
+            )
+            nursery.cancel_scope.cancel()
+    tools = [s for s in steps if s["kind"] == "tool"]
+    assert [s["name"] for s in tools] == ["capture_snapshot", "click", "type", "click"], steps
+    assert not any(s["isError"] for s in tools), tools
+    assert steps[-1]["kind"] == "done", steps
+    assert status == "Signed in as Ada Lovelace."
+    assert [s["tab"] for s in tools][:2] == [shop, shop]
+    assert tools[2]["tab"] == tools[3]["tab"] != shop
+    assert len(asked) == 1 and "Continue" in asked[0], asked
+    assert title, "the task's group has a title"
+    assert gone, "the pop-up closed itself"
+    # Every step names its tab: the shop's and the pop-up's, by their titles.
+    assert [display for _, display in shown] == ["flex"] * 4
+    assert "Corner Bikes" in shown[0][0]
+    assert "Provider: sign in" in shown[2][0]
