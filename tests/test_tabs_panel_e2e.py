@@ -48,7 +48,7 @@ SIGN_IN: list[Step] = [
     lambda seen: (
         "type",
         {"id": _id_of(seen, r'Your name <input id="[^"]+"'), "text": "Ada Lovelace"},
-    ),  # fmt: skip
+    ),
     lambda seen: ("click", {"id": _id_of(seen, r'<button id="[^"]+"[^>]*>Continue')}),
 ]
 
@@ -108,7 +108,8 @@ async def test_sign_in_with_a_provider_pop_up_through_the_side_panel(
     assert status == "Signed in as Ada Lovelace."
     assert [s["tab"] for s in tools][:2] == [shop, shop]
     assert tools[2]["tab"] == tools[3]["tab"] != shop
-    assert len(asked) == 1 and "Continue" in asked[0], asked
+    assert len(asked) == 1, asked
+    assert "Continue" in asked[0], asked
     assert title, "the task's group has a title"
     assert gone, "the pop-up closed itself"
     # Every step names its tab: the shop's and the pop-up's, by their titles.
