@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import trio
@@ -116,3 +117,102 @@ async def test_sign_in_with_a_provider_pop_up_through_the_side_panel(
     assert [display for _, display in shown] == ["flex"] * 4
     assert "Corner Bikes" in shown[0][0]
     assert "Provider: sign in" in shown[2][0]
+
+
+async def badge(ext: ExtensionBrowser, tab: int) -> str:
+    return str(await ext.worker.evaluate(f"chrome.action.getBadgeText({{tabId: {tab}}})"))
+
+
+async def test_stop_in_the_pop_up_ends_the_task_in_both_tabs(
+    ext: ExtensionBrowser, pages_server: StaticServer, second_server: StaticServer
+) -> None:
+    """The person presses Stop while the agent waits for their yes to Continue in the
+    pop-up: the question leaves, the call is cancelled and nothing is submitted (the
+    shop is not signed in, the pop-up stays open with its form), no input is held and
+    neither tab keeps the agent's badge; the host goes on answering."""
+    url = account_url(pages_server, second_server)
+    with trio.fail_after(150):
+        async with trio.open_nursery() as nursery:
+            model = await nursery.start(serve_model, PlannedModel(SIGN_IN))
+            panel, shop = await open_agent(ext, model, url)
+            await submit_message(panel, "Sign in with Provider as Ada Lovelace.")
+            shown = "!document.getElementById('question').hidden"
+            while not await panel.evaluate(shown):
+                await trio.sleep(0.05)
+            steps = await panel.evaluate(STEPS)
+            popup = next(s["tab"] for s in steps if s["kind"] == "tool" and s["tab"] != shop)
+            during = [await badge(ext, shop), await badge(ext, popup)]
+            await panel.evaluate("document.getElementById('stop').click(); true")
+            while not await panel.evaluate(ENDED):
+                await trio.sleep(0.05)
+            while await panel.evaluate(shown):
+                await trio.sleep(0.05)
+            steps = await panel.evaluate(STEPS)
+            after = [await badge(ext, shop), await badge(ext, popup)]
+            held = await ext.worker.evaluate("trimtab.relay.held.size")
+            status = await page_text(ext, url, "#status")
+            open_popup = await ext.worker.evaluate(f"chrome.tabs.get({popup}).then((t) => t.url)")
+            pong = await ext.worker.evaluate("trimtab.host.request({type: 'ping'})")
+            nursery.cancel_scope.cancel()
+    assert steps[-1] == {"kind": "error", "message": "Stopped: stopped by you"}, steps
+    assert [s["name"] for s in steps if s["kind"] == "tool"] == [
+        "capture_snapshot",
+        "click",
+        "type",
+    ]
+    assert during == ["AI", "AI"]
+    assert after == ["", ""]
+    assert held == 0
+    assert status == "You are not signed in."
+    assert "/tabs-idp.html" in open_popup
+    assert pong["pong"] is True
+
+
+async def test_a_tab_dragged_out_of_the_group_leaves_the_task(
+    ext: ExtensionBrowser, pages_server: StaticServer, second_server: StaticServer
+) -> None:
+    """A link with target=_blank opens the terms in a new tab, which joins the task's
+    group with the shop and is listed among the task's tabs; the person drags it out of
+    the group, and the task's tabs no longer list it."""
+    url = account_url(pages_server, second_server)
+    dragged = trio.Event()
+
+    def after_the_drag(seen: str) -> tuple[str, dict[str, Any]] | None:
+        # The first task ends here; its follow-up lists the tabs.
+        return ("tabs", {}) if dragged.is_set() else None
+
+    # Read the shop, open the terms in a new tab (behind: the host groups the two), list
+    # the task's tabs; once the person dragged the terms out of the group, list again.
+    plan: list[Step] = [
+        lambda seen: ("capture_snapshot", {}),
+        lambda seen: ("click", {"id": _id_of(seen, r'<a id="[^"]+"[^>]*>Provider terms')}),
+        lambda seen: ("tabs", {}),
+        after_the_drag,
+    ]
+    with trio.fail_after(150):
+        async with trio.open_nursery() as nursery:
+            model = await nursery.start(serve_model, PlannedModel(plan))
+            panel, shop = await open_agent(ext, model, url)
+            await submit_message(panel, "Open the provider's terms.")
+            await answer_until_ended(panel, allow=False)
+            group = -1
+            while group < 0:
+                group = (await ext.worker.evaluate(f"chrome.tabs.get({shop})"))["groupId"]
+                await trio.sleep(0.05)
+            members = await ext.worker.evaluate(
+                f"chrome.tabs.query({{groupId: {group}}}).then((ts) => ts.map((t) => t.id))"
+            )
+            terms = next(tab for tab in members if tab != shop)
+            await ext.worker.evaluate(f"chrome.tabs.ungroup({terms}).then(() => true)")
+            dragged.set()
+            # The follow-up lists the task's tabs.
+            await submit_message(panel, "Which tabs are yours?")
+            await answer_until_ended(panel, allow=False)
+            before, after = await panel.evaluate(
+                "trimtabPanel.state.steps.filter((s) => s.name === 'tabs').map((s) => s.content)"
+            )
+            nursery.cancel_scope.cancel()
+    assert sorted(members) == sorted([shop, terms])
+    assert str(terms) in before
+    assert str(shop) in after
+    assert str(terms) not in after
