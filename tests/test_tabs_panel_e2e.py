@@ -111,7 +111,7 @@ async def test_sign_in_with_a_provider_pop_up_through_the_side_panel(
     assert tools[2]["tab"] == tools[3]["tab"] != shop
     assert len(asked) == 1, asked
     assert "Continue" in asked[0], asked
-    assert title, "the task's group has a title"
+    assert title == "Sign in with Provider as Ada Lo…", "named from the person's task"
     assert gone, "the pop-up closed itself"
     # Every step names its tab: the shop's and the pop-up's, by their titles.
     assert [display for _, display in shown] == ["flex"] * 4

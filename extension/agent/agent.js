@@ -15,6 +15,20 @@ export { wrapUntrusted };
 
 export const MAX_STEPS = 30;
 
+/** The longest name of a task's tab group: Chrome shows a few words in the tab strip. */
+export const GROUP_TITLE_CHARS = 32;
+
+/**
+ * The name of a task's tab group, from the person's own words for the task: one line,
+ * cut with an ellipsis.
+ * @param {string} task
+ * @returns {string}
+ */
+export function groupTitle(task) {
+  const flat = String(task).replace(/\s+/g, " ").trim();
+  return flat.length > GROUP_TITLE_CHARS ? `${flat.slice(0, GROUP_TITLE_CHARS - 1)}…` : flat;
+}
+
 /**
  * The system prompt: the agent's frame, the XML format page from the host, and
  * the rule that page content is data. It names no tab, task or marker, so it is
@@ -120,6 +134,8 @@ export class Agent {
     /** The task's tabs seen closed: never acted in again. */
     this.closed = new Set();
     this.session = `agent-${makeNonce()}`;
+    /** What the person sees the task's tab group called: their first task's words. */
+    this.groupName = "";
     this.nonce = makeNonce();
     /** The JavaScript dialog the page shows after the latest tool call, if any, as the
      *  host reports it: {type, message, default}. */
@@ -192,6 +208,7 @@ export class Agent {
       const { system, tools } = this.fixed;
       this.closeOpenCalls();
       const first = this.history.length === 0;
+      if (!this.groupName) this.groupName = groupTitle(task);
       this.history.push({ role: "user",
         text: first ? `${taskFrame({ nonce: this.nonce, tab: this.tab })}\n\n${task}` : task });
       this.onStep({ kind: "task", text: task });
@@ -308,7 +325,7 @@ export class Agent {
     // which refuses any tab that is not the task's.
     const request = {
       type: "tool", session: this.session, tab: this.tab.id, name: call.name, args: call.args,
-      ask_before_submit: this.askBeforeSubmit,
+      ask_before_submit: this.askBeforeSubmit, task: this.groupName,
       ...(this.pageBudget ? { budget: this.pageBudget } : {}),
     };
     this.onActivity({ what: "tool", name: call.name });

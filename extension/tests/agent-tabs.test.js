@@ -101,3 +101,19 @@ test("the task's tab titles and URLs from the tabs tool reach the model as page 
   const inside = result.content.slice(open.length, -end.length);
   assert.ok(!inside.includes("<<<"), inside);
 });
+
+test("the task's tab group is named from the person's first task, on one line, cut", async () => {
+  const { groupTitle } = await import("../agent/agent.js");
+  assert.equal(groupTitle("  Sign in\nwith Provider "), "Sign in with Provider");
+  const long = groupTitle("Compare the two cheapest flights to Lisbon next Friday");
+  assert.equal(long.length, 32);
+  assert.ok(long.endsWith("…"));
+  const worker = recordingHost([{ kind: "diff", content: "", tab: 5 }, { kind: "diff",
+    content: "", tab: 5 }]);
+  const agent = new Agent({ worker, client: scripted([{ name: "capture_snapshot", args: {} }]),
+    askBeforeSubmit: true, onStep: () => {}, tab: { id: 5 }, tabUrl: async () => "" });
+  await agent.run("Sign in with Provider");
+  await agent.run("and then log out");
+  assert.deepEqual(worker.requests.map((r) => r.task), ["Sign in with Provider"]);
+  assert.equal(agent.groupName, "Sign in with Provider");
+});

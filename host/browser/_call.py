@@ -45,6 +45,7 @@ class ToolCall:
     view: str | None = None  # a link client's own view of the tab; None: the panel agent's
     budget: int | None = None  # the snapshot token budget (None: no budget)
     ask_before_submit: bool = True  # the person's setting; outside clients always ask
+    task: str = ""  # the task's name for its tab group (the side panel's: the person's words)
 
     def question(self, what: QuestionKind, **facts: Any) -> Question:
         """A question to the person about this call (who asks, the tab, the tool and its

@@ -20,6 +20,9 @@ from ..wire import Handler, JSONObject, Request, RequestError
 
 __all__ = ["SidePanelDoor"]
 
+#: The longest tab group title the host passes on (Chrome shows a few words of it).
+GROUP_TITLE_CHARS = 60
+
 
 @attrs.define(eq=False)
 class SidePanelDoor:
@@ -60,6 +63,8 @@ class SidePanelDoor:
             client=PANEL_AGENT,
             budget=budget_of(request),
             ask_before_submit=request.get("ask_before_submit", bool, default=True),
+            # The person's own words for the task: its tab group's title (cut, one line).
+            task=" ".join(request.get("task", str, default="").split())[:GROUP_TITLE_CHARS],
         )
         outcome = await self.state.call_tool(call, self.panel.ask)
         return outcome.to_json()
