@@ -2,7 +2,9 @@
 
 `PipeTransport` frames JSON messages with NUL bytes on two trio streams. `Browser`
 is the browser-level target; `Browser.new_page` opens a tab and attaches to it with a
-flattened session, giving a `PageTarget` that shares the browser's connection.
+flattened session, giving a `PageTarget` that shares the browser's connection. Its
+downloads go to the run's own folder (`Browser.downloads`, in the profile) and are
+reported to the tab's session (``Browser.downloadWillBegin``/``downloadProgress``).
 `Browser.opened_pages` attaches to every page the browser opens (a pop-up, a link's
 new tab) before its first request, with the page that opened it.
 """
@@ -135,6 +137,11 @@ class Browser(SessionTarget):
         self.pid = pid
         self.user_data_dir = user_data_dir
 
+    @property
+    def downloads(self) -> Path:
+        """Where this run's tabs save downloads: a folder of its own profile."""
+        return self.user_data_dir / "Downloads"
+
     async def new_page(self, url: str | None = None, *, timeout: float = 30.0) -> PageTarget:
         """Open a tab and attach to it; navigate to ``url`` (waiting for load) if given."""
         created = await self.execute(cdp.target_create_target("about:blank"))
@@ -143,6 +150,8 @@ class Browser(SessionTarget):
         page = PageTarget(self, target_id, attached["sessionId"])
         await page.execute(cdp.page_enable())
         await page.execute(cdp.page_set_lifecycle_events_enabled(enabled=True))
+        # Never the person's own Downloads folder; the tab's session hears of each one.
+        await page.execute(cdp.browser_set_download_behavior(str(self.downloads)))
         if url is not None:
             await page.navigate(url, timeout=timeout)
         return page

@@ -37,6 +37,10 @@ NETWORK_REQUEST_WILL_BE_SENT: Final = "Network.requestWillBeSent"
 NETWORK_RESPONSE_RECEIVED: Final = "Network.responseReceived"
 NETWORK_DATA_RECEIVED: Final = "Network.dataReceived"
 
+# --- Browser (downloads, once Browser.setDownloadBehavior enabled their events) -------
+BROWSER_DOWNLOAD_WILL_BEGIN: Final = "Browser.downloadWillBegin"
+BROWSER_DOWNLOAD_PROGRESS: Final = "Browser.downloadProgress"
+
 # --- Fetch (sent while the Fetch domain pauses requests) ------------------------------
 FETCH_REQUEST_PAUSED: Final = "Fetch.requestPaused"
 

@@ -34,6 +34,7 @@ from ._protocol_input import (
 )
 from ._protocol_targets import (
     browser_close,
+    browser_set_download_behavior,
     target_attach_to_target,
     target_close_target,
     target_create_target,
@@ -124,6 +125,7 @@ __all__ = [
     "Request",
     "Result",
     "browser_close",
+    "browser_set_download_behavior",
     "emulation_set_device_metrics_override",
     "emulation_set_focus_emulation_enabled",
     "events",

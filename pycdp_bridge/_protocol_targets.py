@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, cast
 from ._protocol_base import Command, Empty, call
 
 if TYPE_CHECKING:
+    from cdp_use.cdp.browser.commands import SetDownloadBehaviorParameters
     from cdp_use.cdp.target.commands import (
         AttachToTargetParameters,
         AttachToTargetReturns,
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "browser_close",
+    "browser_set_download_behavior",
     "target_attach_to_target",
     "target_close_target",
     "target_create_target",
@@ -70,3 +72,14 @@ def target_get_targets() -> Command[GetTargetsReturns]:
 
 def browser_close() -> Command[Empty]:
     return (yield from call("Browser.close"))
+
+
+def browser_set_download_behavior(folder: str) -> Command[Empty]:
+    """Save downloads under their own names in ``folder`` and report them
+    (``Browser.downloadWillBegin``/``downloadProgress``) to the session that asked."""
+    params: SetDownloadBehaviorParameters = {
+        "behavior": "allow",
+        "downloadPath": folder,
+        "eventsEnabled": True,
+    }
+    return (yield from call("Browser.setDownloadBehavior", params))

@@ -183,17 +183,17 @@ async def test_a_tab_closed_while_the_person_is_asked_withdraws_the_question(
     assert await host.evaluate("location.pathname") == "/consent-shop.html"
 
 
-async def test_a_click_on_a_download_link_asks_even_with_ask_before_submit_off(
+async def test_a_click_on_a_download_link_asks_unless_the_setting_is_off(
     page: PageTarget, pages_server: StaticServer, nursery: trio.Nursery
 ) -> None:
     """A click on a link with a download attribute (here on the icon inside it) asks
-    what="download" before any input, whatever the "ask before submitting" setting: a
-    no clicks nothing; a plain link next to it does not ask."""
+    what="download" before any input: a no clicks nothing; a plain link next to it does
+    not ask; with "ask before submitting or downloading" off it clicks unasked."""
     async with open_host(page, pages_server.url("download-link.html"), nursery) as host:
         content = str((await host.tool("capture_snapshot"))["content"])
         save = content.split("The map of the ridge walk:")[1].split('<a id="')[1].split('"')[0]
         host.person.allow = False
-        refused = await call(host, "click", {"id": save}, ask_before_submit=False)
+        refused = await call(host, "click", {"id": save})
         assert refused["consent"] == {"required": True, "granted": False}
         assert [q["what"] for q in host.person.asked] == ["download"]
         assert await host.evaluate("document.getElementById('log').textContent") == "Clicks 0"
@@ -201,3 +201,8 @@ async def test_a_click_on_a_download_link_asks_even_with_ask_before_submit_off(
         done = await call(host, "click", {"id": read})
         assert done["consent"] == {"required": False, "granted": False}
         assert len(host.person.asked) == 1
+        waived = await call(host, "click", {"id": save}, ask_before_submit=False)
+        assert waived["consent"] == {"required": True, "granted": True}
+        assert len(host.person.asked) == 1
+        # The plain link, then the download link.
+        assert await host.evaluate("document.getElementById('log').textContent") == "Clicks 2"

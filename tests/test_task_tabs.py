@@ -11,10 +11,12 @@ is 127.0.0.1 (``shop.test`` and ``provider.test`` are two sites, on two ports).
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import AsyncIterator
 from typing import Any
 
+import attrs
 import pytest
 import trio
 
@@ -195,6 +197,80 @@ async def test_a_pop_up_that_closes_at_once_and_one_that_opens_another(
         while (tabs := await host.tool("tabs"))["content"].count("<tab ") < 3:
             await trio.sleep(0.1)
     assert f'opener="{compare}"' in tabs["content"]
+
+
+async def test_consent_and_the_call_tracker_work_in_a_tab_the_task_opened(
+    host: Host, pages_server: StaticServer
+) -> None:
+    """In a pop-up the task opened, a submit asks the person naming that tab, and a
+    repeated read is answered from that tab's own cache."""
+    listed = await host.tool(
+        "navigate", url=f"http://shop.test:{pages_server.port}/tabs-results.html"
+    )
+    chained = await host.tool("click", id=eid(listed["content"], "button", "Compare in a window"))
+    compare = opened_tab(chained["content"])
+    await host.tool("switch_tab", tab=compare)
+    await host.tool("capture_snapshot")
+    again = await host.tool("capture_snapshot")
+    assert again["cached"]
+    assert again["tab"] == compare
+    # The pop-up's first page came with the answer of the click that opened it.
+    bought = await host.tool("click", id=eid(chained["content"], "button", "Buy now"))
+    assert not bought["is_error"], bought["content"]
+    (asked,) = [q for q in host.person.asked if q["what"] == "submit"]
+    assert asked["tab"] == compare
+    assert bought["consent"] == {"required": True, "granted": True}
+
+
+async def test_a_pop_up_opened_outside_an_action_goes_only_where_the_task_may(
+    page: PageTarget, pages_server: StaticServer, nursery: trio.Nursery
+) -> None:
+    """A pop-up on the shop whose page, as it loads, opens a window on another site by
+    itself (no action of the agent's): nobody can be asked, so that window's first
+    request never leaves the browser, and the window is closed."""
+    provider = await nursery.start(_logging_server)
+    url = f"http://shop.test:{pages_server.port}/tabs-shop.html?provider=http://provider.test:{provider.port}"
+    async with open_host(page, url, nursery) as host:
+        first = await host.tool("capture_snapshot")
+        await host.tool("click", id=eid(first["content"], "button", "Compare prices"))
+        with trio.fail_after(20):
+            while not any(m["type"] == "cdp_close_tab" for m in host.peer.sent):
+                await trio.sleep(0.05)
+            while any(
+                t["url"].startswith("http://provider.test")
+                for t in await page_targets(page.browser)
+            ):
+                await trio.sleep(0.05)
+        await trio.sleep(1)  # a request let go would have arrived by now
+        assert provider.hits == []
+        assert host.person.asked == []
+
+
+@attrs.define
+class _Logged:
+    port: int
+    hits: list[str] = attrs.field(factory=list)
+
+
+async def _logging_server(*, task_status: trio.TaskStatus[_Logged]) -> None:
+    """A site that logs every request line it gets (and answers with a blank page)."""
+    listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
+    logged = _Logged(listeners[0].socket.getsockname()[1])
+
+    async def handle(stream: trio.SocketStream) -> None:
+        async with stream:
+            with contextlib.suppress(trio.BrokenResourceError):
+                head = await stream.receive_some(65536)
+                logged.hits.append(head.split(b"\r\n", 1)[0].decode(errors="replace"))
+                body = b"<title>Provider</title>"
+                await stream.send_all(
+                    b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nConnection: close\r\n"
+                    b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+                )
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(trio.serve_listeners, handle, listeners)
+        task_status.started(logged)
 
 
 async def test_bad_tab_ids_and_a_tab_closed_mid_action_get_clear_answers(

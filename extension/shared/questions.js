@@ -231,6 +231,12 @@ export function describeQuestion(q, tab) {
     want = `${who}'s ${q.tool ?? "action"} in ${where} would send ${q.request.method} `
       + `to ${site}. Allow?`;
     if (q.request.url) quotes.push({ label: "address", text: shorten(q.request.url) });
+  } else if (q.what === "download" && q.request?.url) {
+    // The file's name, size and type are the site's: quoted from the element, apart.
+    const site = q.request.site || siteOf(q.request.url) || "a site";
+    want = `${who}'s ${q.tool ?? "action"} in ${where} would save a file from ${site} `
+      + "on this computer. Allow?";
+    quotes.push({ label: "address", text: shorten(q.request.url) });
   } else if (actionInWords(q, element)) {
     want = `${who} wants to ${actionInWords(q, element)} (${where}). Allow?`;
   } else {

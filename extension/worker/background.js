@@ -7,6 +7,7 @@ import { CdpRelay } from "./relay.js";
 import { AgentsHub } from "./agents.js";
 import { QuestionQueue } from "./questions.js";
 import { TabWatch } from "./tabs.js";
+import { relayDownloads } from "./downloads.js";
 
 /** Side-panel ports, for broadcasting events (detaches, host state). */
 const panels = new Set();
@@ -71,6 +72,10 @@ const questions = new QuestionQueue({
 
 // Outside agents (trimtab mcp): the tabs the person shared, their clients, Stop.
 const agents = new AgentsHub({ host, broadcast });
+
+// What the browser downloads, for the host to tell an agent where the file its action
+// saved went (host/PROTOCOL.md, "Downloads").
+relayDownloads(chrome.downloads, (msg) => host.post(msg));
 
 /**
  * Answer one side-panel message.

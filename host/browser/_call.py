@@ -8,7 +8,7 @@ from typing import Any, Final
 import attrs
 
 from ..envelope import Consent, Question, QuestionKind
-from ..tab import DEFAULT_BUDGET, Held, check_budget
+from ..tab import DEFAULT_BUDGET, Download, Held, check_budget
 from ..wire import JSONObject, Request, RequestError
 
 __all__ = ["MAX_TAB", "ToolCall", "ToolOutcome", "budget_of", "check_tab_id"]
@@ -87,6 +87,8 @@ class ToolOutcome:
     held: tuple[Held, ...] = ()
     # The tab the call acted in (a task's tab: not always the one the door named).
     tab: int | None = None
+    # The downloads the action started, as the browser reported them when it answered.
+    downloads: tuple[Download, ...] = ()
 
     @property
     def refused(self) -> bool:
@@ -126,4 +128,14 @@ class ToolOutcome:
             "url": self.url,
             "held": [h.to_json() for h in self.held],
             "tab": self.tab,
+            "downloads": [
+                {
+                    "name": d.name,
+                    "size": d.size,
+                    "type": d.mime,
+                    "path": d.path,
+                    "state": d.state,
+                }
+                for d in self.downloads
+            ],
         }

@@ -40,15 +40,19 @@ class TaskSites:
         return await site_allowed(self.policy, self.call, site, self.ask, doing)
 
 
-def request_judge(policy: SitePolicy, call: ToolCall, ask: Ask, *, granted: bool) -> Judge:
+def request_judge(
+    policy: SitePolicy, call: ToolCall, ask: Ask, *, granted: bool, granted_download: bool = False
+) -> Judge:
     """The judge of one run of ``call`` (``granted``: with the person's yes for a
-    predicted submit), asking through ``ask``."""
+    predicted submit; ``granted_download``: for a predicted download), asking through
+    ``ask``."""
     judge = RequestJudge(
         question=call.question("request"),
         ask=ask,
         sites=TaskSites(policy, call, ask),
         granted=granted,
         ask_before_submit=call.ask_before_submit,
+        granted_download=granted_download,
     )
 
     async def decide(paused: PausedRequest, element: str | None) -> Ruling:
@@ -60,6 +64,7 @@ def request_judge(policy: SitePolicy, call: ToolCall, ask: Ask, *, granted: bool
             form=paused.form,
             redirect_of_sent=paused.redirect_of_sent,
             opened=paused.opened,
+            download=None if paused.download is None else paused.download.element(),
         )
         ruling = await judge(sent, element)
         return Ruling(send=ruling.send, held=ruling.held, why=ruling.why)

@@ -49,12 +49,17 @@ from ..envelope import Answer, Ask, Consent, Decided, Question, SitePolicy, act_
 from ..pipeline import Control, xml
 from ..tab import (
     DEFAULT_BUDGET,
+    DOWNLOAD_WAIT,
     MIN_BUDGET,
+    Activity,
+    Download,
+    Downloads,
     Held,
     RevisionStatistics,
     Snapshot,
     SnapshotMemory,
     Tab,
+    guard_opened,
     guarding,
     page_token_counts,
     refusing_all,
@@ -66,7 +71,7 @@ from ..wire import JSONObject, RequestError
 from ._call import ToolCall, ToolOutcome
 from ._errors import PAGE_TIMEOUT, TOOL_TIMEOUT, cdp_errors, page_unresponsive
 from ._listing import tabs_listing
-from ._opened import OpenedByCall, opened_note
+from ._opened import OPENED_WAIT, OpenedByCall, opened_note
 from ._requests import request_judge
 from ._sites import check_sites, read_page
 from ._task_tabs import TaskTab, TaskTabs
@@ -100,6 +105,8 @@ class _HeldTab:
     inspector_sessions: dict[str, str | None] = attrs.field(factory=dict)
     # Cancels the tab's page observer follower when the tab is released.
     follower: trio.CancelScope = attrs.field(factory=trio.CancelScope)
+    # Cancels the follower of the tab's download events (the direct transport's).
+    download_follower: trio.CancelScope = attrs.field(factory=trio.CancelScope)
     # Clients of the link (trimtab.link) each see the tab through their own view:
     # their own snapshot memory, the same target, page observer and lock.
     views: dict[str, Tab] = attrs.field(factory=dict)
@@ -137,6 +144,8 @@ class HostState:
     tracker: CallTracker = attrs.field(factory=CallTracker)
     # The person's always/never lists and each task's sites (``_sites``).
     sites: SitePolicy = attrs.field(factory=SitePolicy)
+    # What the browser reported of every download (CDP events, the extension's messages).
+    downloads: Downloads = attrs.field(factory=Downloads)
     _tabs: dict[int, _HeldTab] = attrs.field(factory=dict, init=False)
     # Each task's tabs (``_task_tabs``), by tracker session.
     _tasks: dict[str, TaskTabs] = attrs.field(factory=dict, init=False)
@@ -153,6 +162,13 @@ class HostState:
             tracker=self.tracker.statistics(),
             revisions={tab: held.tab.revisions.statistics() for tab, held in self._tabs.items()},
         )
+
+    def note_download(self, message: JSONObject) -> None:
+        """Take in the extension's ``download`` message (chrome.downloads)."""
+        try:
+            self.downloads.note_message(message)
+        except ValueError as exc:
+            log.warning("dropped a download message: %s", exc)
 
     def forget_view(self, name: str) -> None:
         """Drop what a client of the link has seen of every tab (it disconnected)."""
@@ -283,6 +299,11 @@ class HostState:
             )
 
         asking = self._asking_while_open(state, ask)
+        # Downloads the browser reports from here on may be this call's.
+        mark = self.downloads.mark()
+        # What the call's question was about: a yes for a predicted download lets the
+        # download go without a second question.
+        asked: list[str] = []
         # What the last run's action made the page send that the guard held, and what
         # of it the tool's answer does not say (an answer that is not a snapshot).
         held: list[Held] = []
@@ -300,7 +321,13 @@ class HostState:
                     with granted(consented):
                         return await self.toolbox.run(agent_tab, call.name, call.args)
 
-            judge = request_judge(self.sites, call, asking, granted=consented)
+            judge = request_judge(
+                self.sites,
+                call,
+                asking,
+                granted=consented,
+                granted_download=consented and asked == ["download"],
+            )
             sink = OpenedByCall(call.tab)
             opened[:] = [sink]
             acting = self._acting.setdefault(call.tab, [])
@@ -341,6 +368,7 @@ class HostState:
             result = tracked.result
             if result.consent is None:
                 return None
+            asked[:] = [result.consent_what]
             return call.question(
                 result.consent_what,
                 reason=result.consent,
@@ -361,7 +389,11 @@ class HostState:
             )
             is_error = True
         for request in untold:
-            content += "\n" + xml.element("note", content=request.note())
+            if request.download is None or not request.sent:
+                content += "\n" + xml.element("note", content=request.note())
+        downloads = await self._downloads_of(call.tab, mark, held)
+        for download in downloads:
+            content += "\n" + xml.element("note", content=download.note())
         if opened:
             told, is_error = await self._tell_opened(
                 call, task, acted, opened[0], content, is_error
@@ -390,7 +422,24 @@ class HostState:
             else None,
             held=tuple(held),
             tab=call.tab,
+            downloads=tuple(downloads),
         )
+
+    async def _downloads_of(self, tab: int, mark: int, held: list[Held]) -> list[Download]:
+        """The downloads a call started in ``tab`` (the browser reported them after
+        ``mark``; those the guard let go are waited for), once they finished or
+        `DOWNLOAD_WAIT` passed: the answer says where each file went."""
+        urls = [h.url for h in held if h.download is not None and h.sent]
+        with trio.move_on_after(DOWNLOAD_WAIT):
+            for url in urls:
+                await self.downloads.wait_for(url, mark, tab)
+            await self.downloads.settled(self.downloads.since(mark, tab, urls))
+        # CDP's events give no type: the response the guard held did.
+        types = {h.url: h.download.mime for h in held if h.download is not None}
+        return [
+            attrs.evolve(d, mime=d.mime or types.get(d.url, ""))
+            for d in self.downloads.latest(self.downloads.since(mark, tab, urls))
+        ]
 
     async def inspect(self, tab: int, budget: int | None) -> JSONObject:
         """What the agent would see from a fresh look now, for the side panel's inspector."""
@@ -462,6 +511,7 @@ class HostState:
         target: Target | None = None
         if state is not None:
             state.follower.cancel()
+            state.download_follower.cancel()
             state.tab.forget()
             state.inspector.forget()
             state.inspector_sessions.clear()
@@ -694,8 +744,13 @@ class HostState:
                     self.nursery.start_soon(self._group, [t.tab for t in task], task.title)
             if full:
                 self.nursery.start_soon(self._close_blocked, event)
+            elif sink is None and event.waiting and owners:
+                # A task's tab opened it outside any action (a pop-up's own pop-up, a
+                # timer): nobody can be asked, so it may only go where the task may.
+                session = next(k for k, task in self._tasks.items() if task in owners)
+                self.nursery.start_soon(self._guard_unasked, event, session)
             elif sink is None and event.waiting:
-                # No action of an agent opened it: it runs unguarded, like the page.
+                # No task's tab opened it: it runs unguarded, like the page.
                 self.nursery.start_soon(self._let_run, event.tab)
             return
         for task in self._tasks.values():
@@ -719,6 +774,31 @@ class HostState:
                 if any(r.event.tab == opener for r in call.records):
                     return call
         return None
+
+    async def _guard_unasked(self, event: TabEvent, session: str) -> None:
+        """Guard a tab a task's tab opened outside any action until its first document
+        request is decided by the site rules without asking anyone (a site the task may
+        not use is refused, and the tab closed)."""
+        task = self._tasks.get(session)
+        call = ToolCall(
+            session=session, tab=event.tab, name="open", client=task.title if task else ""
+        )
+
+        async def nobody(question: Question) -> Answer:
+            del question
+            return Answer.unaskable("a page opened the tab outside the agent's actions")
+
+        judge = request_judge(self.sites, call, nobody, granted=False)
+        refused = False
+        with contextlib.suppress(CDPError, TargetClosedError, DialogOpenError), guarding(judge):
+            async with guard_opened(self.hub.target(event.tab), Activity("")) as opened:
+                with trio.move_on_after(OPENED_WAIT):
+                    await opened.decided.wait()
+                refused = opened.sent is False
+        if refused:
+            log.info("tab %d, opened outside an action, was refused: %s", event.tab, opened.why)
+            with contextlib.suppress(CDPError, TargetClosedError):
+                await self.hub.close_tab(event.tab)
 
     async def _group(self, tabs: list[int], title: str) -> None:
         with contextlib.suppress(CDPError, TargetClosedError, ValueError):
@@ -781,6 +861,7 @@ class HostState:
             if state is not None:
                 # The debugger detached (tab closed, user cancelled): start over.
                 state.follower.cancel()
+                state.download_follower.cancel()
                 self.tracker.forget_tab(tab)
             target = self.hub.target(tab)
             state = _HeldTab(
@@ -790,6 +871,7 @@ class HostState:
             )
             self._tabs[tab] = state
             self.nursery.start_soon(self._follow, state, name=f"page revisions of tab {tab}")
+            self.nursery.start_soon(self._follow_downloads, state, name=f"downloads of tab {tab}")
         # A page already stuck in a script never lets the observer install: the wait
         # is bounded like every request that touches the page.
         with trio.move_on_after(PAGE_TIMEOUT) as waited:
@@ -819,6 +901,19 @@ class HostState:
                 # A tab whose changes are no longer followed must not serve cached reads.
                 if self._tabs.get(state.id) is state:
                     self.tracker.note_page_change(state.id, "page revisions stopped")
+
+    async def _follow_downloads(self, state: _HeldTab) -> None:
+        """Take in the tab's ``Browser.download*`` events: the direct transport reports
+        downloads to the tab's session (the extension sends ``download`` messages)."""
+        with state.download_follower:
+            events_of = (
+                cdp.events.BROWSER_DOWNLOAD_WILL_BEGIN,
+                cdp.events.BROWSER_DOWNLOAD_PROGRESS,
+            )
+            with contextlib.suppress(TargetClosedError):
+                async with state.tab.target.listen(*events_of) as events:
+                    async for event in events:
+                        self.downloads.note_event(state.id, event)
 
     def _resolve_eid(self, state: _HeldTab, eid: str) -> tuple[Control, str | None]:
         inspected = state.inspector.latest

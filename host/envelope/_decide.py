@@ -48,14 +48,15 @@ async def act_with_consent(
     while it waited (its question withdrawn) can never act on a late yes.
     ``ask_before_submit`` is the person's own setting for the side panel's agent: off,
     they agreed to every such call beforehand (the host still decides which those are);
-    it never waives a question of another kind (a secret field, a site).
+    it waives downloads too, and never a question of another kind (a secret field, a site).
     """
     first = await run(False)
     question = needs(first)
     if question is None:
         return Decided(first, Consent())
-    # The setting waives submit questions only: typing a secret is always asked.
-    waived = not ask_before_submit and question.what == "submit"
+    # The setting ("ask before submitting or downloading") waives submit and download
+    # questions only: typing a secret is always asked.
+    waived = not ask_before_submit and question.what in ("submit", "download")
     answer = Answer.yes() if waived else await ask(question)
     if not answer.allow:
         return Decided(first, Consent(required=True, granted=False, answer=answer))

@@ -19,6 +19,9 @@ place that decides and asks about them:
   page sees them fail), a yes sends that one request once;
 * a form's own submission is not asked about again when the call runs with the
   person's yes for it (the predicted submit they allowed);
+* a response the browser would save as a file (a download) is asked about
+  (what="download"), wherever it comes from, unless the call runs with the person's
+  yes for a predicted download (a link with a ``download`` attribute);
 * after a no, the call's further requests that would ask are refused without asking.
 
 The sites a task may use come from one parameter, `Sites` (the browser builds it
@@ -74,6 +77,9 @@ class SentRequest:
     form: bool = False  # a form's submission (the browser reported it)
     redirect_of_sent: bool = False  # a redirect of a request the person let go
     opened: bool = False  # the first document of a tab or pop-up the action opened
+    # A response the browser would save as a file: the file as a question shows it
+    # (one element, the site's strings escaped), else None.
+    download: str | None = None
 
 
 class Sites(Protocol):
@@ -94,9 +100,15 @@ class Sites(Protocol):
 Verdict = Literal["send", "ask", "site"]
 
 
-def request_verdict(request: SentRequest, sites: Sites, *, granted: bool = False) -> Verdict:
+def request_verdict(
+    request: SentRequest, sites: Sites, *, granted: bool = False, granted_download: bool = False
+) -> Verdict:
     """Whether a request goes on (send), needs the person's yes (ask), or is a navigation
-    the site policy decides (site). ``granted``: the call runs with the person's yes."""
+    the site policy decides (site). ``granted``: the call runs with the person's yes;
+    ``granted_download``: that yes was for a download."""
+    if request.download is not None:
+        # Saving a file on this computer is asked about whichever site it comes from.
+        return "send" if granted_download or request.redirect_of_sent else "ask"
     if not sites.allows(request.url):
         # Another site: the tab going there, or the action sending something there, is
         # the site policy's; what the page only reads from there (pixels, ads) is not.
@@ -133,6 +145,7 @@ class RequestJudge:
     sites: Sites
     granted: bool = False
     ask_before_submit: bool = True
+    granted_download: bool = False  # the call's yes was for a download it predicted
     # The person is asked one question at a time; after a no, nothing more is asked.
     _asking: trio.Lock = attrs.field(factory=trio.Lock, init=False)
     _refused: Answer | None = attrs.field(default=None, init=False)
@@ -140,7 +153,9 @@ class RequestJudge:
     async def __call__(self, request: SentRequest, element: str | None) -> RequestRuling:
         """Decide on `request`, asking the person when it needs their yes. `element`
         names what the action acts on (escaped page text), or None."""
-        verdict = request_verdict(request, self.sites, granted=self.granted)
+        verdict = request_verdict(
+            request, self.sites, granted=self.granted, granted_download=self.granted_download
+        )
         # Decided before any wait: a request paused as the action ends is decided
         # without one (see the request guard).
         if verdict == "send":
@@ -163,26 +178,40 @@ class RequestJudge:
             return RequestRuling(
                 send=False, held=True, why=f"{refused} ({answer.refusal()}); the page saw it fail"
             )
+        sent, unsent, doing = (
+            ("saved", "not saved", "download") if request.download else ("sent", "not sent", "send")
+        )
         if not self.ask_before_submit:
             return RequestRuling(
-                send=True, held=True, why="sent: the person's setting lets actions send unasked"
+                send=True,
+                held=True,
+                why=f"{sent}: the person's setting lets actions {doing} unasked",
             )
         async with self._asking:
             if self._refused is not None:
                 return RequestRuling(
                     send=False,
                     held=True,
-                    why="not sent: the person refused what this action sends; the page saw it fail",
+                    why=f"{unsent}: the person refused what this action sends; "
+                    "the page saw it fail",
                 )
             answer = await self.ask(self._question(request, element))
             if not answer.allow:
                 self._refused = answer
-                why = f"not sent: {answer.refusal()}; the page saw it fail"
+                why = f"{unsent}: {answer.refusal()}; the page saw it fail"
                 return RequestRuling(send=False, held=True, why=why)
-        return RequestRuling(send=True, held=True, why="sent once, with the person's yes")
+        return RequestRuling(send=True, held=True, why=f"{sent} once, with the person's yes")
 
     def _question(self, request: SentRequest, element: str | None) -> Question:
         site = self.sites.name(request.url)
+        if request.download is not None:
+            return attrs.evolve(
+                self.question,
+                what="download",
+                reason=f"{self._doing(element)} saves a file from {site} on this computer",
+                element=request.download,
+                request={"method": request.method[:40], "url": request.url[:2000], "site": site},
+            )
         return attrs.evolve(
             self.question,
             what="request",

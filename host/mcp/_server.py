@@ -240,8 +240,10 @@ def build_server(holder: LinkHolder) -> Server[Any]:
         content = str(reply.get("content", ""))
         if reply.get("note"):
             content = f"{content}\n[{reply['note']}]"
+        # For the client program (the model reads the content): the files an action saved.
         meta = {
-            key: reply.get(key) for key in ("kind", "cached", "cached_from", "call_id", "host_ms")
+            key: reply.get(key)
+            for key in ("kind", "cached", "cached_from", "call_id", "host_ms", "downloads")
         }
         return _text(content, is_error=bool(reply.get("is_error")), meta={"trimtab": meta})
 

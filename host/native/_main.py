@@ -48,6 +48,7 @@ from ..wire import (
     Handler,
     HostServer,
     HostStatistics,
+    JSONObject,
     Outbox,
     RelayHook,
     configure_logging,
@@ -122,7 +123,14 @@ async def build_setup(context: HostContext) -> AsyncIterator[HostSetup]:
             # Agents outside the browser (trimtab mcp, the command line) reach the
             # host through the link; the extension tells it what they may touch.
             handlers.update(link.handlers())
-            yield HostSetup(handlers=handlers, on_relay_message=relay.feed)
+
+            def relayed(message: JSONObject) -> None:
+                if message.get("type") == "download":
+                    state.note_download(message)
+                else:
+                    relay.feed(message)
+
+            yield HostSetup(handlers=handlers, on_relay_message=relayed)
     finally:
         # Commands still waiting on the extension fail with target_closed.
         relay.close("the extension disconnected")

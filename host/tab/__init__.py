@@ -6,7 +6,9 @@ capture is rendered as a baseline or a diff, a `Snapshot`), and its `PageRevisio
 the single page observer (in an isolated world) that tells the call tracker what the
 page changed on its own and tells `settle` when an action's effect is in. While an
 action and its settle run, `watch` holds what the page sends for the call's request
-guard (`guarding`), whose judge the browser builds on the envelope's decision.
+guard (`guarding`), whose judge the browser builds on the envelope's decision; a
+document response the browser would save as a file is held as a download, and
+`Downloads` keeps what became of each download.
 `page_script` reads the page-side scripts of this package's ``js/`` folder and of
 `trimtab.tools`' (one function or expression a file), with the helpers of
 ``js/helpers.js`` each asks for.
@@ -16,6 +18,7 @@ May import `pycdp_bridge` and `trimtab.pipeline`; nothing else of the host.
 
 from ._budget import DEFAULT_BUDGET, MIN_BUDGET, check_budget
 from ._capture import PageChangedError
+from ._downloads import DOWNLOAD_WAIT, Download, DownloadFile, Downloads, download_file
 from ._guard import (
     GUARDED_TYPES,
     Guarding,
@@ -42,11 +45,15 @@ from ._values import Snapshot, SnapshotOptions, TrimLimits
 __all__ = [
     "ACTIVITY_EVENTS",
     "DEFAULT_BUDGET",
+    "DOWNLOAD_WAIT",
     "GUARDED_TYPES",
     "MIN_BUDGET",
     "QUIET_MS",
     "Activity",
     "Ahead",
+    "Download",
+    "DownloadFile",
+    "Downloads",
     "Guarding",
     "Held",
     "Judge",
@@ -63,6 +70,7 @@ __all__ = [
     "TrimLimits",
     "acting_on",
     "check_budget",
+    "download_file",
     "guard_opened",
     "guarding",
     "held_requests",

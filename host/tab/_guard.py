@@ -26,6 +26,11 @@ sends outside an agent's action.
 
 Images, scripts, style sheets, fonts and media are never paused: they can only GET.
 
+Document responses are paused too (Fetch's response stage), before the browser decides
+what to do with them: one it will save as a file (`download_file`: an attachment, or a
+type it does not show) goes to the judge as a download, and a no fails it, so nothing
+is saved; every other response goes on at once.
+
 The time the person takes to answer does not count against the action's time limits:
 a limit registered with `stretched` stands still while the judge decides.
 """
@@ -43,6 +48,8 @@ import trio
 
 from pycdp_bridge import CDPError, DialogOpenError, Event, Target, TargetClosedError
 from pycdp_bridge import protocol as cdp
+
+from ._downloads import DownloadFile, download_file
 
 if TYPE_CHECKING:
     from ._settle import Activity
@@ -67,8 +74,13 @@ __all__ = [
 # The resource types the guard pauses: every kind that can send a body or go to a site
 # as a document. Images, scripts, styles, fonts and media only ever GET.
 GUARDED_TYPES: Final = ("Document", "XHR", "Fetch", "Ping", "Other")
-_PATTERNS: Final = tuple(
-    {"urlPattern": "*", "resourceType": kind, "requestStage": "Request"} for kind in GUARDED_TYPES
+_PATTERNS: Final = (
+    *(
+        {"urlPattern": "*", "resourceType": kind, "requestStage": "Request"}
+        for kind in GUARDED_TYPES
+    ),
+    # A download starts as a document response: it is held before the browser saves it.
+    {"urlPattern": "*", "resourceType": "Document", "requestStage": "Response"},
 )
 _FORM_REASONS: Final = frozenset({"formSubmissionGet", "formSubmissionPost"})
 # Round trips to the browser after it stopped pausing, each followed by taking the
@@ -90,6 +102,10 @@ class PausedRequest:
     navigation: bool  # the tab's main frame loads a document (a navigation of the tab)
     form: bool  # the browser reported a form submission for this document request
     redirect_of_sent: bool = False  # a redirect of a request the person let go
+    response: bool = False  # paused at the response stage
+    # At the response stage: the file the browser will save the response as, or None
+    # (a response that is no download never reaches the judge).
+    download: DownloadFile | None = None
     opened: bool = False  # the first document of a tab or pop-up the action opened
 
 
@@ -126,12 +142,27 @@ class Held:
     sent: bool
     form: bool
     why: str
+    download: DownloadFile | None = None  # the file the response would be saved as
 
     def to_json(self) -> dict[str, object]:
-        return {"method": self.method, "url": self.url, "sent": self.sent, "form": self.form}
+        found: dict[str, object] = {
+            "method": self.method,
+            "url": self.url,
+            "sent": self.sent,
+            "form": self.form,
+        }
+        if self.download is not None:
+            file = self.download
+            found["download"] = {"name": file.name, "size": file.size, "type": file.mime}
+        return found
 
     def note(self) -> str:
         """What the tool's answer says about it (the URL is the page's, shortened)."""
+        if self.download is not None:
+            file = self.download
+            facts = ", ".join(filter(None, (f"{file.size} bytes" if file.size else "", file.mime)))
+            name = file.name[:200] + (f" ({facts})" if facts else "")
+            return f"The download of {name} from {self.url[:200]} was held: {self.why}"
         return f"{self.method} {self.url[:200]} was held: {self.why}"
 
 
@@ -256,6 +287,13 @@ class _Watch:
         if opened_first and document and event.session_id is None:
             self.activity.frame_id = frame  # the new tab's first document
         navigation = document and event.session_id is None and frame == self.activity.frame_id
+        status = params.get("responseStatusCode")
+        download = None
+        if isinstance(status, int):
+            download = download_file(url, status, params.get("responseHeaders") or ())
+            if download is None:
+                # A page or an error the browser shows: it goes on without a judge.
+                return PausedRequest(method, url, kind, navigation=False, form=False, response=True)
         return PausedRequest(
             method=method,
             url=url,
@@ -264,13 +302,19 @@ class _Watch:
             # Only a form sends a document with a body; a GET form is known by the
             # navigation the browser reported for it.
             form=document and (method == "POST" or (frame, url) in self.forms),
-            redirect_of_sent=str(params.get("redirectedRequestId")) in self.sent,
-            opened=self.opened is not None and navigation,
+            # A download the person let go, resumed by the browser, is not asked again.
+            redirect_of_sent=str(params.get("redirectedRequestId")) in self.sent
+            or (download is not None and str(params.get("requestId")) in self.sent),
+            download=download,
+            opened=self.opened is not None and navigation and status is None,
         )
 
     async def decide(self, event: Event, request: PausedRequest) -> None:
         """Put one paused request to the judge, then let it go or fail it, whatever
         happens meanwhile: a request left paused would hang the person's page."""
+        if request.response and request.download is None:
+            await self.let_go(event, request, Ruling(send=True))
+            return
         ruling: Ruling | None = None
         self.activity.hold()
         try:
@@ -286,8 +330,9 @@ class _Watch:
         if ruling is None:
             # The judge was waiting (for the person, for the site policy) when the action
             # ended: what is sent without a wait never gets here undecided.
+            unsent = "not saved" if request.download is not None else "not sent"
             ruling = Ruling(
-                send=False, held=True, why="not sent: the action ended before it was decided"
+                send=False, held=True, why=f"{unsent}: the action ended before it was decided"
             )
         send = ruling.send
         opened = self.opened
@@ -298,7 +343,14 @@ class _Watch:
             if send:
                 self.sent.add(request_id)
             self.guard.held.append(
-                Held(request.method, request.url, sent=send, form=request.form, why=ruling.why)
+                Held(
+                    request.method,
+                    request.url,
+                    sent=send,
+                    form=request.form,
+                    why=ruling.why,
+                    download=request.download,
+                )
             )
         if send:
             command = cdp.fetch_continue_request(request_id)
@@ -317,6 +369,9 @@ class _Watch:
     async def decide_at_once(self, event: Event, request: PausedRequest) -> None:
         """A request paused as the action ends: sent when the judge lets it go without
         asking anyone, failed when it would ask (the action it belonged to is over)."""
+        if request.response and request.download is None:
+            await self.let_go(event, request, Ruling(send=True))
+            return
         ruling: Ruling | None = None
         with trio.CancelScope() as scope:
             scope.cancel()

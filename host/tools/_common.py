@@ -310,5 +310,6 @@ async def after_action(
     snapshot = await _snapshot_releasing(tab)
     # What the request guard held, and whether it went: the model must not assume it
     # did. Taken once the answer is sure (the snapshot may meet a dialog instead).
-    notes += [held.note() for held in held_requests()]
+    # A download that went is told of with its path, once it finished (the browser).
+    notes += [held.note() for held in held_requests() if held.download is None or not held.sent]
     return result(snapshot, note="; ".join(notes) or None, submits=submits)

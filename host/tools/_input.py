@@ -17,6 +17,7 @@ and the browser routes the event into the right frame.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -69,12 +70,21 @@ class Refusal(Exception):
     """The tool will not act, for a reason the model should read (the message)."""
 
 
+def _whole(value: float) -> float:
+    return float(round(value))
+
+
 @attrs.frozen
 class Point:
-    """A point in the tab's viewport, in CSS pixels."""
+    """A point in the tab's viewport, in whole CSS pixels.
 
-    x: float
-    y: float
+    Whole because the hit test (``DOM.getNodeForLocation``) takes whole pixels while
+    the mouse takes fractions: a point aimed at a fraction can test inside an element
+    that clips it by less than a pixel and then press outside it (`_hit_test`).
+    """
+
+    x: float = attrs.field(converter=_whole)
+    y: float = attrs.field(converter=_whole)
 
 
 Box = tuple[float, float, float, float]
@@ -487,31 +497,54 @@ async def _hit_test(
     checks.append((element.session, None))
     for session, owner in checks:
         ox, oy = origins.get(session, (0.0, 0.0))
-        hit = await target.execute(
-            cdp.dom_get_node_for_location(
-                round(point.x - ox),
-                round(point.y - oy),
-                include_user_agent_shadow_dom=False,
-            ),
-            session_id=session,
-        )
-        hit_id = int(hit["backendNodeId"])
-        if owner is not None:
-            if hit_id != owner:
-                return await _describe_hit(target, session, hit_id, latest)
-            continue
-        if hit_id == element.backend_id:
-            continue  # the element itself (backend ids name one node each)
-        hit_object = await _object_for(target, session, hit_id)
-        inside = await call_on(
-            target,
-            element.object_id,
-            script("contains-hit.js"),
-            ObjectRef(hit_object),
-            session_id=session,
-        )
-        if inside is not True:
+        for x, y in _pixels_around(point.x - ox, point.y - oy):
+            cover = await _hit_at(target, element, session, owner, x, y, latest)
+            if cover is not None:
+                return cover
+    return None
+
+
+def _pixels_around(x: float, y: float) -> list[tuple[int, int]]:
+    """The whole pixels a document point may fall in: itself when whole (the tab's own
+    document), else the ones around it (a frame at a fractional offset), which must
+    all reach the element, since the mouse lands on the fraction."""
+    xs = sorted({math.floor(x), math.ceil(x)})
+    ys = sorted({math.floor(y), math.ceil(y)})
+    return [(px, py) for px in xs for py in ys]
+
+
+async def _hit_at(
+    target: Target,
+    element: Located,
+    session: str | None,
+    owner: int | None,
+    x: int,
+    y: int,
+    latest: Compaction | None,
+) -> str | None:
+    """None when the whole document pixel (`x`, `y`) of `session` reaches the iframe
+    `owner` (or, without one, the element), else what it hits."""
+    hit = await target.execute(
+        cdp.dom_get_node_for_location(x, y, include_user_agent_shadow_dom=False),
+        session_id=session,
+    )
+    hit_id = int(hit["backendNodeId"])
+    if owner is not None:
+        if hit_id != owner:
             return await _describe_hit(target, session, hit_id, latest)
+        return None
+    if hit_id == element.backend_id:
+        return None  # the element itself (backend ids name one node each)
+    hit_object = await _object_for(target, session, hit_id)
+    inside = await call_on(
+        target,
+        element.object_id,
+        script("contains-hit.js"),
+        ObjectRef(hit_object),
+        session_id=session,
+    )
+    if inside is not True:
+        return await _describe_hit(target, session, hit_id, latest)
     return None
 
 

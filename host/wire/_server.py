@@ -65,8 +65,10 @@ __all__ = [
 log = logging.getLogger("trimtab.host")
 
 ERROR_CODES: Final[frozenset[str]] = frozenset(typing.get_args(ErrorCode))
+# What the extension relays unasked: CDP, what chrome.downloads reports, and tabs
+# coming and going.
 RELAY_MESSAGE_TYPES: Final = frozenset(
-    {"cdp_result", "cdp_event", "cdp_detached", "tab_opened", "tab_closed", "tab_left"}
+    {"cdp_result", "cdp_event", "cdp_detached", "download", "tab_opened", "tab_closed", "tab_left"}
 )
 # After stdin closes Chrome is gone or going; finishing a request that is almost done
 # is polite (its reply may still be read), waiting on a stuck one is not.
@@ -231,7 +233,7 @@ class HostServer:
 
     ``handlers`` maps request ``type`` to its handler; ``ping`` is built in unless
     ``handlers`` overrides it. ``on_relay_message`` receives every ``cdp_result``,
-    ``cdp_event`` and ``cdp_detached`` in arrival order (sync or async; an async hook
+    ``cdp_event``, ``cdp_detached`` and ``download`` in arrival order (sync or async; an async hook
     holds up reading while it runs, so it must not wait for further input).
     """
 

@@ -1,6 +1,6 @@
 """``python -m tests.bench`` (``make bench``): every benchmark, one JSON file of figures.
 
-Runs pages, flows, scaling, stability, tasks, actions, mcp, speed and injection (this
+Runs pages, flows, scaling, stability, tasks, actions, mcp, speed, injection and tabs (this
 package), then
 ``tests.bench.capture``
 and ``tests.bench.tracker`` where they offer a ``run()``, prints their tables and
@@ -35,7 +35,18 @@ from pycdp_bridge import collect_less_often
 from tests.bench import CORPUS, REPO, require_corpus
 from tests.bench._page import PAGE, local_paths_named, write_block
 
-OURS = ("pages", "flows", "scaling", "stability", "tasks", "actions", "mcp", "speed", "injection")
+OURS = (
+    "pages",
+    "flows",
+    "scaling",
+    "stability",
+    "tasks",
+    "actions",
+    "mcp",
+    "speed",
+    "injection",
+    "tabs",
+)
 THEIRS = ("capture", "tracker")
 SECTIONS = (*OURS, *THEIRS)
 

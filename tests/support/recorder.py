@@ -5,7 +5,10 @@ It serves the fixture pages of ``tests/pages`` for GET, answers every method on
 each such request in `Recorder.log`: the server's own record of what reached it,
 which is how a test shows that a refused request never left the browser.
 ``/api/redirect`` redirects (307) to ``/api/after``; ``/endless-body`` answers with
-headers and a first part of a body that never ends.
+headers and a first part of a body that never ends. Downloads, as sites serve them:
+``/export/NAME`` is the fixture file NAME as an attachment, ``/api/export`` answers a
+form's POST with one, and ``/broken-export`` drops the connection midway (and answers
+the browser's attempt to resume it with 404).
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ class Recorder:
     port: int = 0
     log: list[Recorded] = attrs.field(factory=list)
     arrived: trio.Event = attrs.field(factory=trio.Event)
+    broken: bool = False  # /broken-export was asked for once
 
     def url(self, host: str, path: str) -> str:
         return f"http://{host}:{self.port}/{path.lstrip('/')}"
@@ -84,6 +88,10 @@ class Recorder:
                     )
                     self.arrived.set()
                     self.arrived = trio.Event()
+                if path == "/api/export":
+                    data = (self.root / "downloads-report.csv").read_bytes()
+                    await _send(stream, "200 OK", "text/csv", data, _attachment(path))
+                    return
                 if path == "/api/redirect":
                     # A 307 sends the same request (method and body) on to /api/after.
                     moved = f"{_CORS}Location: /api/after\r\n"
@@ -91,6 +99,22 @@ class Recorder:
                     return
                 reply = b'{"ok": true}'
                 await _send(stream, "200 OK", "application/json", reply, _CORS)
+            elif path.startswith("/export/"):
+                status, content_type, data = respond_file(
+                    self.root, head.replace(b"/export/", b"/", 1)
+                )
+                await _send(stream, status, content_type, data, _attachment(path))
+            elif path == "/broken-export":
+                if self.broken:
+                    await _send(stream, "404 Not Found", "text/plain", b"gone", "")
+                    return
+                self.broken = True
+                header = (
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/zip\r\n"
+                    f"{_attachment('/orders-2026.zip')}Content-Length: {_FIRST_PART}\r\n\r\n"
+                ).encode()
+                with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+                    await stream.send_all(header + b"z" * 4096)
             elif path == "/endless-body":
                 header = (
                     "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n"
@@ -102,6 +126,13 @@ class Recorder:
             else:
                 status, content_type, data = respond_file(self.root, head)
                 await _send(stream, status, content_type, data, "")
+
+
+def _attachment(path: str) -> str:
+    """The header that makes the browser save the response as the file the path names."""
+    name = path.rsplit("/", 1)[-1]
+    name = "downloads-report.csv" if name == "export" else name
+    return f'Content-Disposition: attachment; filename="{name}"\r\n'
 
 
 async def _send(
