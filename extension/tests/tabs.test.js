@@ -83,6 +83,11 @@ function fakeBrowser() {
         if (!tabs.has(id)) throw new Error(`No tab with given id ${id}.`);
         attached.add(id);
       },
+      async detach(id) {
+        calls.push(["detach", id]);
+        attached.delete(id);
+        return {};
+      },
     },
   };
   browser.watch = new TabWatch({
@@ -267,4 +272,13 @@ test("messages that are not tab requests are left to the others", () => {
   const b = fakeBrowser();
   assert.equal(b.watch.handle({ type: "cdp", id: "c1", tab: 1 }), false);
   assert.equal(b.watch.handle({ type: "ask" }), false);
+});
+
+test("a held tab whose opening could not reach the host is let go at once", async () => {
+  const b = fakeBrowser();
+  b.addTab(7);
+  b.attached.add(7);
+  b.watch.post = () => false; // the host went away
+  await b.watch.onCreated(b.addTab(8, 1, { openerTabId: 7 }));
+  assert.deepEqual(b.calls, [["hold", 8], ["detach", 8]]);
 });

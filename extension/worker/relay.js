@@ -144,12 +144,15 @@ export class CdpRelay {
     }
   }
 
-  /** Post one message, dropping it if the host is gone (it learns nothing more). */
+  /** Post one message, dropping it if the host is gone (it learns nothing more).
+   *  @returns {boolean} whether it was posted */
   post(message) {
     try {
       this.send(message);
+      return true;
     } catch {
       // no host to tell: a new one starts with a fresh relay state
+      return false;
     }
   }
 

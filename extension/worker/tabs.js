@@ -23,7 +23,8 @@
  * @typedef {{get: (windowId: number) => Promise<{type?: string}>}} WindowsApi
  * @typedef {{get: (groupId: number) => Promise<object>,
  *            update: (groupId: number, props: {title?: string}) => Promise<object>}} GroupsApi
- * @typedef {{attachedTabs: () => number[], hold: (tabId: number) => Promise<void>}} RelayFace
+ * @typedef {{attachedTabs: () => number[], hold: (tabId: number) => Promise<void>,
+ *            detach: (tabId: number) => Promise<object>}} RelayFace
  */
 
 /**
@@ -40,9 +41,9 @@ function errorOf(err) {
  */
 export class TabWatch {
   /**
-   * @param {{post: (msg: object) => void, relay: RelayFace, tabs: TabsApi,
+   * @param {{post: (msg: object) => boolean|void, relay: RelayFace, tabs: TabsApi,
    *          windows: WindowsApi, groups: GroupsApi}} options
-   *   `post` sends one message to the host and drops it if there is none.
+   *   `post` sends one message to the host and drops it if there is none (false).
    */
   constructor({ post, relay, tabs, windows, groups }) {
     this.post = post;
@@ -234,7 +235,9 @@ export class TabWatch {
       // the window closed already; the tab's close follows
     }
     const url = tab.pendingUrl || tab.url || "";
-    this.post({ type: "tab_opened", tab: id, opener, url, popup, waiting });
+    const told = this.post({ type: "tab_opened", tab: id, opener, url, popup, waiting });
+    // A hold no host heard of would never end: let the tab go.
+    if (waiting && told === false) await this.relay.detach(id).catch(() => {});
   }
 
   /**
