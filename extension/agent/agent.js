@@ -1,8 +1,8 @@
 // The agent loop: the model proposes tool calls, the host runs them in the task's tabs
 // (the tab where the person started it, and the tabs and pop-ups opened from it), and
-// their results go back to the model as untrusted data. Whether a call may act is the host's to decide: it asks the person
-// during the call when it must (the side panel shows its question), and the reply
-// says what came of it.
+// their results go back to the model as untrusted data. Whether a call may act is the
+// host's to decide: it asks the person during the call when it must (the side panel
+// shows its question), and the reply says what came of it.
 
 import { DEFAULT_BUDGET, compactHistory, estimateEntry, estimateRequest, pageFacts }
   from "./compact.js";
@@ -303,7 +303,9 @@ export class Agent {
   tabClosed(tabId) {
     this.closed.add(tabId);
     this.tabs = this.tabs.filter((tab) => tab !== tabId);
-    if (this.current === tabId && this.tabs.length > 0) this.current = this.tabs[this.tabs.length - 1];
+    if (this.current === tabId && this.tabs.length > 0) {
+      this.current = this.tabs[this.tabs.length - 1];
+    }
     return this.tabs.length > 0;
   }
 

@@ -593,8 +593,8 @@ function renderStep(step, { live = true } = {}) {
     li.append(head);
     if (Number.isInteger(step.tab)) li.append(tabLine(step, { live }));
     if (live && state.running && state.agent) {
-      // The bar names the tab the agent acts in next (a pop-up it opened, the opener
-      // again once the pop-up closed).
+      // The bar names the tab the agent acted in last (a pop-up it followed, the
+      // opener again once the pop-up closed).
       const agent = state.agent;
       chrome.tabs.get(agent.current).then((tab) => {
         if (state.running && state.agent === agent) setActing(tab);
