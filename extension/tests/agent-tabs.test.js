@@ -5,7 +5,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 
-import { Agent } from "../agent/agent.js";
+import { Agent, groupTitle } from "../agent/agent.js";
 
 const USAGE = { input: 1, cacheRead: 0, cacheWrite: 0, output: 1 };
 
@@ -103,7 +103,6 @@ test("the task's tab titles and URLs from the tabs tool reach the model as page 
 });
 
 test("the task's tab group is named from the person's first task, on one line, cut", async () => {
-  const { groupTitle } = await import("../agent/agent.js");
   assert.equal(groupTitle("  Sign in\nwith Provider "), "Sign in with Provider");
   const long = groupTitle("Compare the two cheapest flights to Lisbon next Friday");
   assert.equal(long.length, 32);

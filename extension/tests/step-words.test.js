@@ -2,7 +2,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 
-import { describeCall, describePlanned, elementIn } from "../panel/step-words.js";
+import { describeCall, describePlanned, elementIn, faviconOf, spansTabs, tabWords }
+  from "../panel/step-words.js";
 
 const PAGE = `<page url="https://shop.example/cart" title="Cart" snapshot="baseline">
 <region name="main">
@@ -71,8 +72,7 @@ test("an outside agent's call reads in words from the element the host named", (
   assert.equal(describeCall("click", { id: "z4" }, [], null), "Clicked element z4");
 });
 
-test("a step's tab is named by its title and site, quoted, cut, or by its id", async () => {
-  const { tabWords } = await import("../panel/step-words.js");
+test("a step's tab is named by its title and site, quoted, cut, or by its id", () => {
   assert.equal(tabWords({ title: "Provider: sign in", url: "http://127.0.0.1:8001/p?x=1" }, 8),
     "in “Provider: sign in” (127.0.0.1:8001)");
   assert.equal(tabWords({ title: "", url: "https://shop.test/" }, 8), "in “shop.test”");
@@ -81,8 +81,7 @@ test("a step's tab is named by its title and site, quoted, cut, or by its id", a
   assert.ok(long.length < 70 && long.endsWith("…”"), long);
 });
 
-test("steps name their tab once the task has acted in a second tab", async () => {
-  const { spansTabs } = await import("../panel/step-words.js");
+test("steps name their tab once the task has acted in a second tab", () => {
   assert.equal(spansTabs([{ kind: "task" }, { kind: "tool", tab: 5 }, { kind: "tool", tab: 5 }]),
     false);
   assert.equal(spansTabs([{ kind: "tool", tab: 5 }, { kind: "declined", tab: 8 }]), false);
@@ -90,8 +89,7 @@ test("steps name their tab once the task has acted in a second tab", async () =>
   assert.equal(spansTabs([{ kind: "tool" }, { kind: "tool" }]), false);
 });
 
-test("a favicon comes from the browser's cache, for web pages only", async () => {
-  const { faviconOf } = await import("../panel/step-words.js");
+test("a favicon comes from the browser's cache, for web pages only", () => {
   const getURL = (path) => `chrome-extension://id${path}`;
   assert.equal(faviconOf("https://shop.test/a?b=1", getURL),
     "chrome-extension://id/_favicon/?pageUrl=https%3A%2F%2Fshop.test%2Fa%3Fb%3D1&size=16");
