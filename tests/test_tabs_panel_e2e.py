@@ -172,8 +172,8 @@ async def test_a_tab_dragged_out_of_the_group_leaves_the_task(
     ext: ExtensionBrowser, pages_server: StaticServer, second_server: StaticServer
 ) -> None:
     """A link with target=_blank opens the terms in a new tab, which joins the task's
-    group with the shop and is listed among the task's tabs; the person drags it out of
-    the group, and the task's tabs no longer list it."""
+    group (titled with the person's task) with the shop and is listed among its tabs;
+    the person drags it out of the group, and the task's tabs no longer list it."""
     url = account_url(pages_server, second_server)
     dragged = trio.Event()
 
@@ -203,6 +203,7 @@ async def test_a_tab_dragged_out_of_the_group_leaves_the_task(
                 f"chrome.tabs.query({{groupId: {group}}}).then((ts) => ts.map((t) => t.id))"
             )
             terms = next(tab for tab in members if tab != shop)
+            title = await ext.worker.evaluate(f"chrome.tabGroups.get({group}).then((g) => g.title)")
             await ext.worker.evaluate(f"chrome.tabs.ungroup({terms}).then(() => true)")
             dragged.set()
             # The follow-up lists the task's tabs.
@@ -213,6 +214,7 @@ async def test_a_tab_dragged_out_of_the_group_leaves_the_task(
             )
             nursery.cancel_scope.cancel()
     assert sorted(members) == sorted([shop, terms])
+    assert title == "Open the provider's terms."
     assert str(terms) in before
     assert str(shop) in after
     assert str(terms) not in after
