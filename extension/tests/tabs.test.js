@@ -3,7 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 
-import { TabWatch } from "../worker/tabs.js";
+import { TabWatch, mayLoadTheWeb } from "../worker/tabs.js";
 
 /**
  * A small browser: windows (normal or popup), tabs in them, groups; and a relay that
@@ -281,4 +281,21 @@ test("a held tab whose opening could not reach the host is let go at once", asyn
   b.watch.post = () => false; // the host went away
   await b.watch.onCreated(b.addTab(8, 1, { openerTabId: 7 }));
   assert.deepEqual(b.calls, [["hold", 8], ["detach", 8]]);
+});
+
+test("a tab opened on an extension's page or the new tab page is reported, not held", async () => {
+  const b = fakeBrowser();
+  b.addTab(7);
+  b.attached.add(7);
+  await b.watch.onCreated(b.addTab(8, 1, { openerTabId: 7,
+    pendingUrl: "chrome-extension://abc/panel/sidepanel.html?opener=1" }));
+  await b.watch.onCreated(b.addTab(9, 1, { openerTabId: 7, pendingUrl: "chrome://newtab/" }));
+  assert.deepEqual(b.calls, []);
+  assert.deepEqual(b.posted.map((m) => [m.tab, m.waiting]), [[8, false], [9, false]]);
+  for (const url of ["", "about:blank", "http://127.0.0.1:1/", "HTTPS://shop.test/"]) {
+    assert.equal(mayLoadTheWeb(url), true, url);
+  }
+  for (const url of ["chrome://newtab/", "chrome-extension://x/y", "devtools://d", "file:///x"]) {
+    assert.equal(mayLoadTheWeb(url), false, url);
+  }
 });

@@ -28,6 +28,16 @@
  */
 
 /**
+ * Whether a new tab may load a web page: its URL is not known yet (a pop-up's first
+ * navigation is not reported at creation), about:blank (a page writes into it or
+ * navigates it next), or http(s).
+ * @param {string} url
+ */
+export function mayLoadTheWeb(url) {
+  return url === "" || /^(https?:|about:blank)/i.test(url);
+}
+
+/**
  * Turn a failure into the relay's CDP-style error (the host reads every
  * `cdp_result` error the same way).
  * @param {unknown} err
@@ -219,14 +229,19 @@ export class TabWatch {
     if (id === undefined || opener === undefined || this.mine.has(id)) return;
     if (!this.relay.attachedTabs().includes(opener)) return;
     this.known.add(id);
+    const url = tab.pendingUrl || tab.url || "";
     // The hold first, before anything else is awaited: the tab's first request is on
-    // its way already, and the hold wins that race by milliseconds.
+    // its way already, and the hold wins that race by milliseconds. Only a tab that
+    // may load a web page is held (its URL is not known yet, or is one): an extension's
+    // page or the new tab page sends nothing a site rule could stop.
     let waiting = false;
-    try {
-      await this.relay.hold(id);
-      waiting = true;
-    } catch {
-      // Closed already, or another debugger has it: the host learns it is not held.
+    if (mayLoadTheWeb(url)) {
+      try {
+        await this.relay.hold(id);
+        waiting = true;
+      } catch {
+        // Closed already, or another debugger has it: the host learns it is not held.
+      }
     }
     let popup = false;
     try {
@@ -234,7 +249,6 @@ export class TabWatch {
     } catch {
       // the window closed already; the tab's close follows
     }
-    const url = tab.pendingUrl || tab.url || "";
     const told = this.post({ type: "tab_opened", tab: id, opener, url, popup, waiting });
     // A hold no host heard of would never end: let the tab go.
     if (waiting && told === false) await this.relay.detach(id).catch(() => {});
