@@ -47,6 +47,7 @@ __all__ = [
 ]
 
 _HISTORY_STEPS: Final = {"back": -1, "forward": +1}
+_OPENING: Final = frozenset({"navigate", "new_tab"})
 # URLs navigate never opens, and why, in words for the model and the person.
 _NEVER_OPENED: Final = {
     "javascript": "a javascript: URL runs script in the page instead of opening one",
@@ -102,7 +103,8 @@ async def check_sites(
     when that is not the tab's main frame); None when it may go on, a `SiteRefusal`
     when it must not."""
     task = call.session
-    going = call.name == "navigate" or call.name in _HISTORY_STEPS
+    # new_tab goes to its URL like navigate, in a tab of its own.
+    going = call.name in _OPENING or call.name in _HISTORY_STEPS
     if facts is not None and not sites.started(task):
         sites.start(task, facts.site)
     if facts is not None and not going and facts.site in sites.never:
@@ -110,7 +112,7 @@ async def check_sites(
         where = f"the page in tab {call.tab} is on {facts.site}"
         return SiteRefusal(_refused(answer, where), answer, where)
     destinations: list[tuple[Site, str]] = []
-    if call.name == "navigate":
+    if call.name in _OPENING:
         url = call.args.get("url")
         if not isinstance(url, str):
             return None  # the tool names the bad argument
@@ -118,11 +120,11 @@ async def check_sites(
         why = _NEVER_OPENED.get(destination.scheme)
         if destination.opaque and why is not None:
             return SiteRefusal(
-                f"Not done: navigate does not open {destination}: {why}. Do not retry it.",
+                f"Not done: {call.name} does not open {destination}: {why}. Do not retry it.",
                 None,
                 why,
             )
-        destinations.append((destination, "navigate opens"))
+        destinations.append((destination, f"{call.name} opens"))
     elif call.name in _HISTORY_STEPS and facts is not None:
         index = facts.current + _HISTORY_STEPS[call.name]
         if not 0 <= index < len(facts.entries):

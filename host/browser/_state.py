@@ -629,8 +629,11 @@ class HostState:
                 is_error=True,
             )
         # Where a new tab goes is decided like a navigation of the tab.
-        going = attrs.evolve(call, name="navigate", args={"url": url.strip()})
-        stopped = await check_sites(self.sites, going, None, True, ask)
+        going = attrs.evolve(call, args={"url": url.strip()})
+        # The task starts on the site of the tab it is in, if this is its first call.
+        here = await self._open_tab(task.current)
+        facts = await read_page(self.sites, going, here.tab.target, True)
+        stopped = await check_sites(self.sites, going, facts, True, ask)
         if stopped is not None:
             outcome = _text_outcome(stopped.content, is_error=True)
             if stopped.answer is None:
