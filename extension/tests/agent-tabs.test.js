@@ -20,11 +20,15 @@ function scripted(calls) {
   } };
 }
 
+/** The tools the host offers in these tests (the agent runs no tool it was not given). */
+const TOOLS = ["capture_snapshot", "click", "type", "tabs"]
+  .map((name) => ({ name, description: name, input_schema: { type: "object" } }));
+
 /** A host that answers the tool requests with `replies`, in turn, and keeps them. */
 function recordingHost(replies) {
   const requests = [];
   return { requests, host: async (request) => {
-    if (request.type === "tools") return { tools: [], format: "format" };
+    if (request.type === "tools") return { tools: TOOLS, format: "format" };
     requests.push(request);
     return replies[requests.length - 1];
   } };
