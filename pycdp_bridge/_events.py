@@ -36,6 +36,8 @@ NETWORK_LOADING_FINISHED: Final = "Network.loadingFinished"
 NETWORK_REQUEST_WILL_BE_SENT: Final = "Network.requestWillBeSent"
 NETWORK_RESPONSE_RECEIVED: Final = "Network.responseReceived"
 NETWORK_DATA_RECEIVED: Final = "Network.dataReceived"
+NETWORK_REQUEST_WILL_BE_SENT_EXTRA_INFO: Final = "Network.requestWillBeSentExtraInfo"
+NETWORK_RESPONSE_RECEIVED_EXTRA_INFO: Final = "Network.responseReceivedExtraInfo"
 
 # --- Browser (downloads, once Browser.setDownloadBehavior enabled their events) -------
 BROWSER_DOWNLOAD_WILL_BEGIN: Final = "Browser.downloadWillBegin"
@@ -47,6 +49,10 @@ FETCH_REQUEST_PAUSED: Final = "Fetch.requestPaused"
 # --- Runtime --------------------------------------------------------------------------
 RUNTIME_BINDING_CALLED: Final = "Runtime.bindingCalled"
 RUNTIME_CONSOLE_API_CALLED: Final = "Runtime.consoleAPICalled"
+RUNTIME_EXCEPTION_THROWN: Final = "Runtime.exceptionThrown"
+
+# --- Log ------------------------------------------------------------------------------
+LOG_ENTRY_ADDED: Final = "Log.entryAdded"
 RUNTIME_EXECUTION_CONTEXT_DESTROYED: Final = "Runtime.executionContextDestroyed"
 RUNTIME_EXECUTION_CONTEXTS_CLEARED: Final = "Runtime.executionContextsCleared"
 

@@ -83,6 +83,13 @@ if TYPE_CHECKING:
     )
     from cdp_use.cdp.fetch.commands import EnableParameters as FetchEnableParameters
     from cdp_use.cdp.fetch.types import RequestPattern
+    from cdp_use.cdp.network.commands import EnableParameters as NetworkEnableParameters
+    from cdp_use.cdp.network.commands import (
+        GetRequestPostDataParameters,
+        GetRequestPostDataReturns,
+        GetResponseBodyParameters,
+        GetResponseBodyReturns,
+    )
     from cdp_use.cdp.network.types import ErrorReason
     from cdp_use.cdp.overlay.commands import HighlightNodeParameters
     from cdp_use.cdp.overlay.types import HighlightConfig
@@ -119,6 +126,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_SNAPSHOT_STYLES",
     "Command",
+    "Empty",
     "KeyEventType",
     "MouseButton",
     "MouseEventType",
@@ -320,8 +328,37 @@ def overlay_hide_highlight() -> Command[Empty]:
     return (yield from call("Overlay.hideHighlight"))
 
 
-def network_enable() -> Command[Empty]:
-    return (yield from call("Network.enable"))
+def network_enable(
+    *, max_resource_buffer_size: int | None = None, max_post_data_size: int | None = None
+) -> Command[Empty]:
+    """Network events on; the browser keeps response bodies up to
+    ``max_resource_buffer_size`` bytes each for `network_get_response_body`, and puts
+    request bodies up to ``max_post_data_size`` bytes in ``requestWillBeSent``."""
+    params: NetworkEnableParameters = {}
+    if max_resource_buffer_size is not None:
+        params["maxResourceBufferSize"] = max_resource_buffer_size
+    if max_post_data_size is not None:
+        params["maxPostDataSize"] = max_post_data_size
+    return (yield from call("Network.enable", params))
+
+
+def network_get_response_body(request_id: str) -> Command[GetResponseBodyReturns]:
+    params: GetResponseBodyParameters = {"requestId": request_id}
+    return cast("GetResponseBodyReturns", (yield from call("Network.getResponseBody", params)))
+
+
+def network_get_request_post_data(request_id: str) -> Command[GetRequestPostDataReturns]:
+    params: GetRequestPostDataParameters = {"requestId": request_id}
+    method = "Network.getRequestPostData"
+    return cast("GetRequestPostDataReturns", (yield from call(method, params)))
+
+
+# --- Log -------------------------------------------------------------------------------
+
+
+def log_enable() -> Command[Empty]:
+    """``Log.entryAdded`` on: what the browser itself reports (network errors, CORS)."""
+    return (yield from call("Log.enable"))
 
 
 # --- Fetch -----------------------------------------------------------------------------

@@ -12,7 +12,12 @@ from __future__ import annotations
 
 import abc
 from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Mapping
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextlib import (
+    AbstractAsyncContextManager,
+    AbstractContextManager,
+    asynccontextmanager,
+    contextmanager,
+)
 from typing import Any, TypeVar
 
 import attrs
@@ -73,6 +78,17 @@ class Target(abc.ABC):
         The channel ends when the target closes. Events arriving while the buffer is
         full are dropped and counted, so a slow listener never stalls the connection.
         """
+
+    def follow(
+        self, deliver: Callable[[Event], None], *methods: str
+    ) -> AbstractContextManager[None]:
+        """Call ``deliver`` with every event (of ``methods``; all if none) of the
+        target's own session, as it arrives, while the block runs.
+
+        For a consumer that must count every event even in a flood (a bounded log):
+        nothing is buffered or dropped, so ``deliver`` must be quick and never raise.
+        """
+        raise NotImplementedError(f"{type(self).__name__} cannot deliver events as they come")
 
     @abc.abstractmethod
     def child_sessions(self) -> Mapping[str, Mapping[str, Any]]:
@@ -204,6 +220,24 @@ class CommandChannel:
             self._listeners.discard(sender)
             sender.close()
 
+    @contextmanager
+    def follow(
+        self,
+        deliver: Callable[[Event], None],
+        methods: frozenset[str],
+        own_session: str | None,
+    ) -> Generator[None, None, None]:
+        def own(event: Event) -> None:
+            # The target's own session only: its children's events are not followed.
+            if event.session_id == own_session:
+                deliver(attrs.evolve(event, session_id=None) if own_session else event)
+
+        subscription = self.connection.subscribe(own, methods, own_session)
+        try:
+            yield
+        finally:
+            self.connection.unsubscribe(subscription)
+
     def statistics(self) -> ChannelStatistics:
         return ChannelStatistics(
             connection=self.connection.statistics(),
@@ -264,6 +298,11 @@ class SessionTarget(Target):
         return self._channel.listen(
             frozenset(methods), session_id or self._session_id, self._session_id, buffer_size
         )
+
+    def follow(
+        self, deliver: Callable[[Event], None], *methods: str
+    ) -> AbstractContextManager[None]:
+        return self._channel.follow(deliver, frozenset(methods), self._session_id)
 
     def child_sessions(self) -> Mapping[str, Mapping[str, Any]]:
         return self._channel.connection.attached_under(self._session_id)

@@ -270,3 +270,27 @@ async def test_cancelled_command_is_forgotten() -> None:
     assert channel.statistics().connection.pending == 0
     channel.feed({"id": 1, "result": {}})
     assert channel.statistics().connection.unmatched_replies == 1
+
+
+async def test_follow_delivers_every_event_of_its_own_session_as_it_comes() -> None:
+    """`follow` hands over each event of the target's own session at once, far more
+    than a listener's buffer holds, none dropped, and none of another session; after
+    the block nothing more is delivered."""
+
+    async def transmit(request: Request) -> None:
+        pass
+
+    channel = CommandChannel(transmit)
+    target = SessionTarget(channel, "S1")
+    seen: list[Event] = []
+    with target.follow(seen.append, "Runtime.consoleAPICalled"):
+        for n in range(5000):
+            channel.feed(
+                {"method": "Runtime.consoleAPICalled", "params": {"n": n}, "sessionId": "S1"}
+            )
+        channel.feed({"method": "Runtime.consoleAPICalled", "params": {"n": -1}, "sessionId": "S2"})
+        channel.feed({"method": "Page.loadEventFired", "params": {}, "sessionId": "S1"})
+    channel.feed({"method": "Runtime.consoleAPICalled", "params": {"n": -2}, "sessionId": "S1"})
+    assert [e.params["n"] for e in seen] == list(range(5000))
+    assert all(e.session_id is None for e in seen)
+    assert channel.statistics().events_dropped == 0

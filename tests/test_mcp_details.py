@@ -47,8 +47,8 @@ async def test_nothing_shared_says_how_to_share_and_tools_carry_hints(
 
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
         # `tabs` is the link's own listing over MCP (the shared tabs and those opened
-        # from them), not the catalogue's task listing.
-        for spec in (s for s in TOOLS if s.name != "tabs"):
+        # from them), and every tool names its tab: no task listing, no switch_tab.
+        for spec in (s for s in TOOLS if s.name not in ("tabs", "switch_tab")):
             hints = tools[spec.name].annotations
             assert hints is not None
             assert hints.read_only_hint is not spec.policy.side_effects, spec.name

@@ -50,9 +50,10 @@ async def test_mcp_handshake_tabs_snapshot_tracker_and_diff(
         assert client.server_info.name == "trimtab"
         assert "<page" in (client.instructions or "")
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
-        assert set(tools) == {"tabs", *(spec.name for spec in TOOLS)}
-        # `tabs` is the link's listing over MCP, not the catalogue's task listing.
-        for spec in (s for s in TOOLS if s.name != "tabs"):
+        # `tabs` is the link's listing over MCP; every tool names its tab (no switch_tab).
+        offered = [s for s in TOOLS if s.name not in ("tabs", "switch_tab")]
+        assert set(tools) == {"tabs", *(spec.name for spec in offered)}
+        for spec in offered:
             assert tools[spec.name].description == spec.description
             assert "tab" in tools[spec.name].input_schema["properties"]
         resource = await client.read_resource("trimtab://format")

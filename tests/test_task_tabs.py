@@ -385,6 +385,14 @@ async def test_an_outside_agent_signs_in_through_a_pop_up_of_its_shared_tab(
                     "click", {"tab": popup, "id": eid(text, "button", "Continue")}
                 )
                 assert "Signed in as Kim" in done.content[0].text, done.content[0].text
+                # A tab of its own, opened and closed again.
+                opened = await client.call_tool(
+                    "new_tab", {"url": shop(pages_server, second_server)}
+                )
+                assert not opened.is_error, opened.content[0].text
+                other = int(opened.meta["trimtab"]["tab"]) if opened.meta else None
+                closed = await client.call_tool("close_tab", {"tab": other})
+                assert f"closed tab {other}" in closed.content[0].text, closed.content[0].text
             nursery.cancel_scope.cancel()
     with trio.fail_after(10):
         assert await page.evaluate("document.getElementById('who').textContent") == (

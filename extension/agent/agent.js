@@ -15,6 +15,10 @@ export { wrapUntrusted };
 
 export const MAX_STEPS = 30;
 
+/** The tool groups the agent gets unless the person chose others: every tool costs
+ *  tokens on every model call, so the developers' console and network are left out. */
+export const DEFAULT_GROUPS = Object.freeze(["core", "pixels"]);
+
 /** The longest name of a task's tab group: Chrome shows a few words in the tab strip. */
 export const GROUP_TITLE_CHARS = 32;
 
@@ -103,7 +107,7 @@ export class Agent {
    *                                   status?: number}) => void,
    *          tabUrl?: (tabId: number) => Promise<string>,
    *          maxSteps?: number,
-   *          budget?: number, pageBudget?: number}} options
+   *          budget?: number, pageBudget?: number, groups?: readonly string[]}} options
    *   `worker.host` sends a request to the host; aborting its signal cancels it there
    *   `askBeforeSubmit`: the person's setting, sent with every call (the host asks)
    *   `onActivity`: what runs now, for the panel's live indicator
@@ -111,10 +115,11 @@ export class Agent {
    *   `budget`: tokens the context may reach before a compaction
    *   `pageBudget`: tokens one snapshot may take (the host's `budget` field; host default
    *   when absent)
+   *   `groups`: the tool groups the model is given (the host adds the core tools)
    */
   constructor({ worker, client, tab, askBeforeSubmit, onStep, onActivity = () => {},
     tabUrl = async (tabId) => (await chrome.tabs.get(tabId)).url ?? "", maxSteps = MAX_STEPS,
-    budget = DEFAULT_BUDGET, pageBudget = undefined }) {
+    budget = DEFAULT_BUDGET, pageBudget = undefined, groups = DEFAULT_GROUPS }) {
     this.worker = worker;
     this.client = client;
     this.tab = tab;
@@ -125,6 +130,7 @@ export class Agent {
     this.maxSteps = maxSteps;
     this.budget = budget;
     this.pageBudget = pageBudget;
+    this.groups = [...groups];
     this.controller = new AbortController();
     /** The tab the agent acted in last, as the host said: the task's first, a pop-up
      *  it followed, a tab `switch_tab` chose. */
@@ -202,7 +208,8 @@ export class Agent {
     this.stopReason = "";
     try {
       if (!this.fixed) {
-        const { tools, format } = await this.worker.host({ type: "tools" });
+        const { tools, format } = await this.worker.host({ type: "tools",
+          groups: this.groups });
         this.fixed = { tools, system: systemPrompt({ format }) };
       }
       const { system, tools } = this.fixed;
@@ -320,6 +327,15 @@ export class Agent {
       this.onStep({ kind: "tool", name: call.name, args: call.args, isError: true,
         cached: false, cachedFrom: null, note: null, chars: 0, content: call.parseError });
       return { id: call.id, content: call.parseError, isError: true, meta };
+    }
+    const offered = /** @type {{tools: {name: string}[]}} */ (this.fixed).tools;
+    if (!offered.some((tool) => tool.name === call.name)) {
+      // A group the person left out stays out, whatever name the model tries.
+      const content = `There is no tool ${JSON.stringify(String(call.name).slice(0, 60))}; `
+        + "use one of the tools you were given.";
+      this.onStep({ kind: "tool", name: call.name, args: call.args, isError: true,
+        cached: false, cachedFrom: null, note: null, chars: 0, content });
+      return { id: call.id, content, isError: true, meta };
     }
     // Every call names the task's first tab, which identifies the task: the host owns
     // the task's tabs and acts in the one the agent is on (a pop-up it followed, a tab

@@ -2,7 +2,7 @@
 // a bar pinned at the bottom for the host's questions and the agent's controls.
 // Page-derived text is put on screen only through textContent / text nodes.
 
-import { Agent } from "../agent/agent.js";
+import { Agent, DEFAULT_GROUPS } from "../agent/agent.js";
 import { DEFAULT_BUDGET } from "../agent/compact.js";
 import { AnthropicClient } from "../agent/llm/anthropic.js";
 import { OPENAI_BASE_URL, OpenAIClient } from "../agent/llm/openai.js";
@@ -380,6 +380,8 @@ async function loadSettings() {
     model: DEFAULT_MODELS.anthropic,
     apiKey: "",
     askBeforeSubmit: true,
+    // The tool groups the agent gets besides the core ones.
+    groups: [...DEFAULT_GROUPS],
     budget: DEFAULT_BUDGET,
     // Tokens one snapshot may take (the host's `budget` field); null: the host's default.
     pageBudget: null,
@@ -432,6 +434,8 @@ async function fillSettingsForm() {
   $("model").value = s.model;
   $("api-key").value = s.apiKey;
   $("ask-submit").checked = s.askBeforeSubmit;
+  $("group-pixels").checked = s.groups.includes("pixels");
+  $("group-devtools").checked = s.groups.includes("devtools");
   $("budget").value = String(s.budget);
   $("page-budget").value = s.pageBudget === null ? "" : String(s.pageBudget);
   $("price-input").value = s.prices?.input ?? "";
@@ -460,6 +464,7 @@ $("settings-form").addEventListener("submit", async (e) => {
     model: $("model").value.trim(),
     apiKey: $("api-key").value,
     askBeforeSubmit: $("ask-submit").checked,
+    groups: ["core", ...["pixels", "devtools"].filter((group) => $(`group-${group}`).checked)],
     budget: Math.max(2000, numberIn("budget") ?? DEFAULT_BUDGET),
     pageBudget: pageBudgetIn(await loadPageBudget()),
     prices: { input: numberIn("price-input"), cachedInput: numberIn("price-cached"),
@@ -775,6 +780,7 @@ async function startConversation() {
     askBeforeSubmit: settings.askBeforeSubmit, onStep: renderStep, onActivity: showActivity,
     budget: settings.budget,
     pageBudget: settings.pageBudget ?? undefined,
+    groups: settings.groups,
   });
 }
 

@@ -126,7 +126,7 @@ test("every tool result the agent hands the model is sealed, a refusal included"
   } };
   let reply = 0;
   const worker = { host: async (request) => (request.type === "tools"
-    ? { tools: [], format: "format" } : replies[reply++]) };
+    ? { tools: [{ name: "click" }], format: "format" } : replies[reply++]) };
   const agent = new Agent({ worker, client, askBeforeSubmit: true, onStep: () => {},
     tab: { id: 1, title: CLOSERS[6], url: "https://shop.test/" },
     tabUrl: async () => "https://shop.test/" });

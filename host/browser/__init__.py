@@ -1,7 +1,9 @@
 """The browser as the host holds it, and the typed entry point both doors call.
 
 `HostState` holds the tabs a door has asked about (each a `trimtab.tab.Tab`, with one
-view per outside client), one call tracker, and the tools (`Toolbox`). A tool call
+view per outside client), each task's tabs (the tab it started in and those opened
+from its tabs, `_task_tabs`; what an action opened is guarded and told, `_opened`),
+one call tracker, and the tools (`Toolbox`). A tool call
 comes in as a `ToolCall` and goes out as a `ToolOutcome`; in between it passes the
 envelope (``trimtab.envelope``), which asks the person through the door's `Ask`.
 
@@ -9,7 +11,7 @@ May import ``trimtab.wire``, ``trimtab.envelope``, ``trimtab.tab``, ``trimtab.to
 ``trimtab.tracker``, ``trimtab.pipeline`` and ``pycdp_bridge``.
 """
 
-from ._call import MAX_TAB, ToolCall, ToolOutcome, budget_of, check_tab_id
+from ._call import MAX_TAB, ToolCall, ToolOutcome, budget_of, check_tab_id, groups_of
 from ._errors import PAGE_TIMEOUT, TOOL_TIMEOUT, cdp_errors
 from ._listing import tabs_listing
 from ._state import HIGHLIGHT_CONFIG, HostState, HostStateStatistics, open_host_state
@@ -29,6 +31,7 @@ __all__ = [
     "budget_of",
     "cdp_errors",
     "check_tab_id",
+    "groups_of",
     "open_host_state",
     "read_format_page",
     "tabs_listing",

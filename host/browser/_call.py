@@ -33,6 +33,19 @@ def budget_of(request: Request) -> int | None:
         raise RequestError("bad_request", f"{request.type} field 'budget': {exc}") from None
 
 
+def groups_of(request: Request) -> list[str] | None:
+    """The tool groups a ``tools`` request asks for (``groups``: a list of names), or
+    None for every group; the names are checked by `HostState.catalogue`."""
+    groups = request.get("groups", list, default=None)
+    if groups is None:
+        return None
+    if not all(isinstance(name, str) for name in groups):
+        raise RequestError(
+            "bad_request", f"tools field 'groups' = {groups!r:.80} is not a list of names"
+        )
+    return [str(name) for name in groups]
+
+
 @attrs.frozen
 class ToolCall:
     """One tool call: who calls, in which tab, which tool with which arguments."""

@@ -25,7 +25,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any, Final
 
 import attrs
@@ -56,6 +56,7 @@ from ..tab import (
     Downloads,
     Held,
     RevisionStatistics,
+    Seen,
     Snapshot,
     SnapshotMemory,
     Tab,
@@ -65,7 +66,7 @@ from ..tab import (
     refusing_all,
     stretched,
 )
-from ..tools import TASK_TOOLS, ToolResult, granted
+from ..tools import TASK_TOOLS, ToolResult, granted, parse_groups, tools_in
 from ..tracker import CallTracker, TrackedResult, TrackerLimits, TrackerStatistics
 from ..wire import JSONObject, RequestError
 from ._call import ToolCall, ToolOutcome
@@ -105,6 +106,8 @@ class _HeldTab:
     inspector_sessions: dict[str, str | None] = attrs.field(factory=dict)
     # Cancels the tab's page observer follower when the tab is released.
     follower: trio.CancelScope = attrs.field(factory=trio.CancelScope)
+    # Cancels the follower of the tab's console and network log.
+    devtools_follower: trio.CancelScope = attrs.field(factory=trio.CancelScope)
     # Cancels the follower of the tab's download events (the direct transport's).
     download_follower: trio.CancelScope = attrs.field(factory=trio.CancelScope)
     # Clients of the link (trimtab.link) each see the tab through their own view:
@@ -117,7 +120,8 @@ class _HeldTab:
             return self.tab
         view = self.views.get(name)
         if view is None:
-            view = attrs.evolve(self.tab, memory=SnapshotMemory(self.tab.target))
+            # Its own place in the tab's console and network log too.
+            view = attrs.evolve(self.tab, memory=SnapshotMemory(self.tab.target), seen=Seen())
             self.views[name] = view
         return view
 
@@ -184,8 +188,15 @@ class HostState:
         held = self._tabs.get(tab)
         return held.tab if held is not None else None
 
-    def catalogue(self) -> JSONObject:
-        """The tools, the format page, and the snapshot budget's bounds."""
+    def catalogue(self, groups: Sequence[str] | None = None) -> JSONObject:
+        """The tools (of ``groups`` and the core ones; None: every group), the format
+        page, and the snapshot budget's bounds; ``bad_request`` naming an unknown group."""
+        specs = self.toolbox.specs
+        if groups is not None:
+            try:
+                specs = tools_in(parse_groups(groups), specs)
+            except ValueError as exc:
+                raise RequestError("bad_request", str(exc)) from None
         return {
             "tools": [
                 {
@@ -193,7 +204,7 @@ class HostState:
                     "description": spec.description,
                     "input_schema": dict(spec.input_schema),
                 }
-                for spec in self.toolbox.specs
+                for spec in specs
             ],
             "format": self.toolbox.format_page,
             "budget": {"default": DEFAULT_BUDGET, "min": MIN_BUDGET},
@@ -237,8 +248,13 @@ class HostState:
                 "bad_request", f"unknown tool {call.name[:100]!r}; the tools are: {known}"
             )
         task = self._task_of(call)
+        named = call.tab
         call = attrs.evolve(call, tab=task.resolve(call.tab))
         if call.name in TASK_TOOLS:
+            # A door that takes the tab out of the arguments (MCP's `tab`) names it as
+            # the call's tab: that is the tab switch_tab or close_tab is about.
+            if call.name in ("switch_tab", "close_tab") and "tab" not in call.args:
+                call = attrs.evolve(call, args={**call.args, "tab": named})
             return await self._task_tool(call, task, ask)
         acted = task.tabs.get(call.tab)
         stray = self._stray_id(call, task)
@@ -347,7 +363,14 @@ class HostState:
                                     call.args,
                                     tool,
                                     tab=call.tab,
-                                    options=call.budget,
+                                    # The devtools log changes without the page
+                                    # changing: a cached read of it holds only while
+                                    # it stays.
+                                    options=(
+                                        (call.budget, state.tab.devtools.changes)
+                                        if spec.group == "devtools"
+                                        else call.budget
+                                    ),
                                 )
                         await sink.decisions()
                         nursery.cancel_scope.cancel()
@@ -511,6 +534,7 @@ class HostState:
         target: Target | None = None
         if state is not None:
             state.follower.cancel()
+            state.devtools_follower.cancel()
             state.download_follower.cancel()
             state.tab.forget()
             state.inspector.forget()
@@ -793,7 +817,11 @@ class HostState:
 
         judge = request_judge(self.sites, call, nobody, granted=False)
         refused = False
-        with contextlib.suppress(CDPError, TargetClosedError, DialogOpenError), guarding(judge):
+        with (
+            trio.move_on_after(PAGE_TIMEOUT),
+            contextlib.suppress(CDPError, TargetClosedError, DialogOpenError),
+            guarding(judge),
+        ):
             async with guard_opened(self.hub.target(event.tab), Activity("")) as opened:
                 with trio.move_on_after(OPENED_WAIT):
                     await opened.decided.wait()
@@ -804,13 +832,20 @@ class HostState:
                 await self.hub.close_tab(event.tab)
 
     async def _group(self, tabs: list[int], title: str) -> None:
-        with contextlib.suppress(CDPError, TargetClosedError, ValueError):
+        # An extension that does not answer must not leave the request waiting forever.
+        with (
+            trio.move_on_after(PAGE_TIMEOUT),
+            contextlib.suppress(CDPError, TargetClosedError, ValueError),
+        ):
             await self.hub.tab_group(tabs, title or "Trimtab")
 
     async def _close_blocked(self, event: TabEvent) -> None:
         """Close a tab opened past the task's limit; one the browser holds is let run
         only with its requests failed (closing it as it waits could wait forever)."""
-        with contextlib.suppress(CDPError, TargetClosedError, DialogOpenError):
+        with (
+            trio.move_on_after(PAGE_TIMEOUT),
+            contextlib.suppress(CDPError, TargetClosedError, DialogOpenError),
+        ):
             if event.waiting:
                 async with refusing_all(self.hub.target(event.tab)):
                     await self.hub.close_tab(event.tab)
@@ -818,7 +853,10 @@ class HostState:
                 await self.hub.close_tab(event.tab)
 
     async def _let_run(self, tab: int) -> None:
-        with contextlib.suppress(CDPError, TargetClosedError, DialogOpenError):
+        with (
+            trio.move_on_after(PAGE_TIMEOUT),
+            contextlib.suppress(CDPError, TargetClosedError, DialogOpenError),
+        ):
             await self.hub.target(tab).execute(cdp.runtime_run_if_waiting_for_debugger())
 
     def _forget_tab(self, tab: int) -> None:
@@ -864,6 +902,7 @@ class HostState:
             if state is not None:
                 # The debugger detached (tab closed, user cancelled): start over.
                 state.follower.cancel()
+                state.devtools_follower.cancel()
                 state.download_follower.cancel()
                 self.tracker.forget_tab(tab)
             target = self.hub.target(tab)
@@ -874,11 +913,17 @@ class HostState:
             )
             self._tabs[tab] = state
             self.nursery.start_soon(self._follow, state, name=f"page revisions of tab {tab}")
+            # The console and network log, collected from now on for the devtools tools.
+            self.nursery.start_soon(
+                self._follow_devtools, state, name=f"console and network of tab {tab}"
+            )
             self.nursery.start_soon(self._follow_downloads, state, name=f"downloads of tab {tab}")
         # A page already stuck in a script never lets the observer install: the wait
         # is bounded like every request that touches the page.
         with trio.move_on_after(PAGE_TIMEOUT) as waited:
             await state.tab.revisions.ready.wait()
+            # A first call may be `console`: the log follows the tab before it runs.
+            await state.tab.devtools.ready.wait()
         if waited.cancelled_caught:
             raise page_unresponsive(tab, PAGE_TIMEOUT)
         if state.tab.target.closed:
@@ -904,6 +949,16 @@ class HostState:
                 # A tab whose changes are no longer followed must not serve cached reads.
                 if self._tabs.get(state.id) is state:
                     self.tracker.note_page_change(state.id, "page revisions stopped")
+
+    async def _follow_devtools(self, state: _HeldTab) -> None:
+        """Run the tab's console and network log; a failure only ends the log."""
+        with state.devtools_follower:
+            try:
+                await state.tab.devtools.run()
+            except TargetClosedError:
+                pass
+            except Exception:
+                log.exception("the console and network log of tab %d failed", state.id)
 
     async def _follow_downloads(self, state: _HeldTab) -> None:
         """Take in the tab's ``Browser.download*`` events: the direct transport reports

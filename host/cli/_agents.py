@@ -27,7 +27,7 @@ from ..link import (
     read_secret,
 )
 from ..mcp import HOW_TO_SHARE, ArgumentError, check_arguments, property_types
-from ..tools import TOOLS, ToolSpec
+from ..tools import TOOL_GROUPS, TOOLS, ToolGroup, ToolSpec, parse_groups
 
 __all__ = ["DEFAULT_SESSION", "EXIT_CODES", "add_commands", "parse_arguments", "run_command"]
 
@@ -58,6 +58,14 @@ def add_commands(commands: Any) -> None:
         description="An MCP server whose tools act in the tabs shared from Trimtab's side panel.",
     )
     mcp.add_argument("--list-browsers", action="store_true", help="list browsers and exit")
+    mcp.add_argument(
+        "--tools",
+        type=_tool_groups,
+        default=TOOL_GROUPS,
+        metavar="GROUPS",
+        help=f"the tool groups offered, comma-separated (default: {','.join(TOOL_GROUPS)}); "
+        "core is always offered",
+    )
     for name, text in (
         ("tabs", "list the tabs shared with agents"),
         ("snapshot", "print a shared tab as Trimtab's XML"),
@@ -128,6 +136,14 @@ def _value(spec: ToolSpec, key: str, text: str) -> object:
         ) from None
 
 
+def _tool_groups(value: str) -> tuple[ToolGroup, ...]:
+    """``--tools``: group names, comma-separated; an unknown one is a usage error."""
+    try:
+        return parse_groups(value.split(","))
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def run_command(args: argparse.Namespace) -> int:
     """Run ``mcp``, ``tabs``, ``snapshot`` or ``call``; return the exit code."""
     if args.command == "doctor":
@@ -139,7 +155,7 @@ def run_command(args: argparse.Namespace) -> int:
             return _list_browsers()
         from ..mcp import run_stdio
 
-        return run_stdio(args.browser)
+        return run_stdio(args.browser, groups=args.tools)
     commands: dict[str, Callable[[argparse.Namespace], Any]] = {
         "tabs": _tabs,
         "snapshot": _snapshot,

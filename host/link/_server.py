@@ -40,7 +40,7 @@ from typing import Any, Final
 import attrs
 import trio
 
-from ..browser import HostState, ToolCall, budget_of, check_tab_id, tabs_listing
+from ..browser import HostState, ToolCall, budget_of, check_tab_id, groups_of, tabs_listing
 from ..envelope import Answer, Ask, Question, SidePanel
 from ..wire import (
     DecodedMessage,
@@ -207,8 +207,7 @@ class Link:
             return {"tabs": listed, "stopped": self.stopped, "content": content}
 
         async def tools(request: Request) -> JSONObject:
-            del request
-            return self.state.catalogue()
+            return self.state.catalogue(groups_of(request))
 
         async def tool(request: Request) -> JSONObject:
             started = trio.current_time()

@@ -1,8 +1,10 @@
 """``trimtab mcp``: an MCP server on standard input/output for agents outside the browser.
 
 It offers the host's tool catalogue (``trimtab.tools.TOOLS``, the same names,
-descriptions and schemas) with a ``tab`` argument, plus ``tabs`` (the tabs the
-person shared with agents), and relays each call over the link
+descriptions and schemas) with a ``tab`` argument, cut to the groups ``--tools``
+names (every group by default; a call to a tool of another group is refused, saying
+how to add it), plus ``tabs`` (the tabs the person shared with agents), and relays
+each call over the link
 (``trimtab.link``) to the host Chrome started; results are the host's XML, in the
 link's untrusted block.
 ``FORMAT.md`` is the server's instructions and the resource ``trimtab://format``.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.resources
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
@@ -24,7 +24,7 @@ from ..link import (
     connect,
     read_secret,
 )
-from ..tools import TOOLS, ToolSpec, may_commit
+from ..tools import TOOL_GROUPS, TOOLS, ToolGroup, ToolSpec, may_commit, tools_in
 from ..wire import host_version
 from ._arguments import ArgumentError, check_arguments, tab_id
 from ._stdio import open_stdio
@@ -161,11 +161,20 @@ def _text(text: str, *, is_error: bool = False, meta: dict[str, Any] | None = No
     )
 
 
-def build_server(holder: LinkHolder) -> Server[Any]:
-    """The MCP server over ``holder``'s link."""
-    # `tabs` is the link's listing here: the shared tabs and those opened from them.
-    specs = {spec.name: spec for spec in TOOLS if spec.name != "tabs"}
-    tools = [_TABS_TOOL, *(mcp_tool(spec) for spec in specs.values())]
+_LINK_HAS = frozenset({"tabs", "switch_tab"})
+
+
+def build_server(holder: LinkHolder, groups: Sequence[ToolGroup] = TOOL_GROUPS) -> Server[Any]:
+    """The MCP server over ``holder``'s link, offering the tools of ``groups``."""
+    # `tabs` is the link's listing here (the shared tabs and those opened from them),
+    # and every tool names its `tab`: the task's `tabs` and `switch_tab` are not needed.
+    offered = tuple(spec for spec in tools_in(groups) if spec.name not in _LINK_HAS)
+    specs = {spec.name: spec for spec in offered}
+    tools = [_TABS_TOOL, *(mcp_tool(spec) for spec in offered)]
+    # A tool of a group left out is refused with how to get it, not as unknown.
+    left_out = {
+        spec.name: spec.group for spec in TOOLS if spec.name not in specs.keys() | _LINK_HAS
+    }
     format_page = _format_page()
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
@@ -213,6 +222,13 @@ def build_server(holder: LinkHolder) -> Server[Any]:
                     raise ArgumentError(f"tabs takes no arguments, not {next(iter(arguments))!r}")
                 reply = await holder.request("tabs")
                 return _text(_tabs_text(reply), meta={"trimtab": {"tabs": _ids(reply)}})
+            if name in left_out:
+                return _text(
+                    f"{name} is in the {left_out[name]} tool group, which this server does "
+                    f"not offer (started with --tools {','.join(groups)}); the person can add "
+                    f"it: trimtab mcp --tools {','.join([*groups, left_out[name]])}",
+                    is_error=True,
+                )
             if name not in specs:
                 known = ", ".join(["tabs", *specs])
                 return _text(f"unknown tool {name[:100]!r}; the tools are: {known}", is_error=True)
@@ -240,10 +256,11 @@ def build_server(holder: LinkHolder) -> Server[Any]:
         content = str(reply.get("content", ""))
         if reply.get("note"):
             content = f"{content}\n[{reply['note']}]"
-        # For the client program (the model reads the content): the files an action saved.
+        # For the client program (the model reads the content): the files an action
+        # saved, the tab it acted in.
         meta = {
             key: reply.get(key)
-            for key in ("kind", "cached", "cached_from", "call_id", "host_ms", "downloads")
+            for key in ("kind", "cached", "cached_from", "call_id", "host_ms", "downloads", "tab")
         }
         return _text(content, is_error=bool(reply.get("is_error")), meta={"trimtab": meta})
 
@@ -303,14 +320,15 @@ async def open_holder(
             nursery.cancel_scope.cancel()
 
 
-async def _serve(browser: str | None) -> None:
+async def _serve(browser: str | None, groups: Sequence[ToolGroup]) -> None:
     async with open_holder(browser) as holder:
-        server = build_server(holder)
+        server = build_server(holder, groups)
         async with open_stdio() as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-def run_stdio(browser: str | None = None) -> int:
-    """Serve MCP on stdin/stdout until the client closes it (``trimtab mcp``)."""
-    anyio.run(_serve, browser, backend="trio")
+def run_stdio(browser: str | None = None, groups: Sequence[ToolGroup] = TOOL_GROUPS) -> int:
+    """Serve MCP on stdin/stdout until the client closes it (``trimtab mcp``), offering
+    the tools of ``groups``."""
+    anyio.run(_serve, browser, groups, backend="trio")
     return 0

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 
 import attrs
 
-from ..browser import HostState, ToolCall, budget_of, check_tab_id
+from ..browser import HostState, ToolCall, budget_of, check_tab_id, groups_of
 from ..envelope import PANEL_AGENT, SidePanel
 from ..sites import SiteError
 from ..wire import Handler, JSONObject, Request, RequestError
@@ -47,8 +47,7 @@ class SidePanelDoor:
         return await self.state.inspect(_tab_of(request), budget_of(request))
 
     async def handle_tools(self, request: Request) -> JSONObject:
-        del request
-        return self.state.catalogue()
+        return self.state.catalogue(groups_of(request))
 
     async def handle_tool(self, request: Request) -> JSONObject:
         session = request.get("session", str)

@@ -9,7 +9,9 @@ action and its settle run, `watch` holds what the page sends for the call's requ
 guard (`guarding`), whose judge the browser builds on the envelope's decision; a
 document response the browser would save as a file is held as a download, and
 `Downloads` keeps what became of each download.
-`page_script` reads the page-side scripts of this package's ``js/`` folder and of
+`DevtoolsLog` keeps the tab's console messages and requests, bounded, for the devtools
+tools (each view of the tab reads it from its own `Seen` on). `page_script` reads the
+page-side scripts of this package's ``js/`` folder and of
 `trimtab.tools`' (one function or expression a file), with the helpers of
 ``js/helpers.js`` each asks for.
 
@@ -18,6 +20,15 @@ May import `pycdp_bridge` and `trimtab.pipeline`; nothing else of the host.
 
 from ._budget import DEFAULT_BUDGET, MIN_BUDGET, check_budget
 from ._capture import PageChangedError
+from ._devtools import (
+    BODY_KEPT,
+    CONSOLE_KEPT,
+    REQUESTS_KEPT,
+    ConsoleMessage,
+    DevtoolsLog,
+    NetworkRequest,
+    Seen,
+)
 from ._downloads import DOWNLOAD_WAIT, Download, DownloadFile, Downloads, download_file
 from ._guard import (
     GUARDED_TYPES,
@@ -44,25 +55,32 @@ from ._values import Snapshot, SnapshotOptions, TrimLimits
 
 __all__ = [
     "ACTIVITY_EVENTS",
+    "BODY_KEPT",
+    "CONSOLE_KEPT",
     "DEFAULT_BUDGET",
     "DOWNLOAD_WAIT",
     "GUARDED_TYPES",
     "MIN_BUDGET",
     "QUIET_MS",
+    "REQUESTS_KEPT",
     "Activity",
     "Ahead",
+    "ConsoleMessage",
+    "DevtoolsLog",
     "Download",
     "DownloadFile",
     "Downloads",
     "Guarding",
     "Held",
     "Judge",
+    "NetworkRequest",
     "OpenedTab",
     "PageChangedError",
     "PageRevisions",
     "PausedRequest",
     "RevisionStatistics",
     "Ruling",
+    "Seen",
     "Snapshot",
     "SnapshotMemory",
     "SnapshotOptions",

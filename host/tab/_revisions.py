@@ -67,6 +67,7 @@ from pycdp_bridge import (
 )
 from pycdp_bridge import protocol as cdp
 
+from ._devtools import network_enable
 from ._scripts import applied, page_script
 
 __all__ = [
@@ -245,7 +246,8 @@ class PageRevisions:
             return
         await self.target.execute(cdp.page_enable())
         await self.target.execute(cdp.page_set_lifecycle_events_enabled(enabled=True))
-        await self.target.execute(cdp.network_enable())
+        # With the devtools log's buffer sizes: an enable without them would reset them.
+        await self.target.execute(network_enable())
         # A tab the person is not looking at is hidden: Chromium holds input for a
         # hidden page's widget (each mouse event about five seconds) and the page sees
         # itself hidden (some pages defer their work then). Outside agents act in such

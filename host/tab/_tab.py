@@ -20,6 +20,7 @@ from pycdp_bridge import (
 from pycdp_bridge import protocol as cdp
 
 from ..pipeline import Compaction
+from ._devtools import DevtoolsLog, Seen
 from ._revisions import PageRevisions
 from ._settle import QUIET_MS, Ahead
 from ._snapshots import SnapshotMemory
@@ -61,12 +62,18 @@ class Tab:
     line makes one for the page it inspects. `lock` runs one tool at a time: actions
     and reads share the snapshot memory. `revisions` is the single page observer:
     the call tracker learns of page changes from it, and `settle` waits on it.
+    `devtools` is the tab's console and network log (collected while its `run` runs),
+    `seen` how far this view of the tab has read it.
     """
 
     target: Target
     memory: SnapshotMemory
     revisions: PageRevisions
     lock: trio.Lock = attrs.field(factory=trio.Lock)
+    devtools: DevtoolsLog = attrs.field(
+        default=attrs.Factory(lambda self: DevtoolsLog(self.target), takes_self=True)
+    )
+    seen: Seen = attrs.field(factory=Seen)
     _prepared: _Prepared | None = attrs.field(default=None, init=False)
     _capture_seconds: float = attrs.field(default=_FIRST_GUESS, init=False)
 

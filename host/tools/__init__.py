@@ -6,7 +6,9 @@ actions, queries and dialogs, each defining its tools' specs beside their code;
 pressed button is released even when the call is cancelled), `_frames` which frame
 and site an element is in (for the envelope's site rules); the page-side
 scripts are the ``.js`` files of ``js/`` (`_scripts`), each with the shared helpers it
-asks for (`trimtab.tab.page_script`).
+asks for (`trimtab.tab.page_script`). Each tool is in a group (`TOOL_GROUPS`): clients
+send the model the groups they enable (`parse_groups`, `tools_in`); `_devtools` holds
+the devtools group's console and network reads.
 
 May import `trimtab.tab`, `trimtab.tracker`, `trimtab.pipeline` and `pycdp_bridge`.
 """
@@ -22,6 +24,7 @@ from ._common import (
     ToolSpec,
 )
 from ._consent import ConsentNeeded, granted
+from ._groups import parse_groups, tools_in
 from ._tabs import TASK_TOOLS
 
 __all__ = [
@@ -37,6 +40,8 @@ __all__ = [
     "ToolSpec",
     "granted",
     "may_commit",
+    "parse_groups",
     "run_tool",
     "tool_spec",
+    "tools_in",
 ]

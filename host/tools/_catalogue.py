@@ -28,7 +28,7 @@ from pycdp_bridge import protocol as cdp
 
 from ..pipeline import xml
 from ..tab import PageChangedError, Tab, stretched
-from . import _actions, _dialogs, _navigation, _pointer, _queries, _tabs
+from . import _actions, _devtools, _dialogs, _navigation, _pointer, _queries, _tabs
 from ._common import (
     ACTION_TIMEOUT,
     BadArguments,
@@ -66,6 +66,10 @@ _CATALOGUE: tuple[Tool, ...] = (
     _queries.expand,
     _queries.read,
     _queries.wait_for,
+    # devtools
+    _devtools.console,
+    _devtools.network,
+    # a task's tabs
     _tabs.tabs,
     _tabs.switch_tab,
     _tabs.new_tab,

@@ -1,7 +1,7 @@
 """``python -m tests.bench`` (``make bench``): every benchmark, one JSON file of figures.
 
-Runs pages, flows, scaling, stability, tasks, actions, mcp, speed, injection and tabs (this
-package), then
+Runs pages, flows, scaling, stability, tasks, actions, mcp, speed, injection, prefix and
+tabs (this package), then
 ``tests.bench.capture``
 and ``tests.bench.tracker`` where they offer a ``run()``, prints their tables and
 writes every figure to ``bench-results/bench-<timestamp>.json`` so runs can be
@@ -45,6 +45,7 @@ OURS = (
     "mcp",
     "speed",
     "injection",
+    "prefix",
     "tabs",
 )
 THEIRS = ("capture", "tracker")

@@ -99,10 +99,12 @@ class LinkHost:
             )
         return done.returncode, done.stdout.decode(), done.stderr.decode()
 
-    def mcp_client(self, name: str = "link-agent") -> Client:
-        """A real ``trimtab mcp`` process behind the ``mcp`` SDK's client."""
+    def mcp_client(self, name: str = "link-agent", *, tools: str | None = None) -> Client:
+        """A real ``trimtab mcp`` process (``--tools`` when given) behind the ``mcp``
+        SDK's client."""
+        chosen = ["--tools", tools] if tools is not None else []
         server = StdioServerParameters(
-            command=sys.executable, args=["-m", "trimtab", "mcp"], env=self.env()
+            command=sys.executable, args=["-m", "trimtab", "mcp", *chosen], env=self.env()
         )
         return Client(server, client_info=Implementation(name=name, version="1.0"))
 

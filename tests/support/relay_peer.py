@@ -89,13 +89,6 @@ class RelayPeer:
             {"type": "cdp_detached", "tab": self.tab if tab is None else tab, "reason": reason}
         )
 
-    def tab_of(self, page: PageTarget) -> int | None:
-        """The tab id the peer gave ``page``."""
-        for tab, known in self.pages.items():
-            if known.target_id == page.target_id:
-                return tab
-        return None
-
     async def _follow_opened(self, *, task_status: trio.TaskStatus[None]) -> None:
         async with self.page.browser.opened_pages() as opened:
             task_status.started()

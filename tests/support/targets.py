@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from contextlib import AbstractAsyncContextManager
+from collections.abc import Callable, Mapping
+from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from typing import Any
 
 import trio
@@ -48,6 +48,11 @@ class WrappedTarget(Target):
         self, *methods: str, session_id: str | None = None, buffer_size: int = 1024
     ) -> AbstractAsyncContextManager[trio.MemoryReceiveChannel[Event]]:
         return self.inner.listen(*methods, session_id=session_id, buffer_size=buffer_size)
+
+    def follow(
+        self, deliver: Callable[[Event], None], *methods: str
+    ) -> AbstractContextManager[None]:
+        return self.inner.follow(deliver, *methods)
 
     def child_sessions(self) -> Mapping[str, Mapping[str, Any]]:
         return self.inner.child_sessions()
