@@ -1,8 +1,8 @@
-// The agent loop: the model proposes tool calls, the host runs them on the one tab
-// where the person started the task, and their results go back to the model as
-// untrusted data. Whether a call may act is the host's to decide: it asks the person
-// during the call when it must (the side panel shows its question), and the reply
-// says what came of it.
+// The agent loop: the model proposes tool calls, the host runs them in the task's tabs
+// (the tab where the person started it, and the tabs and pop-ups opened from it), and
+// their results go back to the model as untrusted data. Whether a call may act is the
+// host's to decide: it asks the person during the call when it must (the side panel
+// shows its question), and the reply says what came of it.
 
 import { DEFAULT_BUDGET, compactHistory, estimateEntry, estimateRequest, pageFacts }
   from "./compact.js";
@@ -19,6 +19,20 @@ export const MAX_STEPS = 30;
  *  tokens on every model call, so the developers' console and network are left out. */
 export const DEFAULT_GROUPS = Object.freeze(["core", "pixels"]);
 
+/** The longest name of a task's tab group: Chrome shows a few words in the tab strip. */
+export const GROUP_TITLE_CHARS = 32;
+
+/**
+ * The name of a task's tab group, from the person's own words for the task: one line,
+ * cut with an ellipsis.
+ * @param {string} task
+ * @returns {string}
+ */
+export function groupTitle(task) {
+  const flat = String(task).replace(/\s+/g, " ").trim();
+  return flat.length > GROUP_TITLE_CHARS ? `${flat.slice(0, GROUP_TITLE_CHARS - 1)}…` : flat;
+}
+
 /**
  * The system prompt: the agent's frame, the XML format page from the host, and
  * the rule that page content is data. It names no tab, task or marker, so it is
@@ -30,7 +44,8 @@ export const DEFAULT_GROUPS = Object.freeze(["core", "pixels"]);
 export function systemPrompt({ format }) {
   return [
     "You are Trimtab: you act for the person in the browser tab named in their first "
-      + "message, seeing the page as XML through your tools and acting on its element ids.",
+      + "message and the tabs opened from it, seeing each page as XML through your tools "
+      + "and acting on its element ids.",
     "",
     "## Page format",
     format,
@@ -64,7 +79,7 @@ export function taskFrame({ nonce, tab }) {
  *      totals: import("../shared/cost.js").Totals, context: number, final: boolean}
  *   | {kind: "tool", name: string, args: object, isError: boolean, cached: boolean,
  *      cachedFrom: unknown, note: string|null, chars: number, content: string,
- *      image?: {width: number, height: number, tokens: number, url?: string}}
+ *      tab: number, image?: {width: number, height: number, tokens: number, url?: string}}
  *   | {kind: "compacted", replaced: number, before: number, after: number, budget: number}
  *   | {kind: "declined", name: string, args: object, reason: string}
  *   | {kind: "unasked-submit", name: string, args: object}
@@ -90,14 +105,14 @@ export class Agent {
    *          onActivity?: (activity: {what: "model"|"tool"|"retry"|"idle", name?: string,
    *                                   attempt?: number, of?: number, seconds?: number,
    *                                   status?: number}) => void,
-   *          tabUrl?: () => Promise<string>,
+   *          tabUrl?: (tabId: number) => Promise<string>,
    *          maxSteps?: number,
    *          budget?: number, pageBudget?: number, groups?: readonly string[],
    *          allowEvaluate?: boolean}} options
    *   `worker.host` sends a request to the host; aborting its signal cancels it there
    *   `askBeforeSubmit`: the person's setting, sent with every call (the host asks)
    *   `onActivity`: what runs now, for the panel's live indicator
-   *   `tabUrl`: the tab's URL now, when a page-state reply does not carry its `url`
+   *   `tabUrl`: a tab's URL now, when a page-state reply does not carry its `url`
    *   `budget`: tokens the context may reach before a compaction
    *   `pageBudget`: tokens one snapshot may take (the host's `budget` field; host default
    *   when absent)
@@ -106,7 +121,7 @@ export class Agent {
    *   asked each time unless allowed for the site); off, the host refuses it
    */
   constructor({ worker, client, tab, askBeforeSubmit, onStep, onActivity = () => {},
-    tabUrl = async () => (await chrome.tabs.get(tab.id)).url ?? "", maxSteps = MAX_STEPS,
+    tabUrl = async (tabId) => (await chrome.tabs.get(tabId)).url ?? "", maxSteps = MAX_STEPS,
     budget = DEFAULT_BUDGET, pageBudget = undefined, groups = DEFAULT_GROUPS,
     allowEvaluate = false }) {
     this.worker = worker;
@@ -122,7 +137,16 @@ export class Agent {
     this.groups = [...groups];
     this.allowEvaluate = allowEvaluate;
     this.controller = new AbortController();
+    /** The tab the agent acted in last, as the host said: the task's first, a pop-up
+     *  it followed, a tab `switch_tab` chose. */
+    this.current = tab.id;
+    /** The task's tabs the agent has acted in and not seen closed, oldest first. */
+    this.tabs = [tab.id];
+    /** The task's tabs seen closed: never acted in again. */
+    this.closed = new Set();
     this.session = `agent-${makeNonce()}`;
+    /** What the person sees the task's tab group called: their first task's words. */
+    this.groupName = "";
     this.nonce = makeNonce();
     /** The JavaScript dialog the page shows after the latest tool call, if any, as the
      *  host reports it: {type, message, default}. */
@@ -199,6 +223,7 @@ export class Agent {
       const { system, tools } = this.fixed;
       this.closeOpenCalls();
       const first = this.history.length === 0;
+      if (!this.groupName) this.groupName = groupTitle(task);
       this.history.push({ role: "user",
         text: first ? `${taskFrame({ nonce: this.nonce, tab: this.tab })}\n\n${task}` : task });
       this.onStep({ kind: "task", text: task });
@@ -267,6 +292,39 @@ export class Agent {
   }
 
   /**
+   * The tab a call acted in, as the host's reply says (`tab`), else the one it named.
+   * @param {number} asked the tab the request named
+   * @param {unknown} said the reply's `tab`, when the host sends one
+   * @returns {number}
+   */
+  actedIn(asked, said) {
+    if (!Number.isInteger(said)) return asked;
+    const tab = /** @type {number} */ (said);
+    // A tab already seen closed (a pop-up that closed itself during the call) is not
+    // the one the agent is on any more: `tabClosed` chose the tab left.
+    if (!this.closed.has(tab)) {
+      this.current = tab;
+      if (!this.tabs.includes(tab)) this.tabs.push(tab);
+    }
+    return tab;
+  }
+
+  /**
+   * One of the task's tabs closed: the agent is on the newest tab left (the opener of
+   * a pop-up that closed itself) until the host's next reply says.
+   * @param {number} tabId
+   * @returns {boolean} whether the task still has a tab
+   */
+  tabClosed(tabId) {
+    this.closed.add(tabId);
+    this.tabs = this.tabs.filter((tab) => tab !== tabId);
+    if (this.current === tabId && this.tabs.length > 0) {
+      this.current = this.tabs[this.tabs.length - 1];
+    }
+    return this.tabs.length > 0;
+  }
+
+  /**
    * @param {{id: string, name: string, args: object, parseError?: string}} call
    * @returns {Promise<import("./requests.js").ToolResult & {meta: object}>}
    */
@@ -287,11 +345,13 @@ export class Agent {
         cached: false, cachedFrom: null, note: null, chars: 0, content });
       return { id: call.id, content, isError: true, meta };
     }
-    // The tab is fixed when the task starts; the model cannot point the agent
-    // at another tab, whatever its arguments say.
+    // Every call names the task's first tab, which identifies the task: the host owns
+    // the task's tabs and acts in the one the agent is on (a pop-up it followed, a tab
+    // `switch_tab` chose); a `tab` the model names stays in its arguments for the host,
+    // which refuses any tab that is not the task's.
     const request = {
       type: "tool", session: this.session, tab: this.tab.id, name: call.name, args: call.args,
-      ask_before_submit: this.askBeforeSubmit,
+      ask_before_submit: this.askBeforeSubmit, task: this.groupName,
       ...(this.allowEvaluate ? { allow_evaluate: true } : {}),
       ...(this.pageBudget ? { budget: this.pageBudget } : {}),
     };
@@ -300,6 +360,7 @@ export class Agent {
     this.checkStopped();
     const content = String(result.content ?? "");
     this.dialog = result.dialog ?? null;
+    const tab = this.actedIn(request.tab, result.tab);
     if (result.consent?.required && !result.consent.granted) {
       // The host asked the person and did nothing: they said no, or nobody answered.
       // Its content says which, for the model as for the person.
@@ -319,7 +380,7 @@ export class Agent {
     this.onStep({
       kind: "tool", name: call.name, args: call.args, isError: Boolean(result.is_error),
       cached: Boolean(result.cached), cachedFrom: result.cached_from ?? null,
-      note: result.note ?? null, chars: content.length, content,
+      note: result.note ?? null, chars: content.length, content, tab,
       // The image itself too, so the person sees what the model was shown.
       ...(image ? { image: { width: image.width, height: image.height, tokens,
         url: `data:${image.mime};base64,${image.data}` } } : {}),
@@ -328,7 +389,7 @@ export class Agent {
     // A page state's URL: the host's fact when it sends one, else the tab's own.
     let url = "";
     if (pageFacts(result, url) !== null) {
-      url = typeof result.url === "string" ? result.url : await this.tabUrl().catch(() => "");
+      url = typeof result.url === "string" ? result.url : await this.tabUrl(tab).catch(() => "");
     }
     return { id: call.id, content: wrapUntrusted(content, this.nonce) + note,
       isError: Boolean(result.is_error), meta: { ...meta, page: pageFacts(result, url) },

@@ -16,7 +16,7 @@ import { HostWatch, hostHelp } from "./host-watch.js";
 import { mountQuestionBar, questionView } from "./question-bar.js";
 import { mountSitesBox, sitesView } from "./sites-box.js";
 import { WorkerClient } from "./worker-client.js";
-import { describeCall, describePlanned } from "./step-words.js";
+import { describeCall, describePlanned, faviconOf, spansTabs, tabWords } from "./step-words.js";
 import { renderXml } from "./xmlview.js";
 
 const $ = (id) => document.getElementById(id);
@@ -58,6 +58,8 @@ const state = {
   activity: "",
   // What the agent runs (the indicator's text unless a question of its own is open).
   working: "",
+  // The task's tabs as last seen (title, URL), by tab id: a closed pop-up keeps its name.
+  tabsSeen: /** @type {Map<number, {title: string, url: string}>} */ (new Map()),
   asking: false,
   // Why a new task cannot run in the active tab (a page Chrome keeps closed); "" if it can.
   closed: "",
@@ -112,7 +114,9 @@ worker.onEvent((event) => {
     if (state.tab?.id === event.tab || state.shownTab === event.tab) {
       showInspectError(`Trimtab lost access to this tab: ${why}.`);
     }
-    if (state.agent?.tab.id === event.tab) {
+    // A tab of the task that closed is the tabs' listener's (a pop-up closes itself
+    // when its sign-in is done); any other loss ends the task, in all its tabs.
+    if (state.agent?.tabs.includes(event.tab) && event.reason !== "target_closed") {
       state.agent.stop(`the agent lost access to its tab: ${why}`);
     }
   }
@@ -597,6 +601,15 @@ function renderStep(step, { live = true } = {}) {
     }
     if (step.isError) head.append(el("span", "badge", "error"));
     li.append(head);
+    if (Number.isInteger(step.tab)) li.append(tabLine(step, { live }));
+    if (live && state.running && state.agent) {
+      // The bar names the tab the agent acted in last (a pop-up it followed, the
+      // opener again once the pop-up closed).
+      const agent = state.agent;
+      chrome.tabs.get(agent.current).then((tab) => {
+        if (state.running && state.agent === agent) setActing(tab);
+      }, () => {});
+    }
     li.dataset.cached = String(step.cached);
     const details = el("details");
     details.append(el("summary", "", "details"),
@@ -647,8 +660,43 @@ function renderStep(step, { live = true } = {}) {
     }
   }
   $("steps").append(li);
+  // Once the task has acted in a second tab, every step names the tab it acted in.
+  $("steps").classList.toggle("multi-tab", spansTabs(state.steps));
   li.scrollIntoView({ block: "nearest" });
   if (live) $("progress").textContent = step.kind === "tool" ? `ran ${step.name}` : "";
+}
+
+/**
+ * The tab a step acted in: its favicon (from the browser's cache) and its title and
+ * site, quoted as the page's words. Kept in the step (`tabLabel`) as it was then, so
+ * the history shows it after the tab changed or closed.
+ * @param {{tab: number, tabLabel?: {title: string, url: string}}} step
+ * @param {{live: boolean}} options
+ */
+function tabLine(step, { live }) {
+  const line = el("div", "step-tab");
+  const icon = document.createElement("img");
+  icon.alt = "";
+  icon.width = icon.height = 16;
+  const words = el("span", "", "");
+  line.append(icon, words);
+  const show = (tab) => {
+    words.textContent = tabWords(tab, step.tab);
+    const src = faviconOf(tab?.url, (path) => chrome.runtime.getURL(path));
+    icon.hidden = !src;
+    if (src) icon.src = src;
+  };
+  const known = step.tabLabel ?? state.tabsSeen.get(step.tab) ?? null;
+  show(known);
+  if (live) {
+    step.tabLabel = known ?? undefined;
+    chrome.action.setBadgeText({ tabId: step.tab, text: "AI" }).catch(() => {});
+    chrome.tabs.get(step.tab).then((tab) => {
+      step.tabLabel = { title: tab.title ?? "", url: tab.url ?? "" };
+      show(step.tabLabel);
+    }, () => {});
+  }
+  return line;
 }
 
 /** A retry as the person reads it. */
@@ -698,7 +746,11 @@ function setActing(tab) {
     banner.title = [tab.title, tab.url].filter(Boolean).join("\n");
     chrome.action.setBadgeText({ tabId: tab.id, text: "AI" }).catch(() => {});
   } else if (state.agent) {
-    chrome.action.setBadgeText({ tabId: state.agent.tab.id, text: "" }).catch(() => {});
+    // The task ends in every tab it acted in: no tab keeps the agent's badge.
+    for (const tabId of new Set([state.agent.tab.id, ...state.agent.tabs,
+      ...state.agent.closed])) {
+      chrome.action.setBadgeText({ tabId, text: "" }).catch(() => {});
+    }
   }
   banner.hidden = !tab;
   $("run").disabled = Boolean(tab) || (Boolean(state.closed) && !state.agent);
@@ -718,7 +770,9 @@ function clearConversation() {
   state.reopened = null;
   state.steps = [];
   state.pages = [];
+  state.tabsSeen.clear();
   $("steps").replaceChildren();
+  $("steps").classList.remove("multi-tab");
   $("cost").hidden = true;
   state.totals = emptyTotals();
   state.costLine = "";
@@ -798,7 +852,8 @@ $("task-form").addEventListener("submit", async (e) => {
   }
   state.running = true;
   $("task").value = "";
-  setActing(agent.tab);
+  // A reply carries on in the tab the agent acted in last.
+  setActing(await chrome.tabs.get(agent.current).catch(() => agent.tab));
   let ok = false;
   try {
     ok = (await agent.run(task)).ok;
@@ -879,12 +934,24 @@ $("history-clear").addEventListener("click", async () => {
 });
 
 $("stop").addEventListener("click", () => state.agent?.stop("stopped by you"));
-chrome.tabs.onRemoved.addListener((tabId) => {
-  if (state.agent?.tab.id === tabId) state.agent.stop("the agent's tab was closed");
+chrome.tabs.onRemoved.addListener(async (tabId) => {
+  const agent = state.agent;
+  if (!agent?.tabs.includes(tabId)) return;
+  // A pop-up that closed itself leaves the task; the task goes on in the tabs left,
+  // and ends when the last of them closed.
+  if (!agent.tabClosed(tabId)) {
+    agent.stop("the agent's tab was closed");
+  } else if (state.running) {
+    setActing(await chrome.tabs.get(agent.current).catch(() => null));
+  }
 });
 chrome.tabs.onUpdated.addListener((tabId, change, tab) => {
+  // What each of the task's tabs is called, for its steps, even after it closed.
+  if (state.agent?.tabs.includes(tabId) && (change.title || change.url)) {
+    state.tabsSeen.set(tabId, { title: tab.title ?? "", url: tab.url ?? "" });
+  }
   // The bar names the site the agent acts on now, after a navigation too.
-  if (state.running && state.agent?.tab.id === tabId && change.url) setActing(tab);
+  if (state.running && state.agent?.current === tabId && change.url) setActing(tab);
 });
 
 // ---------------------------------------------------------------- start

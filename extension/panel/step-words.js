@@ -169,3 +169,45 @@ export function describePlanned(name, args, pages) {
   const [verb] = done.split(" ", 1);
   return verb in PLAIN ? PLAIN[verb] + done.slice(verb.length) : done;
 }
+
+/**
+ * Which tab a step acted in, in words: "in “Provider: sign in” (127.0.0.1:8001)". The
+ * title and the site are the page's, so they go on screen through textContent only.
+ * @param {{title?: string, url?: string} | null | undefined} tab
+ * @param {number} id the tab's id, named when nothing else is known
+ * @returns {string}
+ */
+export function tabWords(tab, id) {
+  const title = short(String(tab?.title ?? ""));
+  const site = tab?.url ? siteOf(tab.url) : "";
+  if (title && site) return `in “${title}” (${site})`;
+  if (title || site) return `in “${title || site}”`;
+  return `in tab ${id}`;
+}
+
+/**
+ * Whether the steps so far acted in more than one tab: then each step names its tab
+ * (a task in one tab has the bar's "Acting on" for that).
+ * @param {Array<{kind: string, tab?: number}>} steps
+ * @returns {boolean}
+ */
+export function spansTabs(steps) {
+  const tabs = new Set();
+  for (const step of steps) {
+    if (step.kind === "tool" && Number.isInteger(step.tab)) tabs.add(step.tab);
+  }
+  return tabs.size > 1;
+}
+
+/**
+ * The favicon Chrome keeps for a page, from the browser's own cache (the `favicon`
+ * permission): never fetched from the page's server, so showing it tells no site
+ * anything. Only http(s) pages have one; others get none.
+ * @param {string | undefined} url
+ * @param {(path: string) => string} extensionUrl chrome.runtime.getURL
+ * @returns {string}
+ */
+export function faviconOf(url, extensionUrl) {
+  if (!/^https?:\/\//i.test(String(url ?? ""))) return "";
+  return extensionUrl(`/_favicon/?pageUrl=${encodeURIComponent(String(url))}&size=16`);
+}

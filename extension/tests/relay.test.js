@@ -165,3 +165,67 @@ test("a new host's attach waits for the gone host's release of the tab, then att
   assert.deepEqual(order, [["attach", 6], ["detach", 6], ["attach", 6]]);
   assert.deepEqual(relay.attachedTabs(), [6]);
 });
+
+/** A chrome.debugger whose events the test fires, recording commands. */
+function eventfulDebugger() {
+  const dbg = recordingDebugger();
+  const on = { event: null, detach: null };
+  dbg.onEvent = { addListener(f) { on.event = f; } };
+  dbg.onDetach = { addListener(f) { on.detach = f; } };
+  dbg.sendCommand = async (target, method, params) => {
+    dbg.sent.push([method, target.tabId, params]);
+    return {};
+  };
+  dbg.fire = (tabId, method, params) => on.event({ tabId }, method, params);
+  dbg.detachNow = (tabId, reason) => on.detach({ tabId }, reason);
+  return dbg;
+}
+
+const PAUSED = { requestId: "interception-1", resourceType: "Document",
+  request: { url: "http://127.0.0.1:2/provider", method: "GET" } };
+
+test("a held tab's events wait for the host's guard, which gets them once it lets the tab run", async () => {
+  const dbg = eventfulDebugger();
+  const posted = [];
+  const relay = new CdpRelay({ send(msg) { posted.push(msg); }, debuggerApi: dbg });
+  await relay.hold(8);
+  assert.deepEqual(dbg.sent, [["attach", 8], ["Fetch.enable", 8,
+    { patterns: [{ urlPattern: "*", requestStage: "Request" }] }]]);
+  dbg.fire(8, "Fetch.requestPaused", PAUSED);
+  assert.deepEqual(posted, [], "nothing reaches a host that has not set up yet");
+  await relay.attach(8); // the host's cdp_attach: already attached
+  await relay.command({ tab: 8, method: "Fetch.enable", params: { patterns: [] } });
+  assert.deepEqual(posted, []);
+  await relay.command({ tab: 8, method: "Runtime.runIfWaitingForDebugger", params: {} });
+  assert.deepEqual(posted, [{ type: "cdp_event", tab: 8, session: null,
+    method: "Fetch.requestPaused", params: PAUSED }]);
+  dbg.fire(8, "Page.loadEventFired", {});
+  assert.equal(posted.at(-1).method, "Page.loadEventFired", "then events flow as usual");
+  assert.equal(relay.waiting.size, 0);
+});
+
+test("a held tab the host lets run without a guard of its own is let go by the hold", async () => {
+  const dbg = eventfulDebugger();
+  const posted = [];
+  const relay = new CdpRelay({ send(msg) { posted.push(msg); }, debuggerApi: dbg });
+  await relay.hold(8);
+  dbg.fire(8, "Fetch.requestPaused", PAUSED);
+  dbg.sent.length = 0;
+  await relay.command({ tab: 8, method: "Runtime.runIfWaitingForDebugger", params: {} });
+  assert.deepEqual(dbg.sent.map(([method]) => method), ["Fetch.disable"]);
+  assert.deepEqual(posted, [], "the paused request went on in the browser, not to the host");
+});
+
+test("a held tab that closes, or that the host detaches, holds nothing more", async () => {
+  const dbg = eventfulDebugger();
+  const relay = new CdpRelay({ send() {}, debuggerApi: dbg });
+  await relay.hold(8);
+  dbg.detachNow(8, "target_closed");
+  assert.equal(relay.waiting.size, 0);
+  await relay.hold(9);
+  await relay.detach(9);
+  assert.equal(relay.waiting.size, 0);
+  dbg.attach = async () => { throw new Error("No tab with given id 10."); };
+  await assert.rejects(relay.hold(10), /No tab/);
+  assert.equal(relay.waiting.size, 0);
+});

@@ -2,7 +2,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 
-import { describeCall, describePlanned, elementIn } from "../panel/step-words.js";
+import { describeCall, describePlanned, elementIn, faviconOf, spansTabs, tabWords }
+  from "../panel/step-words.js";
 
 const PAGE = `<page url="https://shop.example/cart" title="Cart" snapshot="baseline">
 <region name="main">
@@ -69,4 +70,30 @@ test("an outside agent's call reads in words from the element the host named", (
   assert.equal(describeCall("type", { id: "z3" }, [], { role: "textbox", name: "E-mail" }),
     "Typed into E-mail");
   assert.equal(describeCall("click", { id: "z4" }, [], null), "Clicked element z4");
+});
+
+test("a step's tab is named by its title and site, quoted, cut, or by its id", () => {
+  assert.equal(tabWords({ title: "Provider: sign in", url: "http://127.0.0.1:8001/p?x=1" }, 8),
+    "in “Provider: sign in” (127.0.0.1:8001)");
+  assert.equal(tabWords({ title: "", url: "https://shop.test/" }, 8), "in “shop.test”");
+  assert.equal(tabWords(null, 8), "in tab 8");
+  const long = tabWords({ title: "x".repeat(200), url: "" }, 8);
+  assert.ok(long.length < 70 && long.endsWith("…”"), long);
+});
+
+test("steps name their tab once the task has acted in a second tab", () => {
+  assert.equal(spansTabs([{ kind: "task" }, { kind: "tool", tab: 5 }, { kind: "tool", tab: 5 }]),
+    false);
+  assert.equal(spansTabs([{ kind: "tool", tab: 5 }, { kind: "declined", tab: 8 }]), false);
+  assert.equal(spansTabs([{ kind: "tool", tab: 5 }, { kind: "tool", tab: 8 }]), true);
+  assert.equal(spansTabs([{ kind: "tool" }, { kind: "tool" }]), false);
+});
+
+test("a favicon comes from the browser's cache, for web pages only", () => {
+  const getURL = (path) => `chrome-extension://id${path}`;
+  assert.equal(faviconOf("https://shop.test/a?b=1", getURL),
+    "chrome-extension://id/_favicon/?pageUrl=https%3A%2F%2Fshop.test%2Fa%3Fb%3D1&size=16");
+  for (const url of ["javascript:alert(1)", "data:text/html,x", "", undefined, "chrome://x"]) {
+    assert.equal(faviconOf(url, getURL), "");
+  }
 });

@@ -6,6 +6,7 @@ import { HostConnection, HostError } from "./native.js";
 import { CdpRelay } from "./relay.js";
 import { AgentsHub } from "./agents.js";
 import { QuestionQueue } from "./questions.js";
+import { TabWatch } from "./tabs.js";
 import { relayDownloads } from "./downloads.js";
 
 /** Side-panel ports, for broadcasting events (detaches, host state). */
@@ -23,7 +24,8 @@ function broadcast(event) {
 
 const host = new HostConnection({
   onMessage: (msg) => {
-    if (!relay.handle(msg) && !questions.handle(msg) && !agents.handle(msg)) {
+    if (!relay.handle(msg) && !tabs.handle(msg) && !questions.handle(msg)
+      && !agents.handle(msg)) {
       // Nothing else is addressed to the extension; a reply to a request that
       // already timed out lands here too and is dropped on purpose.
       console.debug("trimtab: ignored host message", msg.type);
@@ -45,6 +47,20 @@ const relay = new CdpRelay({
   send: (msg) => host.post(msg),
   onDetached: (tab, reason) => broadcast({ event: "detached", tab, reason }),
 });
+
+// A task's tabs: what the browser and the person did to them, told to the host, and
+// the host's requests to open, close and group them. The listeners are registered at
+// once, as a service worker's must be to be woken by the event.
+const tabs = new TabWatch({
+  post: (msg) => relay.post(msg),
+  relay,
+  tabs: chrome.tabs,
+  windows: chrome.windows,
+  groups: chrome.tabGroups,
+});
+chrome.tabs.onCreated.addListener((tab) => { tabs.onCreated(tab).catch(() => {}); });
+chrome.tabs.onRemoved.addListener((tabId) => tabs.onRemoved(tabId));
+chrome.tabs.onUpdated.addListener((tabId, change) => tabs.onUpdated(tabId, change));
 
 // The host's questions to the person, for the panel's agent and outside agents alike.
 const questions = new QuestionQueue({
@@ -146,4 +162,4 @@ host.ensureConnected();
 
 // A handle for debugging from the worker's console and for the end-to-end tests,
 // which drive the worker over CDP (Runtime.evaluate in the service_worker target).
-globalThis.trimtab = { host, relay, panels, agents, questions };
+globalThis.trimtab = { host, relay, tabs, panels, agents, questions };

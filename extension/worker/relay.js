@@ -4,6 +4,9 @@
 
 const DEBUGGER_VERSION = "1.3";
 
+/** Fetch patterns of a new tab's hold: every request, at the request stage. */
+export const HOLD_PATTERNS = [{ urlPattern: "*", requestStage: "Request" }];
+
 /**
  * Turn a chrome.debugger failure into a CDP-style error object. Chrome puts the
  * protocol error as JSON text in the message ({"code":-32000,"message":"..."});
@@ -54,8 +57,17 @@ export class CdpRelay {
      *  keys), as the events that release it: if the host goes away mid-action,
      *  `releaseAll` lets go of them, so no button or key stays down in the tab. */
     this.held = new Map();
+    /** Per new tab held before its first request (`hold`), until the host lets it run:
+     *  its events so far, and whether the host turned its own Fetch on in it. */
+    this.waiting = new Map();
     this.onEvent = (source, method, params) => {
       if (source.tabId === undefined || !this.attached.has(source.tabId)) return;
+      const waiting = this.waiting.get(source.tabId);
+      if (waiting) {
+        // Kept for the host's guard, which listens once it set up (see `hold`).
+        waiting.events.push({ session: source.sessionId ?? null, method, params });
+        return;
+      }
       this.reply({
         type: "cdp_event",
         tab: source.tabId,
@@ -68,6 +80,7 @@ export class CdpRelay {
       if (source.tabId === undefined) return;
       this.attached.delete(source.tabId);
       this.held.delete(source.tabId);
+      this.waiting.delete(source.tabId);
       this.post({ type: "cdp_detached", tab: source.tabId, reason });
       this.onDetached(source.tabId, reason);
     };
@@ -131,12 +144,15 @@ export class CdpRelay {
     }
   }
 
-  /** Post one message, dropping it if the host is gone (it learns nothing more). */
+  /** Post one message, dropping it if the host is gone (it learns nothing more).
+   *  @returns {boolean} whether it was posted */
   post(message) {
     try {
       this.send(message);
+      return true;
     } catch {
       // no host to tell: a new one starts with a fresh relay state
+      return false;
     }
   }
 
@@ -148,7 +164,59 @@ export class CdpRelay {
     const target = { tabId: msg.tab };
     if (msg.session) target.sessionId = msg.session;
     this.noteInput(msg.tab, msg.method, msg.params ?? {});
+    const waiting = msg.session ? undefined : this.waiting.get(msg.tab);
+    if (waiting && msg.method === "Fetch.enable") waiting.hostFetch = true;
+    if (waiting && msg.method === "Fetch.disable") waiting.events = [];
+    if (waiting && msg.method === "Runtime.runIfWaitingForDebugger") {
+      // The hold is the relay's, not the browser's: it answers, and lets the tab run.
+      // (Sent to Chrome, the command would wait as long as the tab's first document is
+      // paused: with no document yet, the tab's Runtime does not answer.)
+      await this.letRun(msg.tab);
+      return {};
+    }
     return await this.dbg.sendCommand(target, msg.method, msg.params ?? {});
+  }
+
+  /**
+   * Attach to a tab a task's tab just opened and hold it before its first request
+   * leaves the browser, as a browser holds a target auto-attached with
+   * waitForDebuggerOnStart (which chrome.debugger cannot do for a new tab): Fetch
+   * pauses every request of the tab, and its events wait here, until the host sends
+   * the tab Runtime.runIfWaitingForDebugger (host/PROTOCOL.md, "Tabs").
+   * @param {number} tabId
+   */
+  async hold(tabId) {
+    this.waiting.set(tabId, { events: [], hostFetch: false });
+    try {
+      await this.attach(tabId);
+      await this.dbg.sendCommand({ tabId }, "Fetch.enable", { patterns: HOLD_PATTERNS });
+    } catch (err) {
+      this.waiting.delete(tabId);
+      throw err;
+    }
+  }
+
+  /**
+   * The host let a held tab run. With its own Fetch on (its request guard), the
+   * requests the hold paused are its to decide: their events reach it now, after it
+   * set up its listener. Without, it wants the tab unguarded: the hold lets them go.
+   * @param {number} tabId
+   */
+  async letRun(tabId) {
+    const waiting = this.waiting.get(tabId);
+    if (!waiting) return;
+    this.waiting.delete(tabId);
+    if (waiting.hostFetch) {
+      for (const { session, method, params } of waiting.events) {
+        this.reply({ type: "cdp_event", tab: tabId, session, method, params: params ?? {} });
+      }
+      return;
+    }
+    try {
+      await this.dbg.sendCommand({ tabId }, "Fetch.disable", {});
+    } catch {
+      // The tab closed: nothing is held any more.
+    }
   }
 
   /**
@@ -248,6 +316,7 @@ export class CdpRelay {
     if (!this.attached.has(tabId)) return {};
     this.attached.delete(tabId);
     this.held.delete(tabId);
+    this.waiting.delete(tabId);
     try {
       await this.dbg.detach({ tabId });
     } catch {

@@ -64,6 +64,7 @@ class ToolCall:
     # the person turned it on (a setting, off by default); outside agents always,
     # through the same consent.
     may_evaluate: bool = True
+    task: str = ""  # the task's name for its tab group (the side panel's: the person's words)
 
     def question(self, what: QuestionKind, **facts: Any) -> Question:
         """A question to the person about this call (who asks, the tab, the tool and its

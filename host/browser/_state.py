@@ -588,7 +588,7 @@ class HostState:
         it did not open (another shared tab of an outside client) joins it."""
         task = self._tasks.get(call.session)
         if task is None:
-            task = self._tasks[call.session] = TaskTabs.starting(call.tab, call.client)
+            task = self._tasks[call.session] = TaskTabs.starting(call.tab, call.task or call.client)
         elif call.tab not in task and call.tab != task.start:
             task.add(call.tab, None, popup=False)
         return task

@@ -22,6 +22,9 @@ from ..wire import Handler, JSONObject, Request, RequestError
 
 __all__ = ["SidePanelDoor"]
 
+#: The longest tab group title the host passes on (Chrome shows a few words of it).
+GROUP_TITLE_CHARS = 60
+
 
 @attrs.define(eq=False)
 class SidePanelDoor:
@@ -65,6 +68,8 @@ class SidePanelDoor:
             ask_before_submit=request.get("ask_before_submit", bool, default=True),
             # The person's setting: off unless the side panel says it is on.
             may_evaluate=request.get("allow_evaluate", bool, default=False),
+            # The person's own words for the task: its tab group's title (cut, one line).
+            task=" ".join(request.get("task", str, default="").split())[:GROUP_TITLE_CHARS],
         )
         outcome = await self.state.call_tool(call, self.panel.ask)
         return outcome.to_json()

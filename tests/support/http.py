@@ -25,6 +25,9 @@ class StaticServer:
 
     root: Path
     port: int
+    #: The request lines served so far ("GET /a.html HTTP/1.1"), in arrival order: a
+    #: test sees whether a request left the browser.
+    requests: list[str] = attrs.field(factory=list, eq=False)
 
     @property
     def origin(self) -> str:
@@ -39,6 +42,7 @@ async def serve_static(
 ) -> None:
     """Serve files under ``root`` until cancelled; start with ``nursery.start``."""
     root = root.resolve()
+    served: list[str] = []
 
     async def handle(stream: trio.SocketStream) -> None:
         async with stream:
@@ -46,6 +50,7 @@ async def serve_static(
                 head = await read_head(stream)
             except (trio.BrokenResourceError, ValueError):
                 return
+            served.append(head.split(b"\r\n", 1)[0].decode("latin-1"))
             status, content_type, body = respond_file(root, head)
             header = (
                 f"HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\n"
@@ -58,7 +63,7 @@ async def serve_static(
     port = listeners[0].socket.getsockname()[1]
     async with trio.open_nursery() as nursery:
         nursery.start_soon(trio.serve_listeners, handle, listeners)
-        task_status.started(StaticServer(root, port))
+        task_status.started(StaticServer(root, port, served))
 
 
 async def read_head(stream: trio.SocketStream) -> bytes:
