@@ -35,8 +35,7 @@ FORMAT_URI: Final = "trimtab://format"
 SERVER_NAME: Final = "trimtab"
 _TAB_PROPERTY: Final[Mapping[str, object]] = {
     "type": "integer",
-    "description": "The tab to act in: an id from the `tabs` tool. May be left out when "
-    "exactly one tab is shared.",
+    "description": "A tab id from `tabs`; optional when one tab is shared.",
 }
 # The person's side: how a tab is shared, and where the questions are asked.
 HOW_TO_SHARE: Final = (
