@@ -1,8 +1,9 @@
 """CDP commands as generators: the single place where Trimtab names CDP methods.
 
 This module is `pycdp_bridge.protocol`: it holds the commands of the page (DOM,
-DOMSnapshot, Accessibility, Overlay, Network, Fetch, Page, Runtime) and re-exports those of
-``_protocol_input`` (Input, Emulation) and ``_protocol_targets`` (Target, Browser);
+DOMSnapshot, Accessibility, Overlay, Page, Runtime) and re-exports those of
+``_protocol_input`` (Input, Emulation), ``_protocol_network`` (Network, Log, Fetch) and
+``_protocol_targets`` (Target, Browser);
 the ``_protocol*`` modules are the only ones that name a CDP method.
 
 Each function yields one request ``{"method": ..., "params": ...}``, receives the raw
@@ -31,6 +32,16 @@ from ._protocol_input import (
     input_dispatch_key_event,
     input_dispatch_mouse_event,
     input_insert_text,
+)
+from ._protocol_network import (
+    fetch_continue_request,
+    fetch_disable,
+    fetch_enable,
+    fetch_fail_request,
+    log_enable,
+    network_enable,
+    network_get_request_post_data,
+    network_get_response_body,
 )
 from ._protocol_targets import (
     browser_close,
@@ -77,20 +88,6 @@ if TYPE_CHECKING:
         CaptureSnapshotParameters,
         CaptureSnapshotReturns,
     )
-    from cdp_use.cdp.fetch.commands import (
-        ContinueRequestParameters,
-        FailRequestParameters,
-    )
-    from cdp_use.cdp.fetch.commands import EnableParameters as FetchEnableParameters
-    from cdp_use.cdp.fetch.types import RequestPattern
-    from cdp_use.cdp.network.commands import EnableParameters as NetworkEnableParameters
-    from cdp_use.cdp.network.commands import (
-        GetRequestPostDataParameters,
-        GetRequestPostDataReturns,
-        GetResponseBodyParameters,
-        GetResponseBodyReturns,
-    )
-    from cdp_use.cdp.network.types import ErrorReason
     from cdp_use.cdp.overlay.commands import HighlightNodeParameters
     from cdp_use.cdp.overlay.types import HighlightConfig
     from cdp_use.cdp.page.commands import (
@@ -142,9 +139,17 @@ __all__ = [
     "emulation_set_device_metrics_override",
     "emulation_set_focus_emulation_enabled",
     "events",
+    "fetch_continue_request",
+    "fetch_disable",
+    "fetch_enable",
+    "fetch_fail_request",
     "input_dispatch_key_event",
     "input_dispatch_mouse_event",
     "input_insert_text",
+    "log_enable",
+    "network_enable",
+    "network_get_request_post_data",
+    "network_get_response_body",
     "target_attach_to_target",
     "target_close_target",
     "target_create_target",
@@ -311,7 +316,7 @@ def accessibility_get_partial_ax_tree(
     )
 
 
-# --- Overlay, Network ------------------------------------------------------------------
+# --- Overlay -------------------------------------------------------------------------
 
 
 def overlay_enable() -> Command[Empty]:
@@ -331,70 +336,6 @@ def overlay_highlight_node(
 
 def overlay_hide_highlight() -> Command[Empty]:
     return (yield from call("Overlay.hideHighlight"))
-
-
-def network_enable(
-    *, max_resource_buffer_size: int | None = None, max_post_data_size: int | None = None
-) -> Command[Empty]:
-    """Network events on; the browser keeps response bodies up to
-    ``max_resource_buffer_size`` bytes each for `network_get_response_body`, and puts
-    request bodies up to ``max_post_data_size`` bytes in ``requestWillBeSent``."""
-    params: NetworkEnableParameters = {}
-    if max_resource_buffer_size is not None:
-        params["maxResourceBufferSize"] = max_resource_buffer_size
-    if max_post_data_size is not None:
-        params["maxPostDataSize"] = max_post_data_size
-    return (yield from call("Network.enable", params))
-
-
-def network_get_response_body(request_id: str) -> Command[GetResponseBodyReturns]:
-    params: GetResponseBodyParameters = {"requestId": request_id}
-    return cast("GetResponseBodyReturns", (yield from call("Network.getResponseBody", params)))
-
-
-def network_get_request_post_data(request_id: str) -> Command[GetRequestPostDataReturns]:
-    params: GetRequestPostDataParameters = {"requestId": request_id}
-    method = "Network.getRequestPostData"
-    return cast("GetRequestPostDataReturns", (yield from call(method, params)))
-
-
-# --- Log -------------------------------------------------------------------------------
-
-
-def log_enable() -> Command[Empty]:
-    """``Log.entryAdded`` on: what the browser itself reports (network errors, CORS)."""
-    return (yield from call("Log.enable"))
-
-
-# --- Fetch -----------------------------------------------------------------------------
-
-
-def fetch_enable(patterns: Sequence[Mapping[str, str]]) -> Command[Empty]:
-    """Pause the requests that match ``patterns`` (``Fetch.RequestPattern``s) until each
-    is continued or failed (`Fetch.requestPaused`)."""
-    params: FetchEnableParameters = {
-        "patterns": [cast("RequestPattern", dict(pattern)) for pattern in patterns]
-    }
-    return (yield from call("Fetch.enable", params))
-
-
-def fetch_disable() -> Command[Empty]:
-    """Stop pausing requests; the browser sends on those still paused."""
-    return (yield from call("Fetch.disable"))
-
-
-def fetch_continue_request(request_id: str) -> Command[Empty]:
-    params: ContinueRequestParameters = {"requestId": request_id}
-    return (yield from call("Fetch.continueRequest", params))
-
-
-def fetch_fail_request(request_id: str, error_reason: str = "BlockedByClient") -> Command[Empty]:
-    """Fail a paused request: the page sees it fail with ``error_reason``."""
-    params: FailRequestParameters = {
-        "requestId": request_id,
-        "errorReason": cast("ErrorReason", error_reason),
-    }
-    return (yield from call("Fetch.failRequest", params))
 
 
 # --- Page ------------------------------------------------------------------------------

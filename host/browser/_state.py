@@ -18,15 +18,17 @@ miss what changed before it. The copy is kept for `highlight`.
 Before every cacheable page read the tab's `PageRevisions.sync` runs, so the tracker
 decides on a page revision that includes every change the page made up to that
 moment (see ``trimtab.tab``). Error-flagged tool results are never cached.
+
+Parts of the state's work live beside it, in modules that take the state or a held
+tab: ``_held`` (a held tab, its followers), ``_inspector``, ``_outcomes`` (outcomes
+the host builds itself), ``_task_calls`` (the task tools) and ``_tab_events``.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from typing import Any, Final
 
 import attrs
 import trio
@@ -34,14 +36,10 @@ import trio
 from pycdp_bridge import (
     CDPError,
     DialogOpenError,
-    JavaScriptError,
-    PageModel,
     RelayHub,
     RelayTarget,
-    TabEvent,
     Target,
     TargetClosedError,
-    evaluate,
 )
 from pycdp_bridge import protocol as cdp
 
@@ -55,24 +53,18 @@ from ..envelope import (
     act_with_consent,
     decide_evaluate,
 )
-from ..pipeline import Control, xml
+from ..pipeline import xml
 from ..tab import (
     DEFAULT_BUDGET,
     DOWNLOAD_WAIT,
     MIN_BUDGET,
-    Activity,
     Download,
     Downloads,
     Held,
     RevisionStatistics,
-    Seen,
-    Snapshot,
     SnapshotMemory,
     Tab,
-    guard_opened,
     guarding,
-    page_token_counts,
-    refusing_all,
     stretched,
 )
 from ..tools import TASK_TOOLS, ToolResult, granted, parse_groups, tools_in
@@ -80,59 +72,20 @@ from ..tracker import CallTracker, TrackedResult, TrackerLimits, TrackerStatisti
 from ..wire import JSONObject, RequestError
 from ._call import ToolCall, ToolOutcome
 from ._errors import PAGE_TIMEOUT, TOOL_TIMEOUT, cdp_errors, page_unresponsive
-from ._listing import tabs_listing
-from ._opened import OPENED_WAIT, OpenedByCall, opened_note
+from ._held import HeldTab, asking_while_open, follow_devtools, follow_downloads
+from ._inspector import HIGHLIGHT_CONFIG, highlight_element, inspect_tab
+from ._opened import OpenedByCall
+from ._outcomes import dialog_facts, element_ids, refused_outright, text_outcome
 from ._requests import request_judge
 from ._sites import check_sites, read_page
-from ._task_tabs import TaskTab, TaskTabs
+from ._tab_events import follow_tabs
+from ._task_calls import stray_id, task_tool, tell_opened
+from ._task_tabs import TaskTabs
 from ._toolbox import Toolbox
 
 __all__ = ["HIGHLIGHT_CONFIG", "HostState", "HostStateStatistics", "open_host_state"]
 
 log = logging.getLogger("trimtab.browser")
-
-# What the overlay paints: content box, padding and margin, like DevTools' inspector.
-HIGHLIGHT_CONFIG: Final[Mapping[str, object]] = {
-    "showInfo": True,
-    "contentColor": {"r": 111, "g": 168, "b": 220, "a": 0.66},
-    "paddingColor": {"r": 147, "g": 196, "b": 125, "a": 0.55},
-    "borderColor": {"r": 255, "g": 229, "b": 153, "a": 0.66},
-    "marginColor": {"r": 246, "g": 178, "b": 107, "a": 0.66},
-}
-
-
-@attrs.define(eq=False)
-class _HeldTab:
-    """A browser tab the host holds: the agent's `Tab`, and the inspector's view of it."""
-
-    id: int
-    tab: Tab
-    # The inspector's latest view of the page: a copy of the agent's memory taken for
-    # `inspect`, kept for `highlight`.
-    inspector: SnapshotMemory
-    inspector_lock: trio.Lock = attrs.field(factory=trio.Lock)
-    # eid -> CDP session of the inspector's latest snapshot (out-of-process iframes).
-    inspector_sessions: dict[str, str | None] = attrs.field(factory=dict)
-    # Cancels the tab's page observer follower when the tab is released.
-    follower: trio.CancelScope = attrs.field(factory=trio.CancelScope)
-    # Cancels the follower of the tab's console and network log.
-    devtools_follower: trio.CancelScope = attrs.field(factory=trio.CancelScope)
-    # Cancels the follower of the tab's download events (the direct transport's).
-    download_follower: trio.CancelScope = attrs.field(factory=trio.CancelScope)
-    # Clients of the link (trimtab.link) each see the tab through their own view:
-    # their own snapshot memory, the same target, page observer and lock.
-    views: dict[str, Tab] = attrs.field(factory=dict)
-
-    def view(self, name: str | None) -> Tab:
-        """The tab as the client ``name`` has seen it (None: the side panel's agent)."""
-        if name is None:
-            return self.tab
-        view = self.views.get(name)
-        if view is None:
-            # Its own place in the tab's console and network log too.
-            view = attrs.evolve(self.tab, memory=SnapshotMemory(self.tab.target), seen=Seen())
-            self.views[name] = view
-        return view
 
 
 @attrs.frozen
@@ -159,7 +112,7 @@ class HostState:
     sites: SitePolicy = attrs.field(factory=SitePolicy)
     # What the browser reported of every download (CDP events, the extension's messages).
     downloads: Downloads = attrs.field(factory=Downloads)
-    _tabs: dict[int, _HeldTab] = attrs.field(factory=dict, init=False)
+    _tabs: dict[int, HeldTab] = attrs.field(factory=dict, init=False)
     # Each task's tabs (``_task_tabs``), by tracker session.
     _tasks: dict[str, TaskTabs] = attrs.field(factory=dict, init=False)
     # The calls acting in a tab now, which hear of the tabs their action opens.
@@ -264,15 +217,15 @@ class HostState:
             # the call's tab: that is the tab switch_tab or close_tab is about.
             if call.name in ("switch_tab", "close_tab") and "tab" not in call.args:
                 call = attrs.evolve(call, args={**call.args, "tab": named})
-            return await self._task_tool(call, task, ask)
+            return await task_tool(self, call, task, ask)
         acted = task.tabs.get(call.tab)
-        stray = self._stray_id(call, task)
+        stray = stray_id(self, call, task)
         if stray is not None:
-            return _text_outcome(stray, is_error=True)
+            return text_outcome(stray, is_error=True)
         policy = self.tracker.policy(call.name)
         if call.name == "evaluate" and not call.may_evaluate:
             # The person's setting, decided here whatever the model was offered.
-            return _refused_outright(
+            return refused_outright(
                 "Not done: evaluate is off for the side panel's agent; the person can turn it "
                 "on in the side panel's settings (Let the agent run JavaScript). Do not retry it."
             )
@@ -294,7 +247,7 @@ class HostState:
         # allowed asks first (outside the tool's time bound, like every question), for
         # the frame of each element it acts on (fill: every field's).
         memory = state.view(call.view).memory
-        frame_urls = [url for eid in _element_ids(call) if (url := memory.frame_url_of(eid))]
+        frame_urls = [url for eid in element_ids(call) if (url := memory.frame_url_of(eid))]
         stopped = None
         wheres: list[str | None] = [*dict.fromkeys(frame_urls)] or [None]
         for frame_url in wheres:
@@ -303,7 +256,7 @@ class HostState:
                 call,
                 page,
                 policy.side_effects,
-                self._asking_while_open(state, ask),
+                asking_while_open(state, ask),
                 frame_url=frame_url,
             )
             if stopped is not None:
@@ -320,7 +273,7 @@ class HostState:
                     else Consent(required=True, granted=False, answer=stopped.answer)
                 ),
                 submitted=False,
-                dialog=_dialog_facts(state.tab.target.open_dialog),
+                dialog=dialog_facts(state.tab.target.open_dialog),
                 call_id=None,
                 cached=False,
                 cached_from=None,
@@ -332,7 +285,7 @@ class HostState:
                 reason=stopped.reason,
             )
 
-        asking = self._asking_while_open(state, ask)
+        asking = asking_while_open(state, ask)
         consent_ask = asking
         # evaluate's code runs on the page's site: the person's list of sites where it
         # runs unasked decides first (the browser's facts of the page, not the page's).
@@ -450,8 +403,8 @@ class HostState:
         for download in downloads:
             content += "\n" + xml.element("note", content=download.note())
         if opened:
-            told, is_error = await self._tell_opened(
-                call, task, acted, opened[0], content, is_error
+            told, is_error = await tell_opened(
+                self, call, task, acted, opened[0], content, is_error
             )
             content = told
         return ToolOutcome(
@@ -461,7 +414,7 @@ class HostState:
             consent=consent,
             # A submission the guard failed never left the browser.
             submitted=result.submitted and not any(h.form and not h.sent for h in held),
-            dialog=_dialog_facts(state.tab.target.open_dialog),
+            dialog=dialog_facts(state.tab.target.open_dialog),
             call_id=tracked.call_id,
             cached=tracked.cached,
             cached_from=tracked.cached_from,
@@ -499,67 +452,11 @@ class HostState:
 
     async def inspect(self, tab: int, budget: int | None) -> JSONObject:
         """What the agent would see from a fresh look now, for the side panel's inspector."""
-        state = await self._open_tab(tab)
-        model: PageModel | None = None
-        counts: dict[str, int] = {}
-
-        async def take() -> None:
-            nonlocal model
-            # The agent's capture options: the person sees what the agent is sent.
-            model = await state.inspector.capture()
-
-        async def measure() -> None:
-            counts.update(await page_token_counts(state.tab.target))
-
-        async with state.inspector_lock:
-            started = time.perf_counter()
-            try:
-                async with cdp_errors(tab), trio.open_nursery() as nursery:
-                    nursery.start_soon(measure)
-                    await take()
-            except BaseException:
-                state.inspector.forget()
-                state.inspector_sessions.clear()
-                raise
-            assert model is not None
-            # A baseline against the agent's own previous baseline, rendered on a copy
-            # so that the agent's memory (the base of its next diff) stays as the
-            # model knows it.
-            view = state.tab.memory.fork()
-            view.options = attrs.evolve(view.options, budget=budget)
-            snapshot: Snapshot = view.render(
-                model, capture_ms=(time.perf_counter() - started) * 1000, baseline=True
-            )
-            state.inspector = view
-            state.inspector_sessions = _control_sessions(model, snapshot.compaction.controls)
-        stats = snapshot.stats_dict()
-        stats.update(counts)
-        return {"xml": snapshot.xml, "kind": snapshot.kind, "stats": stats}
+        return await inspect_tab(await self._open_tab(tab), tab, budget)
 
     async def highlight(self, tab: int, eid: str | None) -> bool:
         """Draw the overlay over element ``eid`` (None clears it); False when cleared."""
-        state = await self._open_tab(tab)
-        target = state.tab.target
-        async with cdp_errors(tab):
-            # The overlay needs the DOM domain; a capture has enabled it already anyway.
-            await target.execute(cdp.dom_enable())
-            await target.execute(cdp.overlay_enable())
-            if eid is None:
-                await target.execute(cdp.overlay_hide_highlight())
-                return False
-            control, session_id = self._resolve_eid(state, eid)
-            try:
-                await target.execute(
-                    cdp.overlay_highlight_node(
-                        HIGHLIGHT_CONFIG, backend_node_id=control.backend_node_id
-                    ),
-                    session_id=session_id,
-                )
-            except CDPError as exc:
-                raise RequestError(
-                    "stale_id", f"element {eid!r} is no longer on the page ({exc.message})"
-                ) from exc
-        return True
+        return await highlight_element(await self._open_tab(tab), tab, eid)
 
     async def release(self, tab: int) -> None:
         """Forget everything of the tab and detach the debugger from it."""
@@ -582,6 +479,8 @@ class HostState:
                 await target.detach()
 
     # -- a task's tabs -------------------------------------------------------------
+    # The task tools live in ``_task_calls``, tabs coming and going in ``_tab_events``:
+    # both change ``_tabs``, ``_tasks`` and ``_acting`` through the state they are given.
 
     def _task_of(self, call: ToolCall) -> TaskTabs:
         """The call's task: started in the tab of its first call; a tab it names that
@@ -599,297 +498,6 @@ class HostState:
         task = self._tasks.get(session)
         return task is not None and tab in task and task.tabs[tab].opener is not None
 
-    def _stray_id(self, call: ToolCall, task: TaskTabs) -> str | None:
-        """A refusal when the call names an element id that the tab it acts in never
-        showed but another tab of the task did: ids are only resolved where issued."""
-        eid = call.args.get("id")
-        if not isinstance(eid, str):
-            return None
-        here = self._tabs.get(call.tab)
-        seen = here.view(call.view).latest if here is not None else None
-        if seen is not None and eid in seen.controls:
-            return None
-        for other in task:
-            held = self._tabs.get(other.tab)
-            if other.tab == call.tab or held is None:
-                continue
-            theirs = held.views.get(call.view) if call.view is not None else held.tab
-            latest = theirs.latest if theirs is not None else None
-            if latest is not None and eid in latest.controls:
-                return (
-                    f"{call.name} was not run: id {eid[:60]!r} is from tab {other.tab}, and "
-                    f"this call acts in tab {call.tab}; switch_tab({other.tab}) to act there"
-                )
-        return None
-
-    async def _task_tool(self, call: ToolCall, task: TaskTabs, ask: Ask) -> ToolOutcome:
-        """``tabs``, ``switch_tab``, ``new_tab`` and ``close_tab``: the task's tabs."""
-        async with cdp_errors(call.tab, timeout=TOOL_TIMEOUT):
-            if call.name == "tabs":
-                listed = []
-                for entry in task:
-                    title, url = await self.tab_facts(entry.tab)
-                    listed.append(
-                        {
-                            "id": entry.tab,
-                            "title": title,
-                            "url": url,
-                            "opener": entry.opener,
-                            "current": entry.tab == task.current,
-                        }
-                    )
-                content = tabs_listing(listed)
-                if task.blocked:
-                    content += "\n" + xml.element(
-                        "note",
-                        content=f"{task.blocked} more tabs were blocked: a task keeps "
-                        f"at most {task.limit}",
-                    )
-                return _text_outcome(content)
-            if call.name == "new_tab":
-                return await self._new_tab(call, task, ask)
-            tab = call.args.get("tab")
-            if isinstance(tab, str) and tab.strip().isdigit():
-                tab = int(tab)
-            if isinstance(tab, bool) or not isinstance(tab, int) or tab not in task:
-                ids = ", ".join(str(t.tab) for t in task)
-                return _text_outcome(
-                    f"{call.name}: no tab {str(tab)[:40]!r} in this task; its tabs are {ids}",
-                    is_error=True,
-                )
-            if call.name == "switch_tab":
-                task.current = tab
-                return await self._look(call, tab, f"you act in tab {tab} now")
-            if len(task.tabs) == 1:
-                return _text_outcome("close_tab: this is the task's only tab", is_error=True)
-            with contextlib.suppress(CDPError, TargetClosedError):
-                await self.hub.close_tab(tab)
-            task.remove(tab)
-            self._forget_tab(tab)
-            return _text_outcome(f"closed tab {tab}; you act in tab {task.current}")
-
-    async def _new_tab(self, call: ToolCall, task: TaskTabs, ask: Ask) -> ToolOutcome:
-        """Open a URL in a new tab of the task, after the site rules allowed it."""
-        url = call.args.get("url")
-        if not isinstance(url, str) or not url.strip().startswith(("http://", "https://")):
-            return _text_outcome(
-                f"bad arguments for new_tab: url must be absolute (http:// or https://); "
-                f"got {str(url)[:200]!r}",
-                is_error=True,
-            )
-        if len(task.tabs) >= task.limit:
-            return _text_outcome(
-                f"new_tab: the task has {task.limit} tabs, the most it may keep; "
-                "close_tab one first",
-                is_error=True,
-            )
-        # Where a new tab goes is decided like a navigation of the tab.
-        going = attrs.evolve(call, args={"url": url.strip()})
-        # The task starts on the site of the tab it is in, if this is its first call.
-        here = await self._open_tab(task.current)
-        facts = await read_page(self.sites, going, here.tab.target, True)
-        stopped = await check_sites(self.sites, going, facts, True, ask)
-        if stopped is not None:
-            outcome = _text_outcome(stopped.content, is_error=True)
-            if stopped.answer is None:
-                return outcome
-            consent = Consent(required=True, granted=False, answer=stopped.answer)
-            return attrs.evolve(outcome, consent=consent, reason=stopped.reason)
-        tab = await self.hub.new_tab(url.strip(), opener=task.current, active=True)
-        task.add(tab, task.current, popup=False)
-        self.nursery.start_soon(self._group, [t.tab for t in task], task.title)
-        task.current = tab
-        return await self._look(call, tab, f"opened tab {tab}; you act in it now")
-
-    async def _look(self, call: ToolCall, tab: int, note: str) -> ToolOutcome:
-        """The task's look at ``tab`` (a diff against what the caller saw of it, or its
-        first baseline), once its page has loaded, after Trimtab's ``note``."""
-        state = await self._open_tab(tab)
-        view = state.view(call.view)
-        await _loaded(state.tab.target)
-        async with view.lock:
-            view.memory.options = attrs.evolve(view.memory.options, budget=call.budget)
-            snapshot = await view.snapshot()
-        # Whatever was cached of the tab may be stale now that the agent acts in it.
-        self.tracker.note_page_change(tab, "the agent switched tabs")
-        head, newline, rest = snapshot.xml.partition("\n")
-        content = f"{head}{newline}{xml.element('note', content=note)}\n{rest}"
-        return attrs.evolve(_text_outcome(content), kind=snapshot.kind, tab=tab)
-
-    async def _tell_opened(
-        self,
-        call: ToolCall,
-        task: TaskTabs,
-        acted: TaskTab | None,
-        sink: OpenedByCall,
-        content: str,
-        is_error: bool,
-    ) -> tuple[str, bool]:
-        """The call's answer with what became of the tabs its action opened, and, when
-        the tab it acted in was a pop-up that closed itself, the opener's diff."""
-        held = self._tabs.get(call.tab)
-        # The tab the call acted in closed under it (a pop-up that was done): the task
-        # goes on in the tab that opened it, whether or not the extension said so yet.
-        gone = acted is not None and acted.opener is not None
-        gone = gone and (held is None or held.tab.target.closed)
-        if gone:
-            task.remove(call.tab)
-            self._forget_tab(call.tab)
-        notes: list[str] = []
-        front: int | None = None
-        blocked = [record for record in sink.records if record.blocked]
-        if blocked:
-            notes.append(
-                f"it opened {len(blocked)} more tabs, blocked: the task keeps at most "
-                f"{task.limit} tabs"
-            )
-        for record in sink.records:
-            if record.blocked:
-                continue
-            tab = record.event.tab
-            title, url = ("", "") if record.closed or record.blocked else await self.tab_facts(tab)
-            if record.opened is not None and record.opened.sent is False and tab in task:
-                # Refused: the new tab never loaded; it goes, as if never opened.
-                with contextlib.suppress(CDPError, TargetClosedError):
-                    await self.hub.close_tab(tab)
-                task.remove(tab)
-                self._forget_tab(tab)
-            elif record.event.popup and tab in task and not record.closed:
-                front = tab
-            notes.append(opened_note(record, title, url))
-        lines = [content] if not gone else []
-        if gone:
-            opener = acted.opener if acted is not None else None
-            back = task.current
-            lines.append(
-                xml.element(
-                    "note",
-                    content=f"tab {call.tab} closed itself (a pop-up that was done); "
-                    f"you are in tab {back}" + (", which opened it" if opener == back else ""),
-                )
-            )
-            with contextlib.suppress(RequestError):
-                lines.append((await self._look(call, back, "its page now")).content)
-            is_error = False
-        lines += [xml.element("note", content=note) for note in notes]
-        if front is not None:
-            task.current = front
-            with contextlib.suppress(RequestError):
-                lines.append((await self._look(call, front, f"tab {front}, the pop-up")).content)
-        return "\n".join(lines), is_error
-
-    async def _follow_tabs(self) -> None:
-        """Take in what the extension says of tabs coming and going; never fails."""
-        async with self.hub.tab_events() as events:
-            async for event in events:
-                try:
-                    self._tab_event(event)
-                except Exception:
-                    log.exception("tab event %r", event)
-
-    def _tab_event(self, event: TabEvent) -> None:
-        if event.kind == "opened":
-            owners = [task for task in self._tasks.values() if event.opener in task]
-            full = not all(
-                [task.add(event.tab, event.opener, popup=event.popup) for task in owners]
-            )
-            sink = self._sink_for(event.opener)
-            if sink is not None:
-                sink.opened(event, blocked=full)
-            for task in owners:
-                if event.tab in task:
-                    # The person sees the task's tabs as one group, named for it.
-                    self.nursery.start_soon(self._group, [t.tab for t in task], task.title)
-            if full:
-                self.nursery.start_soon(self._close_blocked, event)
-            elif sink is None and event.waiting and owners:
-                # A task's tab opened it outside any action (a pop-up's own pop-up, a
-                # timer): nobody can be asked, so it may only go where the task may.
-                session = next(k for k, task in self._tasks.items() if task in owners)
-                self.nursery.start_soon(self._guard_unasked, event, session)
-            elif sink is None and event.waiting:
-                # No task's tab opened it: it runs unguarded, like the page.
-                self.nursery.start_soon(self._let_run, event.tab)
-            return
-        for task in self._tasks.values():
-            task.remove(event.tab)
-        if event.kind == "closed":
-            for calls in self._acting.values():
-                for call in calls:
-                    call.closed(event.tab)
-            self._forget_tab(event.tab)
-
-    def _sink_for(self, opener: int | None) -> OpenedByCall | None:
-        """The call whose action opened a tab from ``opener``: one acting in that tab,
-        or one whose action opened that tab (a pop-up that opens its own pop-up)."""
-        if opener is None:
-            return None
-        acting = self._acting.get(opener)
-        if acting:
-            return acting[-1]
-        for calls in self._acting.values():
-            for call in calls:
-                if any(r.event.tab == opener for r in call.records):
-                    return call
-        return None
-
-    async def _guard_unasked(self, event: TabEvent, session: str) -> None:
-        """Guard a tab a task's tab opened outside any action until its first document
-        request is decided by the site rules without asking anyone (a site the task may
-        not use is refused, and the tab closed)."""
-        task = self._tasks.get(session)
-        call = ToolCall(
-            session=session, tab=event.tab, name="open", client=task.title if task else ""
-        )
-
-        async def nobody(question: Question) -> Answer:
-            del question
-            return Answer.unaskable("a page opened the tab outside the agent's actions")
-
-        judge = request_judge(self.sites, call, nobody, granted=False)
-        refused = False
-        with (
-            trio.move_on_after(PAGE_TIMEOUT),
-            contextlib.suppress(CDPError, TargetClosedError, DialogOpenError),
-            guarding(judge),
-        ):
-            async with guard_opened(self.hub.target(event.tab), Activity("")) as opened:
-                with trio.move_on_after(OPENED_WAIT):
-                    await opened.decided.wait()
-                refused = opened.sent is False
-        if refused:
-            log.info("tab %d, opened outside an action, was refused: %s", event.tab, opened.why)
-            with contextlib.suppress(CDPError, TargetClosedError):
-                await self.hub.close_tab(event.tab)
-
-    async def _group(self, tabs: list[int], title: str) -> None:
-        # An extension that does not answer must not leave the request waiting forever.
-        with (
-            trio.move_on_after(PAGE_TIMEOUT),
-            contextlib.suppress(CDPError, TargetClosedError, ValueError),
-        ):
-            await self.hub.tab_group(tabs, title or "Trimtab")
-
-    async def _close_blocked(self, event: TabEvent) -> None:
-        """Close a tab opened past the task's limit; one the browser holds is let run
-        only with its requests failed (closing it as it waits could wait forever)."""
-        with (
-            trio.move_on_after(PAGE_TIMEOUT),
-            contextlib.suppress(CDPError, TargetClosedError, DialogOpenError),
-        ):
-            if event.waiting:
-                async with refusing_all(self.hub.target(event.tab)):
-                    await self.hub.close_tab(event.tab)
-            else:
-                await self.hub.close_tab(event.tab)
-
-    async def _let_run(self, tab: int) -> None:
-        with (
-            trio.move_on_after(PAGE_TIMEOUT),
-            contextlib.suppress(CDPError, TargetClosedError, DialogOpenError),
-        ):
-            await self.hub.target(tab).execute(cdp.runtime_run_if_waiting_for_debugger())
-
     def _forget_tab(self, tab: int) -> None:
         """Free everything held of a tab that closed: its memory, views, cached reads."""
         state = self._tabs.pop(tab, None)
@@ -903,31 +511,7 @@ class HostState:
 
     # -- internals -------------------------------------------------------------
 
-    def _asking_while_open(self, state: _HeldTab, ask: Ask) -> Ask:
-        """``ask``, ended (and its question withdrawn) when the tab closes meanwhile."""
-
-        async def ask_while_open(question: Question) -> Answer:
-            target = state.tab.target
-            async with trio.open_nursery() as nursery:
-
-                async def watch_closed() -> None:
-                    # Targets say they closed only through a flag; a few checks a
-                    # second cost nothing beside a person's answer.
-                    while not target.closed:
-                        await trio.sleep(0.2)
-                    nursery.cancel_scope.cancel()
-
-                nursery.start_soon(watch_closed)
-                answer = await ask(question)
-                nursery.cancel_scope.cancel()
-                return answer
-            raise RequestError(
-                "target_closed", f"tab {state.id} closed while the person was being asked"
-            )
-
-        return ask_while_open
-
-    async def _open_tab(self, tab: int) -> _HeldTab:
+    async def _open_tab(self, tab: int) -> HeldTab:
         state = self._tabs.get(tab)
         if state is None or state.tab.target.closed:
             if state is not None:
@@ -937,7 +521,7 @@ class HostState:
                 state.download_follower.cancel()
                 self.tracker.forget_tab(tab)
             target = self.hub.target(tab)
-            state = _HeldTab(
+            state = HeldTab(
                 id=tab,
                 tab=Tab.open(target, on_change=self._page_changed(tab)),
                 inspector=SnapshotMemory(target),
@@ -946,9 +530,11 @@ class HostState:
             self.nursery.start_soon(self._follow, state, name=f"page revisions of tab {tab}")
             # The console and network log, collected from now on for the devtools tools.
             self.nursery.start_soon(
-                self._follow_devtools, state, name=f"console and network of tab {tab}"
+                follow_devtools, state, name=f"console and network of tab {tab}"
             )
-            self.nursery.start_soon(self._follow_downloads, state, name=f"downloads of tab {tab}")
+            self.nursery.start_soon(
+                follow_downloads, state, self.downloads, name=f"downloads of tab {tab}"
+            )
         # A page already stuck in a script never lets the observer install: the wait
         # is bounded like every request that touches the page.
         with trio.move_on_after(PAGE_TIMEOUT) as waited:
@@ -967,7 +553,7 @@ class HostState:
 
         return changed
 
-    async def _follow(self, state: _HeldTab) -> None:
+    async def _follow(self, state: HeldTab) -> None:
         """Run the tab's revision follower; it must never take the host down."""
         with state.follower:
             try:
@@ -980,52 +566,6 @@ class HostState:
                 # A tab whose changes are no longer followed must not serve cached reads.
                 if self._tabs.get(state.id) is state:
                     self.tracker.note_page_change(state.id, "page revisions stopped")
-
-    async def _follow_devtools(self, state: _HeldTab) -> None:
-        """Run the tab's console and network log; a failure only ends the log."""
-        with state.devtools_follower:
-            try:
-                await state.tab.devtools.run()
-            except TargetClosedError:
-                pass
-            except Exception:
-                log.exception("the console and network log of tab %d failed", state.id)
-
-    async def _follow_downloads(self, state: _HeldTab) -> None:
-        """Take in the tab's ``Browser.download*`` events: the direct transport reports
-        downloads to the tab's session (the extension sends ``download`` messages)."""
-        with state.download_follower:
-            events_of = (
-                cdp.events.BROWSER_DOWNLOAD_WILL_BEGIN,
-                cdp.events.BROWSER_DOWNLOAD_PROGRESS,
-            )
-            with contextlib.suppress(TargetClosedError):
-                async with state.tab.target.listen(*events_of) as events:
-                    async for event in events:
-                        self.downloads.note_event(state.id, event)
-
-    def _resolve_eid(self, state: _HeldTab, eid: str) -> tuple[Control, str | None]:
-        inspected = state.inspector.latest
-        if inspected is not None and eid in inspected.controls:
-            return inspected.controls[eid], state.inspector_sessions.get(eid)
-        agent = state.tab.latest
-        # The agent's snapshot keeps no frame sessions: only main-frame ids resolve.
-        if agent is not None and eid in agent.controls and agent.controls[eid].frame == 0:
-            return agent.controls[eid], None
-        # An outside client's question names an element of its own view of the tab.
-        for view in state.views.values():
-            seen = view.latest
-            if seen is not None and eid in seen.controls and seen.controls[eid].frame == 0:
-                return seen.controls[eid], None
-        if inspected is None and agent is None:
-            raise RequestError(
-                "stale_id", f"no snapshot of tab {state.id} yet, so no element {eid!r}"
-            )
-        raise RequestError(
-            "stale_id",
-            f"no element {eid[:60]!r} in the latest snapshot of tab {state.id}; "
-            "take a new snapshot",
-        )
 
 
 @contextlib.asynccontextmanager
@@ -1051,72 +591,8 @@ async def open_host_state(
             tracker=tracker,
             sites=sites if sites is not None else SitePolicy(),
         )
-        nursery.start_soon(state._follow_tabs, name="tabs opened and closed")
+        nursery.start_soon(follow_tabs, state, name="tabs opened and closed")
         try:
             yield state
         finally:
             nursery.cancel_scope.cancel()
-
-
-def _element_ids(call: ToolCall) -> list[str]:
-    """The ids of the elements ``call`` acts on: its ``id``, or each of fill's fields'."""
-    found = [call.args.get("id")]
-    fields = call.args.get("fields") if call.name == "fill" else None
-    if isinstance(fields, list):
-        found += [field.get("id") for field in fields[:100] if isinstance(field, Mapping)]
-    return [eid for eid in found if isinstance(eid, str)]
-
-
-def _refused_outright(content: str) -> ToolOutcome:
-    """A call the host refuses by the person's setting, before anything: nobody asked."""
-    return _text_outcome(content, is_error=True, side_effects=True)
-
-
-def _text_outcome(
-    content: str, *, is_error: bool = False, side_effects: bool = False
-) -> ToolOutcome:
-    """The outcome of a call the host answered itself (a task's tabs, a refusal)."""
-    return ToolOutcome(
-        content=content,
-        is_error=is_error,
-        kind="text",
-        consent=Consent(),
-        submitted=False,
-        dialog=None,
-        call_id=None,
-        cached=False,
-        cached_from=None,
-        cached_at=None,
-        note=None,
-        side_effects=side_effects,
-        submits=False,
-    )
-
-
-async def _loaded(target: Target, timeout: float = 10.0) -> None:
-    """Wait (bounded) until the tab's document finished loading: a tab just opened."""
-    with trio.move_on_after(timeout), contextlib.suppress(CDPError, JavaScriptError):
-        while True:
-            if await evaluate(target, "document.readyState") == "complete":
-                return
-            await trio.sleep(0.05)
-
-
-def _dialog_facts(dialog: Mapping[str, Any] | None) -> JSONObject | None:
-    """The open JavaScript dialog as the side panel reads it, or None."""
-    if dialog is None:
-        return None
-    kind = str(dialog.get("type", ""))
-    return {
-        "type": kind,
-        "message": str(dialog.get("message", "")),
-        "default": str(dialog.get("defaultPrompt", "")) if kind == "prompt" else None,
-    }
-
-
-def _control_sessions(model: PageModel, controls: Mapping[str, Control]) -> dict[str, str | None]:
-    frames = model.frames
-    return {
-        eid: frames[control.frame].session_id if 0 <= control.frame < len(frames) else None
-        for eid, control in controls.items()
-    }

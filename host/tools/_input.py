@@ -38,6 +38,7 @@ from pycdp_bridge import protocol as cdp
 from ..pipeline import Compaction, Control, Secret, compact, secret_kind, xml
 from ..tab import Tab
 from ._gather import gather
+from ._naming import cover_description, describe
 from ._scripts import script
 
 __all__ = [
@@ -303,32 +304,6 @@ def secret_of(hints: object) -> Secret | None:
         str(hints.get("autocomplete", "")),
         [str(n) for n in names] if isinstance(names, list) else [],
     )
-
-
-def describe(element: Located, info: ElementInfo) -> str:
-    """How a refusal names the element: ``<button id="z1c">Buy now</button>``, escaped."""
-    return xml.element(_tag_name(info.tag), {"id": element.eid}, content=info.text or None)
-
-
-def cover_description(facts: Mapping[str, Any], eid: str | None) -> str:
-    """How a refusal names what covers an element, from ``describe-cover.js``'s facts:
-    ``<div id="k2" dom-id="consent" class="modal">Accept cookies</div>``, escaped, where
-    ``id`` is Trimtab's element id (if it has one) and ``dom-id`` the page's own id."""
-    attributes = {
-        "id": eid,
-        "dom-id": str(facts.get("id") or "") or None,
-        "class": str(facts.get("cls") or "") or None,
-    }
-    text = str(facts.get("text") or "")
-    return xml.element(_tag_name(str(facts.get("tag", ""))), attributes, content=text or None)
-
-
-def _tag_name(tag: str) -> str:
-    # The HTML parser accepts almost any tag name (`<a"b>`): only plain names are shown.
-    return tag if _PLAIN_TAG.fullmatch(tag) else "element"
-
-
-_PLAIN_TAG = re.compile(r"[a-z][a-z0-9-]{0,40}")
 
 
 # --- where to act -------------------------------------------------------------------------

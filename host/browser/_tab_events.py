@@ -1,0 +1,146 @@
+"""Tabs coming and going, as the extension reports them, for each task's tabs.
+
+A tab opened from a task's tab joins the task (past the task's limit it is closed);
+the call whose action opened it hears of it (``_opened``); one a task's tab opened
+outside any action is guarded by the site rules alone, since nobody can be asked. A
+closed tab leaves every task and is forgotten. The functions take the `HostState`
+whose tasks and held tabs they change.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from typing import TYPE_CHECKING
+
+import trio
+
+from pycdp_bridge import CDPError, DialogOpenError, TabEvent, TargetClosedError
+from pycdp_bridge import protocol as cdp
+
+from ..envelope import Answer, Question
+from ..tab import Activity, guard_opened, guarding, refusing_all
+from ._call import ToolCall
+from ._errors import PAGE_TIMEOUT
+from ._opened import OPENED_WAIT, OpenedByCall
+from ._requests import request_judge
+
+if TYPE_CHECKING:
+    from ._state import HostState
+
+log = logging.getLogger("trimtab.browser")
+
+
+async def follow_tabs(host: HostState) -> None:
+    """Take in what the extension says of tabs coming and going; never fails."""
+    async with host.hub.tab_events() as events:
+        async for event in events:
+            try:
+                tab_event(host, event)
+            except Exception:
+                log.exception("tab event %r", event)
+
+
+def tab_event(host: HostState, event: TabEvent) -> None:
+    if event.kind == "opened":
+        owners = [task for task in host._tasks.values() if event.opener in task]
+        full = not all([task.add(event.tab, event.opener, popup=event.popup) for task in owners])
+        sink = sink_for(host, event.opener)
+        if sink is not None:
+            sink.opened(event, blocked=full)
+        for task in owners:
+            if event.tab in task:
+                # The person sees the task's tabs as one group, named for it.
+                host.nursery.start_soon(group, host, [t.tab for t in task], task.title)
+        if full:
+            host.nursery.start_soon(close_blocked, host, event)
+        elif sink is None and event.waiting and owners:
+            # A task's tab opened it outside any action (a pop-up's own pop-up, a
+            # timer): nobody can be asked, so it may only go where the task may.
+            session = next(k for k, task in host._tasks.items() if task in owners)
+            host.nursery.start_soon(guard_unasked, host, event, session)
+        elif sink is None and event.waiting:
+            # No task's tab opened it: it runs unguarded, like the page.
+            host.nursery.start_soon(let_run, host, event.tab)
+        return
+    for task in host._tasks.values():
+        task.remove(event.tab)
+    if event.kind == "closed":
+        for calls in host._acting.values():
+            for call in calls:
+                call.closed(event.tab)
+        host._forget_tab(event.tab)
+
+
+def sink_for(host: HostState, opener: int | None) -> OpenedByCall | None:
+    """The call whose action opened a tab from ``opener``: one acting in that tab,
+    or one whose action opened that tab (a pop-up that opens its own pop-up)."""
+    if opener is None:
+        return None
+    acting = host._acting.get(opener)
+    if acting:
+        return acting[-1]
+    for calls in host._acting.values():
+        for call in calls:
+            if any(r.event.tab == opener for r in call.records):
+                return call
+    return None
+
+
+async def guard_unasked(host: HostState, event: TabEvent, session: str) -> None:
+    """Guard a tab a task's tab opened outside any action until its first document
+    request is decided by the site rules without asking anyone (a site the task may
+    not use is refused, and the tab closed)."""
+    task = host._tasks.get(session)
+    call = ToolCall(session=session, tab=event.tab, name="open", client=task.title if task else "")
+
+    async def nobody(question: Question) -> Answer:
+        del question
+        return Answer.unaskable("a page opened the tab outside the agent's actions")
+
+    judge = request_judge(host.sites, call, nobody, granted=False)
+    refused = False
+    with (
+        trio.move_on_after(PAGE_TIMEOUT),
+        contextlib.suppress(CDPError, TargetClosedError, DialogOpenError),
+        guarding(judge),
+    ):
+        async with guard_opened(host.hub.target(event.tab), Activity("")) as opened:
+            with trio.move_on_after(OPENED_WAIT):
+                await opened.decided.wait()
+            refused = opened.sent is False
+    if refused:
+        log.info("tab %d, opened outside an action, was refused: %s", event.tab, opened.why)
+        with contextlib.suppress(CDPError, TargetClosedError):
+            await host.hub.close_tab(event.tab)
+
+
+async def group(host: HostState, tabs: list[int], title: str) -> None:
+    # An extension that does not answer must not leave the request waiting forever.
+    with (
+        trio.move_on_after(PAGE_TIMEOUT),
+        contextlib.suppress(CDPError, TargetClosedError, ValueError),
+    ):
+        await host.hub.tab_group(tabs, title or "Trimtab")
+
+
+async def close_blocked(host: HostState, event: TabEvent) -> None:
+    """Close a tab opened past the task's limit; one the browser holds is let run
+    only with its requests failed (closing it as it waits could wait forever)."""
+    with (
+        trio.move_on_after(PAGE_TIMEOUT),
+        contextlib.suppress(CDPError, TargetClosedError, DialogOpenError),
+    ):
+        if event.waiting:
+            async with refusing_all(host.hub.target(event.tab)):
+                await host.hub.close_tab(event.tab)
+        else:
+            await host.hub.close_tab(event.tab)
+
+
+async def let_run(host: HostState, tab: int) -> None:
+    with (
+        trio.move_on_after(PAGE_TIMEOUT),
+        contextlib.suppress(CDPError, TargetClosedError, DialogOpenError),
+    ):
+        await host.hub.target(tab).execute(cdp.runtime_run_if_waiting_for_debugger())

@@ -1,0 +1,223 @@
+"""The task tools (``tabs``, ``switch_tab``, ``new_tab``, ``close_tab``) and what the
+host tells a call of the tabs its action opened.
+
+A task's tabs (``_task_tabs``) are the tab it started in and those opened from its
+tabs. The functions here take the `HostState` the call runs in: they read and change
+its held tabs and its tasks, as the state's own methods do.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import TYPE_CHECKING
+
+import attrs
+import trio
+
+from pycdp_bridge import CDPError, JavaScriptError, Target, TargetClosedError, evaluate
+
+from ..envelope import Ask, Consent
+from ..pipeline import xml
+from ..wire import RequestError
+from ._call import ToolCall, ToolOutcome
+from ._errors import TOOL_TIMEOUT, cdp_errors
+from ._listing import tabs_listing
+from ._opened import OpenedByCall, opened_note
+from ._outcomes import text_outcome
+from ._sites import check_sites, read_page
+from ._tab_events import group
+from ._task_tabs import TaskTab, TaskTabs
+
+if TYPE_CHECKING:
+    from ._state import HostState
+
+
+def stray_id(host: HostState, call: ToolCall, task: TaskTabs) -> str | None:
+    """A refusal when the call names an element id that the tab it acts in never
+    showed but another tab of the task did: ids are only resolved where issued."""
+    eid = call.args.get("id")
+    if not isinstance(eid, str):
+        return None
+    here = host._tabs.get(call.tab)
+    seen = here.view(call.view).latest if here is not None else None
+    if seen is not None and eid in seen.controls:
+        return None
+    for other in task:
+        held = host._tabs.get(other.tab)
+        if other.tab == call.tab or held is None:
+            continue
+        theirs = held.views.get(call.view) if call.view is not None else held.tab
+        latest = theirs.latest if theirs is not None else None
+        if latest is not None and eid in latest.controls:
+            return (
+                f"{call.name} was not run: id {eid[:60]!r} is from tab {other.tab}, and "
+                f"this call acts in tab {call.tab}; switch_tab({other.tab}) to act there"
+            )
+    return None
+
+
+async def task_tool(host: HostState, call: ToolCall, task: TaskTabs, ask: Ask) -> ToolOutcome:
+    """``tabs``, ``switch_tab``, ``new_tab`` and ``close_tab``: the task's tabs."""
+    async with cdp_errors(call.tab, timeout=TOOL_TIMEOUT):
+        if call.name == "tabs":
+            listed = []
+            for entry in task:
+                title, url = await host.tab_facts(entry.tab)
+                listed.append(
+                    {
+                        "id": entry.tab,
+                        "title": title,
+                        "url": url,
+                        "opener": entry.opener,
+                        "current": entry.tab == task.current,
+                    }
+                )
+            content = tabs_listing(listed)
+            if task.blocked:
+                content += "\n" + xml.element(
+                    "note",
+                    content=f"{task.blocked} more tabs were blocked: a task keeps "
+                    f"at most {task.limit}",
+                )
+            return text_outcome(content)
+        if call.name == "new_tab":
+            return await new_tab(host, call, task, ask)
+        tab = call.args.get("tab")
+        if isinstance(tab, str) and tab.strip().isdigit():
+            tab = int(tab)
+        if isinstance(tab, bool) or not isinstance(tab, int) or tab not in task:
+            ids = ", ".join(str(t.tab) for t in task)
+            return text_outcome(
+                f"{call.name}: no tab {str(tab)[:40]!r} in this task; its tabs are {ids}",
+                is_error=True,
+            )
+        if call.name == "switch_tab":
+            task.current = tab
+            return await look(host, call, tab, f"you act in tab {tab} now")
+        if len(task.tabs) == 1:
+            return text_outcome("close_tab: this is the task's only tab", is_error=True)
+        with contextlib.suppress(CDPError, TargetClosedError):
+            await host.hub.close_tab(tab)
+        task.remove(tab)
+        host._forget_tab(tab)
+        return text_outcome(f"closed tab {tab}; you act in tab {task.current}")
+
+
+async def new_tab(host: HostState, call: ToolCall, task: TaskTabs, ask: Ask) -> ToolOutcome:
+    """Open a URL in a new tab of the task, after the site rules allowed it."""
+    url = call.args.get("url")
+    if not isinstance(url, str) or not url.strip().startswith(("http://", "https://")):
+        return text_outcome(
+            f"bad arguments for new_tab: url must be absolute (http:// or https://); "
+            f"got {str(url)[:200]!r}",
+            is_error=True,
+        )
+    if len(task.tabs) >= task.limit:
+        return text_outcome(
+            f"new_tab: the task has {task.limit} tabs, the most it may keep; close_tab one first",
+            is_error=True,
+        )
+    # Where a new tab goes is decided like a navigation of the tab.
+    going = attrs.evolve(call, args={"url": url.strip()})
+    # The task starts on the site of the tab it is in, if this is its first call.
+    here = await host._open_tab(task.current)
+    facts = await read_page(host.sites, going, here.tab.target, True)
+    stopped = await check_sites(host.sites, going, facts, True, ask)
+    if stopped is not None:
+        outcome = text_outcome(stopped.content, is_error=True)
+        if stopped.answer is None:
+            return outcome
+        consent = Consent(required=True, granted=False, answer=stopped.answer)
+        return attrs.evolve(outcome, consent=consent, reason=stopped.reason)
+    tab = await host.hub.new_tab(url.strip(), opener=task.current, active=True)
+    task.add(tab, task.current, popup=False)
+    host.nursery.start_soon(group, host, [t.tab for t in task], task.title)
+    task.current = tab
+    return await look(host, call, tab, f"opened tab {tab}; you act in it now")
+
+
+async def look(host: HostState, call: ToolCall, tab: int, note: str) -> ToolOutcome:
+    """The task's look at ``tab`` (a diff against what the caller saw of it, or its
+    first baseline), once its page has loaded, after Trimtab's ``note``."""
+    state = await host._open_tab(tab)
+    view = state.view(call.view)
+    await loaded(state.tab.target)
+    async with view.lock:
+        view.memory.options = attrs.evolve(view.memory.options, budget=call.budget)
+        snapshot = await view.snapshot()
+    # Whatever was cached of the tab may be stale now that the agent acts in it.
+    host.tracker.note_page_change(tab, "the agent switched tabs")
+    head, newline, rest = snapshot.xml.partition("\n")
+    content = f"{head}{newline}{xml.element('note', content=note)}\n{rest}"
+    return attrs.evolve(text_outcome(content), kind=snapshot.kind, tab=tab)
+
+
+async def tell_opened(
+    host: HostState,
+    call: ToolCall,
+    task: TaskTabs,
+    acted: TaskTab | None,
+    sink: OpenedByCall,
+    content: str,
+    is_error: bool,
+) -> tuple[str, bool]:
+    """The call's answer with what became of the tabs its action opened, and, when
+    the tab it acted in was a pop-up that closed itself, the opener's diff."""
+    held = host._tabs.get(call.tab)
+    # The tab the call acted in closed under it (a pop-up that was done): the task
+    # goes on in the tab that opened it, whether or not the extension said so yet.
+    gone = acted is not None and acted.opener is not None
+    gone = gone and (held is None or held.tab.target.closed)
+    if gone:
+        task.remove(call.tab)
+        host._forget_tab(call.tab)
+    notes: list[str] = []
+    front: int | None = None
+    blocked = [record for record in sink.records if record.blocked]
+    if blocked:
+        notes.append(
+            f"it opened {len(blocked)} more tabs, blocked: the task keeps at most {task.limit} tabs"
+        )
+    for record in sink.records:
+        if record.blocked:
+            continue
+        tab = record.event.tab
+        title, url = ("", "") if record.closed or record.blocked else await host.tab_facts(tab)
+        if record.opened is not None and record.opened.sent is False and tab in task:
+            # Refused: the new tab never loaded; it goes, as if never opened.
+            with contextlib.suppress(CDPError, TargetClosedError):
+                await host.hub.close_tab(tab)
+            task.remove(tab)
+            host._forget_tab(tab)
+        elif record.event.popup and tab in task and not record.closed:
+            front = tab
+        notes.append(opened_note(record, title, url))
+    lines = [content] if not gone else []
+    if gone:
+        opener = acted.opener if acted is not None else None
+        back = task.current
+        lines.append(
+            xml.element(
+                "note",
+                content=f"tab {call.tab} closed itself (a pop-up that was done); "
+                f"you are in tab {back}" + (", which opened it" if opener == back else ""),
+            )
+        )
+        with contextlib.suppress(RequestError):
+            lines.append((await look(host, call, back, "its page now")).content)
+        is_error = False
+    lines += [xml.element("note", content=note) for note in notes]
+    if front is not None:
+        task.current = front
+        with contextlib.suppress(RequestError):
+            lines.append((await look(host, call, front, f"tab {front}, the pop-up")).content)
+    return "\n".join(lines), is_error
+
+
+async def loaded(target: Target, timeout: float = 10.0) -> None:
+    """Wait (bounded) until the tab's document finished loading: a tab just opened."""
+    with trio.move_on_after(timeout), contextlib.suppress(CDPError, JavaScriptError):
+        while True:
+            if await evaluate(target, "document.readyState") == "complete":
+                return
+            await trio.sleep(0.05)
