@@ -18,6 +18,7 @@ from pycdp_bridge import CDPError, JavaScriptError, Target, TargetClosedError, e
 
 from ..envelope import Ask, Consent
 from ..pipeline import xml
+from ..tab import page_script
 from ..wire import RequestError
 from ._call import ToolCall, ToolOutcome
 from ._errors import TOOL_TIMEOUT, cdp_errors
@@ -218,6 +219,6 @@ async def loaded(target: Target, timeout: float = 10.0) -> None:
     """Wait (bounded) until the tab's document finished loading: a tab just opened."""
     with trio.move_on_after(timeout), contextlib.suppress(CDPError, JavaScriptError):
         while True:
-            if await evaluate(target, "document.readyState") == "complete":
+            if await evaluate(target, page_script("trimtab.tab", "ready-state.js")) == "complete":
                 return
             await trio.sleep(0.05)
