@@ -43,9 +43,16 @@ async def follow_tabs(host: HostState) -> None:
 
 def tab_event(host: HostState, event: TabEvent) -> None:
     if event.kind == "opened":
-        owners = [task for task in host._tasks.values() if event.opener in task]
-        full = not all([task.add(event.tab, event.opener, popup=event.popup) for task in owners])
         sink = sink_for(host, event.opener)
+        # A tab opened from the tab a task started in, while no call acts, is the
+        # person's (a link they opened from the tab they shared): it joins no task.
+        # Tabs the task's own tabs open join it, whenever they open.
+        owners = [
+            task
+            for task in host._tasks.values()
+            if event.opener in task and (sink is not None or event.opener != task.start)
+        ]
+        full = not all([task.add(event.tab, event.opener, popup=event.popup) for task in owners])
         if sink is not None:
             sink.opened(event, blocked=full)
         for task in owners:
