@@ -117,7 +117,8 @@ async def test_ten_fields_of_every_kind_are_filled_in_one_call(host: Host) -> No
 async def test_a_field_gone_stale_halfway_stops_and_names_what_was_set(host: Host) -> None:
     """Choosing Canada redraws the region field: the old region id stops the call
     there, the answer names the field set before it, and the fields after it are not
-    set; the country's change handler was asked about first, as select would."""
+    set; the country's change handler was asked about first, as select would, with the
+    country's id for the side panel to highlight."""
     ids = await checkout_ids(host)
     fields = [
         {"id": ids["Country"], "value": "Canada"},
@@ -133,6 +134,7 @@ async def test_a_field_gone_stale_halfway_stops_and_names_what_was_set(host: Hos
     (question,) = host.person.asked
     assert question["what"] == "submit"
     assert question["tool"] == "fill"
+    assert question["eid"] == ids["Country"]
     state = await form_state(host)
     assert state["country"] == "CA"
     assert state["name"] == ""
@@ -222,7 +224,8 @@ async def test_a_secret_field_is_asked_about_even_with_submits_unasked(
     page: PageTarget, pages_server: StaticServer, nursery: trio.Nursery
 ) -> None:
     """With "ask before submitting" off, a fill that types into a password field still
-    asks (what="secret"), naming it; the person's no types nothing into any field."""
+    asks (what="secret"), naming it and giving its id for the side panel to highlight;
+    the person's no types nothing into any field."""
     async with open_host(page, pages_server.url("secrets-checkout.html"), nursery) as host:
         content = str((await host.tool("capture_snapshot"))["content"])
         password = content.split('type="password"', 1)[0].rsplit('id="', 1)[1].split('"')[0]
@@ -241,6 +244,7 @@ async def test_a_secret_field_is_asked_about_even_with_submits_unasked(
         (question,) = host.person.asked
         assert question["what"] == "secret"
         assert f'id="{password}"' in question["element"]
+        assert question["eid"] == password
         assert "password" in question["reason"]
         values = await host.evaluate(
             "[document.getElementById('note').value, document.getElementById('password').value]"

@@ -373,13 +373,13 @@ class HostState:
             if result.consent is None:
                 return None
             asked[:] = [result.consent_what]
-            site = None
-            if result.consent_what == "evaluate" and evaluated_site is not None:
-                site = str(evaluated_site)
+            evaluated = result.consent_what == "evaluate" and evaluated_site is not None
+            site = str(evaluated_site) if evaluated else None
             return call.question(
                 result.consent_what,
                 reason=result.consent,
                 element=result.element,
+                element_id=result.element_id,
                 site=site,
             )
 

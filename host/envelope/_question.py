@@ -44,11 +44,14 @@ class Question:
     element: str | None = None
     site: str | None = None
     request: Mapping[str, str] | None = None
+    # The id of the element asked about when the call's ``id`` does not name it (the
+    # field of a `fill` call that needs the question).
+    element_id: str | None = None
 
     @property
     def eid(self) -> str | None:
         """The id of the element the call acts on, for the side panel to highlight."""
-        eid = self.args.get("id")
+        eid = self.element_id or self.args.get("id")
         return eid if isinstance(eid, str) else None
 
     def to_json(self) -> dict[str, object]:

@@ -183,6 +183,7 @@ async def _run(
             error(f"{name} was not run: it needs the person's consent ({exc.reason})"),
             consent=exc.reason,
             element=exc.element,
+            element_id=exc.eid,
             consent_what=exc.what,
         )
     except (Refusal, BadArguments) as exc:

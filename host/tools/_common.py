@@ -112,6 +112,7 @@ class ToolResult:
     # The action needs the person's consent, for this reason; nothing was done.
     consent: str | None = None
     element: str | None = None  # what it would act on (escaped), when consent is asked
+    element_id: str | None = None  # its id, when not the call's ``id`` (a `fill` field)
     # What the consent is about: only a submit's question may be waived by a setting.
     consent_what: ConsentKind = "submit"
     submitted: bool = False  # the browser saw a form submission during the action

@@ -99,10 +99,13 @@ class ConsentNeeded(Exception):
     ``what`` says what the question is about, from the reason's kind (`ConsentKind`).
     """
 
-    def __init__(self, reason: str, element: str | None = None) -> None:
+    def __init__(self, reason: str, element: str | None = None, eid: str | None = None) -> None:
         super().__init__(reason)
         self.reason = str(reason)
         self.element = element
+        # The id of the element asked about when it is not the call's own ``id`` (one
+        # of `fill`'s fields), for the side panel to highlight it.
+        self.eid = eid
         self.what: ConsentKind = (
             "secret"
             if isinstance(reason, SecretReason)
@@ -124,12 +127,13 @@ def granted(consent: bool) -> Iterator[None]:
         _granted.reset(token)
 
 
-def require(reason: str | None, element: str | None = None) -> None:
+def require(reason: str | None, element: str | None = None, eid: str | None = None) -> None:
     """Stop the action (`ConsentNeeded`) when it needs consent that was not given; else
-    name `element` as what the action acts on, for the request guard's questions."""
+    name `element` as what the action acts on, for the request guard's questions
+    (``eid``: its id, when the call's own ``id`` argument does not name it)."""
     acting_on(element)
     if reason is not None and not _granted.get():
-        raise ConsentNeeded(reason, element)
+        raise ConsentNeeded(reason, element, eid)
 
 
 @attrs.frozen

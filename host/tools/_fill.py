@@ -106,7 +106,7 @@ async def fill(tab: Tab, args: Mapping[str, object]) -> ToolResult:
         asked.sort(key=lambda pair: not isinstance(pair[1], SecretReason))
         field, reason = asked[0]
         more = f" (and {len(asked) - 1} more of its fields)" if len(asked) > 1 else ""
-        require(type(reason)(f"{reason}{more}"), field.name)
+        require(type(reason)(f"{reason}{more}"), field.name, field.eid)
     else:
         require(None, fields[0].name)
     frame = await main_frame_id(tab.target)
