@@ -85,6 +85,37 @@ def test_a_forms_submission_is_not_asked_twice_with_the_calls_yes() -> None:
     assert request_verdict(script, SITES, granted=True) == "ask"
 
 
+async def test_a_yes_for_a_submit_sends_one_submission_and_asks_about_the_rest() -> None:
+    """With the call's yes for a predicted submit, the first request to the task's site
+    that would be asked about (a form's script sending its data) is sent unasked; the
+    next one, a download, and a POST to another site are still asked about."""
+    person = _Person(allow=False)
+    judge = RequestJudge(_CALL, person.ask, SITES, granted=True)
+    script = await judge(SentRequest("POST", "https://shop.example/api/order", "Fetch"), None)
+    assert (script.send, script.held) == (True, True)
+    assert person.asked == []
+    again = await judge(SentRequest("PUT", "https://shop.example/api/prefs", "Fetch"), None)
+    assert not again.send
+    assert [q.what for q in person.asked] == ["request"]
+    fresh = RequestJudge(_CALL, person.ask, SITES, granted=True)
+    elsewhere = await fresh(SentRequest("POST", "https://attacker.example/x", "Fetch"), None)
+    assert not elsewhere.send
+    saved = SentRequest("GET", "https://shop.example/invoice.pdf", "Document", download="a.pdf")
+    assert not (await fresh(saved, None)).send
+
+
+async def test_a_forms_own_submission_spends_the_yes() -> None:
+    """After the form's own submission went with the call's yes, a script's POST in the
+    same action is asked about."""
+    person = _Person(allow=True)
+    judge = RequestJudge(_CALL, person.ask, SITES, granted=True)
+    form = SentRequest("POST", "https://shop.example/order", "Document", True, True)
+    assert (await judge(form, None)).send
+    assert person.asked == []
+    await judge(SentRequest("POST", "https://shop.example/api/order", "Fetch"), None)
+    assert [q.what for q in person.asked] == ["request"]
+
+
 async def test_the_question_is_in_trimtabs_words_and_the_page_text_apart() -> None:
     """The question's reason names the action, the method and the site in Trimtab's
     words; the page's method token, URL and element are only in the data fields."""

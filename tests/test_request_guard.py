@@ -198,6 +198,24 @@ async def test_a_predicted_submit_that_was_allowed_is_not_asked_twice(
     assert answer["held"] == []
 
 
+async def test_a_form_that_submits_through_its_own_fetch_is_asked_once(
+    host: Host, site: Recorder
+) -> None:
+    """A form whose submit handler sends its data with fetch (no form request) is asked
+    about once, as a predicted submit: the yes sends that one request, and the second
+    request the page sends after it is asked about on its own."""
+    subscribe = eid(await snapshot(host), "button", "Subscribe")
+    answer = await host.tool("click", id=subscribe)
+    assert [q["what"] for q in host.person.asked] == ["submit", "request"]
+    (second,) = request_questions(host)
+    assert second["request"]["method"] == "PUT"
+    assert second["request"]["url"].endswith("/api/newsletter-prefs")
+    assert [r.body for r in site.sent("/api/subscribe")] == ["email=ann%40example.com"]
+    assert [r.method for r in site.sent("/api/newsletter-prefs")] == ["PUT"]
+    assert [(h["method"], h["sent"]) for h in answer["held"]] == [("POST", True), ("PUT", True)]
+    assert await status(host) == "The subscription went through"
+
+
 async def test_a_click_that_takes_the_tab_to_another_site_asks_the_site_policy(
     host: Host, site: Recorder
 ) -> None:

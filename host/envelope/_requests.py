@@ -17,8 +17,10 @@ place that decides and asks about them:
   GET, HEAD and OPTIONS: a form's POST, a script's POST, PUT, PATCH or DELETE, a
   beacon) and a form's submission of any method are asked about; a no fails them (the
   page sees them fail), a yes sends that one request once;
-* a form's own submission is not asked about again when the call runs with the
-  person's yes for it (the predicted submit they allowed);
+* the person's yes for a predicted submit sends that one submission without a
+  second question: the form's own, or, for a form that submits through its own
+  script, the first request it would ask about in its place; anything more the
+  action sends is asked about;
 * a response the browser would save as a file (a download) is asked about
   (what="download"), wherever it comes from, unless the call runs with the person's
   yes for a predicted download (a link with a ``download`` attribute);
@@ -151,6 +153,8 @@ class RequestJudge:
     # The person is asked one question at a time; after a no, nothing more is asked.
     _asking: trio.Lock = attrs.field(factory=trio.Lock, init=False)
     _refused: Answer | None = attrs.field(default=None, init=False)
+    # Whether the one submission the call's yes allowed has been sent.
+    _submitted: bool = attrs.field(default=False, init=False)
 
     async def __call__(self, request: SentRequest, element: str | None) -> RequestRuling:
         """Decide on `request`, asking the person when it needs their yes. `element`
@@ -161,7 +165,16 @@ class RequestJudge:
         # Decided before any wait: a request paused as the action ends is decided
         # without one (see the request guard).
         if verdict == "send":
+            if request.form and self.granted:
+                self._submitted = True
             return RequestRuling(send=True)
+        if verdict == "ask" and self._covered(request):
+            # A form that submits through its own script: its request is the submission
+            # the person allowed (asked again, they would answer the same question twice).
+            self._submitted = True
+            return RequestRuling(
+                send=True, held=True, why="sent once: the submission the person allowed"
+            )
         if verdict == "site":
             site = self.sites.name(request.url)
             if request.opened:
@@ -203,6 +216,17 @@ class RequestJudge:
                 why = f"{unsent}: {answer.refusal()}; the page saw it fail"
                 return RequestRuling(send=False, held=True, why=why)
         return RequestRuling(send=True, held=True, why=f"{sent} once, with the person's yes")
+
+    def _covered(self, request: SentRequest) -> bool:
+        """Whether the call's yes for a predicted submit covers this request: the first
+        that would be asked about, to the task's sites, not a download."""
+        return (
+            self.granted
+            and not self.granted_download
+            and not self._submitted
+            and request.download is None
+            and self.sites.allows(request.url)
+        )
 
     def _question(self, request: SentRequest, element: str | None) -> Question:
         site = self.sites.name(request.url)
