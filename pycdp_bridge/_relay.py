@@ -30,16 +30,23 @@ _ATTACH = "cdp_attach"
 _DETACH = "cdp_detach"
 _ID_PREFIX = "c"
 # What the extension tells of tabs coming and going (not replies, not CDP).
-TAB_MESSAGE_TYPES: Final = frozenset({"tab_opened", "tab_closed", "tab_left"})
+TAB_MESSAGE_TYPES: Final = frozenset({"tab_opened", "tab_closed", "tab_left", "tab_gated"})
+_TAB_EVENT_KINDS: Final[dict[str, Literal["opened", "closed", "left", "gated"]]] = {
+    "tab_opened": "opened",
+    "tab_closed": "closed",
+    "tab_left": "left",
+    "tab_gated": "gated",
+}
 # A tab's listeners may fall this far behind before its events are dropped (counted).
 _TAB_EVENT_BUFFER: Final = 1024
 
 
 @attrs.frozen
 class TabEvent:
-    """A tab opened from one the relay is attached to, closed, or taken out of a task."""
+    """A tab opened from one the relay is attached to, closed, taken out of a task, or
+    kept from its first document by a gate (`RelayHub.gate`: ``url`` is the document's)."""
 
-    kind: Literal["opened", "closed", "left"]
+    kind: Literal["opened", "closed", "left", "gated"]
     tab: int
     opener: int | None = None
     url: str = ""
@@ -198,6 +205,17 @@ class RelayHub:
         group = result.get("group")
         return group if isinstance(group, int) and not isinstance(group, bool) else None
 
+    async def gate(self, tab: int, domains: Sequence[str] | None) -> None:
+        """While an action in ``tab`` runs, keep every tab that opens meanwhile from
+        loading a first document outside ``domains`` (the browser blocks it before it
+        is sent; the extension reports it ``tab_gated``); None lifts the gate."""
+        params: dict[str, Any] = {"tab": tab, "domains": None if domains is None else [*domains]}
+        await self._tabs_channel.call("tab_gate", params)
+
+    async def pass_tab(self, tab: int, url: str) -> None:
+        """Let a tab a gate kept from ``url`` go there after all (the host allowed it)."""
+        await self._tabs_channel.call("tab_pass", {"tab": tab, "url": url})
+
     def statistics(self) -> RelayStatistics:
         return RelayStatistics(
             tabs=len(self._targets), messages_fed=self._messages_fed, unroutable=self._unroutable
@@ -218,7 +236,7 @@ class RelayHub:
         kind = str(message.get("type"))
         opener = message.get("opener")
         event = TabEvent(
-            kind="opened" if kind == "tab_opened" else "closed" if kind == "tab_closed" else "left",
+            kind=_TAB_EVENT_KINDS[kind],
             tab=tab,
             opener=opener if isinstance(opener, int) and not isinstance(opener, bool) else None,
             url=str(message.get("url") or "")[:8192],

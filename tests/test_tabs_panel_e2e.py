@@ -3,7 +3,8 @@ scripted model. "Sign in with Provider" opens the provider's pop-up (another por
 the agent signs in there, the provider answers its opener and closes itself, and the
 shop shows the signed-in name; each step names the tab it acted in. Stop in the
 pop-up ends the task in both tabs. A tab the person drags out of the task's group
-leaves the task."""
+leaves the task. A pop-up on another site waits for the person's yes before its first
+request leaves the browser (the extension's gate), and keeps its opener after it."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from typing import Any
 import pytest
 import trio
 
-from tests.support import StaticServer
+from tests.support import TEST_PAGES, StaticServer
 from tests.support.agent import ENDED, open_agent, serve_model, submit_message
 from tests.support.e2e import (
     ExtensionBrowser,
@@ -23,6 +24,7 @@ from tests.support.e2e import (
     answer_question,
     launch_with_extension,
 )
+from tests.support.recorder import Recorder, serve_recorder
 from tests.test_consent_e2e import PlannedModel, Step, _id_of
 
 pytestmark = pytest.mark.browser
@@ -218,3 +220,117 @@ async def test_a_tab_dragged_out_of_the_group_leaves_the_task(
     assert str(terms) in before
     assert str(shop) in after
     assert str(terms) not in after
+
+
+# -- pop-ups on another site, through the real extension's gate -------------------------
+
+#: Chromium resolves every ``*.test`` name to this machine: other sites, no traffic out.
+SITES_RULE = "--host-resolver-rules=MAP *.test 127.0.0.1"
+#: Rounds of a pop-up refused: the gate has no race to lose, so none may leak.
+ROUNDS = 20
+
+
+@pytest.fixture
+async def ext_sites(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> AsyncIterator[ExtensionBrowser]:
+    monkeypatch.setenv("TRIMTAB_LOG_DIR", str(tmp_path / "logs"))
+    async with launch_with_extension(tmp_path / "profile", extra_args=(SITES_RULE,)) as browser:
+        yield browser
+
+
+@pytest.fixture
+async def site(nursery: trio.Nursery) -> Recorder:
+    """The fixture pages on every ``*.test`` name; ``/api/`` requests are logged."""
+    recorder: Recorder = await nursery.start(serve_recorder, TEST_PAGES)
+    return recorder
+
+
+def claim(seen: str) -> tuple[str, dict[str, Any]]:
+    return "click", {"id": _id_of(seen, r'<button id="[^"]+"[^>]*>Claim your reward')}
+
+
+async def test_a_pop_up_to_another_site_is_refused_before_its_first_request(
+    ext_sites: ExtensionBrowser, site: Recorder
+) -> None:
+    """An agent's click that opens a pop-up on a site the task was not allowed, with the
+    person answering no: in every one of 20 rounds the browser keeps the pop-up from
+    its first request before it is sent (the other site's log stays empty), the host
+    asks the site question, closes the pop-up, and the click's answer says it was
+    blocked."""
+    plan: list[Step] = [lambda seen: ("capture_snapshot", {}), *[claim] * ROUNDS]
+    with trio.fail_after(240):
+        async with trio.open_nursery() as nursery:
+            model = await nursery.start(serve_model, PlannedModel(plan))
+            offer = site.url("shop.test", "tabs-offer.html")
+            panel, shop = await open_agent(ext_sites, model, offer)
+            await submit_message(panel, "Check my basket.")
+            asked = await answer_until_ended(panel, allow=False)
+            steps = await panel.evaluate("trimtabPanel.state.steps")
+            tabs = await ext_sites.worker.evaluate("chrome.tabs.query({}).then((t) => t.length)")
+            rules = await ext_sites.worker.evaluate(
+                "chrome.declarativeNetRequest.getSessionRules().then((r) => r.length)"
+            )
+            nursery.cancel_scope.cancel()
+    assert site.sent("/api/claim") == [], "a refused pop-up's first request left the browser"
+    clicks = [s for s in steps if s["kind"] == "tool" and s["name"] == "click"]
+    assert len(clicks) == ROUNDS, steps
+    for step in clicks:
+        assert "it tried to open a pop-up on http://attacker.test" in step["content"], step
+        assert "blocked" in step["content"], step
+    assert all(s["tab"] == shop for s in clicks)
+    assert asked, "the site question was asked"
+    assert all("attacker.test" in question for question in asked), asked
+    assert tabs == 2, "each refused pop-up was closed (the shop and the first tab remain)"
+    assert rules == 0, "every action's gate was lifted"
+
+
+async def test_a_sign_in_pop_up_on_another_site_loads_after_a_yes_and_keeps_its_opener(
+    ext_sites: ExtensionBrowser, site: Recorder
+) -> None:
+    """The provider's pop-up is on another site: the gate keeps its first page until the
+    person allows the site, then it loads in the same pop-up, which can still talk to
+    the shop (postMessage to its opener) once the agent signed in there."""
+    port = site.port
+    url = f"http://shop.test:{port}/tabs-account.html#provider=http://idp.test:{port}"
+    with trio.fail_after(150):
+        async with trio.open_nursery() as nursery:
+            model = await nursery.start(serve_model, PlannedModel(SIGN_IN))
+            panel, _ = await open_agent(ext_sites, model, url)
+            await submit_message(panel, "Sign in with Provider as Ada Lovelace.")
+            asked = await answer_until_ended(panel, allow=True)
+            steps = await panel.evaluate(STEPS)
+            status = await page_text(ext_sites, url, "#status")
+            nursery.cancel_scope.cancel()
+    tools = [s for s in steps if s["kind"] == "tool"]
+    assert [s["name"] for s in tools] == ["capture_snapshot", "click", "type", "click"], steps
+    assert not any(s["isError"] for s in tools), tools
+    assert status == "Signed in as Ada Lovelace."
+    assert len(asked) == 2, asked
+    assert "idp.test" in asked[0], asked
+    assert "Continue" in asked[1], asked
+
+
+async def test_a_pop_up_the_browser_blocks_is_told_in_the_step(
+    ext: ExtensionBrowser, pages_server: StaticServer
+) -> None:
+    """Through the real extension: a click that asks for two windows opens one, and its
+    answer names the second as blocked by the browser's pop-up blocker."""
+    plan: list[Step] = [
+        lambda seen: ("capture_snapshot", {}),
+        lambda seen: ("click", {"id": _id_of(seen, r'<button id="[^"]+"[^>]*>Open both receipts')}),
+    ]
+    with trio.fail_after(90):
+        async with trio.open_nursery() as nursery:
+            model = await nursery.start(serve_model, PlannedModel(plan))
+            panel, _ = await open_agent(ext, model, pages_server.url("tabs-receipts.html"))
+            await submit_message(panel, "Open my receipts.")
+            asked = await answer_until_ended(panel, allow=True)
+            steps = await panel.evaluate("trimtabPanel.state.steps")
+            nursery.cancel_scope.cancel()
+    (click,) = [s for s in steps if s["kind"] == "tool" and s["name"] == "click"]
+    assert asked == [], asked
+    assert "page=receipt-2: the browser's pop-up blocker blocked it" in click["content"], click[
+        "content"
+    ]
+    assert "page=receipt-1" in click["content"], click["content"]

@@ -6,6 +6,7 @@ import { HostConnection, HostError } from "./native.js";
 import { CdpRelay } from "./relay.js";
 import { AgentsHub } from "./agents.js";
 import { QuestionQueue } from "./questions.js";
+import { TabGates } from "./gates.js";
 import { TabWatch } from "./tabs.js";
 import { relayDownloads } from "./downloads.js";
 
@@ -24,8 +25,8 @@ function broadcast(event) {
 
 const host = new HostConnection({
   onMessage: (msg) => {
-    if (!relay.handle(msg) && !tabs.handle(msg) && !questions.handle(msg)
-      && !agents.handle(msg)) {
+    if (!relay.handle(msg) && !tabs.handle(msg) && !gates.handle(msg)
+      && !questions.handle(msg) && !agents.handle(msg)) {
       // Nothing else is addressed to the extension; a reply to a request that
       // already timed out lands here too and is dropped on purpose.
       console.debug("trimtab: ignored host message", msg.type);
@@ -36,6 +37,7 @@ const host = new HostConnection({
       // Whatever the host was doing in a tab stops here: let go of its input and
       // its debugger sessions (a new host attaches again when it needs a tab).
       relay.releaseAll("host_disconnected").catch(() => {});
+      gates.clear().catch(() => {});
     }
     broadcast({ event: "host", state, detail });
     questions.onHost(state);
@@ -59,7 +61,20 @@ const tabs = new TabWatch({
   groups: chrome.tabGroups,
 });
 chrome.tabs.onCreated.addListener((tab) => { tabs.onCreated(tab).catch(() => {}); });
-chrome.tabs.onRemoved.addListener((tabId) => tabs.onRemoved(tabId));
+chrome.tabs.onRemoved.addListener((tabId) => { tabs.onRemoved(tabId); gates.onRemoved(tabId); });
+
+// While an action runs, the browser keeps tabs opening meanwhile from loading a first
+// document outside the task's sites; the host decides on what it kept.
+const gates = new TabGates({
+  post: (msg) => relay.post(msg),
+  rules: chrome.declarativeNetRequest,
+  tabs: chrome.tabs,
+  told: (tabId) => tabs.told(tabId),
+  hostsOwn: (tabId) => tabs.mine.has(tabId),
+});
+chrome.webNavigation.onErrorOccurred.addListener((details) => {
+  gates.onNavigationError(details).catch(() => {});
+});
 chrome.tabs.onUpdated.addListener((tabId, change) => tabs.onUpdated(tabId, change));
 
 // The host's questions to the person, for the panel's agent and outside agents alike.

@@ -69,6 +69,18 @@ export class TabWatch {
     this.known = new Set();
     /** Tabs this module opened for the host (cdp_new_tab): never reported as opened. */
     this.mine = new Set();
+    /** Per tab being reported opened, its opener once the host was told. */
+    this.telling = new Map();
+  }
+
+  /**
+   * Wait until the host was told of a tab a task's tab opened (a gate's report of it
+   * must come after): its opener, or null for a tab the host is not told of.
+   * @param {number} tabId
+   * @returns {Promise<number|null>}
+   */
+  async told(tabId) {
+    return (await this.telling.get(tabId)) ?? null;
   }
 
   /**
@@ -229,6 +241,23 @@ export class TabWatch {
     if (id === undefined || opener === undefined || this.mine.has(id)) return;
     if (!this.relay.attachedTabs().includes(opener)) return;
     this.known.add(id);
+    /** @type {(opener: number) => void} */
+    let done = () => {};
+    this.telling.set(id, new Promise((resolve) => { done = resolve; }));
+    try {
+      await this.report(tab, id, opener);
+    } finally {
+      done(opener);
+    }
+  }
+
+  /**
+   * Hold a tab a task's tab opened, then tell the host of it.
+   * @param {TabInfo} tab
+   * @param {number} id
+   * @param {number} opener
+   */
+  async report(tab, id, opener) {
     const url = tab.pendingUrl || tab.url || "";
     // The hold first, before anything else is awaited: the tab's first request is on
     // its way already, and the hold wins that race by milliseconds. Only a tab that
@@ -264,6 +293,7 @@ export class TabWatch {
     this.known.delete(tabId);
     this.grouped.delete(tabId);
     this.mine.delete(tabId);
+    this.telling.delete(tabId);
     if (knew) this.post({ type: "tab_closed", tab: tabId });
   }
 

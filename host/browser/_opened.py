@@ -5,6 +5,14 @@ opened from it (``tab_opened``) to the call's `OpenedByCall`: each is guarded by
 call's request guard (`trimtab.tab.guard_opened`: the browser holds it before its
 first request, so a pop-up on another site asks the site question before anything
 leaves the browser), and the call's answer says what became of it (`notes`).
+
+Through the extension, the browser's hold of a new tab races its first request
+(``chrome.debugger`` cannot attach to a tab before Chrome reports it). So while an
+action runs, the call also gates its tab (`RelayHub.gate`): the browser itself keeps
+any tab opening meanwhile from loading a first document outside the task's sites,
+before it is sent, and the extension reports it (``tab_gated``). That document is
+judged like the one the guard pauses (`judge_kept_document`, asking the site
+question); a yes loads it again (`RelayHub.pass_tab`), a no closes the tab.
 """
 
 from __future__ import annotations
@@ -16,15 +24,41 @@ import attrs
 import trio
 
 from pycdp_bridge import CDPError, DialogOpenError, RelayHub, TabEvent, TargetClosedError
+from pycdp_bridge import protocol as cdp
 
-from ..tab import Activity, OpenedTab, guard_opened, stretched
+from ..envelope import SitePolicy
+from ..tab import Activity, OpenedTab, guard_opened, judge_kept_document, stretched
+from ..tracker import ToolPolicy
 
-__all__ = ["OPENED_WAIT", "OpenedByCall", "OpenedRecord", "opened_note"]
+__all__ = [
+    "OPENED_WAIT",
+    "OpenedByCall",
+    "OpenedRecord",
+    "blocked_note",
+    "gate_domains",
+    "opened_note",
+]
 
 # Seconds a call waits, once its tool is done, for the first request of a tab it opened
 # to be decided (the person's answer does not count): a tab the browser has not sent
 # its first request for by then is left to load unguarded, which `notes` says.
 OPENED_WAIT: Final = 3.0
+# Seconds the extension may take to set or lift a gate: one that does not answer
+# leaves the action ungated (the browser's hold still guards what it wins).
+GATE_WAIT: Final = 2.0
+# Seconds a call waits for the tab of a pop-up the page asked for without a click (the
+# browser opens it only where the person allows pop-ups) before saying it was blocked.
+UNASKED_POPUP_WAIT: Final = 0.5
+
+
+def gate_domains(policy: SitePolicy, session: str, tool: ToolPolicy) -> list[str] | None:
+    """The domains a gate lets a new tab load a first document from during one call of
+    ``session``: the hosts of the sites its task may use (a gate goes by domain, not by
+    scheme); None for a tool that does not act (nothing to gate)."""
+    if not tool.side_effects:
+        return None
+    sites = policy.allowed(session) | policy.always
+    return sorted({site.host for site in sites if not site.opaque and site.host})
 
 
 @attrs.define(eq=False)
@@ -38,17 +72,31 @@ class OpenedRecord:
     problem: str | None = None  # why it could not be guarded
 
 
+@attrs.frozen
+class WindowOpen:
+    """A window the page asked the browser for (``window.open``, a link's target), as the
+    browser reports it: whether a click of the person's (here the agent's) allowed it."""
+
+    url: str
+    gesture: bool
+
+
 @attrs.define(eq=False)
 class OpenedByCall:
     """The tabs one call's action opened from its tab (`tab`)."""
 
     tab: int
+    # The domains the call's gate lets new tabs load from (`gate_domains`); None: none.
+    domains: list[str] | None = None
     records: list[OpenedRecord] = attrs.field(factory=list)
-    _send: trio.MemorySendChannel[OpenedRecord] = attrs.field(init=False)
-    _receive: trio.MemoryReceiveChannel[OpenedRecord] = attrs.field(init=False)
+    # The windows the page asked for during the call, as the browser reported them.
+    asked: list[WindowOpen] = attrs.field(factory=list)
+    # Each record to guard, with the URL of its first document when a gate kept it.
+    _send: trio.MemorySendChannel[tuple[OpenedRecord, str | None]] = attrs.field(init=False)
+    _receive: trio.MemoryReceiveChannel[tuple[OpenedRecord, str | None]] = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:
-        self._send, self._receive = trio.open_memory_channel[OpenedRecord](1000)
+        self._send, self._receive = trio.open_memory_channel[tuple[OpenedRecord, str | None]](1000)
 
     def opened(self, event: TabEvent, *, blocked: bool) -> None:
         """The browser opened ``event.tab`` from the call's tab (``blocked``: past the
@@ -57,39 +105,125 @@ class OpenedByCall:
         self.records.append(record)
         if not blocked:
             with contextlib.suppress(trio.WouldBlock, trio.ClosedResourceError):
-                self._send.send_nowait(record)
+                self._send.send_nowait((record, None))
+
+    def kept(self, event: TabEvent) -> bool:
+        """A gate kept a tab this call opened from its first document (``event.url``):
+        judge it; False when the tab is not one of this call's."""
+        for record in self.records:
+            if record.event.tab == event.tab and not record.blocked:
+                with contextlib.suppress(trio.WouldBlock, trio.ClosedResourceError):
+                    self._send.send_nowait((record, event.url))
+                return True
+        return False
 
     def closed(self, tab: int) -> None:
         for record in self.records:
             if record.event.tab == tab:
                 record.closed = True
 
-    async def guard_each(self, hub: RelayHub) -> None:
-        """Guard every opened tab until cancelled (the call is over)."""
-        async with trio.open_nursery() as nursery:
-            async for record in self._receive:
-                nursery.start_soon(self._guard, hub, record)
+    async def guard_each(
+        self,
+        hub: RelayHub,
+        *,
+        task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
+    ) -> None:
+        """Gate the call's tab to its `domains` (None: no gate), then guard every opened
+        tab until cancelled (the call is over), and lift the gate."""
+        gated = False
+        domains = self.domains
+        try:
+            if domains is not None:
+                with (
+                    trio.move_on_after(GATE_WAIT),
+                    contextlib.suppress(CDPError, TargetClosedError),
+                ):
+                    await hub.gate(self.tab, domains)
+                    gated = True
+            async with trio.open_nursery() as nursery:
+                await nursery.start(self._window_opens, hub)
+                task_status.started()
+                async for record, kept in self._receive:
+                    if kept is None:
+                        nursery.start_soon(self._guard, hub, record)
+                    else:
+                        nursery.start_soon(self._judge_kept, hub, record, kept)
+        finally:
+            if gated:
+                with (
+                    trio.CancelScope(shield=True),
+                    trio.move_on_after(GATE_WAIT),
+                    contextlib.suppress(CDPError, TargetClosedError),
+                ):
+                    await hub.gate(self.tab, None)
+
+    async def _window_opens(
+        self, hub: RelayHub, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+    ) -> None:
+        """Keep the windows the page of the call's tab asks for (not its frames')."""
+        async with hub.target(self.tab).listen(cdp.events.PAGE_WINDOW_OPEN) as events:
+            task_status.started()
+            async for event in events:
+                if event.session_id is None:
+                    gesture = event.params.get("userGesture") is True
+                    self.asked.append(WindowOpen(str(event.params.get("url", "")), gesture))
+
+    def blocked_by_browser(self) -> list[str]:
+        """The URLs of the pop-ups the browser's pop-up blocker kept: those the page asked
+        for without a click to allow them, past the tabs that did open (a site the person
+        allows pop-ups on opens them anyway)."""
+        unasked = [window for window in self.asked if not window.gesture]
+        opened_unasked = max(0, len(self.records) - (len(self.asked) - len(unasked)))
+        return [window.url for window in unasked[opened_unasked:]]
 
     async def _guard(self, hub: RelayHub, record: OpenedRecord) -> None:
         target = hub.target(record.event.tab)
+        # Made before any wait: a gate's report of its first document may come first.
+        record.opened = record.opened or OpenedTab()
         try:
-            async with guard_opened(target, Activity("")) as opened:
-                record.opened = opened
+            async with guard_opened(target, Activity(""), record.opened):
                 await trio.sleep_forever()
         except (CDPError, TargetClosedError, DialogOpenError) as exc:
             record.problem = str(exc)
             if record.opened is not None:
                 record.opened.decided.set()
 
+    async def _judge_kept(self, hub: RelayHub, record: OpenedRecord, url: str) -> None:
+        """Judge the first document a gate kept the tab from: loaded again on a yes,
+        the tab closed on a no (it shows only the browser's error page)."""
+        record.opened = record.opened or OpenedTab()
+        tab = record.event.tab
+        allowed = await judge_kept_document(record.opened, url)
+        with (
+            trio.CancelScope(shield=True),
+            trio.move_on_after(GATE_WAIT),
+            contextlib.suppress(CDPError, TargetClosedError, ValueError),
+        ):
+            await (hub.pass_tab(tab, url) if allowed else hub.close_tab(tab))
+
     async def decisions(self) -> None:
         """Wait (at most `OPENED_WAIT`, not counting the person's answer) until the first
         request of every opened tab was decided."""
+        if self.blocked_by_browser():
+            # Their tabs would be reported within moments, if the browser opened them.
+            with trio.move_on_after(UNASKED_POPUP_WAIT):
+                while self.blocked_by_browser():
+                    await trio.sleep(0.02)
         with trio.move_on_after(OPENED_WAIT) as limit, stretched(limit):
             for record in list(self.records):
                 while record.opened is None and not (record.blocked or record.problem):
                     await trio.sleep(0.01)
                 if record.opened is not None and not record.closed:
                     await record.opened.decided.wait()
+
+
+def blocked_note(url: str) -> str:
+    """What the answer says of a pop-up the browser's pop-up blocker kept."""
+    return (
+        f"it tried to open a pop-up on {url[:200]}: the browser's pop-up blocker blocked it "
+        "(a page may open one only right after a click in it; the person can allow pop-ups "
+        "for the site in the browser)"
+    )
 
 
 def opened_note(record: OpenedRecord, title: str, url: str) -> str:

@@ -74,7 +74,7 @@ from ._call import ToolCall, ToolOutcome
 from ._errors import PAGE_TIMEOUT, TOOL_TIMEOUT, cdp_errors, page_unresponsive
 from ._held import HeldTab, asking_while_open, follow_devtools, follow_downloads
 from ._inspector import HIGHLIGHT_CONFIG, highlight_element, inspect_tab
-from ._opened import OpenedByCall
+from ._opened import OpenedByCall, gate_domains
 from ._outcomes import dialog_facts, element_ids, refused_outright, text_outcome
 from ._requests import request_judge
 from ._sites import check_sites, read_page
@@ -325,7 +325,7 @@ class HostState:
                 granted=consented and call.name != "evaluate",
                 granted_download=consented and asked == ["download"],
             )
-            sink = OpenedByCall(call.tab)
+            sink = OpenedByCall(call.tab, gate_domains(self.sites, call.session, policy))
             opened[:] = [sink]
             acting = self._acting.setdefault(call.tab, [])
             acting.append(sink)
@@ -333,7 +333,7 @@ class HostState:
                 try:
                     async with trio.open_nursery() as nursery:
                         # Tabs the action opens are guarded by this call's guard too.
-                        nursery.start_soon(sink.guard_each, self.hub)
+                        await nursery.start(sink.guard_each, self.hub)
                         # The wait for the person is outside this bound: only the tool's
                         # own runs are (a held request's question stops the clock).
                         async with cdp_errors(call.tab, timeout=TOOL_TIMEOUT) as limit:

@@ -2,9 +2,10 @@
 
 A tab opened from a task's tab joins the task (past the task's limit it is closed);
 the call whose action opened it hears of it (``_opened``); one a task's tab opened
-outside any action is guarded by the site rules alone, since nobody can be asked. A
-closed tab leaves every task and is forgotten. The functions take the `HostState`
-whose tasks and held tabs they change.
+outside any action is guarded by the site rules alone, since nobody can be asked; a
+tab a gate kept from its first document is judged by the call that opened it, or by
+the site rules alone (`decide_kept`). A closed tab leaves every task and is
+forgotten. The functions take the `HostState` whose tasks and held tabs they change.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pycdp_bridge import CDPError, DialogOpenError, TabEvent, TargetClosedError
 from pycdp_bridge import protocol as cdp
 
 from ..envelope import Answer, Question
+from ..sites import site_of
 from ..tab import Activity, guard_opened, guarding, refusing_all
 from ._call import ToolCall
 from ._errors import PAGE_TIMEOUT
@@ -42,6 +44,13 @@ async def follow_tabs(host: HostState) -> None:
 
 
 def tab_event(host: HostState, event: TabEvent) -> None:
+    if event.kind == "gated":
+        # A gate kept a tab from its first document: the call that opened it judges it;
+        # else nobody acting opened it (see `decide_kept`).
+        sink = sink_for(host, event.opener)
+        if sink is None or not sink.kept(event):
+            host.nursery.start_soon(decide_kept, host, event)
+        return
     if event.kind == "opened":
         sink = sink_for(host, event.opener)
         # A tab opened from the tab a task started in, while no call acts, is the
@@ -119,6 +128,25 @@ async def guard_unasked(host: HostState, event: TabEvent, session: str) -> None:
     if refused:
         log.info("tab %d, opened outside an action, was refused: %s", event.tab, opened.why)
         with contextlib.suppress(CDPError, TargetClosedError):
+            await host.hub.close_tab(event.tab)
+
+
+async def decide_kept(host: HostState, event: TabEvent) -> None:
+    """A gate kept a tab no acting call claims from its first document: one a task's tab
+    opened (its call had ended) may load it only where the task may go, decided without
+    asking anyone, else it is closed; any other tab is the person's and loads it."""
+    owner = next((key for key, task in host._tasks.items() if event.opener in task), None)
+    allowed = True
+    if owner is not None:
+        allowed = host.sites.verdict(owner, site_of(event.url)) == "allow"
+    with (
+        trio.move_on_after(PAGE_TIMEOUT),
+        contextlib.suppress(CDPError, TargetClosedError, ValueError),
+    ):
+        if allowed:
+            await host.hub.pass_tab(event.tab, event.url)
+        else:
+            log.info("tab %d, kept from %s outside an action, was closed", event.tab, event.url)
             await host.hub.close_tab(event.tab)
 
 

@@ -23,7 +23,7 @@ from ..wire import RequestError
 from ._call import ToolCall, ToolOutcome
 from ._errors import TOOL_TIMEOUT, cdp_errors
 from ._listing import tabs_listing
-from ._opened import OpenedByCall, opened_note
+from ._opened import OpenedByCall, blocked_note, opened_note
 from ._outcomes import text_outcome
 from ._sites import check_sites, read_page
 from ._tab_events import group
@@ -179,6 +179,7 @@ async def tell_opened(
         notes.append(
             f"it opened {len(blocked)} more tabs, blocked: the task keeps at most {task.limit} tabs"
         )
+    notes += [blocked_note(url) for url in sink.blocked_by_browser()]
     for record in sink.records:
         if record.blocked:
             continue

@@ -42,6 +42,7 @@ from ._guard import (
     guard_opened,
     guarding,
     held_requests,
+    judge_kept_document,
     refusing_all,
     stretched,
 )
@@ -101,6 +102,7 @@ __all__ = [
     "guard_opened",
     "guarding",
     "held_requests",
+    "judge_kept_document",
     "main_frame_id",
     "page_script",
     "page_token_counts",

@@ -18,6 +18,10 @@ A tab or pop-up the action opens is guarded the same way (`guard_opened`): the b
 holds it before its first request (the extension reports it ``waiting``), Fetch is
 turned on in it, and only then is it let run, so its first document request is judged
 like a navigation of the opener (a pop-up on another site asks the site question).
+Through the extension, where the hold races the tab's first request, the browser
+itself keeps a new tab from loading a first document outside the task's sites while
+an action runs (a gate, `RelayHub.gate`): that document is judged the same way
+(`judge_kept_document`), and loaded again only on a yes.
 
 Not covered (documented in ``host/PROTOCOL.md``): out-of-process iframes attached while
 the action runs, a tab opened that the browser did not hold (it is guarded from when
@@ -67,6 +71,7 @@ __all__ = [
     "guard_requests",
     "guarding",
     "held_requests",
+    "judge_kept_document",
     "refusing_all",
     "stretched",
 ]
@@ -401,12 +406,33 @@ async def refusing_all(target: Target) -> AsyncIterator[None]:
         nursery.cancel_scope.cancel()
 
 
+async def judge_kept_document(opened: OpenedTab, url: str) -> bool:
+    """Judge the first document of a tab the current call's action opened, which the
+    browser kept from loading before it was sent (the extension's gate, `RelayHub.gate`),
+    as the guard judges one it paused; True when the tab may load it after all. No
+    guard around (the call is over): it may not, since nobody may be asked."""
+    guard = _current.get()
+    request = PausedRequest("GET", url, "Document", navigation=True, form=False, opened=True)
+    if guard is None:
+        ruling = Ruling(send=False, held=True, why="the action that opened it had ended")
+    else:
+        with guard.deciding():
+            ruling = await guard.judge(request, guard.acting)
+    if not opened.decided.is_set():
+        opened.url, opened.sent, opened.why = url, ruling.send, ruling.why
+        opened.decided.set()
+    return ruling.send
+
+
 @contextlib.asynccontextmanager
-async def guard_opened(target: Target, activity: Activity) -> AsyncIterator[OpenedTab]:
+async def guard_opened(
+    target: Target, activity: Activity, opened: OpenedTab | None = None
+) -> AsyncIterator[OpenedTab]:
     """Guard a tab the current call's action opened, which the browser holds before its
     first request: Fetch on in it first, then let it run (see the module). Without a
-    `guarding` call around it, it is let run unguarded."""
-    opened = OpenedTab()
+    `guarding` call around it, it is let run unguarded. ``opened``: what is known of
+    it so far (its first document may have been judged already: `judge_kept_document`)."""
+    opened = opened or OpenedTab()
     async with guard_requests(target, activity, opened=opened):
         await target.execute(cdp.runtime_run_if_waiting_for_debugger())
         yield opened

@@ -68,7 +68,16 @@ ERROR_CODES: Final[frozenset[str]] = frozenset(typing.get_args(ErrorCode))
 # What the extension relays unasked: CDP, what chrome.downloads reports, and tabs
 # coming and going.
 RELAY_MESSAGE_TYPES: Final = frozenset(
-    {"cdp_result", "cdp_event", "cdp_detached", "download", "tab_opened", "tab_closed", "tab_left"}
+    {
+        "cdp_result",
+        "cdp_event",
+        "cdp_detached",
+        "download",
+        "tab_opened",
+        "tab_closed",
+        "tab_left",
+        "tab_gated",
+    }
 )
 # After stdin closes Chrome is gone or going; finishing a request that is almost done
 # is polite (its reply may still be read), waiting on a stuck one is not.

@@ -163,7 +163,7 @@ class RelayPeer:
 
     async def _handle(self, message: dict[str, Any]) -> None:
         kind = message["type"]
-        if kind in ("cdp_new_tab", "cdp_close_tab", "tab_group"):
+        if kind in ("cdp_new_tab", "cdp_close_tab", "tab_group", "tab_gate", "tab_pass"):
             await self._tabs_request(message)
             return
         tab = message.get("tab", self.tab)
@@ -207,7 +207,8 @@ class RelayPeer:
         self.hub.feed(reply)
 
     async def _tabs_request(self, message: dict[str, Any]) -> None:
-        """``cdp_new_tab``, ``cdp_close_tab`` and ``tab_group``, as the worker runs them."""
+        """``cdp_new_tab``, ``cdp_close_tab``, ``tab_group``, ``tab_gate`` and
+        ``tab_pass``, as the worker runs them."""
         reply: dict[str, Any] = {"type": "cdp_result", "id": message["id"]}
         browser = self.page.browser
         try:
@@ -227,6 +228,16 @@ class RelayPeer:
                 if page is None:
                     raise CDPError("tabs.remove", -32000, f"No tab with id: {message['tab']}.")
                 await browser.execute(cdp.target_close_target(page.target_id))
+                reply["result"] = {}
+            elif message["type"] == "tab_pass":
+                # Never asked for here: the browser's own hold keeps every new page
+                # before its first request, so no gate is needed (`tab_gate` is a no-op).
+                page = self.pages.get(message["tab"])
+                if page is None:
+                    raise CDPError("tabs.update", -32000, f"No tab with id: {message['tab']}.")
+                await page.execute(cdp.page_navigate(str(message["url"])))
+                reply["result"] = {}
+            elif message["type"] == "tab_gate":
                 reply["result"] = {}
             else:
                 reply["result"] = {"group": 1}
