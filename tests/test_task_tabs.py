@@ -134,7 +134,7 @@ async def test_search_results_open_behind_and_each_tab_keeps_its_own_memory(
     two = await host.tool("click", id=eid(listed["content"], "a", "Cairn 3 tent"))
     first, second = opened_tab(one["content"]), opened_tab(two["content"])
     assert "new tab behind" in one["content"]
-    assert f"switch_tab({first})" in one["content"]
+    assert f"switch_tab({first}) to act in it (you are in tab {TAB})" in one["content"]
     assert "Ridge 2 tent \N{EN DASH} details" not in one["content"].split("<note>")[0]
     read_one = await host.tool("switch_tab", tab=first)
     assert "Price £110" in read_one["content"]

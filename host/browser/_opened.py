@@ -49,6 +49,8 @@ GATE_WAIT: Final = 2.0
 # Seconds a call waits for the tab of a pop-up the page asked for without a click (the
 # browser opens it only where the person allows pop-ups) before saying it was blocked.
 UNASKED_POPUP_WAIT: Final = 0.5
+# Seconds between two looks at whether an opened tab loaded without its hold.
+_LOADED_POLL: Final = 0.1
 
 
 def gate_domains(policy: SitePolicy, session: str, tool: ToolPolicy) -> list[str] | None:
@@ -91,6 +93,7 @@ class OpenedByCall:
     records: list[OpenedRecord] = attrs.field(factory=list)
     # The windows the page asked for during the call, as the browser reported them.
     asked: list[WindowOpen] = attrs.field(factory=list)
+    _hub: RelayHub | None = attrs.field(default=None, init=False)
     # Each record to guard, with the URL of its first document when a gate kept it.
     _send: trio.MemorySendChannel[tuple[OpenedRecord, str | None]] = attrs.field(init=False)
     _receive: trio.MemoryReceiveChannel[tuple[OpenedRecord, str | None]] = attrs.field(init=False)
@@ -132,6 +135,7 @@ class OpenedByCall:
         tab until cancelled (the call is over), and lift the gate."""
         gated = False
         domains = self.domains
+        self._hub = hub
         try:
             if domains is not None:
                 with (
@@ -188,6 +192,26 @@ class OpenedByCall:
             if record.opened is not None:
                 record.opened.decided.set()
 
+    async def _loaded_unheld(self, record: OpenedRecord) -> bool:
+        """Whether the tab shows a document whose request the browser's hold did not catch
+        (the extension's hold of a new tab races its first request; a gate keeps the
+        other sites' documents, whose error page does not count): then it is decided,
+        as sent unguarded."""
+        opened = record.opened
+        if self._hub is None or opened is None:
+            return False
+        with contextlib.suppress(CDPError, TargetClosedError, DialogOpenError, KeyError):
+            tree = await self._hub.target(record.event.tab).execute(cdp.page_get_frame_tree())
+            frame = tree["frameTree"]["frame"]
+            url = str(frame.get("url", ""))
+            if url and url != "about:blank" and not frame.get("unreachableUrl"):
+                if not opened.decided.is_set():
+                    opened.url, opened.sent = url, True
+                    opened.why = "it loaded before the browser could hold it"
+                    opened.decided.set()
+                return True
+        return False
+
     async def _judge_kept(self, hub: RelayHub, record: OpenedRecord, url: str) -> None:
         """Judge the first document a gate kept the tab from: loaded again on a yes,
         the tab closed on a no (it shows only the browser's error page)."""
@@ -203,7 +227,7 @@ class OpenedByCall:
 
     async def decisions(self) -> None:
         """Wait (at most `OPENED_WAIT`, not counting the person's answer) until the first
-        request of every opened tab was decided."""
+        request of every opened tab was decided, or it is known to have loaded unheld."""
         if self.blocked_by_browser():
             # Their tabs would be reported within moments, if the browser opened them.
             with trio.move_on_after(UNASKED_POPUP_WAIT):
@@ -213,8 +237,11 @@ class OpenedByCall:
             for record in list(self.records):
                 while record.opened is None and not (record.blocked or record.problem):
                     await trio.sleep(0.01)
-                if record.opened is not None and not record.closed:
-                    await record.opened.decided.wait()
+                while record.opened is not None and not record.closed:
+                    with trio.move_on_after(_LOADED_POLL):
+                        await record.opened.decided.wait()
+                    if record.opened.decided.is_set() or await self._loaded_unheld(record):
+                        break
 
 
 def blocked_note(url: str) -> str:
@@ -240,7 +267,8 @@ def opened_note(record: OpenedRecord, title: str, url: str) -> str:
         return f"it opened {what} (tab {event.tab}) at {where}, which closed again"
     if event.popup:
         return f"it opened {what}, tab {event.tab}, at {where}{named}: you are in it now"
+    # The tab the call acted in is named too: the way back after switch_tab.
     return (
         f"it opened {what} behind, tab {event.tab}, at {where}{named}; "
-        f"switch_tab({event.tab}) to act in it"
+        f"switch_tab({event.tab}) to act in it (you are in tab {event.opener})"
     )

@@ -186,13 +186,15 @@ class HostState:
         return {"role": control.role[:40], "name": control.name[:120]}
 
     async def tab_facts(self, tab: int) -> tuple[str, str]:
-        """The tab's title and URL as the browser's history has them ('' when unknown)."""
+        """The tab's title and URL as the browser's history has them ('' when unknown); a
+        tab the host holds no memory of yet (one an action opened) is asked all the same."""
         held = self._tabs.get(tab)
-        if held is None or held.tab.target.closed:
+        target = held.tab.target if held is not None else self.hub.target(tab)
+        if target.closed:
             return "", ""
         with contextlib.suppress(CDPError, TargetClosedError, KeyError, IndexError, TypeError):
             with trio.move_on_after(PAGE_TIMEOUT):
-                history = await held.tab.target.execute(cdp.page_get_navigation_history())
+                history = await target.execute(cdp.page_get_navigation_history())
                 entry = history["entries"][history["currentIndex"]]
                 return str(entry.get("title", "")), str(entry.get("url", ""))
         return "", ""

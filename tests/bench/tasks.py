@@ -48,6 +48,7 @@ the model's own calls, and the tool results by tool, for us and the replay alike
 from __future__ import annotations
 
 import fnmatch
+import functools
 import hashlib
 import json
 import mimetypes
@@ -63,6 +64,7 @@ import attrs
 import trio
 
 from tests.bench import CORPUS, REPO, PlaywrightWorker, open_playwright, table
+from tests.support import TEST_PAGES
 from tests.support.agent import serve_model, use_model
 from tests.support.e2e import ExtensionBrowser, answer_question, launch_with_extension
 from trimtab.pipeline import count_tokens
@@ -80,6 +82,10 @@ TARGET_TODAY = 0.35
 #: Chromium resolves no host name but 127.0.0.1: nothing a page links to is fetched.
 LOCAL_ONLY = "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1"
 TASK_TIMEOUT = 300.0
+#: Where the bench serves our own fixture pages (tests/pages), beside the corpus.
+FIXTURES = "trimtab-pages"
+#: A task's start URL names the provider's origin (a second port) by this mark.
+PROVIDER = "{provider}"
 
 # -- the tasks ------------------------------------------------------------------------
 
@@ -106,6 +112,13 @@ class Step:
     fields: tuple[tuple[str, str | bool, Callable[[Page], Locator]], ...] = ()
     # The region a fill step's model expands when a field is not in what it has.
     expand: str | None = None
+    # A step of one side only: "ours" (Playwright MCP needs no call for it) or
+    # "playwright" (a call only Playwright MCP needs: selecting the tab a pop-up
+    # opened, which it does not follow).
+    only: str | None = None
+    # For a tab step in the replay: the index of the page to select (Playwright MCP's
+    # browser_tab_select), in the order the pages opened.
+    pw_tab: int | None = None
 
 
 @attrs.frozen
@@ -118,6 +131,11 @@ class Task:
     answer: str  # a regex over what the model was sent; group 1 is the answer
     # The region to expand when the answer is behind an unchanged-region marker.
     answer_region: str = "main"
+
+    @property
+    def model_steps(self) -> tuple[Step, ...]:
+        """The steps our scripted model takes (all but the replay's own)."""
+        return tuple(step for step in self.steps if step.only != "playwright")
 
 
 def _css(selector: str) -> Callable[[Page], Locator]:
@@ -152,6 +170,16 @@ def _search(category: str, query: str) -> tuple[Step, Step]:
             {"text": query, "submit": True},
             _css("#query"),
         ),
+    )
+
+
+def _result_tab(n: int, pw_tab: int) -> Step:
+    """Switch to the tab a result link opened behind (its note names the tab)."""
+    return Step(
+        "switch_tab",
+        rf"new tab behind, tab (\d+), at [^;<]*tabs-result\.html\?n={n}",
+        into="tab",
+        pw_tab=pw_tab,
     )
 
 
@@ -324,6 +352,43 @@ TASKS: tuple[Task, ...] = (
         ),
         r"(The server received: [^\n<]*)",
     ),
+    # A task across tabs (issue 26): our own fixture pages, as shops build them.
+    Task(
+        "tabs-sign-in",
+        "sign in through a provider's pop-up on another origin",
+        f"{FIXTURES}/tabs-account.html#provider={PROVIDER}",
+        "Sign in with Provider as Ada Lovelace, then tell me what the shop says.",
+        (
+            Step("capture_snapshot"),
+            Step(
+                "click",
+                rf"<button {_ID}[^>]*>Sign in with Provider",
+                pw=_css("#signin"),
+            ),
+            # Ours follows the pop-up into its answer; Playwright MCP stays in the shop.
+            Step("switch_tab", only="playwright", pw_tab=1),
+            Step("type", rf"Your name <input {_ID}", {"text": "Ada Lovelace"}, _css("#name")),
+            # The pop-up answers its opener and closes itself: both answer in the shop.
+            Step("click", rf"<button {_ID}[^>]*>Continue", pw=_css("button[type=submit]")),
+        ),
+        r"(Signed in as [^.<\n]+)\.",
+    ),
+    Task(
+        "tabs-two-results",
+        "read two results that open in new tabs, then come back to the list",
+        f"{FIXTURES}/tabs-results.html",
+        "Open the Ridge 2 and Cairn 3 tents from these results, read each, come back "
+        "to the list, and tell me the Cairn 3 tent's price.",
+        (
+            Step("capture_snapshot"),
+            Step("click", rf"<a {_ID}>Ridge 2 tent</a>", pw=_link("Ridge 2 tent")),
+            Step("click", rf"<a {_ID}>Cairn 3 tent</a>", pw=_link("Cairn 3 tent")),
+            _result_tab(1, pw_tab=1),
+            _result_tab(2, pw_tab=2),
+            Step("switch_tab", r"\(you are in tab (\d+)\)", into="tab", pw_tab=0),
+        ),
+        r"<h1>Cairn 3 tent</h1>\n(Price £\d+)",
+    ),
 )
 
 # -- the corpus on 127.0.0.1 --------------------------------------------------------------
@@ -338,13 +403,19 @@ def _escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def _answer_http(method: str, target: str, body: bytes) -> tuple[str, dict[str, str], bytes]:
-    """Corpus files (a folder answers with its index.html), and a page of our own
-    that echoes what a form sent anywhere else."""
+def _answer_http(
+    method: str, target: str, body: bytes, *, fixtures: bool = False
+) -> tuple[str, dict[str, str], bytes]:
+    """Corpus files (a folder answers with its index.html), our fixture pages under
+    `FIXTURES` (``fixtures``: at the root, as the provider's own site), and a page of
+    our own that echoes what a form sent anywhere else."""
     split = urlsplit(target)
     path = unquote(split.path)
-    file = (CORPUS / path.lstrip("/")).resolve()
-    if method == "GET" and file.is_relative_to(CORPUS.resolve()):
+    root = TEST_PAGES if fixtures else CORPUS
+    if path.startswith(f"/{FIXTURES}/"):
+        root, path = TEST_PAGES, path.removeprefix(f"/{FIXTURES}")
+    file = (root / path.lstrip("/")).resolve()
+    if method == "GET" and file.is_relative_to(root.resolve()):
         if file.is_dir() and not path.endswith("/"):
             return "301 Moved Permanently", {"Location": path + "/"}, b""
         if file.is_dir():
@@ -393,14 +464,17 @@ async def _respond(
     await stream.send_all(f"HTTP/1.1 {status}\r\n{head}{framing}".encode() + body)
 
 
-async def serve_corpus(*, task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED) -> None:
-    """Serve the corpus on 127.0.0.1 (port 0) until cancelled."""
+async def serve_corpus(
+    *, fixtures: bool = False, task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED
+) -> None:
+    """Serve the corpus on 127.0.0.1 (port 0) until cancelled (``fixtures``: our
+    fixture pages at the root instead, the provider's origin of a pop-up task)."""
 
     async def handle(stream: trio.SocketStream) -> None:
         async with stream:
             try:
                 method, target, _, body = await _read_request(stream)
-                await _respond(stream, *_answer_http(method, target, body))
+                await _respond(stream, *_answer_http(method, target, body, fixtures=fixtures))
             except (EOFError, trio.BrokenResourceError, ValueError):
                 return
 
@@ -618,8 +692,8 @@ class BenchModel:
         seen = "\n".join(reversed(results))
         index = len(results) - self.extra
         calls = len(results)
-        if index < len(self.task.steps):
-            step = self.task.steps[index]
+        if index < len(self.task.model_steps):
+            step = self.task.model_steps[index]
             args = dict(step.args)
             if step.pattern is not None:
                 found = re.search(step.pattern, seen)
@@ -790,7 +864,15 @@ async def _run_agent(
     )
 
 
-async def run_task(task: Task, corpus_port: int, provider: str, budget: int) -> Run:
+def start_url(task: Task, ports: tuple[int, int]) -> str:
+    """Where the task starts: the corpus's (or our fixtures') server, with the provider
+    on the second port (another origin) where the start names it."""
+    corpus, provider = ports
+    start = task.start.replace(PROVIDER, f"http://127.0.0.1:{provider}")
+    return f"http://127.0.0.1:{corpus}/{start}"
+
+
+async def run_task(task: Task, ports: tuple[int, int], provider: str, budget: int) -> Run:
     """One task in a fresh browser with the extension, against a fresh scripted model."""
     with tempfile.TemporaryDirectory(prefix="trimtab-bench-") as folder:
         with trio.fail_after(TASK_TIMEOUT):
@@ -799,8 +881,7 @@ async def run_task(task: Task, corpus_port: int, provider: str, budget: int) -> 
                 trio.open_nursery() as nursery,
             ):
                 model: BenchModel = await nursery.start(serve_model, BenchModel(task, provider))
-                url = f"http://127.0.0.1:{corpus_port}/{task.start}"
-                run = await _run_agent(ext, model, url, task.prompt, budget)
+                run = await _run_agent(ext, model, start_url(task, ports), task.prompt, budget)
                 nursery.cancel_scope.cancel()
     if model.failure:
         run = attrs.evolve(run, answer=f"{run.answer} ({model.failure})")
@@ -835,29 +916,41 @@ def history_step(page: Page, direction: str) -> None:
 
 
 async def playwright_replay(
-    playwright: PlaywrightWorker, task: Task, corpus_port: int, ours: Run
+    playwright: PlaywrightWorker, task: Task, ports: tuple[int, int], ours: Run
 ) -> dict[str, Any]:
     """The task's steps in Playwright, each answered with the ai-mode aria snapshot
-    of the page after it, billed with our fixed prefix and the same breakpoints."""
-    origin = f"http://127.0.0.1:{corpus_port}"
+    of the page after it, billed with our fixed prefix and the same breakpoints.
+
+    Across tabs, as Playwright MCP answers: a tab a click opens stays behind (the
+    current tab does not change), every answer lists the open tabs once there are two,
+    ``browser_tab_select`` makes a tab current and answers with its snapshot, and when
+    the current tab closes (a pop-up that was done) the one before it is current."""
+    origins = tuple(f"http://127.0.0.1:{port}" for port in ports)
 
     def local_only(page: Page) -> None:
         page.context.unroute_all()
         page.context.route(
             "**/*",
             lambda route: (
-                route.continue_() if route.request.url.startswith(origin) else route.abort()
+                route.continue_() if route.request.url.startswith(origins) else route.abort()
             ),
         )
 
     await playwright.run(local_only)
-    await playwright.goto(f"{origin}/{task.start}")
+    await playwright.goto(start_url(task, ports))
     results: list[tuple[str, str]] = []  # (the call as JSON, the snapshot)
+    current: list[Page] = []  # Playwright MCP's current tab, once it is not the first
     for step in task.steps:
-        if step.tool in ("find", "read"):
+        if step.tool in ("find", "read") or step.only == "ours":
             continue
 
-        def act(page: Page, step: Step = step) -> str:
+        def act(first: Page, step: Step = step) -> str:
+            if step.pw_tab is not None:
+                current[:] = [_task_pages(first)[step.pw_tab]]
+                current[0].bring_to_front()
+                wait_until_loaded(current[0])
+                return _mcp_answer(current[0])
+            page = current[0] if current and not current[0].is_closed() else first
             if step.tool in ("back", "forward"):
                 history_step(page, step.tool)
             elif step.tool == "navigate" and step.pw is not None:
@@ -886,11 +979,16 @@ async def playwright_replay(
                     target.press(str(step.args["key"]))
                 else:
                     target.click()
+                if page.is_closed():
+                    # It closed itself: the tab before it in the list is current.
+                    current[:] = [_task_pages(first)[-1]]
+                    page = current[0]
                 wait_until_loaded(page)
-            return page.aria_snapshot(mode="ai")
+            return _mcp_answer(page)
 
         snapshot = await playwright.run(act)
-        call = json.dumps({"name": f"browser_{step.tool}", "input": {"ref": "e123"}})
+        name = "browser_tab_select" if step.pw_tab is not None else f"browser_{step.tool}"
+        call = json.dumps({"name": name, "input": {"ref": "e123"}})
         results.append((call, snapshot))
     # The same fixed prefix as ours: the tools and system prompt of our first request.
     first = ours.bodies[0]
@@ -916,6 +1014,27 @@ async def playwright_replay(
         "billed": sum(b.billed for b in billed),
         "snapshot_tokens": [_tokens(s) for _, s in results],
     }
+
+
+def _task_pages(page: Page) -> list[Page]:
+    """The task's pages, in the order they opened: the first one the replay started in
+    (the browser's own first tab is not one of them), then those opened since."""
+    pages = [p for p in page.context.pages if not p.is_closed()]
+    first = next((p for p in pages if p.url != "about:blank"), page)
+    return pages[pages.index(first) :] if first in pages else pages
+
+
+def _mcp_answer(page: Page) -> str:
+    """What Playwright MCP answers of the current page: the open tabs once there are
+    two (index, title, URL; the current one marked), then the page's snapshot."""
+    pages = _task_pages(page)
+    if len(pages) < 2:
+        return page.aria_snapshot(mode="ai")
+    lines = ["### Open tabs"]
+    for index, other in enumerate(pages, 1):
+        mark = " (current)" if other == page else ""
+        lines.append(f"- {index}:{mark} [{other.title()}] ({other.url})")
+    return "\n".join([*lines, "", "### Current tab", page.aria_snapshot(mode="ai")])
 
 
 # -- the section ------------------------------------------------------------------------------
@@ -959,17 +1078,21 @@ async def _measure(out: Callable[[str], None], pattern: str | None) -> dict[str,
     results: dict[str, Any] = {}
     first_prefix = ""
     async with trio.open_nursery() as nursery:
-        port: int = await nursery.start(serve_corpus)
+        ports: tuple[int, int] = (
+            await nursery.start(serve_corpus),
+            await nursery.start(functools.partial(serve_corpus, fixtures=True)),  # pop-ups
+        )
         async with open_playwright() as playwright:
             for task in tasks:
-                out(f"\n{task.name} ({task.kind}; {task.start}; {len(task.steps)} tool steps)")
+                steps = len(task.model_steps)
+                out(f"\n{task.name} ({task.kind}; {task.start}; {steps} tool steps)")
                 runs = {
-                    "anthropic": await run_task(task, port, "anthropic", BUDGET),
-                    "openai": await run_task(task, port, "openai", BUDGET),
-                    "today": await run_task(task, port, "anthropic", 10**9),
-                    "tight": await run_task(task, port, "anthropic", TIGHT_BUDGET),
+                    "anthropic": await run_task(task, ports, "anthropic", BUDGET),
+                    "openai": await run_task(task, ports, "openai", BUDGET),
+                    "today": await run_task(task, ports, "anthropic", 10**9),
+                    "tight": await run_task(task, ports, "anthropic", TIGHT_BUDGET),
                 }
-                pw = await playwright_replay(playwright, task, port, runs["anthropic"])
+                pw = await playwright_replay(playwright, task, ports, runs["anthropic"])
                 results[task.name] = _report(task, runs, pw, out)
                 if "prefix" not in results:
                     results["prefix"] = _fixed_prefix(runs["anthropic"].bodies[0])
