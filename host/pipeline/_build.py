@@ -26,6 +26,7 @@ from ._accname import NameIndex
 from ._encode import RANGE_ROLES, ControlEncoder, fold
 from ._filter import Visibility
 from ._frames import FrameMarker, site_name
+from ._graphics import GRAPHIC_TAGS, graphic_size, is_graphic
 from ._icons import icon_name
 from ._roles import (
     BLOCK_DISPLAYS,
@@ -427,6 +428,8 @@ class _Builder(ControlEncoder, FrameMarker):
             # The browser's own play/mute/seek buttons live in a user-agent shadow
             # tree the capture leaves out; the player is one control for them.
             return self._reachable(node)
+        if is_graphic(node, inside_control=self.active_control is not None):
+            return self._reachable(node)  # a picture only pixels show (_graphics)
         if role in INTERACTIVE_ROLES:
             if role == "option" and node.name == "option":
                 return False  # folded into its <select>
@@ -493,8 +496,10 @@ class _Builder(ControlEncoder, FrameMarker):
                 attrs_out.append(("value", self._textarea_value(node, value)))
             self._placeholder(node, control, value)
         else:
-            if tag in ("video", "audio"):
+            if tag in ("video", "audio") or tag in GRAPHIC_TAGS:
                 control.tag = tag
+                if tag in GRAPHIC_TAGS and "controls" not in node.attributes:
+                    attrs_out.append(("size", graphic_size(node)))
             else:
                 control.tag = _TAG_BY_ROLE.get(role, "clickable") if role else "clickable"
             if tag == "button" and self._submits(node):
