@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 import trio
-from hypothesis import given
+from hypothesis import assume, example, given
 from hypothesis import strategies as st
+from publicsuffixlist import PublicSuffixList
 
 from trimtab.envelope import SITES_FILE, Answer, Question, SitePolicy, decide_site
 from trimtab.sites import Site, SiteError, parse_site, site_note, site_of
@@ -124,14 +125,30 @@ PORT = st.one_of(st.just(""), st.integers(1, 65535).map(lambda p: f":{p}"))
 PATH = st.from_regex(r"(/[a-z0-9@.:]{0,8}){0,3}", fullmatch=True)
 
 
+PUBLIC_SUFFIXES = PublicSuffixList()
+
+
 @given(SCHEME, st.lists(LABEL, max_size=4), LABEL, SUFFIX, PORT, PATH)
 def test_every_subdomain_port_and_path_is_the_registrable_domains_site(
     scheme: str, subdomains: list[str], name: str, suffix: str, port: str, path: str
 ) -> None:
     """Any subdomain of a registrable domain, with any port and path, is that domain's
     site under the same scheme."""
+    # A generated name may be a public suffix itself ("x0.com" is one: its users'
+    # subdomains are sites of their own), so it is no registrable domain.
+    assume(not PUBLIC_SUFFIXES.is_public(f"{name}.{suffix}"))
     host = ".".join([*subdomains, name, suffix])
     assert site_of(f"{scheme}://{host}{port}{path}") == Site(scheme, f"{name}.{suffix}")
+
+
+@given(SCHEME, LABEL)
+@example(scheme="http", name="a")
+def test_a_subdomain_of_a_private_public_suffix_is_a_site_of_its_own(
+    scheme: str, name: str
+) -> None:
+    """Under a suffix of the list's private part (``x0.com``), each subdomain is its own
+    site, as browsers treat it."""
+    assert site_of(f"{scheme}://{name}.x0.com/") == Site(scheme, f"{name}.x0.com")
 
 
 @given(LABEL, SUFFIX, PATH)

@@ -14,6 +14,8 @@
 // (`tab_gated`), which decides: `tab_pass` loads it after all (the tab keeps its
 // opener: a sign-in pop-up can still talk to its page), or the host closes the tab.
 
+import { cdpErrorOf } from "./relay.js";
+
 /**
  * @typedef {{id: number, excluded: number[], domains: string[]}} Gate
  * @typedef {{
@@ -47,11 +49,6 @@ export function gateRule(id, excluded, domains) {
  */
 export function keptByRule(details) {
   return details.frameId === 0 && /ERR_BLOCKED_BY_CLIENT/.test(String(details.error ?? ""));
-}
-
-/** Turn a failure into the relay's CDP-style error. @param {unknown} err */
-function errorOf(err) {
-  return { code: -32000, message: String(/** @type {any} */ (err)?.message ?? err) };
 }
 
 /**
@@ -90,7 +87,7 @@ export class TabGates {
     const run = (/** @type {() => Promise<object>} */ action) => {
       action().then(
         (result) => this.post({ type: "cdp_result", id: msg.id, result }),
-        (err) => this.post({ type: "cdp_result", id: msg.id, error: errorOf(err) }),
+        (err) => this.post({ type: "cdp_result", id: msg.id, error: cdpErrorOf(err) }),
       );
     };
     switch (msg.type) {

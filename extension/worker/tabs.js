@@ -10,6 +10,8 @@
 // request does not leave the browser before the host's request guard is on in it; the
 // host lets it run (at once when no agent's action opened it).
 
+import { cdpErrorOf } from "./relay.js";
+
 /**
  * @typedef {{id?: number, openerTabId?: number, windowId: number, index?: number,
  *            url?: string, pendingUrl?: string, groupId?: number}} TabInfo
@@ -35,15 +37,6 @@
  */
 export function mayLoadTheWeb(url) {
   return url === "" || /^(https?:|about:blank)/i.test(url);
-}
-
-/**
- * Turn a failure into the relay's CDP-style error (the host reads every
- * `cdp_result` error the same way).
- * @param {unknown} err
- */
-function errorOf(err) {
-  return { code: -32000, message: String(/** @type {any} */ (err)?.message ?? err) };
 }
 
 /**
@@ -110,7 +103,7 @@ export class TabWatch {
     try {
       reply = { type: "cdp_result", id: msg.id, result: (await action()) ?? {} };
     } catch (err) {
-      reply = { type: "cdp_result", id: msg.id, error: errorOf(err) };
+      reply = { type: "cdp_result", id: msg.id, error: cdpErrorOf(err) };
     }
     this.post(reply);
   }
