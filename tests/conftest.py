@@ -52,6 +52,21 @@ def _with_deadline(
 
 
 @pytest.fixture(scope="session", autouse=True)
+def _private_state(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Hosts the tests start (by Chromium's native messaging or as processes) keep their
+    link endpoints, link secret and logs in a folder of the run's own, never in the
+    developer's (``~/.local/state/trimtab``, ``$XDG_RUNTIME_DIR/trimtab``)."""
+    root = tmp_path_factory.mktemp("trimtab-home")
+    state, runtime = root / "state", root / "runtime"
+    for folder in (state, runtime):
+        folder.mkdir(mode=0o700)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_STATE_HOME", str(state))
+        patch.setenv("XDG_RUNTIME_DIR", str(runtime))
+        yield
+
+
+@pytest.fixture(scope="session", autouse=True)
 def _no_leftover_browsers() -> Iterator[None]:
     """Fail the session if any Chromium the tests started is still running."""
     yield
