@@ -14,7 +14,7 @@
 // (`tab_gated`), which decides: `tab_pass` loads it after all (the tab keeps its
 // opener: a sign-in pop-up can still talk to its page), or the host closes the tab.
 
-import { cdpErrorOf } from "./relay.js";
+import { resultOf } from "./relay.js";
 
 /**
  * @typedef {{id: number, excluded: number[], domains: string[]}} Gate
@@ -85,10 +85,7 @@ export class TabGates {
    */
   handle(msg) {
     const run = (/** @type {() => Promise<object>} */ action) => {
-      action().then(
-        (result) => this.post({ type: "cdp_result", id: msg.id, result }),
-        (err) => this.post({ type: "cdp_result", id: msg.id, error: cdpErrorOf(err) }),
-      );
+      resultOf(msg.id, action).then((reply) => this.post(reply));
     };
     switch (msg.type) {
       case "tab_gate":

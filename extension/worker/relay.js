@@ -30,6 +30,20 @@ export function cdpErrorOf(err) {
 }
 
 /**
+ * The `cdp_result` answering request `id` with what `action` gives, or its failure
+ * as a CDP-style error (the host reads every request's result the same way).
+ * @param {string|number|undefined} id
+ * @param {() => Promise<object|void>} action
+ */
+export async function resultOf(id, action) {
+  try {
+    return { type: "cdp_result", id, result: (await action()) ?? {} };
+  } catch (err) {
+    return { type: "cdp_result", id, error: cdpErrorOf(err) };
+  }
+}
+
+/**
  * Relays CDP between the host and chrome.debugger.
  */
 export class CdpRelay {

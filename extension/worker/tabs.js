@@ -10,7 +10,7 @@
 // request does not leave the browser before the host's request guard is on in it; the
 // host lets it run (at once when no agent's action opened it).
 
-import { cdpErrorOf } from "./relay.js";
+import { resultOf } from "./relay.js";
 
 /**
  * @typedef {{id?: number, openerTabId?: number, windowId: number, index?: number,
@@ -99,13 +99,7 @@ export class TabWatch {
 
   /** Answer a request with its result or a CDP-style error, as the relay does. */
   async run(msg, action) {
-    let reply;
-    try {
-      reply = { type: "cdp_result", id: msg.id, result: (await action()) ?? {} };
-    } catch (err) {
-      reply = { type: "cdp_result", id: msg.id, error: cdpErrorOf(err) };
-    }
-    this.post(reply);
+    this.post(await resultOf(msg.id, action));
   }
 
   /**

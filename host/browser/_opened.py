@@ -93,7 +93,6 @@ class OpenedByCall:
     records: list[OpenedRecord] = attrs.field(factory=list)
     # The windows the page asked for during the call, as the browser reported them.
     asked: list[WindowOpen] = attrs.field(factory=list)
-    _hub: RelayHub | None = attrs.field(default=None, init=False)
     # Each record to guard, with the URL of its first document when a gate kept it.
     _send: trio.MemorySendChannel[tuple[OpenedRecord, str | None]] = attrs.field(init=False)
     _receive: trio.MemoryReceiveChannel[tuple[OpenedRecord, str | None]] = attrs.field(init=False)
@@ -135,7 +134,6 @@ class OpenedByCall:
         tab until cancelled (the call is over), and lift the gate."""
         gated = False
         domains = self.domains
-        self._hub = hub
         try:
             if domains is not None:
                 with (
@@ -192,16 +190,16 @@ class OpenedByCall:
             if record.opened is not None:
                 record.opened.decided.set()
 
-    async def _loaded_unheld(self, record: OpenedRecord) -> bool:
+    async def _loaded_unheld(self, hub: RelayHub, record: OpenedRecord) -> bool:
         """Whether the tab shows a document whose request the browser's hold did not catch
         (the extension's hold of a new tab races its first request; a gate keeps the
         other sites' documents, whose error page does not count): then it is decided,
         as sent unguarded."""
         opened = record.opened
-        if self._hub is None or opened is None:
+        if opened is None:
             return False
         with contextlib.suppress(CDPError, TargetClosedError, DialogOpenError, KeyError):
-            tree = await self._hub.target(record.event.tab).execute(cdp.page_get_frame_tree())
+            tree = await hub.target(record.event.tab).execute(cdp.page_get_frame_tree())
             frame = tree["frameTree"]["frame"]
             url = str(frame.get("url", ""))
             if url and url != "about:blank" and not frame.get("unreachableUrl"):
@@ -225,7 +223,7 @@ class OpenedByCall:
         ):
             await (hub.pass_tab(tab, url) if allowed else hub.close_tab(tab))
 
-    async def decisions(self) -> None:
+    async def decisions(self, hub: RelayHub) -> None:
         """Wait (at most `OPENED_WAIT`, not counting the person's answer) until the first
         request of every opened tab was decided, or it is known to have loaded unheld."""
         if self.blocked_by_browser():
@@ -240,7 +238,7 @@ class OpenedByCall:
                 while record.opened is not None and not record.closed:
                     with trio.move_on_after(_LOADED_POLL):
                         await record.opened.decided.wait()
-                    if record.opened.decided.is_set() or await self._loaded_unheld(record):
+                    if record.opened.decided.is_set() or await self._loaded_unheld(hub, record):
                         break
 
 

@@ -355,7 +355,7 @@ class HostState:
                                         else call.budget
                                     ),
                                 )
-                        await sink.decisions()
+                        await sink.decisions(self.hub)
                         nursery.cancel_scope.cancel()
                     return tracked
                 except BaseExceptionGroup as group:
