@@ -58,7 +58,7 @@ async def inspect_tab(state: HeldTab, tab: int, budget: int | None) -> JSONObjec
             state.inspector_sessions.clear()
             raise
         assert model is not None
-        # A baseline against the agent's own previous baseline, rendered on a copy
+        # A baseline against what the agent last saw, rendered on a copy
         # so that the agent's memory (the base of its next diff) stays as the
         # model knows it.
         view = state.tab.memory.fork()

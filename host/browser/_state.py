@@ -9,7 +9,7 @@ panel, ``trimtab.link`` for outside agents) call its typed methods: `call_tool` 
 `release`.
 
 The side panel's inspector (`inspect`) shows what the agent would see if it looked
-now: a baseline rendered against the agent's previous baseline (regions the agent
+now: a baseline rendered against what the agent last saw (regions the agent
 saw unchanged are collapsed), on a copy of the agent's `SnapshotMemory`. The agent's
 own memory is never moved by the inspector: the tools diff against the last snapshot
 *the model* saw, and an inspector snapshot becoming that base would make the model

@@ -2,12 +2,13 @@
 repeating regions trimmed.
 
 A region whose rendering (its ordered eids *and* its content: states, values, text)
-equals the one in the previous baseline, or the one the agent last saw at the same
-URL (back to a page it saw), collapses to ``<region name="nav" unchanged="true"
-count="73"/>``; runs of lines that stood in the same order in the previous baseline
-collapse to ``<unchanged>`` lines; long changed regions that repeat across a site
-(nav, header, footer, aside) keep their head and tail lines and say how many lines
-were trimmed. Above the token budget the baseline is fitted to it (`_budget`).
+equals the region as the client last saw it (`Seen`: whichever answer showed it, a
+baseline, a diff or an expand; back on a page it saw, as it last saw it there)
+collapses to ``<region name="nav" unchanged="true" count="73"/>``; runs of lines
+that it saw in the same order collapse to ``<unchanged>`` lines; long changed
+regions that repeat across a site (nav, header, footer, aside) keep their head and
+tail lines and say how many lines were trimmed. Above the token budget the baseline
+is fitted to it (`_budget`).
 """
 
 from __future__ import annotations
@@ -37,24 +38,22 @@ def render_baseline(
     capture_ms: float,
     *,
     previous: Seen,
-    earlier: Seen | None,
     options: SnapshotOptions,
     long_text: int,
     memo: TokenMemo,
     line_tokens: LineTokens,
 ) -> Snapshot | None:
-    """The baseline of `current` against the `previous` baseline (or, back on a page
-    the agent saw, what it saw there: `earlier`); over the budget, fitted to it
-    (`fit_baseline`), or None when the page has long texts (over `long_text`
-    characters) to cut first."""
-    parts, untrimmed, collapsed, trimmed = _baseline_parts(current, previous, earlier, options)
+    """The baseline of `current` against what the client saw of the page (`previous`);
+    over the budget, fitted to it (`fit_baseline`), or None when the page has long
+    texts (over `long_text` characters) to cut first."""
+    parts, untrimmed, collapsed, trimmed = _baseline_parts(current, previous, options)
     head = page_open(current, "baseline")
     document = head + "".join(shown for _, shown in parts) + "</page>\n"
     budget = options.budget
     if budget is not None and not memo.fits(document, budget):
         if not current.texts and _has_long_text(current, long_text):
             return None
-        fitted, hidden, tokens = fit_baseline(current, head, parts, budget, line_tokens)
+        fitted, hidden, tokens, unseen = fit_baseline(current, head, parts, budget, line_tokens)
         return Snapshot(
             kind="baseline",
             xml=fitted,
@@ -62,6 +61,7 @@ def render_baseline(
             capture_ms=capture_ms,
             regions_collapsed=tuple(collapsed),
             regions_trimmed=tuple(trimmed),
+            regions_unseen=unseen,
             counted=Counted.now(Figures(tokens, tokens + hidden, budget_hidden=hidden)),
         )
     whole = head + "".join(untrimmed) + "</page>\n" if trimmed else document
@@ -91,19 +91,13 @@ def render_baseline(
 
 
 def _baseline_parts(
-    current: Compaction, previous: Seen, earlier: Seen | None, options: SnapshotOptions
+    current: Compaction, previous: Seen, options: SnapshotOptions
 ) -> tuple[list[tuple[Region, str]], list[str], list[str], list[str]]:
     """Each top-level region with its XML as the baseline shows it, the same XML
     untrimmed (for `trim_saved`), and the keys of the regions collapsed and
     trimmed (collapsed in document order, trimmed innermost first)."""
     previous_regions = previous.regions if options.dedup else {}
-    earlier = earlier if options.dedup else None
-    # Runs of unchanged lines: since the agent last saw this URL when it comes back
-    # to it (a far closer match than the page it comes from), else since the
-    # previous baseline.
     previous_items = previous.items if options.dedup else ()
-    if earlier is not None:
-        previous_items = earlier.items
     by_node = {id(r.out): r for r in current.regions}
     collapsed: list[str] = []
     trimmed: list[str] = []
@@ -112,8 +106,7 @@ def _baseline_parts(
     def decide(region: Region) -> tuple[str, str]:
         """The region as shown, and as shown untrimmed: its own `xml` (the very
         string) where nothing in it was collapsed or trimmed."""
-        then = earlier.regions.get(region.key) if earlier is not None else None
-        if region.xml in (then, previous_regions.get(region.key)):
+        if region.xml == previous_regions.get(region.key):
             collapsed.append(region.key)
             marker = {
                 "name": region.key,
@@ -209,7 +202,7 @@ def _runs(
     full: tuple[Item, ...], previous: tuple[Item, ...], min_lines: int
 ) -> list[tuple[int, int]]:
     """Where and how long the runs of at least `min_lines` items of `full` are that
-    stood, in the same order, in `previous` (the previous baseline's lines)."""
+    stood, in the same order, in `previous` (the lines the client saw)."""
     if not previous or len(full) < min_lines:
         return []
     matcher = difflib.SequenceMatcher(

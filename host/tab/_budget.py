@@ -288,18 +288,20 @@ def fit_baseline(
     parts: list[tuple[Region, str]],
     budget: int,
     counts: LineTokens,
-) -> tuple[str, int, int]:
+) -> tuple[str, int, int, frozenset[str]]:
     """A baseline within `budget`: `head`, then the top-level `parts` (each region
     with its XML as the baseline shows it) while they fit, the lines of the region
     where the budget runs out, and markers for the rest. Returns the document, the
-    tokens the markers stand for and the document's own tokens."""
+    tokens the markers stand for, the document's own tokens, and the keys of the
+    top-level regions it did not show whole (those cut or behind a marker)."""
     room = budget
     while True:
-        document, hidden = _fitted(compaction, head, parts, room, counts)
+        document, hidden, cut = _fitted(compaction, head, parts, room, counts)
         tokens = counts.memo.count(document)
         over = tokens - budget
         if over <= 0 or room <= MIN_BUDGET // 2:
-            return document, hidden, tokens
+            unseen = {r.key for r in cut}
+            return document, hidden, tokens, frozenset(unseen)
         room -= over + 32
 
 
@@ -309,7 +311,9 @@ def _fitted(
     parts: list[tuple[Region, str]],
     budget: int,
     counts: LineTokens,
-) -> tuple[str, int]:
+) -> tuple[str, int, list[Region]]:
+    """The document, the tokens its markers stand for, and the top-level regions it
+    did not show whole."""
     end = "</page>\n"
     memo = counts.memo
     used = memo.count(head) + memo.count(end)
@@ -324,6 +328,7 @@ def _fitted(
             continue
         # The budget runs out in this region: its first lines, then markers.
         hidden = 0
+        cut = [region]
         tag = open_tag(region.out)
         room = budget - used - reserve - memo.count(tag) - 2 * _MARKER_RESERVE
         lines: list[str] = []
@@ -341,14 +346,16 @@ def _fitted(
             if memo.within(shown, memo.count(marker)) is not None:
                 out.append(shown)  # the whole region costs less than its marker
                 continue
+            cut.append(other)
             hidden += tokens
             out.append(f"{marker}\n")
         if index + 1 + listed < len(parts):
             # Too many regions for a marker each: the rest, region by region, from here.
             marker, tokens = _marker(_top_regions(compaction), index + 1 + listed, counts)
+            cut.extend(other for other, _ in parts[index + 1 + listed :])
             hidden += tokens
             out.append(f"{marker}\n")
         out.append(end)
-        return "".join(out), hidden
+        return "".join(out), hidden, cut
     out.append(end)
-    return "".join(out), 0
+    return "".join(out), 0, []

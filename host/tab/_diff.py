@@ -126,14 +126,18 @@ def _region_diff(
     for tag, a0, a1, b0, b1 in matcher.get_opcodes():
         if tag == "equal":
             continue
-        context = new.items[b0 - 1].text[:80] if b0 > 0 else ""
-        pieces = [xml.start_tag("change", {"after": context} if context else {"at": "start"})]
+        # The line before, as a person would call it (a field without text by its
+        # name): a line without text is still a place, never the region's start.
+        before = new.items[b0 - 1] if b0 > 0 else None
+        context = (before.text or before.name or before.xml)[:80] if before else ""
+        pieces = [xml.start_tag("change", {"after": context} if before else {"at": "start"})]
         if a1 > a0:
             removed = old.items[a0:a1]
             gone = [e for item in removed for e in item.eids if e not in new_ids]
-            # What a person saw there: the text, else the names of what had none.
+            # What a person saw there: the text, else the names of what had none; and
+            # how many lines, so that the change has one reading.
             said = " ".join(item.text or item.name for item in removed).strip()
-            attributes = {"ids": " ".join(gone) or None, "lines": None if said else a1 - a0}
+            attributes = {"ids": " ".join(gone) or None, "lines": a1 - a0}
             pieces.append(xml.element("del", attributes, content=said or None))
         if b1 > b0:
             added = "".join(f"{item.xml}\n" for item in new.items[b0:b1])

@@ -4,8 +4,8 @@ A `SnapshotMemory` captures its target (`_capture`), runs the pipeline and decid
 what to send:
 
 * a **baseline** (first look, a navigation to another document, or when asked):
-  every region, collapsed where the agent saw it unchanged and trimmed where it is a
-  long repeating region (`_baseline`);
+  every region, collapsed where it is exactly as the client last saw it and trimmed
+  where it is a long repeating region (`_baseline`);
 * a **diff** (after an action that left the document in place): only the lines
   that changed since the previous snapshot, with a line of context, or a baseline
   when the diff would cost more or pass the budget (`_diff`).
@@ -14,7 +14,11 @@ Above the token budget (`SnapshotOptions.budget`) a baseline cuts long texts, th
 shows regions while they fit and markers for the rest (`_budget`); `expand` and
 `read_text` page through them. Pages within the budget are sent as they always were.
 
-The previous-baseline memory is updated only by baselines and cleared on errors.
+What the client last saw (`view`, a `Seen`) is the one thing a region is compared
+with: every answer that shows page content moves it (a baseline, a diff, an
+`expand` of a whole region), a budget marker the client never expanded is no view
+of its region, and an error clears it. Back on a page it saw, the client holds what
+it last saw there (`seen`, per URL).
 Ids never move within a document's life: the memory keeps, per document, which node
 each id it sent names (`_issued`).
 
@@ -32,13 +36,13 @@ import attrs
 
 from pycdp_bridge import PageModel, Target, capture
 
-from ..pipeline import LONG_TEXT, Compaction, Control, Item, TokenMemo, prepare
+from ..pipeline import LONG_TEXT, Compaction, Control, TokenMemo, prepare
 from ._baseline import render_baseline
 from ._budget import DEFAULT_BUDGET, LineTokens, page_region, page_text, region_of_key
 from ._capture import capture_document
 from ._diff import render_diff
 from ._issued import IssuedIds
-from ._values import Seen, Snapshot, SnapshotOptions
+from ._values import Seen, Snapshot, SnapshotOptions, keys_within
 
 __all__ = ["SnapshotMemory"]
 
@@ -48,18 +52,21 @@ SEEN_PAGES = 8
 
 @attrs.define
 class SnapshotMemory:
-    """The snapshot state of one tab: latest snapshot, previous baseline, id map."""
+    """The snapshot state of one tab for one client: latest snapshot, what it saw, id map."""
 
     target: Target
     options: SnapshotOptions = attrs.field(factory=SnapshotOptions)
     latest: Compaction | None = None
     latest_document: str = ""
-    # Region key → rendered XML of the previous baseline.
-    baseline_regions: dict[str, str] | None = None
-    # Every line of the previous baseline, in order, for repeated blocks outside landmarks.
-    baseline_items: tuple[Item, ...] = ()
-    # URL → its page as the latest snapshot of that URL left it: going back to a page
-    # the agent saw sends only what changed since (SEEN_PAGES at most).
+    # The page as the client last saw it: the regions it saw (whole, or trimmed with
+    # their marker) and their lines. A baseline collapses what equals it.
+    view: Seen = attrs.field(factory=Seen)
+    # Regions of the latest snapshot the client has not seen (budget markers, a region
+    # a tool showed it otherwise), and those it saw trimmed: what `view` leaves out.
+    unseen: frozenset[str] = frozenset()
+    trimmed: frozenset[str] = frozenset()
+    # URL → its page as the client last saw it there: going back to a page it saw
+    # sends only what changed since (SEEN_PAGES at most).
     seen: dict[str, Seen] = attrs.field(factory=dict)
     # Whether the latest capture's page had a shadow root: its next capture asks for
     # the DOM tree with the snapshot rather than after it (see `capture`'s dom_tree).
@@ -99,7 +106,7 @@ class SnapshotMemory:
         """A copy to render on that never changes what this memory's next snapshot,
         diff or id resolution reads (the inspector's view of the agent's tab).
 
-        It starts from this memory's previous baseline, pages seen, latest snapshot
+        It starts from what this memory's client saw, pages seen, latest snapshot
         and ids, so it collapses what this memory saw unchanged and shows the same
         ids; those are values, shared. What it renders, sees and issues from then on
         is its own, and so are its options. Only the token counts' cache is shared.
@@ -139,8 +146,8 @@ class SnapshotMemory:
         which node each id sent for the current document names."""
         self.latest = None
         self.latest_document = ""
-        self.baseline_regions = None
-        self.baseline_items = ()
+        self.view = Seen()
+        self.unseen = self.trimmed = frozenset()
         self.seen = {}
 
     def render(
@@ -164,13 +171,19 @@ class SnapshotMemory:
             snapshot = render_diff(
                 previous, current, capture_ms, budget=self.options.budget, memo=self.token_memo
             )
+            if snapshot is not None:
+                # A diff shows every change since the latest snapshot: the client now
+                # holds each region as it is, but for those it had not seen whole before
+                # (a new region it was shown whole).
+                kept = {r.key for r in current.regions} & {r.key for r in previous.regions}
+                self.unseen &= kept
+                self.trimmed &= kept
         if snapshot is None:
-            # A page the agent left and came back to (back, forward, a link to it): what
-            # it last saw there. Not for a fresh look at the same document, which shows
-            # whole what diffs showed piecemeal.
-            returned = model.document_id != self.latest_document
-            earlier = self.seen.get(current.url) if returned else None
-            snapshot = self._baseline(current, capture_ms, earlier)
+            # What the client holds of the page: what it last saw of each region, and on
+            # a page it left and came back to (back, forward, a link to it), what it
+            # last saw there.
+            base = self.view.beside(self.seen.get(current.url))
+            snapshot = self._baseline(current, capture_ms, base)
             if snapshot is None:  # over the budget with long texts: they are cut first
                 self.cut_document = model.document_id
                 # Rendered again from the same build: only the rendering changes.
@@ -178,29 +191,44 @@ class SnapshotMemory:
                     count=False, long_text=self._long_text(), reserved=self.reserved(model)
                 )
                 self.ids = self.ids.with_sent(model, current)
-                snapshot = self._baseline(current, capture_ms, earlier)
+                snapshot = self._baseline(current, capture_ms, base)
                 assert snapshot is not None
-        # New values, never ones changed in place: a fork keeps what it saw.
-        now = Seen.of(current)
-        if snapshot.kind == "baseline":
-            self.baseline_regions = now.regions
-            self.baseline_items = now.items
+            self._after_baseline(snapshot, base)
         self.latest = snapshot.compaction
         self.latest_document = model.document_id
-        pages = [(url, page) for url, page in self.seen.items() if url != current.url]
-        pages.append((current.url, now))
-        self.seen = dict(pages[-SEEN_PAGES:])
+        self._saw(current)
         return snapshot
 
-    def _baseline(
-        self, current: Compaction, capture_ms: float, earlier: Seen | None
-    ) -> Snapshot | None:
-        previous = Seen(self.baseline_regions or {}, self.baseline_items)
+    def _after_baseline(self, snapshot: Snapshot, base: Seen) -> None:
+        """What the client holds after `snapshot`, a baseline rendered against `base`:
+        what it shows whole, and a collapsed region as the client held it (trimmed if
+        it saw it trimmed)."""
+        current = snapshot.compaction
+        by_key = {r.key: r for r in current.regions}
+        carried = {
+            inner
+            for key in snapshot.regions_collapsed
+            for inner in keys_within(current, by_key[key])
+            if inner in base.trimmed
+        }
+        self.unseen = frozenset(
+            inner for key in snapshot.regions_unseen for inner in keys_within(current, by_key[key])
+        )
+        self.trimmed = frozenset(snapshot.regions_trimmed) | carried
+
+    def _saw(self, current: Compaction) -> None:
+        """The client now holds `current` as `unseen` and `trimmed` say; new values,
+        never ones changed in place: a fork keeps what it saw."""
+        self.view = Seen.of(current, unseen=self.unseen, trimmed=self.trimmed)
+        pages = [(url, page) for url, page in self.seen.items() if url != current.url]
+        pages.append((current.url, self.view))
+        self.seen = dict(pages[-SEEN_PAGES:])
+
+    def _baseline(self, current: Compaction, capture_ms: float, base: Seen) -> Snapshot | None:
         return render_baseline(
             current,
             capture_ms,
-            previous=previous,
-            earlier=earlier,
+            previous=base,
             options=self.options,
             long_text=self._long_text(),
             memo=self.token_memo,
@@ -222,9 +250,29 @@ class SnapshotMemory:
         if self.latest is None:
             raise LookupError("no snapshot of this tab yet: take a snapshot first")
         budget = self.options.budget
+        whole = region_of_key(self.latest, region)
         if budget is None and at == 0:
-            return region_of_key(self.latest, region).xml
-        return page_region(self.latest, region, at, budget or DEFAULT_BUDGET, self.line_tokens)
+            shown = whole.xml
+        else:
+            shown = page_region(self.latest, region, at, budget or DEFAULT_BUDGET, self.line_tokens)
+        if shown == whole.xml:
+            # The client now holds the whole region, however it was shown before.
+            inside = frozenset(keys_within(self.latest, whole))
+            self.unseen -= inside
+            self.trimmed -= inside
+            self._saw(self.latest)
+        return shown
+
+    def shown_live(self, eid: str) -> None:
+        """A tool showed the client element `eid` as the page has it now, which may
+        differ from the latest snapshot: the regions that hold it are no longer what
+        the client last saw, so the next baseline shows them whole."""
+        if self.latest is None:
+            return
+        holding = frozenset(r.key for r in self.latest.regions if eid in r.eids)
+        if holding:
+            self.unseen |= holding
+            self._saw(self.latest)
 
     def read_text(self, key: str, at: int) -> str:
         """A page of a long text the latest snapshot showed cut, from character `at`

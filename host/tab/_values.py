@@ -14,7 +14,7 @@ import attrs
 
 from pycdp_bridge import AXMode
 
-from ..pipeline import Compaction, Item, xml
+from ..pipeline import Compaction, Item, Region, xml
 from ._budget import DEFAULT_BUDGET, check_budget
 
 __all__ = [
@@ -24,6 +24,7 @@ __all__ = [
     "Snapshot",
     "SnapshotOptions",
     "TrimLimits",
+    "keys_within",
     "page_open",
 ]
 
@@ -99,6 +100,8 @@ class Snapshot:
     capture_ms: float
     regions_collapsed: tuple[str, ...] = ()
     regions_trimmed: tuple[str, ...] = ()
+    # Regions shown only as budget markers, or cut by one: the client has not seen them.
+    regions_unseen: frozenset[str] = frozenset()
     counted: Counted = attrs.field(kw_only=True, eq=False, repr=False)
 
     @property
@@ -144,17 +147,55 @@ class Snapshot:
 
 @attrs.frozen
 class Seen:
-    """A page as the agent last saw it: its regions and its top-level lines."""
+    """A page as the client last saw it: each region it saw whole or trimmed (with the
+    marker that expands it), which of those it saw trimmed, and the top-level lines it
+    saw, in order.
+
+    A region the client was shown only as a budget marker (``<more region>``) is not
+    in it: a marker it never expanded is no view of the region's content. Nor are
+    the lines of a region it saw trimmed (or holding a trimmed or unseen region).
+    """
 
     regions: dict[str, str] = attrs.field(factory=dict)  # region key → rendered XML
     items: tuple[Item, ...] = ()
+    trimmed: frozenset[str] = frozenset()
 
     @classmethod
-    def of(cls, compaction: Compaction) -> Seen:
+    def of(
+        cls,
+        compaction: Compaction,
+        *,
+        unseen: frozenset[str] = frozenset(),
+        trimmed: frozenset[str] = frozenset(),
+    ) -> Seen:
+        """`compaction` as the client saw it: without the `unseen` regions, and with
+        the `trimmed` ones' middle lines not seen."""
+        missing = unseen | trimmed
+        whole = [
+            r
+            for r in compaction.regions
+            if r.depth == 0 and missing.isdisjoint(keys_within(compaction, r))
+        ]
         return cls(
-            {r.key: r.xml for r in compaction.regions},
-            tuple(item for r in compaction.regions if r.depth == 0 for item in r.items),
+            {r.key: r.xml for r in compaction.regions if r.key not in unseen},
+            tuple(item for r in whole for item in r.items),
+            trimmed - unseen,
         )
+
+    def beside(self, earlier: Seen | None) -> Seen:
+        """What a client on a page holds of it: what it last saw on that page
+        (`earlier`), and for a region it did not see there, what it saw of that region
+        here. Its lines are the page's own when it saw the page before."""
+        if earlier is None:
+            return self
+        kept = {k for k in self.trimmed if k not in earlier.regions}
+        return Seen({**self.regions, **earlier.regions}, earlier.items, earlier.trimmed | kept)
+
+
+def keys_within(compaction: Compaction, region: Region) -> list[str]:
+    """The keys of `region` and of every region nested in it."""
+    inside = {id(node) for node in region.out.iter() if node.tag == "region"}
+    return [r.key for r in compaction.regions if id(r.out) in inside]
 
 
 def page_open(current: Compaction, kind: str) -> str:

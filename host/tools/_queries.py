@@ -162,6 +162,7 @@ async def read(tab: Tab, args: Mapping[str, object]) -> ToolResult:
         except (LookupError, ValueError) as exc:
             return error(str(exc.args[0]))
     element = await locate(tab, id_arg(args))
+    tab.memory.shown_live(element.eid)
     facts: Mapping[str, Any] = await call_on(
         tab.target,
         element.object_id,
