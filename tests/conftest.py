@@ -28,6 +28,14 @@ CORPUS = REPO.parent / "shared" / "corpus"
 DEADLINE = 120.0
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--long",
+        action="store_true",
+        help="run the state machines (tests/test_belief.py) with many more, longer sequences",
+    )
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "deadline(seconds): this test's time limit")
 

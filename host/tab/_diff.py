@@ -85,6 +85,11 @@ def render_diff(
     return Snapshot("diff", document, current, capture_ms, counted=Counted(count))
 
 
+def _label(item: Item) -> str:
+    """A line as a change quotes it: its text, else its name (a field by its label)."""
+    return (item.text or item.name or item.xml)[:80]
+
+
 def _nested(compaction: Compaction) -> dict[str, tuple[str, Region]]:
     """Region key → the key of the region it is nested in, and the region itself."""
     inner = {r.xml.rstrip("\n"): r for r in compaction.regions if r.depth > 0}
@@ -126,11 +131,15 @@ def _region_diff(
     for tag, a0, a1, b0, b1 in matcher.get_opcodes():
         if tag == "equal":
             continue
-        # The line before, as a person would call it (a field without text by its
-        # name): a line without text is still a place, never the region's start.
-        before = new.items[b0 - 1] if b0 > 0 else None
-        context = (before.text or before.name or before.xml)[:80] if before else ""
-        pieces = [xml.start_tag("change", {"after": context} if before else {"at": "start"})]
+        # After the line before, as a person would call it (a field without text by
+        # its name): a line without text is still a place, never the region's start.
+        place: dict[str, object] = {"at": "start"}
+        if b0 > 0:
+            context = _label(new.items[b0 - 1])
+            # A line that reads like one before it is counted: the change has one place.
+            nth = sum(1 for item in new.items[:b0] if _label(item) == context)
+            place = {"after": context, "nth": nth if nth > 1 else None}
+        pieces = [xml.start_tag("change", place)]
         if a1 > a0:
             removed = old.items[a0:a1]
             gone = [e for item in removed for e in item.eids if e not in new_ids]

@@ -1,0 +1,468 @@
+"""What the agent believes is what the page shows: a model of the agent's memory.
+
+A Hypothesis state machine plays an agent on generated pages in a real headless
+Chromium, through the host's request handlers (snapshot memory, call tracker, the
+direct transport behind a relay peer). Its rules are the agent's tools and the page's
+own changes (a script edits a text, clears or sets a value, adds, removes or reorders
+list items, swaps a region, reloads). The agent's belief is rebuilt only from the
+answers it received (`tests.support.belief`); after every answer that shows the page,
+the belief must equal a fresh, full compaction of the page: every known line (text,
+ids, every control's value and state) and every region. A difference is a stale view,
+and Hypothesis prints the shortest sequence of steps that shows it.
+
+``pytest --long`` runs many more and longer sequences.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import tempfile
+import threading
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+import attrs
+import pytest
+import trio
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
+
+from pycdp_bridge import launch_browser
+from tests.support import LAUNCHED_PROFILES, StaticServer, serve_static
+from tests.support.belief import Belief, compare, fresh_regions
+from tests.support.handlers_host import TAB, Host, open_host
+from trimtab.pipeline import compact
+from trimtab.wire import RequestError
+
+pytestmark = pytest.mark.browser
+
+T = TypeVar("T")
+
+WORDS = ("Tent", "Stove", "Lamp", "Rope", "Map", "Bag", "Boots", "Mug")
+# How often each reading of an answer was exercised, over a run (printed at its end).
+READINGS: dict[str, int] = {}
+_ID_LINE = re.compile(r"<(\w+) id=\"([^\"]+)\"([^>]*)>")
+
+
+# -- generated pages -------------------------------------------------------------------
+
+
+@attrs.frozen
+class Site:
+    """Two pages of one generated site: they share a header and a nav."""
+
+    name: str
+    nav: tuple[str, ...]
+    paragraphs: tuple[str, ...]
+    items: tuple[str, ...]
+    aside: tuple[str, ...]
+    other: tuple[str, ...]
+
+
+words = st.lists(st.sampled_from(WORDS), min_size=1, max_size=3).map(" ".join)
+
+
+@st.composite
+def sites(draw: st.DrawFn) -> Site:
+    long_nav = draw(st.booleans())
+    nav = draw(st.lists(words, min_size=26 if long_nav else 2, max_size=30 if long_nav else 5))
+    return Site(
+        name=draw(st.sampled_from(("Trailhead", "Summit", "Basecamp"))),
+        nav=tuple(nav),
+        paragraphs=tuple(draw(st.lists(words, min_size=1, max_size=3))),
+        # Repeated item texts on purpose: lines that read alike.
+        items=tuple(draw(st.lists(words, min_size=0, max_size=8))),
+        aside=tuple(draw(st.lists(words, min_size=0, max_size=3))),
+        other=tuple(draw(st.lists(words, min_size=1, max_size=4))),
+    )
+
+
+def _escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;")
+
+
+def site_pages(site: Site, prefix: str) -> dict[str, str]:
+    """The two pages of `site`, by file name (under `prefix`)."""
+    links = "".join(
+        f'<li><a href="{prefix}-{"a" if k % 2 else "b"}.html?{k}">{_escape(t)}</a></li>'
+        for k, t in enumerate(site.nav)
+    )
+    head = (
+        "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
+        "<title>{title}</title></head><body>"
+        f"<header><a href='{prefix}-a.html'>{site.name}</a> <span id='greeting'>Hello</span>"
+        "</header>"
+        f"<nav aria-label='Site'><ul>{links}</ul></nav>"
+    )
+    paragraphs = "".join(f"<p id='p{k}'>{_escape(t)}</p>" for k, t in enumerate(site.paragraphs))
+    items = "".join(f"<li>{_escape(t)}</li>" for t in site.items)
+    aside = "".join(f"<p>{_escape(t)}</p>" for t in site.aside)
+    main_a = (
+        f"<main><h1 id='title'>{site.name} shop</h1>{paragraphs}"
+        f"<ul id='list'>{items}</ul>"
+        "<button type='button' id='add' onclick=\"const li = document.createElement('li');"
+        "li.textContent = 'Added ' + document.querySelectorAll('#list li').length;"
+        "document.getElementById('list').append(li)\">Add item</button> "
+        "<button type='button' id='toggle' onclick=\"const p = document.getElementById('p0');"
+        "p.textContent = p.textContent === 'On' ? 'Off' : 'On'\">Toggle</button>"
+        "<form aria-label='Order' onsubmit='return false'>"
+        "<label>Name <input id='name'></label> "
+        "<label>Email <input id='email' type='email'></label> "
+        "<label><input id='gift' type='checkbox'> Gift wrap</label> "
+        "<label>Size <select id='size'><option>Small</option><option>Medium</option>"
+        "<option>Large</option></select></label>"
+        "</form></main>"
+        + (f"<aside aria-label='Tips'>{aside}</aside>" if aside else "")
+        + "<footer><p>Footer of the site</p></footer></body></html>"
+    )
+    other = "".join(f"<p>{_escape(t)}</p>" for t in site.other)
+    main_b = (
+        f"<main><h1>{site.name} help</h1>{other}</main>"
+        "<footer><p>Footer of the site</p></footer></body></html>"
+    )
+    return {
+        f"{prefix}-a.html": head.format(title=f"{site.name} shop") + main_a,
+        f"{prefix}-b.html": head.format(title=f"{site.name} help") + main_b,
+    }
+
+
+# Changes the page's own scripts make, each an expression returning 0; `%(n)d` is a
+# counter and `%(k)d` a pick.
+PAGE_CHANGES = {
+    "edit text": """(() => { const all = document.querySelectorAll('main p, main li, h1');
+        if (all.length) all[%(k)d %% all.length].textContent = 'Edited %(n)d'; return 0; })()""",
+    "clear a field": """(() => {
+        const all = document.querySelectorAll('input:not([type=checkbox])');
+        if (all.length) all[%(k)d %% all.length].value = ''; return 0; })()""",
+    "set a field": """(() => {
+        const all = document.querySelectorAll('input:not([type=checkbox])');
+        if (all.length) all[%(k)d %% all.length].value = 'set %(n)d'; return 0; })()""",
+    "tick a box": """(() => { const box = document.getElementById('gift');
+        if (box) box.checked = !box.checked; return 0; })()""",
+    "choose an option": """(() => { const s = document.getElementById('size');
+        if (s) s.selectedIndex = %(k)d %% 3; return 0; })()""",
+    "add an item": """(() => {
+        const list = document.getElementById('list') || document.querySelector('main');
+        if (!list) return 0;
+        const li = document.createElement(list.tagName === 'UL' ? 'li' : 'p');
+        li.textContent = 'New %(n)d'; list.insertBefore(li, list.children[%(k)d %% 3] || null);
+        return 0; })()""",
+    "remove an item": """(() => { const all = document.querySelectorAll('#list li, main p');
+        if (all.length) all[%(k)d %% all.length].remove(); return 0; })()""",
+    "reorder the list": """(() => { const list = document.getElementById('list');
+        if (list) list.append(...[...list.children].reverse()); return 0; })()""",
+    "swap a region": """(() => { const aside = document.querySelector('aside');
+        if (aside) aside.remove(); else { const a = document.createElement('aside');
+        a.setAttribute('aria-label', 'Tips'); a.innerHTML = '<p>Swapped %(n)d</p>';
+        document.body.insertBefore(a, document.querySelector('footer')); } return 0; })()""",
+    "the same value again": """(() => { const e = document.getElementById('email');
+        if (e) e.value = e.value; return 0; })()""",
+}
+
+
+# -- the browser and host, in a trio thread --------------------------------------------
+
+
+@attrs.define
+class Driver:
+    """A real Chromium and the host's handlers in front of it, run by trio in a thread
+    of their own so that Hypothesis's state machine (plain calls) can drive them."""
+
+    folder: Path
+    browser: Any = None
+    host: Host | None = None
+    server: StaticServer | None = None
+    _token: trio.lowlevel.TrioToken | None = None
+    _thread: threading.Thread | None = None
+    _stop: trio.Event | None = None
+    _started: threading.Event = attrs.field(factory=threading.Event)
+    _failure: BaseException | None = None
+    _nursery: trio.Nursery | None = None
+    _close_host: trio.Event | None = None
+    _host_closed: trio.Event | None = None
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._main, daemon=True)
+        self._thread.start()
+        self._started.wait(120)
+        if self._failure is not None:
+            raise self._failure
+        assert self._token is not None, "the browser did not start within 120 s"
+
+    def _main(self) -> None:
+        try:
+            trio.run(self._serve)
+        except BaseException as exc:  # reported to the thread that waits on it
+            self._failure = exc
+            self._started.set()
+
+    async def _serve(self) -> None:
+        async with launch_browser() as browser:
+            LAUNCHED_PROFILES.append(browser.user_data_dir)
+            self.browser = browser
+            async with trio.open_nursery() as nursery:
+                self.server = await nursery.start(serve_static, self.folder)
+                self._nursery = nursery
+                self._stop = trio.Event()
+                self._token = trio.lowlevel.current_trio_token()
+                self._started.set()
+                await self._stop.wait()
+                nursery.cancel_scope.cancel()
+
+    def run(self, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
+        async def bounded() -> T:
+            with trio.fail_after(90):
+                return await fn(*args)
+
+        return trio.from_thread.run(bounded, trio_token=self._token)
+
+    def open_host(self, url: str) -> Host:
+        """A new host (fresh memory and tracker) on a new tab (a history of its own),
+        loaded with `url`."""
+        self.run(self._open_host, url)
+        assert self.host is not None
+        return self.host
+
+    async def _open_host(self, url: str) -> None:
+        self._close_host = trio.Event()
+        self._host_closed = trio.Event()
+        close, closed = self._close_host, self._host_closed
+
+        async def hold(task_status: trio.TaskStatus[Host]) -> None:
+            page = await self.browser.new_page()
+            try:
+                async with trio.open_nursery() as inner, open_host(page, url, inner) as host:
+                    task_status.started(host)
+                    await close.wait()
+                    inner.cancel_scope.cancel()
+            finally:
+                with trio.CancelScope(shield=True), trio.move_on_after(10):
+                    await page.close()
+                closed.set()
+
+        assert self._nursery is not None
+        self.host = await self._nursery.start(hold)
+
+    def close_host(self) -> None:
+        if self._close_host is None:
+            return
+        close, closed = self._close_host, self._host_closed
+        assert closed is not None
+
+        async def wait() -> None:
+            close.set()
+            await closed.wait()
+
+        self.run(wait)
+        self._close_host = None
+        self.host = None
+
+    def stop(self) -> None:
+        if self._token is not None and self._stop is not None:
+            stop = self._stop
+            trio.from_thread.run_sync(stop.set, trio_token=self._token)
+        if self._thread is not None:
+            self._thread.join(60)
+
+
+_driver: Driver | None = None
+_folder = Path(tempfile.mkdtemp(prefix="trimtab-belief-"))
+
+
+@pytest.fixture(scope="module")
+def driver() -> Iterator[Driver]:
+    """One Chromium for the module's state machine runs."""
+    global _driver
+    _driver = Driver(_folder)
+    _driver.start()
+    yield _driver
+    _driver.stop()
+    _driver = None
+
+
+# -- the agent ---------------------------------------------------------------------------
+
+
+class AgentMemory(RuleBasedStateMachine):
+    """An agent on a generated site, and the page changing under it."""
+
+    examples = 0
+
+    def __init__(self) -> None:
+        super().__init__()
+        assert _driver is not None
+        self.driver = _driver
+        self.belief = Belief()
+        self.changes = 0
+        self.host: Host | None = None
+        self.urls: dict[str, str] = {}
+        self.answered = False
+
+    @initialize(site=sites())
+    def open_site(self, site: Site) -> None:
+        AgentMemory.examples += 1
+        prefix = f"s{os.getpid()}-{AgentMemory.examples}"
+        for name, html in site_pages(site, prefix).items():
+            (self.driver.folder / name).write_text(html, encoding="utf-8")
+        server = self.driver.server
+        assert server is not None
+        self.urls = {"a": server.url(f"{prefix}-a.html"), "b": server.url(f"{prefix}-b.html")}
+        self.host = self.driver.open_host(self.urls["a"])
+        self.call("capture_snapshot")
+
+    def teardown(self) -> None:
+        for what, count in self.belief.counts.items():
+            READINGS[what] = READINGS.get(what, 0) + count
+        self.driver.close_host()
+
+    # -- the agent's tools --------------------------------------------------------------
+
+    def call(self, name: str, **args: Any) -> dict[str, Any]:
+        assert self.host is not None
+        try:
+            answer = self.driver.run(functools.partial(self.host.tool, name, **args))
+        except RequestError as exc:  # the host's error reply: nothing was shown
+            self.belief.note(f"error reply {exc.code}")
+            return {"is_error": True, "content": str(exc)}
+        if not answer["is_error"]:
+            self.belief.read(answer["content"])
+            self.answered = answer["content"].startswith(("<page ", "<region "))
+        return answer
+
+    def known_ids(self, tag: str, extra: str = "") -> list[str]:
+        found = []
+        for view in self.belief.page.regions.values():
+            for entry in view.body:
+                if isinstance(entry, str):
+                    for match in _ID_LINE.finditer(entry):
+                        if match.group(1) == tag and extra in match.group(3):
+                            found.append(match.group(2))
+        return sorted(found)
+
+    @rule()
+    def capture_snapshot(self) -> None:
+        self.call("capture_snapshot")
+
+    @rule(k=st.integers(0, 20))
+    def click(self, k: int) -> None:
+        ids = self.known_ids("button") + self.known_ids("a")
+        if ids:
+            self.call("click", id=ids[k % len(ids)])
+
+    @rule(k=st.integers(0, 20), text=st.sampled_from(("x@y.z", "Ann", "")))
+    def type(self, k: int, text: str) -> None:
+        ids = self.known_ids("input", "")
+        ids = [i for i in ids if i not in self.known_ids("input", 'type="checkbox"')]
+        if ids:
+            self.call("type", id=ids[k % len(ids)], text=text)
+
+    @rule(value=st.sampled_from(("Small", "Medium", "Large")))
+    def select(self, value: str) -> None:
+        ids = self.known_ids("select")
+        if ids:
+            self.call("select", id=ids[0], value=value)
+
+    @rule(on=st.booleans())
+    def check(self, on: bool) -> None:
+        ids = self.known_ids("input", 'type="checkbox"')
+        if ids:
+            self.call("check", id=ids[0], on=on)
+
+    @rule(k=st.integers(0, 20))
+    def expand(self, k: int) -> None:
+        keys = sorted(self.belief.page.regions)
+        if keys:
+            self.call("expand", region=keys[k % len(keys)])
+
+    @rule(k=st.integers(0, 20))
+    def read(self, k: int) -> None:
+        ids = self.known_ids("input") + self.known_ids("a")
+        if ids:
+            self.call("read", id=ids[k % len(ids)])
+
+    @rule(text=st.sampled_from(WORDS))
+    def find(self, text: str) -> None:
+        self.call("find", text=text)
+
+    @rule(page=st.sampled_from(("a", "b")))
+    def navigate(self, page: str) -> None:
+        self.call("navigate", url=self.urls[page])
+
+    @rule()
+    def back(self) -> None:
+        self.call("back")
+
+    # -- the page's own changes ----------------------------------------------------------
+
+    @rule(change=st.sampled_from(sorted(PAGE_CHANGES)), k=st.integers(0, 20))
+    def page_changes(self, change: str, k: int) -> None:
+        self.changes += 1
+        expression = PAGE_CHANGES[change] % {"k": k, "n": self.changes}
+        assert self.host is not None
+        self.driver.run(self.host.evaluate, expression)
+        self.answered = False
+
+    @rule()
+    def page_reloads(self) -> None:
+        assert self.host is not None
+        self.driver.run(self.host.evaluate, "location.reload(); 0")
+        self.driver.run(self._loaded)
+        self.answered = False
+
+    async def _loaded(self) -> None:
+        """Until the reload's new document is complete (the agent's think time)."""
+        assert self.host is not None
+        await trio.sleep(0.1)
+        while await self.host.evaluate("document.readyState") != "complete":
+            await trio.sleep(0.05)
+
+    # -- the check ------------------------------------------------------------------------
+
+    @invariant()
+    def belief_is_the_page(self) -> None:
+        """After an answer that showed the page, the agent believes exactly the page."""
+        if not self.answered or self.host is None:
+            return
+        self.answered = False
+        fresh = fresh_regions(self.driver.run(self._fresh))
+        differences = list(compare(self.belief.page, fresh))
+        assert not differences, "stale view:\n" + "\n".join(differences)
+
+    async def _fresh(self) -> Any:
+        assert self.host is not None
+        tab = self.host.state.tab(TAB)
+        assert tab is not None
+        async with tab.lock:  # no tool runs meanwhile
+            model = await tab.memory.capture()
+            return compact(model, count=False, reserved=tab.memory.reserved(model))
+
+
+def _settings(request: pytest.FixtureRequest, examples: int, steps: int) -> settings:
+    long = request.config.getoption("--long")
+    return settings(
+        max_examples=examples * 10 if long else examples,
+        stateful_step_count=steps * 3 if long else steps,
+        deadline=None,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+        print_blob=True,
+    )
+
+
+def test_the_agent_believes_what_the_page_shows(
+    driver: Driver, request: pytest.FixtureRequest
+) -> None:
+    """Through the host's handlers, whatever the agent and the page do, every answer
+    leaves the agent believing exactly what the page shows."""
+    machine = AgentMemory.TestCase
+    machine.settings = _settings(request, examples=25, steps=14)
+    READINGS.clear()
+    machine().runTest()
+    print(f"readings exercised: {dict(sorted(READINGS.items()))}")
+    # The check means something only if the answers it reads came in every form.
+    for form in ("baseline", "diff", "collapsed region", "expanded"):
+        assert READINGS.get(form, 0) > 0, (form, READINGS)
