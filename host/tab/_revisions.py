@@ -44,6 +44,16 @@ sessions) is not observed; an iframe element added, removed or re-pointed is. If
 observer cannot be installed (a page the debugger may not script), `sync` reports a
 change every time, so that tab is never served from cache. `sync` raises what the
 target raises (``TargetClosedError``, ``CDPError``).
+
+A JavaScript dialog the page opens while the observer is being installed (a page that
+asks as it loads, just as the host reaches its tab) stops the installation: the page
+answers nothing until the dialog is closed. That failure is not final: the
+installation is tried again once no dialog is open, at the next
+``Page.javascriptDialogClosed`` the follower takes in (the agent's `answer_dialog`,
+the person's click, a navigation that dismissed it), or else at the next `sync`,
+`token` or `quiet`, whichever comes first. Until then the tab is never served from
+cache, and an installation that comes late counts as a page change, since the page
+was not watched before it.
 """
 
 from __future__ import annotations
@@ -148,6 +158,7 @@ class PageRevisions:
 
     Start `run` in a nursery with ``nursery.start``: it returns once the observer is
     installed (or its installation failed) and then follows events until the target
+    closes, installing the observer once a dialog that stopped its installation
     closes. Call `sync` right before deciding whether a cached read is still valid.
     """
 
@@ -158,6 +169,8 @@ class PageRevisions:
     _events: trio.MemoryReceiveChannel[Event] | None = attrs.field(default=None, init=False)
     _installed: bool = attrs.field(default=False, init=False)
     _install_tried: bool = attrs.field(default=False, init=False)
+    # The last installation was stopped by a JavaScript dialog: tried again once it closes.
+    _dialog_stopped: bool = attrs.field(default=False, init=False)
     _activity_events: bool = attrs.field(default=False, init=False)
     _install_lock: trio.Lock = attrs.field(factory=trio.Lock, init=False)
     _main_frame: str | None = attrs.field(default=None, init=False)
@@ -185,6 +198,10 @@ class PageRevisions:
                     task_status.started()
                 async for event in events:
                     self._handle(event)
+                    if self._install_due():
+                        # A dialog stopped the installation and has just closed (the
+                        # event says so): the page answers again, the observer goes in.
+                        await self.install()
         finally:
             # Waiters must never hang on a follower that was cancelled before it began.
             self.ready.set()
@@ -234,10 +251,15 @@ class PageRevisions:
         (the command line, the tests) wait on the same observer.
         """
         async with self._install_lock:
-            if not self._install_tried:
+            if not self._install_tried or self._install_due():
                 self._install_tried = True
                 await self._install()
         return self._installed
+
+    def _install_due(self) -> bool:
+        """Whether a JavaScript dialog stopped the last installation and none is open
+        now: the page answers again, so the installation is tried once more."""
+        return self._dialog_stopped and self.target.open_dialog is None
 
     async def enable_activity_events(self) -> None:
         """Turn on the events `settle` follows (Page lifecycle, Network), and focus
@@ -356,12 +378,28 @@ class PageRevisions:
             )
             tree = await self.target.execute(cdp.page_get_frame_tree())
             self._main_frame = str(tree["frameTree"]["frame"]["id"])
-        except (CDPError, DialogOpenError, KeyError) as exc:
-            log.warning("page revisions: the observer could not be installed: %s", exc)
+        except DialogOpenError as exc:
+            # Not the page's last word: tried again once the dialog is closed (each
+            # step is harmless to repeat, and the observer's script runs once per world).
+            log.info("page revisions: a dialog stopped the observer's installation: %s", exc)
+            self._dialog_stopped = True
             return
+        except (CDPError, KeyError) as exc:
+            log.warning("page revisions: the observer could not be installed: %s", exc)
+            self._dialog_stopped = False
+            return
+        late = self._dialog_stopped
+        self._dialog_stopped = False
         self._installed = True
+        if late:
+            # Whatever the tab's reads were decided on before was not watched: none of
+            # it may be taken as current.
+            self._change("the page observer was installed after a dialog")
 
     async def _read_token(self) -> str | None:
+        if self._install_due():
+            # The dialog closed and the follower has not installed the observer yet.
+            await self.install()
         if not self._installed or self._main_frame is None:
             # Still a round trip, so that earlier navigation events are in.
             await evaluate(self.target, _script("round-trip.js"))

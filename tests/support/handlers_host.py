@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
 
 import attrs
@@ -93,11 +93,17 @@ class Host:
 
 @contextlib.asynccontextmanager
 async def open_host(
-    page: PageTarget, url: str, nursery: trio.Nursery, *, sites: SitePolicy | None = None
+    page: PageTarget,
+    url: str,
+    nursery: trio.Nursery,
+    *,
+    sites: SitePolicy | None = None,
+    before_command: Callable[[str], Awaitable[None]] | None = None,
 ) -> AsyncIterator[Host]:
     """Handlers of a host whose relay reaches `page`, loaded with `url` first; ``sites``
-    holds the person's site lists (default: empty, in memory)."""
-    peer = RelayPeer(page, TAB, follow_opened=True)
+    holds the person's site lists (default: empty, in memory); ``before_command`` is the
+    relay peer's (`RelayPeer`)."""
+    peer = RelayPeer(page, TAB, follow_opened=True, before_command=before_command)
     await nursery.start(peer.run)
     with trio.fail_after(30):
         await page.navigate(url)

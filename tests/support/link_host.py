@@ -10,7 +10,7 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -110,15 +110,21 @@ class LinkHost:
 
 
 @contextlib.asynccontextmanager
-async def open_link_host(page: PageTarget, url: str) -> AsyncIterator[LinkHost]:
-    """A host state and its link on ``page`` (tab `TAB`, at ``url``), nothing shared."""
+async def open_link_host(
+    page: PageTarget,
+    url: str,
+    *,
+    before_command: Callable[[str], Awaitable[None]] | None = None,
+) -> AsyncIterator[LinkHost]:
+    """A host state and its link on ``page`` (tab `TAB`, at ``url``), nothing shared;
+    ``before_command`` is the relay peer's (`RelayPeer`)."""
     # Unix socket paths are short: the runtime folder is a short temporary one.
     runtime = Path(tempfile.mkdtemp(prefix="tc-"))
     os.chmod(runtime, 0o700)
     state = runtime / "state"
     try:
         async with trio.open_nursery() as nursery:
-            peer = RelayPeer(page, TAB, follow_opened=True)
+            peer = RelayPeer(page, TAB, follow_opened=True, before_command=before_command)
             await nursery.start(peer.run)
             with trio.fail_after(TIMEOUT):
                 await page.navigate(url)

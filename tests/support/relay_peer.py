@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import trio
@@ -42,13 +43,25 @@ class RelayPeer:
     ``waiting``: the direct transport can, `Browser.opened_pages`), and such a tab that
     closes as ``tab_closed``; and it runs the host's ``cdp_new_tab``, ``cdp_close_tab``
     and ``tab_group`` requests.
+
+    ``before_command(method)``, when given, runs before each of the host's CDP commands
+    reaches the page: a test makes the page do something at that exact moment (open a
+    dialog as the host's first ``Page.enable`` is on its way).
     """
 
-    def __init__(self, page: PageTarget, tab: int, *, follow_opened: bool = False) -> None:
+    def __init__(
+        self,
+        page: PageTarget,
+        tab: int,
+        *,
+        follow_opened: bool = False,
+        before_command: Callable[[str], Awaitable[None]] | None = None,
+    ) -> None:
         self.page = page
         self.tab = tab
         self.pages: dict[int, PageTarget] = {tab: page}
         self.follow_opened = follow_opened
+        self.before_command = before_command
         self.hub = RelayHub(self.send_message)
         self.sent: list[dict[str, Any]] = []
         self._inbox_send, self._inbox = trio.open_memory_channel[dict[str, Any]](1000)
@@ -181,6 +194,8 @@ class RelayPeer:
             return
         if message["method"] == HOLD:
             return
+        if self.before_command is not None:
+            await self.before_command(message["method"])
         page = self.pages.get(tab)
         reply = {"type": "cdp_result", "id": message["id"]}
         if page is None:
