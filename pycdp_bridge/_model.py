@@ -39,6 +39,11 @@ class NodeType(enum.IntEnum):
     SHADOW_ROOT = 11  # DocumentFragment; the only fragments in a live tree are shadow roots
 
 
+#: The widest side a box may have and still be empty: four of Chromium's layout units
+#: (1/64 px), far below anything drawn (a hairline on a 3x screen is 1/3 px).
+THINNEST = 1 / 16
+
+
 @attrs.frozen
 class Rect:
     """An axis-aligned box in CSS pixels, in the top-level document's coordinates."""
@@ -61,7 +66,19 @@ class Rect:
         return self.width * self.height
 
     def is_empty(self) -> bool:
-        return self.width <= 0 or self.height <= 0
+        """No area a person could see: a side of at most `THINNEST` pixels.
+
+        A box of zero width moved by a fractional transform (a marquee, a CSS
+        ticker) comes back rounded out to one layout unit (1/64 px) in some frames
+        and not in others; it is as empty in both.
+        """
+        return self.width <= THINNEST or self.height <= THINNEST
+
+    def intersection(self, other: Rect) -> Rect:
+        """The part of this box inside `other` (empty when they do not meet)."""
+        x, y = max(self.x, other.x), max(self.y, other.y)
+        right, bottom = min(self.right, other.right), min(self.bottom, other.bottom)
+        return Rect(x, y, max(0.0, right - x), max(0.0, bottom - y))
 
     def contains(self, other: Rect) -> bool:
         return (
@@ -101,6 +118,10 @@ class Style:
     # The snapshot does not include text colours by default; the pipeline uses
     # these to tell a transparent scrim from a covering panel.
     background_image: str = "none"
+    # "visible" or what clips the element's content on that axis ("hidden", "clip",
+    # "auto", "scroll"): what a cover can hide of content is only the part drawn.
+    overflow_x: str = "visible"
+    overflow_y: str = "visible"
 
 
 @attrs.frozen

@@ -171,6 +171,8 @@ DEFAULT_SNAPSHOT_STYLES: tuple[str, ...] = (
     "pointer-events",
     "position",
     "z-index",
+    "overflow-x",
+    "overflow-y",
 )
 
 

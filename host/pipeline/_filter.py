@@ -241,7 +241,12 @@ def _paint_order(model: PageModel, node: Node) -> int | None:
 
 
 def _occluded(model: PageModel, shown: list[bool], removed: list[bool]) -> dict[int, int]:
-    """Leaves fully covered by opaque positioned elements painted above them."""
+    """Leaves fully covered by opaque positioned elements painted above them.
+
+    Only the part of a leaf its clipping boxes let be drawn can be covered (see
+    `_drawn_part`): content moving through a clipping box (a marquee) is judged
+    the same wherever it stands, so its ids do not come and go between captures.
+    """
     nodes = model.nodes
     element = NodeType.ELEMENT
     covers = [
@@ -250,6 +255,7 @@ def _occluded(model: PageModel, shown: list[bool], removed: list[bool]) -> dict[
     if not covers:
         return {}
     covers.sort(key=lambda n: n.paint_order or 0, reverse=True)
+    clips = _clips(model)
     covered: dict[int, int] = {}
     for node in nodes:
         i = node.index
@@ -260,7 +266,7 @@ def _occluded(model: PageModel, shown: list[bool], removed: list[bool]) -> dict[
         order = _paint_order(model, node)
         if order is None:
             continue
-        pieces = [node.bounds]
+        pieces = [_drawn_part(node.bounds, clips[i])]
         first_cover = -1
         for cover in covers:
             cover_order = cover.paint_order or 0
@@ -281,6 +287,71 @@ def _occluded(model: PageModel, shown: list[bool], removed: list[bool]) -> dict[
                 covered[i] = first_cover
                 break
     return covered
+
+
+def _clips(model: PageModel) -> list[Rect | None]:
+    """Per node, the box its ancestors clip it to (None: not clipped), as the
+    browser paints: an element whose `overflow` is not visible clips what it
+    contains on that axis; an absolutely positioned box escapes the clips between
+    it and its containing block (the nearest positioned ancestor), a fixed one all
+    of them. The root and body clip the viewport, not their own boxes, and another
+    document is not clipped by its frame here (both: judged whole, as before)."""
+    nodes = model.nodes
+    clips: list[Rect | None] = [None] * len(nodes)
+    # What the node's in-flow content is clipped to, and its absolute content.
+    inner: list[Rect | None] = [None] * len(nodes)
+    positioned: list[Rect | None] = [None] * len(nodes)
+    element, shadow = NodeType.ELEMENT, NodeType.SHADOW_ROOT
+    for node in nodes:
+        i, parent = node.index, node.parent
+        if parent < 0 or node.node_type not in (element, shadow, NodeType.TEXT):
+            continue  # a document: its own viewport
+        style = node.style
+        position = style.position if style is not None and node.is_element else "static"
+        if position == "fixed":
+            clip = None
+        elif position == "absolute":
+            clip = positioned[parent]
+        else:
+            clip = inner[parent]
+        clips[i] = clip
+        if node.node_type is not element and node.node_type is not shadow:
+            continue
+        inner[i] = clip
+        positioned[i] = clip if position != "static" else positioned[parent]
+        bounds = node.bounds
+        if style is None or bounds is None or node.name in ("html", "body"):
+            continue
+        clip_x, clip_y = style.overflow_x != "visible", style.overflow_y != "visible"
+        if clip_x or clip_y:
+            inner[i] = _clip_to(clip, bounds, clip_x=clip_x, clip_y=clip_y)
+            if position != "static":
+                positioned[i] = inner[i]
+    return clips
+
+
+def _clip_to(clip: Rect | None, box: Rect, *, clip_x: bool, clip_y: bool) -> Rect:
+    """`clip` narrowed to `box` on the clipping axes (unbounded on the others)."""
+    far = 1e9  # an axis that does not clip: as wide as any page
+    own = Rect(
+        box.x if clip_x else -far,
+        box.y if clip_y else -far,
+        box.width if clip_x else 2 * far,
+        box.height if clip_y else 2 * far,
+    )
+    return own if clip is None else clip.intersection(own)
+
+
+def _drawn_part(bounds: Rect, clip: Rect | None) -> Rect:
+    """What a cover can hide of a box: its part inside its clip. Content clipped
+    away entirely (a marquee's text that has scrolled on, a carousel's next slide)
+    is not drawn now but passes through, or comes into, the clipping box: it is
+    judged there, so where a moving marquee happens to be at a capture does not
+    decide whether its links are covered."""
+    if clip is None or clip.is_empty():
+        return bounds  # clips that do not meet: nothing better to judge by
+    drawn = bounds.intersection(clip)
+    return clip if drawn.is_empty() else drawn
 
 
 def _is_interactive_leaf(node: Node) -> bool:
