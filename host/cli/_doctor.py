@@ -111,8 +111,13 @@ async def _all_checks(args: argparse.Namespace) -> list[Check]:
     running = [endpoint for endpoint in list_endpoints(endpoint_dir()) if endpoint.alive]
     recorded = installed_profiles()
     profiles = _profiles(args.user_data_dir, running, recorded)
-    checks = [_python(), _browsers(found), *_manifests(profiles, found)]
-    host = _host(args.browser, recorded)
+    manifests = _manifests(profiles, found)
+    checks = [_python(), _browsers(found), *manifests]
+    # Registered in a profile folder only: the browser must be started with it.
+    only_profiles = not any(
+        check.ok and check.name not in ("manifest", "manifest (profile)") for check in manifests
+    )
+    host = _host(args.browser, recorded if only_profiles else [])
     checks.append(host)
     checks.append(_permissions())
     if host.ok:
