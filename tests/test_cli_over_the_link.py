@@ -47,6 +47,41 @@ async def test_a_string_argument_is_taken_as_text_even_when_it_looks_like_json(
         assert "type's clear is boolean, written as JSON" in err
 
 
+async def test_arguments_are_checked_against_the_schema_in_one_line(
+    page: PageTarget, pages_server: StaticServer
+) -> None:
+    """A missing argument, one of the wrong type or range, or ``tab=`` for a tool that
+    has none is bad usage (exit 2) in one stderr line before the link, and what the host
+    itself refuses about the arguments is one line of Trimtab's words (exit 1), with no
+    page-data block."""
+    async with open_link_host(page, pages_server.url("handlers-shop.html")) as host:
+        await host.share(TAB)
+        for args, said in (
+            (("type", "id=x"), "type needs the argument 'text' (it needs: id, text)"),
+            (("check", "id=x", "on=3"), "check's on must be true or false, not 3"),
+            (
+                ("select_text", "id=x", "text=y", "occurrence=0"),
+                "select_text's occurrence must be at least 1, not 0",
+            ),
+            (("click", "id=x", "tab=5"), "click has no argument 'tab': name the tab with --tab"),
+        ):
+            code, out, err = await host.trimtab("call", *args)
+            assert (code, out, err) == (2, "", f"trimtab: usage: {said}\n"), args
+        code, out, err = await host.trimtab("call", "find")
+        assert (code, out) == (1, "")
+        assert err == (
+            "trimtab: tool_error: bad arguments for find: find needs at least one of text, "
+            "role or region\n"
+        )
+        # close_tab's tab is --tab (or the only shared tab), as every tool's.
+        code, out, err = await host.trimtab("call", "close_tab", "--tab", str(TAB))
+        assert (code, out, err) == (
+            1,
+            "",
+            "trimtab: tool_error: close_tab: this is the task's only tab\n",
+        )
+
+
 async def test_exit_codes_and_errors_on_stderr_only(
     page: PageTarget, pages_server: StaticServer
 ) -> None:

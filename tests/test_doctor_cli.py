@@ -130,6 +130,49 @@ async def test_doctor_on_the_test_profile_passes(places: Places, tmp_path: Path)
         assert out.rstrip().endswith("every check passed")
 
 
+async def test_doctor_checks_the_manifest_where_the_browser_reads_it(
+    places: Places, tmp_path: Path
+) -> None:
+    """With the host registered only in a profile folder (``--user-data-dir``), plain
+    ``trimtab doctor`` checks the manifest there: the running browser's profile while
+    it runs, the folder ``trimtab install --user-data-dir`` recorded once it quit (the
+    host's fix then names how to start it), until ``trimtab uninstall`` forgets it."""
+    home = tmp_path / "home"
+    home.mkdir()
+    manifest = places.profile / "NativeMessagingHosts" / MANIFEST_FILE
+    async with browser(places):
+        code, out, err = await trimtab(places, "doctor", "--json", home=home)
+        assert code == 0, out + err
+        report = json.loads(out)
+        [profile] = [c for c in report["checks"] if c["name"] == "manifest (profile)"]
+        assert profile["ok"]
+        assert profile["detail"].startswith(f"{manifest} → ")
+        assert profile["detail"].endswith("(the running chromium reads it there)")
+        assert not [c for c in report["checks"] if c["name"].startswith("manifest (chromium")]
+    code, out, err = await trimtab(
+        places, "install", "--user-data-dir", str(places.profile), home=home
+    )
+    assert code == 0, err
+    assert out.rstrip().endswith("doctor")  # the next step it names is plain doctor
+    code, out, _err = await trimtab(places, "doctor", home=home)
+    assert code == 1
+    assert f"ok   manifest (profile): {manifest} → " in out
+    assert "(trimtab install --user-data-dir registered it there)" in out
+    assert "FAIL host: " in out
+    fix = out.rstrip().rsplit("\n", 1)[-1]
+    assert fix.startswith(
+        f"first broken link: host; fix: open the browser (started with "
+        f"--user-data-dir={places.profile}) with the Trimtab extension loaded"
+    )
+    code, _out, err = await trimtab(
+        places, "uninstall", "--user-data-dir", str(places.profile), home=home
+    )
+    assert code == 0, err
+    code, out, _err = await trimtab(places, "doctor", home=home)
+    assert code == 1
+    assert "FAIL manifest: no host manifest for chromium at " in out
+
+
 async def test_doctor_names_the_first_broken_link(places: Places, tmp_path: Path) -> None:
     """Without a manifest doctor names the browser it found and says to install for it;
     a profile folder without one gets the install line with --user-data-dir; a missing

@@ -95,6 +95,51 @@ async def test_tab_id_as_a_string_is_taken_and_unknown_arguments_refused(
         assert text == "'tab' must be a tab id from `tabs`, not 'seven'"
 
 
+async def test_every_tool_takes_the_one_optional_tab_and_the_schema_is_checked(
+    page: PageTarget, pages_server: StaticServer
+) -> None:
+    """Every tool offered has the same ``tab`` property and none requires it, close_tab
+    included (one rule: the only shared tab when absent), and a call whose arguments
+    miss one the schema requires, or give one of the wrong type or range, is refused
+    naming it before anything runs, in Trimtab's words (no page-data block)."""
+    async with (
+        open_link_host(page, pages_server.url("handlers-shop.html")) as host,
+        host.mcp_client() as client,
+    ):
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        assert "close_tab" in tools
+        tabs = {name: tool.input_schema["properties"].get("tab") for name, tool in tools.items()}
+        del tabs["tabs"]  # the listing itself names no tab
+        assert len({repr(prop) for prop in tabs.values()}) == 1, tabs
+        assert tabs["click"] == {
+            "type": "integer",
+            "description": "A tab id from `tabs`; optional when one tab is shared.",
+        }
+        for name, tool in tools.items():
+            assert "tab" not in tool.input_schema.get("required", []), name
+        # The catalogue's own schemas are unchanged: the side panel's close_tab needs it.
+        [close_tab] = [spec for spec in TOOLS if spec.name == "close_tab"]
+        assert close_tab.input_schema["required"] == ["tab"]
+
+        await host.share(TAB)
+        text, is_error, _ = await call(client, "type", id="x")
+        assert is_error
+        assert text == "type needs the argument 'text' (it needs: id, text)"
+        text, is_error, _ = await call(client, "check", id="x", on="yes")
+        assert is_error
+        assert text == "check's on must be true or false, not 'yes'"
+        text, is_error, _ = await call(client, "select_text", id="x", text="y", occurrence=0)
+        assert is_error
+        assert text == "select_text's occurrence must be at least 1, not 0"
+        text, is_error, _ = await call(client, "fill", fields=[{"id": "x"}])
+        assert is_error
+        assert text == "fill's fields[0] must have 'value'"
+        # No tab named: the only shared one, whose task has no other tab to close.
+        text, is_error, _ = await call(client, "close_tab")
+        assert is_error
+        assert text == "close_tab: this is the task's only tab"
+
+
 async def test_a_call_in_flight_when_the_browser_goes_away_says_so(
     page: PageTarget, pages_server: StaticServer
 ) -> None:

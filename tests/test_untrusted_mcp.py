@@ -21,6 +21,7 @@ from tests.support import StaticServer
 from tests.support.link_host import TAB, TIMEOUT, LinkHost, extension_request, open_link_host
 from tests.support.outside import call, eid_of
 from trimtab.browser import HostState, ToolCall, ToolOutcome, cdp_errors
+from trimtab.link import LinkError
 from trimtab.link._paths import SECRET_FILE
 from trimtab.mcp import LinkHolder, build_server, open_holder
 
@@ -144,6 +145,40 @@ async def test_every_page_string_is_inside_a_block_through_mcp(
             f"the person or stop. The question was about:\n<<<PAGE DATA {marker}>>>\n"
         )
         assert INJECTION in refused
+
+
+async def test_arguments_refused_are_trimtabs_words_outside_the_block(
+    page: PageTarget, pages_server: StaticServer
+) -> None:
+    """Arguments refused by the MCP door (the schema), by the link for any client (the
+    schema again, as ``bad_request``) and by the tool itself are Trimtab's words, outside
+    every block, while an error quoting the page in the same session is still sealed."""
+    async with (
+        open_link_host(page, pages_server.url("untrusted-markers.html")) as host,
+        _mcp(host) as (client, holder),
+    ):
+        await _share_as_the_page_names_itself(host)
+        marker = (await holder.client()).marker
+        text, is_error = await _sealed_call(client, marker, "type", id="x")
+        assert is_error
+        assert text == "type needs the argument 'text' (it needs: id, text)"
+        text, is_error = await _sealed_call(client, marker, "find")
+        assert is_error
+        assert text == "bad arguments for find: find needs at least one of text, role or region"
+        # A client of the link that skips the door's check is refused by the host.
+        with pytest.raises(LinkError) as refused:
+            await holder.request("tool", tab=TAB, name="check", args={"id": "x", "on": "yes"})
+        assert (refused.value.code, refused.value.message) == (
+            "bad_request",
+            "check's on must be true or false, not 'yes'",
+        )
+        snapshot, _ = await _sealed_call(client, marker, "capture_snapshot")
+        error, is_error = await _sealed_call(
+            client, marker, "click", id=eid_of(snapshot, "Sold out")
+        )
+        assert is_error
+        assert error.startswith(f"<<<PAGE DATA {marker}>>>\n")
+        assert INJECTION in error
 
 
 async def test_the_command_line_prints_blocks_with_its_own_marker(

@@ -110,6 +110,9 @@ class ToolOutcome:
     downloads: tuple[Download, ...] = ()
     # The picture `content` describes (`screenshot`); the page's pixels, data like its text.
     image: ToolImage | None = None
+    # Whether `content` may hold the page's words (most answers do); False when it is
+    # Trimtab's alone, such as arguments refused, which a door shows as its own words.
+    quotes_page: bool = True
 
     @property
     def refused(self) -> bool:
@@ -119,9 +122,9 @@ class ToolOutcome:
     def for_model(self, page_data: Callable[[str], str]) -> str:
         """The content as a model reads it: what the tool answered (page text, or an
         error that may quote it) through ``page_data``, the untrusted block; a refused
-        call's outcome in Trimtab's own words, outside it."""
+        call's outcome, and content that is Trimtab's alone, in its own words outside it."""
         if not self.refused or self.consent.answer is None:
-            return page_data(self.content)
+            return page_data(self.content) if self.quotes_page else self.content
         refusal = self.consent.answer.refusal()
         said = f"Not done: {refusal}. Do not retry it; ask the person or stop."
         return f"{said} The question was about:\n{page_data(self.reason or '')}"

@@ -26,9 +26,10 @@ def refused_outright(content: str) -> ToolOutcome:
 
 
 def text_outcome(
-    content: str, *, is_error: bool = False, side_effects: bool = False
+    content: str, *, is_error: bool = False, side_effects: bool = False, quotes_page: bool = True
 ) -> ToolOutcome:
-    """The outcome of a call the host answered itself (a task's tabs, a refusal)."""
+    """The outcome of a call the host answered itself (a task's tabs, a refusal);
+    ``quotes_page=False`` when ``content`` is Trimtab's words alone."""
     return ToolOutcome(
         content=content,
         is_error=is_error,
@@ -43,6 +44,7 @@ def text_outcome(
         note=None,
         side_effects=side_effects,
         submits=False,
+        quotes_page=quotes_page,
     )
 
 

@@ -33,14 +33,7 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 import attrs
 import trio
 
-from pycdp_bridge import (
-    CDPError,
-    DialogOpenError,
-    RelayHub,
-    RelayTarget,
-    Target,
-    TargetClosedError,
-)
+from pycdp_bridge import CDPError, DialogOpenError, RelayHub, RelayTarget, Target, TargetClosedError
 from pycdp_bridge import protocol as cdp
 
 from ..envelope import (
@@ -434,6 +427,8 @@ class HostState:
             tab=call.tab,
             downloads=tuple(downloads),
             image=None if is_error else result.image,
+            # Trimtab's words alone stay so only while no note (which names the page's) was added.
+            quotes_page=result.quotes_page or content != result.content,
         )
 
     async def _downloads_of(self, tab: int, mark: int, held: list[Held]) -> list[Download]:

@@ -91,12 +91,15 @@ async def task_tool(host: HostState, call: ToolCall, task: TaskTabs, ask: Ask) -
             return text_outcome(
                 f"{call.name}: no tab {str(tab)[:40]!r} in this task; its tabs are {ids}",
                 is_error=True,
+                quotes_page=False,
             )
         if call.name == "switch_tab":
             task.current = tab
             return await look(host, call, tab, f"you act in tab {tab} now")
         if len(task.tabs) == 1:
-            return text_outcome("close_tab: this is the task's only tab", is_error=True)
+            return text_outcome(
+                "close_tab: this is the task's only tab", is_error=True, quotes_page=False
+            )
         with contextlib.suppress(CDPError, TargetClosedError):
             await host.hub.close_tab(tab)
         task.remove(tab)
@@ -112,11 +115,13 @@ async def new_tab(host: HostState, call: ToolCall, task: TaskTabs, ask: Ask) -> 
             f"bad arguments for new_tab: url must be absolute (http:// or https://); "
             f"got {str(url)[:200]!r}",
             is_error=True,
+            quotes_page=False,
         )
     if len(task.tabs) >= task.limit:
         return text_outcome(
             f"new_tab: the task has {task.limit} tabs, the most it may keep; close_tab one first",
             is_error=True,
+            quotes_page=False,
         )
     # Where a new tab goes is decided like a navigation of the tab.
     going = attrs.evolve(call, args={"url": url.strip()})

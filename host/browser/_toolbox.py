@@ -8,7 +8,8 @@ from collections.abc import Awaitable, Callable, Mapping
 import attrs
 
 from ..tab import Tab
-from ..tools import TOOLS, ToolResult, ToolSpec, run_tool
+from ..tools import TOOLS, ArgumentError, ToolResult, ToolSpec, check_arguments, run_tool
+from ..wire import RequestError
 
 __all__ = ["RunTool", "Toolbox", "read_format_page"]
 
@@ -44,3 +45,15 @@ class Toolbox:
             if spec.name == name:
                 return spec
         return None
+
+    def check_arguments(self, name: str, arguments: Mapping[str, object]) -> None:
+        """Refuse a call to tool ``name`` whose arguments do not fit its schema, with a
+        ``bad_request`` in Trimtab's words naming the argument (the link's check, before
+        the call runs; an unknown tool is left to `HostState.call_tool` to name)."""
+        spec = self.spec(name)
+        if spec is None:
+            return
+        try:
+            check_arguments(spec, arguments)
+        except ArgumentError as exc:
+            raise RequestError("bad_request", str(exc)) from None

@@ -31,14 +31,16 @@ from ..link import (
     read_secret,
 )
 from ..mcp import HOW_TO_SHARE, ArgumentError, check_arguments, property_types
-from ..tools import TOOL_GROUPS, TOOLS, ToolGroup, ToolSpec, parse_groups
+from ..tools import TAB, TOOL_GROUPS, TOOLS, ToolGroup, ToolSpec, parse_groups
 
 __all__ = ["DEFAULT_SESSION", "EXIT_CODES", "add_commands", "parse_arguments", "run_command"]
 
-# 0: done; 1: the tool ran and reported an error (its text is printed); 2: bad usage.
+# 0: done; 1: the tool ran and reported an error (its text is printed); 2: bad usage
+# (ours, or a request the host found malformed: `bad_request`).
 EXIT_CODES: Final[Mapping[str, int]] = {
     "tool_error": 1,
     "usage": 2,
+    "bad_request": 2,
     "no_browser": 3,
     "ambiguous": 3,
     "no_secret": 3,
@@ -113,7 +115,9 @@ def add_commands(commands: Any) -> None:
 
 def parse_arguments(tool: str, pairs: list[str]) -> dict[str, object]:
     """``key=value`` pairs for ``tool``: a value the schema wants as a string is that
-    text as it is (``12345``, ``true`` and ``null`` included); any other is JSON."""
+    text as it is (``12345``, ``true`` and ``null`` included); any other is JSON. They
+    must fit the tool's schema (a missing or unknown argument, a wrong type: usage),
+    so a call that cannot run is refused here, in one line, before the link."""
     spec = _SPECS.get(tool)
     if spec is None:
         raise LinkError("usage", f"unknown tool {tool[:100]!r}; the tools are: {', '.join(_SPECS)}")
@@ -122,6 +126,8 @@ def parse_arguments(tool: str, pairs: list[str]) -> dict[str, object]:
         key, sep, value = pair.partition("=")
         if not sep or not key:
             raise LinkError("usage", f"argument {pair!r} is not key=value")
+        if key == TAB and not property_types(spec, key):
+            raise LinkError("usage", f"{tool} has no argument 'tab': name the tab with --tab")
         parsed[key] = _value(spec, key, value)
     try:
         check_arguments(spec, parsed)

@@ -23,6 +23,7 @@ import trio
 
 from .. import install as installer
 from ..link import (
+    Endpoint,
     LinkError,
     PermissionProblem,
     SecretMissing,
@@ -33,6 +34,7 @@ from ..link import (
     read_secret,
     secret_path,
 )
+from ._installs import installed_profiles
 
 __all__ = ["Check", "add_doctor", "run_doctor"]
 
@@ -106,8 +108,16 @@ def run_doctor(args: argparse.Namespace) -> int:
 
 async def _all_checks(args: argparse.Namespace) -> list[Check]:
     found = _found_browsers()
-    checks = [_python(), _browsers(found), *_manifests(args.user_data_dir, found)]
-    host = _host(args.browser)
+    running = [endpoint for endpoint in list_endpoints(endpoint_dir()) if endpoint.alive]
+    recorded = installed_profiles()
+    profiles = _profiles(args.user_data_dir, running, recorded)
+    manifests = _manifests(profiles, found)
+    checks = [_python(), _browsers(found), *manifests]
+    # Registered in a profile folder only: the browser must be started with it.
+    only_profiles = not any(
+        check.ok and check.name not in ("manifest", "manifest (profile)") for check in manifests
+    )
+    host = _host(args.browser, recorded if only_profiles else [])
     checks.append(host)
     checks.append(_permissions())
     if host.ok:
@@ -149,9 +159,43 @@ def _browsers(found: list[FoundBrowser]) -> Check:
     )
 
 
-def _manifests(user_data_dir: str | None, found: list[FoundBrowser]) -> list[Check]:
-    """One check per manifest found; a failing check for a profile folder without one,
-    and when there is none at all (naming a browser that was found)."""
+@attrs.frozen
+class Profile:
+    """A profile folder whose ``NativeMessagingHosts`` a browser reads the manifest
+    from (a browser started with ``--user-data-dir`` reads it there only), and why
+    doctor looks at it."""
+
+    folder: Path
+    why: str
+    # Named by the person or read by a running browser: a missing manifest is broken.
+    # Recorded by an install only: its folder may be gone, then it is not checked.
+    needed: bool
+
+
+def _profiles(
+    user_data_dir: str | None, running: list[Endpoint], recorded: list[Path]
+) -> list[Profile]:
+    """The profile folders to check, each once: the one named by ``--user-data-dir``,
+    those of the running browsers' hosts, and those ``trimtab install`` registered."""
+    found: dict[Path, Profile] = {}
+    if user_data_dir:
+        folder = Path(user_data_dir).expanduser().resolve()
+        found[folder] = Profile(folder, "named by --user-data-dir", True)
+    for endpoint in running:
+        if os.path.isabs(endpoint.info.profile):
+            folder = Path(endpoint.info.profile).resolve()
+            why = f"the running {endpoint.info.browser} reads it there"
+            found.setdefault(folder, Profile(folder, why, True))
+    for folder in recorded:
+        why = "trimtab install --user-data-dir registered it there"
+        found.setdefault(folder, Profile(folder, why, False))
+    return list(found.values())
+
+
+def _manifests(profiles: list[Profile], found: list[FoundBrowser]) -> list[Check]:
+    """One check per manifest found, those of the profile folders first; a failing
+    check for a profile folder a browser reads without one, and when there is none at
+    all (naming a browser that was found)."""
     if sys.platform == "win32":
         return [Check("manifest", True, "Windows: registered in the registry (not checked)")]
     places: list[tuple[str, Path]] = [
@@ -159,24 +203,24 @@ def _manifests(user_data_dir: str | None, found: list[FoundBrowser]) -> list[Che
         for browser, folder in zip(installer.BROWSERS, installer.manifest_dirs(), strict=True)
     ]
     origin = f"chrome-extension://{installer.extension_id()}/"
-    checks = [_manifest(name, path, origin) for name, path in places if path.exists()]
-    if user_data_dir:
-        profile = Path(user_data_dir).expanduser().resolve()
-        path = profile / "NativeMessagingHosts" / installer.MANIFEST_FILE
+    checks = []
+    for profile in profiles:
+        path = profile.folder / "NativeMessagingHosts" / installer.MANIFEST_FILE
         if path.exists():
-            checks.insert(0, _manifest("profile", path, origin))
-        else:
-            command = f"trimtab install --user-data-dir {shlex.quote(str(profile))}"
-            checks.insert(
-                0,
+            found_one = _manifest("profile", path, origin)
+            checks.append(attrs.evolve(found_one, detail=f"{found_one.detail} ({profile.why})"))
+        elif profile.needed or profile.folder.is_dir():
+            command = f"trimtab install --user-data-dir {shlex.quote(str(profile.folder))}"
+            checks.append(
                 Check(
                     "manifest (profile)",
                     False,
                     f"no host manifest at {path}, where a browser started with "
-                    f"--user-data-dir={profile} looks for it",
+                    f"--user-data-dir={profile.folder} looks for it ({profile.why})",
                     f"run `{command}` and restart that browser",
-                ),
+                )
             )
+    checks += [_manifest(name, path, origin) for name, path in places if path.exists()]
     if not checks:
         wanted = [browser.name for browser in found] or list(installer.BROWSERS)
         first = dict(places)[wanted[0]]
@@ -209,13 +253,17 @@ def _manifest(browser: str, path: Path, origin: str) -> Check:
     return Check(name, True, f"{path} → {host}, allows {origin}")
 
 
-def _host(browser: str | None) -> Check:
+def _host(browser: str | None, recorded: list[Path]) -> Check:
     folder = endpoint_dir()
     endpoints = list_endpoints(folder)
     alive = [endpoint for endpoint in endpoints if endpoint.alive]
+    # A profile the host was registered in is read only by a browser started with it.
+    started = (
+        f" (started with --user-data-dir={shlex.quote(str(recorded[-1]))})" if recorded else ""
+    )
     fix = (
-        "open the browser with the Trimtab extension loaded (chrome://extensions); it "
-        "starts the host when it loads. See the host's log if it still does not appear"
+        f"open the browser{started} with the Trimtab extension loaded (chrome://extensions); "
+        "it starts the host when it loads. See the host's log if it still does not appear"
     )
     if not alive:
         return Check("host", False, f"no running host has an endpoint in {folder}", fix)

@@ -23,6 +23,7 @@ from .. import install as installer
 from ..tab import DEFAULT_BUDGET, MIN_BUDGET, PageChangedError
 from ._agents import add_commands, run_command
 from ._inspect import PageUnresponsiveError, budget_arg, run_inspect
+from ._installs import forget_profile, remember_profile
 
 __all__ = ["main"]
 
@@ -33,11 +34,16 @@ def _install(args: argparse.Namespace) -> int:
         written = installer.install(args.browser, user_data_dir)
         for path in written:
             print(f"registered {installer.HOST_NAME} in {path}", file=sys.stderr)
+        if user_data_dir is not None:
+            # `trimtab doctor` checks this profile's manifest even with no browser running.
+            remember_profile(user_data_dir)
         print(installer.next_steps(args.browser))
     else:
         removed = installer.uninstall(args.browser, user_data_dir)
         for path in removed:
             print(f"removed {path}", file=sys.stderr)
+        if user_data_dir is not None:
+            forget_profile(user_data_dir)
     return 0
 
 

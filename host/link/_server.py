@@ -214,6 +214,9 @@ class Link:
             tab = check_tab_id(request.get("tab", int), "tool field 'tab'")
             name = request.get("name", str)
             args = request.get("args", dict, default={})
+            # Arguments that do not fit the tool's schema are refused before anything
+            # (the person is not asked about a call that cannot run), in Trimtab's words.
+            self.state.toolbox.check_arguments(name, args)
             # What outside agents did stays in the host's log, in order.
             log.info("link client %d: %s on tab %d", session.number, name, tab)
             session.calls += 1

@@ -11,8 +11,9 @@ link's untrusted block.
 
 Built on the official ``mcp`` SDK, run under trio through anyio; `_stdio` carries
 the bytes (one message a line, bounded, malformed lines answered with a JSON-RPC
-error) and the SDK's `stdio_server` the session; `_arguments` checks a call's
-arguments against the catalogue's schema (``trimtab call`` uses it too). May import
+error) and the SDK's `stdio_server` the session; `_arguments` reads the ``tab`` a call
+names and re-exports the catalogue's check of the other arguments against the tool's
+schema (``trimtab.tools``; ``trimtab call`` and the link check them the same way). May import
 ``trimtab.link``, ``trimtab.tools`` (the catalogue only) and the format page;
 nothing in the host imports it.
 """

@@ -24,7 +24,7 @@ from ..link import (
     connect,
     read_secret,
 )
-from ..tools import TOOL_GROUPS, TOOLS, ToolGroup, ToolSpec, may_commit, tools_in
+from ..tools import TAB, TOOL_GROUPS, TOOLS, ToolGroup, ToolSpec, door_schema, may_commit, tools_in
 from ..wire import host_version
 from ._arguments import ArgumentError, check_arguments, tab_id
 from ._stdio import open_stdio
@@ -66,12 +66,14 @@ def _format_page() -> str:
 
 
 def mcp_tool(spec: ToolSpec) -> types.Tool:
-    """A catalogue tool as an MCP tool: its schema with a ``tab`` property added, and
-    the hints the catalogue gives: a tool without side effects only reads; an action
-    that may submit or commit something (consent is asked for that) is destructive."""
-    schema = dict(spec.input_schema)
+    """A catalogue tool as an MCP tool: its schema with the one ``tab`` property every
+    tool shares, never required (`door_schema`: the only shared tab when absent, also
+    for ``close_tab``, whose own schema requires it), and the hints the catalogue
+    gives: a tool without side effects only reads; an action that may submit or commit
+    something (consent is asked for that) is destructive."""
+    schema = door_schema(spec)
     properties = dict(schema.get("properties", {}))  # type: ignore[call-overload]
-    properties["tab"] = dict(_TAB_PROPERTY)
+    properties[TAB] = dict(_TAB_PROPERTY)
     schema["properties"] = properties
     acts = spec.policy.side_effects
     annotations = types.ToolAnnotations(
@@ -242,9 +244,12 @@ def build_server(holder: LinkHolder, groups: Sequence[ToolGroup] = TOOL_GROUPS) 
             if name not in specs:
                 known = ", ".join(["tabs", *specs])
                 return _text(f"unknown tool {name[:100]!r}; the tools are: {known}", is_error=True)
-            check_arguments(specs[name], arguments, also=("tab",))
-            tab = arguments.pop("tab", None)
-            tab = await _only_tab(holder) if tab is None else tab_id(tab)
+            # The tab is this door's (a string of digits is taken too); the rest must
+            # fit the tool's schema before the call leaves.
+            tab = arguments.pop(TAB, None)
+            tab = None if tab is None else tab_id(tab)
+            check_arguments(specs[name], arguments, door=(TAB,))
+            tab = await _only_tab(holder) if tab is None else tab
 
             async def progress(message: dict[str, Any]) -> None:
                 # While the person is asked: MCP clients that reset their timeout on

@@ -9,12 +9,14 @@ and site an element is in (for the envelope's site rules); the page-side
 scripts are the ``.js`` files of ``js/`` (`_scripts`), each with the shared helpers it
 asks for (`trimtab.tab.page_script`). Each tool is in a group (`TOOL_GROUPS`): clients
 send the model the groups they enable (`parse_groups`, `tools_in`); `_devtools` holds
-the devtools group's console and network reads.
+the devtools group's console and network reads; `_arguments` checks a call's
+arguments against its tool's schema, for the doors outside the browser.
 
-May import `trimtab.tab`, `trimtab.tracker`, `trimtab.pipeline`, `pycdp_bridge` and
-Pillow (`_pixels`: the screenshot's marks).
+May import `trimtab.tab`, `trimtab.tracker`, `trimtab.pipeline`, `pycdp_bridge`,
+Pillow (`_pixels`: the screenshot's marks) and jsonschema (`_arguments`).
 """
 
+from ._arguments import TAB, ArgumentError, check_arguments, door_schema, property_types
 from ._catalogue import TOOLS, may_commit, run_tool, tool_spec
 from ._common import (
     ACTION_TIMEOUT,
@@ -34,17 +36,22 @@ __all__ = [
     "ACTION_TIMEOUT",
     "NAVIGATION_TIMEOUT",
     "SETTLE_TIMEOUT",
+    "TAB",
     "TASK_TOOLS",
     "TOOLS",
     "TOOL_GROUPS",
+    "ArgumentError",
     "ConsentNeeded",
     "ToolGroup",
     "ToolImage",
     "ToolResult",
     "ToolSpec",
+    "check_arguments",
+    "door_schema",
     "granted",
     "may_commit",
     "parse_groups",
+    "property_types",
     "run_tool",
     "tool_spec",
     "tools_in",

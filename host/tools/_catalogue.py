@@ -186,9 +186,11 @@ async def _run(
             element_id=exc.eid,
             consent_what=exc.what,
         )
-    except (Refusal, BadArguments) as exc:
-        prefix = "" if isinstance(exc, Refusal) else f"bad arguments for {name}: "
-        return error(prefix + str(exc))
+    except Refusal as exc:
+        return error(str(exc))
+    except BadArguments as exc:
+        # Trimtab's words about the call's own arguments: no page text to fence off.
+        return attrs.evolve(error(f"bad arguments for {name}: {exc}"), quotes_page=False)
     except DialogOpenError as exc:
         # The action ran and the page answered it with a dialog: that is its result.
         return _dialogs.dialog_result(exc, is_error=False)

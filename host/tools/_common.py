@@ -117,6 +117,9 @@ class ToolResult:
     consent_what: ConsentKind = "submit"
     submitted: bool = False  # the browser saw a form submission during the action
     image: ToolImage | None = None  # the picture `content` describes (`screenshot`)
+    # Whether `content` may hold the page's words, which every door shows only inside
+    # the untrusted block; False for what is Trimtab's alone (arguments refused).
+    quotes_page: bool = True
 
 
 Handler = Callable[[Tab, Mapping[str, object]], Awaitable[ToolResult]]
@@ -179,7 +182,8 @@ def schema(properties: Mapping[str, object], required: tuple[str, ...] = ()) -> 
 
 
 class BadArguments(Exception):
-    """The arguments do not fit the tool's schema."""
+    """The arguments do not fit the tool's schema. The message is Trimtab's words and
+    the caller's values, never the page's: doors show it outside the untrusted block."""
 
 
 def text_arg(args: Mapping[str, object], name: str, *, required: bool = True) -> str | None:

@@ -176,7 +176,8 @@ async def _field(tab: Tab, eid: str, value: str | bool) -> _Field:
     toggles = info.checked is not None
     if toggles != isinstance(value, bool):
         wants = "true or false" if toggles else "text"
-        raise BadArguments(f"the value for {eid} ({field.name}) must be {wants}; got {value!r:.40}")
+        # Not the field's name: it is the page's words, and this message is Trimtab's.
+        raise BadArguments(f"the value for {eid} must be {wants}; got {value!r:.40}")
     if toggles:
         refuse_unchecking_radio(element, info, bool(value))
     elif info.tag != "select" and not is_picker(info):
