@@ -606,6 +606,28 @@ async def test_request_error_inside_a_nursery_keeps_its_code(nursery: trio.Nurse
         assert (reply["id"], reply["error"]["code"]) == (kind, "internal")
 
 
+async def test_request_error_facts_go_in_the_error_reply(nursery: trio.Nursery) -> None:
+    """A RequestError's facts (a call's tab and number) are fields of the reply's
+    ``error`` beside its code and message, which they may not replace."""
+
+    async def refused(request: Request) -> JSONObject:
+        raise RequestError("forbidden", "tab 7 is not shared", facts={"tab": 7, "call_id": 3})
+
+    client = await nursery.start(
+        serve_in_process, lambda outbox: HostServer(outbox, handlers={"tool": refused})
+    )
+    await client.send({"type": "tool", "id": 1})
+    reply = await client.receive()
+    assert reply["error"] == {
+        "code": "forbidden",
+        "message": "tab 7 is not shared",
+        "tab": 7,
+        "call_id": 3,
+    }
+    with pytest.raises(ValueError, match=r"error facts \['code'\] may not replace"):
+        RequestError("forbidden", "no", facts={"code": "internal"})
+
+
 async def test_serve_stops_when_the_output_breaks() -> None:
     """If the reader of the host's output goes away, serve returns instead of hanging."""
     to_host, host_in = trio.testing.memory_stream_one_way_pair()

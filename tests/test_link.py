@@ -27,6 +27,7 @@ from tests.support.relay_peer import RelayPeer
 from trimtab.browser import Toolbox, open_host_state
 from trimtab.envelope import SidePanel
 from trimtab.link import Link, LinkClient, LinkError, connect, open_link, read_secret
+from trimtab.link._events import shown_args
 from trimtab.link._paths import SECRET_FILE, ensure_private_dir, list_endpoints
 from trimtab.mcp import build_server, open_holder
 from trimtab.wire import FrameDecoder, Outbox
@@ -258,26 +259,94 @@ async def test_a_client_that_resets_its_connection_ends_only_its_own_session(
 async def test_the_persons_log_names_the_element_an_outside_agent_acted_on(
     setup: Setup,
 ) -> None:
-    """The extension hears each outside call with the element as that client's view
-    named it (role and name) and the arguments it may show, never what was typed."""
+    """The extension hears each outside call with the elements it names as that client's
+    view showed them (tag, type, name) and the arguments it may show, never what was
+    typed; a click without an id is heard with no element, not an undefined one."""
     async with setup.client() as client:
         xml = (await _snapshot(client))["content"]
         bag = xml.split(">Add to bag<")[0].rsplit('<button id="', 1)[1].split('"')[0]
         with trio.fail_after(60):
             await client.request("tool", tab=TAB, name="click", args={"id": bag})
             await client.request("tool", tab=TAB, name="type", args={"id": bag, "text": "hunter2"})
+            unnamed = await client.request("tool", tab=TAB, name="click", args={})
         events = []
         with trio.fail_after(10):
-            while len(events) < 3:
+            while len(events) < 4:
                 event = await setup.extension.next("agents_event")
                 if event["event"] == "call":
                     events.append(event)
-    snapshot, click, typed = events
-    assert (snapshot["tool"], snapshot["element"]) == ("capture_snapshot", None)
+    snapshot, click, typed, without = events
+    assert (snapshot["tool"], snapshot["elements"], snapshot["tab"]) == (
+        "capture_snapshot",
+        {},
+        TAB,
+    )
     assert click["args"] == {"id": bag}
-    assert click["element"]["name"] == "Add to bag"
+    assert click["elements"] == {bag: {"tag": "button", "type": "", "name": "Add to bag"}}
     assert typed["args"] == {"id": bag}
     assert "hunter2" not in str(typed)
+    assert unnamed["is_error"]
+    assert (without["tool"], without["args"], without["elements"]) == ("click", {}, {})
+    assert without["error"] == "bad arguments for click: missing argument 'id'"
+    assert without["error"] in unnamed["content"]
+
+
+async def test_an_allowed_submit_is_logged_with_the_button_it_clicked(
+    setup: Setup, pages_server: StaticServer
+) -> None:
+    """A click on a submit button that the person allowed, which leaves the page, is
+    heard with the button as the client saw it before the page went."""
+    async with setup.client("claude-code") as client:
+        with trio.fail_after(60):
+            shop = pages_server.url("consent-shop.html")
+            xml = (await client.request("tool", tab=TAB, name="navigate", args={"url": shop}))[
+                "content"
+            ]
+        buy = xml.split(">Buy now<")[0].rsplit('<button id="', 1)[1].split('"')[0]
+        results: list[dict[str, Any]] = []
+        async with trio.open_nursery() as nursery:
+
+            async def click() -> None:
+                results.append(
+                    await client.request("tool", tab=TAB, name="click", args={"id": buy})
+                )
+
+            nursery.start_soon(click)
+            ask = await setup.extension.next("ask")
+            assert ask["what"] == "submit"
+            setup.panel.answer(ask["ask"], allow=True)
+    assert results[0]["submitted"], results[0]["content"]
+    assert "tools-done.html" in await setup.page.evaluate("location.href")
+    with trio.fail_after(10):
+        while True:
+            event = await setup.extension.next("agents_event")
+            if event["event"] == "call" and event["tool"] == "click":
+                break
+    assert event["args"] == {"id": buy}
+    assert event["elements"] == {buy: {"tag": "button", "type": "submit", "name": "Buy now"}}
+    assert event["error"] is None
+
+
+def test_the_log_shows_what_was_aimed_at_never_what_was_typed() -> None:
+    """The arguments the person's log is sent: what a call aims at and chooses, but not
+    the text typed into a field or a prompt, fill's values, a script, or file paths."""
+    assert shown_args("type", {"id": "f1", "text": "hunter2", "submit": True}) == {"id": "f1"}
+    assert shown_args("answer_dialog", {"accept": True, "text": "secret"}) == {"accept": True}
+    assert shown_args("click", {"text": "Add to bag", "x": 3, "y": 4}) == {
+        "text": "Add to bag",
+        "x": 3,
+        "y": 4,
+    }
+    fill = {"fields": [{"id": "a", "value": "pw"}, {"id": "b", "value": True}, "odd"]}
+    assert shown_args("fill", fill) == {"fields": [{"id": "a"}, {"id": "b"}]}
+    assert shown_args("upload", {"id": "u", "paths": ["/home/me/a.pdf", "/b"]}) == {
+        "id": "u",
+        "files": 2,
+    }
+    assert shown_args("evaluate", {"expression": "document.cookie"}) == {}
+    assert shown_args("navigate", {"url": "https://x.test/" + "a" * 400})["url"] == (
+        "https://x.test/" + "a" * 285
+    )
 
 
 async def _submit_asked(setup: Setup, pages_server: StaticServer, allow: bool) -> dict[str, Any]:

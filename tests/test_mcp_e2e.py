@@ -41,7 +41,8 @@ async def test_mcp_handshake_tabs_snapshot_tracker_and_diff(
     places: Places, pages_server: StaticServer
 ) -> None:
     """Through trimtab mcp: handshake, the tool list, tabs, a snapshot, a repeat answered
-    by the tracker, and a click answered with a diff, on a shared fixture tab."""
+    by the tracker, and a click answered with a diff, on a shared fixture tab; the side
+    panel's log of outside agents says the click in words."""
     async with browser(places) as ext, mcp_client(places) as client:
         _target, tab = await ext.open_tab(pages_server.url("handlers-shop.html"))
         await ext.wait_loaded(tab)
@@ -86,6 +87,14 @@ async def test_mcp_handshake_tabs_snapshot_tracker_and_diff(
                     break
                 await trio.sleep(0.05)
         assert clients[0]["client"] == "e2e-agent 1.0"
+        # The real side panel's log says it in the words of its own agent's steps,
+        # from the button as the client's snapshot showed it.
+        panel = await ext.open_side_panel()
+        log = "document.getElementById('agents-clients').textContent"
+        with trio.fail_after(TIMEOUT):
+            while "Clicked “Add to bag” (button) in" not in await panel.evaluate(log):
+                await trio.sleep(0.05)
+        assert "Read the page in" in await panel.evaluate(log)
 
 
 async def test_unshared_tab_refused_then_allowed_in_the_side_panel(

@@ -98,6 +98,28 @@ async def test_repeated_read_is_answered_from_cache() -> None:
     assert second.call_id != first.call_id
 
 
+async def test_a_call_numbered_beforehand_keeps_its_number_in_the_one_sequence() -> None:
+    """A door numbers a call before it reaches the tracker (`new_call_id`): every kind of
+    call keeps that number, a repeat points at it, and the calls the tracker numbers
+    itself go on after it, so no two calls share one."""
+    tracker, tool = make_tracker(), FakeTool()
+    numbers = [tracker.new_call_id() for _ in range(3)]
+    first = await tracker.call(
+        "s1", "read", {"id": "k1"}, tool.returning("x"), tab=TAB, call_id=numbers[0]
+    )
+    again = await tracker.call(
+        "s1", "read", {"id": "k1"}, tool.returning("x"), tab=TAB, call_id=numbers[1]
+    )
+    acted = await tracker.call(
+        "s1", "click", {"id": "z1"}, tool.returning("y"), tab=TAB, call_id=numbers[2]
+    )
+    listed = await tracker.call("s1", "list_tabs", {}, tool.returning([]))
+    assert (first.call_id, again.call_id, acted.call_id) == tuple(numbers)
+    assert again.cached_from == numbers[0]
+    assert listed.call_id == numbers[2] + 1
+    assert tracker.statistics().calls == 4
+
+
 async def test_cached_result_is_the_same_object_and_note_is_separate() -> None:
     """The cached result is the tool's own object, untouched; the note lives in its own field."""
     tracker, tool = make_tracker(), FakeTool()

@@ -92,8 +92,9 @@ export function mountAgentsPanel(root, worker) {
         // The tab by its title (the page's words, as text), and when.
         const where = titles.has(action.tab) ? `“${titles.get(action.tab)}”` : `tab ${action.tab}`;
         const when = action.at ? ` · ${new Date(action.at).toLocaleTimeString("en-GB")}` : "";
-        // In words, as the panel's own steps: "Clicked “Buy now” (button)".
-        const words = describeCall(action.tool, action.args ?? {}, [], action.element ?? null);
+        // In words, by the panel's own steps' function: "Clicked “Buy now” (button)",
+        // from the elements the host named as the agent's snapshot showed them.
+        const words = describeCall(action.tool, action.args ?? {}, [], action.elements ?? {});
         const step = el("li", action.error ? "error" : "",
           `${words} in ${where}${when}${action.error ? `: ${action.error}` : ""}`);
         steps.append(step);

@@ -1,7 +1,9 @@
 // A tool call in words a person reads at a glance ("Checked “Slate” (radio)", "Typed 2
-// into Quantity", "Opened checkout.example.com"), from the call and the host's facts:
-// the element's role and name as the page XML the panel has seen gives them. The
-// words are built from page text, so they go on screen through textContent only.
+// into Quantity", "Opened checkout.example.com"), from the call and the element's role
+// and name as the page XML gives them: the XML the panel has seen (its own agent's
+// steps), or the tag, type and name the host took from an outside agent's snapshot
+// (its `agents_event`). One function words both logs. The words are built from page
+// text, so they go on screen through textContent only.
 
 const ENTITIES = { amp: "&", lt: "<", gt: ">", quot: "\"", apos: "'" };
 const unescape = (text) => text.replace(/&(amp|lt|gt|quot|apos);/g, (_, e) => ENTITIES[e]);
@@ -24,6 +26,22 @@ function attribute(attrs, name) {
 }
 
 /**
+ * What an element of the page XML is, in words, from its tag and `type` attribute.
+ * @param {string} tag
+ * @param {string} type
+ * @returns {string}
+ */
+export function roleOf(tag, type) {
+  const name = tag.toLowerCase();
+  if (name === "input" && ["checkbox", "radio", "search", "email", "password", "number"]
+    .includes(type)) {
+    return type === "checkbox" || type === "radio" ? type : `${type} field`;
+  }
+  if (name === "button" && type === "submit") return "submit button";
+  return ROLES[name] ?? name;
+}
+
+/**
  * The element with `id` in one page XML: its role and name, or null.
  * A field's name is its `label`, else the visible text before it on its line (the
  * format's rule), else its placeholder.
@@ -40,12 +58,7 @@ export function elementIn(xml, id) {
   const [whole, name, before, after, selfClosing] = tag;
   const attrs = `${before} ${after}`;
   const type = attribute(attrs, "type");
-  let role = ROLES[name.toLowerCase()] ?? name.toLowerCase();
-  if (name === "input" && ["checkbox", "radio", "search", "email", "password", "number"]
-    .includes(type)) {
-    role = type === "checkbox" || type === "radio" ? type : `${type} field`;
-  }
-  if (name === "button" && type === "submit") role = "submit button";
+  const role = roleOf(name, type);
   let label = attribute(attrs, "label");
   if (!label && !selfClosing) {
     const end = xml.indexOf(`</${name}>`, tag.index + whole.length);
@@ -72,14 +85,38 @@ export function findElement(pages, id) {
   return null;
 }
 
-/** “Name” (role), or the id when the panel has not seen the element. */
-function named(found, id) {
+/**
+ * An element the host named for an outside agent's call (`{tag, type, name}` as that
+ * agent's snapshot showed it), as `elementIn` would read it from the page XML.
+ * @param {unknown} facts
+ * @returns {{role: string, name: string, secret: boolean} | null}
+ */
+export function fromHost(facts) {
+  if (!facts || typeof facts !== "object") return null;
+  const type = String(facts.type ?? "");
+  return { role: roleOf(String(facts.tag ?? ""), type), name: short(String(facts.name ?? "")),
+    secret: type === "password" };
+}
+
+/**
+ * What a call aimed at, in words: “Name” (role), or the id when nobody has seen the
+ * element; a call without an id by the text or the point it aimed at.
+ */
+function named(found, id, a = {}) {
+  if (typeof id !== "string") {
+    if (typeof a.text === "string" && a.text) return `“${short(a.text)}”`;
+    if (Number.isFinite(a.x) && Number.isFinite(a.y)) {
+      return `the point (${Math.round(a.x)}, ${Math.round(a.y)})`;
+    }
+    return "an element";
+  }
   if (!found) return `element ${id}`;
   return found.name ? `“${found.name}” (${found.role})` : `a ${found.role} (${id})`;
 }
 
 /** A field as the object of "into"/"in": its name, or what it is. */
 function fieldName(found, id) {
+  if (typeof id !== "string") return "a field";
   if (!found) return `element ${id}`;
   return found.name || `the ${found.role} ${id}`;
 }
@@ -97,20 +134,25 @@ function siteOf(url) {
  * @param {string} name the tool
  * @param {Record<string, any>} args
  * @param {string[]} pages page XML seen so far, newest first
- * @param {{role: string, name: string, secret?: boolean} | null} [known] the element
- *   as the host named it (an outside agent's call), instead of looking in `pages`
+ * @param {Record<string, {tag: string, type: string, name: string}>} [elements] the
+ *   elements the host named (an outside agent's call), by id; the others are looked
+ *   for in `pages`
  * @returns {string}
  */
-export function describeCall(name, args, pages, known = null) {
+export function describeCall(name, args, pages, elements = {}) {
   const a = args ?? {};
-  const el = known ? { ...known, role: ROLES[known.role] ?? known.role }
-    : typeof a.id === "string" ? findElement(pages, a.id) : null;
+  const find = (id) => {
+    if (typeof id !== "string") return null;
+    const told = elements && Object.hasOwn(elements, id) ? fromHost(elements[id]) : null;
+    return told ?? findElement(pages, id);
+  };
+  const el = find(a.id);
   const text = (value) => short(String(value ?? ""));
   switch (name) {
-    case "click": return `Clicked ${named(el, a.id)}`;
-    case "double_click": return `Double-clicked ${named(el, a.id)}`;
-    case "check": return `${a.on === false ? "Unchecked" : "Checked"} ${named(el, a.id)}`;
-    case "hover": return `Pointed at ${named(el, a.id)}`;
+    case "click": return `Clicked ${named(el, a.id, a)}`;
+    case "double_click": return `Double-clicked ${named(el, a.id, a)}`;
+    case "check": return `${a.on === false ? "Unchecked" : "Checked"} ${named(el, a.id, a)}`;
+    case "hover": return `Pointed at ${named(el, a.id, a)}`;
     case "type":
       if (el?.secret) return `Typed a secret into ${fieldName(el, a.id)}`;
       // An outside agent's log is not told what it typed.
@@ -118,7 +160,18 @@ export function describeCall(name, args, pages, known = null) {
       if (a.text === "") return `Cleared ${fieldName(el, a.id)}`;
       return `Typed ${text(a.text)} into ${fieldName(el, a.id)}${a.submit ? " and submitted" : ""}`;
     case "select": return `Chose “${text(a.value)}” in ${fieldName(el, a.id)}`;
+    case "fill": {
+      const fields = Array.isArray(a.fields) ? a.fields : [];
+      if (!fields.length) return "Filled a form";
+      const names = fields.slice(0, 3).map((field) => fieldName(find(field?.id), field?.id));
+      const more = fields.length > 3 ? ` and ${fields.length - 3} more` : "";
+      return `Filled ${names.join(", ")}${more}`;
+    }
     case "navigate": return `Opened ${siteOf(String(a.url ?? ""))}`;
+    case "new_tab": return `Opened ${siteOf(String(a.url ?? ""))} in a new tab`;
+    case "switch_tab": return `Switched to tab ${a.tab}`;
+    case "close_tab": return `Closed tab ${a.tab}`;
+    case "tabs": return "Listed the task's tabs";
     case "back": return "Went back a page";
     case "forward": return "Went forward a page";
     case "reload": return "Reloaded the page";
@@ -130,14 +183,23 @@ export function describeCall(name, args, pages, known = null) {
       return `Pressed ${keys}`;
     }
     case "drag": {
-      const to = typeof a.to === "string" ? ` onto ${named(findElement(pages, a.to), a.to)}` : "";
+      const to = typeof a.to === "string" ? ` onto ${named(find(a.to), a.to)}` : "";
       return `Dragged ${named(el, a.id)}${to}`;
     }
     case "select_text": return `Selected “${text(a.text)}” in ${named(el, a.id)}`;
     case "upload": {
-      const n = Array.isArray(a.paths) ? a.paths.length : 0;
+      // An outside agent's log is told how many files, not which (`files`).
+      const n = Array.isArray(a.paths) ? a.paths.length
+        : Number.isInteger(a.files) ? a.files : 0;
       return `Attached ${n} file${n === 1 ? "" : "s"} to ${named(el, a.id)}`;
     }
+    case "screenshot": {
+      const of = a.id ? ` of ${named(el, a.id)}` : a.full_page ? " of the whole page" : "";
+      return `Took a screenshot${of}`;
+    }
+    case "console": return "Read the console";
+    case "network": return "Read the network log";
+    case "evaluate": return "Ran JavaScript on the page";
     case "scroll":
       return `Scrolled ${a.direction === "up" ? "up" : "down"}`
         + (a.id ? ` in ${named(el, a.id)}` : "");
@@ -145,7 +207,8 @@ export function describeCall(name, args, pages, known = null) {
       : `Looked for ${a.role ?? "elements"} on the page`;
     case "expand": return `Showed more of ${String(a.region ?? "the page").split(".")[0]}`;
     case "read": return a.id ? `Read ${named(el, a.id)}` : "Read more of a long text";
-    case "wait_for": return a.text ? `Waited for “${text(a.text)}”` : `Waited for ${named(el, a.id)}`;
+    case "wait_for":
+      return a.text ? `Waited for “${text(a.text)}”` : `Waited for ${named(el, a.id)}`;
     default: return `Ran ${name}`;
   }
 }
@@ -156,7 +219,8 @@ const PLAIN = { Clicked: "click", "Double-clicked": "double-click", Checked: "ch
   Opened: "open", Went: "go", Reloaded: "reload", Read: "read", Answered: "answer",
   Dismissed: "dismiss", Pressed: "press", Dragged: "drag", Selected: "select",
   Attached: "attach", Scrolled: "scroll", Searched: "search", Looked: "look",
-  Showed: "show", Waited: "wait", Ran: "run" };
+  Showed: "show", Waited: "wait", Ran: "run", Filled: "fill", Switched: "switch",
+  Closed: "close", Listed: "list", Took: "take" };
 
 /**
  * A call that did not happen, in words: "click “Order” (submit button)".

@@ -2,7 +2,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 
-import { RECENT_ACTIONS, RECENT_CLIENTS, applyEvent, sharedList } from "../worker/agents.js";
+import { RECENT_ACTIONS, RECENT_CLIENTS, applyEvent, elementsOf, sharedList }
+  from "../worker/agents.js";
 
 test("sharedList gives id, title and URL in id order, as strings", () => {
   const shared = new Map([
@@ -48,15 +49,25 @@ test("applyEvent ignores events without a session or of an unknown kind", () => 
   assert.equal(applyEvent(clients, { event: "weird", session: 2 }, 0), clients);
 });
 
-test("applyEvent keeps the element the host named and the arguments it may show", () => {
+test("applyEvent keeps the elements the host named and the arguments it may show", () => {
   let clients = applyEvent(new Map(), { event: "connected", session: 2, client: "cursor 1" }, 0);
   clients = applyEvent(clients, { event: "call", session: 2, tool: "click", tab: 4,
-    args: { id: "k99" }, element: { role: "button", name: "Buy now", extra: 1 }, error: null }, 5);
+    args: { id: "k99" }, elements: { k99: { tag: "button", type: "submit", name: "Buy now",
+      extra: 1 } }, error: null }, 5);
   clients = applyEvent(clients, { event: "call", session: 2, tool: "tabs", tab: 4,
-    args: ["odd"], element: "not an object", error: null }, 6);
+    args: ["odd"], elements: "not an object", error: null }, 6);
   const [click, odd] = clients.get(2).actions;
-  assert.deepEqual(click.element, { role: "button", name: "Buy now" });
+  assert.deepEqual(click.elements, { k99: { tag: "button", type: "submit", name: "Buy now" } });
   assert.deepEqual(click.args, { id: "k99" });
-  assert.equal(odd.element, null);
+  assert.deepEqual(odd.elements, {});
   assert.deepEqual(odd.args, {});
+});
+
+test("elementsOf keeps string facts by id and drops what is not an element", () => {
+  assert.deepEqual(elementsOf({ a1: { tag: "input", type: 7, name: null }, b2: "x", c3: null }),
+    { a1: { tag: "input", type: "7", name: "" } });
+  assert.deepEqual(elementsOf(JSON.parse('{"__proto__": {"tag": "a"}}')), {});
+  assert.deepEqual(elementsOf([{ tag: "a" }]), {});
+  const many = Object.fromEntries([...Array(80).keys()].map((i) => [`e${i}`, { tag: "a" }]));
+  assert.equal(Object.keys(elementsOf(many)).length, 50);
 });

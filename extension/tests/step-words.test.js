@@ -2,7 +2,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 
-import { describeCall, describePlanned, elementIn, faviconOf, spansTabs, tabWords }
+import { describeCall, describePlanned, elementIn, faviconOf, fromHost, spansTabs, tabWords }
   from "../panel/step-words.js";
 
 const PAGE = `<page url="https://shop.example/cart" title="Cart" snapshot="baseline">
@@ -61,15 +61,64 @@ test("a call that did not happen reads as what it would have done", () => {
   assert.equal(describePlanned("type", { id: "q9", text: "3" }, [PAGE]), "type 3 into Quantity");
 });
 
-test("an outside agent's call reads in words from the element the host named", () => {
-  assert.equal(describeCall("click", { id: "z1" }, [], { role: "button", name: "Buy now" }),
-    "Clicked “Buy now” (button)");
-  assert.equal(describeCall("click", { id: "z2" }, [], { role: "a", name: "Returns" }),
-    "Clicked “Returns” (link)");
+test("an outside agent's call reads in the same words from the elements the host named", () => {
+  // The host names each element as the agent's snapshot showed it: tag, type, name.
+  const told = { b2: { tag: "button", type: "submit", name: "Place order & pay" },
+    k3: { tag: "a", type: "", name: "Back to the shop" },
+    q9: { tag: "input", type: "number", name: "Quantity" },
+    pw: { tag: "input", type: "password", name: "Password" },
+    s4: { tag: "select", type: "", name: "Country" },
+    r1: { tag: "radio", type: "", name: "Slate" } };
+  // The panel's own steps over the page XML and an outside agent's over the host's
+  // facts read alike.
+  const calls = [["click", { id: "b2" }], ["click", { id: "k3" }], ["check", { id: "r1" }],
+    ["select", { id: "s4", value: "Spain" }], ["type", { id: "q9", text: "2" }],
+    ["type", { id: "pw", text: "hunter2" }], ["hover", { id: "k3" }],
+    ["drag", { id: "r1", to: "b2" }], ["double_click", { id: "q9" }]];
+  for (const [tool, args] of calls) {
+    assert.equal(describeCall(tool, args, [], told), describeCall(tool, args, [PAGE]), tool);
+  }
+  assert.equal(describeCall("click", { id: "b2" }, [], told),
+    "Clicked “Place order & pay” (submit button)");
   // The log is not told what an outside agent typed.
-  assert.equal(describeCall("type", { id: "z3" }, [], { role: "textbox", name: "E-mail" }),
-    "Typed into E-mail");
-  assert.equal(describeCall("click", { id: "z4" }, [], null), "Clicked element z4");
+  assert.equal(describeCall("type", { id: "q9" }, [], told), "Typed into Quantity");
+  assert.equal(describeCall("type", { id: "pw" }, [], told), "Typed a secret into Password");
+  assert.equal(describeCall("click", { id: "z4" }, [], {}), "Clicked element z4");
+  assert.deepEqual(fromHost({ tag: "textarea", type: "", name: "Note" }),
+    { role: "text box", name: "Note", secret: false });
+  assert.equal(fromHost("nonsense"), null);
+});
+
+test("a click without an id reads as what it aimed at, never as undefined", () => {
+  assert.equal(describeCall("click", {}, []), "Clicked an element");
+  assert.equal(describeCall("click", { text: "Add to bag" }, []), "Clicked “Add to bag”");
+  assert.equal(describeCall("click", { x: 120.4, y: 48 }, []), "Clicked the point (120, 48)");
+  assert.equal(describeCall("hover", { x: 3, y: 4 }, []), "Pointed at the point (3, 4)");
+  assert.equal(describeCall("type", { text: "x" }, []), "Typed x into a field");
+  assert.equal(describeCall("wait_for", {}, []), "Waited for an element");
+  for (const tool of ["click", "double_click", "check", "hover", "drag", "select", "type",
+    "upload", "select_text", "screenshot", "wait_for", "read", "scroll", "fill"]) {
+    assert.ok(!/undefined|null/.test(describeCall(tool, {}, [])), tool);
+  }
+});
+
+test("every tool an outside agent may call has words of its own", () => {
+  const told = { f1: { tag: "input", type: "email", name: "E-mail" },
+    f2: { tag: "input", type: "", name: "Name" } };
+  const says = (tool, args) => describeCall(tool, args, [], told);
+  assert.equal(says("fill", { fields: [{ id: "f1" }, { id: "f2" }] }), "Filled E-mail, Name");
+  assert.equal(says("fill", { fields: [1, 2, 3, 4, 5].map(() => ({ id: "f2" })) }),
+    "Filled Name, Name, Name and 2 more");
+  assert.equal(says("upload", { id: "f2", files: 2 }), "Attached 2 files to “Name” (field)");
+  assert.equal(says("screenshot", {}), "Took a screenshot");
+  assert.equal(says("screenshot", { full_page: true }), "Took a screenshot of the whole page");
+  assert.equal(says("new_tab", { url: "https://shop.test/a" }), "Opened shop.test in a new tab");
+  assert.equal(says("close_tab", { tab: 7 }), "Closed tab 7");
+  assert.equal(says("evaluate", {}), "Ran JavaScript on the page");
+  assert.equal(says("console", {}), "Read the console");
+  assert.equal(says("network", {}), "Read the network log");
+  assert.equal(says("answer_dialog", { accept: true }), "Answered OK to the page's dialog");
+  assert.equal(describePlanned("fill", { fields: [{ id: "q9" }] }, [PAGE]), "fill Quantity");
 });
 
 test("a step's tab is named by its title and site, quoted, cut, or by its id", () => {

@@ -29,14 +29,35 @@ export function sharedList(shared) {
     .sort((a, b) => a.id - b.id);
 }
 
+/** Most elements kept of one call (fill names a field each). */
+const MAX_ELEMENTS = 50;
+
+/**
+ * The elements of a host event, by id: tag, type and name as strings; anything else
+ * the host did not send in that shape is left out.
+ * @param {unknown} raw
+ * @returns {Record<string, {tag: string, type: string, name: string}>}
+ */
+export function elementsOf(raw) {
+  const found = {};
+  if (!raw || typeof raw !== "object" || Array.isArray(raw)) return found;
+  for (const [id, facts] of Object.entries(raw).slice(0, MAX_ELEMENTS)) {
+    // An id is the host's, never this: assigning it would replace the object's prototype.
+    if (id === "__proto__" || !facts || typeof facts !== "object") continue;
+    found[id] = { tag: String(facts.tag ?? ""), type: String(facts.type ?? ""),
+      name: String(facts.name ?? "") };
+  }
+  return found;
+}
+
 /**
  * Fold one host event into the clients' activity: connections and their recent
  * calls, newest last, bounded. Returns a new map; the old one is not changed.
  * @param {Map<number, {session: number, client: string, connected: boolean,
- *   actions: Array<{tool: string, tab: number, args: object, element: ({role: string,
- *   name: string}|null), error: string|null, at: number}>}>} clients
+ *   actions: Array<{tool: string, tab: number, args: object, elements: Record<string,
+ *   {tag: string, type: string, name: string}>, error: string|null, at: number}>}>} clients
  * @param {{event: string, session: number, client?: string, tab?: number,
- *   tool?: string, error?: string|null}} event
+ *   tool?: string, args?: object, elements?: object, error?: string|null}} event
  * @param {number} now
  */
 export function applyEvent(clients, event, now) {
@@ -50,14 +71,12 @@ export function applyEvent(clients, event, now) {
   if (event.event === "connected") entry.connected = true;
   else if (event.event === "disconnected") entry.connected = false;
   else if (event.event === "call") {
-    // The element as the client's view of the tab named it (the page's words, shown
-    // as text), and the arguments the host lets the log show.
-    const element = event.element && typeof event.element === "object"
-      ? { role: String(event.element.role ?? ""), name: String(event.element.name ?? "") }
-      : null;
+    // The elements the call names as the client's view of the tab showed them (the
+    // page's words, shown as text), and the arguments the host lets the log show.
     const args = event.args && typeof event.args === "object" && !Array.isArray(event.args)
       ? { ...event.args } : {};
-    entry.actions.push({ tool: String(event.tool ?? "?"), tab: Number(event.tab), args, element,
+    entry.actions.push({ tool: String(event.tool ?? "?"), tab: Number(event.tab), args,
+      elements: elementsOf(event.elements),
       error: event.error == null ? null : String(event.error), at: now });
     entry.actions.splice(0, Math.max(0, entry.actions.length - RECENT_ACTIONS));
   } else {

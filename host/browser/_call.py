@@ -65,6 +65,9 @@ class ToolCall:
     # through the same consent.
     may_evaluate: bool = True
     task: str = ""  # the task's name for its tab group (the side panel's: the person's words)
+    # The call's number in the tracker's one sequence: given by a door that names the
+    # call in an error reply (the link), else `HostState.call_tool` numbers it.
+    id: int | None = None
 
     def question(self, what: QuestionKind, **facts: Any) -> Question:
         """A question to the person about this call (who asks, the tab, the tool and its

@@ -6,9 +6,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import attrs
+
 from ..envelope import Consent
+from ..pipeline import Control
 from ..wire import JSONObject
 from ._call import ToolCall, ToolOutcome
+from ._sites import SiteRefusal
 
 
 def element_ids(call: ToolCall) -> list[str]:
@@ -18,6 +22,62 @@ def element_ids(call: ToolCall) -> list[str]:
     if isinstance(fields, list):
         found += [field.get("id") for field in fields[:100] if isinstance(field, Mapping)]
     return [eid for eid in found if isinstance(eid, str)]
+
+
+def named_elements(call: ToolCall, controls: Mapping[str, Control]) -> dict[str, JSONObject]:
+    """Each element ``call`` names (its ``id``, fill's fields, drag's ``to``) that
+    ``controls`` (the caller's latest snapshot of the tab) has, as the page XML showed
+    it: tag, ``type`` and name (the page's words), for the person's log of what an
+    outside agent did."""
+    ids = [*element_ids(call), call.args.get("to")]
+    return {
+        eid: {"tag": found.tag, "type": found.input_type, "name": found.name[:120]}
+        for eid in dict.fromkeys(ids)
+        if isinstance(eid, str) and (found := controls.get(eid)) is not None
+    }
+
+
+def called(outcome: ToolOutcome, call: ToolCall) -> ToolOutcome:
+    """``outcome`` naming the tab ``call`` acted in and the call's number, where what
+    built it did not (a refusal before the tool ran, a task tool's answer)."""
+    return attrs.evolve(
+        outcome,
+        tab=call.tab if outcome.tab is None else outcome.tab,
+        call_id=call.id if outcome.call_id is None else outcome.call_id,
+    )
+
+
+def site_refusal(
+    stopped: SiteRefusal,
+    call: ToolCall,
+    side_effects: bool,
+    dialog: Mapping[str, Any] | None,
+    url: str | None,
+) -> ToolOutcome:
+    """The outcome of a call the site rules stopped before it acted."""
+    return ToolOutcome(
+        content=stopped.content,
+        is_error=True,
+        kind="text",
+        # A refusal by rule alone (a javascript: URL) asked nobody: no consent.
+        consent=(
+            Consent()
+            if stopped.answer is None
+            else Consent(required=True, granted=False, answer=stopped.answer)
+        ),
+        submitted=False,
+        dialog=dialog_facts(dialog),
+        call_id=call.id,
+        cached=False,
+        cached_from=None,
+        cached_at=None,
+        note=None,
+        side_effects=side_effects,
+        submits=False,
+        url=url,
+        reason=stopped.reason,
+        tab=call.tab,
+    )
 
 
 def refused_outright(content: str) -> ToolOutcome:

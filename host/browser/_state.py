@@ -39,7 +39,6 @@ from pycdp_bridge import protocol as cdp
 from ..envelope import (
     Answer,
     Ask,
-    Consent,
     Decided,
     Question,
     SitePolicy,
@@ -60,7 +59,7 @@ from ..tab import (
     guarding,
     stretched,
 )
-from ..tools import TASK_TOOLS, ToolResult, granted, parse_groups, tools_in
+from ..tools import TASK_TOOLS, ToolResult, ToolSpec, granted, parse_groups, tools_in
 from ..tracker import CallTracker, TrackedResult, TrackerLimits, TrackerStatistics
 from ..wire import JSONObject, RequestError
 from ._call import ToolCall, ToolOutcome
@@ -68,7 +67,15 @@ from ._errors import PAGE_TIMEOUT, TOOL_TIMEOUT, cdp_errors, page_unresponsive
 from ._held import HeldTab, asking_while_open, follow_devtools, follow_downloads
 from ._inspector import HIGHLIGHT_CONFIG, highlight_element, inspect_tab
 from ._opened import OpenedByCall, gate_domains
-from ._outcomes import dialog_facts, element_ids, refused_outright, text_outcome
+from ._outcomes import (
+    called,
+    dialog_facts,
+    element_ids,
+    named_elements,
+    refused_outright,
+    site_refusal,
+    text_outcome,
+)
 from ._requests import request_judge
 from ._sites import check_sites, read_page
 from ._tab_events import follow_tabs
@@ -165,18 +172,16 @@ class HostState:
             "budget": {"default": DEFAULT_BUDGET, "min": MIN_BUDGET},
         }
 
-    def element_facts(self, tab: int, view: str | None, eid: object) -> JSONObject | None:
-        """The role and name of element ``eid`` as ``view``'s latest snapshot of the tab
-        showed it (the page's words: for the person's log of what an agent did), or
-        None when that view has no such element."""
-        held = self._tabs.get(tab)
-        if held is None or not isinstance(eid, str) or view not in (None, *held.views):
-            return None
-        seen = held.view(view).latest
-        control = seen.controls.get(eid) if seen is not None else None
-        if control is None:
-            return None
-        return {"role": control.role[:40], "name": control.name[:120]}
+    def elements_of(self, call: ToolCall) -> dict[str, JSONObject]:
+        """The elements ``call`` names, as the caller's latest snapshot of the tab it
+        would act in showed them (`named_elements`): asked before it runs, since an
+        action may leave the page (a submit) and its elements with it."""
+        task = self._tasks.get(call.session)
+        held = self._tabs.get(task.resolve(call.tab) if task is not None else call.tab)
+        if held is None or call.view not in (None, *held.views):
+            return {}
+        seen = held.view(call.view).latest
+        return named_elements(call, seen.controls) if seen is not None else {}
 
     async def tab_facts(self, tab: int) -> tuple[str, str]:
         """The tab's title and URL as the browser's history has them ('' when unknown); a
@@ -197,7 +202,8 @@ class HostState:
     async def call_tool(self, call: ToolCall, ask: Ask) -> ToolOutcome:
         """Run one tool call through the envelope: when it would act on or go to a site
         the task has not been allowed, or submit or commit, the person is asked with
-        ``ask`` during this call, and only their yes runs it."""
+        ``ask`` during this call, and only their yes runs it. Every outcome names the
+        tab the call acted in and the call's number (`ToolCall.id`, else a new one)."""
         spec = self.toolbox.spec(call.name)
         if spec is None:
             known = ", ".join(s.name for s in self.toolbox.specs)
@@ -206,7 +212,15 @@ class HostState:
             )
         task = self._task_of(call)
         named = call.tab
-        call = attrs.evolve(call, tab=task.resolve(call.tab))
+        number = self.tracker.new_call_id() if call.id is None else call.id
+        call = attrs.evolve(call, tab=task.resolve(call.tab), id=number)
+        return called(await self._run_call(call, named, spec, task, ask), call)
+
+    async def _run_call(
+        self, call: ToolCall, named: int, spec: ToolSpec, task: TaskTabs, ask: Ask
+    ) -> ToolOutcome:
+        """`call_tool`'s work, once the call is numbered and its tab resolved (``named``:
+        the tab the door named)."""
         if call.name in TASK_TOOLS:
             # A door that takes the tab out of the arguments (MCP's `tab`) names it as
             # the call's tab: that is the tab switch_tab or close_tab is about.
@@ -257,27 +271,10 @@ class HostState:
             if stopped is not None:
                 break
         if stopped is not None:
-            return ToolOutcome(
-                content=stopped.content,
-                is_error=True,
-                kind="text",
-                # A refusal by rule alone (a javascript: URL) asked nobody: no consent.
-                consent=(
-                    Consent()
-                    if stopped.answer is None
-                    else Consent(required=True, granted=False, answer=stopped.answer)
-                ),
-                submitted=False,
-                dialog=dialog_facts(state.tab.target.open_dialog),
-                call_id=None,
-                cached=False,
-                cached_from=None,
-                cached_at=None,
-                note=None,
-                side_effects=policy.side_effects,
-                submits=False,
-                url=latest.url if (latest := state.view(call.view).latest) is not None else None,
-                reason=stopped.reason,
+            latest = state.view(call.view).latest
+            url = latest.url if latest is not None else None
+            return site_refusal(
+                stopped, call, policy.side_effects, state.tab.target.open_dialog, url
             )
 
         asking = asking_while_open(state, ask)
@@ -347,6 +344,7 @@ class HostState:
                                         if spec.group == "devtools"
                                         else call.budget
                                     ),
+                                    call_id=call.id,
                                 )
                         await sink.decisions(self.hub)
                         nursery.cancel_scope.cancel()

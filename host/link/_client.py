@@ -54,14 +54,23 @@ class LinkError(Exception):
     """A request the host refused (``code`` is the protocol's), or a broken link.
 
     ``unsent``: the request never left this process (the link was already broken),
-    so sending it again on a new link cannot make it act twice.
+    so sending it again on a new link cannot make it act twice. ``facts``: what else
+    the host's error said (a ``tool`` call's ``tab`` and ``call_id``).
     """
 
-    def __init__(self, code: str, message: str, *, unsent: bool = False) -> None:
+    def __init__(
+        self,
+        code: str,
+        message: str,
+        *,
+        unsent: bool = False,
+        facts: Mapping[str, Any] | None = None,
+    ) -> None:
         super().__init__(code, message)
         self.code = code
         self.message = message
         self.unsent = unsent
+        self.facts: dict[str, Any] = dict(facts or {})
 
     def __str__(self) -> str:
         return f"{self.code}: {self.message}"
@@ -220,7 +229,10 @@ def _int_id(value: object) -> int:
 def _result_of(reply: Mapping[str, Any]) -> JSONObject:
     if reply.get("type") == "error":
         error = reply.get("error") or {}
-        raise LinkError(str(error.get("code", "internal")), str(error.get("message", "")))
+        facts = {k: v for k, v in error.items() if k not in ("code", "message")}
+        raise LinkError(
+            str(error.get("code", "internal")), str(error.get("message", "")), facts=facts
+        )
     result = reply.get("result")
     if not isinstance(result, dict):
         raise LinkError("bad_message", f"the host's reply has no result object: {reply!r:.200}")

@@ -55,6 +55,7 @@ from ..wire import (
     encode_frame,
     host_version,
 )
+from ._events import call_event
 from ._paths import EndpointInfo
 from ._untrusted import new_marker, page_data
 
@@ -221,34 +222,52 @@ class Link:
             log.info("link client %d: %s on tab %d", session.number, name, tab)
             session.calls += 1
             ask = self._asking(session, request)
+            # Numbered before anything, so that a call refused before it ran (a tab the
+            # person did not share, the page gone) names itself as every answer does.
+            number = self.state.tracker.new_call_id()
+            elements: JSONObject = {}
             try:
+                call = ToolCall(
+                    session=session.key,
+                    tab=tab,
+                    name=name,
+                    args=args,
+                    client=session.client,
+                    view=session.key,
+                    budget=budget_of(request),
+                    id=number,
+                )
+                # As this client saw them, before an action leaves the page (a submit).
+                elements = self.state.elements_of(call)
                 await self._check_access(session, tab, ask)
-                outcome = await self.state.call_tool(
-                    ToolCall(
-                        session=session.key,
-                        tab=tab,
-                        name=name,
-                        args=args,
-                        client=session.client,
-                        view=session.key,
-                        budget=budget_of(request),
-                    ),
-                    ask,
-                )
+                outcome = await self.state.call_tool(call, ask)
             except RequestError as exc:
+                task = self.state.task_tabs(session.key)
+                acted = task.resolve(tab) if task is not None else tab
                 await self._tell_extension(
-                    _call_event(session, tab, name, args, None, error=exc.message)
+                    call_event(
+                        session.number,
+                        session.client,
+                        acted,
+                        name,
+                        args,
+                        elements,
+                        error=exc.message,
+                    )
                 )
+                message = exc.message
                 if exc.code in _QUOTES_THE_PAGE:
-                    raise RequestError(exc.code, page_data(exc.message, session.marker)) from exc
-                raise
+                    message = page_data(exc.message, session.marker)
+                facts = {"tab": acted, "call_id": number}
+                raise RequestError(exc.code, message, facts=facts) from exc
             await self._tell_extension(
-                _call_event(
-                    session,
-                    tab,
+                call_event(
+                    session.number,
+                    session.client,
+                    tab if outcome.tab is None else outcome.tab,
                     name,
                     args,
-                    self.state.element_facts(tab, session.key, args.get("id")),
+                    elements,
                     error=outcome.content if outcome.is_error else None,
                 )
             )
@@ -479,38 +498,6 @@ class Link:
         if not hmac.compare_digest(secret.encode(), self.secret.encode()):
             return "wrong secret"
         return None
-
-
-# Arguments the person's log of an outside agent's calls shows; never what it typed
-# (it may be a password) nor which local files it attached.
-_LOGGED_ARGS: Final = ("id", "to", "key", "modifiers", "value", "on", "url", "direction")
-
-
-def _call_event(
-    session: LinkSession,
-    tab: int,
-    name: str,
-    args: Mapping[str, object],
-    element: JSONObject | None,
-    *,
-    error: str | None,
-) -> JSONObject:
-    """What the extension's log of outside agents hears of one call: the tool, the
-    arguments it may show, and the element as the client's view of the tab named it."""
-    return {
-        "event": "call",
-        "session": session.number,
-        "client": session.client,
-        "tab": tab,
-        "tool": name,
-        "args": {
-            key: value if not isinstance(value, str) else value[:300]
-            for key, value in args.items()
-            if key in _LOGGED_ARGS
-        },
-        "element": element,
-        "error": None if error is None else error[:300],
-    }
 
 
 def _client_name(raw: object) -> str:

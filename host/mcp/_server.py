@@ -174,6 +174,10 @@ def _with_image(answer: Any, image: object) -> Any:
 
 
 _LINK_HAS = frozenset({"tabs", "switch_tab"})
+# A tool answer's ``_meta.trimtab``, for the client program (the model reads the
+# content): what the answer is, the files an action saved, the tab it acted in, the
+# call's number in the host's sequence (which ``cached_from`` refers to).
+_META: Final = ("kind", "cached", "cached_from", "call_id", "host_ms", "downloads", "tab")
 
 
 def build_server(holder: LinkHolder, groups: Sequence[ToolGroup] = TOOL_GROUPS) -> Server[Any]:
@@ -228,6 +232,11 @@ def build_server(holder: LinkHolder, groups: Sequence[ToolGroup] = TOOL_GROUPS) 
             holder.client_info = {"name": str(info.name), "version": str(info.version or "")}
         name = str(params.name)
         arguments = dict(params.arguments or {})
+        # Every answer names its tab and call: None where it was refused here, before
+        # the host numbered it, or no tab could be told.
+        meta: dict[str, Any] = {"trimtab": dict.fromkeys(_META, None)}
+        with contextlib.suppress(ArgumentError):
+            meta["trimtab"]["tab"] = None if "tab" not in arguments else tab_id(arguments["tab"])
         try:
             if name == "tabs":
                 if arguments:
@@ -240,16 +249,21 @@ def build_server(holder: LinkHolder, groups: Sequence[ToolGroup] = TOOL_GROUPS) 
                     f"not offer (started with --tools {','.join(groups)}); the person can add "
                     f"it: trimtab mcp --tools {','.join([*groups, left_out[name]])}",
                     is_error=True,
+                    meta=meta,
                 )
             if name not in specs:
                 known = ", ".join(["tabs", *specs])
-                return _text(f"unknown tool {name[:100]!r}; the tools are: {known}", is_error=True)
+                return _text(
+                    f"unknown tool {name[:100]!r}; the tools are: {known}", is_error=True, meta=meta
+                )
             # The tab is this door's (a string of digits is taken too); the rest must
             # fit the tool's schema before the call leaves.
             tab = arguments.pop(TAB, None)
             tab = None if tab is None else tab_id(tab)
+            meta["trimtab"]["tab"] = tab
             check_arguments(specs[name], arguments, door=(TAB,))
             tab = await _only_tab(holder) if tab is None else tab
+            meta["trimtab"]["tab"] = tab
 
             async def progress(message: dict[str, Any]) -> None:
                 # While the person is asked: MCP clients that reset their timeout on
@@ -264,20 +278,19 @@ def build_server(holder: LinkHolder, groups: Sequence[ToolGroup] = TOOL_GROUPS) 
                 "tool", tab=tab, name=name, args=arguments, on_progress=progress
             )
         except ArgumentError as exc:
-            return _text(str(exc), is_error=True)
+            return _text(str(exc), is_error=True, meta=meta)
         except LinkError as exc:
-            return _text(f"{exc.code}: {exc.message}", is_error=True)
+            # The host's refusal of a call names the tab it was about and its number.
+            meta["trimtab"].update(
+                {key: exc.facts[key] for key in ("tab", "call_id") if key in exc.facts}
+            )
+            return _text(f"{exc.code}: {exc.message}", is_error=True, meta=meta)
         # The link put the page's strings in the untrusted block; the note is Trimtab's.
         content = str(reply.get("content", ""))
         if reply.get("note"):
             content = f"{content}\n[{reply['note']}]"
-        # For the client program (the model reads the content): the files an action
-        # saved, the tab it acted in.
-        meta = {
-            key: reply.get(key)
-            for key in ("kind", "cached", "cached_from", "call_id", "host_ms", "downloads", "tab")
-        }
-        answer = _text(content, is_error=bool(reply.get("is_error")), meta={"trimtab": meta})
+        meta = {"trimtab": {key: reply.get(key) for key in _META}}
+        answer = _text(content, is_error=bool(reply.get("is_error")), meta=meta)
         return _with_image(answer, reply.get("image"))
 
     return Server(

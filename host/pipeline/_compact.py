@@ -246,6 +246,8 @@ class Prepared:
                 name=_xml.encodable(facts.name),
                 region=facts.region_path[-1] if facts.region_path else "main",
                 frame_url=frame_urls[node.frame],
+                tag=out.tag,
+                input_type=next((value for key, value in out.attrs if key == "type"), ""),
             )
         undo.append(functools.partial(_drop_eids, built.controls))
         regions = _regions(built.root, undo)

@@ -64,3 +64,8 @@ class Control:
     # The URL of the document it is in (for a frame its embedder wrote, the
     # embedder's): which site acting on it acts on.
     frame_url: str = ""
+    # Its tag and ``type`` attribute as the page XML writes them ("button", "submit"):
+    # what it is in words for the person (the side panel's step words), from the
+    # same facts the model read.
+    tag: str = ""
+    input_type: str = ""

@@ -183,6 +183,7 @@ class CallTracker:
         *,
         tab: Hashable | None = None,
         options: Hashable = None,
+        call_id: int | None = None,
     ) -> TrackedResult[R]:
         """Run `tool` through the tracker: answer from an equivalent earlier call, or `run()`.
 
@@ -192,15 +193,16 @@ class CallTracker:
         that read a page. Raises `ValueError` for a page read without a tab, and
         `TypeError` or `ValueError` for arguments that have no key, before running.
         `options` is what else the result depends on (the snapshot's token budget):
-        calls with other options are not the same call.
+        calls with other options are not the same call. `call_id` is the number a door
+        gave the call beforehand (`new_call_id`), else the tracker numbers it.
         """
         policy = self.policy(tool)
         if policy.reads_page and tab is None:
             raise ValueError(f"tool {tool!r} reads a page, so its calls need a tab; got None")
         if policy.side_effects:
-            return await self._act(session, tool, run, tab)
+            return await self._act(session, tool, run, tab, call_id)
         if policy.volatile:
-            return await self._run_uncached(session, run)
+            return await self._run_uncached(session, run, call_id)
         try:
             arg_key = policy.key(args) if policy.key is not None else canonical_key(args)
         except TypeError as exc:
@@ -212,7 +214,7 @@ class CallTracker:
         key: _Key = (tool, tab, arg_key, options)
         page_tab = tab if policy.reads_page else None
 
-        call_id = self._start_call()
+        call_id = self._start_call(call_id)
         state = self._enter(session)
         try:
             seq = state.tool_calls.get(tool, 0) + 1
@@ -299,9 +301,14 @@ class CallTracker:
         return TrackedResult(result=result, call_id=call_id)
 
     async def _act(
-        self, session: str, tool: str, run: Callable[[], Awaitable[R]], tab: Hashable | None
+        self,
+        session: str,
+        tool: str,
+        run: Callable[[], Awaitable[R]],
+        tab: Hashable | None,
+        call_id: int | None,
     ) -> TrackedResult[R]:
-        call_id = self._start_call()
+        call_id = self._start_call(call_id)
         self._counters.misses += 1
         state = self._enter(session)
         reason = f"side-effecting call {call_id} ({tool})"
@@ -324,9 +331,9 @@ class CallTracker:
         return TrackedResult(result=result, call_id=call_id)
 
     async def _run_uncached(
-        self, session: str, run: Callable[[], Awaitable[R]]
+        self, session: str, run: Callable[[], Awaitable[R]], call_id: int | None
     ) -> TrackedResult[R]:
-        call_id = self._start_call()
+        call_id = self._start_call(call_id)
         self._counters.misses += 1
         state = self._enter(session)
         try:
@@ -383,10 +390,15 @@ class CallTracker:
 
     # ---- internals
 
-    def _start_call(self) -> int:
+    def new_call_id(self) -> int:
+        """The next number of the one sequence every call is numbered in, for a door
+        that names a call before it reaches the tracker (one the host refuses first)."""
         self._last_call_id += 1
-        self._counters.calls += 1
         return self._last_call_id
+
+    def _start_call(self, call_id: int | None) -> int:
+        self._counters.calls += 1
+        return call_id if call_id is not None else self.new_call_id()
 
     def _enter(self, session: str) -> _Session:
         now = self.clock()

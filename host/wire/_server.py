@@ -96,12 +96,19 @@ def host_version() -> str:
 class RequestError(Exception):
     """Raised by a handler to answer its request with an ``error`` reply of ``code``."""
 
-    def __init__(self, code: ErrorCode, message: str) -> None:
+    def __init__(
+        self, code: ErrorCode, message: str, *, facts: Mapping[str, Any] | None = None
+    ) -> None:
         if code not in ERROR_CODES:
             raise ValueError(f"unknown error code {code!r}; expected one of {sorted(ERROR_CODES)}")
+        if facts is not None and {"code", "message"} & facts.keys():
+            raise ValueError(f"error facts {sorted(facts)} may not replace its code or message")
         super().__init__(code, message)
         self.code: ErrorCode = code
         self.message = message
+        # What else the reply's ``error`` says, for programs (a link call's tab and
+        # number): JSON values.
+        self.facts: JSONObject = dict(facts or {})
 
     def __str__(self) -> str:
         return f"{self.code}: {self.message}"
@@ -226,8 +233,11 @@ async def _ping(request: Request) -> JSONObject:
     return {"pong": True, "version": host_version()}
 
 
-def _error_reply(request_id: RequestId, code: ErrorCode, message: str) -> JSONObject:
-    return {"type": "error", "id": request_id, "error": {"code": code, "message": message}}
+def _error_reply(
+    request_id: RequestId, code: ErrorCode, message: str, facts: Mapping[str, Any] | None = None
+) -> JSONObject:
+    error = {"code": code, "message": message, **(facts or {})}
+    return {"type": "error", "id": request_id, "error": error}
 
 
 def _sole_request_error(exc: BaseException) -> RequestError | None:
@@ -409,7 +419,9 @@ class HostServer:
             request_error = _sole_request_error(exc)
             if request_error is not None:
                 log.info("%s %r failed: %s", request.type, request.id, request_error)
-                return _error_reply(request.id, request_error.code, request_error.message)
+                return _error_reply(
+                    request.id, request_error.code, request_error.message, request_error.facts
+                )
             return self._internal_error(request, exc)
 
     def _encode(self, reply: JSONObject, request: Request) -> tuple[list[bytes], bool]:
