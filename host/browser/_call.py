@@ -9,6 +9,7 @@ from typing import Any, Final
 import attrs
 
 from ..envelope import Consent, Question, QuestionKind
+from ..pipeline import credentials
 from ..tab import DEFAULT_BUDGET, Download, Held, check_budget
 from ..tools import ToolImage
 from ..wire import JSONObject, Request, RequestError
@@ -110,6 +111,20 @@ class ToolOutcome:
     downloads: tuple[Download, ...] = ()
     # The picture `content` describes (`screenshot`); the page's pixels, data like its text.
     image: ToolImage | None = None
+
+    def __attrs_post_init__(self) -> None:
+        # Every outcome both doors send passes here, whoever built it: an error's text
+        # has its credentials hidden, and the URLs any answer shows in attributes
+        # (the page's address, a link's, a tab's) have theirs. A page's visible text,
+        # in a snapshot, is what the person sees and stays whole. Hiding is idempotent,
+        # so an evolved outcome is hidden the same.
+        hidden = (
+            credentials.hide_text(self.content)
+            if self.is_error and self.kind == "text"
+            else credentials.hide_attributes(self.content)
+        )
+        if hidden != self.content:
+            object.__setattr__(self, "content", hidden)
 
     @property
     def refused(self) -> bool:
