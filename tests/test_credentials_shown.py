@@ -156,10 +156,14 @@ async def test_evaluate_hides_credentials_in_its_value_and_its_error(host: Host)
 
 
 async def test_urls_the_tools_show_and_error_texts_hide_credentials(host: Host) -> None:
-    """The page's URL in its XML, a link's URL in read, the tab's URL in tabs and an
-    error that quotes a token hide it; the page's visible text stays whole."""
-    snapshot = await tool(host, "capture_snapshot")
+    """The page's URL in its XML and in the reply's url, a link's URL in read, the tab's
+    URL in tabs and an error that quotes a token hide it; the page's visible text
+    stays whole."""
+    reply = await host.tool("capture_snapshot")
+    snapshot = hidden_everywhere(reply)
     assert re.match(r'<page url="[^"]*\?lang=en&amp;access_token=\(hidden\)"', snapshot)
+    # The page's URL the side panel's agent quotes when it drops an old page state.
+    assert str(reply["url"]).endswith("?lang=en&access_token=(hidden)"), reply["url"]
     assert "Reset password" in snapshot
     link = re.search(r'<a id="([^"]+)">Reset password</a>', snapshot)
     assert link is not None, snapshot

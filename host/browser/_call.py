@@ -115,16 +115,20 @@ class ToolOutcome:
     def __attrs_post_init__(self) -> None:
         # Every outcome both doors send passes here, whoever built it: an error's text
         # has its credentials hidden, and the URLs any answer shows in attributes
-        # (the page's address, a link's, a tab's) have theirs. A page's visible text,
-        # in a snapshot, is what the person sees and stays whole. Hiding is idempotent,
-        # so an evolved outcome is hidden the same.
+        # (the page's address, a link's, a tab's) have theirs, and so does `url`, which
+        # the side panel's agent quotes to its model. A page's visible text (a
+        # snapshot, an open dialog's message: XML) is what the person sees and stays
+        # whole. Hiding is idempotent, so an evolved outcome is hidden the same.
+        plain_error = self.is_error and self.kind == "text" and not self.content.startswith("<")
         hidden = (
             credentials.hide_text(self.content)
-            if self.is_error and self.kind == "text"
+            if plain_error
             else credentials.hide_attributes(self.content)
         )
         if hidden != self.content:
             object.__setattr__(self, "content", hidden)
+        if self.url is not None:
+            object.__setattr__(self, "url", credentials.hide_url(self.url))
 
     @property
     def refused(self) -> bool:
