@@ -9,6 +9,7 @@ from typing import Any, Final
 import attrs
 
 from ..envelope import Consent, Question, QuestionKind
+from ..pipeline import credentials
 from ..tab import DEFAULT_BUDGET, Download, Held, check_budget
 from ..tools import ToolImage
 from ..wire import JSONObject, Request, RequestError
@@ -116,6 +117,24 @@ class ToolOutcome:
     # Whether `content` may hold the page's words (most answers do); False when it is
     # Trimtab's alone, such as arguments refused, which a door shows as its own words.
     quotes_page: bool = True
+
+    def __attrs_post_init__(self) -> None:
+        # Every outcome both doors send passes here, whoever built it: an error's text
+        # has its credentials hidden, and the URLs any answer shows in attributes
+        # (the page's address, a link's, a tab's) have theirs, and so does `url`, which
+        # the side panel's agent quotes to its model. A page's visible text (a
+        # snapshot, an open dialog's message: XML) is what the person sees and stays
+        # whole. Hiding is idempotent, so an evolved outcome is hidden the same.
+        plain_error = self.is_error and self.kind == "text" and not self.content.startswith("<")
+        hidden = (
+            credentials.hide_text(self.content)
+            if plain_error
+            else credentials.hide_attributes(self.content)
+        )
+        if hidden != self.content:
+            object.__setattr__(self, "content", hidden)
+        if self.url is not None:
+            object.__setattr__(self, "url", credentials.hide_url(self.url))
 
     @property
     def refused(self) -> bool:

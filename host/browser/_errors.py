@@ -17,6 +17,7 @@ from pycdp_bridge import (
     sole_kind,
 )
 
+from ..pipeline import credentials
 from ..tab import PageChangedError
 from ..wire import ErrorCode, RequestError
 
@@ -63,7 +64,8 @@ async def cdp_errors(tab: int, timeout: float | None = None) -> AsyncIterator[tr
         if coded is None:
             raise
         code, error = coded
-        raise RequestError(code, f"tab {tab}: {error}") from exc
+        # The browser's words may quote the page (a URL, a script's message).
+        raise RequestError(code, credentials.hide_text(f"tab {tab}: {error}")) from exc
 
 
 def _error_code(exc: BaseException) -> tuple[ErrorCode, BaseException] | None:

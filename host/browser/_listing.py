@@ -4,17 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from ..pipeline import xml
+from ..pipeline import credentials, xml
 
 __all__ = ["tabs_listing"]
 
 
 def tabs_listing(tabs: Iterable[Mapping[str, object]]) -> str:
-    """``<tabs>`` with one ``<tab id url>title</tab>`` a tab, page strings escaped; a
-    task's tab also says which tab opened it and whether the agent acts in it."""
+    """``<tabs>`` with one ``<tab id url>title</tab>`` a tab, page strings escaped and
+    credentials in URLs hidden; a task's tab also says which tab opened it and
+    whether the agent acts in it."""
     lines = ["<tabs>"]
     for tab in tabs:
-        attributes = {"id": str(tab["id"]), "url": str(tab["url"])}
+        attributes = {"id": str(tab["id"]), "url": credentials.hide_url(str(tab["url"]))}
         if tab.get("opener") is not None:
             attributes["opener"] = str(tab["opener"])
         if tab.get("current"):

@@ -27,6 +27,7 @@ from pycdp_bridge import CDPError, DialogOpenError, RelayHub, TabEvent, TargetCl
 from pycdp_bridge import protocol as cdp
 
 from ..envelope import SitePolicy
+from ..pipeline import credentials
 from ..tab import Activity, OpenedTab, guard_opened, judge_kept_document, stretched
 from ..tracker import ToolPolicy
 
@@ -244,8 +245,9 @@ class OpenedByCall:
 
 def blocked_note(url: str) -> str:
     """What the answer says of a pop-up the browser's pop-up blocker kept."""
+    shown = credentials.hide_url(url)[:200]
     return (
-        f"it tried to open a pop-up on {url[:200]}: the browser's pop-up blocker blocked it "
+        f"it tried to open a pop-up on {shown}: the browser's pop-up blocker blocked it "
         "(a page may open one only right after a click in it; the person can allow pop-ups "
         "for the site in the browser)"
     )
@@ -253,13 +255,14 @@ def blocked_note(url: str) -> str:
 
 def opened_note(record: OpenedRecord, title: str, url: str) -> str:
     """What the answer says of one opened tab (page strings as they are: the answer's
-    ``<note>`` escapes them)."""
+    ``<note>`` escapes them; credentials in URLs hidden)."""
     event = record.event
     what = "a pop-up" if event.popup else "a new tab"
     opened = record.opened
     if opened is not None and opened.sent is False:
-        return f"it tried to open {what} on {opened.url[:200]}: blocked ({opened.why})"
-    where = (url or (opened.url if opened else "") or event.url)[:300]
+        shown = credentials.hide_url(opened.url)[:200]
+        return f"it tried to open {what} on {shown}: blocked ({opened.why})"
+    where = credentials.hide_url(url or (opened.url if opened else "") or event.url)[:300]
     named = f' "{title[:120]}"' if title else ""
     if record.closed:
         return f"it opened {what} (tab {event.tab}) at {where}, which closed again"

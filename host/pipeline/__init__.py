@@ -3,12 +3,15 @@
 Stage 1 (`_filter`) decides what a person can see, stages 2 and 3 (`_build`)
 simplify and encode it, `_eids` gives controls stable ids, `_compact` renders
 regions and XML with the stats of every run. `xml` is the one place that escapes page
-text and writes tags; everything the host writes as XML goes through it.
+text and writes tags; everything the host writes as XML goes through it. `credentials`
+is the one rule of which names and values are credentials and how they are hidden,
+for every place beside the page's visible text that shows page data to the model.
 
 May import ``pycdp_bridge`` (the page model) and ``trimtab.sites``; nothing else of
 the host.
 """
 
+from . import _credentials as credentials
 from . import _xml as xml
 from ._build import BuildOptions
 from ._compact import (
@@ -44,6 +47,7 @@ __all__ = [
     "TokenMemo",
     "compact",
     "count_tokens",
+    "credentials",
     "least_tokens",
     "mask",
     "open_tag",

@@ -53,6 +53,7 @@ import trio
 from pycdp_bridge import CDPError, DialogOpenError, Event, Target, TargetClosedError
 from pycdp_bridge import protocol as cdp
 
+from ..pipeline import credentials
 from ._downloads import DownloadFile, download_file
 
 if TYPE_CHECKING:
@@ -162,13 +163,15 @@ class Held:
         return found
 
     def note(self) -> str:
-        """What the tool's answer says about it (the URL is the page's, shortened)."""
+        """What the tool's answer says about it (the URL is the page's, shortened, its
+        credentials hidden)."""
+        url = credentials.hide_url(self.url)[:200]
         if self.download is not None:
             file = self.download
             facts = ", ".join(filter(None, (f"{file.size} bytes" if file.size else "", file.mime)))
             name = file.name[:200] + (f" ({facts})" if facts else "")
-            return f"The download of {name} from {self.url[:200]} was held: {self.why}"
-        return f"{self.method} {self.url[:200]} was held: {self.why}"
+            return f"The download of {name} from {url} was held: {self.why}"
+        return f"{self.method} {url} was held: {self.why}"
 
 
 @attrs.define(eq=False)

@@ -3,8 +3,10 @@
 Both read the tab's `DevtoolsLog` (``trimtab.tab``), which the host fills from when
 it holds the tab; each view of the tab reads on from where its last call stopped
 (`Tab.seen`). What the page wrote (messages, URLs, headers, bodies) is page data,
-written through the one XML writer; header values that carry credentials and the
-values of the page's password fields are never shown.
+written through the one XML writer. Credentials are hidden by the one rule of
+``trimtab.pipeline.credentials`` (headers, URL parameters and body fields by name,
+tokens by look), and the values of the page's password fields are masked wherever
+they appear; masking comes first, so no part of a password is left to shorten.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import Final
 
 from pycdp_bridge import CDPError
 
-from ..pipeline import xml
+from ..pipeline import credentials, xml
 from ..tab import BODY_KEPT, ConsoleMessage, NetworkRequest, Tab
 from ._common import READS, BadArguments, ToolResult, error, schema, text, text_arg, tool
 
@@ -26,10 +28,9 @@ __all__ = ["console", "network"]
 
 _SHOWN: Final = 200
 _BODY_SHOWN: Final = 4000
+# Characters past the cut read to hide what straddles it (a credential is far shorter).
+_BODY_READ_ON: Final = 2000
 _LEVEL_ORDER: Final[Mapping[str, int]] = {"debug": 0, "info": 1, "warning": 2, "error": 3}
-# Headers whose values are credentials: named, never shown.
-_SECRET_HEADERS: Final = frozenset({"authorization", "cookie", "set-cookie", "proxy-authorization"})
-_HIDDEN: Final = "(hidden)"
 _MASK: Final = "•••"
 _REQUEST_ID: Final = re.compile(r"n([0-9]{1,9})")
 
@@ -74,10 +75,12 @@ async def console(tab: Tab, args: Mapping[str, object]) -> ToolResult:
 
 
 def _message(message: ConsoleMessage, secrets: Iterable[str]) -> str:
-    where = f"{message.source}:{message.line}" if message.line is not None else message.source
-    # A page that logs what its password field holds does not hand it to the model.
-    content = _scrub(
-        "\n".join([message.text, *(f"at {frame}" for frame in message.stack)]), secrets
+    source = _shown_url(message.source, secrets)
+    where = f"{source}:{message.line}" if message.line is not None else source
+    # A page that logs what its password field holds, or its token, does not hand it
+    # to the model.
+    content = credentials.hide_text(
+        _scrub("\n".join([message.text, *(f"at {frame}" for frame in message.stack)]), secrets)
     )
     return xml.element(
         "message", {"level": message.level, "source": where or None}, content=content
@@ -104,14 +107,15 @@ async def network(tab: Tab, args: Mapping[str, object]) -> ToolResult:
         if url is not None:
             raise BadArguments("give either url or request, not both")
         return await _detail(tab, wanted)
+    secrets = log.secrets()[0]
     if url is not None:
+        # Matched against the URL as shown: a credential in it is no search key.
         needle = url.casefold()
-        entries = [r for r in log.requests if needle in r.url.casefold()]
+        entries = [r for r in log.requests if needle in _shown_url(r.url, secrets).casefold()]
         dropped = 0
     else:
         entries, dropped = log.requests_since(tab.seen.network)
         tab.seen.network = log.request_count
-    secrets = log.secrets()[0]
     shown = entries[-_SHOWN:]
     head = {
         "new" if url is None else "matching": len(entries),
@@ -121,7 +125,9 @@ async def network(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     if not shown:
         return text(xml.element("network", head))
     lines = [xml.start_tag("network", head)]
-    lines += [xml.element("request", _facts(r), content=_scrub(r.url, secrets)) for r in shown]
+    lines += [
+        xml.element("request", _facts(r), content=_shown_url(r.url, secrets)) for r in shown
+    ]
     lines.append("</network>")
     return text("\n".join(lines))
 
@@ -135,7 +141,7 @@ def _facts(entry: NetworkRequest) -> dict[str, object]:
         "status": entry.status,
         "bytes": size if entry.finished and not entry.failed else None,
         "ms": round(entry.duration_ms) if entry.duration_ms is not None else None,
-        "failed": entry.failed,
+        "failed": credentials.hide_text(entry.failed) if entry.failed else None,
         "pending": not entry.finished,
     }
 
@@ -164,7 +170,7 @@ async def _detail(tab: Tab, wanted: str) -> ToolResult:
         )
     await log.read_secrets()
     secrets, names = log.secrets()
-    lines = [xml.element("request", _facts(entry), content=_scrub(entry.url, secrets))]
+    lines = [xml.element("request", _facts(entry), content=_shown_url(entry.url, secrets))]
     lines.append(_headers("request-headers", entry.request_headers, secrets))
     sent = _declared(entry.request_headers)
     if sent > BODY_KEPT:
@@ -172,7 +178,7 @@ async def _detail(tab: Tab, wanted: str) -> ToolResult:
             xml.element("request-body", {"bytes": sent, "none": f"over {BODY_KEPT} bytes"})
         )
     elif (body := await log.request_body(entry)) is not None:
-        lines.append(_body("request-body", {}, _scrub_fields(body, names, secrets)))
+        lines.append(_body("request-body", {}, body, names, secrets))
     if entry.status is not None:
         lines.append(_headers("response-headers", entry.response_headers, secrets))
     lines.append(await _response_body(tab, entry, secrets, names))
@@ -181,19 +187,28 @@ async def _detail(tab: Tab, wanted: str) -> ToolResult:
 
 def _headers(tag: str, headers: Mapping[str, str], secrets: Iterable[str]) -> str:
     lines = [
-        f"{name}: {_HIDDEN if name.lower() in _SECRET_HEADERS else _scrub(value, secrets)}"
+        f"{name}: {credentials.hide_header(name, _scrub(value, secrets))}"
         for name, value in headers.items()
     ]
     return "\n".join([xml.start_tag(tag), *(xml.text(line) for line in lines), xml.end_tag(tag)])
 
 
-def _body(tag: str, attributes: Mapping[str, object], body: str) -> str:
+def _body(
+    tag: str,
+    attributes: Mapping[str, object],
+    body: str,
+    names: Iterable[str],
+    secrets: Iterable[str],
+) -> str:
+    """A body as shown, its start when long. What is hidden is read a little past the
+    cut, so that no credential the cut splits shows its first part."""
     facts = dict(attributes)
+    shown = _shown_body(body[: _BODY_SHOWN + _BODY_READ_ON], names, secrets)
     if len(body) > _BODY_SHOWN:
         facts["chars"] = len(body)
         facts["shown"] = _BODY_SHOWN
-        body = body[:_BODY_SHOWN]
-    return xml.element(tag, facts, content=body)
+        shown = shown[:_BODY_SHOWN]
+    return xml.element(tag, facts, content=shown)
 
 
 async def _response_body(
@@ -216,7 +231,7 @@ async def _response_body(
         if as_text is None:
             return xml.element("response-body", {**facts, "none": "binary"})
         body = as_text
-    return _body("response-body", facts, _scrub_fields(body, names, secrets))
+    return _body("response-body", facts, body, names, secrets)
 
 
 def _as_text(data: bytes) -> str | None:
@@ -243,6 +258,17 @@ def _scrub(value: str, secrets: Iterable[str]) -> str:
             if spelling:
                 value = value.replace(spelling, _MASK)
     return value
+
+
+def _shown_url(url: str, secrets: Iterable[str]) -> str:
+    """A URL as shown: passwords masked, then credentials hidden."""
+    return credentials.hide_url(_scrub(url, secrets))
+
+
+def _shown_body(body: str, names: Iterable[str], secrets: Iterable[str]) -> str:
+    """A body as shown: passwords masked, then credentials hidden (form and JSON fields
+    by name, tokens by look)."""
+    return credentials.hide_text(_scrub_fields(body, names, secrets))
 
 
 def _scrub_fields(body: str, names: Iterable[str], secrets: Iterable[str]) -> str:

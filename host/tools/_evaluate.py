@@ -6,7 +6,9 @@ a script that does not finish within `EVALUATE_TIMEOUT` is terminated
 (``Runtime.terminateExecution``) and the page keeps working; an exception is named;
 the value comes back as bounded JSON, with what JSON cannot hold (a cycle, a DOM
 node, a function) described (``js/evaluate-value.js``). The value is the page's data:
-it is written by the one XML writer, and the doors put it in the untrusted block.
+its credentials hidden (``trimtab.pipeline.credentials``: a field named ``token``, a
+JWT in a string, the same in what the script threw), it is written by the one XML
+writer, and the doors put it in the untrusted block.
 
 Every call asks the person first (`EvaluateReason`), showing the code, unless they
 allowed `evaluate` on the page's site; the host decides that (``trimtab.envelope``).
@@ -25,7 +27,7 @@ import trio
 from pycdp_bridge import CDPError, DialogOpenError, Target, TargetClosedError, call_on
 from pycdp_bridge import protocol as cdp
 
-from ..pipeline import xml
+from ..pipeline import credentials, xml
 from ..tab import Tab, held_requests, settle, watch
 from ._common import ACT, SETTLE_TIMEOUT, BadArguments, ToolResult, error, schema, script, tool
 from ._common import text as text_result
@@ -107,7 +109,8 @@ async def _run(target: Target, expression: str) -> ToolResult:
         )
     details: Mapping[str, Any] | None = reply.get("exceptionDetails")
     if details is not None:
-        return error(f"the script threw: {xml.text(_thrown(details))}")
+        thrown = credentials.hide_text(_thrown(details))
+        return error(f"the script threw: {xml.text(thrown)}")
     value = await _value(target, reply.get("result", {}))
     if value is None:
         await _terminate(target)
@@ -139,6 +142,7 @@ async def _value(target: Target, remote: Mapping[str, Any]) -> str | None:
 
 
 def _written(found: object) -> str:
+    found = credentials.hide_value(found)
     if isinstance(found, str) and len(found) > _LIMITS["string"]:
         found = f"{found[: _LIMITS['string']]}… ({len(found)} characters)"
     shown = json.dumps(found, ensure_ascii=False)

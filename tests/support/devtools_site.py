@@ -1,7 +1,8 @@
 """A web app's server on 127.0.0.1 for the devtools tools: the fixture pages, and
 answers that a developer meets: JSON behind an ``Authorization`` header that sets a
-cookie, a 404, a 50 MB text body, a binary body, and (on another port, another
-origin) an API without CORS headers."""
+cookie, a sign-in that answers tokens in its JSON and headers (`SERVER_SECRETS`), a
+search whose JSON links on with a token, a 404, a 50 MB text body, a binary body, and
+(on another port, another origin) an API without CORS headers."""
 
 from __future__ import annotations
 
@@ -13,9 +14,18 @@ import trio
 
 from tests.support.http import read_head, respond_file
 
-__all__ = ["BIG_BODY", "DevtoolsSite", "serve_devtools_site"]
+__all__ = ["BIG_BODY", "SERVER_SECRETS", "DevtoolsSite", "serve_devtools_site"]
 
 BIG_BODY = 50 * 1024 * 1024
+# The credentials the server answers with: in ``/api/session``'s JSON and headers, and
+# in the URL ``/api/search``'s JSON links on to.
+SERVER_SECRETS = (
+    "RESP-ACCESS-SECRET-91",
+    "RESP-REFRESH-SECRET-92",
+    "RESP-HEADER-SECRET-93",
+    "RESP-COOKIE-SECRET-94",
+    "RESP-NEXT-SECRET-95",
+)
 _CHUNK = 1024 * 1024
 
 
@@ -55,6 +65,21 @@ class DevtoolsSite:
             body = b'{"items": [{"id": 7, "total": 12.5}]}'
             extra = "Set-Cookie: csrf=COOKIE-SET-SECRET; Path=/; HttpOnly\r\n"
             await _send(stream, "200 OK", "application/json", body, extra)
+        elif path == "/api/session":
+            body = (
+                f'{{"access_token": "{SERVER_SECRETS[0]}", "token_type": "bearer", '
+                f'"refresh_token": "{SERVER_SECRETS[1]}", "user": {{"name": "ada"}}}}'
+            ).encode()
+            extra = (
+                f"X-Auth-Token: {SERVER_SECRETS[2]}\r\n"
+                f"Set-Cookie: sid={SERVER_SECRETS[3]}; Path=/; HttpOnly\r\n"
+                "X-Request-Id: req-7\r\n"
+            )
+            await _send(stream, "200 OK", "application/json", body, extra)
+        elif path == "/api/search":
+            following = f"/api/search?page=3&access_token={SERVER_SECRETS[4]}"
+            body = f'{{"results": [1, 2], "next": "{following}"}}'.encode()
+            await _send(stream, "200 OK", "application/json", body, "")
         elif path == "/api/login":
             await _send(stream, "200 OK", "application/json", b'{"ok": true}', "")
         elif path == "/api/missing":
