@@ -101,30 +101,55 @@ async def test_fill_through_mcp_sets_every_field_in_one_call(
             ]
 
 
-async def test_always_for_the_site_lets_the_next_outside_evaluate_run_unasked(
+async def test_always_covers_only_this_code_on_this_site_for_an_outside_agent(
     page: PageTarget, pages_server: StaticServer
 ) -> None:
-    """The person's "Always for this site" to an outside agent's evaluate: the next
-    evaluate on that site runs without a question (nobody would answer it)."""
+    """The person's "Always" to an outside agent's evaluate of code A: A runs again
+    without a question; code B on the same site asks again, showing B, and a no runs
+    nothing; A on another site asks again."""
+    code_a = "window.ranA = (window.ranA || 0) + 1"
+    code_b = "window.ranB = 1"
     async with open_link_host(page, pages_server.url("fill-checkout.html")) as host:
         await host.share(TAB)
         async with host.mcp_client() as client:
             results: list[tuple[str, bool, dict[str, Any]]] = []
 
             async def run() -> None:
-                results.append(await call(client, "evaluate", tab=TAB, expression="1 + 1"))
+                results.append(await call(client, "evaluate", tab=TAB, expression=code_a))
 
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(run)
                 ask = await host.extension.next("ask")
                 assert ask["what"] == "evaluate"
                 assert ask["choices"] == ["once", "always", "no"]
+                assert ask["args"] == {"expression": code_a}
                 assert host.panel.answer(ask["ask"], allow=True, always=True)
-            assert "<value>2</value>" in results[0][0]
-            text, is_error, _ = await call(client, "evaluate", tab=TAB, expression="2 + 3")
+            assert "<value>1</value>" in results[0][0]
+            # A again: nobody would answer a question, so it ran unasked.
+            text, is_error, _ = await call(client, "evaluate", tab=TAB, expression=code_a)
             assert not is_error, text
-            assert "<value>5</value>" in text
+            assert "<value>2</value>" in text
             assert host.panel.open_questions == 0
+            asked_b, (text, is_error, _) = await _asked_call(
+                host, False, client, "evaluate", expression=code_b
+            )
+            assert asked_b["args"] == {"expression": code_b}
+            assert asked_b["site"] == "http://127.0.0.1"
+            assert is_error
+            assert "refused" in text
+            assert await page.evaluate("window.ranB === undefined") is True
+            # Another site (localhost, the same server): A asks again there.
+            other = pages_server.url("fill-checkout.html").replace("127.0.0.1", "localhost")
+            went, (text, is_error, _) = await _asked_call(host, True, client, "navigate", url=other)
+            assert went["what"] == "site"
+            assert not is_error, text
+            asked_there, (text, is_error, _) = await _asked_call(
+                host, False, client, "evaluate", expression=code_a
+            )
+            assert asked_there["site"] == "http://localhost"
+            assert asked_there["args"] == {"expression": code_a}
+            assert is_error
+            assert await page.evaluate("[location.hostname, window.ranA]") == ["localhost", None]
 
 
 async def test_the_command_line_fills_with_fields_written_as_json(

@@ -1,11 +1,10 @@
 """`evaluate` for the side panel's own agent, with the real extension and host and a
 scripted model on 127.0.0.1: off unless the person turned it on; on, the question bar
-shows the code whole as the agent's words, and "Always for this site" lets the next
-call run without a question."""
+shows the code whole as the agent's words, and "Always for this code" lets that exact
+code run again without a question, while other code asks again."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -21,13 +20,15 @@ from tests.support.e2e import ExtensionBrowser, ExtensionContext, launch_with_ex
 pytestmark = pytest.mark.browser
 
 CODE = "window.ran = (window.ran || 0) + 1;\n// the agent's note\n({ran: window.ran})"
+OTHER_CODE = "window.ranB = 1"
 
 
 @attrs.define
 class EvaluatingModel:
-    """A fake Anthropic model that calls evaluate ``calls`` times, then says "Done."."""
+    """A fake Anthropic model that calls evaluate with each of ``codes`` in turn, then
+    says "Done."."""
 
-    calls: int
+    codes: list[str]
     provider: str = "anthropic"
     port: int = 0
     requests: list[tuple[dict[str, str], dict[str, Any]]] = attrs.field(factory=list)
@@ -56,14 +57,14 @@ class EvaluatingModel:
             if block.get("type") == "tool_result"
         )
         usage = {"input_tokens": 10, "output_tokens": 1}
-        if step >= self.calls:
+        if step >= len(self.codes):
             return {
                 "id": "msg_end", "type": "message", "role": "assistant", "model": "scripted",
                 "content": [{"type": "text", "text": "Done."}], "stop_reason": "end_turn",
                 "usage": usage,
             }  # fmt: skip
         call = {"type": "tool_use", "id": f"tu_{step}", "name": "evaluate",
-                "input": {"expression": CODE}}  # fmt: skip
+                "input": {"expression": self.codes[step]}}  # fmt: skip
         return {
             "id": f"msg_{step}", "type": "message", "role": "assistant", "model": "scripted",
             "content": [call], "stop_reason": "tool_use", "usage": usage,
@@ -110,7 +111,7 @@ async def test_off_by_default_the_panel_agent_is_not_given_evaluate(
     called anyway, it is refused and nothing runs in the page; nobody is asked."""
     with trio.fail_after(120):
         async with trio.open_nursery() as nursery:
-            model: EvaluatingModel = await nursery.start(serve_model, EvaluatingModel(1))
+            model: EvaluatingModel = await nursery.start(serve_model, EvaluatingModel([CODE]))
             url = pages_server.url("fill-checkout.html")
             panel, page = await _open(ext, model, url, groups=["core", "devtools"])
             await submit_message(panel, "Count the rows.")
@@ -126,59 +127,74 @@ async def test_off_by_default_the_panel_agent_is_not_given_evaluate(
     assert await page.evaluate("window.ran === undefined") is True
 
 
-async def test_the_question_shows_the_code_and_always_runs_the_next_unasked(
+async def test_always_runs_this_code_unasked_and_other_code_asks_again(
     ext: ExtensionBrowser, pages_server: StaticServer
 ) -> None:
     """With the setting on, the first evaluate shows its code whole in the question bar
     (as the agent's text, apart from Trimtab's words) with No, Once and Always for this
-    site; Always runs it, and the second call runs without a question."""
+    code, saying Always covers only this code; Always runs it, the same code runs again
+    without a question, other code asks again showing it (No runs nothing); the
+    settings show the site with its code, and Remove takes it off the host's list."""
     with trio.fail_after(150):
         async with trio.open_nursery() as nursery:
-            model: EvaluatingModel = await nursery.start(serve_model, EvaluatingModel(2))
+            model: EvaluatingModel = await nursery.start(
+                serve_model, EvaluatingModel([CODE, CODE, OTHER_CODE])
+            )
             url = pages_server.url("fill-checkout.html")
             panel, page = await _open(
                 ext, model, url, allowEvaluate=True, groups=["core", "devtools"]
             )
             await submit_message(panel, "Count the rows.")
-            while await panel.evaluate("document.getElementById('question').hidden"):
-                await trio.sleep(0.1)
-            shown = await panel.evaluate(
-                """({code: document.getElementById('question-code').textContent,
-                    codeShown: !document.getElementById('question-code-box').hidden,
-                    want: document.getElementById('question-want').textContent,
-                    buttons: [...document.querySelectorAll('#question-buttons button')]
-                      .map((b) => b.textContent)})"""
-            )
-            assert shown["code"] == CODE
+            shown = await _question(panel, CODE)
             assert shown["codeShown"] is True
             assert "wants to run JavaScript in a tab on http://127.0.0.1" in shown["want"]
             assert "ran" not in shown["want"]
-            assert shown["buttons"] == ["No", "Once", "Always for this site"]
+            assert shown["buttons"] == ["No", "Once", "Always for this code"]
+            assert "Always: only this exact code, on this site, runs again" in shown["hint"]
             await panel.evaluate("document.getElementById('question-always').click(); true")
+            # The same code runs unasked; the other code's question shows that code.
+            other = await _question(panel, OTHER_CODE)
+            assert other["buttons"] == ["No", "Once", "Always for this code"]
+            await panel.evaluate("document.getElementById('question-deny').click(); true")
             steps = await _until_ended(panel, 0)
-            asked_again = await panel.evaluate("document.getElementById('question').hidden")
-            # The settings list the site; Remove takes it off the host's list.
+            # The settings list the site with its code; Remove takes it off the host's list.
             await panel.evaluate(
                 "document.getElementById('settings').open = true; trimtabPanel.loadSites(); true"
             )
-            listed = (
-                "[...document.querySelectorAll('#sites-evaluate .site')].map((e) => e.textContent)"
-            )
+            listed = """[...document.querySelectorAll('#sites-evaluate li.always-code')]
+                .map((li) => [li.querySelector('.site').textContent,
+                              li.querySelector('pre').textContent])"""
             while await panel.evaluate(f"{listed}.length") == 0:
                 await trio.sleep(0.05)
-            assert await panel.evaluate(listed) == ["http://127.0.0.1"]
+            entries = await panel.evaluate(listed)
             await panel.evaluate(
-                "document.querySelector('#sites-evaluate button[data-site]').click(); true"
+                "document.querySelector('#sites-evaluate button[data-sha256]').click(); true"
             )
             while await panel.evaluate(f"{listed}.length") != 0:
                 await trio.sleep(0.05)
-            stored = await ext.worker.evaluate("trimtab.host.request({type: 'evaluate_sites'})")
+            stored = await ext.worker.evaluate("trimtab.host.request({type: 'evaluate_always'})")
             nursery.cancel_scope.cancel()
-    assert asked_again is True
-    assert stored == {"sites": []}
-    first, second = model.results()
+    assert entries == [["http://127.0.0.1", CODE]]
+    assert stored == {"always": []}
+    first, second, third = model.results()
     assert '<value>{"ran": 1}</value>' in first
     assert '<value>{"ran": 2}</value>' in second
+    assert "the person refused" in third
     assert steps[-1]["kind"] == "done"
-    assert await page.evaluate("window.ran") == 2
-    assert json.dumps(steps).count('"declined"') == 0
+    assert await page.evaluate("[window.ran, window.ranB === undefined]") == [2, True]
+
+
+async def _question(panel: ExtensionContext, code: str) -> dict[str, Any]:
+    """The question bar once it shows an evaluate question about ``code``."""
+    read = """({code: document.getElementById('question').hidden ? null
+                  : document.getElementById('question-code').textContent,
+                codeShown: !document.getElementById('question-code-box').hidden,
+                want: document.getElementById('question-want').textContent,
+                hint: document.getElementById('question-hint').textContent,
+                buttons: [...document.querySelectorAll('#question-buttons button')]
+                  .map((b) => b.textContent)})"""
+    while True:
+        shown: dict[str, Any] = await panel.evaluate(read)
+        if shown["code"] == code and shown["buttons"]:
+            return shown
+        await trio.sleep(0.1)

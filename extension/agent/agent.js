@@ -118,7 +118,8 @@ export class Agent {
    *   when absent)
    *   `groups`: the tool groups the model is given (the host adds the core tools)
    *   `allowEvaluate`: the person's setting that lets this agent call `evaluate` (still
-   *   asked each time unless allowed for the site); off, the host refuses it
+   *   asked each time, unless the person said Always to that exact code on that site);
+   *   off, the host refuses it
    */
   constructor({ worker, client, tab, askBeforeSubmit, onStep, onActivity = () => {},
     tabUrl = async (tabId) => (await chrome.tabs.get(tabId)).url ?? "", maxSteps = MAX_STEPS,

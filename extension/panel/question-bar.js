@@ -95,10 +95,7 @@ export function mountQuestionBar(doc, worker, { afterAnswer = () => {} } = {}) {
     $("question-code").textContent = words.code;
     $("question-code-box").hidden = !words.code;
     $("question-wait").textContent = words.wait;
-    setText("question-hint", question.what === "site"
-      ? "Once: for this task only. Always: remembered in Settings, Allowed sites."
-      : question.what === "evaluate"
-        ? "Once: this code only. Always: any agent's code on this site, without asking." : "");
+    setText("question-hint", words.hint);
     const safe = showChoices(question);
     box.hidden = false;
     safe.focus();
@@ -126,7 +123,8 @@ export function mountQuestionBar(doc, worker, { afterAnswer = () => {} } = {}) {
 
   /**
    * Send the person's answer; say so when the question had already been withdrawn.
-   * `always` (remember the site) goes only with a site question's answer.
+   * `always` goes only with a site question's answer (remember the site) and an
+   * evaluate question's (remember this code on this site).
    * @returns {Promise<{waiting: boolean}|null>} null when it did not reach the host
    */
   async function answer(ask, yes, always) {

@@ -2,16 +2,20 @@
 // it may never act on. The host keeps the lists and applies them (`sites` reads them,
 // `sites_set` stores them, host/PROTOCOL.md); this module shows and edits them. A host
 // that does not know these requests yet gets a plain message and no controls. Beside
-// them, the sites where agents' JavaScript (`evaluate`) runs without a question
-// (`evaluate_sites`, `evaluate_sites_set`), which the person can take off.
+// them, the codes agents' JavaScript (`evaluate`) runs without a question, each on one
+// site, shown whole (`evaluate_always`); the person can only take one off
+// (`evaluate_always_remove`): an always is given only by answering a question.
 
-import { listsOf, siteFromInput, sitesError, withNever, withoutSite } from "../shared/sites.js";
+import {
+  alwaysCodesOf, listsOf, siteFromInput, sitesError, withNever, withoutSite,
+} from "../shared/sites.js";
 
 /** What the section shows, readable by the end-to-end tests. */
 export const sitesView = {
   /** @type {import("../shared/sites.js").SiteLists|null} null until loaded */
   lists: null,
-  /** @type {string[]|null} where evaluate runs unasked; null until loaded */
+  /** @type {import("../shared/sites.js").AlwaysCode[]|null} the codes evaluate runs
+   *  unasked, each on one site; null until loaded */
   evaluate: null,
   note: "",
 };
@@ -79,47 +83,55 @@ export function mountSitesBox(doc, worker) {
       unavailable(err);
     }
     try {
-      showEvaluate(await worker.host({ type: "evaluate_sites" }, { timeoutMs: 10_000 }));
+      showEvaluate(await worker.host({ type: "evaluate_always" }, { timeoutMs: 10_000 }));
     } catch {
       showEvaluate(null); // a host without the list: nothing to show
     }
   }
 
-  /** The sites where evaluate runs unasked, each with a Remove button. */
+  /** The codes evaluate runs unasked: each its site, its code (the agent's text, as
+   *  data, whole) and a Remove button. */
   function showEvaluate(reply) {
-    const sites = Array.isArray(reply?.sites)
-      ? reply.sites.filter((site) => typeof site === "string") : null;
-    sitesView.evaluate = sites;
-    $("sites-evaluate-box").hidden = sites === null;
+    const codes = alwaysCodesOf(reply);
+    sitesView.evaluate = codes;
+    $("sites-evaluate-box").hidden = codes === null;
     const list = $("sites-evaluate");
     list.replaceChildren();
-    if (sites?.length === 0) {
+    if (codes?.length === 0) {
       const li = doc.createElement("li");
       li.className = "muted";
       li.textContent = "none";
       list.append(li);
     }
-    for (const site of sites ?? []) {
+    for (const { site, sha256, code } of codes ?? []) {
       const li = doc.createElement("li");
+      li.className = "always-code";
       const name = doc.createElement("span");
       name.className = "site";
       name.textContent = site;
+      const shown = doc.createElement("pre");
+      shown.className = "question-code";
+      shown.textContent = code;
       const remove = doc.createElement("button");
       remove.type = "button";
       remove.textContent = "Remove";
       remove.dataset.site = site;
+      remove.dataset.sha256 = sha256;
       remove.dataset.list = "evaluate";
-      remove.setAttribute("aria-label", `Ask again before running JavaScript on ${site}`);
+      remove.setAttribute("aria-label", `Ask again before running this code on ${site}`);
       remove.addEventListener("click", async () => {
         try {
-          showEvaluate(await worker.host({ type: "evaluate_sites_set",
-            sites: sites.filter((s) => s !== site) }, { timeoutMs: 10_000 }));
-          say(`Agents' JavaScript on ${site} is asked about again.`);
+          showEvaluate(await worker.host({ type: "evaluate_always_remove", site, sha256 },
+            { timeoutMs: 10_000 }));
+          say(`This code on ${site} is asked about again.`);
         } catch (err) {
           say(sitesError(err));
         }
       });
-      li.append(name, remove);
+      const head = doc.createElement("div");
+      head.className = "always-code-head";
+      head.append(name, remove);
+      li.append(head, shown);
       list.append(li);
     }
   }

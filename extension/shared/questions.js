@@ -86,15 +86,20 @@ export function questionOf(msg) {
  */
 export function choicesOf(q) {
   if (q.what === "evaluate") {
+    // Always covers this exact code on this site, nothing else; the host offers it
+    // (`choices`) only where it can hold, and never for code the question cuts.
+    const offered = (name) => name === "no" || ((!q.choices?.length || q.choices.includes(name))
+      && !(name === "always" && codeCut(q)));
     return [
-      { id: "question-deny", label: "No", hint: "The code is not run.", allow: false,
-        always: false, safe: true },
-      { id: "question-allow", label: "Once", hint: "Run this code, this once.", allow: true,
-        always: false, safe: false },
-      { id: "question-always", label: "Always for this site",
-        hint: "Run agents' code on this site without asking (Settings lists the sites).",
+      { name: "no", id: "question-deny", label: "No", hint: "The code is not run.",
+        allow: false, always: false, safe: true },
+      { name: "once", id: "question-allow", label: "Once", hint: "Run this code, this once.",
+        allow: true, always: false, safe: false },
+      { name: "always", id: "question-always", label: "Always for this code",
+        hint: "Run exactly this code on this site again without asking; any other code asks "
+          + "again (Settings lists it).",
         allow: true, always: true, safe: false },
-    ];
+    ].filter((c) => offered(c.name)).map(({ name, ...choice }) => choice);
   }
   if (q.what === "site") {
     // The host may offer fewer answers (`choices`); No is always there.
@@ -226,7 +231,7 @@ export function siteOf(url) {
  * @param {Question} q
  * @param {{title?: string, url?: string} | undefined} tab what chrome.tabs says of it
  * @returns {{who: string, want: string, reason: string, facts: string, quotes: Quote[],
- *   code: string, wait: string, choices: Choice[]}}
+ *   code: string, hint: string, wait: string, choices: Choice[]}}
  */
 export function describeQuestion(q, tab) {
   const who = q.client || "An outside agent";
@@ -277,6 +282,7 @@ export function describeQuestion(q, tab) {
       + (element.id ? ` (id ${element.id}, highlighted in the page)` : ""));
   }
   if (tab?.title) quotes.push({ label: "tab title", text: shorten(tab.title) });
+  const choices = choicesOf(q);
   return {
     who,
     want,
@@ -284,10 +290,31 @@ export function describeQuestion(q, tab) {
     facts: facts.join(" · "),
     quotes,
     code: codeOf(q),
+    hint: hintOf(q, choices),
     wait: q.timeout ? `Trimtab waits ${q.timeout} s for your answer; no answer counts as no.`
       : "",
-    choices: choicesOf(q),
+    choices,
   };
+}
+
+/**
+ * What Once and Always mean for this question, in Trimtab's words ("" when it offers
+ * neither). An evaluate question says that Always covers only this code.
+ * @param {Question} q
+ * @param {Choice[]} choices the answers it offers
+ */
+function hintOf(q, choices) {
+  const words = q.what === "site"
+    ? { once: "Once: for this task only.", always: "Always: remembered in Settings, Allowed sites." }
+    : q.what === "evaluate"
+      ? { once: "Once: this code, this time.",
+        always: "Always: only this exact code, on this site, runs again without asking; any "
+          + "other code asks again." }
+      : null;
+  if (!words) return "";
+  const offers = (id) => choices.some((c) => c.id === id);
+  return [offers("question-allow") ? words.once : "", offers("question-always") ? words.always : ""]
+    .filter(Boolean).join(" ");
 }
 
 /**
@@ -298,8 +325,18 @@ export function describeQuestion(q, tab) {
 export function codeOf(q) {
   if (q.what !== "evaluate") return "";
   const code = typeof q.args?.["expression"] === "string" ? q.args["expression"] : "";
-  return code.length > CODE_SHOWN
+  return codeCut(q)
     ? `${code.slice(0, CODE_SHOWN)}\n… (cut: ${code.length} characters in all)` : code;
+}
+
+/**
+ * Whether an evaluate question's code is too long to be shown whole (then Always is
+ * not offered: the person cannot say always to code they did not see).
+ * @param {Question} q
+ */
+function codeCut(q) {
+  const code = q.args?.["expression"];
+  return typeof code === "string" && code.length > CODE_SHOWN;
 }
 
 /** What a tool does to "the X below", in Trimtab's words. */

@@ -1,6 +1,8 @@
 // The person's site lists (host/PROTOCOL.md, `sites` and `sites_set`): the sites the
 // agent may always act on, and the sites it may never act on. The host keeps and
-// applies them; the side panel's "Allowed sites" settings show and edit them. Pure.
+// applies them; the side panel's "Allowed sites" settings show and edit them. Beside
+// them, the codes `evaluate` runs without asking, each on one site (`evaluate_always`),
+// which the settings show and can only take off. Pure.
 
 /** What the side panel says when the host does not know the request yet. */
 export const SITES_UNKNOWN = "The Trimtab host that runs now does not keep site lists: update "
@@ -77,6 +79,27 @@ export function withNever(lists, site) {
     always: lists.always.filter((s) => s !== site),
     never: lists.never.includes(site) ? lists.never : [...lists.never, site],
   };
+}
+
+/**
+ * @typedef {{site: string, sha256: string, code: string}} AlwaysCode one code that
+ *   `evaluate` runs without asking on one site (the person's "Always for this code")
+ */
+
+/**
+ * The codes in a host `evaluate_always` reply, each entry with a site, its code's
+ * SHA-256 (64 hex digits, how the host names it for removal) and the code; null when
+ * the reply has no such list (a host that does not keep it).
+ * @param {unknown} reply
+ * @returns {AlwaysCode[]|null}
+ */
+export function alwaysCodesOf(reply) {
+  const entries = /** @type {Record<string, unknown>} */ (reply ?? {}).always;
+  if (!Array.isArray(entries)) return null;
+  return entries.filter((e) => e && typeof e === "object" && typeof e.site === "string"
+    && e.site && typeof e.code === "string" && typeof e.sha256 === "string"
+    && /^[0-9a-f]{64}$/.test(e.sha256))
+    .map(({ site, sha256, code }) => ({ site, sha256, code }));
 }
 
 /**

@@ -142,13 +142,36 @@ test("an evaluate question shows the agent's code whole, apart, and offers No, O
   assert.ok(!words.want.includes("ignore") && !words.reason.includes("ignore"));
   assert.deepEqual(words.choices.map((c) => [c.label, c.allow, c.always, c.safe]), [
     ["No", false, false, true], ["Once", true, false, false],
-    ["Always for this site", true, true, false]]);
+    ["Always for this code", true, true, false]]);
   assert.deepEqual(answerOf(q, words.choices[2]), { allow: true, always: true });
   assert.deepEqual(answerOf(q, words.choices[1]), { allow: true, always: false });
   const long = codeOf({ ...q, args: { expression: "x".repeat(CODE_SHOWN + 10) } });
   assert.ok(long.endsWith(`… (cut: ${CODE_SHOWN + 10} characters in all)`));
   assert.equal(codeOf({ ...q, args: { expression: 5 } }), "");
   assert.equal(describeQuestion({ ...q, what: "submit" }, undefined).code, "");
+});
+
+test("an evaluate question says Always covers only this code, and offers it only whole", () => {
+  const q = questionOf({ type: "ask", ask: "e2", client: PANEL_AGENT, tab: 3, what: "evaluate",
+    tool: "evaluate", args: { expression: "1 + 1" }, site: "https://shop.example",
+    choices: ["once", "always", "no"] });
+  const words = describeQuestion(q, undefined);
+  assert.equal(words.hint, "Once: this code, this time. Always: only this exact code, on this "
+    + "site, runs again without asking; any other code asks again.");
+  assert.match(words.choices[2].hint, /exactly this code on this site.*any other code asks again/);
+  // The host offers once and no where an always could not hold: no Always button.
+  const once = describeQuestion({ ...q, choices: ["once", "no"] }, undefined);
+  assert.deepEqual(once.choices.map((c) => c.label), ["No", "Once"]);
+  assert.equal(once.hint, "Once: this code, this time.");
+  // Code the question cuts is never offered Always, whatever the host said.
+  const cut = { ...q, args: { expression: "x".repeat(CODE_SHOWN + 1) } };
+  assert.deepEqual(choicesOf(cut).map((c) => c.label), ["No", "Once"]);
+  assert.deepEqual(choicesOf({ ...q, args: { expression: "x".repeat(CODE_SHOWN) } })
+    .map((c) => c.label), ["No", "Once", "Always for this code"]);
+  // A site question keeps its own words.
+  const site = describeQuestion({ ...q, what: "site", args: null }, undefined);
+  assert.equal(site.hint, "Once: for this task only. Always: remembered in Settings, Allowed sites.");
+  assert.equal(describeQuestion({ ...q, what: "submit" }, undefined).hint, "");
 });
 
 test("a held request names the method and site in Trimtab's words, its address quoted", () => {

@@ -3,7 +3,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 
 import {
-  SITES_UNKNOWN, listsOf, siteFromInput, sitesError, withNever, withoutSite,
+  SITES_UNKNOWN, alwaysCodesOf, listsOf, siteFromInput, sitesError, withNever, withoutSite,
 } from "../shared/sites.js";
 
 test("listsOf reads the host's lists, leniently and without duplicates", () => {
@@ -48,4 +48,15 @@ test("a host that does not know the request gets a message that says what to do"
     "The host did not take that: sites_set: 'x' names no site");
   assert.equal(sitesError({ code: "internal", message: "boom" }),
     "Trimtab could not reach the site lists: boom");
+});
+
+test("alwaysCodesOf reads the codes evaluate runs unasked, each with its site and digest", () => {
+  const entry = { site: "https://a.example", sha256: "ab".repeat(32), code: "1 + 1" };
+  assert.deepEqual(alwaysCodesOf({ always: [entry, { ...entry, extra: 1 },
+    { ...entry, sha256: "AB".repeat(32) }, { ...entry, code: 5 }, { ...entry, site: "" }, null] }),
+  [entry, entry]);
+  assert.deepEqual(alwaysCodesOf({ always: [] }), []);
+  // A host without the list (or an earlier one's list of whole sites): nothing to show.
+  assert.equal(alwaysCodesOf({ sites: ["https://a.example"] }), null);
+  assert.equal(alwaysCodesOf(undefined), null);
 });

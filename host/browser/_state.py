@@ -279,8 +279,8 @@ class HostState:
 
         asking = asking_while_open(state, ask)
         consent_ask = asking
-        # evaluate's code runs on the page's site: the person's list of sites where it
-        # runs unasked decides first (the browser's facts of the page, not the page's).
+        # evaluate: the person's "always" for this exact code (the call's own args, which
+        # the question shows) on the page's site (the browser's facts) decides first.
         evaluated_site = page.site if page is not None else None
         if call.name == "evaluate":
 

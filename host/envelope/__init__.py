@@ -13,14 +13,29 @@ Sites per task (`_site_policy`): a task may act on the site where it started
 (``trimtab.sites``: scheme + registrable domain) and the sites the person allowed; any other
 site asks once per task, and the person's never list refuses it (`decide_site`, the one
 function that decides and asks about sites; `SitePolicy` holds the lists). `evaluate`
-is asked about every time unless the person allowed it on the page's site
-(`decide_evaluate`; the list beside the others).
+is asked about every time, showing the code, unless the person said "always" to that
+exact code on the page's site (`decide_evaluate`; `EvaluateAlways` keeps site and code).
 
 May import ``trimtab.sites`` and ``trimtab.wire``; nothing else of the host.
 """
 
 from ._decide import Consent, Decided, act_with_consent
-from ._question import PANEL_AGENT, SITE_CHOICES, Answer, Ask, Question, QuestionKind
+from ._evaluate_always import (
+    ALWAYS_CODE_MAX,
+    EVALUATE_FILE,
+    AlwaysCode,
+    EvaluateAlways,
+    code_digest,
+)
+from ._question import (
+    ONCE_OR_NO,
+    PANEL_AGENT,
+    SITE_CHOICES,
+    Answer,
+    Ask,
+    Question,
+    QuestionKind,
+)
 from ._requests import (
     SAFE_METHODS,
     RequestJudge,
@@ -31,7 +46,6 @@ from ._requests import (
 )
 from ._side_panel import ASK_TIMEOUT, SidePanel
 from ._site_policy import (
-    EVALUATE_FILE,
     SITES_FILE,
     SitePolicy,
     Verdict,
@@ -40,16 +54,20 @@ from ._site_policy import (
 )
 
 __all__ = [
+    "ALWAYS_CODE_MAX",
     "ASK_TIMEOUT",
     "EVALUATE_FILE",
+    "ONCE_OR_NO",
     "PANEL_AGENT",
     "SAFE_METHODS",
     "SITES_FILE",
     "SITE_CHOICES",
+    "AlwaysCode",
     "Answer",
     "Ask",
     "Consent",
     "Decided",
+    "EvaluateAlways",
     "Question",
     "QuestionKind",
     "RequestJudge",
@@ -60,6 +78,7 @@ __all__ = [
     "Sites",
     "Verdict",
     "act_with_consent",
+    "code_digest",
     "decide_evaluate",
     "decide_site",
     "request_verdict",

@@ -7,7 +7,15 @@ from typing import Final, Literal, TypeAlias
 
 import attrs
 
-__all__ = ["PANEL_AGENT", "SITE_CHOICES", "Answer", "Ask", "Question", "QuestionKind"]
+__all__ = [
+    "ONCE_OR_NO",
+    "PANEL_AGENT",
+    "SITE_CHOICES",
+    "Answer",
+    "Ask",
+    "Question",
+    "QuestionKind",
+]
 
 # Who asks, as the person reads it, when the side panel's own agent asks.
 PANEL_AGENT = "Trimtab agent"
@@ -17,6 +25,9 @@ QuestionKind: TypeAlias = Literal[
 ]
 # What the person may answer a question about a site: this task, every task, no.
 SITE_CHOICES: Final = ("once", "always", "no")
+# What a question offers where an "always" could not hold (an evaluate without a site
+# of its own, or with code too long to be shown whole).
+ONCE_OR_NO: Final = ("once", "no")
 
 
 @attrs.frozen
@@ -47,6 +58,8 @@ class Question:
     # The id of the element asked about when the call's ``id`` does not name it (the
     # field of a `fill` call that needs the question).
     element_id: str | None = None
+    # The answers offered, when fewer than a site or evaluate question's usual ones.
+    choices: tuple[str, ...] | None = None
 
     @property
     def eid(self) -> str | None:
@@ -68,8 +81,10 @@ class Question:
             "site": self.site,
             "request": None if self.request is None else dict(self.request),
         }
-        if self.what in ("site", "evaluate"):
-            # evaluate: once (this call), always (on this site), no.
+        if self.choices is not None:
+            found["choices"] = list(self.choices)
+        elif self.what in ("site", "evaluate"):
+            # evaluate: once (this call), always (this code on this site), no.
             found["choices"] = list(SITE_CHOICES)
         return found
 
@@ -85,7 +100,8 @@ class Answer:
     why: str | None = None
     # How long Trimtab waited, for "nobody answered within N s".
     waited: float = 0.0
-    # A yes about a site for every task ("always"), not only this one ("once").
+    # A yes about a site for every task ("always"), not only this one ("once"); for
+    # evaluate, a yes to this code on this site from then on.
     always: bool = False
     # The site on the person's never list that refused the call without asking.
     never: str | None = None

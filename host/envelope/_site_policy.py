@@ -10,17 +10,14 @@ the one call. A site on the never list is refused without asking, whatever the t
 The lists are the person's, kept in ``sites.json`` in the host's state folder (0600,
 written whole to a temporary file and renamed, so a crash never leaves half a list).
 
-Beside them, in ``evaluate.json``, the sites where the person lets `evaluate` run
-the agent's JavaScript without asking (`decide_evaluate`): a list of its own, since
-acting on a site is not running any code the model writes there.
+Beside them, in ``evaluate.json``, the codes the person lets `evaluate` run without
+asking, each on one site (`EvaluateAlways`, `decide_evaluate`): a list of its own,
+since acting on a site is not running any code the model writes there.
 """
 
 from __future__ import annotations
 
-import contextlib
-import json
 import logging
-import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Final, Literal, TypeAlias
@@ -28,14 +25,15 @@ from typing import Final, Literal, TypeAlias
 import attrs
 
 from ..sites import Site, SiteError, parse_site
-from ._question import Answer, Ask, Question
+from ._evaluate_always import EvaluateAlways
+from ._files import read_or_set_aside, write_whole
+from ._question import ONCE_OR_NO, Answer, Ask, Question
 
-__all__ = ["EVALUATE_FILE", "SITES_FILE", "SitePolicy", "Verdict", "decide_evaluate", "decide_site"]
+__all__ = ["SITES_FILE", "SitePolicy", "Verdict", "decide_evaluate", "decide_site"]
 
 log = logging.getLogger("trimtab.envelope")
 
 SITES_FILE: Final = "sites.json"
-EVALUATE_FILE: Final = "evaluate.json"
 # More sites than a person keeps on a list by hand; a bigger file is not theirs.
 MAX_LISTED: Final = 10_000
 
@@ -53,8 +51,10 @@ class SitePolicy:
     folder: Path | None = None
     always: frozenset[Site] = frozenset()
     never: frozenset[Site] = frozenset()
-    # Where `evaluate` runs without asking (the person's "always for this site").
-    evaluate: frozenset[Site] = frozenset()
+    # The codes `evaluate` runs without asking, each on one site (the person's "always").
+    evaluate: EvaluateAlways = attrs.field(
+        default=attrs.Factory(lambda self: EvaluateAlways(self.folder), takes_self=True)
+    )
     # task -> the sites it may act on (where it started, and its "once" answers).
     _tasks: dict[str, set[Site]] = attrs.field(factory=dict, init=False)
 
@@ -65,19 +65,10 @@ class SitePolicy:
         policy = cls(folder)
         if folder is None:
             return policy
-        policy.evaluate = _load_evaluate(folder)
-        path = folder / SITES_FILE
-        try:
-            raw = json.loads(path.read_text(encoding="utf-8"))
-            always, never = _lists_of(raw)
-        except FileNotFoundError:
-            return policy
-        except (OSError, ValueError, SiteError) as exc:
-            log.warning("the site lists in %s cannot be read (%s); starting empty", path, exc)
-            with contextlib.suppress(OSError):
-                os.replace(path, path.with_name(SITES_FILE + ".unreadable"))
-            return policy
-        policy.always, policy.never = always, never
+        policy.evaluate = EvaluateAlways.load(folder)
+        lists = read_or_set_aside(folder / SITES_FILE, _lists_of, "site lists")
+        if lists is not None:
+            policy.always, policy.never = lists
         return policy
 
     # -- tasks -------------------------------------------------------------------
@@ -153,73 +144,7 @@ class SitePolicy:
             "always": sorted(str(site) for site in (self.always if always is None else always)),
             "never": sorted(str(site) for site in (self.never if never is None else never)),
         }
-        _write(self.folder, SITES_FILE, lists)
-
-    # -- where evaluate runs unasked -------------------------------------------------
-
-    def evaluate_list(self) -> dict[str, list[str]]:
-        """The sites where `evaluate` runs without asking, as the side panel shows them."""
-        return {"sites": sorted(str(site) for site in self.evaluate)}
-
-    def set_evaluate(self, sites: Iterable[object]) -> None:
-        """Replace that list with the person's (`SiteError` naming a bad entry); saved."""
-        found = _evaluate_of({"sites": list(sites)})
-        if self.folder is not None:
-            _write(self.folder, EVALUATE_FILE, {"sites": sorted(str(s) for s in found)})
-        self.evaluate = found
-
-    def allow_evaluate(self, site: Site) -> None:
-        """The person's "always for this site" to an `evaluate` question."""
-        if site.opaque or site in self.evaluate:
-            return
-        try:
-            self.set_evaluate([*map(str, self.evaluate), str(site)])
-        except OSError as exc:
-            self.evaluate |= {site}  # holds while the host runs; the person sees the list
-            log.warning("the evaluate sites could not be saved: %s", exc)
-
-
-def _write(folder: Path, name: str, data: object) -> None:
-    """``data`` as ``folder/name``: 0600, to a temporary file renamed over the old one,
-    so a reader never sees half of it."""
-    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-    path = folder / name
-    temporary = path.with_name(f".{name}.{os.getpid()}.tmp")
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as file:
-            json.dump(data, file, indent=1)
-            file.write("\n")
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
-
-
-def _load_evaluate(folder: Path) -> frozenset[Site]:
-    """The sites of ``evaluate.json``; an unreadable file is set aside (and logged)."""
-    path = folder / EVALUATE_FILE
-    try:
-        return _evaluate_of(json.loads(path.read_text(encoding="utf-8")))
-    except FileNotFoundError:
-        return frozenset()
-    except (OSError, ValueError, SiteError) as exc:
-        log.warning("the evaluate sites in %s cannot be read (%s); starting empty", path, exc)
-        with contextlib.suppress(OSError):
-            os.replace(path, path.with_name(EVALUATE_FILE + ".unreadable"))
-        return frozenset()
-
-
-def _evaluate_of(raw: object) -> frozenset[Site]:
-    entries = raw.get("sites", []) if isinstance(raw, Mapping) else None
-    if not isinstance(entries, list):
-        raise SiteError(f"the evaluate sites must be {{'sites': [...]}}; got {raw!r:.80}")
-    if len(entries) > MAX_LISTED:
-        raise SiteError(f"the evaluate list holds {len(entries)} sites; at most {MAX_LISTED}")
-    return frozenset(parse_site(entry) for entry in entries)
+        write_whole(self.folder, SITES_FILE, lists)
 
 
 def _lists_of(raw: object) -> tuple[frozenset[Site], frozenset[Site]]:
@@ -264,12 +189,19 @@ async def decide_evaluate(
     policy: SitePolicy, site: Site | None, ask: Ask, question: Question
 ) -> Answer:
     """Whether an `evaluate` call may run its JavaScript on ``site`` (the tab's page,
-    from the browser; None when unknown): a site the person allowed it on runs unasked,
-    any other asks ``question``; "always" puts the site on that list, "once" allows
-    this one call. A page with no site of its own is always asked about."""
-    if site is not None and not site.opaque and site in policy.evaluate:
+    from the browser; None when unknown): the code of ``question`` (the exact text the
+    call runs and the person is shown) runs unasked where the person said "always" to
+    that very code on that site; any other code, or site, asks ``question``. "Always"
+    keeps (site, this code) and is offered only where it can hold (`EvaluateAlways`);
+    "once" allows this one call."""
+    code = question.args.get("expression")
+    if not isinstance(code, str):
+        # No code to judge (the tool refuses such a call before asking): ask, keep nothing.
+        return await ask(attrs.evolve(question, choices=ONCE_OR_NO))
+    if policy.evaluate.allows(site, code):
         return Answer.yes()
-    answer = await ask(question)
-    if answer.allow and answer.always and site is not None:
-        policy.allow_evaluate(site)
+    keep = policy.evaluate.can_remember(site, code)
+    answer = await ask(question if keep else attrs.evolve(question, choices=ONCE_OR_NO))
+    if answer.allow and answer.always and keep and site is not None:
+        policy.evaluate.remember(site, code)
     return answer

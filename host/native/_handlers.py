@@ -2,11 +2,12 @@
 
 `SidePanelDoor` turns each request type of ``host/PROTOCOL.md`` that the side panel
 sends (``snapshot``, ``tools``, ``tool``, ``highlight``, ``release``, ``answer``,
-``sites``, ``sites_set``, ``evaluate_sites``, ``evaluate_sites_set``) into a typed
+``sites``, ``sites_set``, ``evaluate_always``, ``evaluate_always_remove``) into a typed
 call on the host's `HostState`. The panel agent's
 ``tool`` calls are asked about in the side panel itself (`SidePanel`), during the call;
 ``sites``/``sites_set`` read and replace the person's always and never site lists,
-``evaluate_sites``/``evaluate_sites_set`` the sites where `evaluate` runs unasked.
+``evaluate_always`` lists the codes `evaluate` runs unasked (each on one site) and
+``evaluate_always_remove`` takes one off: nothing the panel sends can add one.
 """
 
 from __future__ import annotations
@@ -43,8 +44,8 @@ class SidePanelDoor:
             "answer": self.handle_answer,
             "sites": self.handle_sites,
             "sites_set": self.handle_sites_set,
-            "evaluate_sites": self.handle_evaluate_sites,
-            "evaluate_sites_set": self.handle_evaluate_sites_set,
+            "evaluate_always": self.handle_evaluate_always,
+            "evaluate_always_remove": self.handle_evaluate_always_remove,
         }
 
     async def handle_snapshot(self, request: Request) -> JSONObject:
@@ -108,20 +109,22 @@ class SidePanelDoor:
             ) from None
         return dict(self.state.sites.lists())
 
-    async def handle_evaluate_sites(self, request: Request) -> JSONObject:
+    async def handle_evaluate_always(self, request: Request) -> JSONObject:
         del request
-        return dict(self.state.sites.evaluate_list())
+        return dict(self.state.sites.evaluate.listed())
 
-    async def handle_evaluate_sites_set(self, request: Request) -> JSONObject:
+    async def handle_evaluate_always_remove(self, request: Request) -> JSONObject:
+        # Only a removal: an "always" is added by the person's answer to a question
+        # that showed its code, never by a request that names one.
         try:
-            self.state.sites.set_evaluate(request.get("sites", list))
-        except SiteError as exc:
-            raise RequestError("bad_request", f"evaluate_sites_set: {exc}") from None
+            self.state.sites.evaluate.remove(request.get("site", str), request.get("sha256", str))
+        except ValueError as exc:
+            raise RequestError("bad_request", f"evaluate_always_remove: {exc}") from None
         except OSError as exc:
             raise RequestError(
-                "internal", f"evaluate_sites_set: the list could not be saved ({exc})"
+                "internal", f"evaluate_always_remove: the list could not be saved ({exc})"
             ) from None
-        return dict(self.state.sites.evaluate_list())
+        return dict(self.state.sites.evaluate.listed())
 
 
 def _tab_of(request: Request) -> int:
