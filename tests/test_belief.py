@@ -61,6 +61,10 @@ class Site:
     items: tuple[str, ...]
     aside: tuple[str, ...]
     other: tuple[str, ...]
+    # Content that moves by itself inside a box that clips it (a news feed rising
+    # under a cover, a ticker with empty links): nothing a person sees changes, so
+    # neither may the answers (irctc-eticket-2017's marquees moved its ids).
+    ticker: bool = False
 
 
 words = st.lists(st.sampled_from(WORDS), min_size=1, max_size=3).map(" ".join)
@@ -78,6 +82,7 @@ def sites(draw: st.DrawFn) -> Site:
         items=tuple(draw(st.lists(words, min_size=0, max_size=8))),
         aside=tuple(draw(st.lists(words, min_size=0, max_size=3))),
         other=tuple(draw(st.lists(words, min_size=1, max_size=4))),
+        ticker=draw(st.booleans()),
     )
 
 
@@ -103,7 +108,8 @@ def site_pages(site: Site, prefix: str) -> dict[str, str]:
     aside = "".join(f"<p>{_escape(t)}</p>" for t in site.aside)
     main_a = (
         f"<main><h1 id='title'>{site.name} shop</h1>{paragraphs}"
-        f"<ul id='list'>{items}</ul>"
+        + (TICKER if site.ticker else "")
+        + f"<ul id='list'>{items}</ul>"
         "<button type='button' id='add' onclick=\"const li = document.createElement('li');"
         "li.textContent = 'Added ' + document.querySelectorAll('#list li').length;"
         "document.getElementById('list').append(li)\">Add item</button> "
@@ -128,6 +134,25 @@ def site_pages(site: Site, prefix: str) -> dict[str, str]:
         f"{prefix}-a.html": head.format(title=f"{site.name} shop") + main_a,
         f"{prefix}-b.html": head.format(title=f"{site.name} help") + main_b,
     }
+
+
+TICKER = (
+    "<style>@keyframes rise { to { transform: translateY(-150px); } }"
+    "@keyframes slide { from { transform: translateX(117.3px); } to { transform: "
+    "translateX(-403.7px); } }</style>"
+    "<div style='position: relative; height: 150px'>"
+    "<div style='overflow: hidden; height: 40px'><div style='animation: rise 2s linear infinite'>"
+    "<p style='margin: 0 0 20px'><a href='/news/1'>Timetable from June</a></p>"
+    "<p style='margin: 0 0 20px'>Platform closed this week</p>"
+    "<p style='margin: 0 0 20px'><a href='/news/3'>Travel offers</a></p></div></div>"
+    "<div style='overflow: hidden; white-space: nowrap; height: 20px'>"
+    "<div style='display: inline-block; animation: slide 2s linear infinite'>"
+    "<a href='/t/1'>Pay at the counter</a><a href='/t/1'></a> || "
+    "<a href='/t/2'>Refund rules</a><a href='/t/2'></a></div></div>"
+    # An opaque cover over where the rising feed runs on, clipped.
+    "<div style='position: absolute; left: 0; right: 0; top: 62px; height: 88px; "
+    "background: #eef'></div></div>"
+)
 
 
 # Changes the page's own scripts make, each an expression returning 0; `%(n)d` is a

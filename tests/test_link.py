@@ -261,21 +261,22 @@ async def test_the_persons_log_names_the_element_an_outside_agent_acted_on(
 ) -> None:
     """The extension hears each outside call with the elements it names as that client's
     view showed them (tag, type, name) and the arguments it may show, never what was
-    typed; a click without an id is heard with no element, not an undefined one."""
+    typed; a click without an id is refused before it runs, as bad arguments."""
     async with setup.client() as client:
         xml = (await _snapshot(client))["content"]
         bag = xml.split(">Add to bag<")[0].rsplit('<button id="', 1)[1].split('"')[0]
         with trio.fail_after(60):
             await client.request("tool", tab=TAB, name="click", args={"id": bag})
             await client.request("tool", tab=TAB, name="type", args={"id": bag, "text": "hunter2"})
-            unnamed = await client.request("tool", tab=TAB, name="click", args={})
+            with pytest.raises(LinkError) as refused:
+                await client.request("tool", tab=TAB, name="click", args={})
         events = []
         with trio.fail_after(10):
-            while len(events) < 4:
+            while len(events) < 3:
                 event = await setup.extension.next("agents_event")
                 if event["event"] == "call":
                     events.append(event)
-    snapshot, click, typed, without = events
+    snapshot, click, typed = events
     assert (snapshot["tool"], snapshot["elements"], snapshot["tab"]) == (
         "capture_snapshot",
         {},
@@ -285,10 +286,8 @@ async def test_the_persons_log_names_the_element_an_outside_agent_acted_on(
     assert click["elements"] == {bag: {"tag": "button", "type": "", "name": "Add to bag"}}
     assert typed["args"] == {"id": bag}
     assert "hunter2" not in str(typed)
-    assert unnamed["is_error"]
-    assert (without["tool"], without["args"], without["elements"]) == ("click", {}, {})
-    assert without["error"] == "bad arguments for click: missing argument 'id'"
-    assert without["error"] in unnamed["content"]
+    assert refused.value.code == "bad_request"
+    assert "click needs the argument 'id'" in refused.value.message
 
 
 async def test_an_allowed_submit_is_logged_with_the_button_it_clicked(
