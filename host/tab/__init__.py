@@ -29,6 +29,7 @@ from ._devtools import (
     NetworkRequest,
     Seen,
 )
+from ._download_guard import holding_downloads
 from ._downloads import DOWNLOAD_WAIT, Download, DownloadFile, Downloads, download_file
 from ._guard import (
     GUARDED_TYPES,
@@ -102,6 +103,7 @@ __all__ = [
     "guard_opened",
     "guarding",
     "held_requests",
+    "holding_downloads",
     "judge_kept_document",
     "main_frame_id",
     "page_script",
