@@ -117,19 +117,19 @@ async def test_an_outside_agent_download_of_a_made_file_asks_in_the_panel(
             xml, is_error, _ = await call(client, "capture_snapshot", tab=TAB)
             assert not is_error, xml
             button = eid_of(xml, "Save the itinerary")
+            results: list[tuple[str, bool, dict[str, Any]]] = []
+
+            async def run() -> None:
+                results.append(await call(client, "click", tab=TAB, id=button))
+
             for allow in (False, True):
-                results: list[tuple[str, bool, dict[str, Any]]] = []
-
-                async def run() -> None:
-                    results.append(await call(client, "click", tab=TAB, id=button))
-
                 async with trio.open_nursery() as calls:
                     calls.start_soon(run)
                     ask = await host.extension.next("ask")
                     assert ask["what"] == "download"
                     assert 'name="itinerary.csv"' in ask["element"]
                     assert host.panel.answer(ask["ask"], allow=allow)
-                text, _, _ = results[0]
+                text, _, _ = results.pop()
                 if not allow:
                     assert "not saved: the person refused" in text
                     await trio.sleep(0.5)  # anything still on its way would land by now
