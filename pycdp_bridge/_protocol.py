@@ -44,6 +44,7 @@ from ._protocol_network import (
     network_get_response_body,
 )
 from ._protocol_targets import (
+    browser_cancel_download,
     browser_close,
     browser_set_download_behavior,
     target_attach_to_target,
@@ -134,6 +135,7 @@ __all__ = [
     "MouseEventType",
     "Request",
     "Result",
+    "browser_cancel_download",
     "browser_close",
     "browser_set_download_behavior",
     "emulation_set_device_metrics_override",

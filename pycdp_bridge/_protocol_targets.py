@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
+    "browser_cancel_download",
     "browser_close",
     "browser_set_download_behavior",
     "target_attach_to_target",
@@ -74,12 +75,18 @@ def browser_close() -> Command[Empty]:
     return (yield from call("Browser.close"))
 
 
-def browser_set_download_behavior(folder: str) -> Command[Empty]:
-    """Save downloads under their own names in ``folder`` and report them
-    (``Browser.downloadWillBegin``/``downloadProgress``) to the session that asked."""
+def browser_set_download_behavior(folder: str, *, named_by_id: bool = False) -> Command[Empty]:
+    """Save downloads under their own names in ``folder`` (``named_by_id``: under their
+    ids, ``allowAndName``) and report them (``Browser.downloadWillBegin``/
+    ``downloadProgress``) to the session that asked."""
     params: SetDownloadBehaviorParameters = {
-        "behavior": "allow",
+        "behavior": "allowAndName" if named_by_id else "allow",
         "downloadPath": folder,
         "eventsEnabled": True,
     }
     return (yield from call("Browser.setDownloadBehavior", params))
+
+
+def browser_cancel_download(guid: str) -> Command[Empty]:
+    """Cancel download ``guid`` (the browser deletes what it wrote of it)."""
+    return (yield from call("Browser.cancelDownload", {"guid": guid}))

@@ -4,12 +4,14 @@ takes them in."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import trio
 
-from pycdp_bridge import RelayHub
+from pycdp_bridge import Event, RelayHub
 from trimtab.browser import HostState, open_host_state
-from trimtab.tab import Download, Downloads, download_file
+from trimtab.tab import HELD_FOLDER, Download, Downloads, download_file
 
 URL = "http://127.0.0.1:9/orders/export"
 
@@ -138,3 +140,54 @@ async def test_the_host_drops_a_bad_download_message_and_keeps_serving() -> None
         )
         assert [d.name for d in state.downloads.since(0, 4)] == ["x"]
         await trio.lowlevel.checkpoint()
+
+
+def _held(downloads: Downloads, guid: str, name: str, held: Path) -> None:
+    """The browser begins download ``guid`` and finishes it under its id in ``held``."""
+    (held / guid).write_bytes(b"day,stop\n")
+    downloads.note_event(
+        1,
+        Event(
+            "Browser.downloadWillBegin",
+            {"guid": guid, "url": "blob:http://127.0.0.1/x", "suggestedFilename": name},
+        ),
+    )
+    downloads.note_event(
+        1,
+        Event(
+            "Browser.downloadProgress",
+            {
+                "guid": guid,
+                "totalBytes": 9,
+                "receivedBytes": 9,
+                "state": "completed",
+                "filePath": str(held / guid),
+            },
+        ),
+    )
+
+
+def test_a_held_download_waits_for_the_decision_and_a_yes_names_it_like_the_browser(
+    tmp_path: Path,
+) -> None:
+    """A download finished in the held folder stays in progress (nowhere the person
+    finds it) until a yes moves it into the downloads folder under its own name,
+    numbered when the name is taken; a no deletes it and forgets it."""
+    folder, held = tmp_path / "Downloads", tmp_path / HELD_FOLDER
+    held.mkdir()
+    folder.mkdir()
+    (folder / "trip.csv").write_bytes(b"older")
+    downloads = Downloads(folder=folder)
+    _held(downloads, "g1", "trip.csv", held)
+    (pending,) = downloads.since(0, 1)
+    assert pending.state == "in_progress"
+    assert pending.path is None
+    downloads.release("g1", True)
+    (saved,) = downloads.latest([pending])
+    assert saved.state == "complete"
+    assert saved.path == str(folder / "trip (1).csv")
+    assert (folder / "trip (1).csv").read_bytes() == b"day,stop\n"
+    downloads.release("g2", False)  # decided before the browser finished it
+    _held(downloads, "g2", "other.csv", held)
+    assert list(held.iterdir()) == []
+    assert [d.id for d in downloads.since(0, 1)] == ["g1"]

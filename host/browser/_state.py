@@ -57,6 +57,7 @@ from ..tab import (
     SnapshotMemory,
     Tab,
     guarding,
+    holding_downloads,
     stretched,
 )
 from ..tools import TASK_TOOLS, ToolResult, ToolSpec, granted, parse_groups, tools_in
@@ -147,8 +148,7 @@ class HostState:
 
     def tab(self, tab: int) -> Tab | None:
         """The agent's `Tab` for a browser tab, if the host holds one (tests, diagnostics)."""
-        held = self._tabs.get(tab)
-        return held.tab if held is not None else None
+        return held.tab if (held := self._tabs.get(tab)) is not None else None
 
     def catalogue(self, groups: Sequence[str] | None = None) -> JSONObject:
         """The tools (of ``groups`` and the core ones; None: every group), the format
@@ -321,7 +321,7 @@ class HostState:
             opened[:] = [sink]
             acting = self._acting.setdefault(call.tab, [])
             acting.append(sink)
-            with guarding(judge) as guard:
+            with guarding(judge) as guard, holding_downloads(self.downloads):
                 try:
                     async with trio.open_nursery() as nursery:
                         # Tabs the action opens are guarded by this call's guard too.
@@ -524,11 +524,9 @@ class HostState:
             self._tabs[tab] = state
             self.nursery.start_soon(self._follow, state, name=f"page revisions of tab {tab}")
             # The console and network log, collected from now on for the devtools tools.
+            self.nursery.start_soon(follow_devtools, state, name=f"console and network of {tab}")
             self.nursery.start_soon(
-                follow_devtools, state, name=f"console and network of tab {tab}"
-            )
-            self.nursery.start_soon(
-                follow_downloads, state, self.downloads, name=f"downloads of tab {tab}"
+                follow_downloads, state, self.downloads, name=f"downloads {tab}"
             )
         # A page already stuck in a script never lets the observer install: the wait
         # is bounded like every request that touches the page.
@@ -570,12 +568,14 @@ async def open_host_state(
     toolbox: Toolbox | None = None,
     limits: TrackerLimits | None = None,
     sites: SitePolicy | None = None,
+    downloads: Downloads | None = None,
 ) -> AsyncIterator[HostState]:
     """The host's state for one extension connection, driving tabs through ``hub``.
 
     The caller owns the hub: it feeds it every relay message and closes it. On exit
     the tabs' revision followers stop. ``sites`` holds the person's site lists (the
     native host loads them from its state folder; None: empty, in memory).
+    ``downloads``: a browser Trimtab launched names its folder (`Downloads.folder`).
     """
     tracker = CallTracker(limits=limits) if limits is not None else CallTracker()
     async with trio.open_nursery() as nursery:
@@ -585,6 +585,7 @@ async def open_host_state(
             toolbox=toolbox or Toolbox.load(),
             tracker=tracker,
             sites=sites if sites is not None else SitePolicy(),
+            downloads=downloads if downloads is not None else Downloads(),
         )
         nursery.start_soon(follow_tabs, state, name="tabs opened and closed")
         try:

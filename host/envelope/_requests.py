@@ -231,10 +231,17 @@ class RequestJudge:
     def _question(self, request: SentRequest, element: str | None) -> Question:
         site = self.sites.name(request.url)
         if request.download is not None:
+            # A file the page made itself comes from no server: the page's site made it.
+            if request.url.startswith("data:"):
+                source = "a file the page made"
+            elif request.url.startswith("blob:"):
+                source = f"a file the page on {site} made"
+            else:
+                source = f"a file from {site}"
             return attrs.evolve(
                 self.question,
                 what="download",
-                reason=f"{self._doing(element)} saves a file from {site} on this computer",
+                reason=f"{self._doing(element)} saves {source} on this computer",
                 element=request.download,
                 request={"method": request.method[:40], "url": request.url[:2000], "site": site},
             )

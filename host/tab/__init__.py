@@ -7,8 +7,9 @@ the single page observer (in an isolated world) that tells the call tracker what
 page changed on its own and tells `settle` when an action's effect is in. While an
 action and its settle run, `watch` holds what the page sends for the call's request
 guard (`guarding`), whose judge the browser builds on the envelope's decision; a
-document response the browser would save as a file is held as a download, and
-`Downloads` keeps what became of each download.
+document response the browser would save as a file is held as a download, so is a
+file the page makes by script (`guard_downloads`, where the host knows the browser's
+downloads folder), and `Downloads` keeps what became of each download.
 `DevtoolsLog` keeps the tab's console messages and requests, bounded, for the devtools
 tools (each view of the tab reads it from its own `Seen` on). `page_script` reads the
 page-side scripts of this package's ``js/`` folder and of
@@ -29,7 +30,15 @@ from ._devtools import (
     NetworkRequest,
     Seen,
 )
-from ._downloads import DOWNLOAD_WAIT, Download, DownloadFile, Downloads, download_file
+from ._download_guard import holding_downloads
+from ._downloads import (
+    DOWNLOAD_WAIT,
+    HELD_FOLDER,
+    Download,
+    DownloadFile,
+    Downloads,
+    download_file,
+)
 from ._guard import (
     GUARDED_TYPES,
     Guarding,
@@ -70,6 +79,7 @@ __all__ = [
     "DEFAULT_BUDGET",
     "DOWNLOAD_WAIT",
     "GUARDED_TYPES",
+    "HELD_FOLDER",
     "MIN_BUDGET",
     "QUIET_MS",
     "REQUESTS_KEPT",
@@ -102,6 +112,7 @@ __all__ = [
     "guard_opened",
     "guarding",
     "held_requests",
+    "holding_downloads",
     "judge_kept_document",
     "main_frame_id",
     "page_script",

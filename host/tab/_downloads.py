@@ -8,6 +8,11 @@ attachment``, or a type it does not display) and names the file, its size and ty
 the direct one's ``Browser.downloadWillBegin``/``downloadProgress`` events, or the
 extension's ``download`` message (``chrome.downloads``), so that an action's answer
 can say where the file went. Nothing here reads a file's content.
+
+A download no response announced (a file the page builds: ``blob:``, ``data:``) is held
+on the direct transport by saving it under its id in `HELD_FOLDER` until the person
+decided (`Downloads.hold`, `Downloads.release`, ``_download_guard``): a yes moves it to
+the downloads folder under its own name, a no deletes it.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from __future__ import annotations
 import itertools
 import urllib.parse
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any, Final, Literal, TypeAlias
 
 import attrs
@@ -28,6 +34,7 @@ from ..pipeline import xml
 __all__ = [
     "DOWNLOAD_STATES",
     "DOWNLOAD_WAIT",
+    "HELD_FOLDER",
     "Download",
     "DownloadFile",
     "DownloadState",
@@ -64,6 +71,9 @@ _SHOWN_KINDS: Final = ("text/", "image/", "audio/", "video/")
 _KEPT: Final = 200
 # Characters of a name a question or an answer shows.
 _NAME_LIMIT: Final = 200
+# The folder (in the run's own profile, beside its downloads folder) where the direct
+# transport saves what an action downloads, under the download's id, until decided.
+HELD_FOLDER: Final = "Held downloads"
 
 
 @attrs.frozen
@@ -107,6 +117,20 @@ def download_file(
         size=int(length) if length.isdigit() else None,
         mime=mime,
     )
+
+
+def _place(held: Path, folder: Path, name: str) -> Path:
+    """Move a held file into ``folder`` as ``name``, numbered as the browser numbers a
+    name already taken ("report (1).csv"); the path it now has."""
+    name = name.replace("\\", "/").rsplit("/", 1)[-1].lstrip(".") or "download"
+    folder.mkdir(parents=True, exist_ok=True)
+    stem, dot, suffix = name.rpartition(".") if "." in name else (name, "", "")
+    path, number = folder / name, 0
+    while path.exists():
+        number += 1
+        path = folder / f"{stem} ({number}){dot}{suffix}"
+    held.replace(path)
+    return path
 
 
 def _file_name(disposition: str, url: str) -> str:
@@ -158,10 +182,24 @@ class Download:
 
 
 @attrs.define(eq=False)
-class Downloads:
-    """What the browser reported of every download, by id, from either transport."""
+class _Hold:
+    """A download saved under its id in `HELD_FOLDER` until the person decided."""
 
+    allow: bool | None = None  # None: not decided yet
+    path: Path | None = None  # the held file, once the browser finished it
+
+
+@attrs.define(eq=False)
+class Downloads:
+    """What the browser reported of every download, by id, from either transport.
+
+    ``folder``: where a browser Trimtab launched saves downloads (`Browser.downloads`):
+    the host holds what an action downloads beside it, in `HELD_FOLDER`, until the
+    person decided; None (the person's browser): the host holds no file itself."""
+
+    folder: Path | None = None
     _known: dict[str, Download] = attrs.field(factory=dict)
+    _holds: dict[str, _Hold] = attrs.field(factory=dict)
     _order: itertools.count[int] = attrs.field(factory=lambda: itertools.count(1))
     _changed: trio.Event = attrs.field(factory=trio.Event)
 
@@ -205,10 +243,52 @@ class Downloads:
         self._changed.set()
         self._changed = trio.Event()
 
+    def hold(self, guid: str) -> None:
+        """Keep download ``guid`` (saved in `HELD_FOLDER`) until `release` decides."""
+        self._holds.setdefault(guid, _Hold())
+
+    def release(self, guid: str, allow: bool) -> None:
+        """Decide on a held download: a yes saves it in `folder` under its own name
+        (once the browser finished it), a no deletes it and forgets it."""
+        hold = self._holds.setdefault(guid, _Hold())
+        hold.allow = allow
+        if not allow and self._known.pop(guid, None) is not None:
+            self._changed.set()
+            self._changed = trio.Event()
+        self._settle_hold(guid)
+
+    def _settle_hold(self, guid: str) -> None:
+        """Move or delete a held file once it is both finished and decided."""
+        hold = self._holds.get(guid)
+        if hold is None or hold.allow is None or hold.path is None or self.folder is None:
+            return
+        del self._holds[guid]
+        known = self._known.get(guid) if hold.allow else self._known.pop(guid, None)
+        if not hold.allow or known is None:
+            hold.path.unlink(missing_ok=True)
+            return
+        path = _place(hold.path, self.folder, known.name or guid)
+        self.note(attrs.evolve(known, state="complete", path=str(path), name=path.name))
+
     def note_event(self, tab: int, event: Event) -> None:
         """Take in a direct transport's ``Browser.download*`` event of ``tab``."""
         params = event.params
         guid = str(params.get("guid", ""))
+        hold = self._holds.get(guid)
+        path = params.get("filePath")
+        if path and Path(str(path)).parent.name == HELD_FOLDER:
+            # Saved under its id until decided: its name is the one it began with, and
+            # it is not saved where the person finds it until a yes moves it there.
+            hold = self._holds.setdefault(guid, _Hold())
+            hold.path = Path(str(path))
+            path = None
+        if hold is not None and params.get("state") == "canceled":
+            del self._holds[guid]  # the browser deleted what it had written
+        elif hold is not None and params.get("state") == "completed":
+            params = {**params, "state": "inProgress"}
+        if hold is not None and hold.allow is False:
+            self._settle_hold(guid)  # refused: never a download the answer tells of
+            return
         if event.method == cdp.events.BROWSER_DOWNLOAD_WILL_BEGIN:
             self.note(
                 Download(
@@ -222,7 +302,6 @@ class Downloads:
             )
         elif event.method == cdp.events.BROWSER_DOWNLOAD_PROGRESS and guid in self._known:
             total = params.get("totalBytes")
-            path = params.get("filePath")
             self.note(
                 Download(
                     id=guid,
@@ -234,6 +313,8 @@ class Downloads:
                     received=int(params.get("receivedBytes") or 0),
                 )
             )
+        if hold is not None:
+            self._settle_hold(guid)
 
     def note_message(self, message: Mapping[str, Any]) -> None:
         """Take in the extension's ``download`` message (``host/PROTOCOL.md``);

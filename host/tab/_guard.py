@@ -68,6 +68,7 @@ __all__ = [
     "PausedRequest",
     "Ruling",
     "acting_on",
+    "current_guarding",
     "guard_opened",
     "guard_requests",
     "guarding",
@@ -233,6 +234,11 @@ def guarding(judge: Judge) -> Iterator[Guarding]:
         yield guard
     finally:
         _current.reset(token)
+
+
+def current_guarding() -> Guarding | None:
+    """The current call's guard, if any (the download guard judges with it too)."""
+    return _current.get()
 
 
 def acting_on(element: str | None) -> None:

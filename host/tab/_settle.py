@@ -29,6 +29,7 @@ import trio
 from pycdp_bridge import CDPError, DialogOpenError, Event, Target, TargetClosedError
 from pycdp_bridge import protocol as cdp
 
+from ._download_guard import guard_downloads
 from ._guard import guard_requests, stretched
 from ._revisions import PageRevisions
 
@@ -242,7 +243,8 @@ async def watch(
     revisions: PageRevisions, frame_id: str | None = None, ahead: Ahead | None = None
 ) -> AsyncIterator[Activity]:
     """Follow the tab's activity for the duration of the block (open it before acting),
-    and hold what the page sends meanwhile for the call's request guard (`guard_requests`).
+    and hold what the page sends meanwhile for the call's request guard (`guard_requests`),
+    and the downloads it begins (`guard_downloads`).
 
     `frame_id`: the main frame's id when the caller just read it (`main_frame_id`,
     alongside its other reads before acting), which spares a round trip. `ahead`:
@@ -256,6 +258,7 @@ async def watch(
         async with (
             target.listen(*ACTIVITY_EVENTS) as events,
             guard_requests(target, activity),
+            guard_downloads(target, activity),
             trio.open_nursery() as nursery,
         ):
 

@@ -17,6 +17,7 @@ from tests.support.relay_peer import RelayPeer
 from trimtab.browser import HostState, Toolbox, open_host_state
 from trimtab.envelope import SidePanel, SitePolicy
 from trimtab.native import SidePanelDoor
+from trimtab.tab import Downloads
 from trimtab.wire import Request, RequestError
 
 __all__ = ["SESSION", "TAB", "Host", "ScriptedPerson", "open_host"]
@@ -107,5 +108,10 @@ async def open_host(
     await nursery.start(peer.run)
     with trio.fail_after(30):
         await page.navigate(url)
-    async with open_host_state(peer.hub, toolbox=Toolbox.load(), sites=sites) as state:
+    # A browser the tests launched: the host holds what actions download beside its
+    # downloads folder until the person decided.
+    downloads = Downloads(folder=page.browser.downloads)
+    async with open_host_state(
+        peer.hub, toolbox=Toolbox.load(), sites=sites, downloads=downloads
+    ) as state:
         yield Host.serving(state, peer, page)

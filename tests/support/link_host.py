@@ -27,6 +27,7 @@ from tests.support.relay_peer import RelayPeer
 from trimtab.browser import Toolbox, open_host_state
 from trimtab.envelope import SidePanel
 from trimtab.link import Link, open_link
+from trimtab.tab import Downloads
 from trimtab.wire import DecodedMessage, FrameDecoder, Outbox, Request
 
 __all__ = ["TAB", "TIMEOUT", "ExtensionEnd", "LinkHost", "open_link_host"]
@@ -140,7 +141,11 @@ async def open_link_host(
                 try:
                     with closed:
                         async with (
-                            open_host_state(peer.hub, toolbox=Toolbox.load()) as host_state,
+                            open_host_state(
+                                peer.hub,
+                                toolbox=Toolbox.load(),
+                                downloads=Downloads(folder=page.browser.downloads),
+                            ) as host_state,
                             open_link(
                                 host_state,
                                 panel,
