@@ -108,6 +108,8 @@ THROUGH_THE_LINK = (
     "mail-bank-transfer",
     "forum-reply",
     "fake-system-turn",
+    "new-tab-redirect",
+    "popup-bounce",
 )
 
 
