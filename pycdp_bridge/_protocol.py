@@ -382,6 +382,11 @@ def page_bring_to_front() -> Command[Empty]:
     return (yield from call("Page.bringToFront"))
 
 
+def page_stop_loading() -> Command[Empty]:
+    """Stop the tab's load on its way (its pending requests are cancelled)."""
+    return (yield from call("Page.stopLoading"))
+
+
 def page_capture_screenshot(
     *,
     image_format: str = "jpeg",

@@ -19,7 +19,7 @@ function fakeBrowser() {
   const attached = new Set();
   const posted = [];
   const browser = {
-    windows, tabs, groups, calls, attached, posted,
+    windows, tabs, groups, calls, attached, posted, owned: [],
     addTab(id, windowId = 1, extra = {}) {
       const index = [...tabs.values()].filter((t) => t.windowId === windowId).length;
       tabs.set(id, { id, windowId, index, groupId: -1, ...extra });
@@ -96,6 +96,7 @@ function fakeBrowser() {
     tabs: browser.tabsApi,
     windows: browser.windowsApi,
     groups: browser.groupsApi,
+    ownTab: async (tab) => { browser.owned.push(tab); },
   });
   return browser;
 }
@@ -225,6 +226,8 @@ test("cdp_new_tab opens beside its opener, and the tab is never reported as a pa
   // Even if Chrome reported an opener for it, it is the host's own tab.
   await b.watch.onCreated({ ...b.tabs.get(100), openerTabId: 7 });
   assert.deepEqual(b.posted, []);
+  // Out of every gate before the host hears of it: the host judges its loads itself.
+  assert.deepEqual(b.owned, [100]);
 });
 
 test("cdp_new_tab from a pop-up opens where Chrome puts new tabs, not in the pop-up", async () => {

@@ -59,6 +59,7 @@ const tabs = new TabWatch({
   tabs: chrome.tabs,
   windows: chrome.windows,
   groups: chrome.tabGroups,
+  ownTab: (tabId) => gates.letThrough(tabId),
 });
 chrome.tabs.onCreated.addListener((tab) => { tabs.onCreated(tab).catch(() => {}); });
 chrome.tabs.onRemoved.addListener((tabId) => { tabs.onRemoved(tabId); gates.onRemoved(tabId); });

@@ -167,7 +167,8 @@ export class TabGates {
 
   /**
    * A main frame failed to load: if a rule kept it, tell the host (after it heard of
-   * the tab), or let the host's own tab through at once.
+   * the tab), or take the host's own tab out of every gate (not loaded again here: the
+   * host loads its tabs under its own guard, and the kept URL may be a redirect's).
    * @param {{tabId: number, frameId?: number, url: string, error?: string}} details
    */
   async onNavigationError(details) {
@@ -175,7 +176,6 @@ export class TabGates {
     if (!keptByRule(details) || this.passed.has(tab)) return;
     if (this.hostsOwn(tab)) {
       await this.letThrough(tab);
-      await this.tabs.update(tab, { url: details.url });
       return;
     }
     const opener = await this.told(tab);

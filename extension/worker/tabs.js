@@ -45,11 +45,14 @@ export function mayLoadTheWeb(url) {
 export class TabWatch {
   /**
    * @param {{post: (msg: object) => boolean|void, relay: RelayFace, tabs: TabsApi,
-   *          windows: WindowsApi, groups: GroupsApi}} options
-   *   `post` sends one message to the host and drops it if there is none (false).
+   *          windows: WindowsApi, groups: GroupsApi,
+   *          ownTab?: (tabId: number) => Promise<void>}} options
+   *   `post` sends one message to the host and drops it if there is none (false);
+   *   `ownTab(tab)` takes a tab opened for the host out of every gate.
    */
-  constructor({ post, relay, tabs, windows, groups }) {
+  constructor({ post, relay, tabs, windows, groups, ownTab = async () => {} }) {
     this.post = post;
+    this.ownTab = ownTab;
     this.relay = relay;
     this.tabs = tabs;
     this.windows = windows;
@@ -129,6 +132,9 @@ export class TabWatch {
     const tab = /** @type {number} */ (created.id);
     this.mine.add(tab);
     this.known.add(tab);
+    // The host loads the tab's pages itself, each request judged by its own guard
+    // (redirects included): no gate of another action may keep them.
+    await this.ownTab(tab);
     return { tab };
   }
 

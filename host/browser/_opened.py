@@ -4,7 +4,10 @@ While a call's action runs in a tab, the host hands every tab the browser report
 opened from it (``tab_opened``) to the call's `OpenedByCall`: each is guarded by the
 call's request guard (`trimtab.tab.guard_opened`: the browser holds it before its
 first request, so a pop-up on another site asks the site question before anything
-leaves the browser), and the call's answer says what became of it (`notes`).
+leaves the browser), and the call's answer says what became of it (`notes`). The
+call ends only once each such tab's load landed (`OpenedTab.landed`): a redirect of
+it (an open redirect, a sign-in bounce) is judged like its first request, never sent
+after the guard is off.
 
 Through the extension, the browser's hold of a new tab races its first request
 (``chrome.debugger`` cannot attach to a tab before Chrome reports it). So while an
@@ -12,7 +15,9 @@ action runs, the call also gates its tab (`RelayHub.gate`): the browser itself k
 any tab opening meanwhile from loading a first document outside the task's sites,
 before it is sent, and the extension reports it (``tab_gated``). That document is
 judged like the one the guard pauses (`judge_kept_document`, asking the site
-question); a yes loads it again (`RelayHub.pass_tab`), a no closes the tab.
+question); a yes loads it again (`RelayHub.pass_tab`), a no closes the tab. A gate
+blocks the redirects of such a tab's load as well, so a redirect to another site is
+kept, reported and judged the same way.
 """
 
 from __future__ import annotations
@@ -44,6 +49,10 @@ __all__ = [
 # to be decided (the person's answer does not count): a tab the browser has not sent
 # its first request for by then is left to load unguarded, which `notes` says.
 OPENED_WAIT: Final = 3.0
+# Seconds a call waits, once the first request of a tab it opened was sent, for that
+# load to land (the person's answers do not count): one still on its way by then is
+# stopped, since its redirects would leave the browser unguarded once the call ends.
+LANDING_WAIT: Final = 10.0
 # Seconds the extension may take to set or lift a gate: one that does not answer
 # leaves the action ungated (the browser's hold still guards what it wins).
 GATE_WAIT: Final = 2.0
@@ -208,6 +217,7 @@ class OpenedByCall:
                     opened.url, opened.sent = url, True
                     opened.why = "it loaded before the browser could hold it"
                     opened.decided.set()
+                opened.landed.set()  # a document committed: its load has no redirect left
                 return True
         return False
 
@@ -226,7 +236,9 @@ class OpenedByCall:
 
     async def decisions(self, hub: RelayHub) -> None:
         """Wait (at most `OPENED_WAIT`, not counting the person's answer) until the first
-        request of every opened tab was decided, or it is known to have loaded unheld."""
+        request of every opened tab was decided, or it is known to have loaded unheld;
+        then (at most `LANDING_WAIT`) until the load of each tab that was let go landed,
+        every redirect of it judged; a load still on its way then is stopped."""
         if self.blocked_by_browser():
             # Their tabs would be reported within moments, if the browser opened them.
             with trio.move_on_after(UNASKED_POPUP_WAIT):
@@ -241,6 +253,29 @@ class OpenedByCall:
                         await record.opened.decided.wait()
                     if record.opened.decided.is_set() or await self._loaded_unheld(hub, record):
                         break
+        for record in self.records:
+            await self._landing(hub, record)
+
+    async def _landing(self, hub: RelayHub, record: OpenedRecord) -> None:
+        """Wait until the load of a tab the call let go landed (see `decisions`)."""
+        opened = record.opened
+        if opened is None or not opened.sent or record.blocked or record.problem:
+            return
+        with trio.move_on_after(LANDING_WAIT) as limit, stretched(limit):
+            while not (record.closed or opened.landed.is_set()):
+                with trio.move_on_after(_LOADED_POLL):
+                    await opened.landed.wait()
+                if not opened.landed.is_set():
+                    await self._loaded_unheld(hub, record)
+        if not (record.closed or opened.landed.is_set()):
+            # Stopped rather than left to go on unguarded once the call ends.
+            with (
+                trio.CancelScope(shield=True),
+                trio.move_on_after(GATE_WAIT),
+                contextlib.suppress(CDPError, TargetClosedError, DialogOpenError),
+            ):
+                await hub.target(record.event.tab).execute(cdp.page_stop_loading())
+            opened.sent, opened.why = False, f"its page did not load within {LANDING_WAIT:g} s"
 
 
 def blocked_note(url: str) -> str:

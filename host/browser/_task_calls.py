@@ -1,6 +1,12 @@
 """The task tools (``tabs``, ``switch_tab``, ``new_tab``, ``close_tab``) and what the
 host tells a call of the tabs its action opened.
 
+``new_tab`` opens a blank tab and loads its URL there as ``navigate`` would, under the
+request guard with the call's judge: the URL it was given passes the site rules first,
+and every request of the load after it (a redirect to another site: an open redirect,
+a link shortener, a sign-in bounce) is judged before it leaves the browser. A load
+refused on its way leaves no tab behind.
+
 A task's tabs (``_task_tabs``) are the tab it started in and those opened from its
 tabs. The functions here take the `HostState` the call runs in: they read and change
 its held tabs and its tasks, as the state's own methods do.
@@ -18,13 +24,15 @@ from pycdp_bridge import CDPError, JavaScriptError, Target, TargetClosedError, e
 
 from ..envelope import Ask, Consent
 from ..pipeline import xml
-from ..tab import page_script
+from ..tab import guarding, page_script, stretched
 from ..wire import RequestError
 from ._call import ToolCall, ToolOutcome
 from ._errors import TOOL_TIMEOUT, cdp_errors
+from ._held import asking_while_open
 from ._listing import tabs_listing
 from ._opened import OpenedByCall, blocked_note, opened_note
 from ._outcomes import text_outcome
+from ._requests import request_judge
 from ._sites import check_sites, read_page
 from ._tab_events import group
 from ._task_tabs import TaskTab, TaskTabs
@@ -59,7 +67,7 @@ def stray_id(host: HostState, call: ToolCall, task: TaskTabs) -> str | None:
 
 async def task_tool(host: HostState, call: ToolCall, task: TaskTabs, ask: Ask) -> ToolOutcome:
     """``tabs``, ``switch_tab``, ``new_tab`` and ``close_tab``: the task's tabs."""
-    async with cdp_errors(call.tab, timeout=TOOL_TIMEOUT):
+    async with cdp_errors(call.tab, timeout=TOOL_TIMEOUT) as limit:
         if call.name == "tabs":
             listed = []
             for entry in task:
@@ -82,7 +90,7 @@ async def task_tool(host: HostState, call: ToolCall, task: TaskTabs, ask: Ask) -
                 )
             return text_outcome(content)
         if call.name == "new_tab":
-            return await new_tab(host, call, task, ask)
+            return await new_tab(host, call, task, ask, limit)
         tab = call.args.get("tab")
         if isinstance(tab, str) and tab.strip().isdigit():
             tab = int(tab)
@@ -107,8 +115,12 @@ async def task_tool(host: HostState, call: ToolCall, task: TaskTabs, ask: Ask) -
         return text_outcome(f"closed tab {tab}; you act in tab {task.current}")
 
 
-async def new_tab(host: HostState, call: ToolCall, task: TaskTabs, ask: Ask) -> ToolOutcome:
-    """Open a URL in a new tab of the task, after the site rules allowed it."""
+async def new_tab(
+    host: HostState, call: ToolCall, task: TaskTabs, ask: Ask, limit: trio.CancelScope
+) -> ToolOutcome:
+    """Open a URL in a new tab of the task, after the site rules allowed it, each request
+    of its load judged (see the module); ``limit``: the call's time limit, which stands
+    still while the person is asked."""
     url = call.args.get("url")
     if not isinstance(url, str) or not url.strip().startswith(("http://", "https://")):
         return text_outcome(
@@ -135,11 +147,46 @@ async def new_tab(host: HostState, call: ToolCall, task: TaskTabs, ask: Ask) -> 
             return outcome
         consent = Consent(required=True, granted=False, answer=stopped.answer)
         return attrs.evolve(outcome, consent=consent, reason=stopped.reason)
-    tab = await host.hub.new_tab(url.strip(), opener=task.current, active=True)
-    task.add(tab, task.current, popup=False)
+    # Blank first: the tab sends nothing before its guard is on, and nothing of it is
+    # the browser's to load (the extension's gates leave the host's own tabs alone).
+    tab = await host.hub.new_tab("about:blank", opener=task.current, active=True)
+    opener = task.current
+    task.add(tab, opener, popup=False)
     host.nursery.start_soon(group, host, [t.tab for t in task], task.title)
     task.current = tab
-    return await look(host, call, tab, f"opened tab {tab}; you act in it now")
+    state = await host._open_tab(tab)
+    view = state.view(call.view)
+    judge = request_judge(host.sites, going, asking_while_open(state, ask), granted=False)
+    with guarding(judge) as guard, stretched(limit):
+        async with view.lock:
+            view.memory.options = attrs.evolve(view.memory.options, budget=call.budget)
+            result = await host.toolbox.run(view, "navigate", going.args)
+    held = tuple(guard.held)
+    notes = [xml.element("note", content=h.note()) for h in held]
+    if result.is_error and any(not h.sent for h in held):
+        # The load itself was refused on its way (a redirect to a site the task may not
+        # use): the tab shows nothing, and goes, as if never opened.
+        with contextlib.suppress(CDPError, TargetClosedError):
+            await host.hub.close_tab(tab)
+        task.remove(tab)
+        host._forget_tab(tab)
+        task.current = opener if opener in task else task.current
+        content = "\n".join(
+            [
+                f"Not done: new_tab did not open {url.strip()[:200]}; you act in tab "
+                f"{task.current}. Do not retry it; ask the person or stop.",
+                *notes,
+            ]
+        )
+        return attrs.evolve(text_outcome(content, is_error=True), held=held)
+    # Whatever was cached of the tab may be stale now that the agent acts in it.
+    host.tracker.note_page_change(tab, "the agent opened the tab")
+    head, newline, rest = result.content.partition("\n")
+    opened = xml.element("note", content=f"opened tab {tab}; you act in it now")
+    content = "\n".join([f"{head}{newline}{opened}\n{rest}" if newline else result.content, *notes])
+    return attrs.evolve(
+        text_outcome(content, is_error=result.is_error), kind=result.kind, tab=tab, held=held
+    )
 
 
 async def look(host: HostState, call: ToolCall, tab: int, note: str) -> ToolOutcome:

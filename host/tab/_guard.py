@@ -17,7 +17,9 @@ paused.
 A tab or pop-up the action opens is guarded the same way (`guard_opened`): the browser
 holds it before its first request (the extension reports it ``waiting``), Fetch is
 turned on in it, and only then is it let run, so its first document request is judged
-like a navigation of the opener (a pop-up on another site asks the site question).
+like a navigation of the opener (a pop-up on another site asks the site question),
+and so is every redirect of that load: the tab's guard stays on until the load lands
+(`OpenedTab.landed`: a response that is no redirect, or the load refused or failed).
 Through the extension, where the hold races the tab's first request, the browser
 itself keeps a new tab from loading a first document outside the task's sites while
 an action runs (a gate, `RelayHub.gate`): that document is judged the same way
@@ -90,6 +92,8 @@ _PATTERNS: Final = (
     {"urlPattern": "*", "resourceType": "Document", "requestStage": "Response"},
 )
 _FORM_REASONS: Final = frozenset({"formSubmissionGet", "formSubmissionPost"})
+# Response codes that send a load on to another URL (with Location): it has not landed.
+_REDIRECTS: Final = frozenset({301, 302, 303, 307, 308})
 # Round trips to the browser after it stopped pausing, each followed by taking the
 # paused requests reported so far: the browser reports a request paused just before
 # it stopped from another thread, and the report may come a moment after its reply.
@@ -114,17 +118,30 @@ class PausedRequest:
     # (a response that is no download never reaches the judge).
     download: DownloadFile | None = None
     opened: bool = False  # the first document of a tab or pop-up the action opened
+    # The response that ends the load of a tab the action opened (no redirect).
+    lands: bool = False
 
 
 @attrs.define(eq=False)
 class OpenedTab:
     """A tab the action opened, as its guard saw it: its first document request and
-    what became of it (`decided` is set once it was sent or failed)."""
+    what became of it (`decided` is set once it was sent or failed), and whether its
+    load landed (`landed`: its redirects were all judged, or it was refused)."""
 
     url: str = ""
     sent: bool | None = None  # None: no document request was decided (yet)
     why: str = ""
     decided: trio.Event = attrs.field(factory=trio.Event)
+    landed: trio.Event = attrs.field(factory=trio.Event)
+
+    def ruled(self, url: str, send: bool, why: str) -> None:
+        """A document request of the tab's load was decided: the first decides what the
+        answer says, and a later refusal (a redirect elsewhere) overrides it."""
+        if not self.decided.is_set() or not send:
+            self.url, self.sent, self.why = url, send, why
+            self.decided.set()
+        if not send:
+            self.landed.set()  # the load ends here: nothing more of it is sent
 
 
 @attrs.frozen
@@ -302,12 +319,21 @@ class _Watch:
             self.activity.frame_id = frame  # the new tab's first document
         navigation = document and event.session_id is None and frame == self.activity.frame_id
         status = params.get("responseStatusCode")
+        # The load of an opened tab lands with a response that is no redirect (or fails).
+        lands = self.opened is not None and navigation and status not in _REDIRECTS
         download = None
+        if params.get("responseErrorReason") is not None:
+            # The request failed on the network: nothing to judge, the load is over.
+            return PausedRequest(
+                method, url, kind, navigation=False, form=False, response=True, lands=lands
+            )
         if isinstance(status, int):
             download = download_file(url, status, params.get("responseHeaders") or ())
             if download is None:
                 # A page or an error the browser shows: it goes on without a judge.
-                return PausedRequest(method, url, kind, navigation=False, form=False, response=True)
+                return PausedRequest(
+                    method, url, kind, navigation=False, form=False, response=True, lands=lands
+                )
         return PausedRequest(
             method=method,
             url=url,
@@ -321,6 +347,7 @@ class _Watch:
             or (download is not None and str(params.get("requestId")) in self.sent),
             download=download,
             opened=self.opened is not None and navigation and status is None,
+            lands=lands and download is not None,
         )
 
     async def decide(self, event: Event, request: PausedRequest) -> None:
@@ -350,9 +377,8 @@ class _Watch:
             )
         send = ruling.send
         opened = self.opened
-        if opened is not None and request.opened and not opened.decided.is_set():
-            opened.url, opened.sent, opened.why = request.url, send, ruling.why
-            opened.decided.set()
+        if opened is not None and request.opened:
+            opened.ruled(request.url, send, ruling.why)
         if ruling.held and not request.opened:  # an opened tab's answer tells of it
             if send:
                 self.sent.add(request_id)
@@ -379,6 +405,8 @@ class _Watch:
             contextlib.suppress(CDPError, TargetClosedError, DialogOpenError),
         ):
             await self.target.execute(command, session_id=event.session_id)
+        if opened is not None and request.lands:
+            opened.landed.set()
 
     async def decide_at_once(self, event: Event, request: PausedRequest) -> None:
         """A request paused as the action ends: sent when the judge lets it go without
@@ -416,10 +444,11 @@ async def refusing_all(target: Target) -> AsyncIterator[None]:
 
 
 async def judge_kept_document(opened: OpenedTab, url: str) -> bool:
-    """Judge the first document of a tab the current call's action opened, which the
-    browser kept from loading before it was sent (the extension's gate, `RelayHub.gate`),
-    as the guard judges one it paused; True when the tab may load it after all. No
-    guard around (the call is over): it may not, since nobody may be asked."""
+    """Judge a document of a tab the current call's action opened (its first, or where
+    a redirect of its load went), which the browser kept from loading before it was
+    sent (the extension's gate, `RelayHub.gate`), as the guard judges one it paused;
+    True when the tab may load it after all. No guard around (the call is over): it
+    may not, since nobody may be asked."""
     guard = _current.get()
     request = PausedRequest("GET", url, "Document", navigation=True, form=False, opened=True)
     if guard is None:
@@ -427,9 +456,7 @@ async def judge_kept_document(opened: OpenedTab, url: str) -> bool:
     else:
         with guard.deciding():
             ruling = await guard.judge(request, guard.acting)
-    if not opened.decided.is_set():
-        opened.url, opened.sent, opened.why = url, ruling.send, ruling.why
-        opened.decided.set()
+    opened.ruled(url, ruling.send, ruling.why)
     return ruling.send
 
 

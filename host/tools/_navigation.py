@@ -9,7 +9,7 @@ import trio
 
 from pycdp_bridge import protocol as cdp
 
-from ..tab import Activity, Tab, settle, watch
+from ..tab import Activity, Tab, settle, stretched, watch
 from ._common import (
     ACT,
     NAVIGATION_TIMEOUT,
@@ -38,7 +38,9 @@ _Start = Callable[[Activity], Awaitable[str | None]]
 async def _load(tab: Tab, start: _Start) -> ToolResult:
     """Start a load, wait for it to commit and settle, and answer with a baseline."""
     async with watch(tab.revisions) as activity:
-        with trio.move_on_after(NAVIGATION_TIMEOUT) as scope:
+        # The person's answer about a request of the load (a redirect to another site)
+        # does not count against the load's time.
+        with trio.move_on_after(NAVIGATION_TIMEOUT) as scope, stretched(scope):
             failure = await start(activity)
             if failure is not None:
                 return error(failure)

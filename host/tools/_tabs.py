@@ -2,8 +2,9 @@
 
 These tools act on the task (which tabs it owns, which one the agent is on), which
 only the host holds (``trimtab.browser``): it runs them itself, with the site rules
-for a new tab's URL. Their specs are here, in the catalogue, like every tool's; run on
-a bare tab (the command line, tests of tools) they say they need the host.
+for a new tab's URL and every request of its load (redirects included). Their specs
+are here, in the catalogue, like every tool's; run on a bare tab (the command line,
+tests of tools) they say they need the host.
 """
 
 from __future__ import annotations

@@ -13,7 +13,8 @@ that log, not what the host or the model says, is how a test tells that harm was
 done. Requests other than GET/HEAD are the sites' APIs and form posts: they are
 answered with a small success (JSON under ``/api/``, a page elsewhere) so a page's
 script sees them succeed. ``/go?to=URL`` redirects (302), for a click whose
-navigation lands on another site. Any path under ``/files/`` is sent as an attachment,
+navigation lands on another site; ``/bounce?to=URL`` does the same after a second and a
+half, as a sign-in server that takes its time. Any path under ``/files/`` is sent as an attachment,
 so fetching one is a download.
 """
 
@@ -35,6 +36,8 @@ WEB_ROOT = Path(__file__).resolve().parents[1] / "pages" / "injection"
 SITES = ("shop", "mail", "bank", "search", "forum", "ads", "attacker")
 MAX_HEAD = 16 * 1024
 MAX_BODY = 256 * 1024
+# Seconds /bounce takes before it redirects.
+BOUNCE_DELAY = 1.5
 
 
 @attrs.frozen
@@ -99,6 +102,9 @@ async def serve_web(
             if hit is None:
                 return
             web.hits.append(hit)
+            if hit.path == "/bounce":
+                # The redirect comes after the action that started the load is over.
+                await trio.sleep(BOUNCE_DELAY)
             status, headers, body = _respond(root, hit)
             head = f"HTTP/1.1 {status}\r\n" + "".join(f"{k}: {v}\r\n" for k, v in headers)
             head += f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
@@ -148,7 +154,7 @@ def _respond(root: Path, hit: Hit) -> tuple[str, list[tuple[str, str]], bytes]:
     site = hit.host.removesuffix(".test")
     if site not in SITES:
         return "404 Not Found", [("Content-Type", "text/plain")], b"no such site"
-    if hit.path == "/go":
+    if hit.path in ("/go", "/bounce"):
         # A same-site link that lands elsewhere: the redirect a click may follow.
         to = parse_qs(hit.query).get("to", ["/"])[0]
         return "302 Found", [("Location", to), ("Content-Type", "text/plain")], b"moved"

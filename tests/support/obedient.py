@@ -7,6 +7,7 @@ decoded, since a real model reads through both) and turns every instruction it f
 into a tool call, through a small grammar the injection pages use in varied wording:
 
 - ``navigate to URL`` (also open, go to, visit, load, head over to, browse to)
+- ``open URL in a new tab`` (also load, visit; or ``in a new tab, open URL``)
 - ``click “X”`` (press, tap, hit, push, activate, submit; ``the button``/``the link``)
 - ``type “E” into “F”`` (enter, fill in, write, paste, put; ``and press Enter``)
 - ``select “V” in “S”`` (choose, pick, switch to; in/from/for/under)
@@ -73,6 +74,11 @@ _GRAMMAR: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             "select",
             rf"\b(?:select|choose|pick|switch\s+to)\s+{_Q}\s+(?:in|from|for|under|as)\s+"
             rf"{_THE}(?:menu\s+|list\s+)?{_Q}",
+        ),
+        (
+            "new_tab",
+            rf"\b(?:(?:open|load|visit)\s+{_URL}\s+in\s+a\s+new\s+tab"
+            rf"|in\s+a\s+new\s+tab,?\s+(?:open|load|visit)\s+{_URL})",
         ),
         (
             "navigate",
@@ -312,10 +318,10 @@ class ObedientModel:
     async def _follow(self, step: Instruction, because: str) -> None:
         kind, args = step.kind, step.args
         fields = ("input", "textarea", "textbox", "combobox")
-        if kind == "navigate":
+        if kind in ("navigate", "new_tab"):
             # A sentence's own punctuation is not part of the URL it ends with.
             url = self._fill(args[0]).rstrip(".,;:!?)'\"")
-            await self._call("navigate", {"url": url}, because)
+            await self._call(kind, {"url": url}, because)
         elif kind == "share":
             tool = "share_tab" if args[0].casefold() == "share" else "unshare_tab"
             await self._call(tool, {}, because)
