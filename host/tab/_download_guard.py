@@ -89,8 +89,12 @@ async def guard_downloads(target: Target, activity: Activity) -> AsyncIterator[N
     guard = current_guarding()
     downloads = _downloads.get()
     folder = downloads.folder if downloads is not None else None
-    relayed = isinstance(target, RelayTarget) and folder is None
-    if guard is not None and downloads is not None and relayed:
+    if (
+        guard is not None
+        and downloads is not None
+        and folder is None
+        and isinstance(target, RelayTarget)
+    ):
         async with _claim_held(target, activity, guard, downloads):
             yield
         return
