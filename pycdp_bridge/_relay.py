@@ -216,6 +216,11 @@ class RelayHub:
         """Let a tab a gate kept from ``url`` go there after all (the host allowed it)."""
         await self._tabs_channel.call("tab_pass", {"tab": tab, "url": url})
 
+    async def decide_download(self, download: int, allow: bool) -> None:
+        """Let a download the extension holds (``download_held``) be saved, or cancel
+        and erase it."""
+        await self._tabs_channel.call("download_decide", {"download": download, "allow": allow})
+
     def statistics(self) -> RelayStatistics:
         return RelayStatistics(
             tabs=len(self._targets), messages_fed=self._messages_fed, unroutable=self._unroutable

@@ -66,3 +66,54 @@ test("a download question says a file would be saved and quotes the site's words
   assert.match(quoted, /report<1>\.csv/);
   assert.match(quoted, /export\/report\.csv/);
 });
+
+test("a download an acting tab starts is held, reported, and let go or cancelled", async () => {
+  const { DownloadHolds, schemeOf } = await import("../worker/downloads.js");
+  assert.equal(schemeOf("blob:http://127.0.0.1:9/x"), "blob");
+  assert.equal(schemeOf("data:text/plain,a"), "data");
+  const done = [];
+  const api = { cancel: async (id) => done.push(["cancel", id]),
+    erase: async ({ id }) => done.push(["erase", id]) };
+  const sent = [];
+  let acting = [];
+  const holds = new DownloadHolds({ downloads: api, post: (m) => { sent.push(m); return true; },
+    acting: () => acting, tabUrl: async (tab) => (tab === 8 ? "http://127.0.0.1:9/p" : "https://b.example/") });
+  const suggested = [];
+  const item = (id, url) => ({ id, url, filename: "/d/itinerary.csv", mime: "text/csv",
+    totalBytes: 52, state: "in_progress" });
+  // No action runs: the person's download goes on at once.
+  assert.equal(holds.onDetermining(item(1, "blob:http://127.0.0.1:9/u"), () => suggested.push(1)), false);
+  acting = [7, 8];
+  assert.equal(holds.onDetermining(item(2, "blob:http://127.0.0.1:9/u"), () => suggested.push(2)), true);
+  assert.equal(holds.onDetermining(item(3, "blob:http://other.test/u"), () => suggested.push(3)), true);
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  assert.deepEqual(sent, [{ type: "download_held", tab: 8, download: 2,
+    url: "blob:http://127.0.0.1:9/u", name: "itinerary.csv", size: 52, mime: "text/csv",
+    scheme: "blob" }]);
+  assert.deepEqual(suggested, [3]); // no acting tab of its origin: not the agent's
+  await holds.decide({ download: 2, allow: true });
+  assert.deepEqual(suggested, [3, 2]);
+  acting = [7];
+  holds.onDetermining(item(4, "data:text/plain,a"), () => suggested.push(4));
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  assert.equal(sent.at(-1).tab, 7);
+  await holds.decide({ download: 4, allow: false });
+  assert.deepEqual(done, [["cancel", 4], ["erase", 4]]);
+  assert.deepEqual(suggested, [3, 2]);
+  await assert.rejects(holds.decide({ download: "4", allow: true }), /integer "download", got "4"/);
+  await assert.rejects(holds.decide({ download: 4, allow: 1 }), /boolean "allow", got 1/);
+});
+
+test("what the host left undecided when it went is cancelled, never saved", async () => {
+  const { DownloadHolds } = await import("../worker/downloads.js");
+  const done = [];
+  const api = { cancel: async (id) => done.push(id), erase: async () => {} };
+  const holds = new DownloadHolds({ downloads: api, post: () => false, acting: () => [5],
+    tabUrl: async () => "" });
+  const suggested = [];
+  holds.onDetermining({ id: 9, url: "blob:http://a.test/u", state: "in_progress" },
+    () => suggested.push(9));
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  assert.deepEqual(done, [9]); // no host to tell: cancelled at once
+  assert.deepEqual(suggested, []);
+});

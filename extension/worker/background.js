@@ -8,7 +8,7 @@ import { AgentsHub } from "./agents.js";
 import { QuestionQueue } from "./questions.js";
 import { TabGates } from "./gates.js";
 import { TabWatch } from "./tabs.js";
-import { relayDownloads } from "./downloads.js";
+import { DownloadHolds, relayDownloads } from "./downloads.js";
 
 /** Side-panel ports, for broadcasting events (detaches, host state). */
 const panels = new Set();
@@ -26,7 +26,7 @@ function broadcast(event) {
 const host = new HostConnection({
   onMessage: (msg) => {
     if (!relay.handle(msg) && !tabs.handle(msg) && !gates.handle(msg)
-      && !questions.handle(msg) && !agents.handle(msg)) {
+      && !holds.handle(msg) && !questions.handle(msg) && !agents.handle(msg)) {
       // Nothing else is addressed to the extension; a reply to a request that
       // already timed out lands here too and is dropped on purpose.
       console.debug("trimtab: ignored host message", msg.type);
@@ -38,6 +38,7 @@ const host = new HostConnection({
       // its debugger sessions (a new host attaches again when it needs a tab).
       relay.releaseAll("host_disconnected").catch(() => {});
       gates.clear().catch(() => {});
+      holds.clear().catch(() => {});
     }
     broadcast({ event: "host", state, detail });
     questions.onHost(state);
@@ -92,6 +93,15 @@ const agents = new AgentsHub({ host, broadcast });
 // What the browser downloads, for the host to tell an agent where the file its action
 // saved went (host/PROTOCOL.md, "Downloads").
 relayDownloads(chrome.downloads, (msg) => host.post(msg));
+// A download an acting tab's page starts waits for the host's decision, whatever made
+// it (a blob, a data: URL, a response); the gates say which tabs act now.
+const holds = new DownloadHolds({
+  downloads: chrome.downloads,
+  post: (msg) => relay.post(msg),
+  acting: () => [...gates.gates.keys()],
+  tabUrl: (tab) => chrome.tabs.get(tab).then((t) => t.url || t.pendingUrl || "", () => ""),
+});
+holds.listen();
 
 /**
  * Answer one side-panel message.

@@ -58,6 +58,7 @@ from ..tab import (
     Tab,
     guarding,
     holding_downloads,
+    refuse_unclaimed,
     stretched,
 )
 from ..tools import TASK_TOOLS, ToolResult, ToolSpec, granted, parse_groups, tools_in
@@ -131,9 +132,13 @@ class HostState:
         )
 
     def note_download(self, message: JSONObject) -> None:
-        """Take in the extension's ``download`` message (chrome.downloads)."""
+        """Take in the extension's ``download`` (chrome.downloads) or ``download_held``
+        message: a held download goes to the action in its tab, else it is refused."""
         try:
-            self.downloads.note_message(message)
+            if message.get("type") != "download_held":
+                self.downloads.note_message(message)
+            elif held := self.downloads.note_held(message, self.hub.decide_download):
+                self.nursery.start_soon(refuse_unclaimed, held)
         except ValueError as exc:
             log.warning("dropped a download message: %s", exc)
 

@@ -125,7 +125,7 @@ async def build_setup(context: HostContext) -> AsyncIterator[HostSetup]:
             handlers.update(link.handlers())
 
             def relayed(message: JSONObject) -> None:
-                if message.get("type") == "download":
+                if message.get("type") in ("download", "download_held"):
                     state.note_download(message)
                 else:
                     relay.feed(message)

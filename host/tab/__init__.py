@@ -8,8 +8,9 @@ page changed on its own and tells `settle` when an action's effect is in. While 
 action and its settle run, `watch` holds what the page sends for the call's request
 guard (`guarding`), whose judge the browser builds on the envelope's decision; a
 document response the browser would save as a file is held as a download, so is a
-file the page makes by script (`guard_downloads`, where the host knows the browser's
-downloads folder), and `Downloads` keeps what became of each download.
+file the page makes by script (`guard_downloads`: held in the run's own folder where
+the host knows the browser's downloads folder, else held by the extension and
+offered to the action, `HeldDownload`), and `Downloads` keeps what became of each.
 `DevtoolsLog` keeps the tab's console messages and requests, bounded, for the devtools
 tools (each view of the tab reads it from its own `Seen` on). `page_script` reads the
 page-side scripts of this package's ``js/`` folder and of
@@ -30,14 +31,16 @@ from ._devtools import (
     NetworkRequest,
     Seen,
 )
-from ._download_guard import holding_downloads
+from ._download_guard import holding_downloads, refuse_unclaimed
 from ._downloads import (
     DOWNLOAD_WAIT,
     HELD_FOLDER,
     Download,
     DownloadFile,
     Downloads,
+    HeldDownload,
     download_file,
+    held_download,
 )
 from ._guard import (
     GUARDED_TYPES,
@@ -92,6 +95,7 @@ __all__ = [
     "Downloads",
     "Guarding",
     "Held",
+    "HeldDownload",
     "Judge",
     "NetworkRequest",
     "OpenedTab",
@@ -111,12 +115,14 @@ __all__ = [
     "download_file",
     "guard_opened",
     "guarding",
+    "held_download",
     "held_requests",
     "holding_downloads",
     "judge_kept_document",
     "main_frame_id",
     "page_script",
     "page_token_counts",
+    "refuse_unclaimed",
     "refusing_all",
     "rendered",
     "settle",

@@ -16,7 +16,10 @@ reaches the downloads folder before a yes; `Downloads.release` moves it there on
 and deletes it on a no (and the browser cancels one still coming). Cancelling at
 ``downloadWillBegin`` would not do: a small ``blob:`` is written before the cancel
 arrives (tried on Chromium). The person's browser is never told where to save (its
-folder is not the host's to know), so there nothing is held here.
+folder is not the host's to know): there the extension holds the download in
+``chrome.downloads.onDeterminingFilename`` and reports it (``download_held``,
+`HeldDownload`); the action running in its tab claims it (`Downloads.claiming`), the
+same judge decides, and the extension lets it be saved or cancels and erases it.
 
 ``showSaveFilePicker`` is no download: the browser's own save dialog asks the person,
 and no input the agent sends can answer it (headless, it fails with ``AbortError``).
@@ -27,22 +30,32 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import json
+import logging
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 import trio
 
-from pycdp_bridge import CDPError, DialogOpenError, Event, Target, TargetClosedError
+from pycdp_bridge import (
+    CDPError,
+    DialogOpenError,
+    Event,
+    RelayTarget,
+    Target,
+    TargetClosedError,
+)
 from pycdp_bridge import protocol as cdp
 
-from ._downloads import HELD_FOLDER, DownloadFile, Downloads
+from ._downloads import HELD_FOLDER, DownloadFile, Downloads, HeldDownload
 from ._guard import Guarding, Held, PausedRequest, Ruling, current_guarding
 
 if TYPE_CHECKING:
     from ._settle import Activity
 
-__all__ = ["guard_downloads", "holding_downloads"]
+__all__ = ["guard_downloads", "holding_downloads", "refuse_unclaimed"]
+
+log = logging.getLogger("trimtab.downloads")
 
 # The longest a question waits for the browser to say a file's size.
 _SIZE_WAIT: Final = 1.0
@@ -76,6 +89,15 @@ async def guard_downloads(target: Target, activity: Activity) -> AsyncIterator[N
     guard = current_guarding()
     downloads = _downloads.get()
     folder = downloads.folder if downloads is not None else None
+    if (
+        guard is not None
+        and downloads is not None
+        and folder is None
+        and isinstance(target, RelayTarget)
+    ):
+        async with _claim_held(target, activity, guard, downloads):
+            yield
+        return
     if guard is None or downloads is None or folder is None:
         yield
         return
@@ -111,6 +133,90 @@ async def guard_downloads(target: Target, activity: Activity) -> AsyncIterator[N
         finally:
             with trio.CancelScope(shield=True):
                 await judged.behave(folder, named_by_id=False)
+
+
+@contextlib.asynccontextmanager
+async def _claim_held(
+    target: RelayTarget, activity: Activity, guard: Guarding, downloads: Downloads
+) -> AsyncIterator[None]:
+    """Through the extension: put each download it holds in the tab during the block
+    (``download_held``) to the call's judge, and answer it (see the module)."""
+    with downloads.claiming(target.tab_id) as held_downloads:
+        async with trio.open_nursery() as deciders:
+            claiming = trio.CancelScope()
+
+            async def claim() -> None:
+                with claiming:
+                    async for held in held_downloads:
+                        deciders.start_soon(_decide_held, activity, guard, downloads, held)
+
+            deciders.start_soon(claim)
+            try:
+                yield
+            except BaseException as exc:
+                if not isinstance(exc, Exception):
+                    deciders.cancel_scope.cancel()  # undecided: refused (shielded)
+                raise
+            finally:
+                claiming.cancel()
+                # Held before the block ended: decided as during it.
+                with contextlib.suppress(trio.WouldBlock, trio.EndOfChannel):
+                    while not deciders.cancel_scope.cancel_called:
+                        held = held_downloads.receive_nowait()
+                        deciders.start_soon(_decide_held, activity, guard, downloads, held)
+
+
+async def _decide_held(
+    activity: Activity, guard: Guarding, downloads: Downloads, held: HeldDownload
+) -> None:
+    """Put one held download to the judge, then let it go or drop it, whatever
+    happens meanwhile: an undecided download is dropped."""
+    file = held.file
+    if any(h.download is not None and h.sent and h.url == file.url for h in guard.held):
+        # The response the person let go (the request guard asked already).
+        with trio.CancelScope(shield=True):
+            await _answer(held, True)
+        return
+    ruling: Ruling | None = None
+    activity.hold()
+    try:
+        request = PausedRequest(
+            "GET", file.url, "Download", navigation=False, form=False, download=file
+        )
+        with guard.deciding():
+            ruling = await guard.judge(request, guard.acting)
+    finally:
+        activity.release()
+        if ruling is None:
+            ruling = Ruling(
+                send=False, held=True, why="not saved: the action ended before it was decided"
+            )
+        if ruling.held:
+            guard.held.append(
+                Held("GET", file.url, sent=ruling.send, form=False, why=ruling.why, download=file)
+            )
+        if not ruling.send:
+            downloads.release(held.id, False)
+        with trio.CancelScope(shield=True):
+            await _answer(held, ruling.send)
+
+
+async def refuse_unclaimed(held: HeldDownload) -> None:
+    """Refuse a download the extension held in a tab no action runs in now (it began
+    after the action's guard ended): undecided, so not saved."""
+    log.info("refused download %s held in tab %d outside an action", held.id, held.tab)
+    with trio.CancelScope(shield=True):
+        await _answer(held, False)
+
+
+async def _answer(held: HeldDownload, allow: bool) -> None:
+    """Tell the extension to let the download go or cancel it (a host it cannot reach
+    any more: the extension drops what it holds)."""
+    with (
+        trio.move_on_after(_COMMAND_TIMEOUT),
+        contextlib.suppress(CDPError, TargetClosedError, DialogOpenError),
+    ):
+        await held.answer(allow)
 
 
 class _Judged:

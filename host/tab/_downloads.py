@@ -17,9 +17,10 @@ the downloads folder under its own name, a no deletes it.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import urllib.parse
-from collections.abc import Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Final, Literal, TypeAlias
 
@@ -39,7 +40,9 @@ __all__ = [
     "DownloadFile",
     "DownloadState",
     "Downloads",
+    "HeldDownload",
     "download_file",
+    "held_download",
 ]
 
 # The longest an action's answer waits for the downloads it started to finish.
@@ -119,6 +122,32 @@ def download_file(
     )
 
 
+def held_download(
+    message: Mapping[str, Any], answer: Callable[[int, bool], Awaitable[None]]
+) -> HeldDownload:
+    """The extension's ``download_held`` message (``host/PROTOCOL.md``), answered with
+    ``answer(download, allow)``; ValueError names a field not as the protocol says."""
+    fields = {key: message.get(key) for key in ("tab", "download", "size")}
+    for field, value in fields.items():
+        integer = isinstance(value, int) and not isinstance(value, bool)
+        if not integer and not (field == "size" and value is None):
+            raise ValueError(f"download_held {field} = {value!r:.60} is not an integer")
+    download, tab, size = int(message["download"]), int(message["tab"]), fields["size"]
+    url = str(message.get("url") or "")
+    file = DownloadFile(
+        url=url,
+        name=str(message.get("name") or "") or "download",
+        size=size if isinstance(size, int) and size >= 0 else None,
+        mime=str(message.get("mime") or "")[:100],
+    )
+
+    async def answered(allow: bool) -> None:
+        await answer(download, allow)
+
+    scheme = str(message.get("scheme") or url.partition(":")[0]).lower()
+    return HeldDownload(id=f"ext-{download}", tab=tab, file=file, scheme=scheme, answer=answered)
+
+
 def _place(held: Path, folder: Path, name: str) -> Path:
     """Move a held file into ``folder`` as ``name``, numbered as the browser numbers a
     name already taken ("report (1).csv"); the path it now has."""
@@ -181,6 +210,18 @@ class Download:
         return f"Still downloading {said}{got}"
 
 
+@attrs.frozen
+class HeldDownload:
+    """A download the extension holds before it is saved (``download_held``) until the
+    host answers it (``answer(allow)``: ``download_decide``)."""
+
+    id: str  # the id `Downloads` knows it by ("ext-12")
+    tab: int
+    file: DownloadFile
+    scheme: str  # its URL's scheme: blob, data, https, …
+    answer: Callable[[bool], Awaitable[None]]
+
+
 @attrs.define(eq=False)
 class _Hold:
     """A download saved under its id in `HELD_FOLDER` until the person decided."""
@@ -202,6 +243,36 @@ class Downloads:
     _holds: dict[str, _Hold] = attrs.field(factory=dict)
     _order: itertools.count[int] = attrs.field(factory=lambda: itertools.count(1))
     _changed: trio.Event = attrs.field(factory=trio.Event)
+    # Per tab an action runs in, where the downloads the extension holds go (`claiming`).
+    _claims: dict[int, trio.MemorySendChannel[HeldDownload]] = attrs.field(factory=dict)
+
+    @contextlib.contextmanager
+    def claiming(self, tab: int) -> Iterator[trio.MemoryReceiveChannel[HeldDownload]]:
+        """Receive the downloads the extension holds in ``tab`` during the block."""
+        sender, receiver = trio.open_memory_channel[HeldDownload](64)
+        self._claims[tab] = sender
+        try:
+            yield receiver
+        finally:
+            if self._claims.get(tab) is sender:
+                del self._claims[tab]
+            sender.close()
+
+    def note_held(
+        self, message: Mapping[str, Any], answer: Callable[[int, bool], Awaitable[None]]
+    ) -> HeldDownload | None:
+        """Hand the extension's ``download_held`` (`held_download`) to the action
+        running in its tab; returned when none claims it (no action runs there now),
+        for the caller to refuse. ValueError names a field not as the protocol says."""
+        held = held_download(message, answer)
+        sender = self._claims.get(held.tab)
+        if sender is None:
+            return held
+        try:
+            sender.send_nowait(held)
+        except (trio.WouldBlock, trio.BrokenResourceError, trio.ClosedResourceError):
+            return held
+        return None
 
     def mark(self) -> int:
         """A point in time: `since` gives the downloads first heard of after it."""
@@ -327,6 +398,9 @@ class Downloads:
             if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
                 raise ValueError(f"download {field} = {value!r:.60} is not an integer or null")
         path = message.get("path")
+        held = self._holds.get(f"ext-{message.get('download')}")
+        if held is not None and held.allow is False:
+            return  # refused while held: cancelled and erased, never this call's file
         self.note(
             Download(
                 id=f"ext-{message.get('download')}",

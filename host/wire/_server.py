@@ -73,6 +73,7 @@ RELAY_MESSAGE_TYPES: Final = frozenset(
         "cdp_event",
         "cdp_detached",
         "download",
+        "download_held",
         "tab_opened",
         "tab_closed",
         "tab_left",
