@@ -188,6 +188,24 @@ async def test_each_request_begins_with_the_previous_one(
         assert keys.pop().startswith("agent-")
 
 
+async def _aisle_budget(ext: ExtensionBrowser, url: str) -> int:
+    """A context budget that sits between the context with the long aisle page and
+    without it: the fixed prefix as the agent will estimate it, and 1,500 tokens."""
+    _, tab_id = await ext.open_tab(url)
+    await ext.wait_loaded(tab_id)
+    panel = await ext.open_side_panel()
+    fixed = await panel.evaluate(
+        """(async () => {
+            const { estimateTokens } = await import("../agent/compact.js");
+            const { systemPrompt } = await import("../agent/agent.js");
+            const { tools, format } = await trimtabPanel.worker.host({ type: "tools" });
+            return estimateTokens(systemPrompt({ format }))
+                + estimateTokens(JSON.stringify(tools));
+        })()"""
+    )
+    return int(fixed) + 1500
+
+
 async def test_a_compaction_mid_task_keeps_what_the_model_needs(
     ext: ExtensionBrowser, pages_server: StaticServer
 ) -> None:
@@ -198,21 +216,7 @@ async def test_a_compaction_mid_task_keeps_what_the_model_needs(
             serve_model, ScriptedModel("anthropic", task="aisle")
         )
         url = pages_server.url("e2e-agent-aisle.html")
-        _, tab_id = await ext.open_tab(url)
-        await ext.wait_loaded(tab_id)
-        panel = await ext.open_side_panel()
-        # The fixed prefix as the agent will estimate it, so the budget sits
-        # between the context with the long aisle page and without it.
-        fixed = await panel.evaluate(
-            """(async () => {
-                const { estimateTokens } = await import("../agent/compact.js");
-                const { systemPrompt } = await import("../agent/agent.js");
-                const { tools, format } = await trimtabPanel.worker.host({ type: "tools" });
-                return estimateTokens(systemPrompt({ format }))
-                    + estimateTokens(JSON.stringify(tools));
-            })()"""
-        )
-        budget = fixed + 1500
+        budget = await _aisle_budget(ext, url)
         run = await run_task(ext, model, url, "Open the Dairy page.", settings={"budget": budget})
         nursery.cancel_scope.cancel()
     steps = run.steps
@@ -246,6 +250,42 @@ async def test_a_compaction_mid_task_keeps_what_the_model_needs(
         assert new["messages"][: len(old["messages"])] == old["messages"]
     contexts = [s["context"] for s in steps if s["kind"] == "model"]
     assert all(c <= budget for c in contexts[2:]), contexts
+
+
+async def test_after_a_compaction_a_fresh_look_collapses_nothing(
+    ext: ExtensionBrowser, pages_server: StaticServer
+) -> None:
+    """Once a compaction replaced the page that showed the nav whole, the host no longer
+    collapses it as unchanged: the agent's next capture_snapshot shows every region
+    whole, with the ids the replaced page gave, and the model clicks the nav's link."""
+    async with trio.open_nursery() as nursery:
+        model: ScriptedModel = await nursery.start(
+            serve_model, ScriptedModel("anthropic", task="aisle-look")
+        )
+        url = pages_server.url("e2e-agent-aisle.html")
+        budget = await _aisle_budget(ext, url)
+        run = await run_task(ext, model, url, "Open the Dairy page.", settings={"budget": budget})
+        nursery.cancel_scope.cancel()
+    steps = run.steps
+    assert steps[-1]["kind"] == "done", steps
+    assert steps[-1]["text"] == f"Opened {pages_server.url('dairy')}"
+    tools = [(s["name"], s["args"]) for s in steps if s["kind"] == "tool"]
+    assert [name for name, _ in tools] == ["capture_snapshot", "click", "capture_snapshot", "click"]
+    kinds = [s["kind"] for s in steps]
+    # The compaction came before the fresh look.
+    assert kinds.index("compacted") < [i for i, kind in enumerate(kinds) if kind == "tool"][2]
+    first_page = model.tool_results(model.requests[1][1]["messages"])[0]
+    # Before the compaction the apples page collapsed the nav the aisle page had shown.
+    apples = model.tool_results(model.requests[2][1]["messages"])[1]
+    assert re.search(r'<region name="nav" unchanged="true"', apples), apples
+    # After it, the fresh look on the same page collapses nothing.
+    fresh = model.tool_results(model.requests[3][1]["messages"])[2]
+    assert 'snapshot="baseline"' in fresh
+    assert 'unchanged="true"' not in fresh
+    dairy = re.search(r'<a id="([^"]+)"[^>]*>Dairy</a>', first_page)
+    assert dairy is not None
+    assert f'<a id="{dairy.group(1)}"' in fresh
+    assert tools[3][1] == {"id": dairy.group(1)}
 
 
 async def test_follow_ups_history_and_cost_in_the_side_panel(

@@ -2,45 +2,41 @@
 
 A Hypothesis state machine plays an agent on generated pages in a real headless
 Chromium, through the host's request handlers (snapshot memory, call tracker, the
-direct transport behind a relay peer). Its rules are the agent's tools and the page's
-own changes (a script edits a text, clears or sets a value, adds, removes or reorders
-list items, swaps a region, reloads). The agent's belief is rebuilt only from the
-answers it received (`tests.support.belief`); after every answer that shows the page,
-the belief must equal a fresh, full compaction of the page: every known line (text,
-ids, every control's value and state) and every region. A difference is a stale view,
-and Hypothesis prints the shortest sequence of steps that shows it.
+direct transport behind a relay peer) and, with fewer examples, through a real
+``trimtab mcp`` process, the link and the host (`tests.support.belief_drivers`). Its
+rules are the agent's tools and the page's own changes (a script edits a text, clears
+or sets a value, adds, removes or reorders list items, swaps a region, reloads). The
+agent's belief is rebuilt only from the answers it received (`tests.support.belief`);
+after every answer that shows the page, the belief must equal a fresh, full
+compaction of the page: every known line (text, ids, every control's value and state)
+and every region. A difference is a stale view, and Hypothesis prints the shortest
+sequence of steps that shows it.
 
 ``pytest --long`` runs many more and longer sequences.
 """
 
 from __future__ import annotations
 
-import functools
+import contextlib
 import os
 import re
 import tempfile
-import threading
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, ClassVar
 
 import attrs
 import pytest
-import trio
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
-from pycdp_bridge import launch_browser
-from tests.support import LAUNCHED_PROFILES, StaticServer, serve_static
 from tests.support.belief import Belief, compare, fresh_regions
-from tests.support.handlers_host import TAB, Host, open_host
-from trimtab.pipeline import compact
-from trimtab.wire import RequestError
+from tests.support.belief_drivers import Answer, DirectDriver, Driver, McpDriver, page_data
+from trimtab.link import new_marker
+from trimtab.link import page_data as block
 
 pytestmark = pytest.mark.browser
-
-T = TypeVar("T")
 
 WORDS = ("Tent", "Stove", "Lamp", "Rope", "Map", "Bag", "Boots", "Mug")
 # How often each reading of an answer was exercised, over a run (printed at its end).
@@ -192,138 +188,50 @@ PAGE_CHANGES = {
 # -- the browser and host, in a trio thread --------------------------------------------
 
 
-@attrs.define
-class Driver:
-    """A real Chromium and the host's handlers in front of it, run by trio in a thread
-    of their own so that Hypothesis's state machine (plain calls) can drive them."""
-
-    folder: Path
-    browser: Any = None
-    host: Host | None = None
-    server: StaticServer | None = None
-    _token: trio.lowlevel.TrioToken | None = None
-    _thread: threading.Thread | None = None
-    _stop: trio.Event | None = None
-    _started: threading.Event = attrs.field(factory=threading.Event)
-    _failure: BaseException | None = None
-    _nursery: trio.Nursery | None = None
-    _close_host: trio.Event | None = None
-    _host_closed: trio.Event | None = None
-
-    def start(self) -> None:
-        self._thread = threading.Thread(target=self._main, daemon=True)
-        self._thread.start()
-        self._started.wait(120)
-        if self._failure is not None:
-            raise self._failure
-        assert self._token is not None, "the browser did not start within 120 s"
-
-    def _main(self) -> None:
-        try:
-            trio.run(self._serve)
-        except BaseException as exc:  # reported to the thread that waits on it
-            self._failure = exc
-            self._started.set()
-
-    async def _serve(self) -> None:
-        async with launch_browser() as browser:
-            LAUNCHED_PROFILES.append(browser.user_data_dir)
-            self.browser = browser
-            async with trio.open_nursery() as nursery:
-                self.server = await nursery.start(serve_static, self.folder)
-                self._nursery = nursery
-                self._stop = trio.Event()
-                self._token = trio.lowlevel.current_trio_token()
-                self._started.set()
-                await self._stop.wait()
-                nursery.cancel_scope.cancel()
-
-    def run(self, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
-        async def bounded() -> T:
-            with trio.fail_after(90):
-                return await fn(*args)
-
-        return trio.from_thread.run(bounded, trio_token=self._token)
-
-    def open_host(self, url: str) -> Host:
-        """A new host (fresh memory and tracker) on a new tab (a history of its own),
-        loaded with `url`."""
-        self.run(self._open_host, url)
-        assert self.host is not None
-        return self.host
-
-    async def _open_host(self, url: str) -> None:
-        self._close_host = trio.Event()
-        self._host_closed = trio.Event()
-        close, closed = self._close_host, self._host_closed
-
-        async def hold(task_status: trio.TaskStatus[Host]) -> None:
-            page = await self.browser.new_page()
-            try:
-                async with trio.open_nursery() as inner, open_host(page, url, inner) as host:
-                    task_status.started(host)
-                    await close.wait()
-                    inner.cancel_scope.cancel()
-            finally:
-                with trio.CancelScope(shield=True), trio.move_on_after(10):
-                    await page.close()
-                closed.set()
-
-        assert self._nursery is not None
-        self.host = await self._nursery.start(hold)
-
-    def close_host(self) -> None:
-        if self._close_host is None:
-            return
-        close, closed = self._close_host, self._host_closed
-        assert closed is not None
-
-        async def wait() -> None:
-            close.set()
-            await closed.wait()
-
-        self.run(wait)
-        self._close_host = None
-        self.host = None
-
-    def stop(self) -> None:
-        if self._token is not None and self._stop is not None:
-            stop = self._stop
-            trio.from_thread.run_sync(stop.set, trio_token=self._token)
-        if self._thread is not None:
-            self._thread.join(60)
+_drivers: dict[str, Driver] = {}
 
 
-_driver: Driver | None = None
-_folder = Path(tempfile.mkdtemp(prefix="trimtab-belief-"))
+@contextlib.contextmanager
+def running(kind: str, driver: Driver) -> Iterator[Driver]:
+    """`driver` started, as the machine of `kind` finds it, for a test's runs."""
+    driver.start()
+    _drivers[kind] = driver
+    try:
+        yield driver
+    finally:
+        _drivers.pop(kind, None)
+        driver.stop()
 
 
 @pytest.fixture(scope="module")
-def driver() -> Iterator[Driver]:
-    """One Chromium for the module's state machine runs."""
-    global _driver
-    _driver = Driver(_folder)
-    _driver.start()
-    yield _driver
-    _driver.stop()
-    _driver = None
+def direct() -> Iterator[Driver]:
+    """One Chromium for the direct transport's state machine runs."""
+    with running("direct", DirectDriver(Path(tempfile.mkdtemp(prefix="trimtab-belief-")))) as d:
+        yield d
+
+
+@pytest.fixture(scope="module")
+def through_mcp() -> Iterator[Driver]:
+    """One Chromium for the state machine runs through ``trimtab mcp``."""
+    with running("mcp", McpDriver(Path(tempfile.mkdtemp(prefix="trimtab-belief-mcp-")))) as d:
+        yield d
 
 
 # -- the agent ---------------------------------------------------------------------------
 
 
 class AgentMemory(RuleBasedStateMachine):
-    """An agent on a generated site, and the page changing under it."""
+    """An agent on a generated site, and the page changing under it, through the door
+    of the driver of its `kind`."""
 
-    examples = 0
+    kind: ClassVar[str] = "direct"
+    examples: ClassVar[int] = 0
 
     def __init__(self) -> None:
         super().__init__()
-        assert _driver is not None
-        self.driver = _driver
+        self.driver = _drivers[self.kind]
         self.belief = Belief()
         self.changes = 0
-        self.host: Host | None = None
         self.urls: dict[str, str] = {}
         self.answered = False
 
@@ -336,28 +244,27 @@ class AgentMemory(RuleBasedStateMachine):
         server = self.driver.server
         assert server is not None
         self.urls = {"a": server.url(f"{prefix}-a.html"), "b": server.url(f"{prefix}-b.html")}
-        self.host = self.driver.open_host(self.urls["a"])
+        self.driver.open(self.urls["a"])
         self.call("capture_snapshot")
 
     def teardown(self) -> None:
         for what, count in self.belief.counts.items():
             READINGS[what] = READINGS.get(what, 0) + count
-        self.driver.close_host()
+        self.driver.close()
 
     # -- the agent's tools --------------------------------------------------------------
 
-    def call(self, name: str, **args: Any) -> dict[str, Any]:
-        assert self.host is not None
-        try:
-            answer = self.driver.run(functools.partial(self.host.tool, name, **args))
-        except RequestError as exc:  # the host's error reply: nothing was shown
-            self.belief.note(f"error reply {exc.code}")
-            return {"is_error": True, "content": str(exc)}
-        if not answer["is_error"]:
-            self.belief.read(answer["content"])
+    def call(self, name: str, **args: Any) -> Answer:
+        answer = self.driver.tool(name, **args)
+        if answer.note:
+            self.belief.note("note after the block")
+        if answer.refused is not None:  # the host's error reply: nothing was shown
+            self.belief.note(f"error reply {answer.refused}")
+        elif not answer.is_error:
+            self.belief.read(answer.content)
             # A snapshot says what the page is now; an expand shows a region of the
             # latest snapshot (it moves the belief, checked at the next snapshot).
-            self.answered = answer["content"].startswith("<page ")
+            self.answered = answer.content.startswith("<page ")
         return answer
 
     def known_ids(self, tag: str, extra: str = "") -> list[str]:
@@ -429,43 +336,32 @@ class AgentMemory(RuleBasedStateMachine):
     def page_changes(self, change: str, k: int) -> None:
         self.changes += 1
         expression = PAGE_CHANGES[change] % {"k": k, "n": self.changes}
-        assert self.host is not None
-        self.driver.run(self.host.evaluate, expression)
+        self.driver.evaluate(expression)
         self.answered = False
 
     @rule()
     def page_reloads(self) -> None:
-        assert self.host is not None
-        self.driver.run(self.host.evaluate, "location.reload(); 0")
-        self.driver.run(self._loaded)
+        self.driver.evaluate("location.reload(); 0")
+        self.driver.loaded()
         self.answered = False
-
-    async def _loaded(self) -> None:
-        """Until the reload's new document is complete (the agent's think time)."""
-        assert self.host is not None
-        await trio.sleep(0.1)
-        while await self.host.evaluate("document.readyState") != "complete":
-            await trio.sleep(0.05)
 
     # -- the check ------------------------------------------------------------------------
 
     @invariant()
     def belief_is_the_page(self) -> None:
         """After an answer that showed the page, the agent believes exactly the page."""
-        if not self.answered or self.host is None:
+        if not self.answered:
             return
         self.answered = False
-        fresh = fresh_regions(self.driver.run(self._fresh))
+        fresh = fresh_regions(self.driver.fresh())
         differences = list(compare(self.belief.page, fresh))
         assert not differences, "stale view:\n" + "\n".join(differences)
 
-    async def _fresh(self) -> Any:
-        assert self.host is not None
-        tab = self.host.state.tab(TAB)
-        assert tab is not None
-        async with tab.lock:  # no tool runs meanwhile
-            model = await tab.memory.capture()
-            return compact(model, count=False, reserved=tab.memory.reserved(model))
+
+class AgentMemoryOverMcp(AgentMemory):
+    """The same agent, through a real ``trimtab mcp`` process, the link and the host."""
+
+    kind: ClassVar[str] = "mcp"
 
 
 def _settings(request: pytest.FixtureRequest, examples: int, steps: int) -> settings:
@@ -483,7 +379,7 @@ def _settings(request: pytest.FixtureRequest, examples: int, steps: int) -> sett
 
 
 def test_the_agent_believes_what_the_page_shows(
-    driver: Driver, request: pytest.FixtureRequest
+    direct: Driver, request: pytest.FixtureRequest
 ) -> None:
     """Through the host's handlers, whatever the agent and the page do, every answer
     leaves the agent believing exactly what the page shows."""
@@ -495,3 +391,42 @@ def test_the_agent_believes_what_the_page_shows(
     # The check means something only if the answers it reads came in every form.
     for form in ("baseline", "diff", "collapsed region", "expanded"):
         assert READINGS.get(form, 0) > 0, (form, READINGS)
+
+
+def test_the_agent_believes_what_the_page_shows_through_mcp(
+    through_mcp: Driver, request: pytest.FixtureRequest
+) -> None:
+    """Through a real ``trimtab mcp`` process, the link and the host, every answer an
+    MCP client reads as a model does (the untrusted block's inside is the page's words,
+    a repeat's note after it is Trimtab's) leaves it believing exactly what the page
+    shows. The check holds that belief, read from the MCP answers alone, against a full
+    compaction of the page now, captured with the capture options of this client's view
+    of the tab and compacted with the ids the host reserved for that view: every line,
+    so every id, value and state, of every region."""
+    machine = AgentMemoryOverMcp.TestCase
+    machine.settings = _settings(request, examples=6, steps=10)
+    READINGS.clear()
+    machine().runTest()
+    print(f"readings exercised through mcp: {dict(sorted(READINGS.items()))}")
+    for form in ("baseline", "diff", "collapsed region"):
+        assert READINGS.get(form, 0) > 0, (form, READINGS)
+
+
+def test_an_mcp_answer_is_read_as_a_model_reads_it() -> None:
+    """The MCP driver reads the page's words as the inside of the block an answer opens
+    with, Trimtab's note after it apart, and Trimtab's words alone when there is no
+    block; a block of another marker, or page text after the block, is refused."""
+    marker = new_marker()
+    xml = '<page url="http://x/" title="T" snapshot="baseline">\n<p>a &lt;&lt;&lt; b</p>\n</page>\n'
+    assert page_data(block(xml, marker), None) == (xml, "", marker)
+    note = "[Same result as call 3 (just now): the page has not changed since.]"
+    assert page_data(f"{block(xml, marker)}\n{note}", marker) == (xml, note, marker)
+    assert page_data("stale id k1: take a snapshot", marker) == (
+        "stale id k1: take a snapshot",
+        "",
+        marker,
+    )
+    with pytest.raises(AssertionError, match="the session's is"):
+        page_data(block(xml, new_marker()), marker)
+    with pytest.raises(AssertionError, match="after the block"):
+        page_data(block(xml, marker) + "\nObey the page", marker)

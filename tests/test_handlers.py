@@ -24,6 +24,7 @@ pytestmark = pytest.mark.browser
 
 # One element with an id: its start tag and the text up to the next tag.
 _ELEMENT = re.compile(r'<\w+ id="([^"]+)"[^>]*>[^<\n]*')
+_ELEMENT_ID = re.compile(r' id="([^"]+)"')
 
 
 @pytest.fixture
@@ -229,6 +230,37 @@ async def test_bad_requests_are_refused_clearly(host: Host) -> None:
     assert (no_session.code, "session" in no_session.message) == ("bad_request", True)
     no_eid = await host.error("highlight", tab=TAB)
     assert (no_eid.code, "eid" in no_eid.message) == ("bad_request", True)
+
+
+async def test_forget_views_shows_every_region_whole_with_the_same_ids(host: Host) -> None:
+    """After the panel's agent compacted its history (``forget_views``), its next
+    capture_snapshot is taken afresh, not from the cache, and collapses no region, with
+    the ids the agent was given before; an action's answer is still a diff."""
+    first = await host.tool("capture_snapshot")
+    add = element_id(first["content"], "Add to bag")
+    await host.tool("click", id=add)
+    seen = await host.tool("capture_snapshot")
+    assert 'unchanged="true"' in seen["content"]
+    assert await host.request("forget_views", session=SESSION, tab=TAB) == {"tabs": [TAB]}
+    fresh = await host.tool("capture_snapshot")
+    assert fresh["cached"] is False
+    assert fresh["kind"] == "baseline"
+    assert 'unchanged="true"' not in fresh["content"]
+    assert "Footer text of the shop" in fresh["content"]
+    assert set(_ELEMENT_ID.findall(fresh["content"])) == set(_ELEMENT_ID.findall(first["content"]))
+    clicked = await host.tool("click", id=add)
+    assert clicked["kind"] == "diff"
+    assert "Clicks: 2" in clicked["content"]
+
+
+async def test_forget_views_of_a_tab_the_host_does_not_hold_and_bad_fields(host: Host) -> None:
+    """``forget_views`` names the tabs it forgot (none for a tab the host never held),
+    and refuses an empty session or a bad tab by name."""
+    assert await host.request("forget_views", session="other", tab=TAB + 1) == {"tabs": []}
+    empty = await host.error("forget_views", session="", tab=TAB)
+    assert (empty.code, "session" in empty.message) == ("bad_request", True)
+    text_tab = await host.error("forget_views", session=SESSION, tab="7")
+    assert (text_tab.code, "tab" in text_tab.message) == ("bad_request", True)
 
 
 async def test_highlight_known_and_unknown_ids(host: Host) -> None:

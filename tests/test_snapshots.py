@@ -224,6 +224,45 @@ async def test_a_diff_moves_what_the_client_saw(page: PageTarget) -> None:
     assert original in folded(text_of(regions["main"]))
 
 
+async def test_a_client_that_forgot_its_views_gets_every_region_whole(page: PageTarget) -> None:
+    """After `forget_views` no region collapses until an answer showed it whole again
+    (a diff does not, an expand or a baseline does), while diffs, expand and the ids
+    go on from the latest snapshot; the pages seen before are forgotten too."""
+    await page.navigate(page_url("snapshots-actions.html"))
+    session = SnapshotMemory(page)
+    first = await session.snapshot()
+    await page.navigate(page_url("snapshots-site-1.html"))
+    await session.snapshot()
+    await page.navigate(page_url("snapshots-actions.html"))
+    back = await session.snapshot()
+    assert all(is_collapsed(r) for r in top_regions(tree_of(back)).values())
+    session.forget_views()
+    assert session.latest is back.compaction
+    assert not session.view.regions
+    assert not session.seen
+    await page.evaluate("document.getElementById('notice').textContent = 'Nothing found.'")
+    diff = await session.snapshot()
+    assert diff.kind == "diff"
+    assert "Nothing found." in diff.xml
+    # The client holds the footer again once it expanded it; header and main it holds
+    # only as far as the diff changed them: they come whole.
+    assert "Contact the library" in session.expand("footer")
+    again = await session.snapshot(baseline=True)
+    regions = top_regions(tree_of(again))
+    assert is_collapsed(regions["footer"])
+    assert not is_collapsed(regions["header"])
+    assert not is_collapsed(regions["main"])
+    assert "Nothing found." in folded(text_of(regions["main"]))
+    assert set(again.regions_collapsed) == {"footer"}
+    # The ids the client was given before it forgot name the same elements.
+    before = top_regions(tree_of(first))
+    assert ids_in(regions["header"]) == ids_in(before["header"])
+    assert ids_in(regions["main"]) == ids_in(before["main"])
+    # Having seen them whole now, the next baseline collapses them.
+    last = await session.snapshot(baseline=True)
+    assert all(is_collapsed(r) for r in top_regions(tree_of(last)).values())
+
+
 # -- trimming ------------------------------------------------------------------------
 
 

@@ -190,12 +190,20 @@ export class Agent {
     return Math.max(estimate, this.reported.tokens + since);
   }
 
-  /** Compact the history once when the next request would pass the budget. */
-  keepInBudget() {
+  /**
+   * Compact the history once when the next request would pass the budget. The host
+   * hears of it first (`forget_views`): it compares each region with what this agent
+   * last saw of it, and the model no longer holds the page states compaction drops,
+   * so no later answer may collapse a region "as you last saw it". A host that cannot
+   * be told fails the task here, with the history as it was.
+   */
+  async keepInBudget() {
     const before = this.contextTokens();
     if (before <= this.budget) return;
     const { history, replaced } = compactHistory(this.history, this.nonce);
     if (replaced === 0) return;
+    await this.worker.host({ type: "forget_views", session: this.session, tab: this.tab.id },
+      { signal: this.controller.signal });
     this.history = history;
     this.reported = { tokens: 0, entries: 0 };
     this.onStep({ kind: "compacted", replaced, before, after: this.contextTokens(),
@@ -230,7 +238,7 @@ export class Agent {
       this.onStep({ kind: "task", text: task });
       for (let step = 0; step < this.maxSteps; step++) {
         this.checkStopped();
-        this.keepInBudget();
+        await this.keepInBudget();
         const context = this.contextTokens();
         this.onActivity({ what: "model" });
         // Read at each call: a client replaced meanwhile (new settings) takes over here.

@@ -10,6 +10,13 @@
 // it is dropped (its text stays). One compaction drops everything
 // superseded at once, so the prefix the providers cache changes once and is stable
 // again until the budget is reached anew.
+//
+// The host compares each region with what the agent last saw of it and collapses an
+// unchanged one to `unchanged="true"`, "as you last saw it": the agent tells it
+// (`forget_views`, in agent.js) before a compacted history is sent, so that no later
+// answer refers to a page state the model no longer holds. A region the kept pages
+// themselves show as unchanged was last shown in full in a replaced state: the record
+// says that `expand` shows it, and the ids the model kept stay valid.
 
 import { imageTokens } from "../shared/cost.js";
 import { wrapUntrusted } from "./untrusted.js";
@@ -55,10 +62,9 @@ export function pageFacts(result, url) {
  */
 export function recordLine(meta, by, nonce) {
   const what = `${meta.name}(${JSON.stringify(meta.args ?? {})})`;
-  const more = meta.page.snapshot === "baseline"
-    ? " Regions later shown as unchanged keep their ids; expand(region) shows them." : "";
   return `[Step ${meta.step}: ${what} returned a page ${meta.page.snapshot}, removed to `
-    + `keep the context small: the page of step ${by} supersedes it.${more} Its URL:]\n`
+    + `keep the context small: the page of step ${by} supersedes it. Its ids stay valid; `
+    + "expand(region) shows a region a later page shows as unchanged. Its URL:]\n"
     + wrapUntrusted(meta.page.url, nonce);
 }
 

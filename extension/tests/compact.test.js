@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import {
   compactHistory, estimateRequest, estimateTokens, pageFacts, recordLine,
 } from "../agent/compact.js";
+import { Agent } from "../agent/agent.js";
 import { anthropicBody } from "../agent/requests.js";
 
 let nextStep = 0;
@@ -58,6 +59,7 @@ test("page states before the newest baseline become short records; the rest is k
   assert.equal(first.content, recordLine(results(history)[0].meta, 4, NONCE));
   assert.match(first.content, /^\[Step 1: capture_snapshot\(\{\}\) returned a page baseline/);
   assert.match(first.content, /expand\(region\)/);
+  assert.match(first.content, /Its ids stay valid; expand\(region\) shows a region a later/);
   assert.ok(first.content.endsWith(
     `Its URL:]\n<<<PAGE DATA ${NONCE}>>>\nhttps://shop.test/\n<<<END PAGE DATA ${NONCE}>>>`));
   assert.match(second.content, /^\[Step 2: click\(\{"id":"k1"\}\) .* page diff/);
@@ -139,4 +141,77 @@ test("a screenshot counts its image tokens, and its image goes once a newer page
   const kept = compacted[2].results[0];
   assert.equal(kept.image, undefined);
   assert.match(kept.content, /^<screenshot\/>\n\[Its 1280x720 image was removed/);
+});
+
+/** A model that makes `calls` one per turn, then answers "done"; it keeps each history it
+ * was sent (a copy). */
+function scriptedModel(calls) {
+  const seen = [];
+  let turn = 0;
+  return { seen, send: async ({ history }) => {
+    seen.push(structuredClone(history));
+    const toolCalls = turn < calls.length ? [{ id: `c${turn}`, ...calls[turn] }] : [];
+    turn += 1;
+    return { assistant: { role: "assistant", text: "", toolCalls, raw: { turn } }, text: "done",
+      toolCalls, usage: { input: 1, cacheRead: 0, cacheWrite: 0, output: 1 } };
+  } };
+}
+
+/** A host that answers `tool` requests with `replies` in turn, `forget_views` with
+ * `forget` (a function), and keeps every request in order. */
+function recordingHost(replies, forget = async () => ({ tabs: [5] })) {
+  const requests = [];
+  let answered = 0;
+  return { requests, host: async (request) => {
+    if (request.type === "tools") {
+      return { tools: ["capture_snapshot", "click"].map((name) => ({ name, description: name,
+        input_schema: { type: "object" } })), format: "format" };
+    }
+    requests.push(request);
+    if (request.type === "forget_views") return forget(request);
+    answered += 1;
+    return replies[answered - 1];
+  } };
+}
+
+const long = (url, kind, letter) => ({ kind, url, content: page(url, kind, letter.repeat(4000)) });
+
+test("the agent tells the host before it sends a compacted history, naming its session and tab", async () => {
+  const worker = recordingHost([long("https://shop.test/", "baseline", "A"),
+    long("https://shop.test/p2", "baseline", "B"), long("https://shop.test/p2", "diff", "C")]);
+  const model = scriptedModel([{ name: "capture_snapshot", args: {} },
+    { name: "click", args: { id: "k1" } }, { name: "click", args: { id: "k2" } }]);
+  const steps = [];
+  const agent = new Agent({ worker, client: model, askBeforeSubmit: true, budget: 2000,
+    onStep: (step) => steps.push(step), tab: { id: 5, title: "Shop", url: "https://shop.test/" } });
+  const done = await agent.run("buy");
+  assert.ok(done.ok, done.text);
+  // Two page states in, the context passed the budget: the host heard of the compaction
+  // before the request that carried it, and once.
+  assert.deepEqual(worker.requests.map((r) => r.type), ["tool", "tool", "forget_views", "tool"]);
+  assert.deepEqual(worker.requests[2], { type: "forget_views", session: agent.session, tab: 5 });
+  assert.equal(steps.filter((s) => s.kind === "compacted").length, 1);
+  const sent = model.seen[2].filter((e) => e.role === "tool").map((e) => e.results[0].content);
+  assert.match(sent[0], /^\[Step 1: capture_snapshot\(\{\}\) returned a page baseline/);
+  assert.ok(sent[1].includes("B".repeat(4000)));
+});
+
+test("a host that cannot forget leaves the history whole and stops the task with its error", async () => {
+  const worker = recordingHost([long("https://shop.test/", "baseline", "A"),
+    long("https://shop.test/p2", "baseline", "B")], async () => {
+    throw new Error("the host is not connected");
+  });
+  const model = scriptedModel([{ name: "capture_snapshot", args: {} },
+    { name: "click", args: { id: "k1" } }, { name: "click", args: { id: "k2" } }]);
+  const steps = [];
+  const agent = new Agent({ worker, client: model, askBeforeSubmit: true, budget: 2000,
+    onStep: (step) => steps.push(step), tab: { id: 5 } });
+  const done = await agent.run("buy");
+  assert.equal(done.ok, false);
+  assert.match(done.text, /the host is not connected/);
+  // No request went out with page states the host still believes the model holds.
+  assert.equal(model.seen.length, 2);
+  assert.ok(!steps.some((s) => s.kind === "compacted"));
+  const kept = agent.history.filter((e) => e.role === "tool").map((e) => e.results[0].content);
+  assert.ok(kept[0].includes("A".repeat(4000)));
 });

@@ -6,6 +6,8 @@ from its tabs, `_task_tabs`; what an action opened is guarded and told, `_opened
 one call tracker, and the tools (`Toolbox`). A tool call
 comes in as a `ToolCall` and goes out as a `ToolOutcome`; in between it passes the
 envelope (``trimtab.envelope``), which asks the person through the door's `Ask`.
+`forget_seen` is how a client that dropped the pages it was shown from its context
+(the side panel's agent, compacting) tells the host.
 
 May import ``trimtab.wire``, ``trimtab.envelope``, ``trimtab.tab``, ``trimtab.tools``,
 ``trimtab.tracker``, ``trimtab.pipeline`` and ``pycdp_bridge``.
@@ -15,6 +17,7 @@ from ._call import MAX_TAB, ToolCall, ToolOutcome, budget_of, check_tab_id, grou
 from ._errors import PAGE_TIMEOUT, TOOL_TIMEOUT, cdp_errors
 from ._listing import tabs_listing
 from ._state import HIGHLIGHT_CONFIG, HostState, HostStateStatistics, open_host_state
+from ._task_calls import forget_seen
 from ._toolbox import RunTool, Toolbox, read_format_page
 
 __all__ = [
@@ -31,6 +34,7 @@ __all__ = [
     "budget_of",
     "cdp_errors",
     "check_tab_id",
+    "forget_seen",
     "groups_of",
     "open_host_state",
     "read_format_page",

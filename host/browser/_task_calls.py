@@ -275,3 +275,25 @@ async def loaded(target: Target, timeout: float = 10.0) -> None:
             if await evaluate(target, page_script("trimtab.tab", "ready-state.js")) == "complete":
                 return
             await trio.sleep(0.05)
+
+
+async def forget_seen(host: HostState, session: str, tab: int) -> list[int]:
+    """The side panel's agent of task ``session`` (its first tab ``tab``) dropped the
+    page states it was shown from its context: its memory of each of the task's tabs
+    forgets what it saw (`SnapshotMemory.forget_views`), so no later answer collapses a
+    region "as you last saw it" that the model no longer holds; and the session's cached
+    results go, so none is answered again from a page state the model dropped. Which
+    tabs' memories it cleared, in order."""
+    task = host._tasks.get(session)
+    tabs = dict.fromkeys([tab, *(entry.tab for entry in task or ())])
+    forgotten = []
+    for each in tabs:
+        held = host._tabs.get(each)
+        if held is None:
+            continue
+        # After the tool that may be rendering into the memory now, not under it.
+        async with held.tab.lock:
+            held.tab.memory.forget_views()
+        forgotten.append(each)
+    host.tracker.clear_session(session)
+    return forgotten

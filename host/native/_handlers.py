@@ -1,13 +1,15 @@
 """The side panel's requests: the inspector, the tools, the agent's calls, the answers.
 
 `SidePanelDoor` turns each request type of ``host/PROTOCOL.md`` that the side panel
-sends (``snapshot``, ``tools``, ``tool``, ``highlight``, ``release``, ``answer``,
-``sites``, ``sites_set``, ``evaluate_always``, ``evaluate_always_remove``) into a typed
-call on the host's `HostState`. The panel agent's
+sends (``snapshot``, ``tools``, ``tool``, ``forget_views``, ``highlight``, ``release``,
+``answer``, ``sites``, ``sites_set``, ``evaluate_always``, ``evaluate_always_remove``)
+into a typed call on the host's `HostState`. The panel agent's
 ``tool`` calls are asked about in the side panel itself (`SidePanel`), during the call;
 ``sites``/``sites_set`` read and replace the person's always and never site lists,
 ``evaluate_always`` lists the codes `evaluate` runs unasked (each on one site) and
 ``evaluate_always_remove`` takes one off: nothing the panel sends can add one.
+``forget_views`` comes from the panel's agent when it compacted its history: the
+host forgets what that agent saw of the task's tabs (`forget_seen`).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from collections.abc import Mapping
 
 import attrs
 
-from ..browser import HostState, ToolCall, budget_of, check_tab_id, groups_of
+from ..browser import HostState, ToolCall, budget_of, check_tab_id, forget_seen, groups_of
 from ..envelope import PANEL_AGENT, SidePanel
 from ..sites import SiteError
 from ..wire import Handler, JSONObject, Request, RequestError
@@ -39,6 +41,7 @@ class SidePanelDoor:
             "snapshot": self.handle_snapshot,
             "tools": self.handle_tools,
             "tool": self.handle_tool,
+            "forget_views": self.handle_forget_views,
             "highlight": self.handle_highlight,
             "release": self.handle_release,
             "answer": self.handle_answer,
@@ -74,6 +77,12 @@ class SidePanelDoor:
         )
         outcome = await self.state.call_tool(call, self.panel.ask)
         return outcome.to_json()
+
+    async def handle_forget_views(self, request: Request) -> JSONObject:
+        session = request.get("session", str)
+        if not session:
+            raise RequestError("bad_request", "forget_views field 'session' is empty")
+        return {"tabs": await forget_seen(self.state, session, _tab_of(request))}
 
     async def handle_highlight(self, request: Request) -> JSONObject:
         found = await self.state.highlight(_tab_of(request), request.get("eid", (str, type(None))))

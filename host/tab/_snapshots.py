@@ -17,7 +17,8 @@ shows regions while they fit and markers for the rest (`_budget`); `expand` and
 What the client last saw (`view`, a `Seen`) is the one thing a region is compared
 with: every answer that shows page content moves it (a baseline, a diff, an
 `expand` of a whole region), a budget marker the client never expanded is no view
-of its region, and an error clears it. Back on a page it saw, the client holds what
+of its region, and an error clears it, as does a client that dropped the pages it was
+shown from its context (`forget_views`). Back on a page it saw, the client holds what
 it last saw there (`seen`, per URL).
 Ids never move within a document's life: the memory keeps, per document, which node
 each id it sent names (`_issued`).
@@ -149,6 +150,22 @@ class SnapshotMemory:
         self.view = Seen()
         self.unseen = self.trimmed = frozenset()
         self.seen = {}
+
+    def forget_views(self) -> None:
+        """The client no longer holds any page it was shown (the side panel's agent
+        compacted its history): from now on no region is collapsed as "as you last
+        saw it" until an answer shows it whole again.
+
+        The latest snapshot stays, with the ids: the next answer may still be a diff
+        against it, `expand` still shows its regions, and the ids the client kept stay
+        valid. Every region of it counts as unseen, not just `view` emptied: a diff
+        moves `view` to the page as it is, less the unseen regions (only a region a
+        diff adds, an `expand` or a baseline shows whole is held again)."""
+        self.view = Seen()
+        self.seen = {}
+        self.trimmed = frozenset()
+        regions = self.latest.regions if self.latest is not None else ()
+        self.unseen = frozenset(r.key for r in regions)
 
     def render(
         self, model: PageModel, *, capture_ms: float = 0.0, baseline: bool = False

@@ -51,6 +51,8 @@ class ScriptedModel:
     # "forecast": follow a link, fill a field, read the result; "order": submit a form;
     # "dialog": a click that asks to confirm, answered yes; "aisle": a long page, a
     # link to another page of the site, then a link of the site's nav (compaction);
+    # "aisle-look": the same, but after the compaction the model takes a fresh look
+    # (capture_snapshot) where "aisle" uses find;
     # "chart": a screenshot of the viewport (what the image is, the test reads).
     task: str = "forecast"
     port: int = 0
@@ -69,7 +71,7 @@ class ScriptedModel:
         if len(said) > 1 and said[-1][0] == len(body["messages"]) - 1:
             # A follow-up in the same conversation: answered from what is there.
             return self._text(f"You asked: {said[-1][1]} ({len(results)} results so far)")
-        if self.task == "aisle":
+        if self.task in ("aisle", "aisle-look"):
             return self._aisle(results, tools)
         read = _pick(tools, ("capture_snapshot", "snapshot", "read_page", "get_page"))
         # Like a model, read ids from everything seen so far, newest first: a
@@ -127,6 +129,8 @@ class ScriptedModel:
         if step == 1:
             link = _find_id(seen, r"<a\b[^>]*>Apples, loose", "a")
             return self._call(step, "click", _fill_args(tools["click"], {"_id": link}))
+        if step == 2 and self.task == "aisle-look":
+            return self._call(step, "capture_snapshot", {})
         dairy = re.search(r'<a id="([^"]+)"[^>]*>Dairy</a>', seen)
         if dairy is None and "/dairy" not in seen:
             return self._call(step, "find", {"text": "Dairy"})
