@@ -142,28 +142,47 @@ async def _claim_held(
     """Through the extension: put each download it holds in the tab during the block
     (``download_held``) to the call's judge, and answer it (see the module)."""
     with downloads.claiming(target.tab_id) as held_downloads:
-        async with trio.open_nursery() as deciders:
-            claiming = trio.CancelScope()
-
-            async def claim() -> None:
-                with claiming:
-                    async for held in held_downloads:
-                        deciders.start_soon(_decide_held, activity, guard, downloads, held)
-
-            deciders.start_soon(claim)
-            try:
+        try:
+            async with _claiming(held_downloads, activity, guard, downloads):
                 yield
-            except BaseException as exc:
-                if not isinstance(exc, Exception):
-                    deciders.cancel_scope.cancel()  # undecided: refused (shielded)
-                raise
-            finally:
-                claiming.cancel()
-                # Held before the block ended: decided as during it.
-                with contextlib.suppress(trio.WouldBlock, trio.EndOfChannel):
-                    while not deciders.cancel_scope.cancel_called:
-                        held = held_downloads.receive_nowait()
-                        deciders.start_soon(_decide_held, activity, guard, downloads, held)
+        except BaseExceptionGroup as group:
+            # The block's own error, not a group of the nursery's making: the tools
+            # meet a closed tab or a dialog as the error it is.
+            if len(group.exceptions) == 1:
+                raise group.exceptions[0] from None
+            raise
+
+
+@contextlib.asynccontextmanager
+async def _claiming(
+    held_downloads: trio.MemoryReceiveChannel[HeldDownload],
+    activity: Activity,
+    guard: Guarding,
+    downloads: Downloads,
+) -> AsyncIterator[None]:
+    """Decide each download the extension holds while the block runs."""
+    async with trio.open_nursery() as deciders:
+        claiming = trio.CancelScope()
+
+        async def claim() -> None:
+            with claiming:
+                async for held in held_downloads:
+                    deciders.start_soon(_decide_held, activity, guard, downloads, held)
+
+        deciders.start_soon(claim)
+        try:
+            yield
+        except BaseException as exc:
+            if not isinstance(exc, Exception):
+                deciders.cancel_scope.cancel()  # undecided: refused (shielded)
+            raise
+        finally:
+            claiming.cancel()
+            # Held before the block ended: decided as during it.
+            with contextlib.suppress(trio.WouldBlock, trio.EndOfChannel):
+                while not deciders.cancel_scope.cancel_called:
+                    held = held_downloads.receive_nowait()
+                    deciders.start_soon(_decide_held, activity, guard, downloads, held)
 
 
 async def _decide_held(
