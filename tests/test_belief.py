@@ -353,7 +353,11 @@ class AgentMemory(RuleBasedStateMachine):
         if not self.answered:
             return
         self.answered = False
-        fresh = fresh_regions(self.driver.fresh())
+        now = self.driver.fresh()
+        if now is None:
+            self.belief.note("navigated after the answer")
+            return
+        fresh = fresh_regions(now)
         differences = list(compare(self.belief.page, fresh))
         assert not differences, "stale view:\n" + "\n".join(differences)
 

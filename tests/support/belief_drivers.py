@@ -179,15 +179,19 @@ class Driver:
         while await self._evaluate("document.readyState") != "complete":
             await trio.sleep(0.05)
 
-    def fresh(self) -> Compaction:
+    def fresh(self) -> Compaction | None:
         """A full compaction of the page now, with the ids the host reserved for the
-        client's view of the tab."""
+        client's view of the tab; None when the page is no longer the document the
+        latest answer showed (a navigation that came after the answer, which the
+        client is told of at its next call)."""
         return self.run(self._fresh)
 
-    async def _fresh(self) -> Compaction:
+    async def _fresh(self) -> Compaction | None:
         view = self._view()
         async with view.lock:  # no tool runs meanwhile
             model = await view.memory.capture()
+            if model.document_id != view.memory.latest_document:
+                return None
             return compact(model, count=False, reserved=view.memory.reserved(model))
 
     def _page(self) -> PageTarget:
