@@ -31,9 +31,9 @@ import contextlib
 import contextvars
 import json
 import logging
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, TypeVar
 
 import trio
 
@@ -49,6 +49,8 @@ from pycdp_bridge import protocol as cdp
 
 from ._downloads import HELD_FOLDER, DownloadFile, Downloads, HeldDownload
 from ._guard import Guarding, Held, PausedRequest, Ruling, current_guarding
+
+T = TypeVar("T")
 
 if TYPE_CHECKING:
     from ._settle import Activity
@@ -105,31 +107,8 @@ async def guard_downloads(target: Target, activity: Activity) -> AsyncIterator[N
     async with target.listen(*_EVENTS) as events:
         await judged.behave(folder.parent / HELD_FOLDER, named_by_id=True)
         try:
-            async with trio.open_nursery() as deciders:
-                pumping = trio.CancelScope()
-
-                async def pump() -> None:
-                    with pumping:
-                        async for event in events:
-                            judged.note(event, deciders)
-
-                deciders.start_soon(pump)
-                try:
-                    yield
-                except BaseException as exc:
-                    if not isinstance(exc, Exception):
-                        deciders.cancel_scope.cancel()  # undecided: refused (shielded)
-                    raise
-                finally:
-                    pumping.cancel()
-                    # Begun before the block ended: decided as during it.
-                    with contextlib.suppress(trio.WouldBlock, trio.EndOfChannel):
-                        while not deciders.cancel_scope.cancel_called:
-                            judged.note(events.receive_nowait(), deciders)
-        except BaseExceptionGroup as group:
-            if len(group.exceptions) == 1:
-                raise group.exceptions[0] from None
-            raise
+            async with _deciding(events, judged.note):
+                yield
         finally:
             with trio.CancelScope(shield=True):
                 await judged.behave(folder, named_by_id=False)
@@ -141,48 +120,50 @@ async def _claim_held(
 ) -> AsyncIterator[None]:
     """Through the extension: put each download it holds in the tab during the block
     (``download_held``) to the call's judge, and answer it (see the module)."""
+
+    def claim(held: HeldDownload, deciders: trio.Nursery) -> None:
+        deciders.start_soon(_decide_held, activity, guard, downloads, held)
+
     with downloads.claiming(target.tab_id) as held_downloads:
-        try:
-            async with _claiming(held_downloads, activity, guard, downloads):
-                yield
-        except BaseExceptionGroup as group:
-            # The block's own error, not a group of the nursery's making: the tools
-            # meet a closed tab or a dialog as the error it is.
-            if len(group.exceptions) == 1:
-                raise group.exceptions[0] from None
-            raise
+        async with _deciding(held_downloads, claim):
+            yield
 
 
 @contextlib.asynccontextmanager
-async def _claiming(
-    held_downloads: trio.MemoryReceiveChannel[HeldDownload],
-    activity: Activity,
-    guard: Guarding,
-    downloads: Downloads,
+async def _deciding(
+    arriving: trio.MemoryReceiveChannel[T], take: Callable[[T, trio.Nursery], None]
 ) -> AsyncIterator[None]:
-    """Decide each download the extension holds while the block runs."""
-    async with trio.open_nursery() as deciders:
-        claiming = trio.CancelScope()
+    """`take` each item that arrives while the block runs, and each that arrived before
+    it ended, with a nursery to decide it in; the block waits for every decision. A
+    block cancelled from outside leaves the undecided refused (their deciders shield
+    that). The block's own error comes out as itself, not in a group of the nursery's
+    making: the tools meet a closed tab or a dialog as the error it is."""
+    try:
+        async with trio.open_nursery() as deciders:
+            taking = trio.CancelScope()
 
-        async def claim() -> None:
-            with claiming:
-                async for held in held_downloads:
-                    deciders.start_soon(_decide_held, activity, guard, downloads, held)
+            async def pump() -> None:
+                with taking:
+                    async for item in arriving:
+                        take(item, deciders)
 
-        deciders.start_soon(claim)
-        try:
-            yield
-        except BaseException as exc:
-            if not isinstance(exc, Exception):
-                deciders.cancel_scope.cancel()  # undecided: refused (shielded)
-            raise
-        finally:
-            claiming.cancel()
-            # Held before the block ended: decided as during it.
-            with contextlib.suppress(trio.WouldBlock, trio.EndOfChannel):
-                while not deciders.cancel_scope.cancel_called:
-                    held = held_downloads.receive_nowait()
-                    deciders.start_soon(_decide_held, activity, guard, downloads, held)
+            deciders.start_soon(pump)
+            try:
+                yield
+            except BaseException as exc:
+                if not isinstance(exc, Exception):
+                    deciders.cancel_scope.cancel()  # undecided: refused (shielded)
+                raise
+            finally:
+                taking.cancel()
+                # Arrived before the block ended: decided as during it.
+                with contextlib.suppress(trio.WouldBlock, trio.EndOfChannel):
+                    while not deciders.cancel_scope.cancel_called:
+                        take(arriving.receive_nowait(), deciders)
+    except BaseExceptionGroup as group:
+        if len(group.exceptions) == 1:
+            raise group.exceptions[0] from None
+        raise
 
 
 async def _decide_held(
