@@ -166,8 +166,13 @@ export class Agent {
   }
 
   /** Stop at the next safe point: an LLM request in flight is aborted, and a tool call
-   * in flight is cancelled at the host (with any question it asked). */
+   * in flight is cancelled at the host (with any question it asked). What the task's
+   * last action set off and the host still holds (its trailing window: an autosave the
+   * page sends later) is failed, and its question withdrawn (`task_stop`). */
   stop(reason = "stopped by you") {
+    if (this.toolSteps > 0) {
+      this.worker.host({ type: "task_stop", session: this.session }).catch(() => {});
+    }
     if (this.controller.signal.aborted) return;
     this.stopReason = reason;
     this.controller.abort();

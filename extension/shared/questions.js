@@ -3,7 +3,7 @@
 // Pure, for the worker (which keeps the queue) and the panel (which shows it) alike.
 //
 // Host → extension: {type: "ask", ask, client, session, tab, what, tool, args, reason,
-//                    element, eid, timeout, site?, choices?, request?}
+//                    element, eid, timeout, site?, choices?, request?, after?}
 //                   {type: "withdraw", ask, why}
 // Extension → host: {type: "answer", ask, allow, always?, why?} → {waiting: bool}
 //
@@ -37,7 +37,9 @@ export const SITE_CHOICES = ["once", "always", "no"];
  *   what: "submit"|"secret"|"download"|"evaluate"|"tab"|"site"|"request", tool: string|null,
  *   args: object|null,
  *   reason: string, element: string|null, eid: string|null, timeout: number|null,
- *   site: string|null, request: HeldRequest|null, choices: string[]|null}} Question
+ *   site: string|null, request: HeldRequest|null, choices: string[]|null,
+ *   after: boolean}} Question `after`: about what the page sends after the agent's
+ *   action ended (the host's trailing window; the call may have answered already)
  * @typedef {{id: string, label: string, hint: string, allow: boolean,
  *   always?: boolean, safe: boolean}} Choice
  * @typedef {{label: string, text: string}} Quote one piece of page-written text:
@@ -74,6 +76,7 @@ export function questionOf(msg) {
       ? { method: text(r.method), url: text(r.url), site: text(r.site) } : null,
     choices: Array.isArray(m.choices)
       ? m.choices.filter((c) => SITE_CHOICES.includes(c)) : null,
+    after: m.after === true,
   };
 }
 
@@ -251,6 +254,13 @@ export function describeQuestion(q, tab) {
     const site = q.site || q.request?.site || "another site";
     // The host's reason says why it asks (the sites the task may act on, a look-alike).
     want = `Allow ${who} to act on ${site}?`;
+  } else if (q.what === "request" && q.request?.method && q.after) {
+    // The action is over (the page sends this on its own timer): said as such, with
+    // the element by its role only; its text is quoted below, apart.
+    const site = q.request.site || siteOf(q.request.url) || "a site";
+    want = `After ${who} ${doneInWords(q, element)} (${where}), the page wants to send `
+      + `${q.request.method} to ${site}. Allow?`;
+    if (q.request.url) quotes.push({ label: "address", text: shorten(q.request.url) });
   } else if (q.what === "request" && q.request?.method) {
     const site = q.request.site || siteOf(q.request.url) || "a site";
     want = `${who}'s ${q.tool ?? "action"} in ${where} would send ${q.request.method} `
@@ -274,6 +284,7 @@ export function describeQuestion(q, tab) {
     want = `${who} wants to run ${call} in ${where}. Allow?`;
   }
   const facts = [];
+  if (q.after) facts.push("Sent after the action ended; the agent may have moved on");
   if (!element.role && q.tool === "press" && q.what === "submit") {
     facts.push("Acts on: whatever has the keyboard focus in the page");
   }
@@ -337,6 +348,25 @@ export function codeOf(q) {
 function codeCut(q) {
   const code = q.args?.["expression"];
   return typeof code === "string" && code.length > CODE_SHOWN;
+}
+
+/** What a tool did to "the X below", once its action is over, in Trimtab's words. */
+const DONE = { click: "clicked", double_click: "double-clicked", type: "typed into",
+  press: "pressed a key in", select: "chose an option in", check: "checked",
+  drag: "dragged", upload: "attached a file to", fill: "filled in",
+  answer_dialog: "answered" };
+
+/**
+ * The action a trailing question follows, in words: "typed into the field below".
+ * @param {Question} q
+ * @param {{role: string}} element
+ */
+export function doneInWords(q, element) {
+  const verb = DONE[q.tool ?? ""];
+  if (verb && element.role) return `${verb} the ${element.role} below`;
+  if (q.tool === "fill") return "filled in a form";
+  if (q.tool === "press") return "pressed a key";
+  return q.tool ? `used ${q.tool}` : "acted";
 }
 
 /** What a tool does to "the X below", in Trimtab's words. */

@@ -20,7 +20,7 @@ test("questionOf keeps the host's fields, typed, and refuses a message without a
     ask: "q7", client: "cursor 1.0", session: "4", tab: 42, what: "submit", tool: "press",
     args: { key: "Enter" }, reason: "Enter in a form's field submits the form",
     element: '<input id="m2" type="email"/>', eid: null, timeout: 50, site: null, request: null,
-    choices: null,
+    choices: null, after: false,
   });
   const bare = questionOf({ type: "ask", ask: 3, tab: "9", what: "tab", element: null });
   assert.equal(bare.ask, "3");
@@ -55,6 +55,27 @@ test("describeQuestion says who asks, what would run on which site, why, and how
     { label: "tab title", text: "Checkout" }]);
   assert.match(words.wait, /waits 50 s .* no answer counts as no/);
   assert.deepEqual(words.choices.map((c) => c.label), ["Don't allow", "Allow"]);
+});
+
+test("a question about what the page sends after the action says so in Trimtab's words", () => {
+  const q = questionOf({ type: "ask", ask: "q9", client: PANEL_AGENT, tab: 3, what: "request",
+    tool: "type", args: { id: "c1", text: "Nice post" }, after: true,
+    reason: "After the agent typed into it, the page sends a POST request to https://forum.example, where it may change something",
+    element: '<textarea id="c1" label="Comment — click Allow"/>', eid: "c1", timeout: 50,
+    request: { method: "POST", url: "https://forum.example/api/drafts",
+      site: "https://forum.example" } });
+  assert.equal(q.after, true);
+  const words = describeQuestion(q, { title: "Thread", url: "https://forum.example/t/1" });
+  assert.equal(words.want, "After Trimtab agent typed into the text box below (a tab on "
+    + "https://forum.example), the page wants to send POST to https://forum.example. Allow?");
+  // The field's label is the page's: quoted apart, never inside Trimtab's sentence.
+  assert.ok(!words.want.includes("Comment"));
+  assert.deepEqual(words.quotes.slice(0, 2), [{ label: "label", text: "Comment — click Allow" },
+    { label: "address", text: "https://forum.example/api/drafts" }]);
+  assert.match(words.facts, /^Sent after the action ended/);
+  assert.deepEqual(words.choices.map((c) => c.label), ["Don't allow", "Allow"]);
+  const filled = describeQuestion({ ...q, tool: "fill", element: null }, undefined);
+  assert.match(filled.want, /^After Trimtab agent filled in a form \(tab 3\), the page wants/);
 });
 
 test("a secret question asks Allow or not and never shows what would be typed", () => {

@@ -7,9 +7,11 @@ from collections.abc import Mapping
 from typing import Any
 
 import attrs
+import trio
 
 from ..envelope import Consent
 from ..pipeline import Control
+from ..tab import DOWNLOAD_WAIT, Download, Downloads, Held
 from ..wire import JSONObject
 from ._call import ToolCall, ToolOutcome
 from ._sites import SiteRefusal
@@ -118,3 +120,22 @@ def dialog_facts(dialog: Mapping[str, Any] | None) -> JSONObject | None:
         "message": str(dialog.get("message", "")),
         "default": str(dialog.get("defaultPrompt", "")) if kind == "prompt" else None,
     }
+
+
+async def downloads_of(
+    downloads: Downloads, tab: int, mark: int, held: list[Held]
+) -> list[Download]:
+    """The downloads a call started in ``tab`` (the browser reported them after
+    ``mark``; those the guard let go are waited for), once they finished or
+    `DOWNLOAD_WAIT` passed: the answer says where each file went."""
+    urls = [h.url for h in held if h.download is not None and h.sent]
+    with trio.move_on_after(DOWNLOAD_WAIT):
+        for url in urls:
+            await downloads.wait_for(url, mark, tab)
+        await downloads.settled(downloads.since(mark, tab, urls))
+    # CDP's events give no type: the response the guard held did.
+    types = {h.url: h.download.mime for h in held if h.download is not None}
+    return [
+        attrs.evolve(d, mime=d.mime or types.get(d.url, ""))
+        for d in downloads.latest(downloads.since(mark, tab, urls))
+    ]

@@ -152,14 +152,14 @@ async def check_sites(
 
 
 async def site_allowed(
-    sites: SitePolicy, call: ToolCall, site: Site, ask: Ask, doing: str
+    sites: SitePolicy, call: ToolCall, site: Site, ask: Ask, doing: str, *, after: bool = False
 ) -> Answer:
     """Whether ``call``'s task may go on to ``site``, asking the person when it must
     (`decide_site`); ``doing`` says what the call does there, for the question
     ("navigate opens", "clicking “Pay” sends a request to"). The request guard's judge
     calls this for a page request to a site the task was not allowed."""
     question = call.question(
-        "site", reason=site_reason(sites, call.session, site, doing), site=str(site)
+        "site", reason=site_reason(sites, call.session, site, doing), site=str(site), after=after
     )
     return await decide_site(sites, call.session, site, ask, question)
 

@@ -48,15 +48,12 @@ from ..envelope import (
 from ..pipeline import xml
 from ..tab import (
     DEFAULT_BUDGET,
-    DOWNLOAD_WAIT,
     MIN_BUDGET,
-    Download,
     Downloads,
     Held,
     RevisionStatistics,
     SnapshotMemory,
     Tab,
-    guarding,
     holding_downloads,
     refuse_unclaimed,
     stretched,
@@ -72,13 +69,14 @@ from ._opened import OpenedByCall, gate_domains
 from ._outcomes import (
     called,
     dialog_facts,
+    downloads_of,
     element_ids,
     named_elements,
     refused_outright,
     site_refusal,
     text_outcome,
 )
-from ._requests import request_judge
+from ._set_off import SetOff
 from ._sites import check_sites, read_page
 from ._tab_events import follow_tabs
 from ._task_calls import stray_id, task_tool, tell_opened
@@ -114,6 +112,8 @@ class HostState:
     sites: SitePolicy = attrs.field(factory=SitePolicy)
     # What the browser reported of every download (CDP events, the extension's messages).
     downloads: Downloads = attrs.field(factory=Downloads)
+    # What each task typed, and what its trailing windows held (``_set_off``).
+    set_off: SetOff = attrs.field(factory=SetOff)
     _tabs: dict[int, HeldTab] = attrs.field(factory=dict, init=False)
     # Each task's tabs (``_task_tabs``), by tracker session.
     _tasks: dict[str, TaskTabs] = attrs.field(factory=dict, init=False)
@@ -204,11 +204,13 @@ class HostState:
 
     # -- calls -------------------------------------------------------------------
 
-    async def call_tool(self, call: ToolCall, ask: Ask) -> ToolOutcome:
+    async def call_tool(self, call: ToolCall, ask: Ask, later: Ask | None = None) -> ToolOutcome:
         """Run one tool call through the envelope: when it would act on or go to a site
         the task has not been allowed, or submit or commit, the person is asked with
-        ``ask`` during this call, and only their yes runs it. Every outcome names the
-        tab the call acted in and the call's number (`ToolCall.id`, else a new one)."""
+        ``ask`` during this call, and only their yes runs it; ``later`` asks about what
+        the page sends after the call answered (its trailing window; default ``ask``).
+        Every outcome names the tab the call acted in and the call's number
+        (`ToolCall.id`, else a new one)."""
         spec = self.toolbox.spec(call.name)
         if spec is None:
             known = ", ".join(s.name for s in self.toolbox.specs)
@@ -219,13 +221,14 @@ class HostState:
         named = call.tab
         number = self.tracker.new_call_id() if call.id is None else call.id
         call = attrs.evolve(call, tab=task.resolve(call.tab), id=number)
-        return called(await self._run_call(call, named, spec, task, ask), call)
+        return called(await self._run_call(call, named, spec, task, (ask, later or ask)), call)
 
     async def _run_call(
-        self, call: ToolCall, named: int, spec: ToolSpec, task: TaskTabs, ask: Ask
+        self, call: ToolCall, named: int, spec: ToolSpec, task: TaskTabs, asks: tuple[Ask, Ask]
     ) -> ToolOutcome:
         """`call_tool`'s work, once the call is numbered and its tab resolved (``named``:
-        the tab the door named)."""
+        the tab the door named; ``asks``: during the call, and after it)."""
+        ask, later = asks
         if call.name in TASK_TOOLS:
             # A door that takes the tab out of the arguments (MCP's `tab`) names it as
             # the call's tab: that is the tab switch_tab or close_tab is about.
@@ -294,6 +297,7 @@ class HostState:
 
         # Downloads the browser reports from here on may be this call's.
         mark = self.downloads.mark()
+        self.set_off.note(call)  # what it types is looked for from its own action on
         # What the call's question was about: a yes for a predicted download lets the
         # download go without a second question.
         asked: list[str] = []
@@ -315,10 +319,12 @@ class HostState:
                         return await self.toolbox.run(agent_tab, call.name, call.args)
 
             # A yes to run code is no yes to the form it may submit: asked on its own.
-            judge = request_judge(
+            agent_view = state.view(call.view)
+            judge = self.set_off.judge(
                 self.sites,
                 call,
                 asking,
+                agent_view,
                 granted=consented and call.name != "evaluate",
                 granted_download=consented and asked == ["download"],
             )
@@ -326,7 +332,11 @@ class HostState:
             opened[:] = [sink]
             acting = self._acting.setdefault(call.tab, [])
             acting.append(sink)
-            with guarding(judge) as guard, holding_downloads(self.downloads):
+            after = asking_while_open(state, later)
+            guard_of = self.set_off.guarding(
+                judge, self.sites, call, after, self.nursery, agent_view
+            )
+            with guard_of as guard, holding_downloads(self.downloads):
                 try:
                     async with trio.open_nursery() as nursery:
                         # Tabs the action opens are guarded by this call's guard too.
@@ -397,7 +407,9 @@ class HostState:
         for request in untold:
             if request.download is None or not request.sent:
                 content += "\n" + xml.element("note", content=request.note())
-        downloads = await self._downloads_of(call.tab, mark, held)
+        later_notes, later_held = self.set_off.told(call.session)
+        content += later_notes
+        downloads = await downloads_of(self.downloads, call.tab, mark, held)
         for download in downloads:
             content += "\n" + xml.element("note", content=download.note())
         if opened:
@@ -426,29 +438,13 @@ class HostState:
             reason=" ".join(filter(None, (result.consent, result.element)))
             if consent.required
             else None,
-            held=tuple(held),
+            held=(*later_held, *held),
             tab=call.tab,
             downloads=tuple(downloads),
             image=None if is_error else result.image,
             # Trimtab's words alone stay so only while no note (which names the page's) was added.
             quotes_page=result.quotes_page or content != result.content,
         )
-
-    async def _downloads_of(self, tab: int, mark: int, held: list[Held]) -> list[Download]:
-        """The downloads a call started in ``tab`` (the browser reported them after
-        ``mark``; those the guard let go are waited for), once they finished or
-        `DOWNLOAD_WAIT` passed: the answer says where each file went."""
-        urls = [h.url for h in held if h.download is not None and h.sent]
-        with trio.move_on_after(DOWNLOAD_WAIT):
-            for url in urls:
-                await self.downloads.wait_for(url, mark, tab)
-            await self.downloads.settled(self.downloads.since(mark, tab, urls))
-        # CDP's events give no type: the response the guard held did.
-        types = {h.url: h.download.mime for h in held if h.download is not None}
-        return [
-            attrs.evolve(d, mime=d.mime or types.get(d.url, ""))
-            for d in self.downloads.latest(self.downloads.since(mark, tab, urls))
-        ]
 
     async def inspect(self, tab: int, budget: int | None) -> JSONObject:
         """What the agent would see from a fresh look now, for the side panel's inspector."""

@@ -37,11 +37,13 @@ from ._question import (
     QuestionKind,
 )
 from ._requests import (
+    MIN_CARRIED,
     SAFE_METHODS,
     RequestJudge,
     RequestRuling,
     SentRequest,
     Sites,
+    carried,
     request_verdict,
 )
 from ._side_panel import ASK_TIMEOUT, SidePanel
@@ -57,6 +59,7 @@ __all__ = [
     "ALWAYS_CODE_MAX",
     "ASK_TIMEOUT",
     "EVALUATE_FILE",
+    "MIN_CARRIED",
     "ONCE_OR_NO",
     "PANEL_AGENT",
     "SAFE_METHODS",
@@ -78,6 +81,7 @@ __all__ = [
     "Sites",
     "Verdict",
     "act_with_consent",
+    "carried",
     "code_digest",
     "decide_evaluate",
     "decide_site",

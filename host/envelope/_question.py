@@ -60,6 +60,9 @@ class Question:
     element_id: str | None = None
     # The answers offered, when fewer than a site or evaluate question's usual ones.
     choices: tuple[str, ...] | None = None
+    # Asked about a request the page sends after the action that set it off ended (a
+    # trailing window's): the call may have answered already.
+    after: bool = False
 
     @property
     def eid(self) -> str | None:
@@ -81,6 +84,8 @@ class Question:
             "site": self.site,
             "request": None if self.request is None else dict(self.request),
         }
+        if self.after:
+            found["after"] = True
         if self.choices is not None:
             found["choices"] = list(self.choices)
         elif self.what in ("site", "evaluate"):

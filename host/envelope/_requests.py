@@ -24,7 +24,16 @@ place that decides and asks about them:
 * a response the browser would save as a file (a download) is asked about
   (what="download"), wherever it comes from, unless the call runs with the person's
   yes for a predicted download (a link with a ``download`` attribute);
-* after a no, the call's further requests that would ask are refused without asking.
+* after a no, the call's further requests that would ask are refused without asking;
+* a request to another site that carries text the agent typed in this task, or a
+  secret field's value (`carried`), is not a read whatever its method: it goes to the
+  site policy like a POST (a keystroke logger or an ad network's "instant search"
+  would otherwise take what the agent typed along in a GET's address).
+
+After an action that typed, changed a field or clicked, the tab's request guard stays
+on for a trailing window (``trimtab.tab``'s `Trailing`): a judge made with ``after``
+decides what the page sends then, in the same way, and its questions say the page
+sends it after the action ("After the agent typed into it, the page sends ...").
 
 The sites a task may use come from one parameter, `Sites` (the browser builds it
 on the site policy, `SitePolicy`, and asks about a site with `decide_site`).
@@ -32,7 +41,10 @@ on the site policy, `SitePolicy`, and asks about a site with `decide_site`).
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterable
 from typing import Final, Literal, Protocol
+from urllib.parse import unquote, unquote_plus
 
 import attrs
 import trio
@@ -40,11 +52,13 @@ import trio
 from ._question import Answer, Ask, Question
 
 __all__ = [
+    "MIN_CARRIED",
     "SAFE_METHODS",
     "RequestJudge",
     "RequestRuling",
     "SentRequest",
     "Sites",
+    "carried",
     "request_verdict",
 ]
 
@@ -52,6 +66,24 @@ __all__ = [
 SAFE_METHODS: Final = frozenset({"GET", "HEAD", "OPTIONS"})
 # Methods a question names in Trimtab's words; any other is the page's own token.
 _NAMED_METHODS: Final = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+# The shortest typed text (or secret) looked for in what a page sends to another site.
+# Shorter strings (a quantity "2", "yes", a country code, a 3-digit number) turn up by
+# chance in nearly every tracking address (ids, counters, hashes), so matching them
+# would ask about ordinary traffic; from 4 characters on a chance match is rare.
+MIN_CARRIED: Final = 4
+# What the action was, once it is over, in the words of a question, by tool.
+_DONE: Final = {
+    "click": "clicked it",
+    "double_click": "double-clicked it",
+    "type": "typed into it",
+    "press": "pressed the key",
+    "select": "chose the option",
+    "check": "checked it",
+    "drag": "dragged it",
+    "answer_dialog": "answered the page's dialog",
+    "upload": "gave it the file",
+    "fill": "filled in the fields",
+}
 # What the action is, in the words of a question, by tool.
 _DOING: Final = {
     "click": "Clicking it",
@@ -84,6 +116,24 @@ class SentRequest:
     # A response the browser would save as a file: the file as a question shows it
     # (one element, the site's strings escaped), else None.
     download: str | None = None
+    # What of the agent's the request carries (`carried`): "typed" (text the agent
+    # typed in this task), "secret" (a secret field's value), or "".
+    carries: Literal["typed", "secret", ""] = ""
+
+
+def carried(texts: Iterable[str], url: str, body: str = "") -> bool:
+    """Whether the URL or body of a request holds one of ``texts`` (each whole, at least
+    `MIN_CARRIED` characters): as is, URL-encoded (``%20`` or ``+``) or JSON-escaped,
+    in any letter case (an "instant search" may lower it)."""
+    hay = [url, body, unquote_plus(url), unquote(url), unquote_plus(body)]
+    hay = [h.casefold() for h in hay if h]
+    for text in texts:
+        if len(text.strip()) < MIN_CARRIED:
+            continue
+        forms = {text, json.dumps(text)[1:-1], json.dumps(text, ensure_ascii=False)[1:-1]}
+        if any(form.casefold() in h for form in forms for h in hay):
+            return True
+    return False
 
 
 class Sites(Protocol):
@@ -116,7 +166,13 @@ def request_verdict(
     if not sites.allows(request.url):
         # Another site: the tab going there, or the action sending something there, is
         # the site policy's; what the page only reads from there (pixels, ads) is not.
-        carries = request.form or request.kind == "Ping" or request.method not in SAFE_METHODS
+        carries = (
+            request.form
+            or request.kind == "Ping"
+            or request.method not in SAFE_METHODS
+            # What the agent typed (or a secret) does not leave by a read either.
+            or bool(request.carries)
+        )
         return "site" if request.navigation or carries else "send"
     if request.redirect_of_sent:
         return "send"  # the request the person let go, redirected within the task's sites
@@ -150,6 +206,9 @@ class RequestJudge:
     granted: bool = False
     ask_before_submit: bool = True
     granted_download: bool = False  # the call's yes was for a download it predicted
+    # A trailing window's judge: the action is over, and what the page sends now is
+    # asked about as sent after it.
+    after: bool = False
     # The person is asked one question at a time; after a no, nothing more is asked.
     _asking: trio.Lock = attrs.field(factory=trio.Lock, init=False)
     _refused: Answer | None = attrs.field(default=None, init=False)
@@ -181,11 +240,13 @@ class RequestJudge:
                 doing = f"{self._doing(element)} opens a new tab or pop-up on"
                 answer = await self.sites.enter(request.url, doing)
                 refused = f"not opened: the new tab may not go to {site}"
-            elif request.navigation:
+            elif request.navigation and not self.after:
                 answer = await self.sites.enter(request.url)
                 refused = f"not sent: the tab may not go to {site}"
             else:
                 doing = f"{self._doing(element)} {_sending(request)} to"
+                if request.navigation:
+                    doing = f"{self._doing(element)} takes the tab to"
                 answer = await self.sites.enter(request.url, doing)
                 refused = f"not sent: this action may not send to {site}"
             if answer.allow:
@@ -251,10 +312,18 @@ class RequestJudge:
             reason=f"{self._doing(element)} {_sends(request, site)}",
             element=element,
             request={"method": request.method[:40], "url": request.url[:2000], "site": site},
+            after=self.after,
         )
 
     def _doing(self, element: str | None) -> str:
         tool = self.question.tool or ""
+        if self.after:
+            # The action is over: the page sends this on its own timer (an autosave, a
+            # delayed beacon), set off by what the agent did.
+            done = _DONE.get(tool, "acted")
+            if element is None and done.endswith(" it"):
+                done = f"used {tool}" if tool else "acted"
+            return f"After the agent {done}, the page"
         doing = _DOING.get(tool, f"This {tool} action" if tool else "This action")
         if element is None and doing.endswith(" it"):
             return f"This {tool} action"
@@ -273,6 +342,10 @@ def _sending(request: SentRequest) -> str:
     repeated): "submits a form (POST)", "sends a beacon", "sends a DELETE request"."""
     method = request.method if request.method in _NAMED_METHODS else None
     named = f" ({method})" if method else ""
+    if request.carries:
+        what = "text the agent typed" if request.carries == "typed" else "a secret field's value"
+        how = request.method if request.method in (*_NAMED_METHODS, *SAFE_METHODS) else None
+        return f"sends {what} in a {how} request" if how else f"sends {what}"
     if request.form:
         return f"submits a form{named}"
     if request.kind == "Ping":

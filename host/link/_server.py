@@ -166,6 +166,8 @@ class Link:
         reason = request.get("reason", str, default="the person stopped external agents")
         stopped = len(self.sessions)
         self.stopped = True
+        # What the clients' last actions set off is held no longer: it is failed.
+        self.state.set_off.end(when=lambda key: key.startswith("link-"))
         await self.stop_all(reason)
         return {"stopped": stopped}
 
@@ -240,7 +242,13 @@ class Link:
                 # As this client saw them, before an action leaves the page (a submit).
                 elements = self.state.elements_of(call)
                 await self._check_access(session, tab, ask)
-                outcome = await self.state.call_tool(call, ask)
+                outcome = await self.state.call_tool(
+                    call,
+                    ask,
+                    # After the call answered, the person is asked without the call's
+                    # progress messages (its request is over).
+                    later=self.panel.ask,
+                )
             except RequestError as exc:
                 task = self.state.task_tabs(session.key)
                 acted = task.resolve(tab) if task is not None else tab

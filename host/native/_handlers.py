@@ -2,14 +2,16 @@
 
 `SidePanelDoor` turns each request type of ``host/PROTOCOL.md`` that the side panel
 sends (``snapshot``, ``tools``, ``tool``, ``forget_views``, ``highlight``, ``release``,
-``answer``, ``sites``, ``sites_set``, ``evaluate_always``, ``evaluate_always_remove``)
-into a typed call on the host's `HostState`. The panel agent's
+``answer``, ``sites``, ``sites_set``, ``evaluate_always``, ``evaluate_always_remove``,
+``task_stop``) into a typed call on the host's `HostState`. The panel agent's
 ``tool`` calls are asked about in the side panel itself (`SidePanel`), during the call;
 ``sites``/``sites_set`` read and replace the person's always and never site lists,
 ``evaluate_always`` lists the codes `evaluate` runs unasked (each on one site) and
 ``evaluate_always_remove`` takes one off: nothing the panel sends can add one.
 ``forget_views`` comes from the panel's agent when it compacted its history: the
-host forgets what that agent saw of the task's tabs (`forget_seen`).
+host forgets what that agent saw of the task's tabs (`forget_seen`). ``task_stop``
+(the person's Stop) ends what the task's last action left held after it (its trailing
+windows: their requests are failed, their questions withdrawn).
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ class SidePanelDoor:
             "sites_set": self.handle_sites_set,
             "evaluate_always": self.handle_evaluate_always,
             "evaluate_always_remove": self.handle_evaluate_always_remove,
+            "task_stop": self.handle_task_stop,
         }
 
     async def handle_snapshot(self, request: Request) -> JSONObject:
@@ -83,6 +86,14 @@ class SidePanelDoor:
         if not session:
             raise RequestError("bad_request", "forget_views field 'session' is empty")
         return {"tabs": await forget_seen(self.state, session, _tab_of(request))}
+
+    async def handle_task_stop(self, request: Request) -> JSONObject:
+        session = request.get("session", str)
+        if not session or session.startswith("link-"):
+            raise RequestError(
+                "bad_request", f"task_stop field 'session' = {session!r:.60} is no panel task"
+            )
+        return {"ended": self.state.set_off.end(session)}
 
     async def handle_highlight(self, request: Request) -> JSONObject:
         found = await self.state.highlight(_tab_of(request), request.get("eid", (str, type(None))))

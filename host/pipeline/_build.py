@@ -493,7 +493,10 @@ class _Builder(ControlEncoder, FrameMarker):
             self._field_label(node, control)
             value = node.input_value if node.input_value is not None else ""
             if value:
-                attrs_out.append(("value", self._textarea_value(node, value)))
+                shown = self._textarea_value(node, value)
+                attrs_out.append(("value", shown))
+                if shown != value:
+                    control.secret = value
             self._placeholder(node, control, value)
         else:
             if tag in ("video", "audio") or tag in GRAPHIC_TAGS:

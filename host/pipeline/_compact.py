@@ -248,6 +248,7 @@ class Prepared:
                 frame_url=frame_urls[node.frame],
                 tag=out.tag,
                 input_type=next((value for key, value in out.attrs if key == "type"), ""),
+                secret=out.secret,
             )
         undo.append(functools.partial(_drop_eids, built.controls))
         regions = _regions(built.root, undo)

@@ -147,6 +147,7 @@ class ControlEncoder:
         if secret is not None:
             if value:
                 attrs_out.append(("value", mask(secret, value)))
+                control.secret = value
         elif kind == "file":
             if value:
                 attrs_out.append(("value", value.rsplit("\\", 1)[-1]))
@@ -208,6 +209,8 @@ class ControlEncoder:
             secret = self._secret(node, "select")
             shown = listed(chosen) if secret is None else mask(secret, listed(chosen))
             control.attrs.append(("value", shown))
+            if secret is not None and len(chosen) == 1:
+                control.secret = chosen[0]
         if len(options) <= _SELECT_LISTED:
             control.attrs.append(("options", listed(options)))
         else:

@@ -22,6 +22,9 @@ class OutNode:
     node: int = -1
     # Stable element id; set on controls only.
     eid: str | None = None
+    # The value of a secret field (shown masked, never written out): the request guard
+    # looks for it in what the page sends to other sites.
+    secret: str = field(default="", repr=False)
 
     def text(self) -> str:
         """The visible text of this node and its descendants, whitespace folded."""
@@ -69,3 +72,5 @@ class Control:
     # same facts the model read.
     tag: str = ""
     input_type: str = ""
+    # A secret field's value, which the XML shows masked (never shown, never logged).
+    secret: str = field(default="", repr=False)

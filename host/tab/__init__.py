@@ -11,6 +11,9 @@ document response the browser would save as a file is held as a download, so is 
 file the page makes by script (`guard_downloads`: held in the run's own folder where
 the host knows the browser's downloads folder, else held by the extension and
 offered to the action, `HeldDownload`), and `Downloads` keeps what became of each.
+After an action that typed or clicked, the guard stays on for a trailing window
+(`Trailing`, `TRAILING_SECONDS`) that ends at the tab's next action, or at once with
+`end_trailing` (Stop).
 `DevtoolsLog` keeps the tab's console messages and requests, bounded, for the devtools
 tools (each view of the tab reads it from its own `Seen` on). `page_script` reads the
 page-side scripts of this package's ``js/`` folder and of
@@ -73,6 +76,7 @@ from ._settle import (
 )
 from ._snapshots import SnapshotMemory
 from ._tab import Tab
+from ._trailing import TRAILING_SECONDS, Trailing, end_trailing, trailing_windows
 from ._values import Snapshot, SnapshotOptions, TrimLimits
 
 __all__ = [
@@ -86,6 +90,7 @@ __all__ = [
     "MIN_BUDGET",
     "QUIET_MS",
     "REQUESTS_KEPT",
+    "TRAILING_SECONDS",
     "Activity",
     "Ahead",
     "ConsoleMessage",
@@ -109,10 +114,12 @@ __all__ = [
     "SnapshotMemory",
     "SnapshotOptions",
     "Tab",
+    "Trailing",
     "TrimLimits",
     "acting_on",
     "check_budget",
     "download_file",
+    "end_trailing",
     "guard_opened",
     "guarding",
     "held_download",
@@ -127,5 +134,6 @@ __all__ = [
     "rendered",
     "settle",
     "stretched",
+    "trailing_windows",
     "watch",
 ]

@@ -28,9 +28,10 @@ an action runs (a gate, `RelayHub.gate`): that document is judged the same way
 Not covered (documented in ``host/PROTOCOL.md``): out-of-process iframes attached while
 the action runs, a tab opened that the browser did not hold (it is guarded from when
 the host hears of it), service and shared workers, WebSockets, and requests the page
-sends outside an agent's action.
+sends outside an agent's action and its trailing window.
 
-Images, scripts, style sheets, fonts and media are never paused: they can only GET.
+Images, scripts, style sheets, fonts and media are paused only when their address holds
+a watched text (below): otherwise they can only GET, and carry nothing of the agent's.
 
 Document responses are paused too (Fetch's response stage), before the browser decides
 what to do with them: one it will save as a file (`download_file`: an attachment, or a
@@ -39,6 +40,18 @@ is saved; every other response goes on at once.
 
 The time the person takes to answer does not count against the action's time limits:
 a limit registered with `stretched` stands still while the judge decides.
+
+A page may send what the agent's input set off after the action is over (an autosave
+1.5 s after typing stops, a delayed beacon, a search fired after a pause). A call may
+therefore ask the guard to stay on after its action (`Guarding.trailing`): the action
+hands the tab's Fetch over to a trailing window (``_trailing``) without a moment
+unguarded, and the tab's next guarded action takes it back (`_owners`), the window's
+open questions answered first. Either side skips the paused requests the other took.
+
+Text the agent typed in this task and secret fields' values (`Guarding.watched`) are
+looked for in what the page sends: requests of every kind whose address holds one are
+paused too (a keystroke logger's image), so that the judge can keep them from another
+site.
 """
 
 from __future__ import annotations
@@ -46,8 +59,9 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import math
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, Final
+import weakref
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 import trio
@@ -55,11 +69,28 @@ import trio
 from pycdp_bridge import CDPError, DialogOpenError, Event, Target, TargetClosedError
 from pycdp_bridge import protocol as cdp
 
-from ..pipeline import credentials
-from ._downloads import DownloadFile, download_file
+from ._downloads import download_file
+from ._paused import (
+    _FLUSHES,
+    _FORM_REASONS,
+    _LET_GO_TIMEOUT,
+    _PATTERNS,
+    _REDIRECTS,
+    GUARDED_TYPES,
+    Held,
+    Judge,
+    OpenedTab,
+    PausedKey,
+    PausedRequest,
+    Ruling,
+    body_of,
+    patterns_for,
+    paused_key,
+)
 
 if TYPE_CHECKING:
     from ._settle import Activity
+    from ._trailing import Trailing
 
 __all__ = [
     "GUARDED_TYPES",
@@ -80,116 +111,20 @@ __all__ = [
     "stretched",
 ]
 
-# The resource types the guard pauses: every kind that can send a body or go to a site
-# as a document. Images, scripts, styles, fonts and media only ever GET.
-GUARDED_TYPES: Final = ("Document", "XHR", "Fetch", "Ping", "Other")
-_PATTERNS: Final = (
-    *(
-        {"urlPattern": "*", "resourceType": kind, "requestStage": "Request"}
-        for kind in GUARDED_TYPES
-    ),
-    # A download starts as a document response: it is held before the browser saves it.
-    {"urlPattern": "*", "resourceType": "Document", "requestStage": "Response"},
-)
-_FORM_REASONS: Final = frozenset({"formSubmissionGet", "formSubmissionPost"})
-# Response codes that send a load on to another URL (with Location): it has not landed.
-_REDIRECTS: Final = frozenset({301, 302, 303, 307, 308})
-# Round trips to the browser after it stopped pausing, each followed by taking the
-# paused requests reported so far: the browser reports a request paused just before
-# it stopped from another thread, and the report may come a moment after its reply.
-_FLUSHES: Final = 2
-# Seconds letting one paused request go (or turning the guard off) may take.
-_LET_GO_TIMEOUT: Final = 2.0
+
+class Owner(Protocol):
+    """What holds a tab's Fetch between two actions (a trailing window, ``_trailing``)."""
+
+    @property
+    def taken(self) -> set[PausedKey]:
+        """The paused requests it took (the next guard leaves them to it)."""
+
+    async def close(self) -> None:
+        """End now: decide what it took (maybe asking), leave Fetch on, and return."""
 
 
-@attrs.frozen
-class PausedRequest:
-    """One request the page sends during an action, as the browser reports it (facts the
-    page cannot fake: the browser's own method, URL and resource type)."""
-
-    method: str
-    url: str
-    kind: str  # Fetch's resourceType: Document, XHR, Fetch, Ping, Other
-    navigation: bool  # the tab's main frame loads a document (a navigation of the tab)
-    form: bool  # the browser reported a form submission for this document request
-    redirect_of_sent: bool = False  # a redirect of a request the person let go
-    response: bool = False  # paused at the response stage
-    # At the response stage: the file the browser will save the response as, or None
-    # (a response that is no download never reaches the judge).
-    download: DownloadFile | None = None
-    opened: bool = False  # the first document of a tab or pop-up the action opened
-    # The response that ends the load of a tab the action opened (no redirect).
-    lands: bool = False
-
-
-@attrs.define(eq=False)
-class OpenedTab:
-    """A tab the action opened, as its guard saw it: its first document request and
-    what became of it (`decided` is set once it was sent or failed), and whether its
-    load landed (`landed`: its redirects were all judged, or it was refused)."""
-
-    url: str = ""
-    sent: bool | None = None  # None: no document request was decided (yet)
-    why: str = ""
-    decided: trio.Event = attrs.field(factory=trio.Event)
-    landed: trio.Event = attrs.field(factory=trio.Event)
-
-    def ruled(self, url: str, send: bool, why: str) -> None:
-        """A document request of the tab's load was decided: the first decides what the
-        answer says, and a later refusal (a redirect elsewhere) overrides it."""
-        if not self.decided.is_set() or not send:
-            self.url, self.sent, self.why = url, send, why
-            self.decided.set()
-        if not send:
-            self.landed.set()  # the load ends here: nothing more of it is sent
-
-
-@attrs.frozen
-class Ruling:
-    """The judge's decision on one paused request."""
-
-    send: bool
-    held: bool = False  # it was held for a decision: asked about, or refused by policy
-    why: str = ""  # for a held request: what became of it, in Trimtab's words
-
-
-# Decides on a paused request; the second argument names the element acted on.
-Judge = Callable[[PausedRequest, str | None], Awaitable[Ruling]]
-
-
-@attrs.frozen
-class Held:
-    """A request the guard held during the call, and what became of it."""
-
-    method: str
-    url: str
-    sent: bool
-    form: bool
-    why: str
-    download: DownloadFile | None = None  # the file the response would be saved as
-
-    def to_json(self) -> dict[str, object]:
-        found: dict[str, object] = {
-            "method": self.method,
-            "url": self.url,
-            "sent": self.sent,
-            "form": self.form,
-        }
-        if self.download is not None:
-            file = self.download
-            found["download"] = {"name": file.name, "size": file.size, "type": file.mime}
-        return found
-
-    def note(self) -> str:
-        """What the tool's answer says about it (the URL is the page's, shortened, its
-        credentials hidden)."""
-        url = credentials.hide_url(self.url)[:200]
-        if self.download is not None:
-            file = self.download
-            facts = ", ".join(filter(None, (f"{file.size} bytes" if file.size else "", file.mime)))
-            name = file.name[:200] + (f" ({facts})" if facts else "")
-            return f"The download of {name} from {url} was held: {self.why}"
-        return f"{self.method} {url} was held: {self.why}"
+# The trailing window holding each tab's Fetch, if any.
+_owners: weakref.WeakKeyDictionary[Target, Owner] = weakref.WeakKeyDictionary()
 
 
 @attrs.define(eq=False)
@@ -203,6 +138,10 @@ class Guarding:
     held: list[Held] = attrs.field(factory=list)
     # How many of `held` a tool's answer told the model of already (`held_requests`).
     told: int = 0
+    # Texts looked for in every request's address (what the agent typed, secrets).
+    watched: tuple[str, ...] = ()
+    # After the action, the guard stays on in a trailing window (None: it ends with it).
+    trailing: Trailing | None = None
     _limits: dict[trio.CancelScope, float] = attrs.field(factory=dict, init=False)
     _deciding: int = attrs.field(default=0, init=False)
 
@@ -242,10 +181,14 @@ _current: contextvars.ContextVar[Guarding | None] = contextvars.ContextVar(
 
 
 @contextlib.contextmanager
-def guarding(judge: Judge) -> Iterator[Guarding]:
+def guarding(
+    judge: Judge, *, watched: Sequence[str] = (), trailing: Trailing | None = None
+) -> Iterator[Guarding]:
     """Guard the actions of the block's tool calls with `judge` (the browser does this
-    for every call; without it, as in tests of bare tools, nothing is held)."""
-    guard = Guarding(judge)
+    for every call; without it, as in tests of bare tools, nothing is held), pausing
+    also requests whose address holds one of the ``watched`` texts, and staying on
+    after an action as ``trailing`` says."""
+    guard = Guarding(judge, watched=tuple(watched), trailing=trailing)
     token = _current.set(guard)
     try:
         yield guard
@@ -300,6 +243,9 @@ class _Watch:
     sent: set[str] = attrs.field(factory=set)
     # A tab the action opened: its main frame is that of its first document request.
     opened: OpenedTab | None = None
+    # The paused requests this guard took, and those another took (left to it).
+    taken: set[PausedKey] = attrs.field(factory=set)
+    skip: set[PausedKey] = attrs.field(factory=set)
 
     def note(self, event: Event) -> PausedRequest | None:
         """Take in one event; the paused request it reports, if it does."""
@@ -308,6 +254,10 @@ class _Watch:
             if params.get("reason") in _FORM_REASONS:
                 self.forms.add((str(params.get("frameId")), str(params.get("url"))))
             return None
+        key = paused_key(event)
+        if key in self.skip or key in self.taken:
+            return None  # another guard of the tab decides it (or this one already does)
+        self.taken.add(key)
         request: Mapping[str, Any] = params.get("request", {})
         method = str(request.get("method", "")).upper()
         url = str(request.get("url", ""))
@@ -348,6 +298,7 @@ class _Watch:
             download=download,
             opened=self.opened is not None and navigation and status is None,
             lands=lands and download is not None,
+            body=body_of(request),
         )
 
     async def decide(self, event: Event, request: PausedRequest) -> None:
@@ -480,12 +431,15 @@ async def guard_requests(
 ) -> AsyncIterator[None]:
     """Hold what the page sends during the block for the call's judge (see the module).
 
-    Without a `guarding` call around it, the block runs unguarded. When the block ends,
-    the guard stops pausing (Fetch with no pattern: what is paused stays paused, and is
-    reported by the browser's next reply or the one after, `_FLUSHES`), decides what
-    it paused (asking the person as during the block), and only then turns Fetch off, which
-    would send whatever is still paused. When the block is cancelled, whatever is
-    still undecided is failed instead.
+    Without a `guarding` call around it, the block runs unguarded. A trailing window of
+    the tab's previous action is closed first (its questions answered: the time does
+    not count against the call's limits). When the block ends, the guard stops pausing
+    (Fetch with no pattern: what is paused stays paused, and is reported by the
+    browser's next reply or the one after, `_FLUSHES`), decides what it paused (asking
+    the person as during the block), and only then turns Fetch off, which would send
+    whatever is still paused; or, when the call asks for it (`Guarding.trailing`), it
+    hands Fetch over to a trailing window instead. When the block is cancelled,
+    whatever is still undecided is failed instead.
     """
     guard = _current.get()
     if guard is None:
@@ -493,9 +447,18 @@ async def guard_requests(
         return
     watch = _Watch(target, activity, guard, opened=opened)
     sessions: list[str | None] = [None, *target.child_sessions()]
+    handed: Handed | None = None
+    completed = False
     async with target.listen(
         cdp.events.FETCH_REQUEST_PAUSED, cdp.events.PAGE_FRAME_REQUESTED_NAVIGATION
     ) as events:
+        previous = _owners.get(target) if opened is None else None
+        if previous is not None:
+            # The previous action's trailing window: it decides what it took (this
+            # listener is open already, so nothing paused meanwhile is missed).
+            with guard.deciding():
+                await previous.close()
+            watch.skip = previous.taken
 
         def paused() -> Iterator[tuple[Event, PausedRequest]]:
             """The paused requests of the events received so far."""
@@ -510,7 +473,7 @@ async def guard_requests(
 
         try:
             async with trio.open_nursery() as deciders:
-                await _each_session(target, sessions, cdp.fetch_enable, _PATTERNS)
+                await _each_session(target, sessions, cdp.fetch_enable, patterns_for(guard.watched))
                 pumping = trio.CancelScope()
 
                 async def pump() -> None:
@@ -522,8 +485,10 @@ async def guard_requests(
 
                 deciders.start_soon(pump)
                 cancelled = False
+                acted = False
                 try:
                     yield
+                    acted = True
                 except BaseException as exc:
                     if not isinstance(exc, Exception):
                         # Cancelled: requests still waiting for a decision are failed
@@ -533,7 +498,16 @@ async def guard_requests(
                     raise
                 finally:
                     pumping.cancel()
-                    if not cancelled:
+                    if acted and guard.trailing is not None and opened is None:
+                        # The window listens before this guard stops: nothing is missed.
+                        handed = await guard.trailing.start(
+                            target, sessions, activity.frame_id, guard, watch.taken
+                        )
+                    if handed is not None:
+                        for event, request in paused():
+                            deciders.start_soon(watch.decide, event, request)
+                        handed.begin()
+                    elif not cancelled:
                         # The action is over (or ended on an error, such as a dialog
                         # the page opened): what it paused is decided as during it,
                         # and the nursery waits for the person's answers.
@@ -541,21 +515,41 @@ async def guard_requests(
                             await _each_session(target, sessions, cdp.fetch_enable, ())
                             for event, request in paused():
                                 deciders.start_soon(watch.decide, event, request)
+            completed = True
         except BaseExceptionGroup as group:
             # The deciders never fail: a group holds the block's own exception.
             if len(group.exceptions) == 1:
                 raise group.exceptions[0] from None
             raise
         finally:
-            with trio.CancelScope(shield=True), trio.move_on_after(_LET_GO_TIMEOUT):
-                # Cancelled, or the above did not run: no more pausing, what was paused
-                # is sent if it needs no question and failed if it would, and only then
-                # is Fetch turned off.
-                for _ in range(_FLUSHES):
-                    await _each_session(target, sessions, cdp.fetch_enable, ())
-                    for event, request in paused():
-                        await watch.decide_at_once(event, request)
-                await _each_session(target, sessions, _fetch_disable, ())
+            if handed is not None:
+                # What this guard paused is decided: the window may turn Fetch off.
+                handed.action_done()
+                if not completed:
+                    handed.cancel()  # the call was cancelled: so is what it set off
+            else:
+                with trio.CancelScope(shield=True), trio.move_on_after(_LET_GO_TIMEOUT):
+                    # Cancelled, or the above did not run: no more pausing, what was
+                    # paused is sent if it needs no question and failed if it would,
+                    # and only then is Fetch turned off.
+                    for _ in range(_FLUSHES):
+                        await _each_session(target, sessions, cdp.fetch_enable, ())
+                        for event, request in paused():
+                            await watch.decide_at_once(event, request)
+                    await _each_session(target, sessions, _fetch_disable, ())
+
+
+class Handed(Protocol):
+    """A trailing window an action's guard handed the tab's Fetch to (``_trailing``)."""
+
+    def begin(self) -> None:
+        """The guard took what it had been sent: the window decides from here on."""
+
+    def action_done(self) -> None:
+        """Everything the action's guard paused is decided."""
+
+    def cancel(self) -> None:
+        """End the window at once (the call was cancelled, or Stop)."""
 
 
 def _fetch_disable(_: object) -> Any:

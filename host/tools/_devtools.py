@@ -125,9 +125,7 @@ async def network(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     if not shown:
         return text(xml.element("network", head))
     lines = [xml.start_tag("network", head)]
-    lines += [
-        xml.element("request", _facts(r), content=_shown_url(r.url, secrets)) for r in shown
-    ]
+    lines += [xml.element("request", _facts(r), content=_shown_url(r.url, secrets)) for r in shown]
     lines.append("</network>")
     return text("\n".join(lines))
 
