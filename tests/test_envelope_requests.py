@@ -7,10 +7,12 @@ import attrs
 import pytest
 
 from trimtab.envelope import (
+    MIN_CARRIED,
     Answer,
     Question,
     RequestJudge,
     SentRequest,
+    carried,
     request_verdict,
 )
 
@@ -201,3 +203,59 @@ async def test_the_persons_setting_off_sends_without_asking() -> None:
     assert ruling.send
     assert ruling.held
     assert person.asked == []
+
+
+@pytest.mark.parametrize(
+    ("url", "body", "found"),
+    [
+        ("https://ads.example/s?q=light%20tippet%20knot", "", True),
+        ("https://ads.example/s?q=light+tippet+knot", "", True),
+        ("https://ads.example/s?q=LIGHT%20TIPPET%20KNOT", "", True),
+        ("https://ads.example/k", '{"typed":"light tippet knot"}', True),
+        ("https://ads.example/k", "k=light%20tippet%20knot", True),
+        ("https://ads.example/s?q=light", "", False),
+        ("https://ads.example/s?q=tippet%20light", "", False),
+    ],
+)
+def test_typed_text_is_found_plain_encoded_or_escaped(url: str, body: str, found: bool) -> None:
+    """`carried` finds what the agent typed, whole, in a URL or body as typed,
+    URL-encoded (%20 or +), JSON-escaped or in another letter case; a part of it is not."""
+    assert carried(["light tippet knot"], url, body) is found
+
+
+def test_short_typed_text_is_not_looked_for() -> None:
+    """Texts shorter than `MIN_CARRIED` (a quantity, a country code) are not looked for:
+    they turn up by chance in ordinary addresses."""
+    assert MIN_CARRIED == 4
+    assert not carried(["2", "US", "yes"], "https://ads.example/p?n=2&c=US&ok=yes")
+    assert carried(["2024-06-01"], "https://ads.example/p?d=2024-06-01")
+    json_escaped = carried(['say "hi" there'], "https://a.example/", '{"m":"say \\"hi\\" there"}')
+    assert json_escaped
+
+
+def test_a_get_carrying_typed_text_to_another_site_is_no_read() -> None:
+    """A GET to another site is sent, unless it carries what the agent typed or a secret:
+    then it is the site policy's, like a POST; to the task's own site it stays a read."""
+    elsewhere = SentRequest("GET", "https://ads.example/s?q=knot", "Image")
+    assert request_verdict(elsewhere, SITES) == "send"
+    assert request_verdict(attrs.evolve(elsewhere, carries="typed"), SITES) == "site"
+    assert request_verdict(attrs.evolve(elsewhere, carries="secret"), SITES) == "site"
+    own = SentRequest("GET", "https://shop.example/search?q=knot", "XHR", carries="typed")
+    assert request_verdict(own, SITES) == "send"
+
+
+async def test_a_trailing_judges_question_says_the_action_is_over() -> None:
+    """A trailing window's judge (``after``) asks in words that say the page sends the
+    request after the action, and marks its question ``after``."""
+    person = _Person(allow=False)
+    call = attrs.evolve(_CALL, tool="type")
+    judge = RequestJudge(call, person.ask, SITES, after=True)
+    ruling = await judge(SentRequest("POST", "https://shop.example/api/drafts", "Fetch"), "<x/>")
+    assert not ruling.send
+    (question,) = person.asked
+    assert question.after is True
+    assert question.to_json()["after"] is True
+    assert question.reason == (
+        "After the agent typed into it, the page sends a POST request to "
+        "https://shop.example, where it may change something"
+    )

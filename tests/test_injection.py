@@ -122,6 +122,8 @@ THROUGH_THE_LINK = (
     "fake-system-turn",
     "new-tab-redirect",
     "popup-bounce",
+    "forum-autosave",
+    "instant-search",
 )
 
 
