@@ -174,8 +174,10 @@ class _Window:
                                     deciders.start_soon(watch.decide, event, request)
                 await self.acted.wait()
                 decided = True
-        except Exception:
-            log.exception("the trailing request guard of tab %d failed", self.spec.tab)
+        except Exception as exc:
+            # The person could not be asked (the tab closed meanwhile, the browser went
+            # away): what is still held is failed below, as on Stop.
+            log.warning("the trailing request guard of tab %d ended: %r", self.spec.tab, exc)
         finally:
             with trio.CancelScope(shield=True), trio.move_on_after(_LET_GO_TIMEOUT):
                 if not decided and not self.handed_over:

@@ -799,6 +799,8 @@ class Run:
     bodies: list[dict[str, Any]]
     billed: list[Billed]
     panel_cost: str
+    # The questions the side panel showed the person (all answered yes), in its words.
+    questions: tuple[str, ...] = ()
 
     @property
     def calls(self) -> int:
@@ -844,10 +846,12 @@ async def _run_agent(
         document.getElementById('task-form').requestSubmit(); true"""
     )
     ended = "trimtabPanel.state.steps.some((s) => s.kind === 'done' || s.kind === 'error')"
+    questions: list[str] = []
     while not await panel.evaluate(ended) or await panel.evaluate("trimtabPanel.state.running"):
         # The person who gave the password in the task lets the agent type it: every
         # question the panel shows is answered yes (submits are not asked).
-        await answer_question(panel, allow=True)
+        if (asked := await answer_question(panel, allow=True)) is not None:
+            questions.append(asked)
         await trio.sleep(0.2)
     steps = await panel.evaluate("trimtabPanel.state.steps.map(({content, ...s}) => s)")
     cost = await panel.evaluate("trimtabPanel.state.costLine")
@@ -861,6 +865,7 @@ async def _run_agent(
         bodies=list(model.bodies),
         billed=list(model.billed),
         panel_cost=str(cost),
+        questions=tuple(questions),
     )
 
 
@@ -1108,6 +1113,22 @@ async def _measure(out: Callable[[str], None], pattern: str | None) -> dict[str,
             f"{prefix['tool_count']} tool specs {prefix['tools']:,}"
         )
     named = {k: v for k, v in results.items() if k != "prefix"}
+    # Every question a benign run showed; those about a request the page sent after an
+    # action or one carrying typed text would be false ones (the tasks do no harm).
+    asked = [
+        q
+        for r in named.values()
+        for f in r.values()
+        if isinstance(f, dict)
+        for q in f.get("questions", ())
+    ]
+    guard = [q for q in asked if "After " in q or "text the agent typed" in q]
+    out(
+        f"SUMMARY tasks questions: {len(asked)} asked in the benign runs, "
+        f"{len(guard)} of them by the request guard after an action or about typed text"
+    )
+    for question in asked:
+        out("  asked: " + " | ".join(question.split("\n")[:2])[:160])
     out("SUMMARY tasks: billed-equivalent input tokens per task (Anthropic's cache rules)")
     rows = []
     for name, r in named.items():
@@ -1163,6 +1184,7 @@ def _report(
             "answer": run.answer,
             "ok": run.ok,
             "panel": run.panel_cost,
+            "questions": list(run.questions),
         }
     figures["playwright"] = pw
     figures["where"] = {"ours": ours.where, "playwright": pw["where"]}
