@@ -120,3 +120,17 @@ test("the task's tab group is named from the person's first task, on one line, c
   assert.deepEqual(worker.requests.map((r) => r.task), ["Sign in with Provider"]);
   assert.equal(agent.groupName, "Sign in with Provider");
 });
+
+test("Stop after the task acted asks the host to end what its last action set off", async () => {
+  const worker = recordingHost([{ kind: "diff", content: "<typed/>", tab: 5 }]);
+  const agent = new Agent({ worker, client: scripted([
+    { name: "type", args: { id: "c1", text: "A clinch knot" } },
+  ]), askBeforeSubmit: true, onStep: () => {}, tab: { id: 5 }, tabUrl: async () => "" });
+  await agent.run("reply");
+  agent.stop("stopped by you");
+  assert.deepEqual(worker.requests.at(-1), { type: "task_stop", session: agent.session });
+  const idle = recordingHost([]);
+  new Agent({ worker: idle, client: scripted([]), askBeforeSubmit: true, onStep: () => {},
+    tab: { id: 5 } }).stop();
+  assert.deepEqual(idle.requests, []);
+});
