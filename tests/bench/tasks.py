@@ -1127,7 +1127,7 @@ async def _measure(out: Callable[[str], None], pattern: str | None) -> dict[str,
         f"SUMMARY tasks questions: {len(asked)} asked in the benign runs, "
         f"{len(guard)} of them by the request guard after an action or about typed text"
     )
-    for question in asked:
+    for question in guard:
         out("  asked: " + " | ".join(question.split("\n")[:2])[:160])
     out("SUMMARY tasks: billed-equivalent input tokens per task (Anthropic's cache rules)")
     rows = []
