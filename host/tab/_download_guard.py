@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import json
 import logging
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
@@ -49,6 +48,7 @@ from pycdp_bridge import protocol as cdp
 
 from ._downloads import HELD_FOLDER, DownloadFile, Downloads, HeldDownload
 from ._guard import Guarding, Held, PausedRequest, Ruling, current_guarding
+from ._scripts import applied, page_script
 
 T = TypeVar("T")
 
@@ -64,8 +64,6 @@ _SIZE_WAIT: Final = 1.0
 # Seconds a command that lets a download go (or sets the tab's behaviour back) may take.
 _COMMAND_TIMEOUT: Final = 2.0
 _EVENTS: Final = (cdp.events.BROWSER_DOWNLOAD_WILL_BEGIN, cdp.events.BROWSER_DOWNLOAD_PROGRESS)
-# Reads a live blob's type in an isolated world without reading its bytes.
-_BLOB_TYPE: Final = "fetch(%s).then(r => r.headers.get('content-type') || '', () => '')"
 
 _downloads: contextvars.ContextVar[Downloads | None] = contextvars.ContextVar(
     "trimtab_downloads", default=None
@@ -308,7 +306,7 @@ class _Judged:
             )
             found = await self.target.execute(
                 cdp.runtime_evaluate(
-                    _BLOB_TYPE % json.dumps(url),
+                    applied(page_script("trimtab.tab", "blob-type.js"), url),
                     context_id=world["executionContextId"],
                     await_promise=True,
                     return_by_value=True,
