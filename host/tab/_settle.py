@@ -399,7 +399,10 @@ async def settle(
             remaining = scope_timer.deadline - trio.current_time()
             if remaining <= 0:
                 break
-            cap_ms = max(QUIET_MS, math.floor(remaining * 1000))
+            # While the person is asked about a held request the clock stands still
+            # (an infinite deadline): one wait for quiet is then capped at the whole
+            # settle's time, as at its start.
+            cap_ms = max(QUIET_MS, math.floor(min(remaining, timeout) * 1000))
             since_ms = (trio.current_time() - activity.started) * 1000
             # After a navigation the element's document is gone: the whole page counts.
             nodes = scope if activity.commits == 0 else ()
