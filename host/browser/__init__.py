@@ -15,7 +15,7 @@ May import ``trimtab.wire``, ``trimtab.envelope``, ``trimtab.tab``, ``trimtab.to
 
 from ._call import MAX_TAB, ToolCall, ToolOutcome, budget_of, check_tab_id, groups_of
 from ._errors import PAGE_TIMEOUT, TOOL_TIMEOUT, cdp_errors
-from ._listing import tabs_listing
+from ._listing import shown_tab, tabs_listing
 from ._state import HIGHLIGHT_CONFIG, HostState, HostStateStatistics, open_host_state
 from ._task_calls import forget_seen
 from ._toolbox import RunTool, Toolbox, read_format_page
@@ -38,5 +38,6 @@ __all__ = [
     "groups_of",
     "open_host_state",
     "read_format_page",
+    "shown_tab",
     "tabs_listing",
 ]
