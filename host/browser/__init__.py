@@ -10,7 +10,7 @@ envelope (``trimtab.envelope``), which asks the person through the door's `Ask`.
 (the side panel's agent, compacting) tells the host.
 
 May import ``trimtab.wire``, ``trimtab.envelope``, ``trimtab.tab``, ``trimtab.tools``,
-``trimtab.tracker``, ``trimtab.pipeline`` and ``pycdp_bridge``.
+``trimtab.tracker``, ``trimtab.pipeline``, ``trimtab.sites`` and ``pycdp_bridge``.
 """
 
 from ._call import MAX_TAB, ToolCall, ToolOutcome, budget_of, check_tab_id, groups_of
