@@ -34,11 +34,10 @@ from ._javascript import ObjectRef, call_on, evaluate
 from ._json import loads_json
 from ._launcher import find_browser, launch_browser
 from ._model import AXInfo, Frame, Node, NodeType, PageModel, Rect, Style
-from ._relay import TAB_MESSAGE_TYPES, RelayHub, RelayTarget, TabEvent
+from ._relay import MessageHandler, RelayHub, RelayTarget, SendMessage
 from ._target import Target
 
 __all__ = [
-    "TAB_MESSAGE_TYPES",
     "AXInfo",
     "AXMode",
     "Browser",
@@ -49,6 +48,7 @@ __all__ = [
     "Event",
     "Frame",
     "JavaScriptError",
+    "MessageHandler",
     "NavigationError",
     "Node",
     "NodeType",
@@ -60,8 +60,8 @@ __all__ = [
     "Rect",
     "RelayHub",
     "RelayTarget",
+    "SendMessage",
     "Style",
-    "TabEvent",
     "Target",
     "TargetClosedError",
     "call_on",

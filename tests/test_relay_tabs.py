@@ -10,7 +10,8 @@ import pytest
 import trio
 import trio.testing
 
-from pycdp_bridge import RelayHub, TabEvent, TargetClosedError
+from pycdp_bridge import TargetClosedError
+from trimtab.browser import TabEvent, TabRelayHub
 
 
 class Worker:
@@ -18,7 +19,7 @@ class Worker:
 
     def __init__(self) -> None:
         self.sent: list[dict[str, Any]] = []
-        self.hub = RelayHub(self.send)
+        self.hub = TabRelayHub(self.send)
 
     async def send(self, message: dict[str, Any]) -> None:
         self.sent.append(message)

@@ -37,9 +37,9 @@ from typing import Final, TypeAlias
 import attrs
 import trio
 
-from pycdp_bridge import RelayHub, collect_less_often
+from pycdp_bridge import collect_less_often
 
-from ..browser import open_host_state
+from ..browser import TabRelayHub, open_host_state
 from ..envelope import ASK_TIMEOUT, SidePanel, SitePolicy
 from ..install import extension_id
 from ..link import open_link, state_dir
@@ -107,7 +107,7 @@ async def build_setup(context: HostContext) -> AsyncIterator[HostSetup]:
     ``debug_*`` types exist.
     Both doors ask the person in one place, the side panel (`SidePanel`).
     """
-    relay = RelayHub(context.outbox.send_message)
+    relay = TabRelayHub(context.outbox.send_message)
     # The person's always/never site lists live beside the link's secret.
     sites = SitePolicy.load(state_dir())
     panel = SidePanel(context.outbox.send_message, timeout=context.ask_timeout)
