@@ -27,11 +27,8 @@ from ._errors import (
     NavigationError,
     PageCrashedError,
     TargetClosedError,
-    sole_kind,
 )
-from ._gc import collect_less_often, gc_paused
 from ._javascript import ObjectRef, call_on, evaluate
-from ._json import loads_json
 from ._launcher import find_browser, launch_browser
 from ._model import AXInfo, Frame, Node, NodeType, PageModel, Rect, Style
 from ._relay import MessageHandler, RelayHub, RelayTarget, SendMessage
@@ -66,13 +63,9 @@ __all__ = [
     "TargetClosedError",
     "call_on",
     "capture",
-    "collect_less_often",
     "evaluate",
     "find_browser",
-    "gc_paused",
     "launch_browser",
     "layout_boxes",
-    "loads_json",
     "protocol",
-    "sole_kind",
 ]

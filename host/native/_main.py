@@ -37,8 +37,6 @@ from typing import Final, TypeAlias
 import attrs
 import trio
 
-from pycdp_bridge import collect_less_often
-
 from ..browser import TabRelayHub, open_host_state
 from ..envelope import ASK_TIMEOUT, SidePanel, SitePolicy
 from ..install import extension_id
@@ -51,6 +49,7 @@ from ..wire import (
     JSONObject,
     Outbox,
     RelayHook,
+    collect_less_often,
     configure_logging,
     host_version,
 )
