@@ -7,7 +7,9 @@ one call tracker, and the tools (`Toolbox`). A tool call
 comes in as a `ToolCall` and goes out as a `ToolOutcome`; in between it passes the
 envelope (``trimtab.envelope``), which asks the person through the door's `Ask`.
 `forget_seen` is how a client that dropped the pages it was shown from its context
-(the side panel's agent, compacting) tells the host.
+(the side panel's agent, compacting) tells the host. `TabRelayHub` is the CDP relay
+(``pycdp_bridge.RelayHub``) with the extension's own messages about tabs and gates
+(`TabEvent`, `_tab_messages`).
 
 May import ``trimtab.wire``, ``trimtab.envelope``, ``trimtab.tab``, ``trimtab.tools``,
 ``trimtab.tracker``, ``trimtab.pipeline`` and ``pycdp_bridge``.

@@ -55,9 +55,7 @@ class TabRelayHub(RelayHub):
     `tab_events` to follow tabs, and the host's requests about tabs and downloads."""
 
     def __init__(self, send_message: SendMessage) -> None:
-        super().__init__(
-            send_message, handlers=dict.fromkeys(TAB_MESSAGE_TYPES, self._feed_tab)
-        )
+        super().__init__(send_message, handlers=dict.fromkeys(TAB_MESSAGE_TYPES, self._feed_tab))
         self._tab_listeners: set[trio.MemorySendChannel[TabEvent]] = set()
 
     def close(self, reason: str = "extension disconnected") -> None:

@@ -98,8 +98,9 @@ SetupFactory: TypeAlias = Callable[[HostContext], AbstractAsyncContextManager[Ho
 async def build_setup(context: HostContext) -> AsyncIterator[HostSetup]:
     """The handlers of the production host: add new request types here.
 
-    The CDP relay is connected here: ``RelayHub`` sends its commands through the
-    outbox and receives every ``cdp_result``/``cdp_event``/``cdp_detached``. The side
+    The CDP relay is connected here: ``TabRelayHub`` sends its commands through the
+    outbox and receives every ``cdp_result``/``cdp_event``/``cdp_detached`` and the
+    extension's tab messages (``tab_opened``, ``tab_closed``, ...). The side
     panel's requests (``snapshot``, ``tools``, ``tool``, ``highlight``, ``release``,
     ``answer``, ``sites``, ``sites_set``) are `SidePanelDoor`'s; ``ping`` and ``cancel``
     are built into the server and, with ``TRIMTAB_HOST_DEBUG=1``, the test-only
