@@ -28,7 +28,7 @@ ALLOWED: dict[str, frozenset[str]] = {
     "trimtab.sites": frozenset(),
     "trimtab.pipeline": frozenset({"pycdp_bridge", "trimtab.sites"}),
     "trimtab.tracker": frozenset(),
-    "trimtab.wire": frozenset({"pycdp_bridge"}),
+    "trimtab.wire": frozenset(),
     "trimtab.tab": frozenset({"pycdp_bridge", "trimtab.pipeline"}),
     "trimtab.tools": frozenset(
         {"pycdp_bridge", "trimtab.pipeline", "trimtab.tab", "trimtab.tracker"}

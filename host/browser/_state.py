@@ -33,7 +33,7 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 import attrs
 import trio
 
-from pycdp_bridge import CDPError, DialogOpenError, RelayHub, RelayTarget, Target, TargetClosedError
+from pycdp_bridge import CDPError, DialogOpenError, RelayTarget, Target, TargetClosedError
 from pycdp_bridge import protocol as cdp
 
 from ..envelope import (
@@ -79,6 +79,7 @@ from ._outcomes import (
 from ._set_off import SetOff
 from ._sites import check_sites, read_page
 from ._tab_events import follow_tabs
+from ._tab_messages import TabRelayHub as RelayHub  # the relay with the tab messages
 from ._task_calls import stray_id, task_tool, tell_opened
 from ._task_tabs import TaskTabs
 from ._toolbox import Toolbox

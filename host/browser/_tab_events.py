@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import trio
 
-from pycdp_bridge import CDPError, DialogOpenError, TabEvent, TargetClosedError
+from pycdp_bridge import CDPError, DialogOpenError, TargetClosedError
 from pycdp_bridge import protocol as cdp
 
 from ..envelope import Answer, Question
@@ -26,6 +26,7 @@ from ._call import ToolCall
 from ._errors import PAGE_TIMEOUT
 from ._opened import OPENED_WAIT, OpenedByCall
 from ._requests import request_judge
+from ._tab_messages import TabEvent
 
 if TYPE_CHECKING:
     from ._state import HostState
