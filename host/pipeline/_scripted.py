@@ -22,9 +22,11 @@ pointer cursor says where a person is invited to click. Together:
   its grip, whose listeners (pointerdown, dragstart) are often on the list and
   are not what the capture calls clickable.
 
-An element is draggable when the page marked it `draggable="true"` or when the
-move or grab cursor starts on it: sortable lists, kanban cards, dialog title bars
-and maps all invite a drag this way, and nothing else does.
+An element is draggable when the page marked it `draggable="true"`, when the
+move or grab cursor starts on it (sortable lists, kanban cards, dialog title bars
+and maps all invite a drag this way), or when it is one of the items of a container
+a sortable library marked by class (jQuery UI's ``ui-sortable``, a ``sortable-list``):
+the library's one listener is on the container, the items are what a person drags.
 
 Native controls (links, buttons, fields) are controls by their role, not here;
 their clickability says nothing of a page script.
@@ -53,6 +55,7 @@ _SHORT_NODES = 12
 _SHORT_CHARS = 40
 _INLINE_DISPLAYS = frozenset({"inline", "inline-block", "inline-flex", "contents"})
 _WORD = re.compile(r"\w")
+_SEGMENTS = re.compile(r"[-_]+")
 _LISTS = frozenset({"ul", "ol"})
 # A handler this high up is the page's, not a widget's.
 _TOP = frozenset({"html", "body"})
@@ -81,10 +84,25 @@ def draggable(model: PageModel, node: Node) -> bool:
     grab cursor starts on it (its nearest rendered ancestor shows another)."""
     if node.attributes.get("draggable", "").lower() == "true":
         return True
+    if _sortable_item(model, node):
+        return True
     style = node.style
     if style is None or _drag_cursor(style.cursor) is None or node.name in _TOP:
         return False
     return _drag_cursor(model.parent_cursor(node) or "") is None
+
+
+def _sortable_item(model: PageModel, node: Node) -> bool:
+    """One of two or more items of a container whose class says it is sortable."""
+    parent = model.parent_of(node)
+    if parent is None or parent.name in _TOP or not node.is_element:
+        return False
+    words = {
+        w for token in parent.attributes.get("class", "").split() for w in _SEGMENTS.split(token)
+    }
+    if "sortable" not in {w.lower() for w in words}:
+        return False
+    return sum(1 for c in parent.children if model.nodes[c].is_element) >= 2
 
 
 def _drag_cursor(cursor: str) -> str | None:
