@@ -28,12 +28,12 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 
 import attrs
 import trio
 
-from pycdp_bridge import CDPError, DialogOpenError, RelayHub, RelayTarget, Target, TargetClosedError
+from pycdp_bridge import CDPError, DialogOpenError, RelayHub, TargetClosedError
 from pycdp_bridge import protocol as cdp
 
 from ..envelope import (
@@ -52,7 +52,6 @@ from ..tab import (
     Downloads,
     Held,
     RevisionStatistics,
-    SnapshotMemory,
     Tab,
     holding_downloads,
     refuse_unclaimed,
@@ -62,8 +61,8 @@ from ..tools import TASK_TOOLS, ToolResult, ToolSpec, granted, parse_groups, too
 from ..tracker import CallTracker, TrackedResult, TrackerLimits, TrackerStatistics
 from ..wire import JSONObject, RequestError
 from ._call import ToolCall, ToolOutcome
-from ._errors import PAGE_TIMEOUT, TOOL_TIMEOUT, cdp_errors, page_unresponsive
-from ._held import HeldTab, asking_while_open, follow_devtools, follow_downloads
+from ._errors import PAGE_TIMEOUT, TOOL_TIMEOUT, cdp_errors
+from ._held import HeldTabs, asking_while_open
 from ._inspector import HIGHLIGHT_CONFIG, highlight_element, inspect_tab
 from ._opened import OpenedByCall, gate_domains
 from ._outcomes import (
@@ -80,7 +79,7 @@ from ._set_off import SetOff
 from ._sites import check_sites, read_page
 from ._tab_events import follow_tabs
 from ._task_calls import stray_id, task_tool, tell_opened
-from ._task_tabs import TaskTabs
+from ._task_tabs import Tasks, TaskTabs
 from ._toolbox import Toolbox
 
 __all__ = ["HIGHLIGHT_CONFIG", "HostState", "HostStateStatistics", "open_host_state"]
@@ -114,21 +113,21 @@ class HostState:
     downloads: Downloads = attrs.field(factory=Downloads)
     # What each task typed, and what its trailing windows held (``_set_off``).
     set_off: SetOff = attrs.field(factory=SetOff)
-    _tabs: dict[int, HeldTab] = attrs.field(factory=dict, init=False)
-    # Each task's tabs (``_task_tabs``), by tracker session.
-    _tasks: dict[str, TaskTabs] = attrs.field(factory=dict, init=False)
-    # The calls acting in a tab now, which hear of the tabs their action opens.
-    _acting: dict[int, list[OpenedByCall]] = attrs.field(factory=dict, init=False)
+    # The tabs the host holds (``_held``).
+    tabs: HeldTabs = attrs.field(init=False)
+    # Each task's tabs and the calls acting now (``_task_tabs``).
+    tasks: Tasks = attrs.field(factory=Tasks, init=False)
 
     def __attrs_post_init__(self) -> None:
+        self.tabs = HeldTabs(self.hub, self.nursery, self.tracker, self.downloads)
         for spec in self.toolbox.specs:
             self.tracker.register(spec.name, spec.policy)
 
     def statistics(self) -> HostStateStatistics:
         return HostStateStatistics(
-            tabs=len(self._tabs),
+            tabs=len(self.tabs),
             tracker=self.tracker.statistics(),
-            revisions={tab: held.tab.revisions.statistics() for tab, held in self._tabs.items()},
+            revisions={held.id: held.tab.revisions.statistics() for held in self.tabs},
         )
 
     def note_download(self, message: JSONObject) -> None:
@@ -144,16 +143,16 @@ class HostState:
 
     def forget_view(self, name: str) -> None:
         """Drop what a client of the link has seen of every tab (it disconnected)."""
-        for held in self._tabs.values():
+        for held in self.tabs:
             held.views.pop(name, None)
 
     def task_tabs(self, session: str) -> TaskTabs | None:
         """The tabs of a task (a tracker session), if it made a call yet."""
-        return self._tasks.get(session)
+        return self.tasks.get(session)
 
     def tab(self, tab: int) -> Tab | None:
         """The agent's `Tab` for a browser tab, if the host holds one (tests, diagnostics)."""
-        return held.tab if (held := self._tabs.get(tab)) is not None else None
+        return held.tab if (held := self.tabs.get(tab)) is not None else None
 
     def catalogue(self, groups: Sequence[str] | None = None) -> JSONObject:
         """The tools (of ``groups`` and the core ones; None: every group), the format
@@ -181,8 +180,8 @@ class HostState:
         """The elements ``call`` names, as the caller's latest snapshot of the tab it
         would act in showed them (`named_elements`): asked before it runs, since an
         action may leave the page (a submit) and its elements with it."""
-        task = self._tasks.get(call.session)
-        held = self._tabs.get(task.resolve(call.tab) if task is not None else call.tab)
+        task = self.tasks.get(call.session)
+        held = self.tabs.get(task.resolve(call.tab) if task is not None else call.tab)
         if held is None or call.view not in (None, *held.views):
             return {}
         seen = held.view(call.view).latest
@@ -191,7 +190,7 @@ class HostState:
     async def tab_facts(self, tab: int) -> tuple[str, str]:
         """The tab's title and URL as the browser's history has them ('' when unknown); a
         tab the host holds no memory of yet (one an action opened) is asked all the same."""
-        held = self._tabs.get(tab)
+        held = self.tabs.get(tab)
         target = held.tab.target if held is not None else self.hub.target(tab)
         if target.closed:
             return "", ""
@@ -217,7 +216,7 @@ class HostState:
             raise RequestError(
                 "bad_request", f"unknown tool {call.name[:100]!r}; the tools are: {known}"
             )
-        task = self._task_of(call)
+        task = self.tasks.of(call)
         named = call.tab
         number = self.tracker.new_call_id() if call.id is None else call.id
         call = attrs.evolve(call, tab=task.resolve(call.tab), id=number)
@@ -247,7 +246,7 @@ class HostState:
                 "on in the side panel's settings (Let the agent run JavaScript). Do not retry it."
             )
         async with cdp_errors(call.tab, timeout=TOOL_TIMEOUT):
-            state = await self._open_tab(call.tab)
+            state = await self.tabs.open(call.tab)
             if state.tab.target.crashed or state.tab.target.open_dialog is not None:
                 # Nothing can be read from a dead or blocked page; the tool says why.
                 self.tracker.note_page_change(call.tab, "the page crashed or shows a dialog")
@@ -330,13 +329,15 @@ class HostState:
             )
             sink = OpenedByCall(call.tab, gate_domains(self.sites, call.session, policy))
             opened[:] = [sink]
-            acting = self._acting.setdefault(call.tab, [])
-            acting.append(sink)
             after = asking_while_open(state, later)
             guard_of = self.set_off.guarding(
                 judge, self.sites, call, after, self.nursery, agent_view
             )
-            with guard_of as guard, holding_downloads(self.downloads):
+            with (
+                guard_of as guard,
+                holding_downloads(self.downloads),
+                self.tasks.acting_in(call.tab, sink),
+            ):
                 try:
                     async with trio.open_nursery() as nursery:
                         # Tabs the action opens are guarded by this call's guard too.
@@ -370,9 +371,6 @@ class HostState:
                         raise group.exceptions[0] from None
                     raise
                 finally:
-                    acting.remove(sink)
-                    if not acting:
-                        self._acting.pop(call.tab, None)
                     held[:] = guard.held
                     untold[:] = guard.held[guard.told :]
 
@@ -448,118 +446,20 @@ class HostState:
 
     async def inspect(self, tab: int, budget: int | None) -> JSONObject:
         """What the agent would see from a fresh look now, for the side panel's inspector."""
-        return await inspect_tab(await self._open_tab(tab), tab, budget)
+        return await inspect_tab(await self.tabs.open(tab), tab, budget)
 
     async def highlight(self, tab: int, eid: str | None) -> bool:
         """Draw the overlay over element ``eid`` (None clears it); False when cleared."""
-        return await highlight_element(await self._open_tab(tab), tab, eid)
+        return await highlight_element(await self.tabs.open(tab), tab, eid)
 
     async def release(self, tab: int) -> None:
         """Forget everything of the tab and detach the debugger from it."""
-        state = self._tabs.pop(tab, None)
-        target: Target | None = None
-        if state is not None:
-            state.follower.cancel()
-            state.devtools_follower.cancel()
-            state.download_follower.cancel()
-            state.tab.forget()
-            state.inspector.forget()
-            state.inspector_sessions.clear()
-            target = state.tab.target
-        self.tracker.forget_tab(tab)
-        if target is None or target.closed:
-            target = self.hub.target(tab)
-        if isinstance(target, RelayTarget):
-            # Already gone (the tab closed, the user detached): nothing to detach.
-            with contextlib.suppress(TargetClosedError, CDPError):
-                await target.detach()
-
-    # -- a task's tabs -------------------------------------------------------------
-    # The task tools live in ``_task_calls``, tabs coming and going in ``_tab_events``:
-    # both change ``_tabs``, ``_tasks`` and ``_acting`` through the state they are given.
-
-    def _task_of(self, call: ToolCall) -> TaskTabs:
-        """The call's task: started in the tab of its first call; a tab it names that
-        it did not open (another shared tab of an outside client) joins it."""
-        task = self._tasks.get(call.session)
-        if task is None:
-            task = self._tasks[call.session] = TaskTabs.starting(call.tab, call.task or call.client)
-        elif call.tab not in task and call.tab != task.start:
-            task.add(call.tab, None, popup=False)
-        return task
+        await self.tabs.release(tab)
 
     def in_task(self, session: str, tab: int) -> bool:
         """Whether ``tab`` was opened from a tab of the task ``session`` (an outside
         client may use such a tab as it uses the tab it was shared)."""
-        task = self._tasks.get(session)
-        return task is not None and tab in task and task.tabs[tab].opener is not None
-
-    def _forget_tab(self, tab: int) -> None:
-        """Free everything held of a tab that closed: its memory, views, cached reads."""
-        state = self._tabs.pop(tab, None)
-        if state is not None:
-            state.follower.cancel()
-            state.tab.forget()
-            state.inspector.forget()
-            state.inspector_sessions.clear()
-            state.views.clear()
-        self.tracker.forget_tab(tab)
-
-    # -- internals -------------------------------------------------------------
-
-    async def _open_tab(self, tab: int) -> HeldTab:
-        state = self._tabs.get(tab)
-        if state is None or state.tab.target.closed:
-            if state is not None:
-                # The debugger detached (tab closed, user cancelled): start over.
-                state.follower.cancel()
-                state.devtools_follower.cancel()
-                state.download_follower.cancel()
-                self.tracker.forget_tab(tab)
-            target = self.hub.target(tab)
-            state = HeldTab(
-                id=tab,
-                tab=Tab.open(target, on_change=self._page_changed(tab)),
-                inspector=SnapshotMemory(target),
-            )
-            self._tabs[tab] = state
-            self.nursery.start_soon(self._follow, state, name=f"page revisions of tab {tab}")
-            # The console and network log, collected from now on for the devtools tools.
-            self.nursery.start_soon(follow_devtools, state, name=f"console and network of {tab}")
-            self.nursery.start_soon(
-                follow_downloads, state, self.downloads, name=f"downloads {tab}"
-            )
-        # A page already stuck in a script never lets the observer install: the wait
-        # is bounded like every request that touches the page.
-        with trio.move_on_after(PAGE_TIMEOUT) as waited:
-            await state.tab.revisions.ready.wait()
-            # A first call may be `console`: the log follows the tab before it runs.
-            await state.tab.devtools.ready.wait()
-        if waited.cancelled_caught:
-            raise page_unresponsive(tab, PAGE_TIMEOUT)
-        if state.tab.target.closed:
-            raise RequestError("target_closed", f"tab {tab} is closed or its debugger detached")
-        return state
-
-    def _page_changed(self, tab: int) -> Callable[[str], None]:
-        def changed(reason: str) -> None:
-            self.tracker.note_page_change(tab, reason)
-
-        return changed
-
-    async def _follow(self, state: HeldTab) -> None:
-        """Run the tab's revision follower; it must never take the host down."""
-        with state.follower:
-            try:
-                await state.tab.revisions.run()
-            except TargetClosedError as exc:
-                log.info("tab %d closed while following its page: %s", state.id, exc)
-            except Exception:
-                log.exception("the page revision follower of tab %d failed", state.id)
-            finally:
-                # A tab whose changes are no longer followed must not serve cached reads.
-                if self._tabs.get(state.id) is state:
-                    self.tracker.note_page_change(state.id, "page revisions stopped")
+        return self.tasks.in_task(session, tab)
 
 
 @contextlib.asynccontextmanager

@@ -47,12 +47,12 @@ def stray_id(host: HostState, call: ToolCall, task: TaskTabs) -> str | None:
     eid = call.args.get("id")
     if not isinstance(eid, str):
         return None
-    here = host._tabs.get(call.tab)
+    here = host.tabs.get(call.tab)
     seen = here.view(call.view).latest if here is not None else None
     if seen is not None and eid in seen.controls:
         return None
     for other in task:
-        held = host._tabs.get(other.tab)
+        held = host.tabs.get(other.tab)
         if other.tab == call.tab or held is None:
             continue
         theirs = held.views.get(call.view) if call.view is not None else held.tab
@@ -111,7 +111,7 @@ async def task_tool(host: HostState, call: ToolCall, task: TaskTabs, ask: Ask) -
         with contextlib.suppress(CDPError, TargetClosedError):
             await host.hub.close_tab(tab)
         task.remove(tab)
-        host._forget_tab(tab)
+        host.tabs.forget(tab)
         return text_outcome(f"closed tab {tab}; you act in tab {task.current}")
 
 
@@ -138,7 +138,7 @@ async def new_tab(
     # Where a new tab goes is decided like a navigation of the tab.
     going = attrs.evolve(call, args={"url": url.strip()})
     # The task starts on the site of the tab it is in, if this is its first call.
-    here = await host._open_tab(task.current)
+    here = await host.tabs.open(task.current)
     facts = await read_page(host.sites, going, here.tab.target, True)
     stopped = await check_sites(host.sites, going, facts, True, ask)
     if stopped is not None:
@@ -154,7 +154,7 @@ async def new_tab(
     task.add(tab, opener, popup=False)
     host.nursery.start_soon(group, host, [t.tab for t in task], task.title)
     task.current = tab
-    state = await host._open_tab(tab)
+    state = await host.tabs.open(tab)
     view = state.view(call.view)
     judge = request_judge(host.sites, going, asking_while_open(state, ask), granted=False)
     with guarding(judge) as guard, stretched(limit):
@@ -169,7 +169,7 @@ async def new_tab(
         with contextlib.suppress(CDPError, TargetClosedError):
             await host.hub.close_tab(tab)
         task.remove(tab)
-        host._forget_tab(tab)
+        host.tabs.forget(tab)
         task.current = opener if opener in task else task.current
         content = "\n".join(
             [
@@ -192,7 +192,7 @@ async def new_tab(
 async def look(host: HostState, call: ToolCall, tab: int, note: str) -> ToolOutcome:
     """The task's look at ``tab`` (a diff against what the caller saw of it, or its
     first baseline), once its page has loaded, after Trimtab's ``note``."""
-    state = await host._open_tab(tab)
+    state = await host.tabs.open(tab)
     view = state.view(call.view)
     await loaded(state.tab.target)
     async with view.lock:
@@ -216,14 +216,14 @@ async def tell_opened(
 ) -> tuple[str, bool]:
     """The call's answer with what became of the tabs its action opened, and, when
     the tab it acted in was a pop-up that closed itself, the opener's diff."""
-    held = host._tabs.get(call.tab)
+    held = host.tabs.get(call.tab)
     # The tab the call acted in closed under it (a pop-up that was done): the task
     # goes on in the tab that opened it, whether or not the extension said so yet.
     gone = acted is not None and acted.opener is not None
     gone = gone and (held is None or held.tab.target.closed)
     if gone:
         task.remove(call.tab)
-        host._forget_tab(call.tab)
+        host.tabs.forget(call.tab)
     notes: list[str] = []
     front: int | None = None
     blocked = [record for record in sink.records if record.blocked]
@@ -242,7 +242,7 @@ async def tell_opened(
             with contextlib.suppress(CDPError, TargetClosedError):
                 await host.hub.close_tab(tab)
             task.remove(tab)
-            host._forget_tab(tab)
+            host.tabs.forget(tab)
         elif record.event.popup and tab in task and not record.closed:
             front = tab
         notes.append(opened_note(record, title, url))
@@ -284,11 +284,11 @@ async def forget_seen(host: HostState, session: str, tab: int) -> list[int]:
     region "as you last saw it" that the model no longer holds; and the session's cached
     results go, so none is answered again from a page state the model dropped. Which
     tabs' memories it cleared, in order."""
-    task = host._tasks.get(session)
+    task = host.tasks.get(session)
     tabs = dict.fromkeys([tab, *(entry.tab for entry in task or ())])
     forgotten = []
     for each in tabs:
-        held = host._tabs.get(each)
+        held = host.tabs.get(each)
         if held is None:
             continue
         # After the tool that may be rendering into the memory now, not under it.
