@@ -121,6 +121,20 @@ class HeldTabs:
             raise RequestError("target_closed", f"tab {tab} is closed or its debugger detached")
         return state
 
+    async def facts(self, tab: int) -> tuple[str, str]:
+        """The tab's title and URL as the browser's history has them ('' when unknown); a
+        tab the host holds no memory of yet (one an action opened) is asked all the same."""
+        held = self._by_id.get(tab)
+        target = held.tab.target if held is not None else self.hub.target(tab)
+        if target.closed:
+            return "", ""
+        with contextlib.suppress(CDPError, TargetClosedError, KeyError, IndexError, TypeError):
+            with trio.move_on_after(PAGE_TIMEOUT):
+                history = await target.execute(cdp.page_get_navigation_history())
+                entry = history["entries"][history["currentIndex"]]
+                return str(entry.get("title", "")), str(entry.get("url", ""))
+        return "", ""
+
     def forget(self, tab: int) -> None:
         """Free everything held of a tab that closed: its memory, views, cached reads."""
         state = self._by_id.pop(tab, None)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import trio
 
-from pycdp_bridge import CDPError, DialogOpenError, TabEvent, TargetClosedError
+from pycdp_bridge import CDPError, DialogOpenError, RelayHub, TabEvent, TargetClosedError
 from pycdp_bridge import protocol as cdp
 
 from ..envelope import Answer, Question
@@ -68,7 +68,7 @@ def tab_event(host: HostState, event: TabEvent) -> None:
         for _, task in owners:
             if event.tab in task:
                 # The person sees the task's tabs as one group, named for it.
-                host.nursery.start_soon(group, host, [t.tab for t in task], task.title)
+                host.nursery.start_soon(group, host.hub, [t.tab for t in task], task.title)
         if full:
             host.nursery.start_soon(close_blocked, host, event)
         elif sink is None and event.waiting and owners:
@@ -133,13 +133,13 @@ async def decide_kept(host: HostState, event: TabEvent) -> None:
             await host.hub.close_tab(event.tab)
 
 
-async def group(host: HostState, tabs: list[int], title: str) -> None:
+async def group(hub: RelayHub, tabs: list[int], title: str) -> None:
     # An extension that does not answer must not leave the request waiting forever.
     with (
         trio.move_on_after(PAGE_TIMEOUT),
         contextlib.suppress(CDPError, TargetClosedError, ValueError),
     ):
-        await host.hub.tab_group(tabs, title or "Trimtab")
+        await hub.tab_group(tabs, title or "Trimtab")
 
 
 async def close_blocked(host: HostState, event: TabEvent) -> None:
