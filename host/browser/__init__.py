@@ -35,8 +35,9 @@ Which state lives where:
 - For one run of a tool in a tab, still in context variables set around the tool by
   `run_guarded` and `run_in_view` and read deep in the tools, until the tools' driver
   takes an explicit context (issue 36, point 2): the request guard
-  (``trimtab.tab.guarding``), the downloads hold (``trimtab.tab.holding_downloads``),
-  the person's yes (``trimtab.tools.granted``) and the remote objects the call made.
+  (``trimtab.tab.guarding``, which also holds where the run's downloads are held,
+  `Guarding.downloads`), the person's yes (``trimtab.tools.granted``) and the remote
+  objects the call made (``trimtab.tools``' ``objects_of_call``).
 
 May import ``trimtab.wire``, ``trimtab.envelope``, ``trimtab.tab``, ``trimtab.tools``,
 ``trimtab.tracker``, ``trimtab.pipeline`` and ``pycdp_bridge``.

@@ -35,7 +35,7 @@ from pycdp_bridge import DialogOpenError
 from ..envelope import Answer, Ask, Decided, Question, SitePolicy, act_with_consent, decide_evaluate
 from ..pipeline import xml
 from ..sites import Site
-from ..tab import Download, Downloads, Held, holding_downloads, stretched
+from ..tab import Download, Downloads, Held, stretched
 from ..tools import ToolResult, ToolSpec, granted
 from ..tracker import CallTracker, ToolPolicy, TrackedResult
 from ..wire import RequestError
@@ -265,8 +265,9 @@ async def run_guarded(
     consented: bool,
     granted_download: bool,
 ) -> Ran:
-    """One run of the call's action, under its request guard, the downloads hold and
-    the gates of the tabs it opens, through the tracker, within the tool's time bound."""
+    """One run of the call's action, under its request guard (which holds the downloads
+    it starts) and the gates of the tabs it opens, through the tracker, within the
+    tool's time bound."""
     asking, later = asks
     view = state.view(call.view)
     # A yes to run code is no yes to the form it may submit: asked on its own.
@@ -279,13 +280,11 @@ async def run_guarded(
         granted_download=granted_download,
     )
     sink = OpenedByCall(call.tab, gate_domains(host.sites, call.session, policy))
-    guard_of = host.set_off.guarding(judge, host.sites, call, later, host.nursery, view)
+    guard_of = host.set_off.guarding(
+        judge, host.sites, call, later, host.nursery, view, host.downloads
+    )
     tool = functools.partial(run_in_view, host.toolbox, call, state, consented)
-    with (
-        guard_of as guard,
-        holding_downloads(host.downloads),
-        host.tasks.acting_in(call.tab, sink),
-    ):
+    with guard_of as guard, host.tasks.acting_in(call.tab, sink):
         try:
             async with trio.open_nursery() as nursery:
                 # Tabs the action opens are guarded by this call's guard too.

@@ -69,7 +69,7 @@ import trio
 from pycdp_bridge import CDPError, DialogOpenError, Event, Target, TargetClosedError
 from pycdp_bridge import protocol as cdp
 
-from ._downloads import download_file
+from ._downloads import Downloads, download_file
 from ._paused import (
     FLUSHES,
     FORM_REASONS,
@@ -142,6 +142,9 @@ class Guarding:
     watched: tuple[str, ...] = ()
     # After the action, the guard stays on in a trailing window (None: it ends with it).
     trailing: Trailing | None = None
+    # Where the downloads the action starts are held and claimed (the browser's record;
+    # None, as in tests of bare tools: the download guard lets the block run as is).
+    downloads: Downloads | None = None
     _limits: dict[trio.CancelScope, float] = attrs.field(factory=dict, init=False)
     _deciding: int = attrs.field(default=0, init=False)
 
@@ -182,13 +185,17 @@ _current: contextvars.ContextVar[Guarding | None] = contextvars.ContextVar(
 
 @contextlib.contextmanager
 def guarding(
-    judge: Judge, *, watched: Sequence[str] = (), trailing: Trailing | None = None
+    judge: Judge,
+    *,
+    watched: Sequence[str] = (),
+    trailing: Trailing | None = None,
+    downloads: Downloads | None = None,
 ) -> Iterator[Guarding]:
     """Guard the actions of the block's tool calls with `judge` (the browser does this
     for every call; without it, as in tests of bare tools, nothing is held), pausing
-    also requests whose address holds one of the ``watched`` texts, and staying on
-    after an action as ``trailing`` says."""
-    guard = Guarding(judge, watched=tuple(watched), trailing=trailing)
+    also requests whose address holds one of the ``watched`` texts, staying on after an
+    action as ``trailing`` says, and holding the downloads it starts in ``downloads``."""
+    guard = Guarding(judge, watched=tuple(watched), trailing=trailing, downloads=downloads)
     token = _current.set(guard)
     try:
         yield guard
