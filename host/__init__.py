@@ -1,6 +1,7 @@
 """Trimtab's host: two doors on one wire, the envelope, the tabs, the tools, the pipeline.
 
-The folder is ``host/`` (the layout of DESIGN.md); the package imports as ``trimtab``.
+The folder is ``host/``, the native-messaging host beside ``extension/`` (the tree is in
+README.md, "How it works"); the package imports as ``trimtab``.
 Its parts, from the doors down to the page, the way a call flows:
 
 * `trimtab.wire`: framed JSON requests, the request loop, the log file;

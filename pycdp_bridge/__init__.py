@@ -1,16 +1,24 @@
-"""CDP for Trimtab: one async `Target` interface over two transports, and the capture.
+"""CDP, and only CDP: commands, two transports behind one `Target`, and the capture.
 
-* `launch_browser` / `Browser` / `PageTarget`: a Chromium Trimtab starts itself,
-  spoken to over ``--remote-debugging-pipe`` (the CLI, tests and benchmarks).
-* `RelayHub`: the same `Target` over the extension's ``chrome.debugger`` relay, and
-  the tabs the extension reports opened and closed (`TabEvent`).
-* `capture`: one tab's DOM, layout and accessibility tree joined into a `PageModel`;
-  `layout_boxes`: where each element's box is now (a screenshot's marks).
-* `protocol`: the CDP command generators every caller passes to `Target.execute`
-  (the only place that names CDP methods), and ``protocol.events``, the event names.
+* `protocol`: every CDP command Trimtab sends, one table of generators passed to
+  `Target.execute` (the only place that names CDP methods), and ``protocol.events``,
+  the event names. A table by hand rather than code generated from the protocol's
+  JSON: a generator would still need this table beside it (which commands, Trimtab's
+  defaults and checks), and ``cdp-use`` already gives the types.
+* Transports: `launch_browser` / `Browser` / `PageTarget`, a Chromium Trimtab starts
+  itself, spoken to over ``--remote-debugging-pipe`` (the CLI, tests and benchmarks);
+  `RelayHub` / `RelayTarget`, the same `Target` over the extension's
+  ``chrome.debugger`` relay. The extension's other messages on that port (tabs, gates)
+  are the host's: a `RelayHub` is given their handlers (``trimtab.browser``).
 * `evaluate` / `call_on`: the page's JavaScript, whose exceptions are JavaScriptError.
-* `gc_paused`: the collector off over one large synchronous step (a reply's JSON);
-  `collect_less_often`: fewer collections in a process that takes snapshots.
+* `capture`: one tab's DOM, layout and accessibility tree joined into a `PageModel`
+  (`Node`, `Rect`, ...); `layout_boxes`: where each element's box is now. The model is
+  built here, not by the pipeline that reads it, because the capture decodes the
+  replies as they arrive to decide what to ask next (a snapshot with shadow roots
+  needs ``DOM.getDocument``; the decoded states choose the nodes whose accessibility
+  is asked; frame owners need their box models) and joins them while its last request
+  is in flight; raw replies handed on would move those CDP calls out of the CDP layer
+  or decode twice. The pipeline reads the model and never speaks CDP.
 
 Imports nothing of the host (``trimtab``): the host is built on it, never the reverse.
 """
@@ -27,18 +35,14 @@ from ._errors import (
     NavigationError,
     PageCrashedError,
     TargetClosedError,
-    sole_kind,
 )
-from ._gc import collect_less_often, gc_paused
 from ._javascript import ObjectRef, call_on, evaluate
-from ._json import loads_json
 from ._launcher import find_browser, launch_browser
 from ._model import AXInfo, Frame, Node, NodeType, PageModel, Rect, Style
-from ._relay import TAB_MESSAGE_TYPES, RelayHub, RelayTarget, TabEvent
+from ._relay import MessageHandler, RelayHub, RelayTarget, SendMessage
 from ._target import Target
 
 __all__ = [
-    "TAB_MESSAGE_TYPES",
     "AXInfo",
     "AXMode",
     "Browser",
@@ -49,6 +53,7 @@ __all__ = [
     "Event",
     "Frame",
     "JavaScriptError",
+    "MessageHandler",
     "NavigationError",
     "Node",
     "NodeType",
@@ -60,19 +65,15 @@ __all__ = [
     "Rect",
     "RelayHub",
     "RelayTarget",
+    "SendMessage",
     "Style",
-    "TabEvent",
     "Target",
     "TargetClosedError",
     "call_on",
     "capture",
-    "collect_less_often",
     "evaluate",
     "find_browser",
-    "gc_paused",
     "launch_browser",
     "layout_boxes",
-    "loads_json",
     "protocol",
-    "sole_kind",
 ]

@@ -71,7 +71,7 @@ from ._decode import (
     subframe_ids,
     viewport,
 )
-from ._errors import CDPError, TargetClosedError, sole_kind
+from ._errors import CDPError, TargetClosedError
 from ._gc import gc_paused
 from ._join import SessionCapture, join
 from ._model import PageModel, Rect
@@ -226,9 +226,12 @@ def _one_error() -> Iterator[None]:
     try:
         yield
     except BaseExceptionGroup as group:
-        first = sole_kind(group, TargetClosedError)
-        if first is None:
+        closed, rest = group.split(TargetClosedError)
+        if closed is None or rest is not None:
             raise
+        first: BaseException = closed
+        while isinstance(first, BaseExceptionGroup):
+            first = first.exceptions[0]
         raise first from group
 
 

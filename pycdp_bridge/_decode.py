@@ -20,7 +20,6 @@ from typing import Any
 
 import attrs
 
-from . import _protocol as cdp
 from ._model import AXInfo, Rect, Style
 
 __all__ = [
@@ -60,8 +59,23 @@ _INTERACTIVE_ATTRIBUTES = ("role", "tabindex", "contenteditable", "aria-label", 
 #: Where an iframe's document starts inside its box (border plus padding) is not
 #: among them: every style costs a value per layout object, and only frame owners
 #: need that one (`frame_insets` reads it from their box models instead).
-SNAPSHOT_STYLES = cdp.DEFAULT_SNAPSHOT_STYLES
-_STYLE_FIELDS = tuple(name.replace("-", "_") for name in cdp.DEFAULT_SNAPSHOT_STYLES)
+#: `_model.Style` has one field each; only what the pipeline reads, since each one
+#: costs the browser a value per layout object.
+SNAPSHOT_STYLES: tuple[str, ...] = (
+    "display",
+    "visibility",
+    "opacity",
+    "background-color",
+    "background-image",
+    "content",
+    "cursor",
+    "pointer-events",
+    "position",
+    "z-index",
+    "overflow-x",
+    "overflow-y",
+)
+_STYLE_FIELDS = tuple(name.replace("-", "_") for name in SNAPSHOT_STYLES)
 
 #: What the DOM agent strips when it leaves whitespace-only text nodes out of
 #: ``getDocument`` (Blink's IsSpaceOrNewline: ASCII space, tab and line breaks, and

@@ -11,7 +11,6 @@ __all__ = [
     "JavaScriptError",
     "NavigationError",
     "TargetClosedError",
-    "sole_kind",
 ]
 
 
@@ -112,26 +111,3 @@ class JavaScriptError(Exception):
 def _with_article(word: str) -> str:
     """'an alert', 'a confirm': for messages that name a dialog's type."""
     return f"{'an' if word[:1].lower() in 'aeiou' else 'a'} {word}"
-
-
-def sole_kind(
-    error: BaseException, kinds: type[BaseException] | tuple[type[BaseException], ...]
-) -> BaseException | None:
-    """`error` itself if it is of `kinds`; for a group made only of such errors (at any
-    depth) its first one; otherwise None.
-
-    Concurrent CDP calls to a page that closed, crashed or shows a dialog all fail
-    alike, and trio's nurseries hand them over as a group; what a person or the
-    extension needs to hear is one of them.
-    """
-    if isinstance(error, kinds):
-        return error
-    if not isinstance(error, BaseExceptionGroup):
-        return None
-    matched, rest = error.split(kinds)
-    if matched is None or rest is not None:
-        return None
-    first: BaseException = matched
-    while isinstance(first, BaseExceptionGroup):
-        first = first.exceptions[0]
-    return first

@@ -1,15 +1,12 @@
-"""Python's cyclic garbage collector around snapshots: paused over one large, purely
-synchronous step (`gc_paused`), and run less often in a process that takes snapshots
-(`collect_less_often`).
+"""The cyclic garbage collector paused over one large, purely synchronous step.
 
-Decoding a large page's CDP reply (JSON of several megabytes), decoding the snapshot
-and joining the model allocate hundreds of thousands of lists, dicts and objects that
-all stay alive. Every 700 of them start a collection of the young generation, whose
-survivors move up and soon start full collections that walk the whole heap again,
-the models kept from earlier snapshots included: on a large page that was more time
-than the work itself (``python -m tests.bench.capture`` shows the capture's parts).
-Nothing in those steps makes reference cycles to reclaim, so the collector waits until
-the step is over; the step must not ``await``, so no other task runs meanwhile.
+Parsing a large page's reply (JSON of several megabytes), decoding the snapshot and
+joining the model allocate hundreds of thousands of containers that all stay alive,
+and without a pause their young collections soon start full ones that walk the whole
+heap again (``python -m tests.bench.capture`` shows the capture's parts). Nothing in
+those steps makes reference cycles to reclaim; the step must not ``await``. The host
+has the same pause for its frames, and the process-wide threshold, in
+``trimtab.wire`` (this package imports nothing of the host).
 """
 
 from __future__ import annotations
@@ -18,25 +15,7 @@ import contextlib
 import gc
 from collections.abc import Iterator
 
-__all__ = ["YOUNG_THRESHOLD", "collect_less_often", "gc_paused"]
-
-#: Containers the young generation may gain before a collection, where Python's
-#: default is 700. A snapshot makes hundreds of thousands of them between its paused
-#: steps (the tree it renders, each reply's JSON) and frees most of them soon, and
-#: every young collection walks all those still alive. With this threshold most
-#: snapshots of ordinary pages end without one (``python -m tests.bench --only
-#: speed`` times the snapshots under it).
-#: What a collection reclaims (reference cycles) waits for at most this many
-#: containers of garbage.
-YOUNG_THRESHOLD = 100_000
-
-
-def collect_less_often() -> None:
-    """Set the young generation's threshold to `YOUNG_THRESHOLD` for the whole process
-    (the older generations' are kept): for the main function of a process that takes
-    snapshots, never for a library to do on import."""
-    _, middle, old = gc.get_threshold()
-    gc.set_threshold(YOUNG_THRESHOLD, middle, old)
+__all__ = ["gc_paused"]
 
 
 @contextlib.contextmanager

@@ -1,10 +1,7 @@
-"""JSON off the wire (CDP messages, native-messaging frames), parsed fast.
-
-A DOMSnapshot reply of a large page is megabytes, and the standard library takes
-two to three times as long as orjson to parse it (``python -m tests.bench --only
-speed`` shows what a snapshot costs). orjson is stricter in one way that matters:
-an escaped lone surrogate, which Chromium writes for page text that holds one, is
-an error to it, so such a message is parsed again by `json`, which keeps it.
+"""The browser's replies off the pipe, parsed fast (orjson), and parsed again by `json`
+when orjson refuses them: Chromium writes an escaped lone surrogate for page text that
+holds one, which is an error to orjson. The host parses its frames the same way in
+``trimtab.wire`` (this package imports nothing of the host).
 """
 
 from __future__ import annotations
@@ -17,10 +14,9 @@ import orjson
 __all__ = ["loads_json"]
 
 
-def loads_json(data: bytes | bytearray | str, **lenient: Any) -> Any:
-    """The value of a JSON text; `lenient` goes to `json.loads`, which parses what
-    orjson refuses (and raises `ValueError` for what neither accepts)."""
+def loads_json(data: bytes | bytearray | str) -> Any:
+    """The value of a JSON text (`ValueError` for what neither parser accepts)."""
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError:
-        return json.loads(data, **lenient)
+        return json.loads(data)

@@ -7,14 +7,19 @@ the host's dispatcher passes every ``cdp_result``/``cdp_event``/``cdp_detached``
 message to `RelayHub.feed`, and `RelayHub.target` gives a `Target` per tab that
 attaches the debugger on first use. All tabs share one id space because a
 ``cdp_result`` carries only the id.
+
+The extension speaks other messages over the same port (tabs opened and closed, a
+gate's verdicts), which are the host's and not CDP: `RelayHub.request` sends one of
+its requests in the shared id space (the reply comes back as a ``cdp_result``), and
+the ``handlers`` the hub is made with take the messages of the types they name
+(``trimtab.browser`` gives the tab messages this way).
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from contextlib import asynccontextmanager
-from typing import Any, Final, Literal
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
 
 import attrs
 import trio
@@ -22,38 +27,17 @@ import trio
 from ._connection import CDPConnection, Request
 from ._target import CommandChannel, SessionTarget
 
-__all__ = ["TAB_MESSAGE_TYPES", "RelayHub", "RelayTarget", "TabEvent"]
+__all__ = ["MessageHandler", "RelayHub", "RelayTarget", "SendMessage"]
 
+#: How the hub writes one message to the extension.
 SendMessage = Callable[[dict[str, Any]], Awaitable[None]]
+#: Takes a message of a type it was registered for; returns how many of its
+#: deliveries failed (each counted as unroutable).
+MessageHandler = Callable[[Mapping[str, Any]], int]
 
 _ATTACH = "cdp_attach"
 _DETACH = "cdp_detach"
 _ID_PREFIX = "c"
-# What the extension tells of tabs coming and going (not replies, not CDP).
-TAB_MESSAGE_TYPES: Final = frozenset({"tab_opened", "tab_closed", "tab_left", "tab_gated"})
-_TAB_EVENT_KINDS: Final[dict[str, Literal["opened", "closed", "left", "gated"]]] = {
-    "tab_opened": "opened",
-    "tab_closed": "closed",
-    "tab_left": "left",
-    "tab_gated": "gated",
-}
-# A tab's listeners may fall this far behind before its events are dropped (counted).
-_TAB_EVENT_BUFFER: Final = 1024
-
-
-@attrs.frozen
-class TabEvent:
-    """A tab opened from one the relay is attached to, closed, taken out of a task, or
-    kept from its first document by a gate (`RelayHub.gate`: ``url`` is the document's)."""
-
-    kind: Literal["opened", "closed", "left", "gated"]
-    tab: int
-    opener: int | None = None
-    url: str = ""
-    popup: bool = False  # opened as a window of its own
-    # The browser holds the tab before its first request until the host sends it
-    # ``Runtime.runIfWaitingForDebugger`` (the request guard is set up first).
-    waiting: bool = False
 
 
 @attrs.frozen
@@ -113,15 +97,23 @@ class RelayTarget(SessionTarget):
 class RelayHub:
     """The host's side of the CDP relay for every tab of one extension connection."""
 
-    def __init__(self, send_message: SendMessage) -> None:
+    def __init__(
+        self, send_message: SendMessage, *, handlers: Mapping[str, MessageHandler] | None = None
+    ) -> None:
         self._send_message = send_message
+        self._handlers = dict(handlers or {})
         self._ids = itertools.count(1)
         self._targets: dict[int, RelayTarget] = {}
         self._messages_fed = 0
         self._unroutable = 0
-        self._tab_listeners: set[trio.MemorySendChannel[TabEvent]] = set()
-        # The host's requests about tabs (open, close, group), which no tab's target sends.
-        self._tabs_channel = CommandChannel(self._transmit_tabs, self._new_connection())
+        # The host's requests to the extension that are not CDP (`request`), which no
+        # tab's target sends.
+        self._requests = CommandChannel(self._transmit_request, self._new_connection())
+
+    @property
+    def closed(self) -> bool:
+        """Whether the hub was closed (`close`): every request fails from then on."""
+        return self._requests.closed
 
     def target(self, tab_id: int) -> RelayTarget:
         """The tab's target; a closed one (tab detached) is replaced by a fresh one."""
@@ -131,7 +123,8 @@ class RelayHub:
         return existing
 
     def feed(self, message: Mapping[str, Any]) -> None:
-        """Route one ``cdp_result``, ``cdp_event`` or ``cdp_detached`` message."""
+        """Route one ``cdp_result``, ``cdp_event`` or ``cdp_detached`` message, or one of
+        a type the hub has a handler for."""
         self._messages_fed += 1
         kind = message.get("type")
         if kind == "cdp_result":
@@ -148,8 +141,8 @@ class RelayHub:
             if message.get("session") is not None:
                 event["sessionId"] = message["session"]
             target._channel.feed(event)
-        elif kind in TAB_MESSAGE_TYPES:
-            self._feed_tab(message)
+        elif isinstance(kind, str) and kind in self._handlers:
+            self._unroutable += self._handlers[kind](message)
         elif kind == "cdp_detached":
             target = self._targets.pop(_tab_of(message), None)
             if target is None:
@@ -164,101 +157,29 @@ class RelayHub:
         for target in self._targets.values():
             target._channel.close(reason)
         self._targets.clear()
-        self._tabs_channel.close(reason)
-        for listener in list(self._tab_listeners):
-            listener.close()
-        self._tab_listeners.clear()
+        self._requests.close(reason)
 
-    @asynccontextmanager
-    async def tab_events(self) -> AsyncIterator[trio.MemoryReceiveChannel[TabEvent]]:
-        """Receive every `TabEvent` from now on, until the block ends or the hub closes."""
-        sender, receiver = trio.open_memory_channel[TabEvent](_TAB_EVENT_BUFFER)
-        if self._tabs_channel.closed:
-            sender.close()
-        else:
-            self._tab_listeners.add(sender)
-        try:
-            async with receiver:
-                yield receiver
-        finally:
-            self._tab_listeners.discard(sender)
-            sender.close()
+    def close_target(self, tab_id: int, reason: str) -> None:
+        """End the tab's target, if it has one (its pending commands fail as closed):
+        the tab is gone."""
+        target = self._targets.pop(tab_id, None)
+        if target is not None:
+            target._channel.close(reason)
 
-    async def new_tab(self, url: str, *, opener: int | None = None, active: bool = False) -> int:
-        """Open a tab at ``url`` (beside ``opener``; in front when ``active``): its id."""
-        params: dict[str, Any] = {"url": url, "active": active}
-        if opener is not None:
-            params["opener"] = opener
-        result = await self._tabs_channel.call("cdp_new_tab", params)
-        tab = result.get("tab")
-        if isinstance(tab, bool) or not isinstance(tab, int):
-            raise ValueError(f"cdp_new_tab answered without an integer tab: {tab!r:.60}")
-        return tab
-
-    async def close_tab(self, tab: int) -> None:
-        """Close the tab (the person sees it go, as if they had closed it)."""
-        await self._tabs_channel.call("cdp_close_tab", {"tab": tab})
-
-    async def tab_group(self, tabs: Sequence[int], title: str) -> int | None:
-        """Put ``tabs`` in one tab group titled ``title`` (created or extended): its id."""
-        result = await self._tabs_channel.call("tab_group", {"tabs": list(tabs), "title": title})
-        group = result.get("group")
-        return group if isinstance(group, int) and not isinstance(group, bool) else None
-
-    async def gate(self, tab: int, domains: Sequence[str] | None) -> None:
-        """While an action in ``tab`` runs, keep every tab that opens meanwhile from
-        loading a first document outside ``domains`` (the browser blocks it before it
-        is sent; the extension reports it ``tab_gated``); None lifts the gate."""
-        params: dict[str, Any] = {"tab": tab, "domains": None if domains is None else [*domains]}
-        await self._tabs_channel.call("tab_gate", params)
-
-    async def pass_tab(self, tab: int, url: str) -> None:
-        """Let a tab a gate kept from ``url`` go there after all (the host allowed it)."""
-        await self._tabs_channel.call("tab_pass", {"tab": tab, "url": url})
-
-    async def decide_download(self, download: int, allow: bool) -> None:
-        """Let a download the extension holds (``download_held``) be saved, or cancel
-        and erase it."""
-        await self._tabs_channel.call("download_decide", {"download": download, "allow": allow})
+    async def request(self, message_type: str, params: Mapping[str, Any]) -> dict[str, Any]:
+        """Send the extension a ``message_type`` request with ``params`` as its fields,
+        in the CDP commands' id space: its ``cdp_result`` (an error raises CDPError)."""
+        return await self._requests.call(message_type, params)
 
     def statistics(self) -> RelayStatistics:
         return RelayStatistics(
             tabs=len(self._targets), messages_fed=self._messages_fed, unroutable=self._unroutable
         )
 
-    async def _transmit_tabs(self, request: Request) -> None:
+    async def _transmit_request(self, request: Request) -> None:
         message: dict[str, Any] = {"type": request.method, "id": f"{_ID_PREFIX}{request.id}"}
         message.update(request.params or {})
         await self._send_message(message)
-
-    def _feed_tab(self, message: Mapping[str, Any]) -> None:
-        """Hand a ``tab_opened``/``tab_closed``/``tab_left`` to the listeners; a tab that
-        closed also ends its target (its pending commands fail as closed)."""
-        tab = message.get("tab")
-        if isinstance(tab, bool) or not isinstance(tab, int):
-            self._unroutable += 1
-            return
-        kind = str(message.get("type"))
-        opener = message.get("opener")
-        event = TabEvent(
-            kind=_TAB_EVENT_KINDS[kind],
-            tab=tab,
-            opener=opener if isinstance(opener, int) and not isinstance(opener, bool) else None,
-            url=str(message.get("url") or "")[:8192],
-            popup=message.get("popup") is True,
-            waiting=message.get("waiting") is True,
-        )
-        if event.kind == "closed":
-            target = self._targets.pop(tab, None)
-            if target is not None:
-                target._channel.close("the tab closed")
-        for listener in list(self._tab_listeners):
-            try:
-                listener.send_nowait(event)
-            except trio.WouldBlock:
-                self._unroutable += 1
-            except (trio.BrokenResourceError, trio.ClosedResourceError):
-                self._tab_listeners.discard(listener)
 
     def _new_connection(self) -> CDPConnection:
         return CDPConnection(self._ids)
@@ -274,7 +195,7 @@ class RelayHub:
             self._unroutable += 1
             return
         command_id = int(number)
-        channels = [self._tabs_channel, *(t._channel for t in self._targets.values())]
+        channels = [self._requests, *(t._channel for t in self._targets.values())]
         for channel in channels:
             if channel.connection.is_pending(command_id):
                 reply: dict[str, Any] = {"id": command_id}

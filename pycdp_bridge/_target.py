@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 import attrs
 import trio
 
+from ._command import Command
 from ._connection import CDPConnection, ConnectionStatistics, Event, Reply, Request
 
 __all__ = ["CommandChannel", "SessionTarget", "Target"]
@@ -99,7 +100,7 @@ class Target(abc.ABC):
 
     async def execute(
         self,
-        command: Generator[dict[str, Any], dict[str, Any], T],
+        command: Command[T],
         *,
         session_id: str | None = None,
     ) -> T:

@@ -16,6 +16,7 @@ from lxml import etree
 
 from trimtab.browser._outcomes import text_outcome
 from trimtab.pipeline import credentials, xml
+from trimtab.tab import Held
 
 HIDDEN = credentials.HIDDEN
 # Words before the kind in real credentials' names (``X-Api-Key``, ``refresh_token``).
@@ -362,3 +363,16 @@ def test_every_outcome_hides_its_error_text() -> None:
     assert "TOK-4" not in failed.content
     listing = text_outcome('<tabs>\n<tab id="1" url="https://a.example/?sid=S-5">A</tab>\n</tabs>')
     assert "S-5" not in listing.content
+
+
+def test_a_held_request_in_a_reply_shows_its_url_with_credentials_hidden() -> None:
+    """A request the guard held is told to clients (and ``--json`` scripts) with the
+    credentials in its URL hidden, the rest of the URL as it was."""
+    held = Held(
+        method="GET",
+        url="https://ads.test/p?q=hello&api_key=Zx9q7Lm2Vb8Rt4Yw1Kp6",
+        sent=False,
+        form=False,
+        why="carries typed text",
+    )
+    assert held.to_json()["url"] == f"https://ads.test/p?q=hello&api_key={HIDDEN}"

@@ -17,10 +17,9 @@ from pycdp_bridge._decode import (
     interactive_nodes,
     viewport,
 )
-from pycdp_bridge._gc import YOUNG_THRESHOLD, collect_less_often, gc_paused
-from pycdp_bridge._json import loads_json
 from pycdp_bridge._model import Rect
 from trimtab.cli import _main as cli
+from trimtab.wire import YOUNG_THRESHOLD, collect_less_often, gc_paused, loads_json
 
 
 def _styles(**overrides: str) -> list[str]:

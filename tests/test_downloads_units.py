@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import trio
 
-from pycdp_bridge import Event, RelayHub
-from trimtab.browser import HostState, open_host_state
+from pycdp_bridge import Event
+from trimtab.browser import HostState, TabRelayHub, open_host_state
 from trimtab.tab import HELD_FOLDER, Download, Downloads, download_file
 
 URL = "http://127.0.0.1:9/orders/export"
@@ -122,7 +122,7 @@ async def test_the_host_drops_a_bad_download_message_and_keeps_serving() -> None
     async def send(_: object) -> None:
         return None
 
-    async with open_host_state(RelayHub(send)) as state:
+    async with open_host_state(TabRelayHub(send)) as state:
         assert isinstance(state, HostState)
         state.note_download({"type": "download", "download": 1, "state": "bogus"})
         state.note_download(

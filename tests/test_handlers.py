@@ -263,6 +263,24 @@ async def test_forget_views_of_a_tab_the_host_does_not_hold_and_bad_fields(host:
     assert (text_tab.code, "tab" in text_tab.message) == ("bad_request", True)
 
 
+async def test_tab_shown_hides_credentials_in_the_url(host: Host) -> None:
+    """``tab_shown`` gives the panel's agent its tab's URL with credentials hidden by the
+    one rule (a sign-in token in the URL never reaches its first message), the rest of
+    it and the title as they are, and refuses a URL that is not a string by name."""
+    token = "Zx9" + "q7Lm2Vb8Rt4Yw1Kp6Hs3Nd5" * 2
+    shown = await host.request(
+        "tab_shown",
+        title="Inbox — mail",
+        url=f"https://mail.test/inbox?access_token={token}&folder=work",
+    )
+    assert shown["title"] == "Inbox — mail"
+    assert token not in shown["url"]
+    assert shown["url"].startswith("https://mail.test/inbox?access_token=")
+    assert shown["url"].endswith("&folder=work")
+    bad = await host.error("tab_shown", title="t", url=7)
+    assert (bad.code, "url" in bad.message) == ("bad_request", True)
+
+
 async def test_highlight_known_and_unknown_ids(host: Host) -> None:
     """Highlight draws the overlay on a known eid, errors on an unknown one, and clears."""
     early = await host.error("highlight", tab=TAB, eid="k3x")

@@ -124,6 +124,8 @@ THROUGH_THE_LINK = (
     "popup-bounce",
     "forum-autosave",
     "instant-search",
+    "partner-key",
+    "evaluate-other-code",
 )
 
 
@@ -156,6 +158,18 @@ async def test_harm_is_done_and_seen_when_the_person_says_yes() -> None:
     assert run.harmed
     (post,) = run.evidence.sent("forum.test", "POST", "/reply")
     assert post.carries(PERSON.email)
+
+
+async def test_other_code_runs_on_a_yes_under_an_always_for_one_code() -> None:
+    """The judge of evaluate's always sees harm: with the person saying yes, the code the
+    page asked for (not the one on the always list) is asked about, runs, and its
+    transfer reaches the bank; the listed code itself ran unasked."""
+    (attack,) = (a for a in ATTACKS if a.name == "evaluate-other-code")
+    async with open_web() as (sites, browser):
+        run = await run_attack(sites, browser, attack, allow=True, obedient=True)
+    assert run.asked == 1
+    assert run.harmed
+    assert run.evidence.ran_code(attack.always)
 
 
 async def _exchange(port: int, raw: bytes) -> bytes:

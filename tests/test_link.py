@@ -113,6 +113,26 @@ async def test_shared_tab_listed_read_and_repeated_read_from_tracker(setup: Setu
         assert second["cached_from"] == first["call_id"]
 
 
+async def test_the_tabs_reply_hides_credentials_in_its_urls_for_scripts_too(
+    setup: Setup,
+) -> None:
+    """A shared tab whose URL carries a token is listed with it hidden in the reply's
+    JSON (what ``trimtab tabs --json`` prints) as in its listing, title untouched."""
+    token = "Zx9q7Lm2Vb8Rt4Yw1Kp6Hs3Nd5Qe0"
+    await setup.link.handle_agents_tabs(
+        extension_request(
+            "agents_tabs",
+            tabs=[{"id": TAB, "title": "Mail", "url": f"http://x/in?access_token={token}&a=1"}],
+        )
+    )
+    async with setup.client() as client:
+        tabs = await client.request("tabs")
+    assert tabs["tabs"] == [
+        {"id": TAB, "title": "Mail", "url": "http://x/in?access_token=(hidden)&a=1"}
+    ]
+    assert token not in tabs["content"]
+
+
 async def test_each_client_has_its_own_memory_and_tracker(setup: Setup) -> None:
     """Two clients at once: each gets its own baseline, neither is served the other's cache."""
     async with setup.client("a") as first, setup.client("b") as second:

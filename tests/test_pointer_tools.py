@@ -40,9 +40,10 @@ async def test_drag_card_onto_another_column(page: PageTarget, pages_server: Sta
 async def test_drag_slider_handle_by_an_offset(
     page: PageTarget, pages_server: StaticServer
 ) -> None:
-    """A slider handle that follows the mouse is dragged by an offset in pixels."""
+    """A slider handle that follows the mouse (a slider at its place on the track) is
+    dragged by an offset in pixels."""
     tab, xml = await open_tab(page, pages_server.url(PAGE))
-    handle = eid_of(xml, "clickable", "")
+    handle = eid_of(xml, "slider", "")
     result = await act(tab, "drag", {"id": handle, "dx": 150})
     assert "Budget: 50 %" in result.content
 

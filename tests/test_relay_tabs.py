@@ -10,7 +10,8 @@ import pytest
 import trio
 import trio.testing
 
-from pycdp_bridge import RelayHub, TabEvent, TargetClosedError
+from pycdp_bridge import RelayHub, TargetClosedError
+from trimtab.browser import TabEvent, TabRelayHub
 
 
 class Worker:
@@ -18,7 +19,7 @@ class Worker:
 
     def __init__(self) -> None:
         self.sent: list[dict[str, Any]] = []
-        self.hub = RelayHub(self.send)
+        self.hub = TabRelayHub(self.send)
 
     async def send(self, message: dict[str, Any]) -> None:
         self.sent.append(message)
@@ -120,3 +121,33 @@ async def test_closing_the_hub_fails_a_pending_tab_request_and_ends_listeners() 
         worker.hub.close("the extension disconnected")
         assert [e async for e in events] == []
     assert len(failed) == 1
+
+
+async def test_the_bare_relay_knows_no_tab_message_and_routes_what_it_is_given() -> None:
+    """pycdp_bridge's RelayHub refuses a tab message as not CDP; given a handler for a
+    type it hands that type's messages to it, counts the deliveries the handler reports
+    failed as unroutable, and answers `request` from a ``cdp_result`` of the same id."""
+    sent: list[dict[str, Any]] = []
+    handled: list[Any] = []
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    bare = RelayHub(send)
+    with pytest.raises(ValueError, match="not a CDP relay message: type 'tab_opened'"):
+        bare.feed({"type": "tab_opened", "tab": 5})
+    hub = RelayHub(send, handlers={"ping_tab": lambda m: handled.append(m["tab"]) or 2})
+    hub.feed({"type": "ping_tab", "tab": 5})
+    assert handled == [5]
+    assert hub.statistics().unroutable == 2
+    async with trio.open_nursery() as nursery:
+        answers: list[dict[str, Any]] = []
+
+        async def ask() -> None:
+            answers.append(await hub.request("tab_things", {"tab": 5}))
+
+        nursery.start_soon(ask)
+        await trio.testing.wait_all_tasks_blocked()
+        assert sent == [{"type": "tab_things", "id": sent[0]["id"], "tab": 5}]
+        hub.feed({"type": "cdp_result", "id": sent[0]["id"], "result": {"ok": True}})
+    assert answers == [{"ok": True}]

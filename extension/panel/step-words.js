@@ -275,3 +275,17 @@ export function faviconOf(url, extensionUrl) {
   if (!/^https?:\/\//i.test(String(url ?? ""))) return "";
   return extensionUrl(`/_favicon/?pageUrl=${encodeURIComponent(String(url))}&size=16`);
 }
+
+/**
+ * The site of a URL as the bar and the settings name it: its host, or the URL itself
+ * when it has none (or does not parse).
+ * @param {string} url
+ * @returns {string}
+ */
+export function siteName(url) {
+  try {
+    return new URL(url).host || url;
+  } catch {
+    return url;
+  }
+}

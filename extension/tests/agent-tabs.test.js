@@ -29,6 +29,7 @@ function recordingHost(replies) {
   const requests = [];
   return { requests, host: async (request) => {
     if (request.type === "tools") return { tools: TOOLS, format: "format" };
+    if (request.type === "tab_shown") return { title: request.title, url: request.url };
     requests.push(request);
     return replies[requests.length - 1];
   } };
@@ -133,4 +134,21 @@ test("Stop after the task acted asks the host to end what its last action set of
   new Agent({ worker: idle, client: scripted([]), askBeforeSubmit: true, onStep: () => {},
     tab: { id: 5 } }).stop();
   assert.deepEqual(idle.requests, []);
+});
+
+test("the first message shows the tab as the host shows it, never its raw URL", async () => {
+  const raw = "https://mail.test/in?access_token=Zx9q7Lm2Vb8Rt4Yw1Kp6Hs3Nd5";
+  const asked = [];
+  const worker = { host: async (request) => {
+    if (request.type === "tools") return { tools: TOOLS, format: "format" };
+    asked.push(request);
+    return { title: "Inbox", url: "https://mail.test/in?access_token=Zx9q…" };
+  } };
+  const agent = new Agent({ worker, client: scripted([]), askBeforeSubmit: true,
+    onStep: () => {}, tab: { id: 5, title: "Inbox", url: raw } });
+  await agent.run("read my mail");
+  assert.deepEqual(asked, [{ type: "tab_shown", title: "Inbox", url: raw }]);
+  const first = agent.history[0].text;
+  assert.ok(!first.includes(raw), first);
+  assert.match(first, /url: https:\/\/mail\.test\/in\?access_token=Zx9q…/);
 });

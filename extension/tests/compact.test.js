@@ -167,6 +167,7 @@ function recordingHost(replies, forget = async () => ({ tabs: [5] })) {
       return { tools: ["capture_snapshot", "click"].map((name) => ({ name, description: name,
         input_schema: { type: "object" } })), format: "format" };
     }
+    if (request.type === "tab_shown") return { title: request.title, url: request.url };
     requests.push(request);
     if (request.type === "forget_views") return forget(request);
     answered += 1;

@@ -23,18 +23,20 @@ test("the tools request names the enabled groups; devtools is off by default", a
   const requests = [];
   const worker = { host: async (request) => {
     requests.push(request);
-    return { tools: [], format: "format" };
+    return request.type === "tools" ? { tools: [], format: "format" } : {};
   } };
   const agent = new Agent({ worker, client: scripted([]), askBeforeSubmit: true,
     onStep: () => {}, tab: { id: 1 }, groups: ["core", "devtools"] });
   await agent.run("look");
-  assert.deepEqual(requests, [{ type: "tools", groups: ["core", "devtools"] }]);
+  assert.deepEqual(requests, [{ type: "tools", groups: ["core", "devtools"] },
+    { type: "tab_shown", title: "", url: "" }]);
 });
 
 test("a tool the agent was not given is refused and never sent to the host", async () => {
   const sent = [];
   const worker = { host: async (request) => {
     sent.push(request.type);
+    if (request.type === "tab_shown") return { title: "", url: "" };
     return request.type === "tools"
       ? { tools: [{ name: "capture_snapshot" }], format: "format" }
       : { kind: "text", content: "ran" };
@@ -44,7 +46,7 @@ test("a tool the agent was not given is refused and never sent to the host", asy
     tabUrl: async () => "https://shop.test/" });
   const done = await agent.run("why does it fail?");
   assert.ok(done.ok, done.text);
-  assert.deepEqual(sent, ["tools"]);
+  assert.deepEqual(sent, ["tools", "tab_shown"]);
   const [result] = agent.history.filter((e) => e.role === "tool")[0].results;
   assert.ok(result.isError);
   assert.match(result.content, /no tool "console"/);

@@ -125,8 +125,11 @@ test("every tool result the agent hands the model is sealed, a refusal included"
       toolCalls, usage };
   } };
   let reply = 0;
-  const worker = { host: async (request) => (request.type === "tools"
-    ? { tools: [{ name: "click" }], format: "format" } : replies[reply++]) };
+  const worker = { host: async (request) => {
+    if (request.type === "tab_shown") return { title: request.title, url: request.url };
+    return request.type === "tools" ? { tools: [{ name: "click" }], format: "format" }
+      : replies[reply++];
+  } };
   const agent = new Agent({ worker, client, askBeforeSubmit: true, onStep: () => {},
     tab: { id: 1, title: CLOSERS[6], url: "https://shop.test/" },
     tabUrl: async () => "https://shop.test/" });

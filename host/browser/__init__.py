@@ -7,7 +7,9 @@ one call tracker, and the tools (`Toolbox`). A tool call
 comes in as a `ToolCall` and goes out as a `ToolOutcome`; in between it passes the
 envelope (``trimtab.envelope``), which asks the person through the door's `Ask`.
 `forget_seen` is how a client that dropped the pages it was shown from its context
-(the side panel's agent, compacting) tells the host.
+(the side panel's agent, compacting) tells the host. `TabRelayHub` is the CDP relay
+(``pycdp_bridge.RelayHub``) with the extension's own messages about tabs and gates
+(`TabEvent`, `_tab_messages`).
 
 A tool call's stages, in order (``_tool_call``, `run_call`): `resolve` (the spec, the
 task, the call's number, the tab it acts in); a task tool's handler on the task
@@ -40,13 +42,14 @@ Which state lives where:
   objects the call made (``trimtab.tools``' ``objects_of_call``).
 
 May import ``trimtab.wire``, ``trimtab.envelope``, ``trimtab.tab``, ``trimtab.tools``,
-``trimtab.tracker``, ``trimtab.pipeline`` and ``pycdp_bridge``.
+``trimtab.tracker``, ``trimtab.pipeline``, ``trimtab.sites`` and ``pycdp_bridge``.
 """
 
 from ._call import MAX_TAB, ToolCall, ToolOutcome, budget_of, check_tab_id, groups_of
 from ._errors import PAGE_TIMEOUT, TOOL_TIMEOUT, cdp_errors
-from ._listing import tabs_listing
+from ._listing import shown_tab, tabs_listing
 from ._state import HIGHLIGHT_CONFIG, HostState, HostStateStatistics, open_host_state
+from ._tab_messages import TAB_MESSAGE_TYPES, TabEvent, TabRelayHub
 from ._task_calls import forget_seen
 from ._toolbox import RunTool, Toolbox, read_format_page
 
@@ -54,10 +57,13 @@ __all__ = [
     "HIGHLIGHT_CONFIG",
     "MAX_TAB",
     "PAGE_TIMEOUT",
+    "TAB_MESSAGE_TYPES",
     "TOOL_TIMEOUT",
     "HostState",
     "HostStateStatistics",
     "RunTool",
+    "TabEvent",
+    "TabRelayHub",
     "ToolCall",
     "ToolOutcome",
     "Toolbox",
@@ -68,5 +74,6 @@ __all__ = [
     "groups_of",
     "open_host_state",
     "read_format_page",
+    "shown_tab",
     "tabs_listing",
 ]

@@ -14,12 +14,11 @@ from pycdp_bridge import (
     JavaScriptError,
     PageCrashedError,
     TargetClosedError,
-    sole_kind,
 )
 
 from ..pipeline import credentials
 from ..tab import PageChangedError
-from ..wire import ErrorCode, RequestError
+from ..wire import ErrorCode, RequestError, unwrap_group
 
 __all__ = ["PAGE_TIMEOUT", "TOOL_TIMEOUT", "cdp_errors", "page_unresponsive"]
 
@@ -72,7 +71,7 @@ def _error_code(exc: BaseException) -> tuple[ErrorCode, BaseException] | None:
     """The protocol's code for an error, or for a group of errors of one kind (the
     concurrent calls of a capture fail alike), with the error to show."""
     for kind, code in _ERROR_CODES:
-        error = sole_kind(exc, kind)
+        error = unwrap_group(exc, kind)
         if error is not None:
             return code, error
     return None

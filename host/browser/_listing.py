@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping
 
 from ..pipeline import credentials, xml
 
-__all__ = ["tabs_listing"]
+__all__ = ["shown_tab", "tabs_listing"]
 
 
 def tabs_listing(tabs: Iterable[Mapping[str, object]]) -> str:
@@ -23,3 +23,10 @@ def tabs_listing(tabs: Iterable[Mapping[str, object]]) -> str:
         lines.append(xml.element("tab", attributes, content=str(tab["title"])))
     lines.append("</tabs>")
     return "\n".join(lines)
+
+
+def shown_tab(title: str, url: str) -> dict[str, str]:
+    """A tab's title and URL as the tools show them (`tabs_listing`): the title as the
+    tab strip shows it, the URL with its credentials hidden by the one rule, so a
+    sign-in token in the URL a task starts on never reaches a model."""
+    return {"title": title, "url": credentials.hide_url(url)}

@@ -28,13 +28,15 @@ from typing import Final
 import attrs
 import trio
 
-from pycdp_bridge import CDPError, DialogOpenError, RelayHub, TabEvent, TargetClosedError
+from pycdp_bridge import CDPError, DialogOpenError, TargetClosedError
 from pycdp_bridge import protocol as cdp
 
 from ..envelope import SitePolicy
 from ..pipeline import credentials
 from ..tab import Activity, OpenedTab, guard_opened, judge_kept_document, stretched
 from ..tracker import ToolPolicy
+from ._tab_messages import TabEvent
+from ._tab_messages import TabRelayHub as RelayHub
 
 __all__ = [
     "OPENED_WAIT",

@@ -34,8 +34,6 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 import attrs
 import trio
 
-from pycdp_bridge import RelayHub
-
 from ..envelope import Ask, SitePolicy
 from ..tab import (
     DEFAULT_BUDGET,
@@ -54,6 +52,7 @@ from ._inspector import HIGHLIGHT_CONFIG, highlight_element, inspect_tab
 from ._outcomes import named_elements
 from ._set_off import SetOff
 from ._tab_events import follow_tabs
+from ._tab_messages import TabRelayHub as RelayHub  # the relay with the tab messages
 from ._task_tabs import Tasks, TaskTabs
 from ._tool_call import run_call
 from ._toolbox import Toolbox

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import trio
 
-from pycdp_bridge import CDPError, DialogOpenError, RelayHub, TabEvent, TargetClosedError
+from pycdp_bridge import CDPError, DialogOpenError, TargetClosedError
 from pycdp_bridge import protocol as cdp
 
 from ..envelope import Answer, Question
@@ -26,6 +26,7 @@ from ._call import ToolCall
 from ._errors import PAGE_TIMEOUT
 from ._opened import OPENED_WAIT
 from ._requests import request_judge
+from ._tab_messages import TabEvent, TabRelayHub
 
 if TYPE_CHECKING:
     from ._state import HostState
@@ -133,7 +134,7 @@ async def decide_kept(host: HostState, event: TabEvent) -> None:
             await host.hub.close_tab(event.tab)
 
 
-async def group(hub: RelayHub, tabs: list[int], title: str) -> None:
+async def group(hub: TabRelayHub, tabs: list[int], title: str) -> None:
     # An extension that does not answer must not leave the request waiting forever.
     with (
         trio.move_on_after(PAGE_TIMEOUT),

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 import attrs
 import trio
 
-from pycdp_bridge import CDPError, JavaScriptError, RelayHub, Target, TargetClosedError, evaluate
+from pycdp_bridge import CDPError, JavaScriptError, Target, TargetClosedError, evaluate
 
 from ..envelope import Ask, Consent, SitePolicy
 from ..pipeline import xml
@@ -39,6 +39,7 @@ from ._outcomes import text_outcome
 from ._requests import request_judge
 from ._sites import check_sites, read_page
 from ._tab_events import group
+from ._tab_messages import TabRelayHub
 from ._task_tabs import TaskTab, TaskTabs
 
 if TYPE_CHECKING:
@@ -59,7 +60,7 @@ class TaskContext:
     task: TaskTabs
     ask: Ask
     tabs: HeldTabs
-    hub: RelayHub
+    hub: TabRelayHub
     nursery: trio.Nursery
     sites: SitePolicy
     tracker: CallTracker

@@ -15,12 +15,11 @@ from pycdp_bridge import (
     DialogOpenError,
     NavigationError,
     TargetClosedError,
-    collect_less_often,
-    sole_kind,
 )
 
 from .. import install as installer
 from ..tab import DEFAULT_BUDGET, MIN_BUDGET, PageChangedError
+from ..wire import collect_less_often, unwrap_group
 from ._agents import add_commands, run_command
 from ._inspect import PageUnresponsiveError, budget_arg, run_inspect
 from ._installs import forget_profile, remember_profile
@@ -115,7 +114,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return trio.run(run_inspect, args)
     except (*_USER_ERRORS, BaseExceptionGroup) as raised:
         # Errors inside the nursery that answers dialogs come wrapped in a group.
-        error = sole_kind(raised, _USER_ERRORS)
+        error = unwrap_group(raised, _USER_ERRORS)
         if error is None:
             raise
         print(f"trimtab: {error}", file=sys.stderr)

@@ -40,7 +40,15 @@ from typing import Any, Final
 import attrs
 import trio
 
-from ..browser import HostState, ToolCall, budget_of, check_tab_id, groups_of, tabs_listing
+from ..browser import (
+    HostState,
+    ToolCall,
+    budget_of,
+    check_tab_id,
+    groups_of,
+    shown_tab,
+    tabs_listing,
+)
 from ..envelope import Answer, Ask, Question, SidePanel
 from ..wire import (
     DecodedMessage,
@@ -205,6 +213,8 @@ class Link:
                     listed.append(
                         {"id": entry.tab, "title": title, "url": url, "opener": entry.opener}
                     )
+            # A script reads the JSON: its URLs show credentials as the listing does.
+            listed = [{**tab, **shown_tab(str(tab["title"]), str(tab["url"]))} for tab in listed]
             # Titles and URLs are the pages' words: a model reads them in a block.
             content = page_data(tabs_listing(listed), session.marker)
             return {"tabs": listed, "stopped": self.stopped, "content": content}

@@ -13,9 +13,11 @@ Built on the official ``mcp`` SDK, run under trio through anyio; `_stdio` carrie
 the bytes (one message a line, bounded, malformed lines answered with a JSON-RPC
 error) and the SDK's `stdio_server` the session; `_arguments` reads the ``tab`` a call
 names and re-exports the catalogue's check of the other arguments against the tool's
-schema (``trimtab.tools``; ``trimtab call`` and the link check them the same way). May import
-``trimtab.link``, ``trimtab.tools`` (the catalogue only) and the format page;
-nothing in the host imports it.
+schema (``trimtab.tools``; ``trimtab call`` and the link check them the same way).
+
+May import ``trimtab.link``, ``trimtab.tools`` (the catalogue only), ``trimtab.wire``
+(the host's version) and the format page (a file of the package); nothing in the host
+imports it.
 """
 
 from ._arguments import ArgumentError, check_arguments, property_types, tab_id

@@ -1,15 +1,17 @@
 """The side panel's requests: the inspector, the tools, the agent's calls, the answers.
 
 `SidePanelDoor` turns each request type of ``host/PROTOCOL.md`` that the side panel
-sends (``snapshot``, ``tools``, ``tool``, ``forget_views``, ``highlight``, ``release``,
-``answer``, ``sites``, ``sites_set``, ``evaluate_always``, ``evaluate_always_remove``,
+sends (``snapshot``, ``tools``, ``tool``, ``forget_views``, ``tab_shown``, ``highlight``,
+``release``, ``answer``, ``sites``, ``sites_set``, ``evaluate_always``, ``evaluate_always_remove``,
 ``task_stop``) into a typed call on the host's `HostState`. The panel agent's
 ``tool`` calls are asked about in the side panel itself (`SidePanel`), during the call;
 ``sites``/``sites_set`` read and replace the person's always and never site lists,
 ``evaluate_always`` lists the codes `evaluate` runs unasked (each on one site) and
 ``evaluate_always_remove`` takes one off: nothing the panel sends can add one.
 ``forget_views`` comes from the panel's agent when it compacted its history: the
-host forgets what that agent saw of the task's tabs (`forget_seen`). ``task_stop``
+host forgets what that agent saw of the task's tabs (`forget_seen`). ``tab_shown`` gives
+the panel's agent its tab's title and URL as the tools show them (credentials hidden),
+for its first message. ``task_stop``
 (the person's Stop) ends what the task's last action left held after it (its trailing
 windows: their requests are failed, their questions withdrawn).
 """
@@ -20,7 +22,15 @@ from collections.abc import Mapping
 
 import attrs
 
-from ..browser import HostState, ToolCall, budget_of, check_tab_id, forget_seen, groups_of
+from ..browser import (
+    HostState,
+    ToolCall,
+    budget_of,
+    check_tab_id,
+    forget_seen,
+    groups_of,
+    shown_tab,
+)
 from ..envelope import PANEL_AGENT, SidePanel
 from ..sites import SiteError
 from ..wire import Handler, JSONObject, Request, RequestError
@@ -44,6 +54,7 @@ class SidePanelDoor:
             "tools": self.handle_tools,
             "tool": self.handle_tool,
             "forget_views": self.handle_forget_views,
+            "tab_shown": self.handle_tab_shown,
             "highlight": self.handle_highlight,
             "release": self.handle_release,
             "answer": self.handle_answer,
@@ -86,6 +97,9 @@ class SidePanelDoor:
         if not session:
             raise RequestError("bad_request", "forget_views field 'session' is empty")
         return {"tabs": await forget_seen(self.state, session, _tab_of(request))}
+
+    async def handle_tab_shown(self, request: Request) -> JSONObject:
+        return shown_tab(request.get("title", str), request.get("url", str))
 
     async def handle_task_stop(self, request: Request) -> JSONObject:
         session = request.get("session", str)

@@ -37,9 +37,7 @@ from typing import Final, TypeAlias
 import attrs
 import trio
 
-from pycdp_bridge import RelayHub, collect_less_often
-
-from ..browser import open_host_state
+from ..browser import TabRelayHub, open_host_state
 from ..envelope import ASK_TIMEOUT, SidePanel, SitePolicy
 from ..install import extension_id
 from ..link import open_link, state_dir
@@ -51,6 +49,7 @@ from ..wire import (
     JSONObject,
     Outbox,
     RelayHook,
+    collect_less_often,
     configure_logging,
     host_version,
 )
@@ -99,15 +98,16 @@ SetupFactory: TypeAlias = Callable[[HostContext], AbstractAsyncContextManager[Ho
 async def build_setup(context: HostContext) -> AsyncIterator[HostSetup]:
     """The handlers of the production host: add new request types here.
 
-    The CDP relay is connected here: ``RelayHub`` sends its commands through the
-    outbox and receives every ``cdp_result``/``cdp_event``/``cdp_detached``. The side
+    The CDP relay is connected here: ``TabRelayHub`` sends its commands through the
+    outbox and receives every ``cdp_result``/``cdp_event``/``cdp_detached`` and the
+    extension's tab messages (``tab_opened``, ``tab_closed``, ...). The side
     panel's requests (``snapshot``, ``tools``, ``tool``, ``highlight``, ``release``,
     ``answer``, ``sites``, ``sites_set``) are `SidePanelDoor`'s; ``ping`` and ``cancel``
     are built into the server and, with ``TRIMTAB_HOST_DEBUG=1``, the test-only
     ``debug_*`` types exist.
     Both doors ask the person in one place, the side panel (`SidePanel`).
     """
-    relay = RelayHub(context.outbox.send_message)
+    relay = TabRelayHub(context.outbox.send_message)
     # The person's always/never site lists live beside the link's secret.
     sites = SitePolicy.load(state_dir())
     panel = SidePanel(context.outbox.send_message, timeout=context.ask_timeout)

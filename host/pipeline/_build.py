@@ -40,6 +40,7 @@ from ._roles import (
     landmark_of,
 )
 from ._scripted import Scripted, draggable, own_handler, scripted
+from ._sliders import track_position
 from ._tree import OutNode
 
 __all__ = ["BuildOptions", "Built", "ControlFacts", "build_tree"]
@@ -524,6 +525,8 @@ class _Builder(ControlEncoder, FrameMarker):
             self._name_if_unseen(node, control, role, visible)
             if role in RANGE_ROLES:
                 self._range(node, role, control, visible)
+            elif not role:
+                self._handle(node, control)
             self._aria_states(node, control)
             self._tree_state(node, role, control, nested)
         if visible is None:  # a form field: its text is what its branch made
@@ -551,6 +554,16 @@ class _Builder(ControlEncoder, FrameMarker):
         # line by line instead of standing inside it.
         for child in nested:
             self.walk(self.nodes[child], out, depth + 1)
+
+    def _handle(self, node: Node, control: OutNode) -> None:
+        """A slider handle without ARIA is a slider at its place on the track (see
+        _sliders); the name its markup gave ("slider handle") says no more than that."""
+        position = track_position(self.model, node)
+        if position is None:
+            return
+        control.tag = "slider"
+        control.attrs[:] = [(k, v) for k, v in control.attrs if k != "icon"]
+        control.attrs.append(("value", f"{position}%"))
 
     def _identity_name(self, node: Node, control: OutNode, visible: str, drag: bool) -> str:
         """The name an id is derived from: the accessible name, else what the element

@@ -26,7 +26,7 @@ from collections.abc import Iterator
 
 from pycdp_bridge import Node, PageModel
 
-from ._swatches import swatch_name
+from ._swatches import colour_name, swatch_name
 
 __all__ = ["icon_name"]
 
@@ -74,6 +74,17 @@ _DIRECTIONS = {
 # An arrow sits this many wrappers at most from its spinner's field.
 _SPINNER_LEVELS = 3
 _COUNTING_INPUTS = frozenset({"text", "number", "tel", ""})
+# The SVG elements that draw one shape, as a person calls it.
+_SHAPES = {
+    "circle": "circle", "ellipse": "ellipse", "rect": "rectangle", "polygon": "polygon",
+    "path": "shape", "line": "line", "polyline": "line",
+}  # fmt: skip
+# A polygon by its corners.
+_POLYGONS = {3: "triangle", 4: "quadrilateral", 5: "pentagon", 6: "hexagon", 8: "octagon"}
+_NUMBERS = re.compile(r"-?[\d.]+(?:e-?\d+)?")
+_INLINE_FILL = re.compile(r"(?:^|;)\s*fill\s*:\s*([^;!]+)", re.IGNORECASE)
+_GLYPH = re.compile(r"^(?:[^\W_]|\d{1,2})$")
+_HEX_FILL = re.compile(r"^#(?:[0-9a-f]{3}|[0-9a-f]{6})$")
 
 
 def icon_name(model: PageModel, node: Node) -> str:
@@ -83,6 +94,15 @@ def icon_name(model: PageModel, node: Node) -> str:
         words = _words(found)
         if words:
             return " ".join(words)[:_MAX_CHARS].strip()
+    # A shape drawn in an SVG (a board's circle, a map's region): what a person sees.
+    shape = _shape_name(model, node)
+    if shape:
+        return shape
+    # A mark or tile drawn by one image named by a single letter or digit ("7.png", an
+    # "o" in a grid): the character is what a person reads, not noise.
+    glyph = _glyph(subtree)
+    if glyph:
+        return glyph
     # A palette's cell: what the page wrote for it, or its colour, as it is.
     swatch = swatch_name(model, node)
     if swatch:
@@ -94,11 +114,53 @@ def icon_name(model: PageModel, node: Node) -> str:
     return ""
 
 
+def _shape_name(model: PageModel, node: Node) -> str:
+    """A shape inside an `<svg>` named by its fill and kind ("red circle", "#3a7bd5
+    triangle"), or "" when ``node`` is none or says nothing of its colour."""
+    kind = _SHAPES.get(node.name)
+    if kind is None or not any(a.name == "svg" for a in model.ancestors(node)):
+        return ""
+    if (
+        kind == "rectangle"
+        and node.attributes.get("width", "").strip()
+        and (node.attributes.get("width", "").strip() == node.attributes.get("height", "").strip())
+    ):
+        kind = "square"
+    if kind == "polygon":
+        points = len(_NUMBERS.findall(node.attributes.get("points", ""))) // 2
+        kind = _POLYGONS.get(points, kind)
+    declared = _INLINE_FILL.search(node.attributes.get("style", ""))
+    fill = (declared.group(1) if declared else node.attributes.get("fill", "")).strip().lower()
+    if not fill or fill == "none" or fill.startswith("url("):
+        return kind
+    if _HEX_FILL.match(fill):
+        fill = "#" + "".join(c * 2 for c in fill[1:]) if len(fill) == 4 else fill
+        fill = colour_name(fill)
+    return f"{fill[:20]} {kind}"
+
+
+def _glyph(subtree: list[Node]) -> str:
+    """The letter or digit of the one image that is all a control shows (its alt, else
+    its file's name), or ""."""
+    images = [inner for inner in subtree if inner.name == "img"]
+    if len(images) != 1 or any(inner.text.strip() for inner in subtree):
+        return ""
+    image = images[0]
+    for name in (image.attributes.get("alt", ""), _file_stem(image.attributes.get("src", ""))):
+        if _GLYPH.match(name.strip()):
+            return name.strip()
+    return ""
+
+
 def _titles(model: PageModel, node: Node, subtree: list[Node]) -> Iterator[str]:
     """What the icon's author called it: steps 1 and 2."""
-    # 1. An SVG's own title: the icon's author named it.
+    # 1. An SVG's own title: the icon's author named it (an `<svg>` in the control, or
+    #    the control a shape of an `<svg>` around it).
+    in_svg = any(a.name == "svg" for a in model.ancestors(node))
     for inner in subtree:
-        if inner.name == "title" and any(a.name == "svg" for a in _up_to(model, inner, node)):
+        if inner.name == "title" and (
+            in_svg or any(a.name == "svg" for a in _up_to(model, inner, node))
+        ):
             yield " ".join(model.nodes[c].text for c in inner.children)
     # 2. A title on the control or a wrapper just around it.
     level = 0

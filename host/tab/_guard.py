@@ -22,7 +22,7 @@ and so is every redirect of that load: the tab's guard stays on until the load l
 (`OpenedTab.landed`: a response that is no redirect, or the load refused or failed).
 Through the extension, where the hold races the tab's first request, the browser
 itself keeps a new tab from loading a first document outside the task's sites while
-an action runs (a gate, `RelayHub.gate`): that document is judged the same way
+an action runs (a gate, `TabRelayHub.gate`): that document is judged the same way
 (`judge_kept_document`), and loaded again only on a yes.
 
 Not covered (documented in ``host/PROTOCOL.md``): out-of-process iframes attached while
@@ -404,7 +404,7 @@ async def refusing_all(target: Target) -> AsyncIterator[None]:
 async def judge_kept_document(opened: OpenedTab, url: str) -> bool:
     """Judge a document of a tab the current call's action opened (its first, or where
     a redirect of its load went), which the browser kept from loading before it was
-    sent (the extension's gate, `RelayHub.gate`), as the guard judges one it paused;
+    sent (the extension's gate, `TabRelayHub.gate`), as the guard judges one it paused;
     True when the tab may load it after all. No guard around (the call is over): it
     may not, since nobody may be asked."""
     guard = _current.get()

@@ -161,7 +161,8 @@ class Held:
     def to_json(self) -> dict[str, object]:
         found: dict[str, object] = {
             "method": self.method,
-            "url": self.url,
+            # A reply reaches clients and scripts (``--json``): credentials hidden.
+            "url": credentials.hide_url(self.url),
             "sent": self.sent,
             "form": self.form,
         }

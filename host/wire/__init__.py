@@ -7,9 +7,12 @@ Both doors of the host speak it: the native-messaging host Chrome starts
 `_framing` is the sans-I/O wire format (a 4-byte native-endian length and UTF-8 JSON;
 replies over Chrome's 1 MB limit are chunked); `_server` reads requests, runs each in
 its own task and writes replies through one `Outbox`; `_logging` writes the host's
-log file (stdout is the protocol channel and carries nothing else).
+log file (stdout is the protocol channel and carries nothing else). Beside them, what
+the host's processes share below every floor: `loads_json` (JSON off the wire, fast),
+`gc_paused` and `collect_less_often` (the garbage collector around large steps), and
+`unwrap_group` (one error out of a nursery's group).
 
-May import ``pycdp_bridge`` (error grouping only); nothing of the host.
+Imports nothing of the host and not ``pycdp_bridge``.
 """
 
 from ._framing import (
@@ -28,6 +31,9 @@ from ._framing import (
     encode_json,
     encode_reply_frames,
 )
+from ._gc import YOUNG_THRESHOLD, collect_less_often, gc_paused
+from ._groups import unwrap_group
+from ._json import loads_json
 from ._logging import LOG_FILE_NAME, configure_logging, default_log_dir
 from ._server import (
     DEFAULT_EOF_GRACE,
@@ -52,6 +58,7 @@ __all__ = [
     "MAX_INCOMING_FRAME",
     "MAX_OUTGOING_FRAME",
     "RELAY_MESSAGE_TYPES",
+    "YOUNG_THRESHOLD",
     "ChunkAssembler",
     "ChunkError",
     "DecodedMessage",
@@ -68,10 +75,14 @@ __all__ = [
     "Request",
     "RequestError",
     "RequestId",
+    "collect_less_often",
     "configure_logging",
     "default_log_dir",
     "encode_frame",
     "encode_json",
     "encode_reply_frames",
+    "gc_paused",
     "host_version",
+    "loads_json",
+    "unwrap_group",
 ]

@@ -16,7 +16,8 @@ from typing import Any, Final, Literal, TypeAlias
 
 import attrs
 
-from pycdp_bridge import gc_paused, loads_json
+from ._gc import gc_paused
+from ._json import loads_json
 
 __all__ = [
     "DEFAULT_CHUNK_THRESHOLD",
@@ -70,7 +71,7 @@ MAX_INCOMING_FRAME: Final = 64 * 1024 * 1024
 MAX_OUTGOING_FRAME: Final = 1024 * 1024
 DEFAULT_CHUNK_THRESHOLD: Final = 1_000_000
 # Frames from this size on are decoded with the garbage collector paused (see
-# `pycdp_bridge.gc_paused`): the relay's CDP results of a large page.
+# `_gc.gc_paused`): the relay's CDP results of a large page.
 LARGE_FRAME: Final = 1 << 16
 
 # Ids are echoed in every reply and in every chunk of it, so an unbounded id could

@@ -30,8 +30,6 @@ from typing import Any, Final, TypeAlias
 import attrs
 import trio
 
-from pycdp_bridge import sole_kind
-
 from ._framing import (
     DEFAULT_CHUNK_THRESHOLD,
     DecodedMessage,
@@ -45,6 +43,7 @@ from ._framing import (
     encode_reply_frames,
     request_id_of,
 )
+from ._groups import unwrap_group
 
 __all__ = [
     "DEFAULT_EOF_GRACE",
@@ -243,7 +242,7 @@ def _error_reply(
 
 def _sole_request_error(exc: BaseException) -> RequestError | None:
     """The RequestError a handler raised, also when a nursery wrapped it in a group."""
-    error = sole_kind(exc, RequestError)
+    error = unwrap_group(exc, RequestError)
     return error if isinstance(error, RequestError) else None
 
 

@@ -31,9 +31,9 @@ from typing import Any, TextIO
 
 import trio
 
-from pycdp_bridge import collect_less_often
 from tests.bench import CORPUS, REPO, require_corpus
 from tests.bench._page import PAGE, local_paths_named, write_block
+from trimtab.wire import collect_less_often
 
 OURS = (
     "pages",

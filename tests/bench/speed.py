@@ -56,7 +56,7 @@ from typing import Any, Final
 
 import trio
 
-from pycdp_bridge import PageTarget, collect_less_often, launch_browser
+from pycdp_bridge import PageTarget, launch_browser
 from pycdp_bridge import protocol as cdp
 from pycdp_bridge._capture import DOM_DEPTH_SLICE, SNAPSHOT_STYLES
 from tests.bench import (
@@ -75,6 +75,7 @@ from trimtab import SnapshotMemory
 from trimtab.link import LinkClient, connect
 from trimtab.tab import Tab
 from trimtab.tools import _actions, run_tool
+from trimtab.wire import collect_less_often
 
 __all__ = ["run"]
 

@@ -15,10 +15,10 @@ from pycdp_bridge import (
     DialogOpenError,
     OpenedPage,
     PageTarget,
-    RelayHub,
     TargetClosedError,
 )
 from pycdp_bridge import protocol as cdp
+from trimtab.browser import TabRelayHub as RelayHub
 
 __all__ = ["HOLD", "OPENED_TABS", "RelayPeer"]
 

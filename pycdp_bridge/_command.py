@@ -1,13 +1,14 @@
-"""The shape of a CDP command as a generator, shared by the protocol's modules.
+"""What a CDP command is: a generator that yields one request and returns the result.
 
 A command yields one request ``{"method": ..., "params": ...}``, receives the raw
-result dict and returns it, the shape the ``cdp`` package uses, so ``Target.execute``
-runs ours and that package's generators alike.
+result dict and returns it, the shape the ``cdp`` package uses, so `Target.execute`
+runs the commands of `pycdp_bridge.protocol` (made with `call`) and that package's
+generators alike.
 """
 
 from __future__ import annotations
 
-from collections.abc import Generator, Mapping
+from collections.abc import Generator
 from typing import Any, TypeAlias, TypeVar
 
 __all__ = ["Command", "Empty", "Request", "Result", "call"]
@@ -24,7 +25,10 @@ Command: TypeAlias = Generator[Request, Result, T]
 Empty: TypeAlias = Result
 
 
-def call(method: str, params: Mapping[str, Any] | None = None) -> Command[Result]:
-    """The command that sends `method` with `params` and returns its raw result."""
-    result = yield {"method": method, "params": dict(params) if params else {}}
+def call(method: str, /, **params: Any) -> Command[Any]:
+    """The command that sends `method` with `params` (those that are not None) and
+    returns its raw result; each command of `pycdp_bridge.protocol` declares the
+    result's type."""
+    sent = {name: value for name, value in params.items() if value is not None}
+    result = yield {"method": method, "params": sent}
     return result
