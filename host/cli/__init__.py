@@ -7,8 +7,9 @@ doctor``, every link from Python to an MCP handshake checked; `_installs`: the p
 folders ``trimtab install --user-data-dir`` registered the host in, for doctor.
 
 The top floor. May import ``trimtab.link``, ``trimtab.mcp``, ``trimtab.install``,
-``trimtab.tools`` (the catalogue), ``trimtab.tab``, ``trimtab.pipeline`` and
-``pycdp_bridge``; nothing in Trimtab imports it but ``python -m trimtab``.
+``trimtab.tools`` (the catalogue), ``trimtab.tab``, ``trimtab.pipeline``,
+``trimtab.wire`` (one error out of a group) and ``pycdp_bridge``; nothing in Trimtab
+imports it but ``python -m trimtab``.
 """
 
 from ._agents import EXIT_CODES

@@ -12,7 +12,7 @@ the host's processes share below every floor: `loads_json` (JSON off the wire, f
 `gc_paused` and `collect_less_often` (the garbage collector around large steps), and
 `unwrap_group` (one error out of a nursery's group).
 
-Imports nothing of the host and not ``pycdp_bridge``.
+Imports nothing of the host, nor the CDP layer: it is the floor under both.
 """
 
 from ._framing import (
