@@ -187,6 +187,76 @@ def test_every_package_face_says_what_it_may_import() -> None:
     assert missing == []
 
 
+def private_name(name: str) -> bool:
+    """A name private to its module: one leading underscore (not a dunder)."""
+    return name.startswith("_") and not name.startswith("__") and name != "_"
+
+
+def defined_names(tree: ast.AST) -> set[str]:
+    """The private names a module defines: functions, classes, assigned names and
+    attributes (``self._x = ...``, attrs fields ``_x: int``)."""
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            names.add(node.attr)
+    return {name for name in names if private_name(name)}
+
+
+def sibling_reaches(modules: dict[Path, ast.AST]) -> list[str]:
+    """Where a module uses a private name of another module of its package: an
+    attribute ``x._name`` (``x`` not ``self`` or ``cls``) that a sibling defines, or
+    ``from ._sibling import _name``."""
+    defined = {path: defined_names(tree) for path, tree in modules.items()}
+    found = []
+    for path, tree in modules.items():
+        siblings = [p for p in modules if p.parent == path.parent and p != path]
+        where = path.relative_to(REPO) if path.is_relative_to(REPO) else path
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.level and node.module:
+                found += [
+                    f"{where}:{node.lineno}: from .{node.module} import {alias.name}"
+                    for alias in node.names
+                    if private_name(alias.name)
+                ]
+            if not isinstance(node, ast.Attribute) or not private_name(node.attr):
+                continue
+            if isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
+                continue
+            if any(node.attr in defined[sibling] for sibling in siblings):
+                found.append(f"{where}:{node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+def test_no_module_uses_a_siblings_private_names() -> None:
+    """No module of the host reaches into the private names of another module of its
+    package (a private attribute of an object it is handed, or an import of a private
+    name): what the modules of a package share is public within it. (pycdp_bridge is
+    being split apart, issue 36 point 3; its target's ``_channel`` waits for that.)"""
+    modules = {
+        path: ast.parse(path.read_text(encoding="utf-8"), str(path))
+        for path in sorted(ROOTS["trimtab"].rglob("*.py"))
+    }
+    assert sibling_reaches(modules) == []
+
+
+def test_the_sibling_check_finds_a_reach_and_leaves_self_alone(tmp_path: Path) -> None:
+    """The sibling check reports an object's private attribute used from another module
+    and a private name imported from a sibling, and leaves ``self._x`` alone."""
+    owner = tmp_path / "_owner.py"
+    user = tmp_path / "_user.py"
+    owner.write_text("class A:\n    def __init__(self):\n        self._x = 1\n_Y = 2\n")
+    user.write_text("from ._owner import _Y\ndef f(a):\n    return a._x\n")
+    modules = {path: ast.parse(path.read_text()) for path in (owner, user)}
+    assert sibling_reaches(modules) == [
+        f"{user}:1: from ._owner import _Y",
+        f"{user}:3: a._x",
+    ]
+
+
 @pytest.mark.parametrize(
     "path",
     sources() + sorted(EXTENSION.rglob("*.js")),

@@ -25,6 +25,8 @@ from pycdp_bridge import protocol as cdp
 from tests.support import LAUNCHED_PROFILES, StaticServer
 from tests.support.handlers_host import SESSION, TAB, Host, open_host
 from tests.support.link_host import open_link_host
+from trimtab.browser import Toolbox
+from trimtab.tools import TASK_TOOLS, TOOLS
 
 pytestmark = pytest.mark.browser
 
@@ -398,3 +400,17 @@ async def test_an_outside_agent_signs_in_through_a_pop_up_of_its_shared_tab(
         assert await page.evaluate("document.getElementById('who').textContent") == (
             "Signed in as Kim"
         )
+
+
+def test_the_task_tools_are_ordinary_tools_with_a_handler_on_the_task() -> None:
+    """The task's tools are declared in the catalogue like every tool, marked as acting
+    on the task, and each has a handler that takes the task (no other tool has one); a
+    door whose every call names its tab has no use for `tabs` and `switch_tab` alone."""
+    toolbox = Toolbox.load()
+    on_task = {spec.name for spec in TOOLS if spec.on_task}
+    assert on_task == TASK_TOOLS == {"tabs", "switch_tab", "new_tab", "close_tab"}
+    assert all((toolbox.task_handler(spec) is not None) == spec.on_task for spec in TOOLS)
+    assert {spec.name for spec in TOOLS if not spec.where_calls_name_a_tab} == {
+        "tabs",
+        "switch_tab",
+    }

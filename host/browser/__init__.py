@@ -11,6 +11,36 @@ envelope (``trimtab.envelope``), which asks the person through the door's `Ask`.
 (``pycdp_bridge.RelayHub``) with the extension's own messages about tabs and gates
 (`TabEvent`, `_tab_messages`).
 
+A tool call's stages, in order (``_tool_call``, `run_call`): `resolve` (the spec, the
+task, the call's number, the tab it acts in); a task tool's handler on the task
+(`TaskContext`), which ends the call; `refuse_first` (what this client may not do at
+all); `open_page` (the held tab, its revision synced, the page's facts);
+`check_where` (the site rules); `decide` (the envelope: runs without consent, asks,
+runs again), each run `run_guarded` (the request guard, the downloads hold, the gates
+of opened tabs, the tool's time bound, the tracker, the tool in the client's view,
+which settles and answers with a snapshot or diff); `tell` (the notes the answer
+adds); `outcome`.
+
+Which state lives where:
+
+- For the host's life (one extension connection), on `HostState`: the hub, the
+  tracker (cached answers, call numbers), the person's site lists and each task's
+  sites (`SitePolicy`), the browser's downloads, what each task typed and its trailing
+  windows (``_set_off``), the held tabs (`HeldTabs`, ``_held``: per tab the agent's
+  memory, each link client's view, the inspector's copy, the followers) and the tasks
+  (`Tasks`, ``_task_tabs``: per session its tabs and current tab, and the calls acting
+  in each tab now).
+- For one call, passed from stage to stage in ``_tool_call``'s signatures: the
+  resolved `ToolCall`, the held tab, the page's facts, each run's `Ran` (the tracked
+  answer, what the guard held, the tabs it opened), the envelope's `Decided`, the
+  answer's `Told`; a task tool's handler gets it all as its `TaskContext`.
+- For one run of a tool in a tab, still in context variables set around the tool by
+  `run_guarded` and `run_in_view` and read deep in the tools, until the tools' driver
+  takes an explicit context (issue 36, point 2): the request guard
+  (``trimtab.tab.guarding``, which also holds where the run's downloads are held,
+  `Guarding.downloads`), the person's yes (``trimtab.tools.granted``) and the remote
+  objects the call made (``trimtab.tools``' ``objects_of_call``).
+
 May import ``trimtab.wire``, ``trimtab.envelope``, ``trimtab.tab``, ``trimtab.tools``,
 ``trimtab.tracker``, ``trimtab.pipeline``, ``trimtab.sites`` and ``pycdp_bridge``.
 """

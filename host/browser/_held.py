@@ -1,20 +1,23 @@
-"""A browser tab the host holds: the agent's `Tab`, each outside client's view of it,
-the inspector's view, and the followers that run for it."""
+"""The browser tabs the host holds (`HeldTabs`): for each, the agent's `Tab`, each
+outside client's view of it, the inspector's view, and the followers that run for it."""
 
 from __future__ import annotations
 
 import contextlib
 import logging
+from collections.abc import Callable, Iterator
 
 import attrs
 import trio
 
-from pycdp_bridge import TargetClosedError
+from pycdp_bridge import CDPError, RelayHub, RelayTarget, Target, TargetClosedError
 from pycdp_bridge import protocol as cdp
 
 from ..envelope import Answer, Ask, Question
 from ..tab import Downloads, Seen, SnapshotMemory, Tab
+from ..tracker import CallTracker
 from ..wire import RequestError
+from ._errors import PAGE_TIMEOUT, page_unresponsive
 
 log = logging.getLogger("trimtab.browser")
 
@@ -51,6 +54,135 @@ class HeldTab:
             view = attrs.evolve(self.tab, memory=SnapshotMemory(self.tab.target), seen=Seen())
             self.views[name] = view
         return view
+
+    def cancel_followers(self) -> None:
+        """Stop the tab's followers: its page revisions, its log and its downloads."""
+        self.follower.cancel()
+        self.devtools_follower.cancel()
+        self.download_follower.cancel()
+
+
+@attrs.define(eq=False)
+class HeldTabs:
+    """The tabs the host holds, by browser tab id: opened on demand (`open`), with their
+    followers running in ``nursery``; forgotten when they close (`forget`) or a door
+    lets them go (`release`). A tab's page changes go to ``tracker``."""
+
+    hub: RelayHub
+    nursery: trio.Nursery
+    tracker: CallTracker
+    downloads: Downloads
+    _by_id: dict[int, HeldTab] = attrs.field(factory=dict, init=False)
+
+    def __len__(self) -> int:
+        return len(self._by_id)
+
+    def __iter__(self) -> Iterator[HeldTab]:
+        return iter(list(self._by_id.values()))
+
+    def get(self, tab: int) -> HeldTab | None:
+        """The held tab ``tab``, if the host holds it (without opening it)."""
+        return self._by_id.get(tab)
+
+    def __getitem__(self, tab: int) -> HeldTab:
+        return self._by_id[tab]
+
+    async def open(self, tab: int) -> HeldTab:
+        """The held tab ``tab``, opened (its followers started) if the host does not
+        hold it or its debugger detached, once its page observer is ready."""
+        state = self._by_id.get(tab)
+        if state is None or state.tab.target.closed:
+            if state is not None:
+                # The debugger detached (tab closed, user cancelled): start over.
+                state.cancel_followers()
+                self.tracker.forget_tab(tab)
+            target = self.hub.target(tab)
+            state = HeldTab(
+                id=tab,
+                tab=Tab.open(target, on_change=self._page_changed(tab)),
+                inspector=SnapshotMemory(target),
+            )
+            self._by_id[tab] = state
+            self.nursery.start_soon(self._follow, state, name=f"page revisions of tab {tab}")
+            # The console and network log, collected from now on for the devtools tools.
+            self.nursery.start_soon(follow_devtools, state, name=f"console and network of {tab}")
+            self.nursery.start_soon(
+                follow_downloads, state, self.downloads, name=f"downloads {tab}"
+            )
+        # A page already stuck in a script never lets the observer install: the wait
+        # is bounded like every request that touches the page.
+        with trio.move_on_after(PAGE_TIMEOUT) as waited:
+            await state.tab.revisions.ready.wait()
+            # A first call may be `console`: the log follows the tab before it runs.
+            await state.tab.devtools.ready.wait()
+        if waited.cancelled_caught:
+            raise page_unresponsive(tab, PAGE_TIMEOUT)
+        if state.tab.target.closed:
+            raise RequestError("target_closed", f"tab {tab} is closed or its debugger detached")
+        return state
+
+    async def facts(self, tab: int) -> tuple[str, str]:
+        """The tab's title and URL as the browser's history has them ('' when unknown); a
+        tab the host holds no memory of yet (one an action opened) is asked all the same."""
+        held = self._by_id.get(tab)
+        target = held.tab.target if held is not None else self.hub.target(tab)
+        if target.closed:
+            return "", ""
+        with contextlib.suppress(CDPError, TargetClosedError, KeyError, IndexError, TypeError):
+            with trio.move_on_after(PAGE_TIMEOUT):
+                history = await target.execute(cdp.page_get_navigation_history())
+                entry = history["entries"][history["currentIndex"]]
+                return str(entry.get("title", "")), str(entry.get("url", ""))
+        return "", ""
+
+    def forget(self, tab: int) -> None:
+        """Free everything held of a tab that closed: its memory, views, cached reads."""
+        state = self._by_id.pop(tab, None)
+        if state is not None:
+            state.follower.cancel()
+            state.tab.forget()
+            state.inspector.forget()
+            state.inspector_sessions.clear()
+            state.views.clear()
+        self.tracker.forget_tab(tab)
+
+    async def release(self, tab: int) -> None:
+        """Forget everything of the tab and detach the debugger from it."""
+        state = self._by_id.pop(tab, None)
+        target: Target | None = None
+        if state is not None:
+            state.cancel_followers()
+            state.tab.forget()
+            state.inspector.forget()
+            state.inspector_sessions.clear()
+            target = state.tab.target
+        self.tracker.forget_tab(tab)
+        if target is None or target.closed:
+            target = self.hub.target(tab)
+        if isinstance(target, RelayTarget):
+            # Already gone (the tab closed, the user detached): nothing to detach.
+            with contextlib.suppress(TargetClosedError, CDPError):
+                await target.detach()
+
+    def _page_changed(self, tab: int) -> Callable[[str], None]:
+        def changed(reason: str) -> None:
+            self.tracker.note_page_change(tab, reason)
+
+        return changed
+
+    async def _follow(self, state: HeldTab) -> None:
+        """Run the tab's revision follower; it must never take the host down."""
+        with state.follower:
+            try:
+                await state.tab.revisions.run()
+            except TargetClosedError as exc:
+                log.info("tab %d closed while following its page: %s", state.id, exc)
+            except Exception:
+                log.exception("the page revision follower of tab %d failed", state.id)
+            finally:
+                # A tab whose changes are no longer followed must not serve cached reads.
+                if self._by_id.get(state.id) is state:
+                    self.tracker.note_page_change(state.id, "page revisions stopped")
 
 
 def asking_while_open(state: HeldTab, ask: Ask) -> Ask:

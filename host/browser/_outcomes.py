@@ -3,7 +3,7 @@ and the facts of a call and a page that every outcome carries."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -123,7 +123,7 @@ def dialog_facts(dialog: Mapping[str, Any] | None) -> JSONObject | None:
 
 
 async def downloads_of(
-    downloads: Downloads, tab: int, mark: int, held: list[Held]
+    downloads: Downloads, tab: int, mark: int, held: Sequence[Held]
 ) -> list[Download]:
     """The downloads a call started in ``tab`` (the browser reported them after
     ``mark``; those the guard let go are waited for), once they finished or

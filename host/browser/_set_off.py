@@ -23,7 +23,17 @@ import trio
 
 from ..envelope import MIN_CARRIED, Ask, SitePolicy
 from ..pipeline import xml
-from ..tab import TRAILING_SECONDS, Guarding, Held, Judge, Tab, Trailing, end_trailing, guarding
+from ..tab import (
+    TRAILING_SECONDS,
+    Downloads,
+    Guarding,
+    Held,
+    Judge,
+    Tab,
+    Trailing,
+    end_trailing,
+    guarding,
+)
 from ._call import ToolCall
 from ._requests import request_judge
 
@@ -128,12 +138,15 @@ class SetOff:
         later: Ask,
         nursery: trio.Nursery,
         tab: Tab,
+        downloads: Downloads,
     ) -> AbstractContextManager[Guarding]:
         """The call's request guard (`guarding`): ``judge``, looking for what the task
-        typed and the secrets, and staying on after the action as `trailing` says
-        (asking with ``later``, its windows run in ``nursery``)."""
+        typed and the secrets, staying on after the action as `trailing` says (asking
+        with ``later``, its windows run in ``nursery``), holding the downloads the action
+        starts in ``downloads``."""
         trailing = self.trailing(sites, call, later, nursery, tab)
-        return guarding(judge, watched=self.watched(call, tab), trailing=trailing)
+        watched = self.watched(call, tab)
+        return guarding(judge, watched=watched, trailing=trailing, downloads=downloads)
 
     def trailing(
         self, sites: SitePolicy, call: ToolCall, ask: Ask, nursery: trio.Nursery, tab: Tab

@@ -24,9 +24,9 @@ from ..sites import site_of
 from ..tab import Activity, guard_opened, guarding, refusing_all
 from ._call import ToolCall
 from ._errors import PAGE_TIMEOUT
-from ._opened import OPENED_WAIT, OpenedByCall
+from ._opened import OPENED_WAIT
 from ._requests import request_judge
-from ._tab_messages import TabEvent
+from ._tab_messages import TabEvent, TabRelayHub
 
 if TYPE_CHECKING:
     from ._state import HostState
@@ -48,67 +48,50 @@ def tab_event(host: HostState, event: TabEvent) -> None:
     if event.kind == "gated":
         # A gate kept a tab from its first document: the call that opened it judges it;
         # else nobody acting opened it (see `decide_kept`).
-        sink = sink_for(host, event.opener)
+        sink = host.tasks.sink_for(event.opener)
         if sink is None or not sink.kept(event):
             host.nursery.start_soon(decide_kept, host, event)
         return
     if event.kind == "opened":
-        sink = sink_for(host, event.opener)
+        sink = host.tasks.sink_for(event.opener)
         # A tab opened from the tab a task started in, while no call acts, is the
         # person's (a link they opened from the tab they shared): it joins no task.
         # Tabs the task's own tabs open join it, whenever they open.
         owners = [
-            task
-            for task in host._tasks.values()
-            if event.opener in task and (sink is not None or event.opener != task.start)
+            (session, task)
+            for session, task in host.tasks.opened_from(event.opener)
+            if sink is not None or event.opener != task.start
         ]
-        full = not all([task.add(event.tab, event.opener, popup=event.popup) for task in owners])
+        added = [task.add(event.tab, event.opener, popup=event.popup) for _, task in owners]
+        full = not all(added)
         if sink is not None:
             sink.opened(event, blocked=full)
-        for task in owners:
+        for _, task in owners:
             if event.tab in task:
                 # The person sees the task's tabs as one group, named for it.
-                host.nursery.start_soon(group, host, [t.tab for t in task], task.title)
+                host.nursery.start_soon(group, host.hub, [t.tab for t in task], task.title)
         if full:
             host.nursery.start_soon(close_blocked, host, event)
         elif sink is None and event.waiting and owners:
             # A task's tab opened it outside any action (a pop-up's own pop-up, a
             # timer): nobody can be asked, so it may only go where the task may.
-            session = next(k for k, task in host._tasks.items() if task in owners)
-            host.nursery.start_soon(guard_unasked, host, event, session)
+            host.nursery.start_soon(guard_unasked, host, event, owners[0][0])
         elif sink is None and event.waiting:
             # No task's tab opened it: it runs unguarded, like the page.
             host.nursery.start_soon(let_run, host, event.tab)
         return
-    for task in host._tasks.values():
-        task.remove(event.tab)
+    host.tasks.remove_tab(event.tab)
     if event.kind == "closed":
-        for calls in host._acting.values():
-            for call in calls:
-                call.closed(event.tab)
-        host._forget_tab(event.tab)
-
-
-def sink_for(host: HostState, opener: int | None) -> OpenedByCall | None:
-    """The call whose action opened a tab from ``opener``: one acting in that tab,
-    or one whose action opened that tab (a pop-up that opens its own pop-up)."""
-    if opener is None:
-        return None
-    acting = host._acting.get(opener)
-    if acting:
-        return acting[-1]
-    for calls in host._acting.values():
-        for call in calls:
-            if any(r.event.tab == opener for r in call.records):
-                return call
-    return None
+        for call in host.tasks.acting():
+            call.closed(event.tab)
+        host.tabs.forget(event.tab)
 
 
 async def guard_unasked(host: HostState, event: TabEvent, session: str) -> None:
     """Guard a tab a task's tab opened outside any action until its first document
     request is decided by the site rules without asking anyone (a site the task may
     not use is refused, and the tab closed)."""
-    task = host._tasks.get(session)
+    task = host.tasks.get(session)
     call = ToolCall(session=session, tab=event.tab, name="open", client=task.title if task else "")
 
     async def nobody(question: Question) -> Answer:
@@ -136,7 +119,7 @@ async def decide_kept(host: HostState, event: TabEvent) -> None:
     """A gate kept a tab no acting call claims from its first document: one a task's tab
     opened (its call had ended) may load it only where the task may go, decided without
     asking anyone, else it is closed; any other tab is the person's and loads it."""
-    owner = next((key for key, task in host._tasks.items() if event.opener in task), None)
+    owner = next((key for key, _ in host.tasks.opened_from(event.opener)), None)
     allowed = True
     if owner is not None:
         allowed = host.sites.verdict(owner, site_of(event.url)) == "allow"
@@ -151,13 +134,13 @@ async def decide_kept(host: HostState, event: TabEvent) -> None:
             await host.hub.close_tab(event.tab)
 
 
-async def group(host: HostState, tabs: list[int], title: str) -> None:
+async def group(hub: TabRelayHub, tabs: list[int], title: str) -> None:
     # An extension that does not answer must not leave the request waiting forever.
     with (
         trio.move_on_after(PAGE_TIMEOUT),
         contextlib.suppress(CDPError, TargetClosedError, ValueError),
     ):
-        await host.hub.tab_group(tabs, title or "Trimtab")
+        await hub.tab_group(tabs, title or "Trimtab")
 
 
 async def close_blocked(host: HostState, event: TabEvent) -> None:

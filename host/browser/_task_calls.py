@@ -8,13 +8,15 @@ a link shortener, a sign-in bounce) is judged before it leaves the browser. A lo
 refused on its way leaves no tab behind.
 
 A task's tabs (``_task_tabs``) are the tab it started in and those opened from its
-tabs. The functions here take the `HostState` the call runs in: they read and change
-its held tabs and its tasks, as the state's own methods do.
+tabs. The tools are declared in the catalogue like every tool (``trimtab.tools``,
+`ToolSpec.on_task`); their handlers here (`TASK_HANDLERS`) take the call's
+`TaskContext`: the call, its task, and the parts of the host they read and change.
 """
 
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING
 
 import attrs
@@ -22,37 +24,72 @@ import trio
 
 from pycdp_bridge import CDPError, JavaScriptError, Target, TargetClosedError, evaluate
 
-from ..envelope import Ask, Consent
+from ..envelope import Ask, Consent, SitePolicy
 from ..pipeline import xml
 from ..tab import guarding, page_script, stretched
+from ..tools import TASK_TOOLS
+from ..tracker import CallTracker
 from ..wire import RequestError
 from ._call import ToolCall, ToolOutcome
 from ._errors import TOOL_TIMEOUT, cdp_errors
-from ._held import asking_while_open
+from ._held import HeldTabs, asking_while_open
 from ._listing import tabs_listing
 from ._opened import OpenedByCall, blocked_note, opened_note
 from ._outcomes import text_outcome
 from ._requests import request_judge
 from ._sites import check_sites, read_page
 from ._tab_events import group
+from ._tab_messages import TabRelayHub
 from ._task_tabs import TaskTab, TaskTabs
 
 if TYPE_CHECKING:
     from ._state import HostState
+    from ._toolbox import Toolbox
+
+__all__ = ["TASK_HANDLERS", "TaskContext", "TaskHandler", "forget_seen", "stray_id", "tell_opened"]
 
 
-def stray_id(host: HostState, call: ToolCall, task: TaskTabs) -> str | None:
+@attrs.frozen
+class TaskContext:
+    """What a task tool's handler works with: the call (numbered, its tab resolved), the
+    tab the door named, the call's task, how to ask the person during the call, and the
+    parts of the host it reads and changes."""
+
+    call: ToolCall
+    named: int
+    task: TaskTabs
+    ask: Ask
+    tabs: HeldTabs
+    hub: TabRelayHub
+    nursery: trio.Nursery
+    sites: SitePolicy
+    tracker: CallTracker
+    toolbox: Toolbox
+
+    def tab_named(self) -> object:
+        """The tab ``switch_tab`` or ``close_tab`` is about: its ``tab`` argument, else
+        (a door that takes the tab out of the arguments, MCP's) the tab the door named."""
+        tab = self.call.args.get("tab", self.named)
+        if isinstance(tab, str) and tab.strip().isdigit():
+            return int(tab)
+        return tab
+
+
+TaskHandler = Callable[[TaskContext], Awaitable[ToolOutcome]]
+
+
+def stray_id(tabs: HeldTabs, call: ToolCall, task: TaskTabs) -> str | None:
     """A refusal when the call names an element id that the tab it acts in never
     showed but another tab of the task did: ids are only resolved where issued."""
     eid = call.args.get("id")
     if not isinstance(eid, str):
         return None
-    here = host._tabs.get(call.tab)
+    here = tabs.get(call.tab)
     seen = here.view(call.view).latest if here is not None else None
     if seen is not None and eid in seen.controls:
         return None
     for other in task:
-        held = host._tabs.get(other.tab)
+        held = tabs.get(other.tab)
         if other.tab == call.tab or held is None:
             continue
         theirs = held.views.get(call.view) if call.view is not None else held.tab
@@ -65,62 +102,85 @@ def stray_id(host: HostState, call: ToolCall, task: TaskTabs) -> str | None:
     return None
 
 
-async def task_tool(host: HostState, call: ToolCall, task: TaskTabs, ask: Ask) -> ToolOutcome:
-    """``tabs``, ``switch_tab``, ``new_tab`` and ``close_tab``: the task's tabs."""
-    async with cdp_errors(call.tab, timeout=TOOL_TIMEOUT) as limit:
-        if call.name == "tabs":
-            listed = []
-            for entry in task:
-                title, url = await host.tab_facts(entry.tab)
-                listed.append(
-                    {
-                        "id": entry.tab,
-                        "title": title,
-                        "url": url,
-                        "opener": entry.opener,
-                        "current": entry.tab == task.current,
-                    }
-                )
-            content = tabs_listing(listed)
-            if task.blocked:
-                content += "\n" + xml.element(
-                    "note",
-                    content=f"{task.blocked} more tabs were blocked: a task keeps "
-                    f"at most {task.limit}",
-                )
-            return text_outcome(content)
-        if call.name == "new_tab":
-            return await new_tab(host, call, task, ask, limit)
-        tab = call.args.get("tab")
-        if isinstance(tab, str) and tab.strip().isdigit():
-            tab = int(tab)
-        if isinstance(tab, bool) or not isinstance(tab, int) or tab not in task:
-            ids = ", ".join(str(t.tab) for t in task)
-            return text_outcome(
-                f"{call.name}: no tab {str(tab)[:40]!r} in this task; its tabs are {ids}",
-                is_error=True,
-                quotes_page=False,
+async def list_tabs(context: TaskContext) -> ToolOutcome:
+    """``tabs``: the task's tabs, which one the agent is on, and how many were blocked."""
+    task = context.task
+    async with cdp_errors(context.call.tab, timeout=TOOL_TIMEOUT):
+        listed = []
+        for entry in task:
+            title, url = await context.tabs.facts(entry.tab)
+            listed.append(
+                {
+                    "id": entry.tab,
+                    "title": title,
+                    "url": url,
+                    "opener": entry.opener,
+                    "current": entry.tab == task.current,
+                }
             )
-        if call.name == "switch_tab":
-            task.current = tab
-            return await look(host, call, tab, f"you act in tab {tab} now")
-        if len(task.tabs) == 1:
-            return text_outcome(
-                "close_tab: this is the task's only tab", is_error=True, quotes_page=False
-            )
+    content = tabs_listing(listed)
+    if task.blocked:
+        content += "\n" + xml.element(
+            "note",
+            content=f"{task.blocked} more tabs were blocked: a task keeps at most {task.limit}",
+        )
+    return text_outcome(content)
+
+
+def not_in_task(context: TaskContext, tab: object) -> ToolOutcome | None:
+    """The refusal of a ``tab`` argument that names no tab of the task."""
+    if isinstance(tab, int) and not isinstance(tab, bool) and tab in context.task:
+        return None
+    ids = ", ".join(str(t.tab) for t in context.task)
+    return text_outcome(
+        f"{context.call.name}: no tab {str(tab)[:40]!r} in this task; its tabs are {ids}",
+        is_error=True,
+        quotes_page=False,
+    )
+
+
+async def switch_tab(context: TaskContext) -> ToolOutcome:
+    """``switch_tab``: the agent acts in the tab now, and sees it."""
+    tab = context.tab_named()
+    if (refused := not_in_task(context, tab)) is not None:
+        return refused
+    assert isinstance(tab, int)
+    context.task.current = tab
+    async with cdp_errors(context.call.tab, timeout=TOOL_TIMEOUT):
+        return await look(context, tab, f"you act in tab {tab} now")
+
+
+async def close_tab(context: TaskContext) -> ToolOutcome:
+    """``close_tab``: close one of the task's tabs (never its only one)."""
+    tab = context.tab_named()
+    if (refused := not_in_task(context, tab)) is not None:
+        return refused
+    assert isinstance(tab, int)
+    task = context.task
+    if len(task.tabs) == 1:
+        return text_outcome(
+            "close_tab: this is the task's only tab", is_error=True, quotes_page=False
+        )
+    async with cdp_errors(context.call.tab, timeout=TOOL_TIMEOUT):
         with contextlib.suppress(CDPError, TargetClosedError):
-            await host.hub.close_tab(tab)
-        task.remove(tab)
-        host._forget_tab(tab)
-        return text_outcome(f"closed tab {tab}; you act in tab {task.current}")
+            await context.hub.close_tab(tab)
+    task.remove(tab)
+    context.tabs.forget(tab)
+    return text_outcome(f"closed tab {tab}; you act in tab {task.current}")
 
 
-async def new_tab(
-    host: HostState, call: ToolCall, task: TaskTabs, ask: Ask, limit: trio.CancelScope
-) -> ToolOutcome:
+async def new_tab(context: TaskContext) -> ToolOutcome:
+    """``new_tab``, within the call's time limit, which stands still while the person
+    is asked."""
+    async with cdp_errors(context.call.tab, timeout=TOOL_TIMEOUT) as limit:
+        return await open_new_tab(context, limit)
+
+
+async def open_new_tab(context: TaskContext, limit: trio.CancelScope) -> ToolOutcome:
     """Open a URL in a new tab of the task, after the site rules allowed it, each request
     of its load judged (see the module); ``limit``: the call's time limit, which stands
     still while the person is asked."""
+    call, task, ask, tabs, hub = context.call, context.task, context.ask, context.tabs, context.hub
     url = call.args.get("url")
     if not isinstance(url, str) or not url.strip().startswith(("http://", "https://")):
         return text_outcome(
@@ -138,9 +198,9 @@ async def new_tab(
     # Where a new tab goes is decided like a navigation of the tab.
     going = attrs.evolve(call, args={"url": url.strip()})
     # The task starts on the site of the tab it is in, if this is its first call.
-    here = await host._open_tab(task.current)
-    facts = await read_page(host.sites, going, here.tab.target, True)
-    stopped = await check_sites(host.sites, going, facts, True, ask)
+    here = await tabs.open(task.current)
+    facts = await read_page(context.sites, going, here.tab.target, True)
+    stopped = await check_sites(context.sites, going, facts, True, ask)
     if stopped is not None:
         outcome = text_outcome(stopped.content, is_error=True)
         if stopped.answer is None:
@@ -149,27 +209,27 @@ async def new_tab(
         return attrs.evolve(outcome, consent=consent, reason=stopped.reason)
     # Blank first: the tab sends nothing before its guard is on, and nothing of it is
     # the browser's to load (the extension's gates leave the host's own tabs alone).
-    tab = await host.hub.new_tab("about:blank", opener=task.current, active=True)
+    tab = await hub.new_tab("about:blank", opener=task.current, active=True)
     opener = task.current
     task.add(tab, opener, popup=False)
-    host.nursery.start_soon(group, host, [t.tab for t in task], task.title)
+    context.nursery.start_soon(group, hub, [t.tab for t in task], task.title)
     task.current = tab
-    state = await host._open_tab(tab)
+    state = await tabs.open(tab)
     view = state.view(call.view)
-    judge = request_judge(host.sites, going, asking_while_open(state, ask), granted=False)
+    judge = request_judge(context.sites, going, asking_while_open(state, ask), granted=False)
     with guarding(judge) as guard, stretched(limit):
         async with view.lock:
             view.memory.options = attrs.evolve(view.memory.options, budget=call.budget)
-            result = await host.toolbox.run(view, "navigate", going.args)
+            result = await context.toolbox.run(view, "navigate", going.args)
     held = tuple(guard.held)
     notes = [xml.element("note", content=h.note()) for h in held]
     if result.is_error and any(not h.sent for h in held):
         # The load itself was refused on its way (a redirect to a site the task may not
         # use): the tab shows nothing, and goes, as if never opened.
         with contextlib.suppress(CDPError, TargetClosedError):
-            await host.hub.close_tab(tab)
+            await hub.close_tab(tab)
         task.remove(tab)
-        host._forget_tab(tab)
+        tabs.forget(tab)
         task.current = opener if opener in task else task.current
         content = "\n".join(
             [
@@ -180,7 +240,7 @@ async def new_tab(
         )
         return attrs.evolve(text_outcome(content, is_error=True), held=held)
     # Whatever was cached of the tab may be stale now that the agent acts in it.
-    host.tracker.note_page_change(tab, "the agent opened the tab")
+    context.tracker.note_page_change(tab, "the agent opened the tab")
     head, newline, rest = result.content.partition("\n")
     opened = xml.element("note", content=f"opened tab {tab}; you act in it now")
     content = "\n".join([f"{head}{newline}{opened}\n{rest}" if newline else result.content, *notes])
@@ -189,26 +249,25 @@ async def new_tab(
     )
 
 
-async def look(host: HostState, call: ToolCall, tab: int, note: str) -> ToolOutcome:
+async def look(context: TaskContext, tab: int, note: str) -> ToolOutcome:
     """The task's look at ``tab`` (a diff against what the caller saw of it, or its
     first baseline), once its page has loaded, after Trimtab's ``note``."""
-    state = await host._open_tab(tab)
+    call = context.call
+    state = await context.tabs.open(tab)
     view = state.view(call.view)
     await loaded(state.tab.target)
     async with view.lock:
         view.memory.options = attrs.evolve(view.memory.options, budget=call.budget)
         snapshot = await view.snapshot()
     # Whatever was cached of the tab may be stale now that the agent acts in it.
-    host.tracker.note_page_change(tab, "the agent switched tabs")
+    context.tracker.note_page_change(tab, "the agent switched tabs")
     head, newline, rest = snapshot.xml.partition("\n")
     content = f"{head}{newline}{xml.element('note', content=note)}\n{rest}"
     return attrs.evolve(text_outcome(content), kind=snapshot.kind, tab=tab)
 
 
 async def tell_opened(
-    host: HostState,
-    call: ToolCall,
-    task: TaskTabs,
+    context: TaskContext,
     acted: TaskTab | None,
     sink: OpenedByCall,
     content: str,
@@ -216,14 +275,15 @@ async def tell_opened(
 ) -> tuple[str, bool]:
     """The call's answer with what became of the tabs its action opened, and, when
     the tab it acted in was a pop-up that closed itself, the opener's diff."""
-    held = host._tabs.get(call.tab)
+    call, task, tabs = context.call, context.task, context.tabs
+    held = tabs.get(call.tab)
     # The tab the call acted in closed under it (a pop-up that was done): the task
     # goes on in the tab that opened it, whether or not the extension said so yet.
     gone = acted is not None and acted.opener is not None
     gone = gone and (held is None or held.tab.target.closed)
     if gone:
         task.remove(call.tab)
-        host._forget_tab(call.tab)
+        tabs.forget(call.tab)
     notes: list[str] = []
     front: int | None = None
     blocked = [record for record in sink.records if record.blocked]
@@ -236,13 +296,13 @@ async def tell_opened(
         if record.blocked:
             continue
         tab = record.event.tab
-        title, url = ("", "") if record.closed or record.blocked else await host.tab_facts(tab)
+        title, url = ("", "") if record.closed or record.blocked else await tabs.facts(tab)
         if record.opened is not None and record.opened.sent is False and tab in task:
             # Refused: the new tab never loaded; it goes, as if never opened.
             with contextlib.suppress(CDPError, TargetClosedError):
-                await host.hub.close_tab(tab)
+                await context.hub.close_tab(tab)
             task.remove(tab)
-            host._forget_tab(tab)
+            tabs.forget(tab)
         elif record.event.popup and tab in task and not record.closed:
             front = tab
         notes.append(opened_note(record, title, url))
@@ -258,13 +318,13 @@ async def tell_opened(
             )
         )
         with contextlib.suppress(RequestError):
-            lines.append((await look(host, call, back, "its page now")).content)
+            lines.append((await look(context, back, "its page now")).content)
         is_error = False
     lines += [xml.element("note", content=note) for note in notes]
     if front is not None:
         task.current = front
         with contextlib.suppress(RequestError):
-            lines.append((await look(host, call, front, f"tab {front}, the pop-up")).content)
+            lines.append((await look(context, front, f"tab {front}, the pop-up")).content)
     return "\n".join(lines), is_error
 
 
@@ -284,11 +344,10 @@ async def forget_seen(host: HostState, session: str, tab: int) -> list[int]:
     region "as you last saw it" that the model no longer holds; and the session's cached
     results go, so none is answered again from a page state the model dropped. Which
     tabs' memories it cleared, in order."""
-    task = host._tasks.get(session)
-    tabs = dict.fromkeys([tab, *(entry.tab for entry in task or ())])
+    task = host.tasks.get(session)
     forgotten = []
-    for each in tabs:
-        held = host._tabs.get(each)
+    for each in dict.fromkeys([tab, *(entry.tab for entry in task or ())]):
+        held = host.tabs.get(each)
         if held is None:
             continue
         # After the tool that may be rendering into the memory now, not under it.
@@ -297,3 +356,14 @@ async def forget_seen(host: HostState, session: str, tab: int) -> list[int]:
         forgotten.append(each)
     host.tracker.clear_session(session)
     return forgotten
+
+
+# Each task tool's handler, by the name the catalogue declares it under.
+TASK_HANDLERS: Mapping[str, TaskHandler] = {
+    "tabs": list_tabs,
+    "switch_tab": switch_tab,
+    "new_tab": new_tab,
+    "close_tab": close_tab,
+}
+if TASK_HANDLERS.keys() != TASK_TOOLS:
+    raise ImportError(f"the task tools {sorted(TASK_TOOLS)} need a handler each")

@@ -7,17 +7,24 @@ from one of its tabs while it runs (``tab_opened``, with the opener), up to a li
 blocked. The agent is on one of them (`TaskTabs.current`): calls that name the tab the
 task started in go to it, `switch_tab` moves it. A tab that closes, or that the person
 takes out of the task's group, leaves the task.
+
+`Tasks` holds every task's tabs, by tracker session, and the calls acting in a tab now
+(`Tasks.acting_in`), which hear of the tabs their action opens (``_opened``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterator
 from typing import Final
 
 import attrs
 
-__all__ = ["MAX_TASK_TABS", "TaskTab", "TaskTabs", "max_task_tabs"]
+from ._call import ToolCall
+from ._opened import OpenedByCall
+
+__all__ = ["MAX_TASK_TABS", "TaskTab", "TaskTabs", "Tasks", "max_task_tabs"]
 
 MAX_TASK_TABS: Final = 10
 
@@ -90,3 +97,71 @@ class TaskTabs:
         if tab == self.start and self.current in self.tabs:
             return self.current
         return tab
+
+
+@attrs.define(eq=False)
+class Tasks:
+    """Every task's tabs, by tracker session, and the calls acting in each tab now."""
+
+    _by_session: dict[str, TaskTabs] = attrs.field(factory=dict, init=False)
+    # The calls acting in a tab now, which hear of the tabs their action opens.
+    _acting: dict[int, list[OpenedByCall]] = attrs.field(factory=dict, init=False)
+
+    def get(self, session: str) -> TaskTabs | None:
+        """The tabs of a task, if it made a call yet."""
+        return self._by_session.get(session)
+
+    def of(self, call: ToolCall) -> TaskTabs:
+        """The call's task: started in the tab of its first call; a tab it names that
+        it did not open (another shared tab of an outside client) joins it."""
+        task = self._by_session.get(call.session)
+        if task is None:
+            task = TaskTabs.starting(call.tab, call.task or call.client)
+            self._by_session[call.session] = task
+        elif call.tab not in task and call.tab != task.start:
+            task.add(call.tab, None, popup=False)
+        return task
+
+    def in_task(self, session: str, tab: int) -> bool:
+        """Whether ``tab`` was opened from a tab of the task ``session``."""
+        task = self._by_session.get(session)
+        return task is not None and tab in task and task.tabs[tab].opener is not None
+
+    def opened_from(self, opener: int | None) -> list[tuple[str, TaskTabs]]:
+        """The tasks (with their sessions) that hold the tab ``opener``."""
+        return [(key, task) for key, task in self._by_session.items() if opener in task]
+
+    def remove_tab(self, tab: int) -> None:
+        """The tab closed or left its group: it leaves every task."""
+        for task in self._by_session.values():
+            task.remove(tab)
+
+    @contextlib.contextmanager
+    def acting_in(self, tab: int, sink: OpenedByCall) -> Iterator[None]:
+        """While a call acts in ``tab``, the tabs opened from it go to its ``sink``."""
+        acting = self._acting.setdefault(tab, [])
+        acting.append(sink)
+        try:
+            yield
+        finally:
+            acting.remove(sink)
+            if not acting:
+                self._acting.pop(tab, None)
+
+    def acting(self) -> Iterator[OpenedByCall]:
+        """Every call acting in a tab now."""
+        for calls in list(self._acting.values()):
+            yield from calls
+
+    def sink_for(self, opener: int | None) -> OpenedByCall | None:
+        """The call whose action opened a tab from ``opener``: one acting in that tab,
+        or one whose action opened that tab (a pop-up that opens its own pop-up)."""
+        if opener is None:
+            return None
+        acting = self._acting.get(opener)
+        if acting:
+            return acting[-1]
+        for call in self.acting():
+            if any(r.event.tab == opener for r in call.records):
+                return call
+        return None

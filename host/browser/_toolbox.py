@@ -10,6 +10,7 @@ import attrs
 from ..tab import Tab
 from ..tools import TOOLS, ArgumentError, ToolResult, ToolSpec, check_arguments, run_tool
 from ..wire import RequestError
+from ._task_calls import TASK_HANDLERS, TaskHandler
 
 __all__ = ["RunTool", "Toolbox", "read_format_page"]
 
@@ -23,7 +24,8 @@ def read_format_page() -> str:
 
 @attrs.frozen
 class Toolbox:
-    """The agent's tools as the host sees them: specs, the runner, the format page."""
+    """The agent's tools as the host sees them: specs, the runner of the tools that act
+    in a tab, the handlers of those that act on the task, the format page."""
 
     specs: tuple[ToolSpec, ...]
     run: RunTool
@@ -45,6 +47,11 @@ class Toolbox:
             if spec.name == name:
                 return spec
         return None
+
+    def task_handler(self, spec: ToolSpec) -> TaskHandler | None:
+        """The handler of a task tool (`ToolSpec.on_task`: it takes the task); None for a
+        tool that acts in a tab (`run`)."""
+        return TASK_HANDLERS[spec.name] if spec.on_task else None
 
     def check_arguments(self, name: str, arguments: Mapping[str, object]) -> None:
         """Refuse a call to tool ``name`` whose arguments do not fit its schema, with a

@@ -173,7 +173,6 @@ def _with_image(answer: Any, image: object) -> Any:
     return answer
 
 
-_LINK_HAS = frozenset({"tabs", "switch_tab"})
 # A tool answer's ``_meta.trimtab``, for the client program (the model reads the
 # content): what the answer is, the files an action saved, the tab it acted in, the
 # call's number in the host's sequence (which ``cached_from`` refers to).
@@ -184,12 +183,14 @@ def build_server(holder: LinkHolder, groups: Sequence[ToolGroup] = TOOL_GROUPS) 
     """The MCP server over ``holder``'s link, offering the tools of ``groups``."""
     # `tabs` is the link's listing here (the shared tabs and those opened from them),
     # and every tool names its `tab`: the task's `tabs` and `switch_tab` are not needed.
-    offered = tuple(spec for spec in tools_in(groups) if spec.name not in _LINK_HAS)
+    offered = tuple(spec for spec in tools_in(groups) if spec.where_calls_name_a_tab)
     specs = {spec.name: spec for spec in offered}
     tools = [_TABS_TOOL, *(mcp_tool(spec) for spec in offered)]
     # A tool of a group left out is refused with how to get it, not as unknown.
     left_out = {
-        spec.name: spec.group for spec in TOOLS if spec.name not in specs.keys() | _LINK_HAS
+        spec.name: spec.group
+        for spec in TOOLS
+        if spec.name not in specs and spec.where_calls_name_a_tab
     }
     format_page = _format_page()
 

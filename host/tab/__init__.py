@@ -34,7 +34,7 @@ from ._devtools import (
     NetworkRequest,
     Seen,
 )
-from ._download_guard import holding_downloads, refuse_unclaimed
+from ._download_guard import refuse_unclaimed
 from ._downloads import (
     DOWNLOAD_WAIT,
     HELD_FOLDER,
@@ -124,7 +124,6 @@ __all__ = [
     "guarding",
     "held_download",
     "held_requests",
-    "holding_downloads",
     "judge_kept_document",
     "main_frame_id",
     "page_script",

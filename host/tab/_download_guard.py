@@ -28,9 +28,8 @@ and no input the agent sends can answer it (headless, it fails with ``AbortError
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import logging
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, TypeVar
 
@@ -55,7 +54,7 @@ T = TypeVar("T")
 if TYPE_CHECKING:
     from ._settle import Activity
 
-__all__ = ["guard_downloads", "holding_downloads", "refuse_unclaimed"]
+__all__ = ["guard_downloads", "refuse_unclaimed"]
 
 log = logging.getLogger("trimtab.downloads")
 
@@ -65,29 +64,14 @@ _SIZE_WAIT: Final = 1.0
 _COMMAND_TIMEOUT: Final = 2.0
 _EVENTS: Final = (cdp.events.BROWSER_DOWNLOAD_WILL_BEGIN, cdp.events.BROWSER_DOWNLOAD_PROGRESS)
 
-_downloads: contextvars.ContextVar[Downloads | None] = contextvars.ContextVar(
-    "trimtab_downloads", default=None
-)
-
-
-@contextlib.contextmanager
-def holding_downloads(downloads: Downloads) -> Iterator[None]:
-    """Let the block's actions hold the downloads they start in ``downloads`` (the
-    browser does this for every call, beside `guarding`)."""
-    token = _downloads.set(downloads)
-    try:
-        yield
-    finally:
-        _downloads.reset(token)
-
 
 @contextlib.asynccontextmanager
 async def guard_downloads(target: Target, activity: Activity) -> AsyncIterator[None]:
     """Put every download the tab begins during the block to the call's judge (see the
-    module). Without a guard and a `holding_downloads` around it, or on a target that
-    is not the direct transport's, the block runs as is."""
+    module). Without a guard that holds downloads (`Guarding.downloads`), or on a target
+    that is not the direct transport's, the block runs as is."""
     guard = current_guarding()
-    downloads = _downloads.get()
+    downloads = guard.downloads if guard is not None else None
     folder = downloads.folder if downloads is not None else None
     if (
         guard is not None

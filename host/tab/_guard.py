@@ -45,7 +45,7 @@ A page may send what the agent's input set off after the action is over (an auto
 1.5 s after typing stops, a delayed beacon, a search fired after a pause). A call may
 therefore ask the guard to stay on after its action (`Guarding.trailing`): the action
 hands the tab's Fetch over to a trailing window (``_trailing``) without a moment
-unguarded, and the tab's next guarded action takes it back (`_owners`), the window's
+unguarded, and the tab's next guarded action takes it back (`guard_owners`), the window's
 open questions answered first. Either side skips the paused requests the other took.
 
 Text the agent typed in this task and secret fields' values (`Guarding.watched`) are
@@ -69,14 +69,14 @@ import trio
 from pycdp_bridge import CDPError, DialogOpenError, Event, Target, TargetClosedError
 from pycdp_bridge import protocol as cdp
 
-from ._downloads import download_file
+from ._downloads import Downloads, download_file
 from ._paused import (
-    _FLUSHES,
-    _FORM_REASONS,
-    _LET_GO_TIMEOUT,
-    _PATTERNS,
-    _REDIRECTS,
+    FLUSHES,
+    FORM_REASONS,
     GUARDED_TYPES,
+    LET_GO_TIMEOUT,
+    PATTERNS,
+    REDIRECTS,
     Held,
     Judge,
     OpenedTab,
@@ -124,7 +124,7 @@ class Owner(Protocol):
 
 
 # The trailing window holding each tab's Fetch, if any.
-_owners: weakref.WeakKeyDictionary[Target, Owner] = weakref.WeakKeyDictionary()
+guard_owners: weakref.WeakKeyDictionary[Target, Owner] = weakref.WeakKeyDictionary()
 
 
 @attrs.define(eq=False)
@@ -142,6 +142,9 @@ class Guarding:
     watched: tuple[str, ...] = ()
     # After the action, the guard stays on in a trailing window (None: it ends with it).
     trailing: Trailing | None = None
+    # Where the downloads the action starts are held and claimed (the browser's record;
+    # None, as in tests of bare tools: the download guard lets the block run as is).
+    downloads: Downloads | None = None
     _limits: dict[trio.CancelScope, float] = attrs.field(factory=dict, init=False)
     _deciding: int = attrs.field(default=0, init=False)
 
@@ -182,13 +185,17 @@ _current: contextvars.ContextVar[Guarding | None] = contextvars.ContextVar(
 
 @contextlib.contextmanager
 def guarding(
-    judge: Judge, *, watched: Sequence[str] = (), trailing: Trailing | None = None
+    judge: Judge,
+    *,
+    watched: Sequence[str] = (),
+    trailing: Trailing | None = None,
+    downloads: Downloads | None = None,
 ) -> Iterator[Guarding]:
     """Guard the actions of the block's tool calls with `judge` (the browser does this
     for every call; without it, as in tests of bare tools, nothing is held), pausing
-    also requests whose address holds one of the ``watched`` texts, and staying on
-    after an action as ``trailing`` says."""
-    guard = Guarding(judge, watched=tuple(watched), trailing=trailing)
+    also requests whose address holds one of the ``watched`` texts, staying on after an
+    action as ``trailing`` says, and holding the downloads it starts in ``downloads``."""
+    guard = Guarding(judge, watched=tuple(watched), trailing=trailing, downloads=downloads)
     token = _current.set(guard)
     try:
         yield guard
@@ -231,7 +238,7 @@ def stretched(scope: trio.CancelScope) -> Iterator[None]:
 
 
 @attrs.define(eq=False)
-class _Watch:
+class Watch:
     """The guard of one action: the paused requests and what is known about them."""
 
     target: Target
@@ -251,7 +258,7 @@ class _Watch:
         """Take in one event; the paused request it reports, if it does."""
         params: Mapping[str, Any] = event.params
         if event.method == cdp.events.PAGE_FRAME_REQUESTED_NAVIGATION:
-            if params.get("reason") in _FORM_REASONS:
+            if params.get("reason") in FORM_REASONS:
                 self.forms.add((str(params.get("frameId")), str(params.get("url"))))
             return None
         key = paused_key(event)
@@ -270,7 +277,7 @@ class _Watch:
         navigation = document and event.session_id is None and frame == self.activity.frame_id
         status = params.get("responseStatusCode")
         # The load of an opened tab lands with a response that is no redirect (or fails).
-        lands = self.opened is not None and navigation and status not in _REDIRECTS
+        lands = self.opened is not None and navigation and status not in REDIRECTS
         download = None
         if params.get("responseErrorReason") is not None:
             # The request failed on the network: nothing to judge, the load is over.
@@ -352,7 +359,7 @@ class _Watch:
             command = cdp.fetch_fail_request(request_id, reason)
         with (
             trio.CancelScope(shield=True),
-            trio.move_on_after(_LET_GO_TIMEOUT),
+            trio.move_on_after(LET_GO_TIMEOUT),
             contextlib.suppress(CDPError, TargetClosedError, DialogOpenError),
         ):
             await self.target.execute(command, session_id=event.session_id)
@@ -380,7 +387,7 @@ async def refusing_all(target: Target) -> AsyncIterator[None]:
         target.listen(cdp.events.FETCH_REQUEST_PAUSED) as events,
         trio.open_nursery() as nursery,
     ):
-        await target.execute(cdp.fetch_enable(_PATTERNS))
+        await target.execute(cdp.fetch_enable(PATTERNS))
 
         async def fail_each() -> None:
             async for event in events:
@@ -435,7 +442,7 @@ async def guard_requests(
     the tab's previous action is closed first (its questions answered: the time does
     not count against the call's limits). When the block ends, the guard stops pausing
     (Fetch with no pattern: what is paused stays paused, and is reported by the
-    browser's next reply or the one after, `_FLUSHES`), decides what it paused (asking
+    browser's next reply or the one after, `FLUSHES`), decides what it paused (asking
     the person as during the block), and only then turns Fetch off, which would send
     whatever is still paused; or, when the call asks for it (`Guarding.trailing`), it
     hands Fetch over to a trailing window instead. When the block is cancelled,
@@ -445,14 +452,14 @@ async def guard_requests(
     if guard is None:
         yield
         return
-    watch = _Watch(target, activity, guard, opened=opened)
+    watch = Watch(target, activity, guard, opened=opened)
     sessions: list[str | None] = [None, *target.child_sessions()]
     handed: Handed | None = None
     completed = False
     async with target.listen(
         cdp.events.FETCH_REQUEST_PAUSED, cdp.events.PAGE_FRAME_REQUESTED_NAVIGATION
     ) as events:
-        previous = _owners.get(target) if opened is None else None
+        previous = guard_owners.get(target) if opened is None else None
         if previous is not None:
             # The previous action's trailing window: it decides what it took (this
             # listener is open already, so nothing paused meanwhile is missed).
@@ -473,7 +480,7 @@ async def guard_requests(
 
         try:
             async with trio.open_nursery() as deciders:
-                await _each_session(target, sessions, cdp.fetch_enable, patterns_for(guard.watched))
+                await each_session(target, sessions, cdp.fetch_enable, patterns_for(guard.watched))
                 pumping = trio.CancelScope()
 
                 async def pump() -> None:
@@ -511,8 +518,8 @@ async def guard_requests(
                         # The action is over (or ended on an error, such as a dialog
                         # the page opened): what it paused is decided as during it,
                         # and the nursery waits for the person's answers.
-                        for _ in range(_FLUSHES):
-                            await _each_session(target, sessions, cdp.fetch_enable, ())
+                        for _ in range(FLUSHES):
+                            await each_session(target, sessions, cdp.fetch_enable, ())
                             for event, request in paused():
                                 deciders.start_soon(watch.decide, event, request)
             completed = True
@@ -528,15 +535,15 @@ async def guard_requests(
                 if not completed:
                     handed.cancel()  # the call was cancelled: so is what it set off
             else:
-                with trio.CancelScope(shield=True), trio.move_on_after(_LET_GO_TIMEOUT):
+                with trio.CancelScope(shield=True), trio.move_on_after(LET_GO_TIMEOUT):
                     # Cancelled, or the above did not run: no more pausing, what was
                     # paused is sent if it needs no question and failed if it would,
                     # and only then is Fetch turned off.
-                    for _ in range(_FLUSHES):
-                        await _each_session(target, sessions, cdp.fetch_enable, ())
+                    for _ in range(FLUSHES):
+                        await each_session(target, sessions, cdp.fetch_enable, ())
                         for event, request in paused():
                             await watch.decide_at_once(event, request)
-                    await _each_session(target, sessions, _fetch_disable, ())
+                    await each_session(target, sessions, disable_fetch, ())
 
 
 class Handed(Protocol):
@@ -552,11 +559,11 @@ class Handed(Protocol):
         """End the window at once (the call was cancelled, or Stop)."""
 
 
-def _fetch_disable(_: object) -> Any:
+def disable_fetch(_: object) -> Any:
     return cdp.fetch_disable()
 
 
-async def _each_session(
+async def each_session(
     target: Target,
     sessions: list[str | None],
     command: Callable[[Any], Any],

@@ -34,7 +34,7 @@ __all__ = [
 # The resource types the guard pauses: every kind that can send a body or go to a site
 # as a document. Images, scripts, styles, fonts and media only ever GET.
 GUARDED_TYPES: Final = ("Document", "XHR", "Fetch", "Ping", "Other")
-_PATTERNS: Final = (
+PATTERNS: Final = (
     *(
         {"urlPattern": "*", "resourceType": kind, "requestStage": "Request"}
         for kind in GUARDED_TYPES
@@ -42,15 +42,15 @@ _PATTERNS: Final = (
     # A download starts as a document response: it is held before the browser saves it.
     {"urlPattern": "*", "resourceType": "Document", "requestStage": "Response"},
 )
-_FORM_REASONS: Final = frozenset({"formSubmissionGet", "formSubmissionPost"})
+FORM_REASONS: Final = frozenset({"formSubmissionGet", "formSubmissionPost"})
 # Response codes that send a load on to another URL (with Location): it has not landed.
-_REDIRECTS: Final = frozenset({301, 302, 303, 307, 308})
+REDIRECTS: Final = frozenset({301, 302, 303, 307, 308})
 # Round trips to the browser after it stopped pausing, each followed by taking the
 # paused requests reported so far: the browser reports a request paused just before
 # it stopped from another thread, and the report may come a moment after its reply.
-_FLUSHES: Final = 2
+FLUSHES: Final = 2
 # Seconds letting one paused request go (or turning the guard off) may take.
-_LET_GO_TIMEOUT: Final = 2.0
+LET_GO_TIMEOUT: Final = 2.0
 # The most of a request's body looked at for what the agent typed.
 _BODY_LOOKED_AT: Final = 256 * 1024
 # A paused request as the browser reports it: its id and whether at the response stage.
@@ -60,7 +60,7 @@ PausedKey = tuple[str, bool]
 def patterns_for(watched: Sequence[str]) -> list[dict[str, str]]:
     """The Fetch patterns of a guard: the kinds that can send something, and requests of
     any kind whose address holds one of the ``watched`` texts as the browser writes it."""
-    found: list[dict[str, str]] = [dict(pattern) for pattern in _PATTERNS]
+    found: list[dict[str, str]] = [dict(pattern) for pattern in PATTERNS]
     forms: set[str] = set()
     for text in watched:
         for form in (text, quote(text, safe=""), quote(text), quote_plus(text)):

@@ -36,8 +36,8 @@ import trio
 from pycdp_bridge import Event, Target
 from pycdp_bridge import protocol as cdp
 
-from ._guard import Guarding, _each_session, _fetch_disable, _owners, _Watch
-from ._paused import _FLUSHES, _LET_GO_TIMEOUT, Held, Judge, PausedKey
+from ._guard import Guarding, Watch, disable_fetch, each_session, guard_owners
+from ._paused import FLUSHES, LET_GO_TIMEOUT, Held, Judge, PausedKey
 from ._settle import Activity
 
 __all__ = ["TRAILING_SECONDS", "Trailing", "end_trailing", "trailing_windows"]
@@ -95,7 +95,7 @@ class Trailing:
         except RuntimeError:
             await stack.aclose()  # the nursery is closed: the host is going away
             return None
-        _owners[target] = window
+        guard_owners[target] = window
         return window
 
 
@@ -118,7 +118,7 @@ class _Window:
     handed_over: bool = False
     scope: trio.CancelScope = attrs.field(factory=trio.CancelScope)
     pumping: trio.CancelScope = attrs.field(factory=trio.CancelScope)
-    _watch: _Watch | None = None
+    _watch: Watch | None = None
 
     @property
     def taken(self) -> set[PausedKey]:
@@ -149,7 +149,7 @@ class _Window:
         assert self.stack is not None
         events = self.events
         # The action's settle is over: the window's activity only counts what it holds.
-        watch = self._watch = _Watch(self.target, Activity(self.frame_id), self.guard)
+        watch = self._watch = Watch(self.target, Activity(self.frame_id), self.guard)
         watch.skip = self.skip
         decided = False
         try:
@@ -167,8 +167,8 @@ class _Window:
                             if (request := watch.note(event)) is not None:
                                 deciders.start_soon(watch.decide, event, request)
                     else:
-                        for _ in range(_FLUSHES):
-                            await _each_session(self.target, self.sessions, cdp.fetch_enable, ())
+                        for _ in range(FLUSHES):
+                            await each_session(self.target, self.sessions, cdp.fetch_enable, ())
                             for event in _received(events):
                                 if (request := watch.note(event)) is not None:
                                     deciders.start_soon(watch.decide, event, request)
@@ -179,23 +179,23 @@ class _Window:
             # away): what is still held is failed below, as on Stop.
             log.warning("the trailing request guard of tab %d ended: %r", self.spec.tab, exc)
         finally:
-            with trio.CancelScope(shield=True), trio.move_on_after(_LET_GO_TIMEOUT):
+            with trio.CancelScope(shield=True), trio.move_on_after(LET_GO_TIMEOUT):
                 if not decided and not self.handed_over:
                     # Stop (or a failure): nothing more is paused, what is paused is
                     # failed if it would ask, and Fetch goes off once the action's
                     # guard is done with what it paused.
-                    for _ in range(_FLUSHES):
-                        await _each_session(self.target, self.sessions, cdp.fetch_enable, ())
+                    for _ in range(FLUSHES):
+                        await each_session(self.target, self.sessions, cdp.fetch_enable, ())
                         for event in _received(events):
                             if (request := watch.note(event)) is not None:
                                 await watch.decide_at_once(event, request)
                     await self.acted.wait()
                 if not self.handed_over:
-                    await _each_session(self.target, self.sessions, _fetch_disable, ())
+                    await each_session(self.target, self.sessions, disable_fetch, ())
             with trio.CancelScope(shield=True):
                 await self.stack.aclose()
-            if _owners.get(self.target) is self:
-                del _owners[self.target]
+            if guard_owners.get(self.target) is self:
+                del guard_owners[self.target]
             self.done.set()
 
 
@@ -214,7 +214,7 @@ def end_trailing(session: str | None = None, *, when: Callable[[str], bool] | No
     those whose session ``when`` accepts): what they hold is failed and their questions
     are withdrawn. How many were running."""
     ended = 0
-    for window in list(_owners.values()):
+    for window in list(guard_owners.values()):
         if not isinstance(window, _Window):
             continue
         if (session is None or window.session == session) and (
@@ -227,4 +227,4 @@ def end_trailing(session: str | None = None, *, when: Callable[[str], bool] | No
 
 def trailing_windows() -> int:
     """How many trailing windows hold a tab now (for tests and diagnostics)."""
-    return len(_owners)
+    return len(guard_owners)

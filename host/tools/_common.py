@@ -89,6 +89,12 @@ class ToolSpec:
     # page a local file), for the host's consent check; None: the tool decides per call.
     needs_consent: str | None = None
     group: ToolGroup = "core"
+    # Whether its handler takes the task (its tabs), which only the host holds
+    # (``trimtab.browser`` runs it); run on a bare tab, it says it needs the host.
+    on_task: bool = False
+    # Whether a door whose every call names its tab (MCP) offers it: not one whose
+    # whole effect is which tab later calls act in, nor one the door answers itself.
+    where_calls_name_a_tab: bool = True
 
 
 @attrs.frozen
@@ -141,12 +147,21 @@ def tool(
     *,
     needs_consent: str | None = None,
     group: ToolGroup = "core",
+    on_task: bool = False,
+    where_calls_name_a_tab: bool = True,
 ) -> Callable[[Handler], Tool]:
     """Declare a tool: its spec, written right above the function that runs it."""
 
     def declare(handler: Handler) -> Tool:
         spec = ToolSpec(
-            name, description, input_schema, policy, needs_consent=needs_consent, group=group
+            name,
+            description,
+            input_schema,
+            policy,
+            needs_consent=needs_consent,
+            group=group,
+            on_task=on_task,
+            where_calls_name_a_tab=where_calls_name_a_tab,
         )
         return Tool(spec, handler)
 

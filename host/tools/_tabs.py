@@ -1,10 +1,12 @@
 """The task's tabs as tools: list them, switch, open and close one.
 
 These tools act on the task (which tabs it owns, which one the agent is on), which
-only the host holds (``trimtab.browser``): it runs them itself, with the site rules
-for a new tab's URL and every request of its load (redirects included). Their specs
-are here, in the catalogue, like every tool's; run on a bare tab (the command line,
-tests of tools) they say they need the host.
+only the host holds (``trimtab.browser``): their specs are here, in the catalogue, like
+every tool's, marked `ToolSpec.on_task`, and the host runs them with a handler that
+takes the task (with the site rules for a new tab's URL and every request of its load,
+redirects included). Run on a bare tab (the command line, tests of tools) they say
+they need the host. A door whose every call names its tab (MCP) lists tabs itself and
+has no use for `switch_tab` (`ToolSpec.where_calls_name_a_tab`).
 """
 
 from __future__ import annotations
@@ -32,24 +34,30 @@ tabs = tool(
     "The task's tabs.",
     schema({}),
     _LISTS,
+    on_task=True,
+    where_calls_name_a_tab=False,
 )(_needs_the_host)
 switch_tab = tool(
     "switch_tab",
     "Act in this tab.",
     schema({"tab": _TAB_SCHEMA}, ("tab",)),
     ACT,
+    on_task=True,
+    where_calls_name_a_tab=False,
 )(_needs_the_host)
 new_tab = tool(
     "new_tab",
     "Act in a new tab at this URL.",
     schema({"url": {"type": "string"}}, ("url",)),
     ACT,
+    on_task=True,
 )(_needs_the_host)
 close_tab = tool(
     "close_tab",
     "Close a tab.",
     schema({"tab": _TAB_SCHEMA}, ("tab",)),
     ACT,
+    on_task=True,
 )(_needs_the_host)
 
 TASK_TOOLS = frozenset(t.spec.name for t in (tabs, switch_tab, new_tab, close_tab))

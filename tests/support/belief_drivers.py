@@ -298,7 +298,7 @@ class McpDriver(Driver):
     def _view(self) -> Tab:
         """The link client's own view of the tab: the one client of this host."""
         assert self.link_host is not None
-        held = self.link_host.link.state._tabs[TAB]
+        held = self.link_host.link.state.tabs[TAB]
         (view,) = held.views.values()
         return view
 
