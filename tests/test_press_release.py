@@ -93,3 +93,17 @@ def test_presses_that_all_reached_the_element_add_no_note() -> None:
     short = witness_note(NAMED, once, 2)
     assert short is not None
     assert "1 press(es), 1 release(s) and 1 click(s) of 2" in short
+
+
+async def test_a_cover_the_press_brings_up_takes_the_release_at_once_and_is_told(
+    page: PageTarget, pages_server: StaticServer
+) -> None:
+    """A search field whose mousedown opens a full-page takeover: the field is still
+    in place under it, so no re-aim can reach it; the release goes onto the takeover
+    without waiting out the re-aim's time, and the answer says where it landed."""
+    tab, xml = await open_tab(page, pages_server.url("press-cover-on-focus.html"))
+    result = await act(tab, "click", {"id": eid_of(xml, "input", "")})
+    note = parse(result.content).findtext("note") or ""
+    assert "search-takeover" in note, result.content
+    # Press and release parted: the browser's click goes to what holds both (<body>).
+    assert await heard(page) == [["mousedown", "search"], ["mouseup", "takeover"], ["click", ""]]

@@ -45,6 +45,7 @@ __all__ = [
     "OBJECT_GROUP",
     "Aim",
     "Box",
+    "Covered",
     "ElementInfo",
     "Located",
     "Point",
@@ -70,6 +71,11 @@ OBJECT_GROUP = "trimtab-tools"
 
 class Refusal(Exception):
     """The tool will not act, for a reason the model should read (the message)."""
+
+
+class Covered(Refusal):
+    """The element is in view, but at every point of it the hit test finds another
+    element drawn over it."""
 
 
 def _whole(value: float) -> float:
@@ -345,7 +351,7 @@ async def aim_at(
             if cover is None:
                 return Aim(point, origins)
             first_cover = first_cover or cover
-    raise Refusal(
+    raise Covered(
         f"{describe(element, info)} is covered by {first_cover}: a click would land on that "
         "instead. Deal with what covers it first (close or accept it), then try again."
     )

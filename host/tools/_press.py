@@ -31,6 +31,7 @@ from ._held import HeldButton, button_held
 from ._input import (
     OBJECT_GROUP,
     Aim,
+    Covered,
     ElementInfo,
     Located,
     Point,
@@ -127,6 +128,13 @@ async def pointer_onto(
         await trio.sleep(_REAIM_PAUSE)
         try:
             aim = await aim_at(target, element, info, latest, scroll=held is None)
+        except Covered:
+            if held is not None:
+                # The button is down and the element is still there, but something the
+                # press brought up (an overlay shown on focus) lies over all of it: no
+                # re-aim can reach it, so the release goes where it is, at once.
+                raise
+            continue
         except (Refusal, CDPError):
             # Gone from under the pointer for now (no size, covered, or out of the
             # document while the page re-renders it): wait for it.
