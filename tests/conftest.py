@@ -1,4 +1,5 @@
-"""Shared fixtures: a real headless Chromium per test, pages, the corpus, servers."""
+"""Shared fixtures: a real headless Chromium per test (a browser context of the session's
+one Chromium), pages, the corpus, servers."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from typing import Any
 import pytest
 import trio
 
-from pycdp_bridge import Browser, PageTarget, launch_browser
+from pycdp_bridge import Browser, PageTarget
 from tests.support import (
     LAUNCHED_PROFILES,
     TEST_PAGES,
@@ -19,6 +20,7 @@ from tests.support import (
     browser_processes,
     serve_static,
 )
+from tests.support.shared_browser import SharedChromium
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO.parent / "shared" / "corpus"
@@ -83,12 +85,27 @@ def _no_leftover_browsers() -> Iterator[None]:
     assert not leftovers, f"Chromium processes left running after the tests: {leftovers}"
 
 
+@pytest.fixture(scope="session")
+def _shared_chromium() -> Iterator[SharedChromium]:
+    """One headless Chromium for the session's `browser` fixtures, stopped (with its
+    whole process group) at the end; `_no_leftover_browsers` checks it went."""
+    shared = SharedChromium()
+    shared.start()
+    try:
+        yield shared
+    finally:
+        shared.stop()
+
+
 @pytest.fixture
-async def browser() -> AsyncIterator[Browser]:
-    """A fresh headless Chromium, stopped (with its whole process group) afterwards."""
-    async with launch_browser() as launched:
-        LAUNCHED_PROFILES.append(launched.user_data_dir)
-        yield launched
+async def browser(
+    _shared_chromium: SharedChromium, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[Browser]:
+    """A headless Chromium of the test's own: a fresh browser context (its own tabs,
+    cookies, storage and cache, and downloads folder) of the session's one Chromium,
+    disposed of afterwards."""
+    async with _shared_chromium.connect(tmp_path_factory.mktemp("browser")) as connected:
+        yield connected
 
 
 @pytest.fixture
