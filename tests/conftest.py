@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import trio
 
-from pycdp_bridge import Browser, PageTarget
+from pycdp_bridge import Browser, PageTarget, launch_browser
 from tests.support import (
     LAUNCHED_PROFILES,
     TEST_PAGES,
@@ -35,6 +35,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--long",
         action="store_true",
         help="run the state machines (tests/test_belief.py) with many more, longer sequences",
+    )
+    parser.addoption(
+        "--fresh-browser",
+        action="store_true",
+        help="launch a Chromium for every test that asks for a browser, instead of a browser"
+        " context of one shared Chromium (slower; rules out a leak between tests)",
     )
 
 
@@ -86,9 +92,13 @@ def _no_leftover_browsers() -> Iterator[None]:
 
 
 @pytest.fixture(scope="session")
-def _shared_chromium() -> Iterator[SharedChromium]:
+def _shared_chromium(pytestconfig: pytest.Config) -> Iterator[SharedChromium | None]:
     """One headless Chromium for the session's `browser` fixtures, stopped (with its
-    whole process group) at the end; `_no_leftover_browsers` checks it went."""
+    whole process group) at the end; `_no_leftover_browsers` checks it went. None with
+    ``--fresh-browser``."""
+    if pytestconfig.getoption("--fresh-browser"):
+        yield None
+        return
     shared = SharedChromium()
     shared.start()
     try:
@@ -99,11 +109,16 @@ def _shared_chromium() -> Iterator[SharedChromium]:
 
 @pytest.fixture
 async def browser(
-    _shared_chromium: SharedChromium, tmp_path_factory: pytest.TempPathFactory
+    _shared_chromium: SharedChromium | None, tmp_path_factory: pytest.TempPathFactory
 ) -> AsyncIterator[Browser]:
     """A headless Chromium of the test's own: a fresh browser context (its own tabs,
     cookies, storage and cache, and downloads folder) of the session's one Chromium,
-    disposed of afterwards."""
+    disposed of afterwards; with ``--fresh-browser``, a Chromium launched for the test."""
+    if _shared_chromium is None:
+        async with launch_browser() as launched:
+            LAUNCHED_PROFILES.append(launched.user_data_dir)
+            yield launched
+        return
     async with _shared_chromium.connect(tmp_path_factory.mktemp("browser")) as connected:
         yield connected
 
