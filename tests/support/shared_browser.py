@@ -23,6 +23,7 @@ What the relay does so a test sees a browser of its own:
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import fcntl
 import itertools
@@ -161,7 +162,11 @@ class SharedChromium:
         self._cancel: trio.CancelScope | None = None
         self._ready = threading.Event()
         self._failure: BaseException | None = None
-        self._thread = threading.Thread(target=self._thread_main, name="chromium-relay")
+        # A daemon, so a run that ends without its session teardown (a second Ctrl-C)
+        # still exits; the atexit hook then stops Chromium's group all the same.
+        self._thread = threading.Thread(
+            target=self._thread_main, name="chromium-relay", daemon=True
+        )
         LAUNCHED_PROFILES.append(self.profile)
 
     @property
@@ -170,6 +175,7 @@ class SharedChromium:
         return self._chromium.process.pid
 
     def start(self) -> None:
+        atexit.register(self._kill_now)
         self._thread.start()
         self._ready.wait()
         if self._failure is not None:
@@ -186,6 +192,12 @@ class SharedChromium:
             time.sleep(0.02)
         shutil.rmtree(self._socket_dir, ignore_errors=True)
         shutil.rmtree(self.profile, ignore_errors=True)
+
+    def _kill_now(self) -> None:
+        chromium = self._chromium
+        if chromium is not None and chromium.process.poll() is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(chromium.process.pid, signal.SIGKILL)
 
     @contextlib.asynccontextmanager
     async def connect(self, folder: Path) -> AsyncIterator[Browser]:
