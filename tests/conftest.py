@@ -92,7 +92,7 @@ def _no_leftover_browsers() -> Iterator[None]:
 
 
 @pytest.fixture(scope="session")
-def _shared_chromium(pytestconfig: pytest.Config) -> Iterator[SharedChromium | None]:
+def shared_chromium(pytestconfig: pytest.Config) -> Iterator[SharedChromium | None]:
     """One headless Chromium for the session's `browser` fixtures, stopped (with its
     whole process group) at the end; `_no_leftover_browsers` checks it went. None with
     ``--fresh-browser``."""
@@ -109,17 +109,17 @@ def _shared_chromium(pytestconfig: pytest.Config) -> Iterator[SharedChromium | N
 
 @pytest.fixture
 async def browser(
-    _shared_chromium: SharedChromium | None, tmp_path_factory: pytest.TempPathFactory
+    shared_chromium: SharedChromium | None, tmp_path_factory: pytest.TempPathFactory
 ) -> AsyncIterator[Browser]:
     """A headless Chromium of the test's own: a fresh browser context (its own tabs,
     cookies, storage and cache, and downloads folder) of the session's one Chromium,
     disposed of afterwards; with ``--fresh-browser``, a Chromium launched for the test."""
-    if _shared_chromium is None:
+    if shared_chromium is None:
         async with launch_browser() as launched:
             LAUNCHED_PROFILES.append(launched.user_data_dir)
             yield launched
         return
-    async with _shared_chromium.connect(tmp_path_factory.mktemp("browser")) as connected:
+    async with shared_chromium.connect(tmp_path_factory.mktemp("browser")) as connected:
         yield connected
 
 
