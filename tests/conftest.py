@@ -1,4 +1,5 @@
-"""Shared fixtures: a real headless Chromium per test, pages, the corpus, servers."""
+"""Shared fixtures: a real headless Chromium per test (a browser context of the session's
+one Chromium), pages, the corpus, servers."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from tests.support import (
     browser_processes,
     serve_static,
 )
+from tests.support.shared_browser import SharedChromium
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO.parent / "shared" / "corpus"
@@ -33,6 +35,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--long",
         action="store_true",
         help="run the state machines (tests/test_belief.py) with many more, longer sequences",
+    )
+    parser.addoption(
+        "--fresh-browser",
+        action="store_true",
+        help="launch a Chromium for every test that asks for a browser, instead of a browser"
+        " context of one shared Chromium (slower; rules out a leak between tests)",
     )
 
 
@@ -83,12 +91,36 @@ def _no_leftover_browsers() -> Iterator[None]:
     assert not leftovers, f"Chromium processes left running after the tests: {leftovers}"
 
 
+@pytest.fixture(scope="session")
+def shared_chromium(pytestconfig: pytest.Config) -> Iterator[SharedChromium | None]:
+    """One headless Chromium for the session's `browser` fixtures, stopped (with its
+    whole process group) at the end; `_no_leftover_browsers` checks it went. None with
+    ``--fresh-browser``."""
+    if pytestconfig.getoption("--fresh-browser"):
+        yield None
+        return
+    shared = SharedChromium()
+    shared.start()
+    try:
+        yield shared
+    finally:
+        shared.stop()
+
+
 @pytest.fixture
-async def browser() -> AsyncIterator[Browser]:
-    """A fresh headless Chromium, stopped (with its whole process group) afterwards."""
-    async with launch_browser() as launched:
-        LAUNCHED_PROFILES.append(launched.user_data_dir)
-        yield launched
+async def browser(
+    shared_chromium: SharedChromium | None, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[Browser]:
+    """A headless Chromium of the test's own: a fresh browser context (its own tabs,
+    cookies, storage and cache, and downloads folder) of the session's one Chromium,
+    disposed of afterwards; with ``--fresh-browser``, a Chromium launched for the test."""
+    if shared_chromium is None:
+        async with launch_browser() as launched:
+            LAUNCHED_PROFILES.append(launched.user_data_dir)
+            yield launched
+        return
+    async with shared_chromium.connect(tmp_path_factory.mktemp("browser")) as connected:
+        yield connected
 
 
 @pytest.fixture

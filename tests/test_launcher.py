@@ -20,7 +20,8 @@ from pycdp_bridge import (
     find_browser,
     launch_browser,
 )
-from tests.support import LAUNCHED_PROFILES, TEST_PAGES, browser_processes
+from tests.support import LAUNCHED_PROFILES, TEST_PAGES, StaticServer, browser_processes
+from tests.support.shared_browser import SharedChromium
 
 pytestmark = pytest.mark.browser
 
@@ -160,3 +161,26 @@ async def test_given_profile_dir_is_kept(tmp_path: Path) -> None:
     assert width == 800
     assert (profile / "chrome.log").is_file()
     assert browser_processes(profile) == []
+
+
+async def test_each_test_gets_a_browser_of_its_own_from_theshared_chromium(
+    shared_chromium: SharedChromium | None, tmp_path: Path, pages_server: StaticServer
+) -> None:
+    """Two connections to the shared Chromium in turn: the second sees none of the first's
+    tabs, cookies or storage, and a tab it opens is in a context of its own."""
+    if shared_chromium is None:
+        pytest.skip("--fresh-browser: no shared Chromium in this run")
+    url = pages_server.url("e2e-relay.html")
+    async with shared_chromium.connect(tmp_path / "first") as first:
+        page = await first.new_page(url)
+        await page.evaluate("document.cookie = 'seen=1'; localStorage.setItem('seen', '1')")
+        assert await page.evaluate("document.cookie") == "seen=1"
+        first_tab = page.target_id
+    async with shared_chromium.connect(tmp_path / "second") as second:
+        page = await second.new_page(url)
+        assert await page.evaluate("document.cookie") == ""
+        assert await page.evaluate("localStorage.getItem('seen')") is None
+        found = await second.send("Target.getTargets")
+        ids = [info["targetId"] for info in found["targetInfos"] if info["type"] == "page"]
+        assert ids == [page.target_id]
+        assert first_tab not in ids
