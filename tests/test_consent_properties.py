@@ -18,7 +18,7 @@ from trimtab.tools._consent import (
     key_reason_for,
 )
 from trimtab.tools._input import ElementInfo, Located, cover_description, describe
-from trimtab.tools._keys import parse_key
+from trimtab.tools._keyboard import parse_key
 
 # Markup-heavy page strings: quotes, angle brackets, ampersands, ids, control characters
 # and lone surrogates, as well as any text at all.

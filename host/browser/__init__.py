@@ -26,7 +26,7 @@ Which state lives where:
 - For the host's life (one extension connection), on `HostState`: the hub, the
   tracker (cached answers, call numbers), the person's site lists and each task's
   sites (`SitePolicy`), the browser's downloads, what each task typed and its trailing
-  windows (``_set_off``), the held tabs (`HeldTabs`, ``_held``: per tab the agent's
+  windows (``_set_off``), the held tabs (`OpenTabs`, ``_open_tabs``: per tab the agent's
   memory, each link client's view, the inspector's copy, the followers) and the tasks
   (`Tasks`, ``_task_tabs``: per session its tabs and current tab, and the calls acting
   in each tab now).

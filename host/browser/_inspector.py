@@ -22,7 +22,7 @@ from ..pipeline import Control
 from ..tab import Snapshot, page_token_counts
 from ..wire import JSONObject, RequestError
 from ._errors import cdp_errors
-from ._held import HeldTab
+from ._open_tabs import OpenTab
 
 # What the overlay paints: content box, padding and margin, like DevTools' inspector.
 HIGHLIGHT_CONFIG: Final[Mapping[str, object]] = {
@@ -34,7 +34,7 @@ HIGHLIGHT_CONFIG: Final[Mapping[str, object]] = {
 }
 
 
-async def inspect_tab(state: HeldTab, tab: int, budget: int | None) -> JSONObject:
+async def inspect_tab(state: OpenTab, tab: int, budget: int | None) -> JSONObject:
     """What the agent would see from a fresh look now, for the side panel's inspector."""
     model: PageModel | None = None
     counts: dict[str, int] = {}
@@ -73,7 +73,7 @@ async def inspect_tab(state: HeldTab, tab: int, budget: int | None) -> JSONObjec
     return {"xml": snapshot.xml, "kind": snapshot.kind, "stats": stats}
 
 
-async def highlight_element(state: HeldTab, tab: int, eid: str | None) -> bool:
+async def highlight_element(state: OpenTab, tab: int, eid: str | None) -> bool:
     """Draw the overlay over element ``eid`` (None clears it); False when cleared."""
     target = state.tab.target
     async with cdp_errors(tab):
@@ -98,7 +98,7 @@ async def highlight_element(state: HeldTab, tab: int, eid: str | None) -> bool:
     return True
 
 
-def resolve_eid(state: HeldTab, eid: str) -> tuple[Control, str | None]:
+def resolve_eid(state: OpenTab, eid: str) -> tuple[Control, str | None]:
     inspected = state.inspector.latest
     if inspected is not None and eid in inspected.controls:
         return inspected.controls[eid], state.inspector_sessions.get(eid)

@@ -1,7 +1,7 @@
 """The browser as the host holds it: its tabs, each client's view of them, one tracker.
 
 `HostState` is the state of one running host (one extension connection): the
-`RelayHub` every tab's CDP goes through, the held tabs (`HeldTabs`: one per browser
+`RelayHub` every tab's CDP goes through, the held tabs (`OpenTabs`: one per browser
 tab a door has asked about, created on demand, forgotten on `release`), the tasks
 (`Tasks`), and one `CallTracker` with every tool's policy registered. Both doors
 (``trimtab.native`` for the side panel, ``trimtab.link`` for outside agents) call its
@@ -20,7 +20,7 @@ decides on a page revision that includes every change the page made up to that
 moment (see ``trimtab.tab``). Error-flagged tool results are never cached.
 
 Parts of the state's work live beside it, in modules that take what they use:
-``_tool_call`` (a tool call's stages), ``_held`` (the held tabs, their followers),
+``_tool_call`` (a tool call's stages), ``_open_tabs`` (the held tabs, their followers),
 ``_inspector``, ``_outcomes`` (outcomes the host builds itself), ``_task_calls`` (the
 task tools' handlers) and ``_tab_events`` (tabs coming and going).
 """
@@ -47,8 +47,8 @@ from ..tools import parse_groups, tools_in
 from ..tracker import CallTracker, TrackerLimits, TrackerStatistics
 from ..wire import JSONObject, RequestError
 from ._call import ToolCall, ToolOutcome
-from ._held import HeldTabs
 from ._inspector import HIGHLIGHT_CONFIG, highlight_element, inspect_tab
+from ._open_tabs import OpenTabs
 from ._outcomes import named_elements
 from ._set_off import SetOff
 from ._tab_events import follow_tabs
@@ -88,13 +88,13 @@ class HostState:
     downloads: Downloads = attrs.field(factory=Downloads)
     # What each task typed, and what its trailing windows held (``_set_off``).
     set_off: SetOff = attrs.field(factory=SetOff)
-    # The tabs the host holds (``_held``).
-    tabs: HeldTabs = attrs.field(init=False)
+    # The tabs the host holds (``_open_tabs``).
+    tabs: OpenTabs = attrs.field(init=False)
     # Each task's tabs and the calls acting now (``_task_tabs``).
     tasks: Tasks = attrs.field(factory=Tasks, init=False)
 
     def __attrs_post_init__(self) -> None:
-        self.tabs = HeldTabs(self.hub, self.nursery, self.tracker, self.downloads)
+        self.tabs = OpenTabs(self.hub, self.nursery, self.tracker, self.downloads)
         for spec in self.toolbox.specs:
             self.tracker.register(spec.name, spec.policy)
 

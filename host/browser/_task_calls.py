@@ -32,8 +32,8 @@ from ..tracker import CallTracker
 from ..wire import RequestError
 from ._call import ToolCall, ToolOutcome
 from ._errors import TOOL_TIMEOUT, cdp_errors
-from ._held import HeldTabs, asking_while_open
 from ._listing import tabs_listing
+from ._open_tabs import OpenTabs, asking_while_open
 from ._opened import OpenedByCall, blocked_note, opened_note
 from ._outcomes import text_outcome
 from ._requests import request_judge
@@ -59,7 +59,7 @@ class TaskContext:
     named: int
     task: TaskTabs
     ask: Ask
-    tabs: HeldTabs
+    tabs: OpenTabs
     hub: TabRelayHub
     nursery: trio.Nursery
     sites: SitePolicy
@@ -78,7 +78,7 @@ class TaskContext:
 TaskHandler = Callable[[TaskContext], Awaitable[ToolOutcome]]
 
 
-def stray_id(tabs: HeldTabs, call: ToolCall, task: TaskTabs) -> str | None:
+def stray_id(tabs: OpenTabs, call: ToolCall, task: TaskTabs) -> str | None:
     """A refusal when the call names an element id that the tab it acts in never
     showed but another tab of the task did: ids are only resolved where issued."""
     eid = call.args.get("id")

@@ -41,7 +41,7 @@ from ..tracker import CallTracker, ToolPolicy, TrackedResult
 from ..wire import RequestError
 from ._call import ToolCall, ToolOutcome
 from ._errors import TOOL_TIMEOUT, cdp_errors
-from ._held import HeldTab, HeldTabs, asking_while_open
+from ._open_tabs import OpenTab, OpenTabs, asking_while_open
 from ._opened import OpenedByCall, gate_domains
 from ._outcomes import (
     called,
@@ -124,7 +124,7 @@ def task_context(
     )
 
 
-def refuse_first(tabs: HeldTabs, call: ToolCall, task: TaskTabs) -> ToolOutcome | None:
+def refuse_first(tabs: OpenTabs, call: ToolCall, task: TaskTabs) -> ToolOutcome | None:
     """A refusal of what this client may not do at all, before the tab is touched."""
     stray = stray_id(tabs, call, task)
     if stray is not None:
@@ -139,8 +139,8 @@ def refuse_first(tabs: HeldTabs, call: ToolCall, task: TaskTabs) -> ToolOutcome 
 
 
 async def open_page(
-    tabs: HeldTabs, tracker: CallTracker, sites: SitePolicy, call: ToolCall, policy: ToolPolicy
-) -> tuple[HeldTab, PageFacts | None]:
+    tabs: OpenTabs, tracker: CallTracker, sites: SitePolicy, call: ToolCall, policy: ToolPolicy
+) -> tuple[OpenTab, PageFacts | None]:
     """The held tab the call acts in, its revision synced before a cacheable read, and
     what the site rules need of its page (None: nothing to check)."""
     async with cdp_errors(call.tab, timeout=TOOL_TIMEOUT):
@@ -163,7 +163,7 @@ async def open_page(
 async def check_where(
     sites: SitePolicy,
     call: ToolCall,
-    state: HeldTab,
+    state: OpenTab,
     facts: PageFacts | None,
     policy: ToolPolicy,
     ask: Ask,
@@ -203,7 +203,7 @@ async def decide(
     call: ToolCall,
     spec: ToolSpec,
     policy: ToolPolicy,
-    state: HeldTab,
+    state: OpenTab,
     facts: PageFacts | None,
     asks: tuple[Ask, Ask],
 ) -> Decided[Ran]:
@@ -260,7 +260,7 @@ async def run_guarded(
     call: ToolCall,
     spec: ToolSpec,
     policy: ToolPolicy,
-    state: HeldTab,
+    state: OpenTab,
     asks: tuple[Ask, Ask],
     consented: bool,
     granted_download: bool,
@@ -312,14 +312,14 @@ async def run_guarded(
         return Ran(tracked, tuple(guard.held), tuple(guard.held[guard.told :]), sink)
 
 
-def tracker_options(call: ToolCall, spec: ToolSpec, state: HeldTab) -> Hashable:
+def tracker_options(call: ToolCall, spec: ToolSpec, state: OpenTab) -> Hashable:
     """What, beside the arguments and the page, a cached answer holds for: the budget,
     and for the devtools tools the log, which changes without the page changing."""
     return (call.budget, state.tab.devtools.changes) if spec.group == "devtools" else call.budget
 
 
 async def run_in_view(
-    toolbox: Toolbox, call: ToolCall, state: HeldTab, consented: bool
+    toolbox: Toolbox, call: ToolCall, state: OpenTab, consented: bool
 ) -> ToolResult:
     """The tool, run in the client's own view of the tab (a link client's, or the
     side panel agent's), with its budget, knowing whether the person said yes."""
@@ -376,7 +376,7 @@ async def tell(
 
 
 def outcome(
-    call: ToolCall, policy: ToolPolicy, state: HeldTab, decided: Decided[Ran], told: Told
+    call: ToolCall, policy: ToolPolicy, state: OpenTab, decided: Decided[Ran], told: Told
 ) -> ToolOutcome:
     """What the call did, as both doors report it."""
     ran, consent = decided.result, decided.consent

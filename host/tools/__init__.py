@@ -3,7 +3,7 @@
 The catalogue (`TOOLS`, `run_tool`) is assembled from small modules: navigation,
 actions, queries, dialogs and pixels (`screenshot`), each defining its tools' specs
 beside their code;
-`_input` locates elements and sends trusted mouse and keyboard input (`_held`: a
+`_input` locates elements and sends trusted mouse and keyboard input (`_button`: a
 pressed button is released even when the call is cancelled), `_frames` which frame
 and site an element is in (for the envelope's site rules); the page-side
 scripts are the ``.js`` files of ``js/`` (`_scripts`), each with the shared helpers it

@@ -52,7 +52,7 @@ from ._input import (
     scroll_into_view,
     target_point,
 )
-from ._keys import MODIFIER_BITS, key_press, parse_key
+from ._keyboard import MODIFIER_BITS, key_press, parse_key
 from ._press import PageLeft, click_element, pointer_onto
 
 __all__ = [

@@ -275,11 +275,11 @@ async def bring_to_front(target: Target) -> None:
 
 
 @attrs.define
-class _Held:
+class _Remote:
     released: bool = False
 
 
-_held: contextvars.ContextVar[_Held | None] = contextvars.ContextVar(
+_remote: contextvars.ContextVar[_Remote | None] = contextvars.ContextVar(
     "trimtab_objects_held", default=None
 )
 
@@ -288,12 +288,12 @@ _held: contextvars.ContextVar[_Held | None] = contextvars.ContextVar(
 async def objects_of_call(tab: Tab) -> AsyncIterator[None]:
     """The block is one tool call: the remote objects it creates (`OBJECT_GROUP`) are
     released when it ends, shielded, unless `after_action` released them already."""
-    held = _Held()
-    token = _held.set(held)
+    held = _Remote()
+    token = _remote.set(held)
     try:
         yield
     finally:
-        _held.reset(token)
+        _remote.reset(token)
         if not held.released:
             with trio.CancelScope(shield=True):
                 await release_objects(tab)
@@ -315,7 +315,7 @@ async def release_objects(tab: Tab) -> None:
 async def _snapshot_releasing(tab: Tab) -> Snapshot:
     """The answer's snapshot; the call's remote objects, no longer needed, are released
     alongside it (one round trip less after the snapshot)."""
-    held = _held.get()
+    held = _remote.get()
     if held is None:
         return await tab.snapshot()
     snapshot, _ = await gather(tab.snapshot, lambda: release_objects(tab))

@@ -34,7 +34,7 @@ from ..tab import acting_on
 from ._common import ConsentKind
 from ._gather import gather
 from ._input import OBJECT_GROUP, Located, secret_of
-from ._keys import KeyDef
+from ._keyboard import KeyDef
 from ._scripts import script
 
 __all__ = [

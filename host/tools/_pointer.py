@@ -16,6 +16,7 @@ from pycdp_bridge import protocol as cdp
 
 from ..tab import Tab, settle, watch
 from ._actions import clicks_on, usable
+from ._button import ButtonDown, button_down
 from ._common import (
     ACT,
     ID_SCHEMA,
@@ -31,7 +32,6 @@ from ._common import (
     tool,
 )
 from ._consent import click_reason, require
-from ._held import HeldButton, button_held
 from ._input import (
     Aim,
     ElementInfo,
@@ -192,7 +192,7 @@ async def _drag_path(tab: Tab, start: Aim, end: Point, goal: _Goal | None) -> st
     note says what it landed on."""
     target = tab.target
     note = None
-    async with button_held(target, start.point) as held:
+    async with button_down(target, start.point) as button:
         await _mouse(target, "mousePressed", start.point, buttons=1, click_count=1)
         for step in range(1, _DRAG_STEPS + 1):
             share = step / _DRAG_STEPS
@@ -201,17 +201,17 @@ async def _drag_path(tab: Tab, start: Aim, end: Point, goal: _Goal | None) -> st
                 start.point.y + (end.y - start.point.y) * share,
             )
             await _mouse(target, "mouseMoved", point, buttons=1)
-            held.point = point
+            button.point = point
             # A frame between moves, as a hand takes: pages that throttle to animation
             # frames (drag libraries) see each step.
             await trio.sleep(0.016)
         if goal is not None:
-            note = await _onto_goal(tab, goal, held)
-    await _mouse(target, "mouseReleased", held.point, buttons=0, click_count=1)
+            note = await _onto_goal(tab, goal, button)
+    await _mouse(target, "mouseReleased", button.point, buttons=0, click_count=1)
     return note
 
 
-async def _onto_goal(tab: Tab, goal: _Goal, held: HeldButton) -> str | None:
+async def _onto_goal(tab: Tab, goal: _Goal, button: ButtonDown) -> str | None:
     """Before a drag's release: the pointer must be within the goal's box, whatever is
     drawn over it (the dragged item itself, with drag libraries). A goal the drag moved
     (a list closing the gap the dragged item left) is followed with the button held, a
@@ -222,7 +222,7 @@ async def _onto_goal(tab: Tab, goal: _Goal, held: HeldButton) -> str | None:
             boxes = await visible_boxes(target, goal.element)
         except CDPError:  # the goal left the document (re-rendered by the drag)
             break
-        point = held.point
+        point = button.point
         if any(
             left <= point.x <= right and top <= point.y <= bottom
             for left, top, right, bottom in boxes
@@ -233,9 +233,9 @@ async def _onto_goal(tab: Tab, goal: _Goal, held: HeldButton) -> str | None:
         left, top, right, bottom = boxes[0]
         point = Point((left + right) / 2, (top + bottom) / 2)
         await _mouse(target, "mouseMoved", point, buttons=1)
-        held.point = point
+        button.point = point
         await trio.sleep(0.016)  # a frame: the page follows the move
-    landed = await reaches(target, goal.element, Aim(held.point, goal.aim.origins), tab.latest)
+    landed = await reaches(target, goal.element, Aim(button.point, goal.aim.origins), tab.latest)
     where = f"on {landed}" if landed else "beside it"
     return (
         f"the drop landed {where}, not on {describe(goal.element, goal.info)}, which moved "
@@ -294,18 +294,18 @@ async def select_text(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     end = await aim_in_frame(target, element, span["end"]["x"], span["end"]["y"])
     async with watch(tab.revisions) as activity:
         notes = [await _drag_select(tab, element, info, start, end)]
-        held: str = await call_on(
+        selected_now: str = await call_on(
             target, element.object_id, script("page-selection.js"), session_id=element.session
         )
-        if _squashed(held) != _squashed(str(span["selected"])):
+        if _squashed(selected_now) != _squashed(str(span["selected"])):
             notes.append(
-                f"the page holds {held[:200]!r} selected, not {str(span['selected'])!r}"
+                f"the page holds {selected_now[:200]!r} selected, not {str(span['selected'])!r}"
                 " (it changed what the mouse selected); see what the page shows now"
             )
         settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT, scope_of(element))
     count = int(span["count"])
     which = f" (match {occurrence} of {count})" if count > 1 else ""
-    notes.insert(0, f"selected {held!r} in {describe(element, info)}{which}")
+    notes.insert(0, f"selected {selected_now!r} in {describe(element, info)}{which}")
     note = "; ".join(n for n in notes if n)
     return await after_action(tab, activity, settled, note=note)
 
@@ -348,7 +348,7 @@ async def _drag_select(
             "pointer is there; nothing was pressed"
         )
     note = None
-    async with button_held(target, start.point) as held:
+    async with button_down(target, start.point) as button:
         await _mouse(target, "mousePressed", start.point, buttons=1, click_count=1)
         for step in range(1, _SELECT_STEPS + 1):
             share = step / _SELECT_STEPS
@@ -357,7 +357,7 @@ async def _drag_select(
                 start.point.y + (end.point.y - start.point.y) * share,
             )
             await _mouse(target, "mouseMoved", point, buttons=1)
-            held.point = point
+            button.point = point
         cover = await reaches(target, element, end, latest)
         if cover is not None:
             note = f"the selection ended over {cover}, outside {describe(element, info)}"
@@ -447,10 +447,10 @@ async def upload(tab: Tab, args: Mapping[str, object]) -> ToolResult:
             cdp.dom_set_file_input_files(paths, object_id=field_id), session_id=element.session
         )
         settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT, scope_of(element))
-    held: Mapping[str, Any] = await call_on(
+    given: Mapping[str, Any] = await call_on(
         target, field_id, script("file-input-facts.js"), session_id=element.session
     )
-    names = ", ".join(str(name) for name in held["files"]) or "no file"
+    names = ", ".join(str(name) for name in given["files"]) or "no file"
     note = f"the file field of {describe(element, info)} now holds {names}"
     return await after_action(tab, activity, settled, note=note)
 

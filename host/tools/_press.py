@@ -25,9 +25,9 @@ from pycdp_bridge import CDPError, JavaScriptError, Target, call_on
 from pycdp_bridge import protocol as cdp
 
 from ..pipeline import Compaction
+from ._button import ButtonDown, button_down
 from ._common import script
 from ._gather import gather
-from ._held import HeldButton, button_held
 from ._input import (
     OBJECT_GROUP,
     Aim,
@@ -84,14 +84,14 @@ async def _still_reaches(
         ) from exc
 
 
-async def _move(target: Target, point: Point, held: HeldButton | None) -> None:
-    if held is None:
+async def _move(target: Target, point: Point, button: ButtonDown | None) -> None:
+    if button is None:
         await target.execute(cdp.input_dispatch_mouse_event("mouseMoved", point.x, point.y))
         return
     await target.execute(
         cdp.input_dispatch_mouse_event("mouseMoved", point.x, point.y, button="left", buttons=1)
     )
-    held.point = point
+    button.point = point
 
 
 async def pointer_onto(
@@ -101,19 +101,19 @@ async def pointer_onto(
     latest: Compaction | None,
     aim: Aim,
     *,
-    held: HeldButton | None = None,
+    button: ButtonDown | None = None,
     there: bool = False,
 ) -> Aim:
     """Move the pointer to `aim` (unless it is `there` already) and make sure the element
     is still under it once the page reacted: re-aim at the element's new box (bounded
     tries, a bounded wait for an element that left), or `Refusal` naming what is under
-    the pointer now (`PageLeft` when the page went away meanwhile). With the button
-    `held` the page is not scrolled and the moves carry the button, so the page sees
+    the pointer now (`PageLeft` when the page went away meanwhile). With the ``button``
+    down the page is not scrolled and the moves carry the button, so the page sees
     one press dragged back onto the element."""
     deadline = trio.current_time() + _COME_BACK
     moves = 0
     if not there:
-        await _move(target, aim.point, held)
+        await _move(target, aim.point, button)
         moves = 1
     cover = await _still_reaches(target, element, info, latest, aim)
     while cover is not None:
@@ -127,9 +127,9 @@ async def pointer_onto(
             )
         await trio.sleep(_REAIM_PAUSE)
         try:
-            aim = await aim_at(target, element, info, latest, scroll=held is None)
+            aim = await aim_at(target, element, info, latest, scroll=button is None)
         except Covered:
-            if held is not None:
+            if button is not None:
                 # The button is down and the element is still there, but something the
                 # press brought up (an overlay shown on focus) lies over all of it: no
                 # re-aim can reach it, so the release goes where it is, at once.
@@ -139,7 +139,7 @@ async def pointer_onto(
             # Gone from under the pointer for now (no size, covered, or out of the
             # document while the page re-renders it): wait for it.
             continue
-        await _move(target, aim.point, held)
+        await _move(target, aim.point, button)
         moves += 1
         cover = await _still_reaches(target, element, info, latest, aim)
     return aim
@@ -160,18 +160,18 @@ async def press_element(
     lands on it too. Returns where the pointer is and, when the release could not be
     brought back onto the element, what it landed on instead."""
     missed: str | None = None
-    async with button_held(target, aim.point) as held:
+    async with button_down(target, aim.point) as button:
         await target.execute(
             cdp.input_dispatch_mouse_event(
                 "mousePressed", aim.point.x, aim.point.y, button="left", click_count=click_count
             )
         )
         try:
-            aim = await pointer_onto(target, element, info, latest, aim, held=held, there=True)
+            aim = await pointer_onto(target, element, info, latest, aim, button=button, there=True)
         except PageLeft:
-            aim = Aim(held.point, aim.origins)  # the press took the page elsewhere
+            aim = Aim(button.point, aim.origins)  # the press took the page elsewhere
         except Refusal:
-            aim = Aim(held.point, aim.origins)
+            aim = Aim(button.point, aim.origins)
             try:
                 missed = await reaches(target, element, aim, latest)
             except (CDPError, JavaScriptError):

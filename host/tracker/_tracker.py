@@ -36,8 +36,8 @@ from typing import TypeVar, cast
 import attrs
 import trio
 
-from ._keys import canonical_key, encoded_size
-from ._values import (
+from ._cache_keys import canonical_key, encoded_size
+from ._records import (
     SIDE_EFFECTS,
     PageRevision,
     ToolPolicy,

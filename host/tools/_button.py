@@ -14,7 +14,7 @@ from pycdp_bridge import protocol as cdp
 
 from ._input import Point
 
-__all__ = ["HeldButton", "button_held"]
+__all__ = ["ButtonDown", "button_down"]
 
 # How long a release sent on the way out of a failed or cancelled call may wait for
 # the page to take it (a page busy in its mousedown handler answers late).
@@ -22,19 +22,19 @@ _RELEASE_TIMEOUT = 5.0
 
 
 @attrs.define
-class HeldButton:
+class ButtonDown:
     """Where the held left button is to be let go if the block fails: move it along."""
 
     point: Point
 
 
 @contextlib.asynccontextmanager
-async def button_held(target: Target, point: Point) -> AsyncIterator[HeldButton]:
+async def button_down(target: Target, point: Point) -> AsyncIterator[ButtonDown]:
     """The block presses the left button (and may move it); if it fails or is cancelled
     (an outside agent's client went away mid-click), the button is released where it
     is, shielded and bounded: a button left down would make every later move a drag
     and the page wait for a mouseup."""
-    held = HeldButton(point)
+    held = ButtonDown(point)
     try:
         yield held
     except BaseException:

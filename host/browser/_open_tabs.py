@@ -1,4 +1,4 @@
-"""The browser tabs the host holds (`HeldTabs`): for each, the agent's `Tab`, each
+"""The browser tabs the host holds (`OpenTabs`): for each, the agent's `Tab`, each
 outside client's view of it, the inspector's view, and the followers that run for it."""
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ log = logging.getLogger("trimtab.browser")
 
 
 @attrs.define(eq=False)
-class HeldTab:
+class OpenTab:
     """A browser tab the host holds: the agent's `Tab`, and the inspector's view of it."""
 
     id: int
@@ -63,7 +63,7 @@ class HeldTab:
 
 
 @attrs.define(eq=False)
-class HeldTabs:
+class OpenTabs:
     """The tabs the host holds, by browser tab id: opened on demand (`open`), with their
     followers running in ``nursery``; forgotten when they close (`forget`) or a door
     lets them go (`release`). A tab's page changes go to ``tracker``."""
@@ -72,22 +72,22 @@ class HeldTabs:
     nursery: trio.Nursery
     tracker: CallTracker
     downloads: Downloads
-    _by_id: dict[int, HeldTab] = attrs.field(factory=dict, init=False)
+    _by_id: dict[int, OpenTab] = attrs.field(factory=dict, init=False)
 
     def __len__(self) -> int:
         return len(self._by_id)
 
-    def __iter__(self) -> Iterator[HeldTab]:
+    def __iter__(self) -> Iterator[OpenTab]:
         return iter(list(self._by_id.values()))
 
-    def get(self, tab: int) -> HeldTab | None:
+    def get(self, tab: int) -> OpenTab | None:
         """The held tab ``tab``, if the host holds it (without opening it)."""
         return self._by_id.get(tab)
 
-    def __getitem__(self, tab: int) -> HeldTab:
+    def __getitem__(self, tab: int) -> OpenTab:
         return self._by_id[tab]
 
-    async def open(self, tab: int) -> HeldTab:
+    async def open(self, tab: int) -> OpenTab:
         """The held tab ``tab``, opened (its followers started) if the host does not
         hold it or its debugger detached, once its page observer is ready."""
         state = self._by_id.get(tab)
@@ -97,7 +97,7 @@ class HeldTabs:
                 state.cancel_followers()
                 self.tracker.forget_tab(tab)
             target = self.hub.target(tab)
-            state = HeldTab(
+            state = OpenTab(
                 id=tab,
                 tab=Tab.open(target, on_change=self._page_changed(tab)),
                 inspector=SnapshotMemory(target),
@@ -170,7 +170,7 @@ class HeldTabs:
 
         return changed
 
-    async def _follow(self, state: HeldTab) -> None:
+    async def _follow(self, state: OpenTab) -> None:
         """Run the tab's revision follower; it must never take the host down."""
         with state.follower:
             try:
@@ -185,7 +185,7 @@ class HeldTabs:
                     self.tracker.note_page_change(state.id, "page revisions stopped")
 
 
-def asking_while_open(state: HeldTab, ask: Ask) -> Ask:
+def asking_while_open(state: OpenTab, ask: Ask) -> Ask:
     """``ask``, ended (and its question withdrawn) when the tab closes meanwhile."""
 
     async def ask_while_open(question: Question) -> Answer:
@@ -210,7 +210,7 @@ def asking_while_open(state: HeldTab, ask: Ask) -> Ask:
     return ask_while_open
 
 
-async def follow_devtools(state: HeldTab) -> None:
+async def follow_devtools(state: OpenTab) -> None:
     """Run the tab's console and network log; a failure only ends the log."""
     with state.devtools_follower:
         try:
@@ -221,7 +221,7 @@ async def follow_devtools(state: HeldTab) -> None:
             log.exception("the console and network log of tab %d failed", state.id)
 
 
-async def follow_downloads(state: HeldTab, downloads: Downloads) -> None:
+async def follow_downloads(state: OpenTab, downloads: Downloads) -> None:
     """Take in the tab's ``Browser.download*`` events: the direct transport reports
     downloads to the tab's session (the extension sends ``download`` messages)."""
     with state.download_follower:

@@ -7,7 +7,7 @@ from typing import Generic, TypeVar
 
 import attrs
 
-from ._keys import KeyFunction
+from ._cache_keys import KeyFunction
 
 __all__ = [
     "SIDE_EFFECTS",
