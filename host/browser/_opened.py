@@ -33,7 +33,7 @@ from pycdp_bridge import protocol as cdp
 
 from ..envelope import SitePolicy
 from ..pipeline import credentials
-from ..tab import Activity, OpenedTab, guard_opened, judge_kept_document, stretched
+from ..tab import Activity, OpenedTab, deadline_waits_for_judge, guard_opened, judge_kept_document
 from ..tracker import ToolPolicy
 from ._tab_messages import TabEvent
 from ._tab_messages import TabRelayHub as RelayHub
@@ -246,7 +246,7 @@ class OpenedByCall:
             with trio.move_on_after(UNASKED_POPUP_WAIT):
                 while self.blocked_by_browser():
                     await trio.sleep(0.02)
-        with trio.move_on_after(OPENED_WAIT) as limit, stretched(limit):
+        with trio.move_on_after(OPENED_WAIT) as limit, deadline_waits_for_judge(limit):
             for record in list(self.records):
                 while record.opened is None and not (record.blocked or record.problem):
                     await trio.sleep(0.01)
@@ -263,7 +263,7 @@ class OpenedByCall:
         opened = record.opened
         if opened is None or not opened.sent or record.blocked or record.problem:
             return
-        with trio.move_on_after(LANDING_WAIT) as limit, stretched(limit):
+        with trio.move_on_after(LANDING_WAIT) as limit, deadline_waits_for_judge(limit):
             while not (record.closed or opened.landed.is_set()):
                 with trio.move_on_after(_LOADED_POLL):
                     await opened.landed.wait()

@@ -69,7 +69,9 @@ def tab_event(host: HostState, event: TabEvent) -> None:
         for _, task in owners:
             if event.tab in task:
                 # The person sees the task's tabs as one group, named for it.
-                host.nursery.start_soon(group, host.hub, [t.tab for t in task], task.title)
+                host.nursery.start_soon(
+                    name_task_group, host.hub, [t.tab for t in task], task.title
+                )
         if full:
             host.nursery.start_soon(close_blocked, host, event)
         elif sink is None and event.waiting and owners:
@@ -134,7 +136,7 @@ async def decide_kept(host: HostState, event: TabEvent) -> None:
             await host.hub.close_tab(event.tab)
 
 
-async def group(hub: TabRelayHub, tabs: list[int], title: str) -> None:
+async def name_task_group(hub: TabRelayHub, tabs: list[int], title: str) -> None:
     # An extension that does not answer must not leave the request waiting forever.
     with (
         trio.move_on_after(PAGE_TIMEOUT),

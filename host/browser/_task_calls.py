@@ -26,7 +26,7 @@ from pycdp_bridge import CDPError, JavaScriptError, Target, TargetClosedError, e
 
 from ..envelope import Ask, Consent, SitePolicy
 from ..pipeline import xml
-from ..tab import guarding, page_script, stretched
+from ..tab import deadline_waits_for_judge, guarding, page_script
 from ..tools import TASK_TOOLS
 from ..tracker import CallTracker
 from ..wire import RequestError
@@ -38,7 +38,7 @@ from ._opened import OpenedByCall, blocked_note, opened_note
 from ._outcomes import text_outcome
 from ._requests import request_judge
 from ._sites import check_sites, read_page
-from ._tab_events import group
+from ._tab_events import name_task_group
 from ._tab_messages import TabRelayHub
 from ._task_tabs import TaskTab, TaskTabs
 
@@ -147,7 +147,7 @@ async def switch_tab(context: TaskContext) -> ToolOutcome:
     assert isinstance(tab, int)
     context.task.current = tab
     async with cdp_errors(context.call.tab, timeout=TOOL_TIMEOUT):
-        return await look(context, tab, f"you act in tab {tab} now")
+        return await answer_from(context, tab, f"you act in tab {tab} now")
 
 
 async def close_tab(context: TaskContext) -> ToolOutcome:
@@ -212,12 +212,12 @@ async def open_new_tab(context: TaskContext, limit: trio.CancelScope) -> ToolOut
     tab = await hub.new_tab("about:blank", opener=task.current, active=True)
     opener = task.current
     task.add(tab, opener, popup=False)
-    context.nursery.start_soon(group, hub, [t.tab for t in task], task.title)
+    context.nursery.start_soon(name_task_group, hub, [t.tab for t in task], task.title)
     task.current = tab
     state = await tabs.open(tab)
     view = state.view(call.view)
     judge = request_judge(context.sites, going, asking_while_open(state, ask), granted=False)
-    with guarding(judge) as guard, stretched(limit):
+    with guarding(judge) as guard, deadline_waits_for_judge(limit):
         async with view.lock:
             view.memory.options = attrs.evolve(view.memory.options, budget=call.budget)
             result = await context.toolbox.run(view, "navigate", going.args)
@@ -249,7 +249,7 @@ async def open_new_tab(context: TaskContext, limit: trio.CancelScope) -> ToolOut
     )
 
 
-async def look(context: TaskContext, tab: int, note: str) -> ToolOutcome:
+async def answer_from(context: TaskContext, tab: int, note: str) -> ToolOutcome:
     """The task's look at ``tab`` (a diff against what the caller saw of it, or its
     first baseline), once its page has loaded, after Trimtab's ``note``."""
     call = context.call
@@ -318,13 +318,13 @@ async def tell_opened(
             )
         )
         with contextlib.suppress(RequestError):
-            lines.append((await look(context, back, "its page now")).content)
+            lines.append((await answer_from(context, back, "its page now")).content)
         is_error = False
     lines += [xml.element("note", content=note) for note in notes]
     if front is not None:
         task.current = front
         with contextlib.suppress(RequestError):
-            lines.append((await look(context, front, f"tab {front}, the pop-up")).content)
+            lines.append((await answer_from(context, front, f"tab {front}, the pop-up")).content)
     return "\n".join(lines), is_error
 
 

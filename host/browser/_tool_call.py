@@ -35,7 +35,7 @@ from pycdp_bridge import DialogOpenError
 from ..envelope import Answer, Ask, Decided, Question, SitePolicy, act_with_consent, decide_evaluate
 from ..pipeline import xml
 from ..sites import Site
-from ..tab import Download, Downloads, Held, stretched
+from ..tab import Download, Downloads, Held, deadline_waits_for_judge
 from ..tools import ToolResult, ToolSpec, granted
 from ..tracker import CallTracker, ToolPolicy, TrackedResult
 from ..wire import RequestError
@@ -292,7 +292,7 @@ async def run_guarded(
                 # The wait for the person is outside this bound: only the tool's own
                 # runs are (a held request's question stops the clock).
                 async with cdp_errors(call.tab, timeout=TOOL_TIMEOUT) as limit:
-                    with stretched(limit):
+                    with deadline_waits_for_judge(limit):
                         tracked = await host.tracker.call(
                             call.session,
                             call.name,

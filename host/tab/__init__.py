@@ -54,12 +54,12 @@ from ._guard import (
     PausedRequest,
     Ruling,
     acting_on,
+    deadline_waits_for_judge,
     guard_opened,
     guarding,
     held_requests,
     judge_kept_document,
     refusing_all,
-    stretched,
 )
 from ._page_text import page_token_counts
 from ._revisions import PageRevisions, RevisionStatistics
@@ -118,6 +118,7 @@ __all__ = [
     "TrimLimits",
     "acting_on",
     "check_budget",
+    "deadline_waits_for_judge",
     "download_file",
     "end_trailing",
     "guard_opened",
@@ -132,7 +133,6 @@ __all__ = [
     "refusing_all",
     "rendered",
     "settle",
-    "stretched",
     "trailing_windows",
     "watch",
 ]

@@ -39,7 +39,7 @@ type it does not show) goes to the judge as a download, and a no fails it, so no
 is saved; every other response goes on at once.
 
 The time the person takes to answer does not count against the action's time limits:
-a limit registered with `stretched` stands still while the judge decides.
+a limit registered with `deadline_waits_for_judge` stands still while the judge decides.
 
 A page may send what the agent's input set off after the action is over (an autosave
 1.5 s after typing stops, a delayed beacon, a search fired after a pause). A call may
@@ -102,13 +102,13 @@ __all__ = [
     "Ruling",
     "acting_on",
     "current_guarding",
+    "deadline_waits_for_judge",
     "guard_opened",
     "guard_requests",
     "guarding",
     "held_requests",
     "judge_kept_document",
     "refusing_all",
-    "stretched",
 ]
 
 
@@ -227,7 +227,7 @@ def held_requests() -> tuple[Held, ...]:
 
 
 @contextlib.contextmanager
-def stretched(scope: trio.CancelScope) -> Iterator[None]:
+def deadline_waits_for_judge(scope: trio.CancelScope) -> Iterator[None]:
     """Let `scope`'s deadline stand still while the call's guard decides (no guard: as is)."""
     guard = _current.get()
     if guard is None:

@@ -30,7 +30,7 @@ from pycdp_bridge import CDPError, DialogOpenError, Event, Target, TargetClosedE
 from pycdp_bridge import protocol as cdp
 
 from ._download_guard import guard_downloads
-from ._guard import guard_requests, stretched
+from ._guard import deadline_waits_for_judge, guard_requests
 from ._revisions import PageRevisions
 
 __all__ = [
@@ -393,7 +393,7 @@ async def settle(
     same one that tells the call tracker the page changed.
     """
     # The time the person takes to answer about a held request does not count.
-    with trio.move_on_after(timeout) as scope_timer, stretched(scope_timer):
+    with trio.move_on_after(timeout) as scope_timer, deadline_waits_for_judge(scope_timer):
         while True:
             await activity.idle()
             remaining = scope_timer.deadline - trio.current_time()

@@ -60,6 +60,7 @@ __all__ = [
     "check",
     "choose",
     "click",
+    "enabled_element",
     "focused_enter_submits",
     "hover",
     "is_picker",
@@ -72,7 +73,6 @@ __all__ = [
     "still_not",
     "type_into",
     "type_text",
-    "usable",
 ]
 
 # Fields whose native editors (pickers, sliders) are not text a person types: their
@@ -80,7 +80,7 @@ __all__ = [
 _PICKER_TYPES = frozenset({"date", "time", "datetime-local", "month", "week", "color", "range"})
 
 
-async def usable(tab: Tab, args: Mapping[str, object]) -> tuple[Located, ElementInfo]:
+async def enabled_element(tab: Tab, args: Mapping[str, object]) -> tuple[Located, ElementInfo]:
     """The element the ``id`` argument names, refused when it is disabled."""
     element, info = await locate_with_info(tab, id_arg(args))
     if info.disabled:
@@ -125,7 +125,7 @@ async def click(tab: Tab, args: Mapping[str, object]) -> ToolResult:
 async def clicks_on(tab: Tab, args: Mapping[str, object], clicks: int) -> ToolResult:
     """Click the element `args` names `clicks` times in a row (a double click is two
     clicks: whatever the first may submit, it does)."""
-    element, info = await usable(tab, args)
+    element, info = await enabled_element(tab, args)
     aim, reason, frame = await point_and_consent(tab, element, info, click_reason)
     require(reason, describe(element, info))
     async with watch(tab.revisions, frame, tab.ahead()) as activity:
@@ -156,7 +156,7 @@ async def type_text(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     assert typed is not None
     submit = bool_arg(args, "submit", False)
     clear = bool_arg(args, "clear", True)
-    element, info = await usable(tab, args)
+    element, info = await enabled_element(tab, args)
     target = tab.target
     if is_picker(info):
         return await _set_picker(tab, element, info, typed, submit=submit)
@@ -384,7 +384,7 @@ async def press(tab: Tab, args: Mapping[str, object]) -> ToolResult:
 async def select(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     value = text_arg(args, "value")
     assert value is not None
-    element, info = await usable(tab, args)
+    element, info = await enabled_element(tab, args)
     if info.tag != "select":
         raise Refusal(
             f"{describe(element, info)} is not a <select>; for a custom drop-down, click it "
@@ -436,7 +436,7 @@ async def choose(tab: Tab, element: Located, info: ElementInfo, value: str) -> s
 )
 async def check(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     on = bool_arg(args, "on", True)
-    element, info = await usable(tab, args)
+    element, info = await enabled_element(tab, args)
     if info.checked is None:
         raise Refusal(
             f"{describe(element, info)} is not a checkbox, radio button or switch; use click"

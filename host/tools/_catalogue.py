@@ -27,7 +27,7 @@ from pycdp_bridge import (
 from pycdp_bridge import protocol as cdp
 
 from ..pipeline import xml
-from ..tab import PageChangedError, Tab, stretched
+from ..tab import PageChangedError, Tab, deadline_waits_for_judge
 from . import (
     _actions,
     _devtools,
@@ -175,7 +175,7 @@ async def _run(
         elif spec.policy.side_effects and name not in _DECIDES_CONSENT | _NEVER_COMMITS:
             require(f"Trimtab cannot tell whether {name} submits or commits something")
         # The time the person takes to answer about a held request does not count.
-        with trio.fail_after(ACTION_TIMEOUT) as limit, stretched(limit):
+        with trio.fail_after(ACTION_TIMEOUT) as limit, deadline_waits_for_judge(limit):
             return await handler(tab, args)
     except ConsentNeeded as exc:
         # Nothing was done: the caller asks the person and runs the call again.

@@ -25,12 +25,12 @@ from ..tab import Tab, main_frame_id, settle, watch
 from ._actions import (
     NoFocus,
     choose,
+    enabled_element,
     is_picker,
     pick,
     refuse_unchecking_radio,
     still_not,
     type_into,
-    usable,
 )
 from ._common import (
     ACT,
@@ -171,7 +171,7 @@ def _wanted(raw: object) -> list[tuple[str, str | bool]]:
 
 async def _field(tab: Tab, eid: str, value: str | bool) -> _Field:
     """The field `eid` names, refused when it cannot take `value`."""
-    element, info = await usable(tab, {"id": eid})
+    element, info = await enabled_element(tab, {"id": eid})
     field = _Field(eid, element, info, value)
     toggles = info.checked is not None
     if toggles != isinstance(value, bool):

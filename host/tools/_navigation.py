@@ -9,7 +9,7 @@ import trio
 
 from pycdp_bridge import protocol as cdp
 
-from ..tab import Activity, Tab, settle, stretched, watch
+from ..tab import Activity, Tab, deadline_waits_for_judge, settle, watch
 from ._common import (
     ACT,
     NAVIGATION_TIMEOUT,
@@ -40,7 +40,7 @@ async def _load(tab: Tab, start: _Start) -> ToolResult:
     async with watch(tab.revisions) as activity:
         # The person's answer about a request of the load (a redirect to another site)
         # does not count against the load's time.
-        with trio.move_on_after(NAVIGATION_TIMEOUT) as scope, stretched(scope):
+        with trio.move_on_after(NAVIGATION_TIMEOUT) as scope, deadline_waits_for_judge(scope):
             failure = await start(activity)
             if failure is not None:
                 return error(failure)

@@ -15,7 +15,7 @@ from pycdp_bridge import CDPError, Target, call_on
 from pycdp_bridge import protocol as cdp
 
 from ..tab import Tab, settle, watch
-from ._actions import clicks_on, usable
+from ._actions import clicks_on, enabled_element
 from ._button import ButtonDown, button_down
 from ._common import (
     ACT,
@@ -128,7 +128,7 @@ async def drag(tab: Tab, args: Mapping[str, object]) -> ToolResult:
         raise BadArguments("drag needs either to (an element id) or an offset dx and/or dy")
     if to is not None and (dx is not None or dy is not None):
         raise BadArguments("drag takes either to or an offset (dx, dy), not both")
-    source, info = await usable(tab, args)
+    source, info = await enabled_element(tab, args)
     target = tab.target
     goal: _Goal | None = None
     if to is not None:
