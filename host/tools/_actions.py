@@ -35,6 +35,7 @@ from ._consent import (
     click_reason,
     control_change_reason,
     key_reason,
+    listener_types,
     require,
     secret_reason,
     submit_after_typing_reason,
@@ -191,6 +192,10 @@ async def type_text(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     return await after_action(tab, activity, settled, submits=submit, note=note)
 
 
+# Event types by which a page reads keys one by one.
+_KEY_EVENTS = frozenset({"keydown", "keypress", "keyup"})
+
+
 class NoFocus(Refusal):
     """The field did not keep the focus when clicked: nothing was typed into it."""
 
@@ -223,10 +228,20 @@ async def type_into(
             await key_press(target, parse_key("Backspace"))
     else:
         await call_on(target, element.object_id, script("caret-end.js"), session_id=element.session)
+    how: str | None = None
     if typed:
-        await target.execute(cdp.input_insert_text(typed))
+        if _KEY_EVENTS & await listener_types(target, element.session, element.object_id):
+            # A widget that reads keys one by one (a terminal, an editor, a search that
+            # reacts to keydown) hears each character as a person's key press.
+            for character in typed:
+                await key_press(target, parse_key("Enter" if character == "\n" else character))
+            how = "typed key by key (the page listens for keys here)"
+        else:
+            await target.execute(cdp.input_insert_text(typed))
+            how = "inserted without key events (nothing here listens for keys)"
     # What the field holds before Enter, which may take the page elsewhere.
-    return _differs(element, info, before + typed, await _field_value(tab, element))
+    differs = _differs(element, info, before + typed, await _field_value(tab, element))
+    return how if differs is None else f"{how}; {differs}" if how else differs
 
 
 def is_picker(info: ElementInfo) -> bool:

@@ -53,6 +53,7 @@ __all__ = [
     "enter_reason",
     "granted",
     "key_reason",
+    "listener_types",
     "require",
     "secret_reason",
     "submit_after_typing_reason",
@@ -403,13 +404,13 @@ async def _facts(target: Target, session: str | None, object_id: str) -> CommitF
     # Independent reads of the same object: their commands share one round trip.
     found, listeners = await gather(
         lambda: call_on(target, object_id, script("commit-facts.js"), session_id=session),
-        lambda: _listener_types(target, session, object_id),
+        lambda: listener_types(target, session, object_id),
     )
     facts: Mapping[str, Any] = found or {}
     return CommitFacts.from_page(facts, listeners)
 
 
-async def _listener_types(target: Target, session: str | None, object_id: str) -> frozenset[str]:
+async def listener_types(target: Target, session: str | None, object_id: str) -> frozenset[str]:
     """The event types scripts listen to on the element's event path, up to the window."""
     path = await call_on(
         target,
