@@ -43,6 +43,18 @@ async def test_dialog_opened_by_a_click_is_waited_for(
     assert UNSETTLED not in result.content
 
 
+async def test_a_dialog_open_before_the_wait_began_is_still_waited_for(
+    page: PageTarget, pages_server: StaticServer
+) -> None:
+    """A dialog the click's own handler opens is on the page before the wait for the
+    click's effect begins (as when the host is slow to start waiting, on a loaded
+    machine): text filled into it later still counts, so the answer has its last text."""
+    tab, xml = await open_tab(page, pages_server.url("settle-ticker.html"))
+    result = await act(tab, "click", {"id": eid_of(xml, "button", "Remove BOLT")})
+    assert "Remove BOLT from your watchlist?" in result.content
+    assert UNSETTLED not in result.content
+
+
 async def test_reload_of_a_ticker_page_settles(
     page: PageTarget, pages_server: StaticServer
 ) -> None:

@@ -35,10 +35,20 @@
       for (const [el, run] of runs) if (now - run.last >= RUN_GAP_MS) runs.delete(el);
     }
   };
+  // Dialogs opened lately, with when: a wait that begins after an action's dialog
+  // opened (a slow host, a loaded machine) still counts that dialog's changes.
+  const DIALOGS_KEPT_MS = 10000;
+  let recentDialogs = [];
   const changed = (records) => {
     seq++;
     lastChange = performance.now();
-    if (records) note(records, lastChange);
+    if (records) {
+      note(records, lastChange);
+      for (const record of records) {
+        for (const el of opened(record)) recentDialogs.push({el, at: lastChange});
+      }
+      recentDialogs = recentDialogs.filter((d) => lastChange - d.at < DIALOGS_KEPT_MS);
+    }
     for (const waiter of quietWaiters) waiter(records);
     if (!open) { open = true; reported = seq; send("open"); setTimeout(tick, windowMs); }
   };
@@ -174,6 +184,10 @@
       const start = performance.now();
       const began = start - (sinceMs || 0);
       let within = scopes && scopes.length ? widen(scopes) : null;
+      // Dialogs opened since the action began, before this wait did, are its effect too.
+      if (within) {
+        for (const {el, at} of recentDialogs) if (at >= began && el.isConnected) within.add(el);
+      }
       // The action removed what it touched: its effect may be anywhere.
       if (within && !within.size) within = null;
       const during = new Map();
