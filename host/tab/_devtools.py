@@ -182,6 +182,11 @@ class DevtoolsLog:
     _early: collections.OrderedDict[str, dict[str, str]] = attrs.field(
         factory=collections.OrderedDict
     )
+    # Requests that finished lately: the browser may send a response's raw headers
+    # (responseReceivedExtraInfo, where Set-Cookie is) after its loadingFinished.
+    _finished: collections.OrderedDict[str, NetworkRequest] = attrs.field(
+        factory=collections.OrderedDict
+    )
     _secrets: collections.OrderedDict[str, None] = attrs.field(factory=collections.OrderedDict)
     _secret_names: collections.OrderedDict[str, None] = attrs.field(factory=collections.OrderedDict)
     _main_frame: str | None = None
@@ -423,6 +428,8 @@ class DevtoolsLog:
                     self._early.popitem(last=False)
             return
         entry = self._live.get(request_id)
+        if entry is None and method == cdp.events.NETWORK_RESPONSE_RECEIVED_EXTRA_INFO:
+            entry = self._finished.get(request_id)
         if entry is None:
             return
         if method == cdp.events.NETWORK_RESPONSE_RECEIVED:
@@ -488,6 +495,9 @@ class DevtoolsLog:
         entry.finished = True
         if self._live.get(entry.request_id) is entry:
             del self._live[entry.request_id]
+        self._finished[entry.request_id] = entry
+        while len(self._finished) > _HEADERS_KEPT:
+            self._finished.popitem(last=False)
 
 
 def _argument(arg: Mapping[str, Any]) -> str:
