@@ -142,6 +142,8 @@ class NetworkRequest:
     finished: bool = False
     request_headers: dict[str, str] = attrs.field(factory=dict)
     response_headers: dict[str, str] = attrs.field(factory=dict)
+    # The raw response headers arrived (responseReceivedExtraInfo: Set-Cookie is there).
+    response_headers_extra: bool = False
     post_data: str | None = None
     has_post_data: bool = False
     # The redirect that ended this hop (the next hop has the same request id).
@@ -441,6 +443,7 @@ class DevtoolsLog:
                 entry.response_headers = _headers(response.get("headers"))
         elif method == cdp.events.NETWORK_RESPONSE_RECEIVED_EXTRA_INFO:
             entry.response_headers = _headers(params.get("headers"))
+            entry.response_headers_extra = True
         elif method == cdp.events.NETWORK_DATA_RECEIVED:
             entry.received += int(params.get("dataLength", 0))
         elif method == cdp.events.NETWORK_LOADING_FINISHED:

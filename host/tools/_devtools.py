@@ -18,6 +18,8 @@ import urllib.parse
 from collections.abc import Iterable, Mapping
 from typing import Final
 
+import trio
+
 from pycdp_bridge import CDPError
 
 from ..pipeline import credentials, xml
@@ -28,6 +30,8 @@ __all__ = ["console", "network"]
 
 _SHOWN: Final = 200
 _BODY_SHOWN: Final = 4000
+# Seconds a request's detail waits for its raw response headers.
+_RAW_HEADERS_WAIT: Final = 0.5
 # Characters past the cut read to hide what straddles it (a credential is far shorter).
 _BODY_READ_ON: Final = 2000
 _LEVEL_ORDER: Final[Mapping[str, int]] = {"debug": 0, "info": 1, "warning": 2, "error": 3}
@@ -167,6 +171,12 @@ async def _detail(tab: Tab, wanted: str) -> ToolResult:
             "call network to list them"
         )
     await log.read_secrets()
+    if entry.status is not None and not entry.response_headers_extra:
+        # The raw response headers (Set-Cookie among them) may come a moment after the
+        # response; a response from the cache or a data: URL never gets them.
+        with trio.move_on_after(_RAW_HEADERS_WAIT):
+            while not entry.response_headers_extra:
+                await trio.sleep(0.02)
     secrets, names = log.secrets()
     lines = [xml.element("request", _facts(entry), content=_shown_url(entry.url, secrets))]
     lines.append(_headers("request-headers", entry.request_headers, secrets))
