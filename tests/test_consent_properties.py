@@ -7,8 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from lxml import etree
 
-from trimtab.pipeline import Control
-from trimtab.tools._consent import (
+from trimtab.driver._consent import (
     CommitFacts,
     DownloadReason,
     activation_reason,
@@ -17,8 +16,9 @@ from trimtab.tools._consent import (
     dialog_reason,
     key_reason_for,
 )
-from trimtab.tools._input import ElementInfo, Located, cover_description, describe
-from trimtab.tools._keyboard import parse_key
+from trimtab.driver._element import ElementInfo, Located, cover_description, describe
+from trimtab.driver._keyboard import parse_key
+from trimtab.pipeline import Control
 
 # Markup-heavy page strings: quotes, angle brackets, ampersands, ids, control characters
 # and lone surrogates, as well as any text at all.

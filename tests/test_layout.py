@@ -22,7 +22,8 @@ EXTENSION = REPO / "extension"
 
 # What each package may import, floor by floor, the way the data flows:
 # doors (native, link) and the command line on top, the browser's state and the
-# envelope under them, then the tools, one tab, the tracker, the pipeline and CDP.
+# envelope under them, then the tools (the catalogue), the driver (acting like a
+# person), one tab, the tracker, the pipeline and CDP.
 ALLOWED: dict[str, frozenset[str]] = {
     "pycdp_bridge": frozenset(),
     "trimtab.sites": frozenset(),
@@ -30,8 +31,9 @@ ALLOWED: dict[str, frozenset[str]] = {
     "trimtab.tracker": frozenset(),
     "trimtab.wire": frozenset(),
     "trimtab.tab": frozenset({"pycdp_bridge", "trimtab.pipeline"}),
+    "trimtab.driver": frozenset({"pycdp_bridge", "trimtab.pipeline", "trimtab.tab"}),
     "trimtab.tools": frozenset(
-        {"pycdp_bridge", "trimtab.pipeline", "trimtab.tab", "trimtab.tracker"}
+        {"pycdp_bridge", "trimtab.driver", "trimtab.pipeline", "trimtab.tab", "trimtab.tracker"}
     ),
     "trimtab.envelope": frozenset({"trimtab.sites", "trimtab.wire"}),
     "trimtab.browser": frozenset(

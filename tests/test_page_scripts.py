@@ -20,6 +20,7 @@ from trimtab.tab import page_script
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT_FOLDERS = {
     "trimtab.tab": REPO / "host" / "tab" / "js",
+    "trimtab.driver": REPO / "host" / "driver" / "js",
     "trimtab.tools": REPO / "host" / "tools" / "js",
 }
 HELPERS = REPO / "host" / "tab" / "js" / "helpers.js"
@@ -77,14 +78,14 @@ def test_every_assembled_script_parses_as_javascript() -> None:
 def test_a_script_gets_only_the_helpers_it_needs() -> None:
     """A script without a `// needs:` line is its file as written; one that needs
     helpers gets those sections (and no other) in a closure around it."""
-    plain = (SCRIPT_FOLDERS["trimtab.tools"] / "caret-end.js").read_text(encoding="utf-8")
-    assert page_script("trimtab.tools", "caret-end.js") == plain
-    contains = page_script("trimtab.tools", "contains-hit.js")
+    plain = (SCRIPT_FOLDERS["trimtab.driver"] / "caret-end.js").read_text(encoding="utf-8")
+    assert page_script("trimtab.driver", "caret-end.js") == plain
+    contains = page_script("trimtab.driver", "contains-hit.js")
     assert contains.startswith("(() => {\n")
     assert "function isComposedWithin(" in contains
     assert "function deepActiveElement(" not in contains
     assert "needs:" not in contains
-    focus = page_script("trimtab.tools", "focus-owner.js")
+    focus = page_script("trimtab.driver", "focus-owner.js")
     # Helpers come in the helper file's order, whatever order the script names them in.
     assert focus.index("function composedParent(") < focus.index("function deepActiveElement(")
     assert focus.index("function deepActiveElement(") < focus.index("function squeeze(")
@@ -243,7 +244,7 @@ async def _element(page: PageTarget, expression: str) -> str:
 
 async def _focused_id(page: PageTarget) -> str:
     focused = await evaluate(
-        page, page_script("trimtab.tools", "focused-element.js"), return_by_value=False
+        page, page_script("trimtab.driver", "focused-element.js"), return_by_value=False
     )
     return str(await call_on(page, focused["objectId"], "function() { return this.id; }"))
 
@@ -259,18 +260,18 @@ async def test_the_focus_helpers_walk_shadow_roots_and_frames(page: PageTarget) 
 
     await evaluate(page, "document.getElementById('host').shadowRoot.firstChild.focus()")
     assert await _focused_id(page) == "shadowed"
-    assert await call_on(page, host, page_script("trimtab.tools", "is-focused.js")) is True
-    assert await call_on(page, outer, page_script("trimtab.tools", "is-focused.js")) is False
-    owner = await call_on(page, outer, page_script("trimtab.tools", "focus-owner.js"))
+    assert await call_on(page, host, page_script("trimtab.driver", "is-focused.js")) is True
+    assert await call_on(page, outer, page_script("trimtab.driver", "is-focused.js")) is False
+    owner = await call_on(page, outer, page_script("trimtab.driver", "focus-owner.js"))
     assert owner == '<input> "In the shadow"'
-    assert await call_on(page, host, page_script("trimtab.tools", "focus-owner.js")) is None
-    assert await evaluate(page, page_script("trimtab.tools", "focused-enter-submits.js")) is False
+    assert await call_on(page, host, page_script("trimtab.driver", "focus-owner.js")) is None
+    assert await evaluate(page, page_script("trimtab.driver", "focused-enter-submits.js")) is False
 
     await evaluate(page, "document.getElementById('frame').contentDocument.forms[0][0].focus()")
     assert await _focused_id(page) == "inner"
     # The frame element holds the focus for the walk that stays in one document.
-    assert await call_on(page, frame, page_script("trimtab.tools", "is-focused.js")) is True
-    assert await evaluate(page, page_script("trimtab.tools", "focused-enter-submits.js")) is True
+    assert await call_on(page, frame, page_script("trimtab.driver", "is-focused.js")) is True
+    assert await evaluate(page, page_script("trimtab.driver", "focused-enter-submits.js")) is True
 
 
 @pytest.mark.browser
@@ -279,6 +280,6 @@ async def test_element_info_reads_an_element_whose_value_is_a_number(page: PageT
     folds it like any text instead of throwing."""
     await page.navigate(page_url("<!doctype html><progress id='bar' value='0.5'></progress>"))
     bar = await _element(page, "document.getElementById('bar')")
-    info = await call_on(page, bar, page_script("trimtab.tools", "element-info.js"))
+    info = await call_on(page, bar, page_script("trimtab.driver", "element-info.js"))
     assert info["tag"] == "progress"
     assert info["text"] == "0.5"

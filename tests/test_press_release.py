@@ -12,7 +12,7 @@ import pytest
 from pycdp_bridge import PageTarget
 from tests.support import StaticServer
 from tests.test_tools import act, eid_of, open_tab, parse
-from trimtab.tools._press import witness_note
+from trimtab.driver._press import witness_note
 
 pytestmark = pytest.mark.browser
 

@@ -11,8 +11,8 @@ import trio
 from pycdp_bridge import PageTarget
 from tests.support import StaticServer
 from tests.test_tools import act, eid_of, open_tab, parse
+from trimtab.driver import gather
 from trimtab.tools import run_tool
-from trimtab.tools._gather import gather
 
 
 async def test_gather_runs_calls_together_and_raises_in_call_order() -> None:

@@ -17,7 +17,7 @@ After an action that typed or clicked, the guard stays on for a trailing window
 `DevtoolsLog` keeps the tab's console messages and requests, bounded, for the devtools
 tools (each view of the tab reads it from its own `Seen` on). `page_script` reads the
 page-side scripts of this package's ``js/`` folder and of
-`trimtab.tools`' (one function or expression a file), with the helpers of
+`trimtab.driver`'s and `trimtab.tools`' (one function or expression a file), with the helpers of
 ``js/helpers.js`` each asks for.
 
 May import `pycdp_bridge` and `trimtab.pipeline`; nothing else of the host.

@@ -25,8 +25,8 @@ _SECTION: Final = re.compile(r"^//\s*helper:\s*(?P<name>[\w-]+)\s*$", re.MULTILI
 
 @functools.cache
 def page_script(package: str, name: str) -> str:
-    """The source of ``js/<name>`` in `package` (``trimtab.tools``, ``trimtab.tab``),
-    with the helpers its first line asks for.
+    """The source of ``js/<name>`` in `package` (``trimtab.driver``, ``trimtab.tools``,
+    ``trimtab.tab``), with the helpers its first line asks for.
 
     A script that needs helpers comes back as one expression whose value is the
     script's own (a function for ``Runtime.callFunctionOn``, or its result for

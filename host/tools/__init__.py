@@ -1,21 +1,22 @@
-"""The agent's tools: look at the page, and act on it the way a person would.
+"""The agent's tools: the catalogue of what the model may call, each a spec beside a
+short handler that calls the driver (`trimtab.driver`).
 
-The catalogue (`TOOLS`, `run_tool`) is assembled from small modules: navigation,
-actions, queries, dialogs and pixels (`screenshot`), each defining its tools' specs
-beside their code;
-`_input` locates elements and sends trusted mouse and keyboard input (`_button`: a
-pressed button is released even when the call is cancelled), `_frames` which frame
-and site an element is in (for the envelope's site rules); the page-side
-scripts are the ``.js`` files of ``js/`` (`_scripts`), each with the shared helpers it
-asks for (`trimtab.tab.page_script`). Each tool is in a group (`TOOL_GROUPS`): clients
-send the model the groups they enable (`parse_groups`, `tools_in`); `_devtools` holds
-the devtools group's console and network reads; `_arguments` checks a call's
+The catalogue (`TOOLS`, `run_tool`) is assembled from one module per group of tools:
+navigation, actions (click, type, press, select, check, hover, scroll), pointer
+(double_click, drag, select_text, upload), queries, dialogs, pixels (`screenshot`),
+devtools (console and network reads), evaluate, fill and the task's tabs; `_common`
+holds what they share (specs, results, arguments, the answer after an action). The
+page-side scripts of the tools themselves are the ``.js`` files of ``js/``
+(`_scripts`). Each tool is in a group (`TOOL_GROUPS`): clients send the model the
+groups they enable (`parse_groups`, `tools_in`); `_arguments` checks a call's
 arguments against its tool's schema, for the doors outside the browser.
 
-May import `trimtab.tab`, `trimtab.tracker`, `trimtab.pipeline`, `pycdp_bridge`,
-Pillow (`_pixels`: the screenshot's marks) and jsonschema (`_arguments`).
+May import `trimtab.driver`, `trimtab.tab`, `trimtab.tracker`, `trimtab.pipeline`,
+`pycdp_bridge`, Pillow (`_pixels`: the screenshot's marks) and jsonschema
+(`_arguments`).
 """
 
+from ..driver import ConsentNeeded, granted
 from ._arguments import TAB, ArgumentError, check_arguments, door_schema, property_types
 from ._catalogue import TOOLS, may_commit, run_tool, tool_spec
 from ._common import (
@@ -28,7 +29,6 @@ from ._common import (
     ToolResult,
     ToolSpec,
 )
-from ._consent import ConsentNeeded, granted
 from ._groups import parse_groups, tools_in
 from ._tabs import TASK_TOOLS
 

@@ -1,18 +1,53 @@
 """Tools that act on the page with trusted input: click, type, press, select, check,
-hover, scroll."""
+hover, scroll. Each finds its element, asks the driver where and whether the person
+must say yes first (`require`), and acts inside the tab's `watch` (the request guard
+and the settle), then answers with what changed (`after_action`)."""
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from collections.abc import Mapping
 
 import attrs
 
-from pycdp_bridge import CDPError, JavaScriptError, Target, call_on, evaluate
-from pycdp_bridge import protocol as cdp
-
-from ..pipeline import xml
+from ..driver import (
+    MODIFIER_BITS,
+    ElementInfo,
+    Located,
+    NoFocus,
+    PageLeft,
+    Point,
+    aim_at,
+    choose,
+    click_element,
+    click_reason,
+    control_change_reason,
+    describe,
+    enabled_element,
+    field_value,
+    focused_enter_submits,
+    gather,
+    is_picker,
+    key_press,
+    key_reason,
+    locate_with_info,
+    no_reason,
+    parse_key,
+    pick,
+    point_and_consent,
+    pointer_onto,
+    refuse_unchecking_radio,
+    require,
+    scroll_into_view,
+    scroll_position,
+    secret_reason,
+    still_not,
+    submit_after_typing_reason,
+    target_point,
+    type_into,
+    viewport_size,
+    wheel,
+)
 from ..tab import Tab, main_frame_id, settle, watch
 from ._common import (
     ACT,
@@ -26,91 +61,12 @@ from ._common import (
     id_arg,
     schema,
     scope_of,
-    script,
     text,
     text_arg,
     tool,
 )
-from ._consent import (
-    click_reason,
-    control_change_reason,
-    key_reason,
-    listener_types,
-    require,
-    secret_reason,
-    submit_after_typing_reason,
-)
-from ._gather import gather
-from ._input import (
-    Aim,
-    ElementInfo,
-    Located,
-    Point,
-    aim_at,
-    describe,
-    element_info,
-    locate_with_info,
-    scroll_into_view,
-    target_point,
-)
-from ._keyboard import MODIFIER_BITS, key_press, parse_key
-from ._press import PageLeft, click_element, pointer_onto
 
-__all__ = [
-    "NoFocus",
-    "check",
-    "choose",
-    "click",
-    "enabled_element",
-    "focused_enter_submits",
-    "hover",
-    "is_picker",
-    "pick",
-    "point_and_consent",
-    "press",
-    "refuse_unchecking_radio",
-    "scroll",
-    "select",
-    "still_not",
-    "type_into",
-    "type_text",
-]
-
-# Fields whose native editors (pickers, sliders) are not text a person types: their
-# value is set as the picker would set it, with the events the picker fires.
-_PICKER_TYPES = frozenset({"date", "time", "datetime-local", "month", "week", "color", "range"})
-
-
-async def enabled_element(tab: Tab, args: Mapping[str, object]) -> tuple[Located, ElementInfo]:
-    """The element the ``id`` argument names, refused when it is disabled."""
-    element, info = await locate_with_info(tab, id_arg(args))
-    if info.disabled:
-        raise Refusal(f"{describe(element, info)} is disabled; it cannot be used right now")
-    return element, info
-
-
-async def point_and_consent(
-    tab: Tab,
-    element: Located,
-    info: ElementInfo,
-    reason_of: Callable[[Target, Located], Awaitable[str | None]],
-) -> tuple[Aim, str | None, str]:
-    """Before acting on `element`: where to act (`aim_at`), why it may need consent
-    (`reason_of`) and the main frame's id (for `watch`), read at once: the reads are
-    independent, so they share their round trips. A refusal of `aim_at` comes first,
-    as when they ran one after the other; no input is sent before the caller's
-    `require`."""
-    return await gather(
-        lambda: aim_at(tab.target, element, info, tab.latest),
-        lambda: reason_of(tab.target, element),
-        lambda: main_frame_id(tab.target),
-    )
-
-
-async def _no_reason(target: Target, element: Located) -> str | None:
-    """For `point_and_consent` when the action commits nothing (typing without Enter)."""
-    del target, element
-    return None
+__all__ = ["check", "click", "clicks_on", "hover", "press", "scroll", "select", "type_text"]
 
 
 @tool(
@@ -126,7 +82,7 @@ async def click(tab: Tab, args: Mapping[str, object]) -> ToolResult:
 async def clicks_on(tab: Tab, args: Mapping[str, object], clicks: int) -> ToolResult:
     """Click the element `args` names `clicks` times in a row (a double click is two
     clicks: whatever the first may submit, it does)."""
-    element, info = await enabled_element(tab, args)
+    element, info = await enabled_element(tab, id_arg(args))
     aim, reason, frame = await point_and_consent(tab, element, info, click_reason)
     require(reason, describe(element, info))
     async with watch(tab.revisions, frame, tab.ahead()) as activity:
@@ -157,7 +113,7 @@ async def type_text(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     assert typed is not None
     submit = bool_arg(args, "submit", False)
     clear = bool_arg(args, "clear", True)
-    element, info = await enabled_element(tab, args)
+    element, info = await enabled_element(tab, id_arg(args))
     target = tab.target
     if is_picker(info):
         return await _set_picker(tab, element, info, typed, submit=submit)
@@ -168,8 +124,8 @@ async def type_text(tab: Tab, args: Mapping[str, object]) -> ToolResult:
         )
     if info.readonly:
         raise Refusal(f"{describe(element, info)} is read-only; it cannot be typed into")
-    before = "" if clear else await _field_value(tab, element)
-    reason_of = submit_after_typing_reason if submit else _no_reason
+    before = "" if clear else await field_value(tab, element)
+    reason_of = submit_after_typing_reason if submit else no_reason
     aim, reason, frame = await point_and_consent(tab, element, info, reason_of)
     # A password or card field: the person is asked before anything is typed.
     require(secret_reason(info.secret) or reason, describe(element, info))
@@ -192,116 +148,12 @@ async def type_text(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     return await after_action(tab, activity, settled, submits=submit, note=note)
 
 
-# Event types by which a page reads keys one by one.
-_KEY_EVENTS = frozenset({"keydown", "keypress", "keyup"})
-
-
-class NoFocus(Refusal):
-    """The field did not keep the focus when clicked: nothing was typed into it."""
-
-
-async def type_into(
-    tab: Tab,
-    element: Located,
-    info: ElementInfo,
-    aim: Aim,
-    typed: str,
-    *,
-    clear: bool = True,
-    before: str = "",
-) -> str | None:
-    """Type `typed` into a text field as a person does (`type`'s steps, shared with
-    `fill`): click it, check it kept the focus (`NoFocus` otherwise), clear it, insert
-    the text; then read it back. A note when it holds something else."""
-    target = tab.target
-    # Focus by clicking it, as a person does; a click that left focus elsewhere
-    # (a page that moves focus on click) gets the field focused directly.
-    await click_element(target, element, info, tab.latest, aim)
-    elsewhere = await _focus(tab, element)
-    if elsewhere is not None:
-        raise NoFocus(f"{describe(element, info)} does not keep the focus (it went to {elsewhere})")
-    if clear:
-        had_text = await call_on(
-            target, element.object_id, script("select-all.js"), session_id=element.session
-        )
-        if had_text is True:
-            await key_press(target, parse_key("Backspace"))
-    else:
-        await call_on(target, element.object_id, script("caret-end.js"), session_id=element.session)
-    how: str | None = None
-    if typed:
-        if _KEY_EVENTS & await listener_types(target, element.session, element.object_id):
-            # A widget that reads keys one by one (a terminal, an editor, a search that
-            # reacts to keydown) hears each character as a person's key press.
-            for character in typed:
-                await key_press(target, parse_key("Enter" if character == "\n" else character))
-            how = "typed key by key (the page listens for keys here)"
-        else:
-            await target.execute(cdp.input_insert_text(typed))
-            how = "inserted without key events (nothing here listens for keys)"
-    # What the field holds before Enter, which may take the page elsewhere.
-    differs = _differs(element, info, before + typed, await _field_value(tab, element))
-    return how if differs is None else f"{how}; {differs}" if how else differs
-
-
-def is_picker(info: ElementInfo) -> bool:
-    """Whether the field is set as its native picker sets it (date, time, colour, range)."""
-    return info.tag == "input" and info.type in _PICKER_TYPES
-
-
-async def _focus(tab: Tab, element: Located) -> str | None:
-    """Focus the element if it has not the focus; None once it has, else where it is."""
-    target = tab.target
-    focused = await call_on(
-        target, element.object_id, script("is-focused.js"), session_id=element.session
-    )
-    if focused is True:
-        return None
-    with contextlib.suppress(CDPError):  # "not focusable": the page disabled it meanwhile
-        await target.execute(
-            cdp.dom_focus(backend_node_id=element.backend_id), session_id=element.session
-        )
-    owner = await call_on(
-        target, element.object_id, script("focus-owner.js"), session_id=element.session
-    )
-    return None if owner is None else str(owner)
-
-
-async def _field_value(tab: Tab, element: Located) -> str:
-    """What the field holds; empty when it cannot be read (it left the page)."""
-    try:
-        value = await call_on(
-            tab.target, element.object_id, script("field-value.js"), session_id=element.session
-        )
-    except (CDPError, JavaScriptError):
-        return ""
-    return value if isinstance(value, str) else ""
-
-
-def _differs(element: Located, info: ElementInfo, expected: str, holds: str) -> str | None:
-    """A note when the field holds something else than what was typed into it."""
-    if info.tag not in ("input", "textarea"):
-        expected, holds = " ".join(expected.split()), " ".join(holds.split())
-    if holds == expected:
-        return None
-    if info.secret is not None:
-        # What a secret field holds is never echoed, not even what differs.
-        return (
-            f"{describe(element, info)} holds {len(holds)} characters, not the "
-            f"{len(expected)} typed (the page limited or changed what was typed)"
-        )
-    return (
-        f"{describe(element, info)} holds {holds[:200]!r}, not {expected[:200]!r}: the page "
-        "limited or changed what was typed"
-    )
-
-
 async def _set_picker(
     tab: Tab, element: Located, info: ElementInfo, value: str, *, submit: bool
 ) -> ToolResult:
     target = tab.target
     # In view and not covered, and whether Enter may then commit.
-    reason_of = submit_after_typing_reason if submit else _no_reason
+    reason_of = submit_after_typing_reason if submit else no_reason
     _, reason, frame = await point_and_consent(tab, element, info, reason_of)
     require(secret_reason(info.secret) or reason, describe(element, info))
     async with watch(tab.revisions, frame) as activity:
@@ -310,25 +162,6 @@ async def _set_picker(
             await key_press(target, parse_key("Enter"))
         settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT, scope_of(element))
     return await after_action(tab, activity, settled, submits=submit)
-
-
-async def pick(tab: Tab, element: Located, info: ElementInfo, value: str) -> None:
-    """Set a picker field's value as its picker would (`type`'s steps, shared with
-    `fill`); a refusal when it does not take the focus or the value."""
-    elsewhere = await _focus(tab, element)
-    if elsewhere is not None:
-        raise Refusal(
-            f"{describe(element, info)} does not take the focus (it went to {elsewhere}); "
-            "nothing was set"
-        )
-    accepted = await call_on(
-        tab.target, element.object_id, script("set-value.js"), value, session_id=element.session
-    )
-    if accepted is not True:
-        raise Refusal(
-            f"{describe(element, info)} did not accept {value!r}: a {info.type} field "
-            "takes values like 2024-12-31 (date), 13:45 (time), 2024-12 (month)"
-        )
 
 
 def _modifier_bits(args: Mapping[str, object]) -> int:
@@ -342,15 +175,6 @@ def _modifier_bits(args: Mapping[str, object]) -> int:
             raise BadArguments(f"unknown modifier {name!r}: use {known}")
         bits |= MODIFIER_BITS[str(name)]
     return bits
-
-
-async def focused_enter_submits(tab: Tab) -> bool:
-    """Whether Enter pressed now would submit a form (a form's text field has focus)."""
-    try:
-        submits = await evaluate(tab.target, script("focused-enter-submits.js"), await_promise=True)
-    except JavaScriptError:
-        return False  # as a reply without a value always was: no form to submit seen
-    return submits is True
 
 
 @tool(
@@ -399,7 +223,7 @@ async def press(tab: Tab, args: Mapping[str, object]) -> ToolResult:
 async def select(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     value = text_arg(args, "value")
     assert value is not None
-    element, info = await enabled_element(tab, args)
+    element, info = await enabled_element(tab, id_arg(args))
     if info.tag != "select":
         raise Refusal(
             f"{describe(element, info)} is not a <select>; for a custom drop-down, click it "
@@ -415,33 +239,6 @@ async def select(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     return await after_action(tab, activity, settled, note=note)
 
 
-async def choose(tab: Tab, element: Located, info: ElementInfo, value: str) -> str | None:
-    """Choose the option of a native <select> (`select`'s steps, shared with `fill`);
-    a refusal naming the options when it has none such; a note when it already was."""
-    target = tab.target
-    # A native <select> opens a popup the browser draws outside the page, which
-    # input events cannot drive (headless has none at all), so the option is set
-    # the way that popup sets it: focus, selection, then `input` and `change`.
-    await target.execute(
-        cdp.dom_focus(backend_node_id=element.backend_id), session_id=element.session
-    )
-    outcome: Mapping[str, Any] = await call_on(
-        target, element.object_id, script("select-option.js"), value, session_id=element.session
-    )
-    if not outcome["found"]:
-        if outcome.get("disabled"):
-            option = xml.element("option", content=str(outcome["text"]))
-            raise Refusal(f"{option} of {describe(element, info)} is disabled")
-        listed = outcome["options"]
-        shown = " ".join(xml.element("option", content=str(o)) for o in listed[:30]) + (
-            f" … ({len(listed)} in all)" if len(listed) > 30 else ""
-        )
-        raise Refusal(
-            f"{describe(element, info)} has no option {xml.text(repr(value))}; options: {shown}"
-        )
-    return None if outcome["changed"] else f"{outcome['text']!r} was already selected"
-
-
 @tool(
     "check",
     "Turn a checkbox, radio button or switch on (off: on=false) by clicking it, unless "
@@ -451,7 +248,7 @@ async def choose(tab: Tab, element: Located, info: ElementInfo, value: str) -> s
 )
 async def check(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     on = bool_arg(args, "on", True)
-    element, info = await enabled_element(tab, args)
+    element, info = await enabled_element(tab, id_arg(args))
     if info.checked is None:
         raise Refusal(
             f"{describe(element, info)} is not a checkbox, radio button or switch; use click"
@@ -470,28 +267,6 @@ async def check(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     if still is not None:
         note = still if note is None else f"{note}; {still}"
     return await after_action(tab, activity, settled, note=note)
-
-
-def refuse_unchecking_radio(element: Located, info: ElementInfo, on: bool) -> None:
-    """A radio button is turned off only by checking another of its group."""
-    if not on and (info.type == "radio" or info.role in ("radio", "menuitemradio")):
-        raise Refusal(
-            f"{describe(element, info)} is a radio button: it is unchecked by checking "
-            "another option of its group"
-        )
-
-
-async def still_not(tab: Tab, element: Located, info: ElementInfo, on: bool) -> str | None:
-    """After clicking a checkbox, radio or switch (`check`, `fill`): a note when it is
-    still not in the state asked for."""
-    try:
-        after = await element_info(tab.target, element)
-    except (CDPError, JavaScriptError):
-        return None  # the click took the page elsewhere; the snapshot shows where
-    if after.checked == on:
-        return None
-    state = "checked" if on else "unchecked"
-    return f"clicked {describe(element, info)} but it is still not {state}"
 
 
 @tool(
@@ -538,9 +313,7 @@ async def scroll(tab: Tab, args: Mapping[str, object]) -> ToolResult:
             await scroll_into_view(target, element, info)
             settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT)
         return await after_action(tab, activity, settled)
-    metrics = await target.execute(cdp.page_get_layout_metrics())
-    viewport: Mapping[str, Any] = metrics["cssLayoutViewport"]
-    width, height = float(viewport["clientWidth"]), float(viewport["clientHeight"])
+    width, height = await viewport_size(target)
     if eid is not None:
         # Wheel over the element: the scrollable box under the pointer moves, as for a person.
         element, info = await locate_with_info(tab, eid)
@@ -548,23 +321,16 @@ async def scroll(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     else:
         point = Point(width / 2, height / 2)
     delta = round(height * 0.8) * (1 if direction != "up" else -1)
-    before = await _scroll_position(tab)
+    before = await scroll_position(target)
     # Scrolling loads content anywhere (lists that grow as you scroll): the whole page.
     async with watch(tab.revisions) as activity:
-        await target.execute(
-            cdp.input_dispatch_mouse_event("mouseWheel", point.x, point.y, delta_x=0, delta_y=delta)
-        )
+        await wheel(target, point, delta)
         settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT)
     note = None
-    if eid is None and await _scroll_position(tab) == before:
+    if eid is None and await scroll_position(target) == before:
         edge = "bottom" if delta > 0 else "top"
         note = (
             f"the page did not move: it is already at the {edge}, or the part under the "
             "middle of the window does not scroll (pass the id of what should scroll)"
         )
     return await after_action(tab, activity, settled, note=note)
-
-
-async def _scroll_position(tab: Tab) -> float:
-    metrics = await tab.target.execute(cdp.page_get_layout_metrics())
-    return float(metrics["cssVisualViewport"]["pageY"])

@@ -26,6 +26,7 @@ from pycdp_bridge import (
 )
 from pycdp_bridge import protocol as cdp
 
+from ..driver import ConsentNeeded, require
 from ..pipeline import xml
 from ..tab import PageChangedError, Tab, deadline_waits_for_judge
 from . import (
@@ -51,7 +52,6 @@ from ._common import (
     error,
     objects_of_call,
 )
-from ._consent import ConsentNeeded, require
 
 __all__ = ["TOOLS", "run_tool", "tool_spec"]
 
@@ -93,7 +93,7 @@ _CATALOGUE: tuple[Tool, ...] = (
 
 TOOLS: tuple[ToolSpec, ...] = tuple(entry.spec for entry in _CATALOGUE)
 
-# Actions that decide their own consent (`_consent.require` before their first input),
+# Actions that decide their own consent (the driver's `require` before their first input),
 # and actions that never submit or commit anything. Any other action, a tool added
 # later included, asks first: unknown means ask.
 _DECIDES_CONSENT = frozenset(

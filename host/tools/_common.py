@@ -18,11 +18,10 @@ import trio
 from pycdp_bridge import CDPError, DialogOpenError, Target, TargetClosedError
 from pycdp_bridge import protocol as cdp
 
+from ..driver import OBJECT_GROUP, ConsentKind, Located, Refusal, gather
 from ..pipeline import xml
 from ..tab import Activity, Snapshot, Tab, held_requests
 from ..tracker import ToolPolicy
-from ._gather import gather
-from ._input import OBJECT_GROUP, Located, Refusal
 from ._scripts import script
 
 __all__ = [
@@ -65,11 +64,6 @@ NAVIGATION_TIMEOUT = 15.0
 """Seconds navigate/back/forward/reload wait for the page to load and settle."""
 ACTION_TIMEOUT = 60.0
 """Seconds after which any tool gives up (a page frozen by a dialog, a hung renderer)."""
-
-# What a consent question is about: a submit or commit (which the person's "ask
-# before submitting" setting may waive), typing into a secret field, a download, or
-# running the agent's JavaScript in the page (`evaluate`).
-ConsentKind: TypeAlias = Literal["submit", "secret", "download", "evaluate"]
 
 # Which group a tool belongs to: a client sends the model the core tools and only the
 # groups it enabled, since every tool's spec costs tokens on every model call.

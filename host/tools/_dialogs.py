@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from pycdp_bridge import DialogOpenError
 from pycdp_bridge import protocol as cdp
 
+from ..driver import dialog_element, dialog_reason, require
 from ..pipeline import xml
 from ..tab import Tab, settle, watch
 from ._common import (
@@ -21,7 +22,6 @@ from ._common import (
     text_arg,
     tool,
 )
-from ._consent import dialog_element, dialog_reason, require
 
 __all__ = ["answer_dialog", "dialog_result", "dialog_xml"]
 

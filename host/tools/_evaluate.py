@@ -27,12 +27,11 @@ import trio
 from pycdp_bridge import CDPError, DialogOpenError, Target, TargetClosedError, call_on
 from pycdp_bridge import protocol as cdp
 
+from ..driver import OBJECT_GROUP, EvaluateReason, require
 from ..pipeline import credentials, xml
 from ..tab import Tab, held_requests, settle, watch
 from ._common import ACT, SETTLE_TIMEOUT, BadArguments, ToolResult, error, schema, script, tool
 from ._common import text as text_result
-from ._consent import EvaluateReason, require
-from ._input import OBJECT_GROUP
 
 __all__ = ["EVALUATE_TIMEOUT", "MAX_EXPRESSION", "MAX_VALUE", "evaluate"]
 

@@ -1,8 +1,8 @@
 """`fill`: several fields of a form in one call, one answer with one diff.
 
 Each field is set by the steps of the tool a person's field needs, shared with it
-(``_actions``): text fields, text areas and editable areas as `type` types, date and
-other picker fields as `type` sets them, a native <select> as `select` chooses, a
+(in ``trimtab.driver``): text fields, text areas and editable areas as `type` types,
+date and other picker fields as `type` sets them, a native <select> as `select` chooses, a
 checkbox, radio or switch as `check` clicks it, each verified the same way. Nothing is
 submitted: no Enter, no button. Before the first input every field is located and the
 host's consent rules read for each (a field whose change may submit its form, a
@@ -19,19 +19,30 @@ from typing import Final
 
 import attrs
 
-from pycdp_bridge import CDPError, JavaScriptError, call_on
+from pycdp_bridge import CDPError, JavaScriptError
 
-from ..tab import Tab, main_frame_id, settle, watch
-from ._actions import (
+from ..driver import (
+    ElementInfo,
+    Located,
     NoFocus,
+    SecretReason,
+    aim_at,
     choose,
+    click_element,
+    click_reason,
+    control_change_reason,
+    describe,
     enabled_element,
+    is_connected,
     is_picker,
     pick,
     refuse_unchecking_radio,
+    require,
+    secret_reason,
     still_not,
     type_into,
 )
+from ..tab import Tab, main_frame_id, settle, watch
 from ._common import (
     ACT,
     ID_SCHEMA,
@@ -42,18 +53,8 @@ from ._common import (
     after_action,
     schema,
     scope_of,
-    script,
     tool,
 )
-from ._consent import (
-    SecretReason,
-    click_reason,
-    control_change_reason,
-    require,
-    secret_reason,
-)
-from ._input import ElementInfo, Located, aim_at, describe
-from ._press import click_element
 
 __all__ = ["MAX_FIELDS", "fill"]
 
@@ -171,7 +172,7 @@ def _wanted(raw: object) -> list[tuple[str, str | bool]]:
 
 async def _field(tab: Tab, eid: str, value: str | bool) -> _Field:
     """The field `eid` names, refused when it cannot take `value`."""
-    element, info = await enabled_element(tab, {"id": eid})
+    element, info = await enabled_element(tab, eid)
     field = _Field(eid, element, info, value)
     toggles = info.checked is not None
     if toggles != isinstance(value, bool):
@@ -206,10 +207,7 @@ async def _reason(tab: Tab, field: _Field) -> str | None:
 async def _set(tab: Tab, field: _Field) -> str | None:
     """Set one field by its tool's steps; a note when it holds something else."""
     element, info, value = field.element, field.info, field.value
-    connected = await call_on(
-        tab.target, element.object_id, script("is-connected.js"), session_id=element.session
-    )
-    if connected is not True:
+    if not await is_connected(tab, element):
         raise Refusal(
             f"{field.name} is no longer on the page (the page replaced it after an earlier "
             "field); take a snapshot for its new id"

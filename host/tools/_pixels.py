@@ -25,6 +25,15 @@ from PIL import Image, ImageDraw, ImageFont
 from pycdp_bridge import CDPError, Rect, Target, layout_boxes
 from pycdp_bridge import protocol as cdp
 
+from ..driver import (
+    Box,
+    Located,
+    describe,
+    gather,
+    locate_with_info,
+    scroll_into_view,
+    session_offsets,
+)
 from ..pipeline import xml
 from ..tab import Tab, rendered
 from ._common import (
@@ -39,8 +48,6 @@ from ._common import (
     text_arg,
     tool,
 )
-from ._gather import gather
-from ._input import Box, Located, describe, locate_with_info, scroll_into_view, session_offsets
 
 __all__ = [
     "CAPTURE_TIMEOUT",

@@ -6,17 +6,32 @@ from __future__ import annotations
 import mimetypes
 from collections.abc import Mapping, Sequence
 from pathlib import PurePath
-from typing import Any, Literal
+from typing import Any
 
-import attrs
 import trio
 
-from pycdp_bridge import CDPError, Target, call_on
+from pycdp_bridge import call_on
 from pycdp_bridge import protocol as cdp
 
+from ..driver import (
+    ElementInfo,
+    Goal,
+    Located,
+    aim_by_offset,
+    aim_in_frame,
+    aim_onto_goal,
+    click_reason,
+    describe,
+    drag_along,
+    drag_select,
+    element_info,
+    enabled_element,
+    locate,
+    require,
+    scroll_into_view,
+)
 from ..tab import Tab, settle, watch
-from ._actions import clicks_on, enabled_element
-from ._button import ButtonDown, button_down
+from ._actions import clicks_on
 from ._common import (
     ACT,
     ID_SCHEMA,
@@ -25,64 +40,20 @@ from ._common import (
     Refusal,
     ToolResult,
     after_action,
+    id_arg,
     schema,
     scope_of,
     script,
     text_arg,
     tool,
 )
-from ._consent import click_reason, require
-from ._input import (
-    Aim,
-    ElementInfo,
-    Located,
-    Point,
-    aim_at,
-    aim_in_frame,
-    describe,
-    element_info,
-    locate,
-    reaches,
-    scroll_into_view,
-    visible_boxes,
-)
-from ._press import pointer_onto
 
 __all__ = ["UPLOAD_CONSENT", "double_click", "drag", "select_text", "upload"]
 
-# Moves between press and release: pages that follow the pointer (sliders, sortable
-# lists, HTML drag and drop) need several to see a drag, as from a real mouse.
-_DRAG_STEPS = 12
-# Moves after a drag onto a goal that the drag moved away from the pointer.
-_GOAL_TRIES = 3
-# Moves while selecting text: enough for editors that extend the selection on mousemove.
-_SELECT_STEPS = 4
 _MAX_OFFSET = 10_000
 
 UPLOAD_CONSENT = "it gives the page a file from this computer"
 """Why `upload` needs the person's consent (its spec's ``needs_consent``)."""
-
-
-async def _mouse(
-    target: Target,
-    kind: Literal["mousePressed", "mouseReleased", "mouseMoved"],
-    point: Point,
-    *,
-    buttons: int,
-    click_count: int = 0,
-) -> None:
-    """One mouse event; `buttons` says which buttons are held (1: left), as a real mouse
-    reports it on every move, so that pages see a drag as a drag."""
-    await target.execute(
-        cdp.input_dispatch_mouse_event(
-            kind,
-            point.x,
-            point.y,
-            button="left" if kind != "mouseMoved" or buttons else "none",
-            buttons=buttons,
-            click_count=click_count,
-        )
-    )
 
 
 @tool(
@@ -128,119 +99,21 @@ async def drag(tab: Tab, args: Mapping[str, object]) -> ToolResult:
         raise BadArguments("drag needs either to (an element id) or an offset dx and/or dy")
     if to is not None and (dx is not None or dy is not None):
         raise BadArguments("drag takes either to or an offset (dx, dy), not both")
-    source, info = await enabled_element(tab, args)
-    target = tab.target
-    goal: _Goal | None = None
+    source, info = await enabled_element(tab, id_arg(args))
+    goal: Goal | None = None
+    offset = (dx or 0.0, dy or 0.0)
     if to is not None:
-        located = await locate(tab, to)
-        goal_info = await element_info(target, located)
-        if located.backend_id == source.backend_id and located.session == source.session:
-            raise Refusal(f"{describe(source, info)} cannot be dragged onto itself")
-        # Each point may scroll the page; both must stand still in one window.
-        await aim_at(target, located, goal_info, tab.latest)
-        start = await aim_at(target, source, info, tab.latest)
-        goal = _Goal(located, goal_info, await aim_at(target, located, goal_info, tab.latest))
-        if (await aim_at(target, source, info, tab.latest)).point != start.point:
-            raise Refusal(
-                f"{describe(source, info)} and {describe(located, goal_info)} are not in the "
-                "window together, so one cannot be dragged onto the other; drag in steps "
-                "(by an offset), or scroll and drag within the window"
-            )
-        scope = scope_of(source, located)
-        offset = None
+        start, goal = await aim_onto_goal(tab, source, info, to)
+        scope = scope_of(source, goal.element)
     else:
-        start = await aim_at(target, source, info, tab.latest)
-        offset = (dx or 0.0, dy or 0.0)
-        end = Point(start.point.x + offset[0], start.point.y + offset[1])
-        metrics = await target.execute(cdp.page_get_layout_metrics())
-        viewport: Mapping[str, Any] = metrics["cssLayoutViewport"]
-        width, height = float(viewport["clientWidth"]), float(viewport["clientHeight"])
-        if not (0 <= end.x < width and 0 <= end.y < height):
-            raise Refusal(
-                f"dragging {describe(source, info)} by ({dx or 0:g}, {dy or 0:g}) would end at "
-                f"({end.x:.0f}, {end.y:.0f}), outside the {width:.0f}x{height:.0f} window; "
-                "drag by less"
-            )
+        start = await aim_by_offset(tab, source, info, *offset)
         scope = scope_of(source)
     # The press and release of a drag click its source when it barely moves.
-    require(await click_reason(target, source), describe(source, info))
+    require(await click_reason(tab.target, source), describe(source, info))
     async with watch(tab.revisions) as activity:
-        # The press lands on the source: refused when it moves away from the pointer.
-        start = await pointer_onto(target, source, info, tab.latest, start)
-        if goal is None:
-            assert offset is not None
-            end = Point(start.point.x + offset[0], start.point.y + offset[1])
-        else:
-            end = goal.aim.point
-        note = await _drag_path(tab, start, end, goal)
+        note = await drag_along(tab, source, info, start, goal, offset)
         settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT, scope)
     return await after_action(tab, activity, settled, note=note)
-
-
-@attrs.frozen
-class _Goal:
-    """The element a drag ends on, and where it was aimed at before the drag."""
-
-    element: Located
-    info: ElementInfo
-    aim: Aim
-
-
-async def _drag_path(tab: Tab, start: Aim, end: Point, goal: _Goal | None) -> str | None:
-    """Press on the source at `start`, move in steps to `end` and release; with a
-    `goal`, the release lands on it (followed if the drag moved it), else the answer's
-    note says what it landed on."""
-    target = tab.target
-    note = None
-    async with button_down(target, start.point) as button:
-        await _mouse(target, "mousePressed", start.point, buttons=1, click_count=1)
-        for step in range(1, _DRAG_STEPS + 1):
-            share = step / _DRAG_STEPS
-            point = Point(
-                start.point.x + (end.x - start.point.x) * share,
-                start.point.y + (end.y - start.point.y) * share,
-            )
-            await _mouse(target, "mouseMoved", point, buttons=1)
-            button.point = point
-            # A frame between moves, as a hand takes: pages that throttle to animation
-            # frames (drag libraries) see each step.
-            await trio.sleep(0.016)
-        if goal is not None:
-            note = await _onto_goal(tab, goal, button)
-    await _mouse(target, "mouseReleased", button.point, buttons=0, click_count=1)
-    return note
-
-
-async def _onto_goal(tab: Tab, goal: _Goal, button: ButtonDown) -> str | None:
-    """Before a drag's release: the pointer must be within the goal's box, whatever is
-    drawn over it (the dragged item itself, with drag libraries). A goal the drag moved
-    (a list closing the gap the dragged item left) is followed with the button held, a
-    few times; None when the release will land on it, else the note that says where."""
-    target = tab.target
-    for _ in range(_GOAL_TRIES):
-        try:
-            boxes = await visible_boxes(target, goal.element)
-        except CDPError:  # the goal left the document (re-rendered by the drag)
-            break
-        point = button.point
-        if any(
-            left <= point.x <= right and top <= point.y <= bottom
-            for left, top, right, bottom in boxes
-        ):
-            return None
-        if not boxes:
-            break
-        left, top, right, bottom = boxes[0]
-        point = Point((left + right) / 2, (top + bottom) / 2)
-        await _mouse(target, "mouseMoved", point, buttons=1)
-        button.point = point
-        await trio.sleep(0.016)  # a frame: the page follows the move
-    landed = await reaches(target, goal.element, Aim(button.point, goal.aim.origins), tab.latest)
-    where = f"on {landed}" if landed else "beside it"
-    return (
-        f"the drop landed {where}, not on {describe(goal.element, goal.info)}, which moved "
-        "away from under the pointer during the drag"
-    )
 
 
 @tool(
@@ -293,7 +166,7 @@ async def select_text(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     start = await aim_in_frame(target, element, span["start"]["x"], span["start"]["y"])
     end = await aim_in_frame(target, element, span["end"]["x"], span["end"]["y"])
     async with watch(tab.revisions) as activity:
-        notes = [await _drag_select(tab, element, info, start, end)]
+        notes = [await drag_select(tab, element, info, start, end)]
         selected_now: str = await call_on(
             target, element.object_id, script("page-selection.js"), session_id=element.session
         )
@@ -330,39 +203,6 @@ def _refuse_unfound(
         f"{describe(element, info)} does not hold the text {wanted!r}; it reads: "
         f"{str(outcome['near'])!r}"
     )
-
-
-async def _drag_select(
-    tab: Tab, element: Located, info: ElementInfo, start: Aim, end: Aim
-) -> str | None:
-    """Select as a person does: press just inside the first character, move to just
-    inside the last one with the button held, release; the page's mousedown, moves,
-    mouseup and selectionchange all happen. Refused before the press when the start
-    is not on the element; a note when the release could not be."""
-    target, latest = tab.target, tab.latest
-    await _mouse(target, "mouseMoved", start.point, buttons=0)
-    cover = await reaches(target, element, start, latest)
-    if cover is not None:
-        raise Refusal(
-            f"the text to select in {describe(element, info)} is under {cover} once the "
-            "pointer is there; nothing was pressed"
-        )
-    note = None
-    async with button_down(target, start.point) as button:
-        await _mouse(target, "mousePressed", start.point, buttons=1, click_count=1)
-        for step in range(1, _SELECT_STEPS + 1):
-            share = step / _SELECT_STEPS
-            point = Point(
-                start.point.x + (end.point.x - start.point.x) * share,
-                start.point.y + (end.point.y - start.point.y) * share,
-            )
-            await _mouse(target, "mouseMoved", point, buttons=1)
-            button.point = point
-        cover = await reaches(target, element, end, latest)
-        if cover is not None:
-            note = f"the selection ended over {cover}, outside {describe(element, info)}"
-    await _mouse(target, "mouseReleased", end.point, buttons=0, click_count=1)
-    return note
 
 
 async def _select_in_field(

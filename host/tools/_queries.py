@@ -10,6 +10,7 @@ import trio
 
 from pycdp_bridge import call_on
 
+from ..driver import locate, secret_of
 from ..pipeline import Compaction, OutNode, compact, mask, render_node, xml
 from ..tab import Tab
 from ..tracker import ToolPolicy, folded_key
@@ -27,7 +28,6 @@ from ._common import (
     text_arg,
     tool,
 )
-from ._input import locate, secret_of
 
 __all__ = ["WAIT_FOR_MAX", "expand", "find", "read", "wait_for"]
 

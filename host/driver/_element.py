@@ -60,10 +60,13 @@ __all__ = [
     "move_to",
     "reaches",
     "scroll_into_view",
+    "scroll_position",
     "secret_of",
     "session_offsets",
     "target_point",
+    "viewport_size",
     "visible_boxes",
+    "wheel",
 ]
 
 OBJECT_GROUP = "trimtab-tools"
@@ -600,3 +603,23 @@ async def scroll_into_view(target: Target, element: Located, info: ElementInfo) 
 async def move_to(target: Target, point: Point) -> None:
     """Move the mouse to `point` (hover)."""
     await target.execute(cdp.input_dispatch_mouse_event("mouseMoved", point.x, point.y))
+
+
+async def wheel(target: Target, point: Point, delta: float) -> None:
+    """Turn the mouse wheel at `point` by `delta` CSS pixels (down when positive)."""
+    await target.execute(
+        cdp.input_dispatch_mouse_event("mouseWheel", point.x, point.y, delta_x=0, delta_y=delta)
+    )
+
+
+async def viewport_size(target: Target) -> tuple[float, float]:
+    """The width and height of the tab's layout viewport, in CSS pixels."""
+    metrics = await target.execute(cdp.page_get_layout_metrics())
+    viewport: Mapping[str, Any] = metrics["cssLayoutViewport"]
+    return float(viewport["clientWidth"]), float(viewport["clientHeight"])
+
+
+async def scroll_position(target: Target) -> float:
+    """How far the page is scrolled down, in CSS pixels."""
+    metrics = await target.execute(cdp.page_get_layout_metrics())
+    return float(metrics["cssVisualViewport"]["pageY"])

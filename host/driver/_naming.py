@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 from ..pipeline import xml
 
 if TYPE_CHECKING:
-    # Only their types: ``_input`` builds them, and names them through this module.
-    from ._input import ElementInfo, Located
+    # Only their types: ``_element`` builds them, and names them through this module.
+    from ._element import ElementInfo, Located
 
 __all__ = ["cover_description", "describe"]
 

@@ -12,7 +12,7 @@ import trio
 from pycdp_bridge import CDPError, DialogOpenError, Target, TargetClosedError
 from pycdp_bridge import protocol as cdp
 
-from ._input import Point
+from ._element import Point
 
 __all__ = ["ButtonDown", "button_down"]
 

@@ -21,7 +21,7 @@ import contextlib
 import contextvars
 from collections.abc import Iterator, Mapping
 from functools import partial
-from typing import Any, Final
+from typing import Any, Final, Literal, TypeAlias
 
 import attrs
 import trio
@@ -31,9 +31,8 @@ from pycdp_bridge import protocol as cdp
 
 from ..pipeline import Secret, xml
 from ..tab import acting_on
-from ._common import ConsentKind
+from ._element import OBJECT_GROUP, Located, secret_of
 from ._gather import gather
-from ._input import OBJECT_GROUP, Located, secret_of
 from ._keyboard import KeyDef
 from ._scripts import script
 
@@ -71,6 +70,11 @@ _KEY_EVENTS: Final = frozenset({"keydown", "keypress", "keyup", "beforeinput"})
 _MOVING_KEYS: Final = frozenset({"Tab", "Escape"})
 # Modifiers with which a character key is a shortcut rather than typed: Alt, Control, Meta.
 _NOT_TYPING: Final = 1 | 2 | 4
+
+# What a consent question is about: a submit or commit (which the person's "ask
+# before submitting" setting may waive), typing into a secret field, a download, or
+# running the agent's JavaScript in the page (`evaluate`).
+ConsentKind: TypeAlias = Literal["submit", "secret", "download", "evaluate"]
 
 _granted: contextvars.ContextVar[bool] = contextvars.ContextVar(
     "trimtab_consent_granted", default=False

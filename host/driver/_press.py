@@ -26,9 +26,7 @@ from pycdp_bridge import protocol as cdp
 
 from ..pipeline import Compaction
 from ._button import ButtonDown, button_down
-from ._common import script
-from ._gather import gather
-from ._input import (
+from ._element import (
     OBJECT_GROUP,
     Aim,
     Covered,
@@ -41,6 +39,8 @@ from ._input import (
     describe,
     reaches,
 )
+from ._gather import gather
+from ._scripts import script
 
 __all__ = [
     "PageLeft",

@@ -1,0 +1,160 @@
+"""The driver: acting on a page the way a person does, one element at a time.
+
+Element -> point -> input. `locate` turns an element id of the snapshots into the
+live element (a fresh capture decides when the id no longer resolves) and
+`element_info` reads what it is and may do; `aim_at` scrolls it into view and picks a
+point of its visible box that the browser's own hit test gives to it (`Covered`
+when something is drawn over all of it). Pressing (`click_element`, `pointer_onto`,
+`press_element`: ``_press``) tests that point again once the page reacted to the
+pointer and to the press, re-aims at an element that moved, and has a witness in
+Trimtab's own world say where each press went; a pressed button is released even
+when the call fails or is cancelled (``_button``). The keyboard (``_keyboard``),
+fields typed into, set as their picker sets them or chosen in (``_fields``), and
+drags and text selections (``_drag``) are built on the same aim. Whatever would make
+the driver act on another element than the one asked for raises `Refusal`, with a
+message for the model.
+
+The submit prediction (``_consent``) is here too, since it reads the page: the facts
+of an element (in an isolated world of its frame, with the listeners the browser
+reports on its event path) and the pure rules that say why acting on it may submit
+or commit something; `require` stops an action (`ConsentNeeded`) before its first
+input when it needs a yes the person has not given. The page-side scripts are the
+``.js`` files of ``js/`` (``_scripts``), with the shared helpers they ask for
+(`trimtab.tab.page_script`). The tools (`trimtab.tools`) are the catalogue built on
+this: each tool's spec and a short handler that calls the driver.
+
+May import `trimtab.tab`, `trimtab.pipeline` and `pycdp_bridge`; nothing else of the
+host.
+"""
+
+from ._button import ButtonDown, button_down
+from ._consent import (
+    CommitFacts,
+    ConsentKind,
+    ConsentNeeded,
+    DownloadReason,
+    EvaluateReason,
+    SecretReason,
+    click_reason,
+    control_change_reason,
+    dialog_element,
+    dialog_reason,
+    granted,
+    key_reason,
+    require,
+    secret_reason,
+    submit_after_typing_reason,
+)
+from ._drag import Goal, aim_by_offset, aim_onto_goal, drag_along, drag_select
+from ._element import (
+    OBJECT_GROUP,
+    Aim,
+    Box,
+    Covered,
+    ElementInfo,
+    Located,
+    Point,
+    Refusal,
+    aim_at,
+    aim_in_frame,
+    element_info,
+    locate,
+    locate_with_info,
+    reaches,
+    scroll_into_view,
+    scroll_position,
+    secret_of,
+    session_offsets,
+    target_point,
+    viewport_size,
+    wheel,
+)
+from ._fields import (
+    NoFocus,
+    choose,
+    enabled_element,
+    field_value,
+    focused_enter_submits,
+    is_connected,
+    is_picker,
+    no_reason,
+    pick,
+    point_and_consent,
+    refuse_unchecking_radio,
+    still_not,
+    type_into,
+)
+from ._gather import gather
+from ._keyboard import MODIFIER_BITS, KeyDef, key_press, parse_key
+from ._naming import cover_description, describe
+from ._press import PageLeft, click_element, pointer_onto, press_element
+
+__all__ = [
+    "MODIFIER_BITS",
+    "OBJECT_GROUP",
+    "Aim",
+    "Box",
+    "ButtonDown",
+    "CommitFacts",
+    "ConsentKind",
+    "ConsentNeeded",
+    "Covered",
+    "DownloadReason",
+    "ElementInfo",
+    "EvaluateReason",
+    "Goal",
+    "KeyDef",
+    "Located",
+    "NoFocus",
+    "PageLeft",
+    "Point",
+    "Refusal",
+    "SecretReason",
+    "aim_at",
+    "aim_by_offset",
+    "aim_in_frame",
+    "aim_onto_goal",
+    "button_down",
+    "choose",
+    "click_element",
+    "click_reason",
+    "control_change_reason",
+    "cover_description",
+    "describe",
+    "dialog_element",
+    "dialog_reason",
+    "drag_along",
+    "drag_select",
+    "element_info",
+    "enabled_element",
+    "field_value",
+    "focused_enter_submits",
+    "gather",
+    "granted",
+    "is_connected",
+    "is_picker",
+    "key_press",
+    "key_reason",
+    "locate",
+    "locate_with_info",
+    "no_reason",
+    "parse_key",
+    "pick",
+    "point_and_consent",
+    "pointer_onto",
+    "press_element",
+    "reaches",
+    "refuse_unchecking_radio",
+    "require",
+    "scroll_into_view",
+    "scroll_position",
+    "secret_of",
+    "secret_reason",
+    "session_offsets",
+    "still_not",
+    "submit_after_typing_reason",
+    "target_point",
+    "type_into",
+    "viewport_size",
+    "wheel",
+]
