@@ -12,7 +12,7 @@ import pytest
 from pycdp_bridge import PageTarget
 from tests.support import StaticServer
 from trimtab.tab import Tab
-from trimtab.tools import ToolResult, granted, run_tool
+from trimtab.tools import CallContext, ToolResult, run_tool
 
 pytestmark = pytest.mark.browser
 
@@ -62,8 +62,7 @@ async def test_enter_in_every_spelling_asks(page: PageTarget, pages_server: Stat
         result = await asks(tab, "press", {"key": key})
         assert "submits the form" in str(result.consent)
         assert await location(page) == "/consent-shop.html"
-    with granted(True):
-        done = await run_tool(tab, "press", {"key": "\r"})
+    done = await run_tool(tab, "press", {"key": "\r"}, consented=True)
     assert done.submitted, done.content
     assert "email=a%40b.c" in await location(page)
 
@@ -110,8 +109,7 @@ async def test_changes_that_may_submit_ask(page: PageTarget, pages_server: Stati
     assert await page.evaluate("document.getElementById('gift').checked") is False
     await page.evaluate("document.getElementById('ship').focus()")
     await asks(tab, "press", {"key": "ArrowDown"})
-    with granted(True):
-        done = await run_tool(tab, "select", {"id": ship, "value": "Express"})
+    done = await run_tool(tab, "select", {"id": ship, "value": "Express"}, consented=True)
     assert done.submitted, done.content
     assert "ship=exp" in await location(page)
 
@@ -189,7 +187,7 @@ async def test_an_unknown_action_asks(
 
     ran: list[str] = []
 
-    async def wiggle(tab: Tab, args: Mapping[str, object]) -> ToolResult:
+    async def wiggle(call: CallContext, args: Mapping[str, object]) -> ToolResult:
         ran.append("wiggle")
         return text("wiggled")
 
@@ -199,7 +197,6 @@ async def test_an_unknown_action_asks(
     result = await asks(tab, "wiggle", {})
     assert "cannot tell" in str(result.consent)
     assert ran == []
-    with granted(True):
-        done = await run_tool(tab, "wiggle", {})
+    done = await run_tool(tab, "wiggle", {}, consented=True)
     assert done.content == "wiggled"
     assert ran == ["wiggle"]

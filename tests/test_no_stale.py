@@ -27,7 +27,7 @@ from tests.support import StaticServer, serve_static
 from tests.support.handlers_host import TAB, Host
 from tests.support.relay_peer import RelayPeer
 from trimtab.browser import Toolbox, open_host_state, read_format_page
-from trimtab.tab import Tab
+from trimtab.tab import Guarding, Tab
 from trimtab.tools import TOOLS, ToolResult, run_tool
 
 pytestmark = pytest.mark.browser
@@ -98,9 +98,17 @@ class Recorder:
 
     last_start: Tab | None = None
 
-    async def run(self, tab: Tab, name: str, args: Mapping[str, object]) -> ToolResult:
+    async def run(
+        self,
+        tab: Tab,
+        name: str,
+        args: Mapping[str, object],
+        *,
+        consented: bool = False,
+        guard: Guarding | None = None,
+    ) -> ToolResult:
         start = _copy(tab)
-        result = await run_tool(tab, name, args)
+        result = await run_tool(tab, name, args, consented=consented, guard=guard)
         self.last_start = start
         return result
 

@@ -10,7 +10,7 @@ import pytest
 from pycdp_bridge import PageTarget
 from tests.support import StaticServer
 from tests.test_tools import act, eid_of, open_tab, parse
-from trimtab.tools import granted, run_tool, tool_spec
+from trimtab.tools import run_tool, tool_spec
 
 pytestmark = pytest.mark.browser
 
@@ -115,8 +115,7 @@ async def test_upload_through_the_label(
     assert unasked.is_error
     assert "needs the person's consent" in unasked.content
     assert await page.evaluate("document.getElementById('attachment').files.length") == 0
-    with granted(True):
-        result = await run_tool(tab, "upload", args)
+    result = await run_tool(tab, "upload", args, consented=True)
     assert not result.is_error, result.content
     assert "Attached: notes.txt (12 bytes)" in result.content
     assert "now holds notes.txt" in result.content
@@ -130,19 +129,20 @@ async def test_upload_refusals(
     image = tmp_path / "photo.png"
     image.write_bytes(b"\x89PNG")
     tab, xml = await open_tab(page, pages_server.url(PAGE))
-    with granted(True):
-        field = eid_of(xml, "input", 'type="file"')
-        gone = await run_tool(tab, "upload", {"id": field, "paths": [str(tmp_path / "no.pdf")]})
-        assert gone.is_error
-        assert "there is no file at" in gone.content
-        relative = await run_tool(tab, "upload", {"id": field, "paths": ["cv.pdf"]})
-        assert relative.is_error
-        assert "absolute" in relative.content
-        wrong = await run_tool(tab, "upload", {"id": field, "paths": [str(image)]})
-        assert wrong.is_error
-        assert "photo.png is not one of those" in wrong.content
-        button = eid_of(xml, "button", "+ Add a card")
-        other = await run_tool(tab, "upload", {"id": button, "paths": [str(image)]})
-        assert other.is_error
-        assert "is not a file field" in other.content
+    field = eid_of(xml, "input", 'type="file"')
+    gone = await run_tool(
+        tab, "upload", {"id": field, "paths": [str(tmp_path / "no.pdf")]}, consented=True
+    )
+    assert gone.is_error
+    assert "there is no file at" in gone.content
+    relative = await run_tool(tab, "upload", {"id": field, "paths": ["cv.pdf"]}, consented=True)
+    assert relative.is_error
+    assert "absolute" in relative.content
+    wrong = await run_tool(tab, "upload", {"id": field, "paths": [str(image)]}, consented=True)
+    assert wrong.is_error
+    assert "photo.png is not one of those" in wrong.content
+    button = eid_of(xml, "button", "+ Add a card")
+    other = await run_tool(tab, "upload", {"id": button, "paths": [str(image)]}, consented=True)
+    assert other.is_error
+    assert "is not a file field" in other.content
     assert await page.evaluate("document.getElementById('attachment').files.length") == 0

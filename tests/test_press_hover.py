@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from pycdp_bridge import Browser, PageTarget, launch_browser
 from tests.support import TEST_PAGES, StaticServer, serve_static
 from tests.test_tools import act, eid_of, open_tab, parse
-from trimtab.tools import granted, run_tool
+from trimtab.tools import run_tool
 
 pytestmark = pytest.mark.browser
 
@@ -97,8 +97,9 @@ async def test_a_suggestion_that_keeps_leaving_the_pointer_is_refused_unpressed(
           });
         })()"""
     )
-    with granted(True):
-        result = await run_tool(tab, "click", {"id": eid_of(xml, "option", "Rapid Bay, AK")})
+    result = await run_tool(
+        tab, "click", {"id": eid_of(xml, "option", "Rapid Bay, AK")}, consented=True
+    )
     assert result.is_error, result.content
     assert "moved away from under the pointer" in result.content
     assert "nothing was pressed" in result.content
@@ -211,8 +212,7 @@ async def _press_shifted(chromium: Chromium, shift: dict[str, object]) -> None:
             )
             named = SUGGESTIONS[int(str(shift["item"]))]
             eid = eid_of(xml, "option", named)
-            with granted(True):
-                result = await run_tool(tab, str(shift["action"]), {"id": eid})
+            result = await run_tool(tab, str(shift["action"]), {"id": eid}, consented=True)
             presses = await heard(page)
             if result.is_error:
                 assert presses == [], result.content
@@ -233,10 +233,9 @@ async def test_a_press_lands_on_the_pixels_it_tested_at_a_clip_edge(
     sliver: the point the hit test gives to the button is the point pressed, so the
     press lands on the button (never on the page under the clip edge) or is refused."""
     tab, xml = await open_tab(page, pages_server.url("press-clipped-edge.html"))
-    with granted(True):
-        result = await run_tool(
-            tab, "click", {"id": eid_of(xml, "button", "Delete all saved searches")}
-        )
+    result = await run_tool(
+        tab, "click", {"id": eid_of(xml, "button", "Delete all saved searches")}, consented=True
+    )
     log = json.loads(await page.evaluate("JSON.stringify(window.heard)"))
     if result.is_error:
         assert "nothing was pressed" in result.content

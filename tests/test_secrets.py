@@ -15,7 +15,7 @@ from tests.support import StaticServer
 from tests.support.handlers_host import TAB, Host, open_host
 from trimtab.pipeline import Secret, mask, secret_kind
 from trimtab.tab import Tab
-from trimtab.tools import granted, run_tool
+from trimtab.tools import run_tool
 
 pytestmark = pytest.mark.browser
 
@@ -134,9 +134,10 @@ async def test_typing_a_card_number_diffs_only_its_last_four_digits(
     tab, xml = await open_checkout(page, pages_server)
     number = field(parse(xml), "Card number").get("id")
     cvc = field(parse(xml), "CVC").get("id")
-    with granted(True):
-        typed = await run_tool(tab, "type", {"id": number, "text": "4000 0566 5566 5556"})
-        coded = await run_tool(tab, "type", {"id": cvc, "text": "9031"})
+    typed = await run_tool(
+        tab, "type", {"id": number, "text": "4000 0566 5566 5556"}, consented=True
+    )
+    coded = await run_tool(tab, "type", {"id": cvc, "text": "9031"}, consented=True)
     assert not typed.is_error, typed.content
     assert not coded.is_error, coded.content
     assert typed.kind == "diff"
@@ -168,8 +169,7 @@ async def test_a_typed_secret_the_page_changes_is_not_echoed(
     tab, xml = await open_checkout(page, pages_server)
     await page.evaluate("document.getElementById('cvc').maxLength = 3")
     cvc = field(parse(xml), "CVC").get("id")
-    with granted(True):
-        typed = await run_tool(tab, "type", {"id": cvc, "text": "4821"})
+    typed = await run_tool(tab, "type", {"id": cvc, "text": "4821"}, consented=True)
     assert "holds 3 characters, not the 4 typed" in typed.content, typed.content
     assert "482" not in typed.content
 

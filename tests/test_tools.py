@@ -14,7 +14,7 @@ from pycdp_bridge import Browser, PageTarget, protocol
 from tests.support import StaticServer, serve_static
 from tests.support.targets import RecordingTarget
 from trimtab.tab import Tab
-from trimtab.tools import TOOLS, ToolResult, granted, run_tool, tool_spec
+from trimtab.tools import TOOLS, ToolResult, run_tool, tool_spec
 
 pytestmark = pytest.mark.browser
 
@@ -43,8 +43,7 @@ async def open_tab(page: PageTarget, url: str) -> tuple[Tab, str]:
 
 async def act(tab: Tab, name: str, args: Mapping[str, object]) -> ToolResult:
     """Run a tool that must succeed (with the person's consent, should it need it)."""
-    with granted(True):
-        result = await run_tool(tab, name, args)
+    result = await run_tool(tab, name, args, consented=True)
     assert not result.is_error, result.content
     return result
 
@@ -160,8 +159,8 @@ async def test_select_by_label_and_value(page: PageTarget, pages_server: StaticS
     assert "Chosen: ca" in result.content
     result = await act(tab, "select", {"id": country, "value": "fr"})
     assert "Chosen: fr" in result.content
-    with granted(True):  # a script watches its changes: it asks first
-        missing = await run_tool(tab, "select", {"id": country, "value": "Narnia"})
+    # a script watches its changes: it asks first
+    missing = await run_tool(tab, "select", {"id": country, "value": "Narnia"}, consented=True)
     assert missing.is_error
     assert "no option 'Narnia'" in missing.content
     assert (

@@ -34,12 +34,13 @@ Which state lives where:
   resolved `ToolCall`, the held tab, the page's facts, each run's `Ran` (the tracked
   answer, what the guard held, the tabs it opened), the envelope's `Decided`, the
   answer's `Told`; a task tool's handler gets it all as its `TaskContext`.
-- For one run of a tool in a tab, still in context variables set around the tool by
-  `run_guarded` and `run_in_view` and read deep in the tools, until the tools' driver
-  takes an explicit context (issue 36, point 2): the request guard
-  (``trimtab.tab.guarding``, which also holds where the run's downloads are held,
-  `Guarding.downloads`), the person's yes (``trimtab.tools.granted``) and the remote
-  objects the call made (``trimtab.tools``' ``objects_of_call``).
+- For one run of a tool in a tab, passed as arguments, never in context variables:
+  `run_guarded` makes the run's request guard (`trimtab.tab.Guarding`, which also
+  holds where the run's downloads are held, `Guarding.downloads`) and hands it to the
+  tabs the run opens (`OpenedByCall`) and, with the person's yes to this one run, to
+  `run_in_view`, whose ``Toolbox.run`` (``trimtab.tools.run_tool``) makes the run's
+  `trimtab.tools.CallContext` (those two, the tab, and the remote objects to release)
+  and hands it to the tool's handler and down to the driver.
 
 May import ``trimtab.wire``, ``trimtab.envelope``, ``trimtab.tab``, ``trimtab.tools``,
 ``trimtab.tracker``, ``trimtab.pipeline``, ``trimtab.sites`` and ``pycdp_bridge``.

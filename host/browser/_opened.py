@@ -33,7 +33,14 @@ from pycdp_bridge import protocol as cdp
 
 from ..envelope import SitePolicy
 from ..pipeline import credentials
-from ..tab import Activity, OpenedTab, deadline_waits_for_judge, guard_opened, judge_kept_document
+from ..tab import (
+    Activity,
+    Guarding,
+    OpenedTab,
+    deadline_waits_for_judge,
+    guard_opened,
+    judge_kept_document,
+)
 from ..tracker import ToolPolicy
 from ._tab_messages import TabEvent
 from ._tab_messages import TabRelayHub as RelayHub
@@ -102,6 +109,8 @@ class OpenedByCall:
     tab: int
     # The domains the call's gate lets new tabs load from (`gate_domains`); None: none.
     domains: list[str] | None = None
+    # The call's request guard, which guards the tabs it opens too (None: unguarded).
+    guard: Guarding | None = None
     records: list[OpenedRecord] = attrs.field(factory=list)
     # The windows the page asked for during the call, as the browser reported them.
     asked: list[WindowOpen] = attrs.field(factory=list)
@@ -195,7 +204,7 @@ class OpenedByCall:
         # Made before any wait: a gate's report of its first document may come first.
         record.opened = record.opened or OpenedTab()
         try:
-            async with guard_opened(target, Activity(""), record.opened):
+            async with guard_opened(target, Activity("", guard=self.guard), record.opened):
                 await trio.sleep_forever()
         except (CDPError, TargetClosedError, DialogOpenError) as exc:
             record.problem = str(exc)
@@ -228,7 +237,7 @@ class OpenedByCall:
         the tab closed on a no (it shows only the browser's error page)."""
         record.opened = record.opened or OpenedTab()
         tab = record.event.tab
-        allowed = await judge_kept_document(record.opened, url)
+        allowed = await judge_kept_document(self.guard, record.opened, url)
         with (
             trio.CancelScope(shield=True),
             trio.move_on_after(GATE_WAIT),
@@ -246,7 +255,10 @@ class OpenedByCall:
             with trio.move_on_after(UNASKED_POPUP_WAIT):
                 while self.blocked_by_browser():
                     await trio.sleep(0.02)
-        with trio.move_on_after(OPENED_WAIT) as limit, deadline_waits_for_judge(limit):
+        with (
+            trio.move_on_after(OPENED_WAIT) as limit,
+            deadline_waits_for_judge(self.guard, limit),
+        ):
             for record in list(self.records):
                 while record.opened is None and not (record.blocked or record.problem):
                     await trio.sleep(0.01)
@@ -263,7 +275,10 @@ class OpenedByCall:
         opened = record.opened
         if opened is None or not opened.sent or record.blocked or record.problem:
             return
-        with trio.move_on_after(LANDING_WAIT) as limit, deadline_waits_for_judge(limit):
+        with (
+            trio.move_on_after(LANDING_WAIT) as limit,
+            deadline_waits_for_judge(self.guard, limit),
+        ):
             while not (record.closed or opened.landed.is_set()):
                 with trio.move_on_after(_LOADED_POLL):
                     await opened.landed.wait()

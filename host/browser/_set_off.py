@@ -15,7 +15,6 @@ Two facts the page cannot fake feed the request guard beyond one action:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager
 from typing import Final
 
 import attrs
@@ -32,7 +31,6 @@ from ..tab import (
     Tab,
     Trailing,
     end_trailing,
-    guarding,
 )
 from ._call import ToolCall
 from ._requests import request_judge
@@ -139,14 +137,14 @@ class SetOff:
         nursery: trio.Nursery,
         tab: Tab,
         downloads: Downloads,
-    ) -> AbstractContextManager[Guarding]:
-        """The call's request guard (`guarding`): ``judge``, looking for what the task
+    ) -> Guarding:
+        """The call's request guard (`Guarding`): ``judge``, looking for what the task
         typed and the secrets, staying on after the action as `trailing` says (asking
         with ``later``, its windows run in ``nursery``), holding the downloads the action
         starts in ``downloads``."""
         trailing = self.trailing(sites, call, later, nursery, tab)
         watched = self.watched(call, tab)
-        return guarding(judge, watched=watched, trailing=trailing, downloads=downloads)
+        return Guarding(judge, watched=watched, trailing=trailing, downloads=downloads)
 
     def trailing(
         self, sites: SitePolicy, call: ToolCall, ask: Ask, nursery: trio.Nursery, tab: Tab

@@ -21,7 +21,7 @@ from pycdp_bridge import protocol as cdp
 
 from ..envelope import Answer, Question
 from ..sites import site_of
-from ..tab import Activity, guard_opened, guarding, refusing_all
+from ..tab import Activity, Guarding, guard_opened, refusing_all
 from ._call import ToolCall
 from ._errors import PAGE_TIMEOUT
 from ._opened import OPENED_WAIT
@@ -102,12 +102,13 @@ async def guard_unasked(host: HostState, event: TabEvent, session: str) -> None:
 
     judge = request_judge(host.sites, call, nobody, granted=False)
     refused = False
+    guard = Guarding(judge)
     with (
         trio.move_on_after(PAGE_TIMEOUT),
         contextlib.suppress(CDPError, TargetClosedError, DialogOpenError),
-        guarding(judge),
     ):
-        async with guard_opened(host.hub.target(event.tab), Activity("")) as opened:
+        activity = Activity("", guard=guard)
+        async with guard_opened(host.hub.target(event.tab), activity) as opened:
             with trio.move_on_after(OPENED_WAIT):
                 await opened.decided.wait()
             refused = opened.sent is False

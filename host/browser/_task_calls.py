@@ -26,7 +26,7 @@ from pycdp_bridge import CDPError, JavaScriptError, Target, TargetClosedError, e
 
 from ..envelope import Ask, Consent, SitePolicy
 from ..pipeline import xml
-from ..tab import deadline_waits_for_judge, guarding, page_script
+from ..tab import Guarding, deadline_waits_for_judge, page_script
 from ..tools import TASK_TOOLS
 from ..tracker import CallTracker
 from ..wire import RequestError
@@ -217,10 +217,11 @@ async def open_new_tab(context: TaskContext, limit: trio.CancelScope) -> ToolOut
     state = await tabs.open(tab)
     view = state.view(call.view)
     judge = request_judge(context.sites, going, asking_while_open(state, ask), granted=False)
-    with guarding(judge) as guard, deadline_waits_for_judge(limit):
+    guard = Guarding(judge)
+    with deadline_waits_for_judge(guard, limit):
         async with view.lock:
             view.memory.options = attrs.evolve(view.memory.options, budget=call.budget)
-            result = await context.toolbox.run(view, "navigate", going.args)
+            result = await context.toolbox.run(view, "navigate", going.args, guard=guard)
     held = tuple(guard.held)
     notes = [xml.element("note", content=h.note()) for h in held]
     if result.is_error and any(not h.sent for h in held):

@@ -35,8 +35,8 @@ from pycdp_bridge import DialogOpenError
 from ..envelope import Answer, Ask, Decided, Question, SitePolicy, act_with_consent, decide_evaluate
 from ..pipeline import xml
 from ..sites import Site
-from ..tab import Download, Downloads, Held, deadline_waits_for_judge
-from ..tools import ToolResult, ToolSpec, granted
+from ..tab import Download, Downloads, Guarding, Held, deadline_waits_for_judge
+from ..tools import ToolResult, ToolSpec
 from ..tracker import CallTracker, ToolPolicy, TrackedResult
 from ..wire import RequestError
 from ._call import ToolCall, ToolOutcome
@@ -279,12 +279,13 @@ async def run_guarded(
         granted=consented and call.name != "evaluate",
         granted_download=granted_download,
     )
-    sink = OpenedByCall(call.tab, gate_domains(host.sites, call.session, policy))
-    guard_of = host.set_off.guarding(
+    guard = host.set_off.guarding(
         judge, host.sites, call, later, host.nursery, view, host.downloads
     )
-    tool = functools.partial(run_in_view, host.toolbox, call, state, consented)
-    with guard_of as guard, host.tasks.acting_in(call.tab, sink):
+    # Tabs the action opens are guarded by this call's guard too.
+    sink = OpenedByCall(call.tab, gate_domains(host.sites, call.session, policy), guard)
+    tool = functools.partial(run_in_view, host.toolbox, call, state, consented, guard)
+    with host.tasks.acting_in(call.tab, sink):
         try:
             async with trio.open_nursery() as nursery:
                 # Tabs the action opens are guarded by this call's guard too.
@@ -292,7 +293,7 @@ async def run_guarded(
                 # The wait for the person is outside this bound: only the tool's own
                 # runs are (a held request's question stops the clock).
                 async with cdp_errors(call.tab, timeout=TOOL_TIMEOUT) as limit:
-                    with deadline_waits_for_judge(limit):
+                    with deadline_waits_for_judge(guard, limit):
                         tracked = await host.tracker.call(
                             call.session,
                             call.name,
@@ -319,15 +320,15 @@ def tracker_options(call: ToolCall, spec: ToolSpec, state: OpenTab) -> Hashable:
 
 
 async def run_in_view(
-    toolbox: Toolbox, call: ToolCall, state: OpenTab, consented: bool
+    toolbox: Toolbox, call: ToolCall, state: OpenTab, consented: bool, guard: Guarding
 ) -> ToolResult:
     """The tool, run in the client's own view of the tab (a link client's, or the
-    side panel agent's), with its budget, knowing whether the person said yes."""
+    side panel agent's), with its budget, knowing whether the person said yes to this
+    one run, under the run's request guard."""
     view = state.view(call.view)
     async with view.lock:
         view.memory.options = attrs.evolve(view.memory.options, budget=call.budget)
-        with granted(consented):
-            return await toolbox.run(view, call.name, call.args)
+        return await toolbox.run(view, call.name, call.args, consented=consented, guard=guard)
 
 
 @attrs.frozen

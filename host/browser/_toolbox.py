@@ -3,18 +3,32 @@
 from __future__ import annotations
 
 import importlib.resources
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Mapping
+from typing import Protocol
 
 import attrs
 
-from ..tab import Tab
+from ..tab import Guarding, Tab
 from ..tools import TOOLS, ArgumentError, ToolResult, ToolSpec, check_arguments, run_tool
 from ..wire import RequestError
 from ._task_calls import TASK_HANDLERS, TaskHandler
 
 __all__ = ["RunTool", "Toolbox", "read_format_page"]
 
-RunTool = Callable[[Tab, str, Mapping[str, object]], Awaitable[ToolResult]]
+
+class RunTool(Protocol):
+    """How the host runs a tool in a tab (`trimtab.tools.run_tool`): with the person's
+    yes to this one call (``consented``) and under the call's request ``guard``."""
+
+    def __call__(
+        self,
+        tab: Tab,
+        name: str,
+        args: Mapping[str, object],
+        *,
+        consented: bool = False,
+        guard: Guarding | None = None,
+    ) -> Awaitable[ToolResult]: ...
 
 
 def read_format_page() -> str:

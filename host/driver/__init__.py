@@ -17,8 +17,14 @@ message for the model.
 The submit prediction (``_consent``) is here too, since it reads the page: the facts
 of an element (in an isolated world of its frame, with the listeners the browser
 reports on its event path) and the pure rules that say why acting on it may submit
-or commit something; `require` stops an action (`ConsentNeeded`) before its first
-input when it needs a yes the person has not given. The page-side scripts are the
+or commit something; the call's `CallContext.require` stops an action
+(`ConsentNeeded`) before its first input when it needs a yes the person has not given.
+
+`CallContext` is one live call, made by the one place that runs a call
+(`trimtab.tools.run_tool`, which the browser calls with the person's yes and the
+request guard) and handed to the handler and down to here: the tab, whether the person
+said yes to this one call, the request guard (and the element named for its
+questions), and the remote objects to release once the call ends. The page-side scripts are the
 ``.js`` files of ``js/`` (``_scripts``), with the shared helpers they ask for
 (`trimtab.tab.page_script`). The tools (`trimtab.tools`) are the catalogue built on
 this: each tool's spec and a short handler that calls the driver.
@@ -39,12 +45,11 @@ from ._consent import (
     control_change_reason,
     dialog_element,
     dialog_reason,
-    granted,
     key_reason,
-    require,
     secret_reason,
     submit_after_typing_reason,
 )
+from ._context import CallContext
 from ._drag import Goal, aim_by_offset, aim_onto_goal, drag_along, drag_select
 from ._element import (
     OBJECT_GROUP,
@@ -95,6 +100,7 @@ __all__ = [
     "Aim",
     "Box",
     "ButtonDown",
+    "CallContext",
     "CommitFacts",
     "ConsentKind",
     "ConsentNeeded",
@@ -130,7 +136,6 @@ __all__ = [
     "field_value",
     "focused_enter_submits",
     "gather",
-    "granted",
     "is_connected",
     "is_picker",
     "key_press",
@@ -145,7 +150,6 @@ __all__ = [
     "press_element",
     "reaches",
     "refuse_unchecking_radio",
-    "require",
     "scroll_into_view",
     "scroll_position",
     "secret_of",

@@ -3,10 +3,11 @@
 Every action that may submit a form or commit something the person did not see
 (a click on a submit button, Enter or Space on whatever has the focus, a change of a
 control whose form a script acts on, OK on a confirm) needs the person's consent.
-A tool finds the reason with the helpers below and calls `require` right before its
-first input event: without consent `ConsentNeeded` stops it there, nothing was done,
-and the caller (``trimtab.native``'s ``tool`` request) asks the person and runs the
-call again with their consent (`granted`). When Trimtab cannot tell (an element in a
+A tool finds the reason with the helpers below and calls its call context's
+`CallContext.require` right before its first input event: without consent
+`ConsentNeeded` stops it there, nothing was done, and the caller (the browser's tool
+call) asks the person and runs the call again with their consent, in a new context
+whose ``consented`` is true for that one call. When Trimtab cannot tell (an element in a
 frame it cannot see into, a page that does not answer), the answer is to ask.
 
 The facts are read in an isolated world of the element's frame, where the page's own
@@ -17,9 +18,7 @@ from the page.
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from functools import partial
 from typing import Any, Final, Literal, TypeAlias
 
@@ -30,7 +29,6 @@ from pycdp_bridge import CDPError, JavaScriptError, Target, call_on, evaluate
 from pycdp_bridge import protocol as cdp
 
 from ..pipeline import Secret, xml
-from ..tab import acting_on
 from ._element import OBJECT_GROUP, Located, secret_of
 from ._gather import gather
 from ._keyboard import KeyDef
@@ -50,10 +48,8 @@ __all__ = [
     "dialog_element",
     "dialog_reason",
     "enter_reason",
-    "granted",
     "key_reason",
     "listener_types",
-    "require",
     "secret_reason",
     "submit_after_typing_reason",
     "typing_reason",
@@ -75,10 +71,6 @@ _NOT_TYPING: Final = 1 | 2 | 4
 # before submitting" setting may waive), typing into a secret field, a download, or
 # running the agent's JavaScript in the page (`evaluate`).
 ConsentKind: TypeAlias = Literal["submit", "secret", "download", "evaluate"]
-
-_granted: contextvars.ContextVar[bool] = contextvars.ContextVar(
-    "trimtab_consent_granted", default=False
-)
 
 
 class SecretReason(str):
@@ -120,25 +112,6 @@ class ConsentNeeded(Exception):
             if isinstance(reason, EvaluateReason)
             else "submit"
         )
-
-
-@contextlib.contextmanager
-def granted(consent: bool) -> Iterator[None]:
-    """Run the tool calls of the block with (True) or without the person's consent."""
-    token = _granted.set(consent)
-    try:
-        yield
-    finally:
-        _granted.reset(token)
-
-
-def require(reason: str | None, element: str | None = None, eid: str | None = None) -> None:
-    """Stop the action (`ConsentNeeded`) when it needs consent that was not given; else
-    name `element` as what the action acts on, for the request guard's questions
-    (``eid``: its id, when the call's own ``id`` argument does not name it)."""
-    acting_on(element)
-    if reason is not None and not _granted.get():
-        raise ConsentNeeded(reason, element, eid)
 
 
 @attrs.frozen

@@ -5,12 +5,13 @@ baseline regions, the latest compaction and the eids it issued, from which each 
 capture is rendered as a baseline or a diff, a `Snapshot`), and its `PageRevisions`,
 the single page observer (in an isolated world) that tells the call tracker what the
 page changed on its own and tells `settle` when an action's effect is in. While an
-action and its settle run, `watch` holds what the page sends for the call's request
-guard (`guarding`), whose judge the browser builds on the envelope's decision; a
-document response the browser would save as a file is held as a download, so is a
-file the page makes by script (`guard_downloads`: held in the run's own folder where
-the host knows the browser's downloads folder, else held by the extension and
-offered to the action, `HeldDownload`), and `Downloads` keeps what became of each.
+action and its settle run, `watch` holds what the page sends for the request guard
+the call hands it (`Guarding`; `Activity.guard` carries it to `settle`), whose judge
+the browser builds on the envelope's decision; a document response the browser would
+save as a file is held as a download, so is a file the page makes by script
+(`guard_downloads`: held in the run's own folder where the host knows the browser's
+downloads folder, else held by the extension and offered to the action,
+`HeldDownload`), and `Downloads` keeps what became of each.
 After an action that typed or clicked, the guard stays on for a trailing window
 (`Trailing`, `TRAILING_SECONDS`) that ends at the tab's next action, or at once with
 `end_trailing` (Stop).
@@ -53,11 +54,8 @@ from ._guard import (
     OpenedTab,
     PausedRequest,
     Ruling,
-    acting_on,
     deadline_waits_for_judge,
     guard_opened,
-    guarding,
-    held_requests,
     judge_kept_document,
     refusing_all,
 )
@@ -116,15 +114,12 @@ __all__ = [
     "Tab",
     "Trailing",
     "TrimLimits",
-    "acting_on",
     "check_budget",
     "deadline_waits_for_judge",
     "download_file",
     "end_trailing",
     "guard_opened",
-    "guarding",
     "held_download",
-    "held_requests",
     "judge_kept_document",
     "main_frame_id",
     "page_script",

@@ -46,7 +46,7 @@ from pycdp_bridge import (
 from pycdp_bridge import protocol as cdp
 
 from ._downloads import HELD_FOLDER, DownloadFile, Downloads, HeldDownload
-from ._guard import Guarding, Held, PausedRequest, Ruling, current_guarding
+from ._guard import Guarding, Held, PausedRequest, Ruling
 from ._scripts import applied, page_script
 
 T = TypeVar("T")
@@ -70,7 +70,7 @@ async def guard_downloads(target: Target, activity: Activity) -> AsyncIterator[N
     """Put every download the tab begins during the block to the call's judge (see the
     module). Without a guard that holds downloads (`Guarding.downloads`), or on a target
     that is not the direct transport's, the block runs as is."""
-    guard = current_guarding()
+    guard = activity.guard
     downloads = guard.downloads if guard is not None else None
     folder = downloads.folder if downloads is not None else None
     if (

@@ -57,10 +57,9 @@ site.
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import math
 import weakref
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
@@ -100,13 +99,9 @@ __all__ = [
     "OpenedTab",
     "PausedRequest",
     "Ruling",
-    "acting_on",
-    "current_guarding",
     "deadline_waits_for_judge",
     "guard_opened",
     "guard_requests",
-    "guarding",
-    "held_requests",
     "judge_kept_document",
     "refusing_all",
 ]
@@ -130,13 +125,20 @@ guard_owners: weakref.WeakKeyDictionary[Target, Owner] = weakref.WeakKeyDictiona
 @attrs.define(eq=False)
 class Guarding:
     """One tool call's guard: the judge, what the call acts on, what was held, and the
-    time limits that stand still while the judge decides."""
+    time limits that stand still while the judge decides.
+
+    The browser makes one for every call and hands it to the call (the tools' call
+    context); a tab's `watch` holds what the page sends for it, and a tab the action
+    opens is guarded by it (`guard_opened`). Without one (the command line, tests of
+    bare tools) nothing is held. ``watched``: also pause requests whose address holds
+    one of these texts; ``trailing``: stay on after the action as it says;
+    ``downloads``: hold the downloads the action starts there."""
 
     judge: Judge
     # The element the action acts on (escaped, as the model sees it), set by the tools.
     acting: str | None = None
     held: list[Held] = attrs.field(factory=list)
-    # How many of `held` a tool's answer told the model of already (`held_requests`).
+    # How many of `held` a tool's answer told the model of already (`untold`).
     told: int = 0
     # Texts looked for in every request's address (what the agent typed, secrets).
     watched: tuple[str, ...] = ()
@@ -177,59 +179,16 @@ class Guarding:
                 for scope, remaining in self._limits.items():
                     scope.deadline = now + remaining
 
-
-_current: contextvars.ContextVar[Guarding | None] = contextvars.ContextVar(
-    "trimtab_request_guard", default=None
-)
-
-
-@contextlib.contextmanager
-def guarding(
-    judge: Judge,
-    *,
-    watched: Sequence[str] = (),
-    trailing: Trailing | None = None,
-    downloads: Downloads | None = None,
-) -> Iterator[Guarding]:
-    """Guard the actions of the block's tool calls with `judge` (the browser does this
-    for every call; without it, as in tests of bare tools, nothing is held), pausing
-    also requests whose address holds one of the ``watched`` texts, staying on after an
-    action as ``trailing`` says, and holding the downloads it starts in ``downloads``."""
-    guard = Guarding(judge, watched=tuple(watched), trailing=trailing, downloads=downloads)
-    token = _current.set(guard)
-    try:
-        yield guard
-    finally:
-        _current.reset(token)
-
-
-def current_guarding() -> Guarding | None:
-    """The current call's guard, if any (the download guard judges with it too)."""
-    return _current.get()
-
-
-def acting_on(element: str | None) -> None:
-    """Name the element the coming action acts on, for the guard's questions."""
-    guard = _current.get()
-    if guard is not None:
-        guard.acting = element
-
-
-def held_requests() -> tuple[Held, ...]:
-    """What the current call's guard held since this was last asked (none without a
-    guard): the answer that says so takes them, and the browser says the rest."""
-    guard = _current.get()
-    if guard is None:
-        return ()
-    told = guard.told
-    guard.told = len(guard.held)
-    return tuple(guard.held[told:])
+    def untold(self) -> tuple[Held, ...]:
+        """What the guard held since this was last asked: the answer that says so takes
+        them, and the browser says the rest."""
+        told, self.told = self.told, len(self.held)
+        return tuple(self.held[told:])
 
 
 @contextlib.contextmanager
-def deadline_waits_for_judge(scope: trio.CancelScope) -> Iterator[None]:
-    """Let `scope`'s deadline stand still while the call's guard decides (no guard: as is)."""
-    guard = _current.get()
+def deadline_waits_for_judge(guard: Guarding | None, scope: trio.CancelScope) -> Iterator[None]:
+    """Let `scope`'s deadline stand still while `guard` decides (no guard: as is)."""
     if guard is None:
         yield
         return
@@ -401,13 +360,12 @@ async def refusing_all(target: Target) -> AsyncIterator[None]:
         nursery.cancel_scope.cancel()
 
 
-async def judge_kept_document(opened: OpenedTab, url: str) -> bool:
-    """Judge a document of a tab the current call's action opened (its first, or where
+async def judge_kept_document(guard: Guarding | None, opened: OpenedTab, url: str) -> bool:
+    """Judge with `guard` a document of a tab the call's action opened (its first, or where
     a redirect of its load went), which the browser kept from loading before it was
     sent (the extension's gate, `TabRelayHub.gate`), as the guard judges one it paused;
     True when the tab may load it after all. No guard around (the call is over): it
     may not, since nobody may be asked."""
-    guard = _current.get()
     request = PausedRequest("GET", url, "Document", navigation=True, form=False, opened=True)
     if guard is None:
         ruling = Ruling(send=False, held=True, why="the action that opened it had ended")
@@ -422,9 +380,9 @@ async def judge_kept_document(opened: OpenedTab, url: str) -> bool:
 async def guard_opened(
     target: Target, activity: Activity, opened: OpenedTab | None = None
 ) -> AsyncIterator[OpenedTab]:
-    """Guard a tab the current call's action opened, which the browser holds before its
-    first request: Fetch on in it first, then let it run (see the module). Without a
-    `guarding` call around it, it is let run unguarded. ``opened``: what is known of
+    """Guard a tab the call's action opened, which the browser holds before its first
+    request, with the call's guard (``activity.guard``): Fetch on in it first, then let
+    it run (see the module). Without a guard, it is let run unguarded. ``opened``: what is known of
     it so far (its first document may have been judged already: `judge_kept_document`)."""
     opened = opened or OpenedTab()
     async with guard_requests(target, activity, opened=opened):
@@ -438,7 +396,8 @@ async def guard_requests(
 ) -> AsyncIterator[None]:
     """Hold what the page sends during the block for the call's judge (see the module).
 
-    Without a `guarding` call around it, the block runs unguarded. A trailing window of
+    The guard is the call's, which `watch` put on ``activity``; without one, the block
+    runs unguarded. A trailing window of
     the tab's previous action is closed first (its questions answered: the time does
     not count against the call's limits). When the block ends, the guard stops pausing
     (Fetch with no pattern: what is paused stays paused, and is reported by the
@@ -448,7 +407,7 @@ async def guard_requests(
     hands Fetch over to a trailing window instead. When the block is cancelled,
     whatever is still undecided is failed instead.
     """
-    guard = _current.get()
+    guard = activity.guard
     if guard is None:
         yield
         return

@@ -30,7 +30,7 @@ from pycdp_bridge import CDPError, DialogOpenError, Event, Target, TargetClosedE
 from pycdp_bridge import protocol as cdp
 
 from ._download_guard import guard_downloads
-from ._guard import deadline_waits_for_judge, guard_requests
+from ._guard import Guarding, deadline_waits_for_judge, guard_requests
 from ._revisions import PageRevisions
 
 __all__ = [
@@ -120,6 +120,9 @@ class Activity:
     # When the action began (trio clock): changes running since before it are churn.
     started: float = attrs.field(factory=trio.current_time)
     changed: trio.Event = attrs.field(factory=trio.Event)
+    # The request guard of the call whose action this is (None: nothing is held), for
+    # what the page sends meanwhile and for the time limits that wait for its judge.
+    guard: Guarding | None = None
 
     @property
     def busy(self) -> bool:
@@ -240,11 +243,16 @@ class Ahead:
 
 @asynccontextmanager
 async def watch(
-    revisions: PageRevisions, frame_id: str | None = None, ahead: Ahead | None = None
+    revisions: PageRevisions,
+    frame_id: str | None = None,
+    ahead: Ahead | None = None,
+    *,
+    guard: Guarding | None = None,
 ) -> AsyncIterator[Activity]:
     """Follow the tab's activity for the duration of the block (open it before acting),
-    and hold what the page sends meanwhile for the call's request guard (`guard_requests`),
-    and the downloads it begins (`guard_downloads`).
+    and hold what the page sends meanwhile for the call's request `guard`
+    (`guard_requests`; None: nothing is held), and the downloads it begins
+    (`guard_downloads`).
 
     `frame_id`: the main frame's id when the caller just read it (`main_frame_id`,
     alongside its other reads before acting), which spares a round trip. `ahead`:
@@ -253,7 +261,9 @@ async def watch(
     """
     target = revisions.target
     await revisions.enable_activity_events()
-    activity = Activity(frame_id if frame_id is not None else await main_frame_id(target))
+    activity = Activity(
+        frame_id if frame_id is not None else await main_frame_id(target), guard=guard
+    )
     try:
         async with (
             target.listen(*ACTIVITY_EVENTS) as events,
@@ -393,7 +403,10 @@ async def settle(
     same one that tells the call tracker the page changed.
     """
     # The time the person takes to answer about a held request does not count.
-    with trio.move_on_after(timeout) as scope_timer, deadline_waits_for_judge(scope_timer):
+    with (
+        trio.move_on_after(timeout) as scope_timer,
+        deadline_waits_for_judge(activity.guard, scope_timer),
+    ):
         while True:
             await activity.idle()
             remaining = scope_timer.deadline - trio.current_time()

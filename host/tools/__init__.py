@@ -11,12 +11,22 @@ page-side scripts of the tools themselves are the ``.js`` files of ``js/``
 groups they enable (`parse_groups`, `tools_in`); `_arguments` checks a call's
 arguments against its tool's schema, for the doors outside the browser.
 
+Which state lives where. A handler gets the live call (`CallContext`, made for each
+call by `run_tool` and gone with it): the tab it acts in, whether the person said yes
+to this one call (``consented``; a yes never reaches another call), the call's request
+guard (`trimtab.tab.Guarding`, the browser's, which `watch` puts on the action's
+`trimtab.tab.Activity` for the settle and the tabs the action opens; it names the
+element acted on for the person's questions) and whether the remote objects the call
+made were released. What outlives a call is the tab's (`trimtab.tab.Tab`: its
+snapshot memory, revisions, devtools log) or the host's (`trimtab.browser`: tasks,
+trailing windows, downloads); the tools keep no state of their own.
+
 May import `trimtab.driver`, `trimtab.tab`, `trimtab.tracker`, `trimtab.pipeline`,
 `pycdp_bridge`, Pillow (`_pixels`: the screenshot's marks) and jsonschema
 (`_arguments`).
 """
 
-from ..driver import ConsentNeeded, granted
+from ..driver import CallContext, ConsentNeeded
 from ._arguments import TAB, ArgumentError, check_arguments, door_schema, property_types
 from ._catalogue import TOOLS, may_commit, run_tool, tool_spec
 from ._common import (
@@ -41,6 +51,7 @@ __all__ = [
     "TOOLS",
     "TOOL_GROUPS",
     "ArgumentError",
+    "CallContext",
     "ConsentNeeded",
     "ToolGroup",
     "ToolImage",
@@ -48,7 +59,6 @@ __all__ = [
     "ToolSpec",
     "check_arguments",
     "door_schema",
-    "granted",
     "may_commit",
     "parse_groups",
     "property_types",

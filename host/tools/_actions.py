@@ -12,6 +12,7 @@ import attrs
 
 from ..driver import (
     MODIFIER_BITS,
+    CallContext,
     ElementInfo,
     Located,
     NoFocus,
@@ -37,7 +38,6 @@ from ..driver import (
     point_and_consent,
     pointer_onto,
     refuse_unchecking_radio,
-    require,
     scroll_into_view,
     scroll_position,
     secret_reason,
@@ -48,7 +48,7 @@ from ..driver import (
     viewport_size,
     wheel,
 )
-from ..tab import Tab, main_frame_id, settle, watch
+from ..tab import main_frame_id, settle
 from ._common import (
     ACT,
     ID_SCHEMA,
@@ -75,20 +75,21 @@ __all__ = ["check", "click", "clicks_on", "hover", "press", "scroll", "select", 
     schema({"id": ID_SCHEMA}, ("id",)),
     ACT,
 )
-async def click(tab: Tab, args: Mapping[str, object]) -> ToolResult:
-    return await clicks_on(tab, args, 1)
+async def click(call: CallContext, args: Mapping[str, object]) -> ToolResult:
+    return await clicks_on(call, args, 1)
 
 
-async def clicks_on(tab: Tab, args: Mapping[str, object], clicks: int) -> ToolResult:
+async def clicks_on(call: CallContext, args: Mapping[str, object], clicks: int) -> ToolResult:
     """Click the element `args` names `clicks` times in a row (a double click is two
     clicks: whatever the first may submit, it does)."""
+    tab = call.tab
     element, info = await enabled_element(tab, id_arg(args))
     aim, reason, frame = await point_and_consent(tab, element, info, click_reason)
-    require(reason, describe(element, info))
-    async with watch(tab.revisions, frame, tab.ahead()) as activity:
+    call.require(reason, describe(element, info))
+    async with call.watch(frame, tab.ahead()) as activity:
         note = await click_element(tab.target, element, info, tab.latest, aim, clicks=clicks)
         settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT, scope_of(element))
-    return await after_action(tab, activity, settled, submits=info.submits, note=note)
+    return await after_action(call, activity, settled, submits=info.submits, note=note)
 
 
 @tool(
@@ -108,7 +109,8 @@ async def clicks_on(tab: Tab, args: Mapping[str, object], clicks: int) -> ToolRe
     ),
     ACT,
 )
-async def type_text(tab: Tab, args: Mapping[str, object]) -> ToolResult:
+async def type_text(call: CallContext, args: Mapping[str, object]) -> ToolResult:
+    tab = call.tab
     typed = text_arg(args, "text")
     assert typed is not None
     submit = bool_arg(args, "submit", False)
@@ -116,7 +118,7 @@ async def type_text(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     element, info = await enabled_element(tab, id_arg(args))
     target = tab.target
     if is_picker(info):
-        return await _set_picker(tab, element, info, typed, submit=submit)
+        return await _set_picker(call, element, info, typed, submit=submit)
     if not info.editable:
         raise Refusal(
             f"{describe(element, info)} is not a text field, so it cannot be typed into; "
@@ -128,15 +130,15 @@ async def type_text(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     reason_of = submit_after_typing_reason if submit else no_reason
     aim, reason, frame = await point_and_consent(tab, element, info, reason_of)
     # A password or card field: the person is asked before anything is typed.
-    require(secret_reason(info.secret) or reason, describe(element, info))
-    async with watch(tab.revisions, frame) as activity:
+    call.require(secret_reason(info.secret) or reason, describe(element, info))
+    async with call.watch(frame) as activity:
         try:
             note = await type_into(tab, element, info, aim, typed, clear=clear, before=before)
         except NoFocus as exc:
             # Typing now would go wherever the page put the focus: nothing is typed.
             settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT, scope_of(element))
             answer = await after_action(
-                tab,
+                call,
                 activity,
                 settled,
                 note=f"nothing was typed: {exc}; see what the page shows now",
@@ -145,23 +147,24 @@ async def type_text(tab: Tab, args: Mapping[str, object]) -> ToolResult:
         if submit:
             await key_press(target, parse_key("Enter"))
         settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT, scope_of(element))
-    return await after_action(tab, activity, settled, submits=submit, note=note)
+    return await after_action(call, activity, settled, submits=submit, note=note)
 
 
 async def _set_picker(
-    tab: Tab, element: Located, info: ElementInfo, value: str, *, submit: bool
+    call: CallContext, element: Located, info: ElementInfo, value: str, *, submit: bool
 ) -> ToolResult:
+    tab = call.tab
     target = tab.target
     # In view and not covered, and whether Enter may then commit.
     reason_of = submit_after_typing_reason if submit else no_reason
     _, reason, frame = await point_and_consent(tab, element, info, reason_of)
-    require(secret_reason(info.secret) or reason, describe(element, info))
-    async with watch(tab.revisions, frame) as activity:
+    call.require(secret_reason(info.secret) or reason, describe(element, info))
+    async with call.watch(frame) as activity:
         await pick(tab, element, info, value)
         if submit:
             await key_press(target, parse_key("Enter"))
         settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT, scope_of(element))
-    return await after_action(tab, activity, settled, submits=submit)
+    return await after_action(call, activity, settled, submits=submit)
 
 
 def _modifier_bits(args: Mapping[str, object]) -> int:
@@ -194,18 +197,19 @@ def _modifier_bits(args: Mapping[str, object]) -> int:
     ),
     ACT,
 )
-async def press(tab: Tab, args: Mapping[str, object]) -> ToolResult:
+async def press(call: CallContext, args: Mapping[str, object]) -> ToolResult:
+    tab = call.tab
     try:
         key = parse_key(args.get("key"))
     except ValueError as exc:
         raise BadArguments(str(exc)) from exc
     modifiers = _modifier_bits(args)
     submits = key.key == "Enter" and not modifiers and await focused_enter_submits(tab)
-    require(await key_reason(tab.target, key, modifiers))
-    async with watch(tab.revisions) as activity:
+    call.require(await key_reason(tab.target, key, modifiers))
+    async with call.watch() as activity:
         await key_press(tab.target, key, modifiers)
         settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT)
-    return await after_action(tab, activity, settled, submits=submits)
+    return await after_action(call, activity, settled, submits=submits)
 
 
 @tool(
@@ -220,7 +224,8 @@ async def press(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     ),
     ACT,
 )
-async def select(tab: Tab, args: Mapping[str, object]) -> ToolResult:
+async def select(call: CallContext, args: Mapping[str, object]) -> ToolResult:
+    tab = call.tab
     value = text_arg(args, "value")
     assert value is not None
     element, info = await enabled_element(tab, id_arg(args))
@@ -232,11 +237,11 @@ async def select(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     # In view and not covered, and whether the change may commit.
     _, reason, frame = await point_and_consent(tab, element, info, control_change_reason)
     # A card's expiry chosen from a list is asked about as one typed in.
-    require(secret_reason(info.secret, "chooses in") or reason, describe(element, info))
-    async with watch(tab.revisions, frame, tab.ahead()) as activity:
+    call.require(secret_reason(info.secret, "chooses in") or reason, describe(element, info))
+    async with call.watch(frame, tab.ahead()) as activity:
         note = await choose(tab, element, info, value)
         settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT, scope_of(element))
-    return await after_action(tab, activity, settled, note=note)
+    return await after_action(call, activity, settled, note=note)
 
 
 @tool(
@@ -246,7 +251,8 @@ async def select(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     schema({"id": ID_SCHEMA, "on": {"type": "boolean", "default": True}}, ("id",)),
     ACT,
 )
-async def check(tab: Tab, args: Mapping[str, object]) -> ToolResult:
+async def check(call: CallContext, args: Mapping[str, object]) -> ToolResult:
+    tab = call.tab
     on = bool_arg(args, "on", True)
     element, info = await enabled_element(tab, id_arg(args))
     if info.checked is None:
@@ -259,14 +265,14 @@ async def check(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     refuse_unchecking_radio(element, info, on)
     target = tab.target
     aim, reason, frame = await point_and_consent(tab, element, info, click_reason)
-    require(reason, describe(element, info))
-    async with watch(tab.revisions, frame, tab.ahead()) as activity:
+    call.require(reason, describe(element, info))
+    async with call.watch(frame, tab.ahead()) as activity:
         note = await click_element(target, element, info, tab.latest, aim)
         settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT, scope_of(element))
     still = await still_not(tab, element, info, on)
     if still is not None:
         note = still if note is None else f"{note}; {still}"
-    return await after_action(tab, activity, settled, note=note)
+    return await after_action(call, activity, settled, note=note)
 
 
 @tool(
@@ -275,7 +281,8 @@ async def check(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     schema({"id": ID_SCHEMA}, ("id",)),
     ACT,
 )
-async def hover(tab: Tab, args: Mapping[str, object]) -> ToolResult:
+async def hover(call: CallContext, args: Mapping[str, object]) -> ToolResult:
+    tab = call.tab
     element, info = await locate_with_info(tab, id_arg(args))
     aim, frame = await gather(
         lambda: aim_at(tab.target, element, info, tab.latest),
@@ -283,14 +290,14 @@ async def hover(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     )
     # A hover commits nothing the host can predict; what it makes the page send is
     # held by the request guard, whose questions name the element.
-    require(None, describe(element, info))
-    async with watch(tab.revisions, frame, tab.ahead()) as activity:
+    call.require(None, describe(element, info))
+    async with call.watch(frame, tab.ahead()) as activity:
         # Refused when the element does not stay under the pointer once it hovers it;
         # a hover that took the page elsewhere did what it does.
         with contextlib.suppress(PageLeft):
             await pointer_onto(tab.target, element, info, tab.latest, aim)
         settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT, scope_of(element))
-    return await after_action(tab, activity, settled)
+    return await after_action(call, activity, settled)
 
 
 @tool(
@@ -301,7 +308,8 @@ async def hover(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     schema({"direction": {"type": "string", "enum": ["down", "up"]}, "id": ID_SCHEMA}),
     ACT,
 )
-async def scroll(tab: Tab, args: Mapping[str, object]) -> ToolResult:
+async def scroll(call: CallContext, args: Mapping[str, object]) -> ToolResult:
+    tab = call.tab
     direction = text_arg(args, "direction", required=False)
     eid = text_arg(args, "id", required=False)
     if direction not in (None, "down", "up"):
@@ -309,10 +317,10 @@ async def scroll(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     target = tab.target
     if eid is not None and direction is None:
         element, info = await locate_with_info(tab, eid)
-        async with watch(tab.revisions) as activity:
+        async with call.watch() as activity:
             await scroll_into_view(target, element, info)
             settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT)
-        return await after_action(tab, activity, settled)
+        return await after_action(call, activity, settled)
     width, height = await viewport_size(target)
     if eid is not None:
         # Wheel over the element: the scrollable box under the pointer moves, as for a person.
@@ -323,7 +331,7 @@ async def scroll(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     delta = round(height * 0.8) * (1 if direction != "up" else -1)
     before = await scroll_position(target)
     # Scrolling loads content anywhere (lists that grow as you scroll): the whole page.
-    async with watch(tab.revisions) as activity:
+    async with call.watch() as activity:
         await wheel(target, point, delta)
         settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT)
     note = None
@@ -333,4 +341,4 @@ async def scroll(tab: Tab, args: Mapping[str, object]) -> ToolResult:
             f"the page did not move: it is already at the {edge}, or the part under the "
             "middle of the window does not scroll (pass the id of what should scroll)"
         )
-    return await after_action(tab, activity, settled, note=note)
+    return await after_action(call, activity, settled, note=note)

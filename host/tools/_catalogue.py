@@ -26,9 +26,9 @@ from pycdp_bridge import (
 )
 from pycdp_bridge import protocol as cdp
 
-from ..driver import ConsentNeeded, require
+from ..driver import CallContext, ConsentNeeded
 from ..pipeline import xml
-from ..tab import PageChangedError, Tab, deadline_waits_for_judge
+from ..tab import Guarding, PageChangedError, Tab
 from . import (
     _actions,
     _devtools,
@@ -50,7 +50,6 @@ from ._common import (
     ToolResult,
     ToolSpec,
     error,
-    objects_of_call,
 )
 
 __all__ = ["TOOLS", "run_tool", "tool_spec"]
@@ -93,7 +92,7 @@ _CATALOGUE: tuple[Tool, ...] = (
 
 TOOLS: tuple[ToolSpec, ...] = tuple(entry.spec for entry in _CATALOGUE)
 
-# Actions that decide their own consent (the driver's `require` before their first input),
+# Actions that decide their own consent (`CallContext.require` before their first input),
 # and actions that never submit or commit anything. Any other action, a tool added
 # later included, asks first: unknown means ask.
 _DECIDES_CONSENT = frozenset(
@@ -125,12 +124,22 @@ def tool_spec(name: str) -> ToolSpec:
         raise KeyError(f"unknown tool {name!r}; the tools are {known}") from None
 
 
-async def run_tool(tab: Tab, name: str, args: Mapping[str, object]) -> ToolResult:
+async def run_tool(
+    tab: Tab,
+    name: str,
+    args: Mapping[str, object],
+    *,
+    consented: bool = False,
+    guard: Guarding | None = None,
+) -> ToolResult:
     """Run one tool on a tab; refusals and a closed tab come back as `is_error` results.
 
-    An action that may submit or commit something, or whose spec says it
-    `needs_consent` (`upload`), runs only inside `granted(True)`: otherwise nothing is
-    done and the result says why (`ToolResult.consent`), for the caller to ask.
+    This is where a call's context (`CallContext`) is made, for this one call: an
+    action that may submit or commit something, or whose spec says it
+    `needs_consent` (`upload`), runs only when the person said yes to it
+    (``consented``): otherwise nothing is done and the result says why
+    (`ToolResult.consent`), for the caller to ask and run the call again. ``guard``:
+    the call's request guard (the browser's; None: nothing the page sends is held).
 
     Raises KeyError for an unknown tool name; every browser or page failure (CDPError)
     comes back as an `is_error` result with a plain message.
@@ -145,15 +154,16 @@ async def run_tool(tab: Tab, name: str, args: Mapping[str, object]) -> ToolResul
     if dialog is not None and name != "answer_dialog":
         # Nothing was done: the page answers nothing until the dialog is answered.
         return _dialogs.dialog_result(DialogOpenError.of(name, dialog), is_error=True)
+    call = CallContext(tab, consented=consented, guard=guard)
     # The remote objects the call creates are released when it ends (or by
     # `after_action`, alongside its snapshot). A form the browser saw go during a call
     # that ran is reported whatever it answers, an error included: a navigation that
     # broke the action's last steps is the very one that submitted the form.
     async with (
-        objects_of_call(tab),
+        call.objects(),
         tab.target.listen(cdp.events.PAGE_FRAME_REQUESTED_NAVIGATION) as navigations,
     ):
-        answer = await _run(tab, name, spec, handler, args)
+        answer = await _run(call, name, spec, handler, args)
         submitted = _form_navigation(navigations)
     ran = answer.consent is None
     return attrs.evolve(answer, submitted=True) if submitted and ran else answer
@@ -167,16 +177,17 @@ def _crashed(name: str) -> ToolResult:
 
 
 async def _run(
-    tab: Tab, name: str, spec: ToolSpec, handler: Handler, args: Mapping[str, object]
+    call: CallContext, name: str, spec: ToolSpec, handler: Handler, args: Mapping[str, object]
 ) -> ToolResult:
+    tab = call.tab
     try:
         if spec.needs_consent is not None:
-            require(spec.needs_consent)
+            call.require(spec.needs_consent)
         elif spec.policy.side_effects and name not in _DECIDES_CONSENT | _NEVER_COMMITS:
-            require(f"Trimtab cannot tell whether {name} submits or commits something")
+            call.require(f"Trimtab cannot tell whether {name} submits or commits something")
         # The time the person takes to answer about a held request does not count.
-        with trio.fail_after(ACTION_TIMEOUT) as limit, deadline_waits_for_judge(limit):
-            return await handler(tab, args)
+        with trio.fail_after(ACTION_TIMEOUT) as limit, call.waits_for_judge(limit):
+            return await handler(call, args)
     except ConsentNeeded as exc:
         # Nothing was done: the caller asks the person and runs the call again.
         return attrs.evolve(

@@ -1,26 +1,26 @@
 """What every tool module shares: specs, results, arguments, answers and time limits.
 
-A tool is an async function ``(tab, args) -> ToolResult`` wrapped by `tool`, which
+A tool is an async function ``(call, args) -> ToolResult`` wrapped by `tool`, which
 puts its spec (name, description for the model, JSON schema, tracker policy) right
-above its code. The catalogue (`_catalogue`) lists them in the order the model sees.
+above its code; ``call`` is the live call (`trimtab.driver.CallContext`: its tab, the
+person's yes, the request guard, the remote objects to release). The catalogue
+(`_catalogue`) lists them in the order the model sees.
 """
 
 from __future__ import annotations
 
 import contextlib
-import contextvars
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Literal, TypeAlias
 
 import attrs
-import trio
 
-from pycdp_bridge import CDPError, DialogOpenError, Target, TargetClosedError
+from pycdp_bridge import CDPError, Target
 from pycdp_bridge import protocol as cdp
 
-from ..driver import OBJECT_GROUP, ConsentKind, Located, Refusal, gather
+from ..driver import CallContext, ConsentKind, Located, Refusal
 from ..pipeline import xml
-from ..tab import Activity, Snapshot, Tab, held_requests
+from ..tab import Activity, Snapshot
 from ..tracker import ToolPolicy
 from ._scripts import script
 
@@ -46,8 +46,6 @@ __all__ = [
     "churned",
     "error",
     "id_arg",
-    "objects_of_call",
-    "release_objects",
     "result",
     "schema",
     "scope_of",
@@ -122,7 +120,7 @@ class ToolResult:
     quotes_page: bool = True
 
 
-Handler = Callable[[Tab, Mapping[str, object]], Awaitable[ToolResult]]
+Handler = Callable[[CallContext, Mapping[str, object]], Awaitable[ToolResult]]
 
 
 @attrs.frozen
@@ -268,57 +266,8 @@ async def bring_to_front(target: Target) -> None:
         await target.execute(cdp.page_bring_to_front())
 
 
-@attrs.define
-class _Remote:
-    released: bool = False
-
-
-_remote: contextvars.ContextVar[_Remote | None] = contextvars.ContextVar(
-    "trimtab_objects_held", default=None
-)
-
-
-@contextlib.asynccontextmanager
-async def objects_of_call(tab: Tab) -> AsyncIterator[None]:
-    """The block is one tool call: the remote objects it creates (`OBJECT_GROUP`) are
-    released when it ends, shielded, unless `after_action` released them already."""
-    held = _Remote()
-    token = _remote.set(held)
-    try:
-        yield
-    finally:
-        _remote.reset(token)
-        if not held.released:
-            with trio.CancelScope(shield=True):
-                await release_objects(tab)
-
-
-async def release_objects(tab: Tab) -> None:
-    """Let the page free the remote objects this call held."""
-    if tab.target.closed:
-        return
-    sessions: list[str | None] = [None, *tab.target.child_sessions()]
-    for session in sessions:
-        # Blocked by a dialog: the group is released after the next call instead.
-        with contextlib.suppress(CDPError, TargetClosedError, DialogOpenError):
-            await tab.target.execute(
-                cdp.runtime_release_object_group(OBJECT_GROUP), session_id=session
-            )
-
-
-async def _snapshot_releasing(tab: Tab) -> Snapshot:
-    """The answer's snapshot; the call's remote objects, no longer needed, are released
-    alongside it (one round trip less after the snapshot)."""
-    held = _remote.get()
-    if held is None:
-        return await tab.snapshot()
-    snapshot, _ = await gather(tab.snapshot, lambda: release_objects(tab))
-    held.released = True
-    return snapshot
-
-
 async def after_action(
-    tab: Tab,
+    call: CallContext,
     activity: Activity,
     settled: bool,
     *,
@@ -333,10 +282,12 @@ async def after_action(
         # browser may have switched to the new tab only after that: once more, now
         # that the page has settled, so the next action is not throttled either. The
         # host's answer says what became of the new tab (it knows the task's tabs).
-        await bring_to_front(tab.target)
-    snapshot = await _snapshot_releasing(tab)
+        await bring_to_front(call.tab.target)
+    snapshot = await call.snapshot()
     # What the request guard held, and whether it went: the model must not assume it
     # did. Taken once the answer is sure (the snapshot may meet a dialog instead).
     # A download that went is told of with its path, once it finished (the browser).
-    notes += [held.note() for held in held_requests() if held.download is None or not held.sent]
+    notes += [
+        held.note() for held in call.held_requests() if held.download is None or not held.sent
+    ]
     return result(snapshot, note="; ".join(notes) or None, submits=submits)

@@ -22,6 +22,7 @@ import trio
 
 from pycdp_bridge import CDPError
 
+from ..driver import CallContext
 from ..pipeline import credentials, xml
 from ..tab import BODY_KEPT, ConsoleMessage, NetworkRequest, Tab
 from ._common import READS, BadArguments, ToolResult, error, schema, text, text_arg, tool
@@ -53,7 +54,8 @@ def _not_collecting(tab: Tab, name: str) -> ToolResult | None:
     READS,
     group="devtools",
 )
-async def console(tab: Tab, args: Mapping[str, object]) -> ToolResult:
+async def console(call: CallContext, args: Mapping[str, object]) -> ToolResult:
+    tab = call.tab
     level = text_arg(args, "level", required=False) or "debug"
     if level not in _LEVEL_ORDER:
         raise BadArguments(f"level must be one of {', '.join(_LEVEL_ORDER)}; got {level!r}")
@@ -100,7 +102,8 @@ def _message(message: ConsoleMessage, secrets: Iterable[str]) -> str:
     READS,
     group="devtools",
 )
-async def network(tab: Tab, args: Mapping[str, object]) -> ToolResult:
+async def network(call: CallContext, args: Mapping[str, object]) -> ToolResult:
+    tab = call.tab
     url = text_arg(args, "url", required=False)
     wanted = text_arg(args, "request", required=False)
     stopped = _not_collecting(tab, "network")

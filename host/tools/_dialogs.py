@@ -7,9 +7,9 @@ from collections.abc import Mapping
 from pycdp_bridge import DialogOpenError
 from pycdp_bridge import protocol as cdp
 
-from ..driver import dialog_element, dialog_reason, require
+from ..driver import CallContext, dialog_element, dialog_reason
 from ..pipeline import xml
-from ..tab import Tab, settle, watch
+from ..tab import settle
 from ._common import (
     ACT,
     SETTLE_TIMEOUT,
@@ -60,7 +60,8 @@ def dialog_result(error: DialogOpenError, *, is_error: bool) -> ToolResult:
     ),
     ACT,
 )
-async def answer_dialog(tab: Tab, args: Mapping[str, object]) -> ToolResult:
+async def answer_dialog(call: CallContext, args: Mapping[str, object]) -> ToolResult:
+    tab = call.tab
     target = tab.target
     dialog = target.open_dialog
     if dialog is None:
@@ -69,9 +70,9 @@ async def answer_dialog(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     answer = text_arg(args, "text", required=False)
     if answer is not None and dialog.get("type") != "prompt":
         raise BadArguments(f"text is only for a prompt; this dialog is a {dialog.get('type')}")
-    require(dialog_reason(dialog, accept), dialog_element(dialog))
+    call.require(dialog_reason(dialog, accept), dialog_element(dialog))
     await target.execute(cdp.page_handle_javascript_dialog(accept=accept, prompt_text=answer))
     # Answering may let a navigation go on (beforeunload) or run the page's handler.
-    async with watch(tab.revisions) as activity:
+    async with call.watch() as activity:
         settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT)
-    return await after_action(tab, activity, settled)
+    return await after_action(call, activity, settled)

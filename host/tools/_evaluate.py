@@ -27,9 +27,9 @@ import trio
 from pycdp_bridge import CDPError, DialogOpenError, Target, TargetClosedError, call_on
 from pycdp_bridge import protocol as cdp
 
-from ..driver import OBJECT_GROUP, EvaluateReason, require
+from ..driver import OBJECT_GROUP, CallContext, EvaluateReason
 from ..pipeline import credentials, xml
-from ..tab import Tab, held_requests, settle, watch
+from ..tab import settle
 from ._common import ACT, SETTLE_TIMEOUT, BadArguments, ToolResult, error, schema, script, tool
 from ._common import text as text_result
 
@@ -56,7 +56,8 @@ _REASON: Final = EvaluateReason(
     ACT,
     group="devtools",
 )
-async def evaluate(tab: Tab, args: Mapping[str, object]) -> ToolResult:
+async def evaluate(call: CallContext, args: Mapping[str, object]) -> ToolResult:
+    tab = call.tab
     expression = args.get("expression")
     if not isinstance(expression, str) or not expression.strip():
         raise BadArguments(f"expression must be JavaScript text; got {expression!r:.80}")
@@ -64,13 +65,13 @@ async def evaluate(tab: Tab, args: Mapping[str, object]) -> ToolResult:
         raise BadArguments(
             f"expression is {len(expression)} characters long; at most {MAX_EXPRESSION}"
         )
-    require(_REASON)
-    async with watch(tab.revisions) as activity:
+    call.require(_REASON)
+    async with call.watch() as activity:
         answer = await _run(tab.target, expression)
         # Whatever the script started (a navigation, a request) is followed and held
         # by the request guard like any action's; its page changes show next time.
         await settle(tab.revisions, activity, SETTLE_TIMEOUT)
-    notes = [xml.element("note", content=held.note()) for held in held_requests()]
+    notes = [xml.element("note", content=held.note()) for held in call.held_requests()]
     if notes:
         answer = ToolResult(
             content="\n".join([answer.content, *notes]), is_error=answer.is_error, kind="text"

@@ -22,6 +22,7 @@ import attrs
 from pycdp_bridge import CDPError, JavaScriptError
 
 from ..driver import (
+    CallContext,
     ElementInfo,
     Located,
     NoFocus,
@@ -37,12 +38,11 @@ from ..driver import (
     is_picker,
     pick,
     refuse_unchecking_radio,
-    require,
     secret_reason,
     still_not,
     type_into,
 )
-from ..tab import Tab, main_frame_id, settle, watch
+from ..tab import Tab, main_frame_id, settle
 from ._common import (
     ACT,
     ID_SCHEMA,
@@ -95,7 +95,8 @@ class _Field:
     ),
     ACT,
 )
-async def fill(tab: Tab, args: Mapping[str, object]) -> ToolResult:
+async def fill(call: CallContext, args: Mapping[str, object]) -> ToolResult:
+    tab = call.tab
     wanted = _wanted(args.get("fields"))
     fields = [await _field(tab, eid, value) for eid, value in wanted]
     # The consent rules, read for every field before the first input: nothing is set
@@ -107,14 +108,14 @@ async def fill(tab: Tab, args: Mapping[str, object]) -> ToolResult:
         asked.sort(key=lambda pair: not isinstance(pair[1], SecretReason))
         field, reason = asked[0]
         more = f" (and {len(asked) - 1} more of its fields)" if len(asked) > 1 else ""
-        require(type(reason)(f"{reason}{more}"), field.name, field.eid)
+        call.require(type(reason)(f"{reason}{more}"), field.name, field.eid)
     else:
-        require(None, fields[0].name)
+        call.require(None, fields[0].name)
     frame = await main_frame_id(tab.target)
     done: list[str] = []
     notes: list[str] = []
     stopped: str | None = None
-    async with watch(tab.revisions, frame, tab.ahead()) as activity:
+    async with call.watch(frame, tab.ahead()) as activity:
         for field in fields:
             try:
                 note = await _set(tab, field)
@@ -139,7 +140,7 @@ async def fill(tab: Tab, args: Mapping[str, object]) -> ToolResult:
                 notes.append(still)
     if stopped:
         notes.insert(0, stopped)
-    answer = await after_action(tab, activity, settled, note="; ".join(notes) or None)
+    answer = await after_action(call, activity, settled, note="; ".join(notes) or None)
     return attrs.evolve(answer, is_error=True) if stopped else answer
 
 

@@ -9,7 +9,8 @@ import trio
 
 from pycdp_bridge import protocol as cdp
 
-from ..tab import Activity, Tab, deadline_waits_for_judge, settle, watch
+from ..driver import CallContext
+from ..tab import Activity, Tab, settle
 from ._common import (
     ACT,
     NAVIGATION_TIMEOUT,
@@ -35,12 +36,13 @@ REVIVING = frozenset({"navigate", "reload"})
 _Start = Callable[[Activity], Awaitable[str | None]]
 
 
-async def _load(tab: Tab, start: _Start) -> ToolResult:
+async def _load(call: CallContext, start: _Start) -> ToolResult:
     """Start a load, wait for it to commit and settle, and answer with a baseline."""
-    async with watch(tab.revisions) as activity:
+    tab = call.tab
+    async with call.watch() as activity:
         # The person's answer about a request of the load (a redirect to another site)
         # does not count against the load's time.
-        with trio.move_on_after(NAVIGATION_TIMEOUT) as scope, deadline_waits_for_judge(scope):
+        with trio.move_on_after(NAVIGATION_TIMEOUT) as scope, call.waits_for_judge(scope):
             failure = await start(activity)
             if failure is not None:
                 return error(failure)
@@ -57,10 +59,11 @@ async def _baseline(tab: Tab, settled: bool, activity: Activity | None = None) -
     return result(await tab.snapshot(baseline=True), note=note)
 
 
-async def _revive(tab: Tab, command: cdp.Command[Any]) -> ToolResult:
+async def _revive(call: CallContext, command: cdp.Command[Any]) -> ToolResult:
     """Navigate or reload a crashed page: the browser starts a new renderer, which
     announces itself (``Inspector.targetReloadedAfterCrash``) before the page loads.
     Until then the tab answers nothing else, so the usual watch starts after it."""
+    tab = call.tab
     target = tab.target
     with trio.move_on_after(NAVIGATION_TIMEOUT) as scope:
         wanted = {
@@ -75,7 +78,7 @@ async def _revive(tab: Tab, command: cdp.Command[Any]) -> ToolResult:
                 wanted.discard(event.method)
                 if not wanted:
                     break
-        async with watch(tab.revisions) as activity:
+        async with call.watch() as activity:
             settled = await settle(tab.revisions, activity, scope.deadline - trio.current_time())
     if scope.cancelled_caught:
         settled = False
@@ -88,14 +91,15 @@ async def _revive(tab: Tab, command: cdp.Command[Any]) -> ToolResult:
     schema({"url": {"type": "string"}}, ("url",)),
     ACT,
 )
-async def navigate(tab: Tab, args: Mapping[str, object]) -> ToolResult:
+async def navigate(call: CallContext, args: Mapping[str, object]) -> ToolResult:
+    tab = call.tab
     url = text_arg(args, "url")
     assert url is not None
     url = url.strip()
     if not url.startswith(("http://", "https://", "file:", "about:")):
         raise BadArguments(f"url must be absolute (http:// or https://); got {url!r}")
     if tab.target.crashed:
-        return await _revive(tab, cdp.page_navigate(url))
+        return await _revive(call, cdp.page_navigate(url))
 
     async def start(activity: Activity) -> str | None:
         reply: Mapping[str, Any] = await tab.target.execute(cdp.page_navigate(url))
@@ -106,11 +110,11 @@ async def navigate(tab: Tab, args: Mapping[str, object]) -> ToolResult:
             await activity.load_of(str(loader))
         return None
 
-    return await _load(tab, start)
+    return await _load(call, start)
 
 
-async def _history(tab: Tab, step: int) -> ToolResult:
-    target = tab.target
+async def _history(call: CallContext, step: int) -> ToolResult:
+    target = call.tab.target
     history: Mapping[str, Any] = await target.execute(cdp.page_get_navigation_history())
     index = int(history["currentIndex"]) + step
     entries = history["entries"]
@@ -124,23 +128,24 @@ async def _history(tab: Tab, step: int) -> ToolResult:
         await activity.committed(commits)
         return None
 
-    return await _load(tab, start)
+    return await _load(call, start)
 
 
 @tool("back", "Go back one page in the tab's history.", schema({}), ACT)
-async def back(tab: Tab, args: Mapping[str, object]) -> ToolResult:
-    return await _history(tab, -1)
+async def back(call: CallContext, args: Mapping[str, object]) -> ToolResult:
+    return await _history(call, -1)
 
 
 @tool("forward", "Go forward one page in the tab's history.", schema({}), ACT)
-async def forward(tab: Tab, args: Mapping[str, object]) -> ToolResult:
-    return await _history(tab, +1)
+async def forward(call: CallContext, args: Mapping[str, object]) -> ToolResult:
+    return await _history(call, +1)
 
 
 @tool("reload", "Reload the page.", schema({}), ACT)
-async def reload(tab: Tab, args: Mapping[str, object]) -> ToolResult:
+async def reload(call: CallContext, args: Mapping[str, object]) -> ToolResult:
+    tab = call.tab
     if tab.target.crashed:
-        return await _revive(tab, cdp.page_reload())
+        return await _revive(call, cdp.page_reload())
 
     async def start(activity: Activity) -> str | None:
         commits = activity.commits
@@ -148,7 +153,7 @@ async def reload(tab: Tab, args: Mapping[str, object]) -> ToolResult:
         await activity.committed(commits)
         return None
 
-    return await _load(tab, start)
+    return await _load(call, start)
 
 
 @tool(
@@ -157,5 +162,6 @@ async def reload(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     schema({}),
     READS,
 )
-async def capture_snapshot(tab: Tab, args: Mapping[str, object]) -> ToolResult:
+async def capture_snapshot(call: CallContext, args: Mapping[str, object]) -> ToolResult:
+    tab = call.tab
     return result(await tab.snapshot(baseline=True))

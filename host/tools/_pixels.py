@@ -27,6 +27,7 @@ from pycdp_bridge import protocol as cdp
 
 from ..driver import (
     Box,
+    CallContext,
     Located,
     describe,
     gather,
@@ -35,7 +36,7 @@ from ..driver import (
     session_offsets,
 )
 from ..pipeline import xml
-from ..tab import Tab, rendered
+from ..tab import rendered
 from ._common import (
     ID_SCHEMA,
     READS,
@@ -119,7 +120,8 @@ class _Region:
     READS,
     group="pixels",
 )
-async def screenshot(tab: Tab, args: Mapping[str, object]) -> ToolResult:
+async def screenshot(call: CallContext, args: Mapping[str, object]) -> ToolResult:
+    tab = call.tab
     eid = text_arg(args, "id", required=False)
     full_page = bool_arg(args, "full_page", False)
     marks = bool_arg(args, "marks", False)

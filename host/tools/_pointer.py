@@ -14,6 +14,7 @@ from pycdp_bridge import call_on
 from pycdp_bridge import protocol as cdp
 
 from ..driver import (
+    CallContext,
     ElementInfo,
     Goal,
     Located,
@@ -27,10 +28,9 @@ from ..driver import (
     element_info,
     enabled_element,
     locate,
-    require,
     scroll_into_view,
 )
-from ..tab import Tab, settle, watch
+from ..tab import settle
 from ._actions import clicks_on
 from ._common import (
     ACT,
@@ -62,8 +62,8 @@ UPLOAD_CONSENT = "it gives the page a file from this computer"
     schema({"id": ID_SCHEMA}, ("id",)),
     ACT,
 )
-async def double_click(tab: Tab, args: Mapping[str, object]) -> ToolResult:
-    return await clicks_on(tab, args, 2)
+async def double_click(call: CallContext, args: Mapping[str, object]) -> ToolResult:
+    return await clicks_on(call, args, 2)
 
 
 def _offset(args: Mapping[str, object], name: str) -> float | None:
@@ -92,7 +92,8 @@ def _offset(args: Mapping[str, object], name: str) -> float | None:
     ),
     ACT,
 )
-async def drag(tab: Tab, args: Mapping[str, object]) -> ToolResult:
+async def drag(call: CallContext, args: Mapping[str, object]) -> ToolResult:
+    tab = call.tab
     to = text_arg(args, "to", required=False)
     dx, dy = _offset(args, "dx"), _offset(args, "dy")
     if to is None and dx is None and dy is None:
@@ -109,11 +110,11 @@ async def drag(tab: Tab, args: Mapping[str, object]) -> ToolResult:
         start = await aim_by_offset(tab, source, info, *offset)
         scope = scope_of(source)
     # The press and release of a drag click its source when it barely moves.
-    require(await click_reason(tab.target, source), describe(source, info))
-    async with watch(tab.revisions) as activity:
+    call.require(await click_reason(tab.target, source), describe(source, info))
+    async with call.watch() as activity:
         note = await drag_along(tab, source, info, start, goal, offset)
         settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT, scope)
-    return await after_action(tab, activity, settled, note=note)
+    return await after_action(call, activity, settled, note=note)
 
 
 @tool(
@@ -131,7 +132,8 @@ async def drag(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     ),
     ACT,
 )
-async def select_text(tab: Tab, args: Mapping[str, object]) -> ToolResult:
+async def select_text(call: CallContext, args: Mapping[str, object]) -> ToolResult:
+    tab = call.tab
     wanted = text_arg(args, "text")
     assert wanted is not None
     if not wanted.strip():
@@ -159,13 +161,13 @@ async def select_text(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     )
     if span.get("field"):
         # A field's text has no boxes to press on: its selection API, as before.
-        return await _select_in_field(tab, element, info, wanted, occurrence)
+        return await _select_in_field(call, element, info, wanted, occurrence)
     _refuse_unfound(element, info, wanted, occurrence, span)
     # Pressed and released on the element: a click on it, whatever that may commit.
-    require(await click_reason(target, element), describe(element, info))
+    call.require(await click_reason(target, element), describe(element, info))
     start = await aim_in_frame(target, element, span["start"]["x"], span["start"]["y"])
     end = await aim_in_frame(target, element, span["end"]["x"], span["end"]["y"])
-    async with watch(tab.revisions) as activity:
+    async with call.watch() as activity:
         notes = [await drag_select(tab, element, info, start, end)]
         selected_now: str = await call_on(
             target, element.object_id, script("page-selection.js"), session_id=element.session
@@ -180,7 +182,7 @@ async def select_text(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     which = f" (match {occurrence} of {count})" if count > 1 else ""
     notes.insert(0, f"selected {selected_now!r} in {describe(element, info)}{which}")
     note = "; ".join(n for n in notes if n)
-    return await after_action(tab, activity, settled, note=note)
+    return await after_action(call, activity, settled, note=note)
 
 
 def _squashed(text: str) -> str:
@@ -206,11 +208,12 @@ def _refuse_unfound(
 
 
 async def _select_in_field(
-    tab: Tab, element: Located, info: ElementInfo, wanted: str, occurrence: int
+    call: CallContext, element: Located, info: ElementInfo, wanted: str, occurrence: int
 ) -> ToolResult:
     """`select_text` in a text field: through the field's selection API."""
+    tab = call.tab
     target = tab.target
-    async with watch(tab.revisions) as activity:
+    async with call.watch() as activity:
         outcome: Mapping[str, Any] = await call_on(
             target,
             element.object_id,
@@ -224,7 +227,7 @@ async def _select_in_field(
     count = int(outcome["count"])
     which = f" (match {occurrence} of {count})" if count > 1 else ""
     note = f"selected {str(outcome['selected'])!r} in {describe(element, info)}{which}"
-    return await after_action(tab, activity, settled, note=note)
+    return await after_action(call, activity, settled, note=note)
 
 
 @tool(
@@ -245,7 +248,8 @@ async def _select_in_field(
     ACT,
     needs_consent=UPLOAD_CONSENT,
 )
-async def upload(tab: Tab, args: Mapping[str, object]) -> ToolResult:
+async def upload(call: CallContext, args: Mapping[str, object]) -> ToolResult:
+    tab = call.tab
     paths = _paths(args.get("paths"))
     for path in paths:
         if not await trio.Path(path).is_file():
@@ -281,7 +285,7 @@ async def upload(tab: Tab, args: Mapping[str, object]) -> ToolResult:
             f"the file field of {describe(element, info)} accepts {facts['accept']!r}; "
             f"{refused} is not one of those"
         )
-    async with watch(tab.revisions) as activity:
+    async with call.watch() as activity:
         # What the file picker does: the files are set, then `input` and `change` fire.
         await target.execute(
             cdp.dom_set_file_input_files(paths, object_id=field_id), session_id=element.session
@@ -292,7 +296,7 @@ async def upload(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     )
     names = ", ".join(str(name) for name in given["files"]) or "no file"
     note = f"the file field of {describe(element, info)} now holds {names}"
-    return await after_action(tab, activity, settled, note=note)
+    return await after_action(call, activity, settled, note=note)
 
 
 def _paths(value: object) -> tuple[str, ...]:

@@ -10,7 +10,7 @@ import trio
 
 from pycdp_bridge import call_on
 
-from ..driver import locate, secret_of
+from ..driver import CallContext, locate, secret_of
 from ..pipeline import Compaction, OutNode, compact, mask, render_node, xml
 from ..tab import Tab
 from ..tracker import ToolPolicy, folded_key
@@ -72,7 +72,8 @@ def _matches_text(node: OutNode, name: str, wanted: str) -> bool:
     schema({"text": {"type": "string"}, "role": {"type": "string"}, "region": {"type": "string"}}),
     ToolPolicy(reads_page=True, key=folded_key("text")),
 )
-async def find(tab: Tab, args: Mapping[str, object]) -> ToolResult:
+async def find(call: CallContext, args: Mapping[str, object]) -> ToolResult:
+    tab = call.tab
     wanted_text = text_arg(args, "text", required=False)
     role = text_arg(args, "role", required=False)
     region = text_arg(args, "region", required=False)
@@ -134,7 +135,8 @@ def _at_arg(args: Mapping[str, object]) -> int:
     ),
     READS,
 )
-async def expand(tab: Tab, args: Mapping[str, object]) -> ToolResult:
+async def expand(call: CallContext, args: Mapping[str, object]) -> ToolResult:
+    tab = call.tab
     region = text_arg(args, "region")
     assert region is not None
     try:
@@ -152,7 +154,8 @@ async def expand(tab: Tab, args: Mapping[str, object]) -> ToolResult:
     schema({"id": ID_SCHEMA, "text": {"type": "string"}, "at": _AT_SCHEMA}),
     READS,
 )
-async def read(tab: Tab, args: Mapping[str, object]) -> ToolResult:
+async def read(call: CallContext, args: Mapping[str, object]) -> ToolResult:
+    tab = call.tab
     key = text_arg(args, "text", required=False)
     if (key is None) == (args.get("id") is None):
         raise BadArguments("read needs an element id, or a long text's key (text) and at")
@@ -225,7 +228,8 @@ def _page_has_text(compaction: Compaction, wanted: str) -> bool:
     # its snapshot moves the tab's diff base.
     ToolPolicy(volatile=True),
 )
-async def wait_for(tab: Tab, args: Mapping[str, object]) -> ToolResult:
+async def wait_for(call: CallContext, args: Mapping[str, object]) -> ToolResult:
+    tab = call.tab
     wanted_text = text_arg(args, "text", required=False)
     eid = text_arg(args, "id", required=False)
     if not wanted_text and not eid:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..tab import Tab
+from ..driver import CallContext
 from ..tracker import ToolPolicy
 from ._common import ACT, ToolResult, error, schema, tool
 
@@ -24,8 +24,8 @@ _TAB_SCHEMA: Mapping[str, object] = {"type": "integer"}
 _LISTS = ToolPolicy(reads_page=True, volatile=True)
 
 
-async def _needs_the_host(tab: Tab, args: Mapping[str, object]) -> ToolResult:
-    del tab, args
+async def _needs_the_host(call: CallContext, args: Mapping[str, object]) -> ToolResult:
+    del call, args
     return error("this tool works on a task's tabs, which only the Trimtab host holds")
 
 

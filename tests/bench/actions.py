@@ -33,7 +33,7 @@ from pycdp_bridge import protocol as cdp
 from tests.bench import median, table
 from tests.support import TEST_PAGES, StaticServer, serve_static
 from trimtab.tab import Tab
-from trimtab.tools import granted, run_tool
+from trimtab.tools import run_tool
 
 ROUNDS = 3
 # How long a background scenario's tab is hidden before it acts: Chromium throttles a
@@ -249,8 +249,7 @@ async def _measure(out: Callable[[str], None]) -> dict[str, Any]:
                         record = await _record(page, tab, args) if pressing else None
                         started = time.perf_counter()
                         # The person's consent is given at once: the answer is timed.
-                        with granted(True):
-                            result = await run_tool(tab, name, args)
+                        result = await run_tool(tab, name, args, consented=True)
                         elapsed = (time.perf_counter() - started) * 1000
                         if pressing:
                             what = f"{page_name} {name}"
