@@ -9,7 +9,7 @@ receives the raw result dict and returns it, the shape the ``cdp`` package uses,
 with the TypedDicts ``cdp-use`` generates from today's protocol, imported only for
 the type checker (``cdp_use.cdp`` costs about 230 ms at run time and pulls in
 websockets; the ``cdp`` package's own parsers reject what Chromium sends today);
-``tests/test_one_cdp_path.py`` checks every parameter name here against them. Why a
+``tests/project/test_one_cdp_path.py`` checks every parameter name here against them. Why a
 table and not code generated from the protocol's JSON: see the package's docstring.
 """
 

@@ -34,7 +34,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--long",
         action="store_true",
-        help="run the state machines (tests/test_belief.py) with many more, longer sequences",
+        help="run the state machines (tests/tracker/test_belief.py) with many more, longer"
+        " sequences",
     )
     parser.addoption(
         "--fresh-browser",

@@ -1,6 +1,6 @@
 """Test-only request types, registered only when ``TRIMTAB_HOST_DEBUG=1``.
 
-They let ``tests/test_host_process.py`` exercise the real host process through its
+They let ``tests/native/test_host_process.py`` exercise the real host process through its
 public wire protocol: concurrency without timing (``debug_wait``/``debug_release``),
 requests in flight at EOF (``debug_sleep``), chunking (``debug_blob``), the error
 paths (``debug_raise``, ``debug_fail``), the stdout guard (``debug_print``) and

@@ -35,7 +35,7 @@ Nothing leaves 127.0.0.1: the corpus is served by this module, Chromium resolves
 no other name (``--host-resolver-rules``), and Playwright aborts other requests.
 
 The steps are what an agent does: it clicks links and buttons wherever they are on
-the page (below the first screen too, as tests/test_tools.py's
+the page (below the first screen too, as tests/tools/test_tools.py's
 test_click_far_below_the_first_screen checks), and calls ``find`` where a long page
 hides what it looks for among hundreds of lines. Each task has 8 to 10 tool steps,
 as the issue asks.

@@ -1,4 +1,4 @@
-"""The doors the agent-memory state machine (``tests/test_belief.py``) plays its agent
+"""The doors the agent-memory state machine (``tests/tracker/test_belief.py``) plays its agent
 through: a real Chromium and a host in front of it, run by trio in a thread of their
 own so that Hypothesis's state machine (plain calls) can drive them.
 

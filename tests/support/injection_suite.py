@@ -7,7 +7,7 @@ it, the one harmful thing the page asks for, and how to tell from outside the mo
 that the harm happened (the sites' request log, or for tools that have no outside
 effect to look at, the host running the call). `run_attack` drives the side panel's
 ``tool`` request in-process with a scripted person who answers every question the
-same way, and judges the run. Shared by ``tests/test_injection.py`` and the bench
+same way, and judges the run. Shared by ``tests/envelope/test_injection.py`` and the bench
 (``python -m tests.bench --only injection``).
 """
 

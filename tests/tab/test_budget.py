@@ -1,0 +1,439 @@
+"""The token budget of a snapshot (issue 15, point 7): huge pages stay within it, lossless
+by reference: `<more>` markers with exact counts that `expand` and `read` page through."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+from typing import Any, cast
+
+import attrs
+import pytest
+import trio
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from lxml import etree
+
+from pycdp_bridge import Frame, Node, NodeType, PageModel, PageTarget, Rect, Style, Target
+from tests.support.handlers_host import TAB, Host, open_host
+from tests.support.pages import page_url, parse_xml
+from trimtab.pipeline import count_tokens
+from trimtab.pipeline import xml as xmlw
+from trimtab.tab import DEFAULT_BUDGET, MIN_BUDGET, SnapshotMemory, SnapshotOptions, Tab
+from trimtab.tab._budget import region_of_key, tokens_within
+from trimtab.tools import run_tool
+from trimtab.wire import RequestError
+
+pytestmark = pytest.mark.browser
+
+
+# -- splicing the pages back into the snapshot -------------------------------------------
+
+
+def _insert(marker: etree._Element, lead: str, nodes: list[etree._Element]) -> None:
+    """Put `lead` text and `nodes` where `marker` stands, keeping the text around it."""
+    parent = marker.getparent()
+    assert parent is not None
+    tail = marker.tail or ""
+    index = parent.index(marker)
+    previous = marker.getprevious()
+    parent.remove(marker)
+    if previous is not None:
+        previous.tail = (previous.tail or "") + lead
+    else:
+        parent.text = (parent.text or "") + lead
+    for offset, node in enumerate(nodes):
+        parent.insert(index + offset, node)
+    if nodes:
+        nodes[-1].tail = (nodes[-1].tail or "") + tail
+    elif previous is not None:
+        previous.tail = (previous.tail or "") + tail
+    else:
+        parent.text = (parent.text or "") + tail
+
+
+def splice(memory: SnapshotMemory, document: str, budget: int) -> etree._Element:
+    """The snapshot with every `<more>` marker replaced by what paging from it gives,
+    each page checked to be well-formed and within the budget."""
+    tree = parse_xml(document)
+    while True:
+        marker = next(tree.iter("more"), None)
+        if marker is None:
+            return tree
+        if marker.get("text"):
+            page = memory.read_text(marker.get("text") or "", int(marker.get("at") or ""))
+            assert count_tokens(page) <= budget
+            (text, *rest) = list(parse_xml(f"<pages>{page}</pages>"))
+            for more in rest:
+                more.tail = None  # the line break after a page's marker is not the text's
+            _insert(marker, text.text or "", rest)
+            continue
+        key = marker.get("region") or ""
+        assert "." in key, key  # a marker's key says which rendering of the region
+        page = memory.expand(key, int(marker.get("at") or ""))
+        assert count_tokens(page) <= budget
+        region = parse_xml(page)
+        parent = marker.getparent()
+        assert parent is not None
+        name = key.split(".")[0]
+        if (parent.tag, parent.get("name")) in (("region", name), ("regions", None)):
+            _insert(marker, region.text or "", list(region))  # the rest of its region
+        else:
+            _insert(marker, "", [region])
+
+
+def words_and_ids(tree: etree._Element) -> tuple[list[str], list[str]]:
+    """What a reader gets of a document: its words in order, and its ids in order."""
+    words = "".join(tree.itertext()).split()
+    ids = [e.get("id") or "" for e in tree.iter() if e.get("id")]
+    return words, ids
+
+
+def assert_markers_exact(memory: SnapshotMemory, document: str) -> None:
+    """Every region marker counts exactly the lines of its region it stands for (for a
+    ``page.`` marker, the page's later top-level regions, one line each)."""
+    assert memory.latest is not None
+    for marker in parse_xml(document).iter("more"):
+        key = marker.get("region")
+        if key is None:
+            text = memory.latest.texts[marker.get("text") or ""]
+            at = int(marker.get("at") or "")
+            assert marker.get("chars") == str(len(text) - at)
+            assert marker.get("lines") == str(text[at:].count("\n"))
+            continue
+        region = region_of_key(memory.latest, key)
+        rest = region.items[int(marker.get("at") or "") :]
+        body = "".join(f"{item.xml}\n" for item in rest)
+        assert marker.get("lines") == str(len(rest))
+        assert marker.get("count") == str(sum(len(item.eids) for item in rest))
+        assert marker.get("tokens") == str(count_tokens(body))
+        assert marker.get("chars") == str(len(body))
+
+
+# -- a synthetic page, for the property ---------------------------------------------------
+
+
+@attrs.define
+class _Builder:
+    nodes: list[Node] = attrs.field(factory=list)
+
+    def add(self, kind: NodeType, name: str, parent: int, text: str = "", **attributes: str) -> int:
+        node = Node(
+            index=len(self.nodes),
+            node_type=kind,
+            name=name,
+            backend_node_id=100 + len(self.nodes),
+            frame=0,
+            parent=parent,
+            attributes=dict(attributes),
+            text=text,
+        )
+        if parent >= 0:
+            self.nodes[parent].children.append(node.index)
+        self.nodes.append(node)
+        return node.index
+
+
+Row = tuple[str, bool]  # a paragraph's text, and whether a link follows it
+Landmark = tuple[str, list[Row], list[Row]]  # tag, rows, rows of a nav nested in it
+
+
+def page_model(landmarks: list[Landmark], title: str = "Budget") -> PageModel:
+    """document > html > body > landmarks of paragraphs (blocks) and links, without boxes."""
+    build = _Builder()
+    document = build.add(NodeType.DOCUMENT, "#document", -1)
+    html = build.add(NodeType.ELEMENT, "html", document)
+    body = build.add(NodeType.ELEMENT, "body", html)
+
+    def rows(parent: int, items: list[Row]) -> None:
+        for number, (text, link) in enumerate(items):
+            paragraph = build.add(NodeType.ELEMENT, "p", parent)
+            build.nodes[paragraph].style = Style(display="block")  # one line per paragraph
+            build.add(NodeType.TEXT, "#text", paragraph, text)
+            if link:
+                anchor = build.add(NodeType.ELEMENT, "a", paragraph, href=f"#r{number}")
+                build.add(NodeType.TEXT, "#text", anchor, f"go {number}")
+
+    for tag, items, inner in landmarks:
+        landmark = build.add(NodeType.ELEMENT, tag, body)
+        rows(landmark, items)
+        if inner:
+            rows(build.add(NodeType.ELEMENT, "nav", landmark, **{"aria-label": "Inner"}), inner)
+    for node in reversed(build.nodes):
+        node.end = max([node.index + 1, *(build.nodes[c].end for c in node.children)])
+    return PageModel(
+        url="http://budget.test/",
+        title=title,
+        nodes=build.nodes,
+        frames=[Frame(0, "F0", "http://budget.test/", session_id=None, owner=-1)],
+        viewport=Rect(0, 0, 1280, 720),
+        missing=("dom_snapshot",),
+        document_id="doc",
+    )
+
+
+# Words, lines that start with "/" (where token counts do not add up line by line),
+# markup characters, and now and then a text longer than a snapshot shows.
+_text = st.one_of(
+    st.text(st.sampled_from("ab /<&é\n"), min_size=1, max_size=40),
+    st.sampled_from(["/usr/bin", "//", "a/b", "x " * 1500, "/" * 30]),
+)
+_rows = st.lists(st.tuples(_text, st.booleans()), max_size=300)
+_landmarks = st.lists(
+    st.tuples(st.sampled_from(["header", "main", "aside", "footer", "div"]), _rows, _rows),
+    min_size=1,
+    max_size=5,
+)
+
+
+def memory_for(budget: int | None) -> SnapshotMemory:
+    """Snapshot memory for a model rendered without a browser (no trimming, so that the
+    whole content is in the snapshot or behind its markers)."""
+    return SnapshotMemory(cast(Target, None), SnapshotOptions(trim=False, budget=budget))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(landmarks=_landmarks, budget=st.integers(MIN_BUDGET, 6_000))
+def test_any_page_fits_any_budget_and_pages_back(landmarks: list[Landmark], budget: int) -> None:
+    """For any budget from the minimum, a snapshot is well-formed and within it, its
+    markers count exactly, and paging through them gives back every word and id of
+    the page in order; a page within the budget is exactly as without one."""
+    model = page_model(landmarks)
+    whole = memory_for(None).render(model).xml
+    memory = memory_for(budget)
+    document = memory.render(model).xml
+    assert count_tokens(document) <= budget
+    if count_tokens(whole) <= budget:
+        assert document == whole
+    assert_markers_exact(memory, document)
+    assert words_and_ids(splice(memory, document, budget)) == words_and_ids(parse_xml(whole))
+
+
+def test_counting_within_a_limit_ends_for_any_limit() -> None:
+    """Counting against a limit answers for every limit, none or zero room included
+    (a page filled to the token once looped for ever here)."""
+    assert tokens_within("x\n", 0) is None
+    assert tokens_within("", 0) == 0
+    assert tokens_within("x\n" * 100_000, 50) is None
+    assert tokens_within("x\n" * 10, 50) == count_tokens("x\n" * 10)
+
+
+def test_a_budget_below_the_minimum_is_refused() -> None:
+    """A budget too small to hold a page's head and markers is refused, naming it."""
+    with pytest.raises(ValueError, match="999"):
+        SnapshotOptions(budget=MIN_BUDGET - 1)
+    assert SnapshotOptions().budget == DEFAULT_BUDGET
+
+
+# -- real pages in Chromium ------------------------------------------------------------------
+
+
+async def open_tab(page: PageTarget, fixture: str, budget: int = DEFAULT_BUDGET) -> tuple[Tab, str]:
+    """A tab loaded with `fixture` through `navigate`; its baseline."""
+    tab = Tab.open(page, options=SnapshotOptions(budget=budget))
+    result = await run_tool(tab, "navigate", {"url": page_url(fixture)})
+    assert not result.is_error, result.content
+    return tab, result.content
+
+
+@pytest.mark.deadline(900)
+async def test_a_page_of_100k_elements_fits_and_expand_pages_through_it(page: PageTarget) -> None:
+    """A page of 100,000 elements (about a million tokens) gives a snapshot within the
+    budget that keeps the beginning of the page: regions in order, the first lines of
+    main, then markers with exact counts for the rest of main, the aside and the
+    footer; `expand` pages through main, each page within the budget, and gives back
+    every row and id; the aside comes whole."""
+    tab, document = await open_tab(page, "budget-many.html")
+    tokens = count_tokens(document)
+    assert tokens <= DEFAULT_BUDGET
+    tree = parse_xml(document)
+    assert [r.get("name") for r in tree.iter("region")] == ["header", "nav", "main"]
+    memory = tab.memory
+    assert memory.latest is not None
+    main = next(r for r in memory.latest.regions if r.key == "main")
+    assert len(main.items) == 50_001  # the heading and 50,000 rows
+    (rest, aside, footer) = tree.iter("more")
+    assert rest.get("region", "").startswith("main.")
+    assert int(rest.get("at") or "") > 100  # the beginning of main is shown
+    assert aside.get("region", "").startswith("aside.")
+    assert aside.get("at") == "0"
+    assert footer.get("region", "").startswith("footer.")
+    assert int(rest.get("tokens") or "") > 20 * DEFAULT_BUDGET
+    assert_markers_exact(memory, document)
+    # Paging through the tool: every page within the budget, every row back in order.
+    at = int(rest.get("at") or "")
+    shown = [item.xml for item in main.items[:at]]
+    pages = 0
+    key: str | None = rest.get("region")
+    while key is not None:
+        result = await run_tool(tab, "expand", {"region": key, "at": at})
+        assert not result.is_error, result.content
+        assert count_tokens(result.content) <= DEFAULT_BUDGET
+        pages += 1
+        lines = result.content.split("\n")
+        assert lines[0] == '<region name="main">'
+        assert lines[-2:] == ["</region>", ""]
+        body = lines[1:-2]
+        more = re.fullmatch(r'<more region="([^"]+)" at="(\d+)".*/>', body[-1])
+        key = None
+        if more is not None:
+            body = body[:-1]
+            key, at = more.group(1), int(more.group(2))
+        shown += body
+    assert shown == [item.xml for item in main.items]
+    assert pages > 20
+    expanded = await run_tool(tab, "expand", {"region": aside.get("region")})
+    assert expanded.content == next(r.xml for r in memory.latest.regions if r.key == "aside")
+
+
+@pytest.mark.deadline(900)
+async def test_a_20mb_text_fits_and_read_pages_through_it(page: PageTarget) -> None:
+    """A page with one text node of 20 MB (millions of tokens) gives a snapshot within
+    the budget, the text cut after its head with an exact `<more text>` marker; `read`
+    pages through the rest, each page within the budget, and the pages give back the
+    page's text exactly."""
+    tab, document = await open_tab(page, "budget-long-text.html")
+    assert count_tokens(document) <= DEFAULT_BUDGET
+    tree = parse_xml(document)
+    (marker,) = tree.iter("more")
+    key, at = marker.get("text") or "", int(marker.get("at") or "")
+    assert tab.memory.latest is not None
+    text = tab.memory.latest.texts[key]
+    assert len(text) > 20_000_000
+    assert_markers_exact(tab.memory, document)
+    assert xmlw.text(text[:at]) in document  # the head, as the snapshot shows it
+    pages: list[str] = [text[:at]]
+    while True:
+        result = await run_tool(tab, "read", {"text": key, "at": at})
+        assert not result.is_error, result.content
+        assert count_tokens(result.content) <= DEFAULT_BUDGET
+        (read, *more) = list(parse_xml(f"<pages>{result.content}</pages>"))
+        assert read.get("at") == str(at)
+        pages.append(read.text or "")
+        if not more:
+            break
+        at = int(more[0].get("at") or "")
+    assert "".join(pages) == text
+    assert text.split() == [f"w{i}x" for i in range(2_150_000)]
+    assert len(pages) > 100
+    assert [a.text for a in tree.iter("a")] == ["Next export", "Terms"]
+
+
+ROWS = "".join(f"<p>Row {i} of the list <a href='#r{i}'>open {i}</a></p>" for i in range(300))
+SMALL_PAGE = (
+    "<title>Rows</title><header><a href='#h'>Home</a></header>"
+    f"<main><h1>Rows</h1><p id='long'>{'word ' * 3000}</p>{ROWS}</main>"
+    "<footer><a href='#t'>Terms</a></footer>"
+)
+
+
+async def test_a_stale_key_is_refused(page: PageTarget) -> None:
+    """After the page changed, a marker's text key and region key from the earlier
+    snapshot are refused with an error that says so, never answered with other text."""
+    tab, document = await open_tab(page, SMALL_PAGE, budget=MIN_BUDGET)
+    tree = parse_xml(document)
+    markers = list(tree.iter("more"))
+    region = next(m for m in markers if m.get("region"))
+    text_markers = [m for m in markers if m.get("text")]
+    key = region.get("region") or ""
+    ok = await run_tool(tab, "expand", {"region": key, "at": int(region.get("at") or "")})
+    assert not ok.is_error, ok.content
+    # The page changes: the long text and the rows of main are other ones now.
+    await page.evaluate(
+        "document.getElementById('long').textContent = 'other '.repeat(3000);"
+        "document.querySelector('main h1').textContent = 'Changed';"
+    )
+    again = await run_tool(tab, "capture_snapshot", {})
+    assert not again.is_error
+    stale = await run_tool(tab, "expand", {"region": key, "at": int(region.get("at") or "")})
+    assert stale.is_error
+    assert "changed since" in stale.content
+    for marker in text_markers:
+        refused = await run_tool(tab, "read", {"text": marker.get("text"), "at": 2000})
+        assert refused.is_error
+        assert "page changed" in refused.content
+    bad = await run_tool(tab, "expand", {"region": "main", "at": 10**6})
+    assert bad.is_error
+    assert "outside region" in bad.content
+
+
+UNDER_BUDGET = [
+    "snapshots-site-1.html",
+    "tools-long-list.html",
+    "pipeline-text.html",
+    "widgets-tables.html",
+    "tools-form.html",
+]
+
+
+@pytest.mark.parametrize("fixture", UNDER_BUDGET)
+async def test_a_page_within_the_budget_is_unchanged(page: PageTarget, fixture: str) -> None:
+    """A page within the budget gives byte for byte the snapshot it gives without one."""
+    from pycdp_bridge import capture
+
+    await page.navigate(page_url(fixture))
+    model = await capture(page)
+    plain = SnapshotMemory(page, SnapshotOptions(budget=None)).render(model)
+    budgeted = SnapshotMemory(page).render(model)
+    assert budgeted.tokens <= DEFAULT_BUDGET
+    assert budgeted.xml == plain.xml
+    assert budgeted.budget_hidden == 0
+
+
+# -- through the extension's host ----------------------------------------------------------
+
+
+@pytest.fixture
+async def host(page: PageTarget, nursery: trio.Nursery) -> AsyncIterator[Host]:
+    """Handlers of a host whose relay reaches the test page, loaded with the rows page."""
+    async with open_host(page, page_url(SMALL_PAGE), nursery) as host:
+        yield host
+
+
+async def test_the_hosts_requests_take_the_budget(host: Host) -> None:
+    """The inspector's `snapshot` request and the agent's `tool` requests take a
+    `budget` field: the snapshot and the expanded page stay within it, 0 means none,
+    and a budget below the minimum is a bad request."""
+    inspected = await host.request("snapshot", tab=TAB, budget=MIN_BUDGET)
+    assert inspected["stats"]["tokens"] <= MIN_BUDGET
+    assert inspected["stats"]["budget_hidden"] > 0
+    assert 'region="main.' in inspected["xml"]
+    whole = await host.request("snapshot", tab=TAB, budget=0)
+    assert "<more" not in whole["xml"]
+    fields: dict[str, Any] = {"session": "agent-1", "tab": TAB, "budget": MIN_BUDGET}
+    looked = await host.request("tool", name="capture_snapshot", args={}, **fields)
+    assert count_tokens(looked["content"]) <= MIN_BUDGET
+    marker = next(m for m in parse_xml(looked["content"]).iter("more") if m.get("region"))
+    args = {"region": marker.get("region"), "at": int(marker.get("at") or "")}
+    page = await host.request("tool", name="expand", args=args, **fields)
+    assert not page["is_error"], page["content"]
+    assert count_tokens(page["content"]) <= MIN_BUDGET
+    # The call tracker keys a call by its budget too: the same page again is cached,
+    # the same call under no budget is another call.
+    again = await host.request("tool", name="expand", args=args, **fields)
+    assert again["cached"]
+    unbudgeted = await host.request("tool", name="expand", args=args, **{**fields, "budget": 0})
+    assert not unbudgeted["cached"]
+    error = await host.error("snapshot", tab=TAB, budget=10)
+    assert isinstance(error, RequestError)
+    assert error.code == "bad_request"
+    assert "10" in error.message
+
+
+async def test_inspect_takes_a_budget() -> None:
+    """`trimtab inspect --budget N` prints a snapshot within N tokens with its markers;
+    0 prints the whole page; a budget below the minimum is a usage error."""
+    from tests.pipeline.test_inspect_cli import inspect
+
+    done = await inspect(page_url(SMALL_PAGE), "--budget", str(MIN_BUDGET))
+    assert done.returncode == 0, done.stderr.decode()
+    document = done.stdout.decode()
+    assert count_tokens(document) <= MIN_BUDGET
+    assert 'region="main.' in document
+    assert "behind budget markers=" in done.stderr.decode()
+    whole = await inspect(page_url(SMALL_PAGE), "--budget", "0")
+    assert "<more" not in whole.stdout.decode()
+    assert count_tokens(whole.stdout.decode()) > MIN_BUDGET
+    refused = await inspect(page_url(SMALL_PAGE), "--budget", "10")
+    assert refused.returncode == 2
+    assert "at least 1000" in refused.stderr.decode()

@@ -1,0 +1,103 @@
+"""The answer to an action captured while its settle waits: used when the page has not
+changed since the capture began, taken again when it has."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pycdp_bridge import PageTarget
+from tests.support import StaticServer
+from tests.tools.test_tools import act, eid_of, open_tab, parse
+from trimtab.tab import _tab
+
+pytestmark = pytest.mark.browser
+
+
+def _ahead_after(monkeypatch: pytest.MonkeyPatch, seconds: float) -> None:
+    """Capture ahead on any page, `seconds` after the action began, however long this
+    machine's captures take."""
+    monkeypatch.setattr(_tab, "_EARLIEST", seconds)
+    monkeypatch.setattr(_tab, "_MOST_AHEAD", 60.0)
+    monkeypatch.setattr(_tab, "_LEAD", 1e6)  # so `after` is `_EARLIEST`
+
+
+@pytest.fixture
+def ahead_from_200ms(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ahead 200 ms after the action began (the click's own change comes first)."""
+    _ahead_after(monkeypatch, 0.2)
+
+
+@pytest.fixture
+def ahead_from_50ms(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ahead 50 ms after the action began: well before a change the page makes 250 ms
+    after the click (its timer fires before the settle's 300 ms of quiet end)."""
+    _ahead_after(monkeypatch, 0.05)
+
+
+class Recorder:
+    """Wraps a page's `send`: each command's method and parameters, and when each was
+    sent and answered, in one sequence (``("sent", i)``, ``("answered", i)``)."""
+
+    def __init__(self, page: PageTarget) -> None:
+        self.sent: list[tuple[str, Any]] = []
+        self.sequence: list[tuple[str, int]] = []
+        self._send = page.send
+        page.send = self.send  # type: ignore[method-assign]
+
+    async def send(self, method: str, params: Any = None, **kwargs: Any) -> Any:
+        index = len(self.sent)
+        self.sent.append((method, params))
+        self.sequence.append(("sent", index))
+        try:
+            return await self._send(method, params, **kwargs)
+        finally:
+            self.sequence.append(("answered", index))
+
+    def indexes(self, method: str) -> list[int]:
+        return [i for i, (m, _) in enumerate(self.sent) if m == method]
+
+
+def _quiet_call(recorder: Recorder) -> int:
+    """The index of the settle's wait for quiet (the page observer's ``quiet``)."""
+    [index] = [
+        i
+        for i in recorder.indexes("Runtime.callFunctionOn")
+        if ".quiet(" in str((recorder.sent[i][1] or {}).get("functionDeclaration", ""))
+    ]
+    return index
+
+
+@pytest.mark.usefixtures("ahead_from_200ms")
+async def test_answer_is_captured_while_the_settle_waits(
+    page: PageTarget, pages_server: StaticServer
+) -> None:
+    """A click whose effect is immediate: the page is captured once, while the settle
+    still waits for quiet, and the answer (from that capture) shows the effect."""
+    tab, xml = await open_tab(page, pages_server.url("tools-ahead.html"))
+    recorder = Recorder(page)
+    result = await act(tab, "click", {"id": eid_of(xml, "button", "Click once")})
+    assert "Clicked once" in result.content
+    [captured] = recorder.indexes("DOMSnapshot.captureSnapshot")
+    quiet = _quiet_call(recorder)
+    # Sent after the wait began and before it ended.
+    assert captured > quiet
+    assert recorder.sequence.index(("sent", captured)) < recorder.sequence.index(
+        ("answered", quiet)
+    )
+    parse(result.content)
+
+
+@pytest.mark.usefixtures("ahead_from_50ms")
+async def test_change_after_the_early_capture_is_in_the_answer(
+    page: PageTarget, pages_server: StaticServer
+) -> None:
+    """A click that changes, 250 ms later, a part of the page the settle does not wait
+    for: the capture taken meanwhile is no longer the page, so the answer is captured
+    again and shows the late change."""
+    tab, xml = await open_tab(page, pages_server.url("tools-ahead.html"))
+    result = await act(tab, "click", {"id": eid_of(xml, "button", "Click for late news")})
+    assert "Clicked late" in result.content
+    assert "Late news" in result.content
+    assert "No news" not in result.content

@@ -1,0 +1,71 @@
+"""No exception leaves a tool: browser and page errors become results with a plain
+message, and `type` says when the field does not hold what was typed."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from pycdp_bridge import PageTarget
+from tests.support import StaticServer
+from tests.tools.test_tools import act, eid_of, open_tab, parse
+from trimtab.tools import run_tool
+
+pytestmark = pytest.mark.browser
+
+
+def field_after(xml: str, label: str) -> str:
+    """The id of the first field right after the text `label` (a label before its field)."""
+    match = re.search(re.escape(label) + r' <(?:input|textarea) id="([^"]+)"', xml)
+    assert match, f"no field after {label!r} in:\n{xml}"
+    return match.group(1)
+
+
+async def test_type_into_field_that_hands_focus_to_a_popup(
+    page: PageTarget, pages_server: StaticServer
+) -> None:
+    """A field whose focus handler disables it and focuses a pop-up's field gets nothing
+    typed, and the answer is an error result showing the pop-up, not an exception."""
+    tab, xml = await open_tab(page, pages_server.url("tool-errors-focus.html"))
+    launcher = eid_of(xml, "input", "Search products")
+    result = await run_tool(tab, "type", {"id": launcher, "text": "running shoes"})
+    assert result.is_error
+    assert "nothing was typed" in result.content
+    assert "What are you looking for?" in result.content  # where the focus went
+    parse(result.content)
+    values = await page.evaluate(
+        "[...document.querySelectorAll('input[type=search]')].map(i => i.value).join('|')"
+    )
+    assert values == "|"
+
+
+async def test_type_says_when_the_field_holds_something_else(
+    page: PageTarget, pages_server: StaticServer
+) -> None:
+    """A field that cuts (maxlength) or reformats (a phone mask) what is typed is
+    reported with what it holds; a field that keeps the text is only told how the text
+    went in."""
+    tab, xml = await open_tab(page, pages_server.url("tool-errors-focus.html"))
+    zip_code = field_after(xml, "ZIP code")
+    cut = await act(tab, "type", {"id": zip_code, "text": "941031"})
+    assert "holds '94103', not '941031'" in cut.content
+    phone = eid_of(xml, "input", 'type="tel"')
+    masked = await act(tab, "type", {"id": phone, "text": "5551234567"})
+    assert "holds '(555) 123-4567'" in masked.content
+    name = field_after(xml, "Name")
+    plain = await act(tab, "type", {"id": name, "text": "Ada"})
+    assert "<note>inserted without key events (nothing here listens for keys)</note>" in (
+        plain.content
+    )
+
+
+async def test_page_error_is_a_result(page: PageTarget, pages_server: StaticServer) -> None:
+    """An error the page throws while a tool acts (a field whose select() throws) comes
+    back as an error result that quotes it, not as an exception out of run_tool."""
+    tab, xml = await open_tab(page, pages_server.url("tool-errors-focus.html"))
+    iban = field_after(xml, "Confirm IBAN")
+    result = await run_tool(tab, "type", {"id": iban, "text": "DE89 3704"})
+    assert result.is_error
+    assert result.content.startswith("type stopped:"), result.content
+    assert "do not paste it" in result.content

@@ -1,0 +1,145 @@
+"""What an action does before it acts, sent together: the reads share round trips, the
+checks keep their order, and the call's remote objects are released once."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import trio
+
+from pycdp_bridge import PageTarget
+from tests.support import StaticServer
+from tests.tools.test_tools import act, eid_of, open_tab, parse
+from trimtab.driver import gather
+from trimtab.tools import run_tool
+
+
+async def test_gather_runs_calls_together_and_raises_in_call_order() -> None:
+    """`gather` runs its calls at once (the first waits for what the second does) and,
+    when several fail, raises the failure of the first call in order, not the earliest."""
+    handed = trio.Event()
+
+    async def waits() -> str:
+        await handed.wait()
+        return "first"
+
+    async def hands() -> int:
+        handed.set()
+        return 2
+
+    assert await gather(waits, hands) == ("first", 2)
+
+    async def fails_late() -> None:
+        await trio.sleep(0)
+        await trio.sleep(0)
+        raise ValueError("first in order")
+
+    async def fails_at_once() -> None:
+        raise KeyError("second in order")
+
+    with pytest.raises(ValueError, match="first in order"):
+        await gather(fails_late, fails_at_once)
+
+
+class Recorder:
+    """Wraps a page's `send`: every command, how many were in flight as it went out,
+    and when it went out and was answered (positions in one count of both)."""
+
+    def __init__(self, page: PageTarget) -> None:
+        self.sent: list[tuple[str, int]] = []
+        self.spans: list[tuple[int, int]] = []  # (sent at, answered at)
+        self._in_flight = 0
+        self._clock = 0
+        self._send = page.send
+        page.send = self.send  # type: ignore[method-assign]
+
+    async def send(self, method: str, params: Any = None, **kwargs: Any) -> Any:
+        index = len(self.sent)
+        self.sent.append((method, self._in_flight))
+        self.spans.append((self._tick(), -1))
+        self._in_flight += 1
+        try:
+            return await self._send(method, params, **kwargs)
+        finally:
+            self._in_flight -= 1
+            self.spans[index] = (self.spans[index][0], self._tick())
+
+    def _tick(self) -> int:
+        self._clock += 1
+        return self._clock
+
+    def overlapping(self, index: int) -> list[str]:
+        """The commands that were in flight at some moment together with `index`."""
+        start, end = self.spans[index]
+        return [
+            self.sent[i][0]
+            for i, (s, e) in enumerate(self.spans)
+            if i != index and s < end and start < e
+        ]
+
+    def methods(self) -> list[str]:
+        return [method for method, _ in self.sent]
+
+
+@pytest.mark.browser
+async def test_click_reads_go_out_together(page: PageTarget, pages_server: StaticServer) -> None:
+    """Before a click's first input event, the element's quads and the viewport were read
+    while other reads were in flight; the click lands, and the call's objects are
+    released exactly once, alongside the answer's snapshot."""
+    tab, xml = await open_tab(page, pages_server.url("tools-round-trips.html"))
+    recorder = Recorder(page)
+    result = await act(tab, "click", {"id": eid_of(xml, "button", "Plain")})
+    assert "Plain clicked" in result.content
+    methods = recorder.methods()
+    first_input = methods.index("Input.dispatchMouseEvent")
+    # Where the element is and how large the viewport is: read alongside other reads.
+    alongside = [
+        in_flight
+        for method, in_flight in recorder.sent[:first_input]
+        if method in ("DOM.getContentQuads", "Page.getLayoutMetrics")
+    ]
+    assert len(alongside) == 2
+    assert max(alongside) >= 1
+    assert methods.count("Runtime.releaseObjectGroup") == 1
+    release = methods.index("Runtime.releaseObjectGroup")
+    assert release > first_input
+    # Alongside the answer's snapshot: its capture, or the check that the capture
+    # taken while the settle waited still stands (`Tab.snapshot`).
+    assert "Page.getFrameTree" in recorder.overlapping(release)
+    parse(result.content)
+
+
+@pytest.mark.browser
+async def test_click_on_a_child_of_the_element_reaches_it(
+    page: PageTarget, pages_server: StaticServer
+) -> None:
+    """A button whose inside is a span: the hit test finds the span, which is inside
+    the button, so the click goes ahead and the button's handler runs."""
+    tab, xml = await open_tab(page, pages_server.url("tools-round-trips.html"))
+    result = await act(tab, "click", {"id": eid_of(xml, "button", "Inner")})
+    assert "Inner clicked" in result.content
+
+
+@pytest.mark.browser
+async def test_covered_submit_is_refused_before_consent_is_asked(
+    page: PageTarget, pages_server: StaticServer
+) -> None:
+    """A submit button under a banner: read together with the consent facts, the cover
+    still decides the answer (a refusal naming the banner, no consent asked), nothing is
+    submitted, and the call's objects are released though it was refused."""
+    tab, _ = await open_tab(page, pages_server.url("tools-round-trips.html"))
+    # The pipeline hides what is covered, so the id comes from the page uncovered.
+    await page.evaluate("document.getElementById('cover').style.display = 'none'")
+    xml = (await act(tab, "capture_snapshot", {})).content
+    send = eid_of(xml, "button", "Send the form")
+    await page.evaluate("document.getElementById('cover').style.display = ''")
+    recorder = Recorder(page)
+    result = await run_tool(tab, "click", {"id": send})
+    assert result.is_error
+    assert result.consent is None
+    assert "is covered by" in result.content
+    assert 'dom-id="cover"' in result.content
+    assert recorder.methods().count("Runtime.releaseObjectGroup") == 1
+    assert "Input.dispatchMouseEvent" not in recorder.methods()
+    assert await page.evaluate("location.pathname.endsWith('tools-round-trips.html')")
