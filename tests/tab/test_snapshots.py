@@ -1,6 +1,6 @@
 """Snapshots of a tab: baselines with unchanged regions collapsed, trimming, diffs, eids.
 
-The seed's unit tests (``region-dedup.md``) drive `SnapshotMemory.render` with models
+The unit tests drive `SnapshotMemory.render` with models
 captured from small pages; the action tests drive `SnapshotMemory.snapshot` on a real
 page after changing it through ``Runtime.evaluate``. Every XML is parsed with lxml.
 """
