@@ -10,9 +10,11 @@ pointer and to the press, re-aims at an element that moved, and has a witness in
 Trimtab's own world say where each press went; a pressed button is released even
 when the call fails or is cancelled (``_button``). The keyboard (``_keyboard``),
 fields typed into, set as their picker sets them or chosen in (``_fields``), and
-drags and text selections (``_drag``) are built on the same aim. Whatever would make
-the driver act on another element than the one asked for raises `Refusal`, with a
-message for the model.
+drags and text selections (``_drag``) are built on the same aim; so is choosing on a
+custom drop-down drawn over a hidden <select> (``_dropdown``: click its face, then the
+item of its list that shows the option, and check the select took it). Whatever would
+make the driver act on another element than the one asked for raises `Refusal`, with
+a message for the model.
 
 The submit prediction (``_consent``) is here too, since it reads the page: the facts
 of an element (in an isolated world of its frame, with the listeners the browser
@@ -51,6 +53,7 @@ from ._consent import (
 )
 from ._context import CallContext
 from ._drag import Goal, aim_by_offset, aim_onto_goal, drag_along, drag_select
+from ._dropdown import NotChosen, choose_on_face, face_change_reason, stood_for
 from ._element import (
     OBJECT_GROUP,
     Aim,
@@ -112,6 +115,7 @@ __all__ = [
     "KeyDef",
     "Located",
     "NoFocus",
+    "NotChosen",
     "PageLeft",
     "Point",
     "Refusal",
@@ -122,6 +126,7 @@ __all__ = [
     "aim_onto_goal",
     "button_down",
     "choose",
+    "choose_on_face",
     "click_element",
     "click_reason",
     "control_change_reason",
@@ -133,6 +138,7 @@ __all__ = [
     "drag_select",
     "element_info",
     "enabled_element",
+    "face_change_reason",
     "field_value",
     "focused_enter_submits",
     "gather",
@@ -156,6 +162,7 @@ __all__ = [
     "secret_reason",
     "session_offsets",
     "still_not",
+    "stood_for",
     "submit_after_typing_reason",
     "target_point",
     "type_into",

@@ -23,6 +23,7 @@ import attrs
 from pycdp_bridge import Node, NodeType, PageModel
 
 from ._accname import NameIndex
+from ._dropdowns import find_dropdowns
 from ._encode import RANGE_ROLES, ControlEncoder, fold
 from ._filter import Visibility
 from ._frames import FrameMarker, site_name
@@ -122,6 +123,8 @@ class ControlFacts:
     # How it shows: "h3" inside a heading, "+text"/"-text" with or without visible
     # text (an image link and the title link next to it are two targets).
     context: str = ""
+    # A custom drop-down's face: the node of the hidden <select> it stands for.
+    stands_for: int = -1
 
 
 @attrs.define(slots=True)
@@ -170,6 +173,8 @@ class _Builder(ControlEncoder, FrameMarker):
         self.flat = 0
         # Bounds of the control we are inside, for nested-clickable folding.
         self.active_control: Node | None = None
+        dropdowns = find_dropdowns(model, visibility)
+        self.faces, self.dropdown_parts = dropdowns.faces, dropdowns.parts
         self.names = NameIndex(model, visibility.removed, visibility.shown, visibility.covered_by)
         self.labelled = self.names.labelled
         self.name_cache: dict[int, str] = {}
@@ -338,6 +343,8 @@ class _Builder(ControlEncoder, FrameMarker):
         """An element's own meaning: a region, a control, a heading, an image or a wrapper."""
         i = node.index
         tag = node.name
+        if i in self.dropdown_parts:
+            return  # a custom drop-down's hidden select: its face shows it (_dropdowns)
 
         region = landmark_of(node, self.model)
         role = aria_role(node)
@@ -425,6 +432,8 @@ class _Builder(ControlEncoder, FrameMarker):
     def _is_control(self, node: Node, role: str) -> bool:
         if node.name in ("html", "body"):
             return False
+        if node.index in self.faces:
+            return self._reachable(node)
         if node.name in ("video", "audio") and "controls" in node.attributes:
             # The browser's own play/mute/seek buttons live in a user-agent shadow
             # tree the capture leaves out; the player is one control for them.
@@ -483,7 +492,12 @@ class _Builder(ControlEncoder, FrameMarker):
         self.elements_out += 1
         nested: list[int] = []
         visible: str | None = None
-        if tag == "input":
+        # A custom drop-down's face is the select it stands for (see _dropdowns).
+        stands_for = self.faces.get(node.index, -1)
+        if stands_for >= 0:
+            node, role = self.nodes[stands_for], aria_role(self.nodes[stands_for])
+            self._select(node, control)
+        elif tag == "input":
             self._input(node, control)
             if role in RANGE_ROLES and "role" in node.attributes:
                 self._range(node, role, control, "")
@@ -540,7 +554,7 @@ class _Builder(ControlEncoder, FrameMarker):
         out.append(control)
         self.line_open = True
         facts = ControlFacts(
-            node=node.index,
+            node=control.node,
             role=role or "clickable",
             name=self._identity_name(node, control, visible, drag),
             href=node.attributes.get("href", "") if tag == "a" else "",
@@ -548,6 +562,7 @@ class _Builder(ControlEncoder, FrameMarker):
             heading=self.heading_stack[-1],
             scope=tuple(self.scope),
             context=self.in_heading + ("+text" if visible else "-text"),
+            stands_for=stands_for,
         )
         self.controls.append((control, facts))
         # A tree item's own subtree (the items of an open folder) follows it

@@ -249,6 +249,9 @@ class Prepared:
                 tag=out.tag,
                 input_type=next((value for key, value in out.attrs if key == "type"), ""),
                 secret=out.secret,
+                stands_for=(
+                    model.nodes[facts.stands_for].backend_node_id if facts.stands_for >= 0 else 0
+                ),
             )
         undo.append(functools.partial(_drop_eids, built.controls))
         regions = _regions(built.root, undo)

@@ -195,8 +195,11 @@ class ControlEncoder:
         self._field_label(node, control)
         options: list[str] = []
         chosen: list[str] = []
+        # An option the page hid is left out; all of them when the whole select is
+        # hidden under a custom drop-down's face, which shows them (_dropdowns).
+        each = not self.removed[node.index]
         for inner in self.model.subtree(node)[1:]:
-            if inner.name != "option" or self.removed[inner.index]:
+            if inner.name != "option" or (each and self.removed[inner.index]):
                 continue
             label = fold(inner.attributes.get("label") or self._option_text(inner))
             options.append(label)

@@ -74,3 +74,6 @@ class Control:
     input_type: str = ""
     # A secret field's value, which the XML shows masked (never shown, never logged).
     secret: str = field(default="", repr=False)
+    # A custom drop-down's face: the backend node id of the hidden <select> it stands
+    # for, which `select` reads its options from and checks (0: none).
+    stands_for: int = 0

@@ -16,15 +16,18 @@ from ..driver import (
     ElementInfo,
     Located,
     NoFocus,
+    NotChosen,
     PageLeft,
     Point,
     aim_at,
     choose,
+    choose_on_face,
     click_element,
     click_reason,
     control_change_reason,
     describe,
     enabled_element,
+    face_change_reason,
     field_value,
     focused_enter_submits,
     gather,
@@ -229,6 +232,9 @@ async def select(call: CallContext, args: Mapping[str, object]) -> ToolResult:
     value = text_arg(args, "value")
     assert value is not None
     element, info = await enabled_element(tab, id_arg(args))
+    if info.tag != "select" and element.control.stands_for:
+        # A custom drop-down's face (the snapshot shows it as the select it stands for).
+        return await _select_on_face(call, element, info, value)
     if info.tag != "select":
         raise Refusal(
             f"{describe(element, info)} is not a <select>; for a custom drop-down, click it "
@@ -242,6 +248,29 @@ async def select(call: CallContext, args: Mapping[str, object]) -> ToolResult:
         note = await choose(tab, element, info, value)
         settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT, scope_of(element))
     return await after_action(call, activity, settled, note=note)
+
+
+async def _select_on_face(
+    call: CallContext, face: Located, info: ElementInfo, wanted: str
+) -> ToolResult:
+    """`select` on a custom drop-down's face: the driver's `choose_on_face`, with the
+    consent a native select's change would need (its hidden select's rule), answered
+    with the page's changes; an error when the option was not chosen."""
+    tab = call.tab
+    reason, frame = await gather(
+        lambda: face_change_reason(tab.target, face), lambda: main_frame_id(tab.target)
+    )
+    call.require(reason, describe(face, info))
+    failed = False
+    async with call.watch(frame, tab.ahead()) as activity:
+        try:
+            note = await choose_on_face(tab, face, info, wanted)
+        except NotChosen as exc:
+            # The face was clicked: the answer shows what came of it, as an error.
+            note, failed = str(exc), True
+        settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT, scope_of(face))
+    answer = await after_action(call, activity, settled, note=note)
+    return attrs.evolve(answer, is_error=failed)
 
 
 @tool(

@@ -1,15 +1,15 @@
 """`fill`: several fields of a form in one call, one answer with one diff.
 
-Each field is set by the steps of the tool a person's field needs, shared with it
-(in ``trimtab.driver``): text fields, text areas and editable areas as `type` types,
-date and other picker fields as `type` sets them, a native <select> as `select` chooses, a
-checkbox, radio or switch as `check` clicks it, each verified the same way. Nothing is
-submitted: no Enter, no button. Before the first input every field is located and the
-host's consent rules read for each (a field whose change may submit its form, a
-secret field): a field that needs the person's yes stops the whole call before it
-acts, as `type`, `select` and `check` would. A field that went stale once others were
-set stops the call there: the answer names the fields set so far, and nothing is
-tried again.
+Each field is set by the steps of the tool a person's field needs, shared with it (in
+``trimtab.driver``): text fields, text areas and editable areas as `type` types, date
+and other picker fields as `type` sets them, a <select> (or the face of a drop-down
+drawn over one) as `select` chooses, a checkbox, radio or switch as `check` clicks it,
+each verified the same way. Nothing is submitted: no Enter, no button. Before the
+first input every field is located and the host's consent rules read for each (a field
+whose change may submit its form, a secret field): a field that needs the person's yes
+stops the whole call before it acts, as `type`, `select` and `check` would. A field
+that went stale once others were set stops the call there: the answer names the fields
+set so far, and nothing is tried again.
 """
 
 from __future__ import annotations
@@ -29,11 +29,13 @@ from ..driver import (
     SecretReason,
     aim_at,
     choose,
+    choose_on_face,
     click_element,
     click_reason,
     control_change_reason,
     describe,
     enabled_element,
+    face_change_reason,
     is_connected,
     is_picker,
     pick,
@@ -182,7 +184,7 @@ async def _field(tab: Tab, eid: str, value: str | bool) -> _Field:
         raise BadArguments(f"the value for {eid} must be {wants}; got {value!r:.40}")
     if toggles:
         refuse_unchecking_radio(element, info, bool(value))
-    elif info.tag != "select" and not is_picker(info):
+    elif info.tag != "select" and not is_picker(info) and not element.control.stands_for:
         if not info.editable:
             raise Refusal(f"{field.name} is not a field fill can set; use click for it")
         if info.readonly:
@@ -198,6 +200,8 @@ async def _reason(tab: Tab, field: _Field) -> str | None:
         if info.checked == field.value:
             return None  # already so: nothing is clicked
         return await click_reason(tab.target, field.element)
+    if field.element.control.stands_for:  # a custom drop-down's face: its select's rule
+        return await face_change_reason(tab.target, field.element)
     if info.tag == "select":
         return secret_reason(info.secret, "chooses in") or await control_change_reason(
             tab.target, field.element
@@ -218,6 +222,8 @@ async def _set(tab: Tab, field: _Field) -> str | None:
             return None
         aim = await aim_at(tab.target, element, info, tab.latest)
         return await click_element(tab.target, element, info, tab.latest, aim)
+    if element.control.stands_for:
+        return await choose_on_face(tab, element, info, value)
     if info.tag == "select":
         return await choose(tab, element, info, value)
     if is_picker(info):

@@ -10,7 +10,7 @@ import trio
 
 from pycdp_bridge import call_on
 
-from ..driver import CallContext, locate, secret_of
+from ..driver import CallContext, locate, secret_of, stood_for
 from ..pipeline import Compaction, OutNode, compact, mask, render_node, xml
 from ..tab import Tab
 from ..tracker import ToolPolicy, folded_key
@@ -166,12 +166,14 @@ async def read(call: CallContext, args: Mapping[str, object]) -> ToolResult:
             return error(str(exc.args[0]))
     element = await locate(tab, id_arg(args))
     tab.memory.shown_live(element.eid)
+    # A custom drop-down's face is read as the select it stands for: every option.
+    source = await stood_for(tab.target, element) if element.control.stands_for else element
     facts: Mapping[str, Any] = await call_on(
         tab.target,
-        element.object_id,
+        source.object_id,
         script("read-element.js"),
         _READ_LIMIT,
-        session_id=element.session,
+        session_id=source.session,
     )
     attributes: dict[str, object] = {"tag": facts["tag"], "id": element.eid}
     attributes.update((name, str(value)) for name, value in facts["attrs"].items())
