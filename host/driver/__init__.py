@@ -93,6 +93,7 @@ from ._gather import gather
 from ._keyboard import MODIFIER_BITS, KeyDef, key_press, parse_key
 from ._naming import cover_description, describe
 from ._press import PageLeft, click_element, pointer_onto, press_element
+from ._quote import extend_selection, locate_quote, page_selection
 
 __all__ = [
     "MODIFIER_BITS",
@@ -133,6 +134,7 @@ __all__ = [
     "drag_select",
     "element_info",
     "enabled_element",
+    "extend_selection",
     "field_value",
     "focused_enter_submits",
     "gather",
@@ -141,8 +143,10 @@ __all__ = [
     "key_press",
     "key_reason",
     "locate",
+    "locate_quote",
     "locate_with_info",
     "no_reason",
+    "page_selection",
     "parse_key",
     "pick",
     "point_and_consent",

@@ -18,7 +18,7 @@ __all__ = ["cover_description", "describe"]
 
 def describe(element: Located, info: ElementInfo) -> str:
     """How a refusal names the element: ``<button id="z1c">Buy now</button>``, escaped."""
-    return xml.element(_tag_name(info.tag), {"id": element.eid}, content=info.text or None)
+    return xml.element(_tag_name(info.tag), {"id": element.eid or None}, content=info.text or None)
 
 
 def cover_description(facts: Mapping[str, Any], eid: str | None) -> str:
