@@ -126,7 +126,7 @@ async def drag(call: CallContext, args: Mapping[str, object]) -> ToolResult:
     "select_text",
     "Select text as with the mouse (then e.g. press('b', ['Control'])), within an element "
     "(id), a region or the page; spacing is ignored, and case if nothing matches exactly; "
-    "occurrence: which one, if it repeats; the note says what is selected.",
+    "the note says what is selected.",
     schema(
         {
             "id": ID_SCHEMA,
