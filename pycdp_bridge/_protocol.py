@@ -114,8 +114,12 @@ def dom_get_box_model(*, backend_node_id: int) -> Command[dom.GetBoxModelReturns
     return call("DOM.getBoxModel", backendNodeId=backend_node_id)
 
 
-def dom_scroll_into_view_if_needed(*, backend_node_id: int) -> Command[Empty]:
-    return call("DOM.scrollIntoViewIfNeeded", backendNodeId=backend_node_id)
+def dom_scroll_into_view_if_needed(
+    *, backend_node_id: int, rect: Mapping[str, float] | None = None
+) -> Command[Empty]:
+    """Scroll the node into view; with `rect` (x, y, width, height from its border box's
+    top left) that part of it, as for a range of text in a long paragraph."""
+    return call("DOM.scrollIntoViewIfNeeded", backendNodeId=backend_node_id, rect=rect)
 
 
 def dom_focus(*, backend_node_id: int) -> Command[Empty]:

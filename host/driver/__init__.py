@@ -96,6 +96,7 @@ from ._gather import gather
 from ._keyboard import MODIFIER_BITS, KeyDef, key_press, parse_key
 from ._naming import cover_description, describe
 from ._press import PageLeft, click_element, pointer_onto, press_element
+from ._quote import extend_selection, locate_quote, page_selection
 
 __all__ = [
     "MODIFIER_BITS",
@@ -139,6 +140,7 @@ __all__ = [
     "element_info",
     "enabled_element",
     "face_change_reason",
+    "extend_selection",
     "field_value",
     "focused_enter_submits",
     "gather",
@@ -147,8 +149,10 @@ __all__ = [
     "key_press",
     "key_reason",
     "locate",
+    "locate_quote",
     "locate_with_info",
     "no_reason",
+    "page_selection",
     "parse_key",
     "pick",
     "point_and_consent",

@@ -14,6 +14,7 @@ from pycdp_bridge import call_on
 from pycdp_bridge import protocol as cdp
 
 from ..driver import (
+    Aim,
     CallContext,
     ElementInfo,
     Goal,
@@ -27,9 +28,13 @@ from ..driver import (
     drag_select,
     element_info,
     enabled_element,
+    extend_selection,
     locate,
+    locate_quote,
+    page_selection,
     scroll_into_view,
 )
+from ..pipeline import xml
 from ..tab import settle
 from ._actions import clicks_on
 from ._common import (
@@ -119,16 +124,17 @@ async def drag(call: CallContext, args: Mapping[str, object]) -> ToolResult:
 
 @tool(
     "select_text",
-    "Select text within an element as with the mouse (then e.g. press('b', ['Control'])); "
-    "spacing is ignored, and case if nothing matches exactly; the note says what is "
-    "selected.",
+    "Select text as with the mouse (then e.g. press('b', ['Control'])), within an element "
+    "(id), a region or the page; spacing is ignored, and case if nothing matches exactly; "
+    "the note says what is selected.",
     schema(
         {
             "id": ID_SCHEMA,
+            "region": {"type": "string"},
             "text": {"type": "string"},
-            "occurrence": {"type": "integer", "minimum": 1, "default": 1},
+            "occurrence": {"type": "integer", "minimum": 1},
         },
-        ("id", "text"),
+        ("text",),
     ),
     ACT,
 )
@@ -138,10 +144,27 @@ async def select_text(call: CallContext, args: Mapping[str, object]) -> ToolResu
     assert wanted is not None
     if not wanted.strip():
         raise BadArguments("argument 'text' must hold the text to select; got only spaces")
-    occurrence = args.get("occurrence", 1)
-    if isinstance(occurrence, bool) or not isinstance(occurrence, int) or occurrence < 1:
+    occurrence = args.get("occurrence")  # None: asked for when the text repeats
+    if occurrence is not None and (
+        isinstance(occurrence, bool) or not isinstance(occurrence, int) or occurrence < 1
+    ):
         raise BadArguments(f"argument 'occurrence' must be 1 or more; got {occurrence!r}")
-    element = await locate(tab, text_arg(args, "id"))
+    eid = text_arg(args, "id", required=False)
+    region = text_arg(args, "region", required=False)
+    if eid is not None and region is not None:
+        raise BadArguments("select_text takes an element id or a region, not both")
+    if eid is None:
+        # Text with no id of its own (a plain paragraph's): found by what it says.
+        quote = await locate_quote(tab, wanted, occurrence, region)
+        return await _drag_over(
+            call,
+            quote.element,
+            quote.info,
+            (quote.start, quote.end),
+            quote.selected,
+            f"{quote.where}{_which(occurrence, quote.count)}",
+        )
+    element = await locate(tab, eid)
     target = tab.target
     info = await element_info(target, element)
     if info.secret is not None:
@@ -156,31 +179,60 @@ async def select_text(call: CallContext, args: Mapping[str, object]) -> ToolResu
         element.object_id,
         script("text-span-points.js"),
         wanted,
-        occurrence,
+        occurrence or 1,
         session_id=element.session,
     )
     if span.get("field"):
         # A field's text has no boxes to press on: its selection API, as before.
-        return await _select_in_field(call, element, info, wanted, occurrence)
-    _refuse_unfound(element, info, wanted, occurrence, span)
-    # Pressed and released on the element: a click on it, whatever that may commit.
-    call.require(await click_reason(target, element), describe(element, info))
+        return await _select_in_field(call, element, info, wanted, occurrence or 1)
+    _refuse_unfound(element, info, wanted, occurrence or 1, span)
+    count = int(span["count"])
+    if occurrence is None and count > 1:
+        raise Refusal(
+            f"{describe(element, info)} holds the text {xml.text(repr(wanted))} {count} "
+            f"times: say which with occurrence (1 to {count}), or quote more of it"
+        )
     start = await aim_in_frame(target, element, span["start"]["x"], span["start"]["y"])
     end = await aim_in_frame(target, element, span["end"]["x"], span["end"]["y"])
+    where = f"{describe(element, info)}{_which(occurrence, count)}"
+    return await _drag_over(call, element, info, (start, end), str(span["selected"]), where)
+
+
+def _which(occurrence: int | None, count: int) -> str:
+    return f" (match {occurrence or 1} of {count})" if count > 1 else ""
+
+
+async def _drag_over(
+    call: CallContext,
+    element: Located,
+    info: ElementInfo,
+    ends: tuple[Aim, Aim],
+    expected: str,
+    where: str,
+) -> ToolResult:
+    """Select `expected` with a drag between `ends`, then check what the page holds
+    selected: mended with the keyboard when the drag got it short or long, and said
+    plainly in the note when it is still something else."""
+    tab = call.tab
+    target = tab.target
+    # Pressed and released on the element: a click on it, whatever that may commit.
+    call.require(await click_reason(target, element), describe(element, info))
     async with call.watch() as activity:
-        notes = [await drag_select(tab, element, info, start, end)]
-        selected_now: str = await call_on(
-            target, element.object_id, script("page-selection.js"), session_id=element.session
-        )
-        if _squashed(selected_now) != _squashed(str(span["selected"])):
-            notes.append(
-                f"the page holds {selected_now[:200]!r} selected, not {str(span['selected'])!r}"
-                " (it changed what the mouse selected); see what the page shows now"
-            )
+        notes = [await drag_select(tab, element, info, *ends)]
+        selected = await page_selection(target, element)
+        mended = _squashed(selected) != _squashed(expected)
+        if mended:
+            selected = await extend_selection(target, element, expected)
         settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT, scope_of(element))
-    count = int(span["count"])
-    which = f" (match {occurrence} of {count})" if count > 1 else ""
-    notes.insert(0, f"selected {selected_now!r} in {describe(element, info)}{which}")
+    if _squashed(selected) == _squashed(expected):
+        how = " (the drag left it a character or two short or long; Shift+arrow keys mended it)"
+        notes.insert(0, f"selected {selected!r} in {where}{how if mended else ''}")
+    else:
+        notes.insert(
+            0,
+            f"NOT selected as asked: the page holds {selected[:200]!r} selected in {where}, "
+            f"not {expected!r} (it changed what the mouse selected); see what it shows now",
+        )
     note = "; ".join(n for n in notes if n)
     return await after_action(call, activity, settled, note=note)
 
@@ -202,8 +254,8 @@ def _refuse_unfound(
             f"is no occurrence {occurrence}"
         )
     raise Refusal(
-        f"{describe(element, info)} does not hold the text {wanted!r}; it reads: "
-        f"{str(outcome['near'])!r}"
+        f"{describe(element, info)} does not hold the text {xml.text(repr(wanted))}; it "
+        f"reads: {xml.text(repr(str(outcome['near'])))}"
     )
 
 

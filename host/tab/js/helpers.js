@@ -49,7 +49,8 @@ function squeeze(text) {
 // scripts, styles and templates) with whitespace runs folded to one space, matched
 // case-sensitively first, then not. Returns {needle, hay, places, starts}: `places[i]`
 // is the [text node, offset] of `hay[i]`, `starts` the indexes where a match begins.
-function textMatches(el, text) {
+// With `keep`, only the text nodes it keeps count (a page's visible text).
+function textMatches(el, text, keep) {
   const needle = text.replace(/\s+/g, ' ').trim();
   const chars = [], places = [];
   const walker = el.ownerDocument.createTreeWalker(el, NodeFilter.SHOW_TEXT);
@@ -57,6 +58,7 @@ function textMatches(el, text) {
   for (let node = walker.nextNode(); node; node = walker.nextNode()) {
     const parent = node.parentElement;
     if (parent && ['script', 'style', 'noscript', 'template'].includes(parent.localName)) continue;
+    if (keep && !keep(node)) continue;
     const data = node.data;
     for (let i = 0; i < data.length; i++) {
       const blank = /\s/.test(data[i]);
