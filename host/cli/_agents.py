@@ -23,6 +23,7 @@ from typing import Any, Final
 import trio
 
 from ..link import (
+    HOW_TO_SHARE,
     LinkError,
     PermissionProblem,
     choose_endpoint,
@@ -30,8 +31,17 @@ from ..link import (
     list_endpoints,
     read_secret,
 )
-from ..mcp import HOW_TO_SHARE, ArgumentError, check_arguments, property_types
-from ..tools import TAB, TOOL_GROUPS, TOOLS, ToolGroup, ToolSpec, parse_groups
+from ..tools import (
+    TAB,
+    TOOL_GROUPS,
+    TOOLS,
+    ArgumentError,
+    ToolGroup,
+    ToolSpec,
+    check_arguments,
+    parse_groups,
+    property_types,
+)
 
 __all__ = ["DEFAULT_SESSION", "EXIT_CODES", "add_commands", "parse_arguments", "run_command"]
 

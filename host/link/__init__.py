@@ -23,7 +23,7 @@ May import ``trimtab.wire``, ``trimtab.browser`` (`HostState`, which runs the to
 and ``trimtab.envelope``.
 """
 
-from ._client import LinkClient, LinkError, OnProgress, choose_endpoint, connect
+from ._client import HOW_TO_SHARE, LinkClient, LinkError, OnProgress, choose_endpoint, connect
 from ._endpoint import open_link
 from ._paths import (
     ENDPOINT_SUFFIX,
@@ -42,6 +42,7 @@ from ._untrusted import new_marker, page_data
 
 __all__ = [
     "ENDPOINT_SUFFIX",
+    "HOW_TO_SHARE",
     "PARKED_SESSION_LIFETIME",
     "PROGRESS_INTERVAL",
     "Endpoint",

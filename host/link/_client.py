@@ -32,7 +32,16 @@ from ..wire import (
 )
 from ._paths import Endpoint, list_endpoints
 
-__all__ = ["LinkClient", "LinkError", "OnProgress", "choose_endpoint", "connect"]
+__all__ = ["HOW_TO_SHARE", "LinkClient", "LinkError", "OnProgress", "choose_endpoint", "connect"]
+
+# The person's side, told to every outside agent that finds no tab shared: how a tab
+# is shared, and where the questions are asked.
+HOW_TO_SHARE: Final = (
+    "To share a tab, the person opens Trimtab's side panel on it (the Trimtab button in "
+    'the browser\'s toolbar) and clicks "Share this tab with agents". The side panel '
+    "must stay open while you work: the person answers your questions there (another "
+    "tab, submitting a form)."
+)
 
 _RECEIVE_SIZE: Final = 256 * 1024
 CONNECT_TIMEOUT: Final = 10.0

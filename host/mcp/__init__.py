@@ -21,11 +21,10 @@ imports it.
 """
 
 from ._arguments import ArgumentError, check_arguments, property_types, tab_id
-from ._server import FORMAT_URI, HOW_TO_SHARE, LinkHolder, build_server, open_holder, run_stdio
+from ._server import FORMAT_URI, LinkHolder, build_server, open_holder, run_stdio
 
 __all__ = [
     "FORMAT_URI",
-    "HOW_TO_SHARE",
     "ArgumentError",
     "LinkHolder",
     "build_server",

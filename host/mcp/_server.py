@@ -16,6 +16,7 @@ from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
 from ..link import (
+    HOW_TO_SHARE,
     LinkClient,
     LinkError,
     OnProgress,
@@ -29,7 +30,7 @@ from ..wire import host_version
 from ._arguments import ArgumentError, check_arguments, tab_id
 from ._stdio import open_stdio
 
-__all__ = ["FORMAT_URI", "HOW_TO_SHARE", "LinkHolder", "build_server", "open_holder", "run_stdio"]
+__all__ = ["FORMAT_URI", "LinkHolder", "build_server", "open_holder", "run_stdio"]
 
 FORMAT_URI: Final = "trimtab://format"
 SERVER_NAME: Final = "trimtab"
@@ -37,13 +38,6 @@ _TAB_PROPERTY: Final[Mapping[str, object]] = {
     "type": "integer",
     "description": "A tab id from `tabs`; optional when one tab is shared.",
 }
-# The person's side: how a tab is shared, and where the questions are asked.
-HOW_TO_SHARE: Final = (
-    "To share a tab, the person opens Trimtab's side panel on it (the Trimtab button in "
-    'the browser\'s toolbar) and clicks "Share this tab with agents". The side panel '
-    "must stay open while you work: the person answers your questions there (another "
-    "tab, submitting a form)."
-)
 _TABS_TOOL: Final = types.Tool(
     name="tabs",
     description="List the browser tabs the person shared with agents: id, title and URL. "

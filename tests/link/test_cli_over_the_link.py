@@ -5,6 +5,8 @@ codes a script can tell apart, errors on stderr only, and diffs across commands.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
 import trio
@@ -145,3 +147,16 @@ async def test_consecutive_calls_answer_with_diffs(
         code, out, err = await host.trimtab("snapshot", "--session", "other", "--json")
         assert code == 0, err
         assert json.loads(out)["kind"] == "baseline"
+
+
+def test_the_command_line_starts_without_the_mcp_sdk() -> None:
+    """`trimtab call`, `tabs` and `snapshot` load neither the MCP SDK nor Trimtab's MCP
+    server (only `trimtab mcp` does): a shell agent pays its second of start-up on
+    every step otherwise."""
+    check = (
+        "import sys, trimtab.cli; "
+        "print(sorted(m for m in sys.modules"
+        " if m == 'mcp' or m.startswith(('mcp.', 'trimtab.mcp'))))"
+    )
+    done = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]", done.stdout
