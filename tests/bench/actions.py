@@ -10,6 +10,10 @@ that animates on every frame, acted on in a tab behind another one, as outside a
 act (no target of its own: a hidden page that keeps animating is rendered about once a
 second, which held each mouse move and wheel turn for up to a second before).
 
+The widget classes of ``_widgets`` (sortable lists and grids, keys, drawn shapes,
+drop-downs over a select, slider handles) are each tried several times and judged by
+the page's own state: done / tried per class.
+
 Over every action that presses the mouse it also counts, from a recorder of its own
 in the page, presses and releases whose target was not the element named (must be
 0), and answers ``<unchanged/>`` whose element received no event at all (must be 0,
@@ -34,6 +38,8 @@ from tests.bench import median, table
 from tests.support import TEST_PAGES, StaticServer, serve_static
 from trimtab.tab import Tab
 from trimtab.tools import run_tool
+
+from ._widgets import WIDGET_CLASSES
 
 ROUNDS = 3
 # How long a background scenario's tab is hidden before it acts: Chromium throttles a
@@ -217,54 +223,72 @@ async def _measure(out: Callable[[str], None]) -> dict[str, Any]:
         "ticker": [],
         "background": [],
         "moving": [],
+        "widgets": [],
     }
+    # Widget class: [done, tried]; and why a try failed.
+    widgets: dict[str, list[int]] = {}
+    failures: list[str] = []
     notes: list[str] = []
     presses = PressCounts()
     async with trio.open_nursery() as nursery:
         server: StaticServer = await nursery.start(serve_static, TEST_PAGES)
         async with launch_browser() as browser:
+
+            async def open_page(page_name: str) -> tuple[PageTarget, Tab, str]:
+                page = await browser.new_page()
+                tab = Tab.open(page)
+                loaded = await run_tool(tab, "navigate", {"url": server.url(page_name)})
+                if loaded.is_error:
+                    raise RuntimeError(f"{page_name}: {loaded.content}")
+                return page, tab, loaded.content
+
+            def acting(page_name: str, group: str, tab: Tab, page: PageTarget) -> Act:
+                async def act(name: str, args: Mapping[str, object]) -> str:
+                    pressing = name in PRESSING
+                    # Set before the timer starts: the recorder is not timed.
+                    record = await _record(page, tab, args) if pressing else None
+                    started = time.perf_counter()
+                    # The person's consent is given at once: the answer is timed.
+                    result = await run_tool(tab, name, args, consented=True)
+                    elapsed = (time.perf_counter() - started) * 1000
+                    if pressing:
+                        what = f"{page_name} {name}"
+                        await _count_presses(page, record, what, name, result.content, presses)
+                    if result.is_error:
+                        raise RuntimeError(f"{page_name} {name}: {result.content}")
+                    if "did not settle" in result.content:
+                        notes.append(f"{page_name} {name}: did not settle")
+                    times[group].append((page_name, name, elapsed))
+                    return result.content
+
+                return act
+
             for page_name, group, scenario in SCENARIOS:
                 for _ in range(ROUNDS):
-                    page = await browser.new_page()
-                    tab = Tab.open(page)
-                    loaded = await run_tool(tab, "navigate", {"url": server.url(page_name)})
-                    if loaded.is_error:
-                        raise RuntimeError(f"{page_name}: {loaded.content}")
+                    page, tab, xml = await open_page(page_name)
                     front = None
                     if group == "background":
                         front = await browser.new_page("about:blank")
                         await front.execute(cdp.page_bring_to_front())
                         await trio.sleep(HIDDEN_FOR)
-
-                    async def act(
-                        name: str,
-                        args: Mapping[str, object],
-                        page_name: str = page_name,
-                        group: str = group,
-                        tab: Tab = tab,
-                        page: PageTarget = page,
-                    ) -> str:
-                        pressing = name in PRESSING
-                        # Set before the timer starts: the recorder is not timed.
-                        record = await _record(page, tab, args) if pressing else None
-                        started = time.perf_counter()
-                        # The person's consent is given at once: the answer is timed.
-                        result = await run_tool(tab, name, args, consented=True)
-                        elapsed = (time.perf_counter() - started) * 1000
-                        if pressing:
-                            what = f"{page_name} {name}"
-                            await _count_presses(page, record, what, name, result.content, presses)
-                        if result.is_error:
-                            raise RuntimeError(f"{page_name} {name}: {result.content}")
-                        if "did not settle" in result.content:
-                            notes.append(f"{page_name} {name}: did not settle")
-                        times[group].append((page_name, name, elapsed))
-                        return result.content
-
-                    await scenario(loaded.content, act)
+                    await scenario(xml, acting(page_name, group, tab, page))
                     await page.close()
                     if front is not None:
                         await front.close()
+            for kind, page_name, widget in WIDGET_CLASSES:
+                for _ in range(ROUNDS):
+                    page, tab, xml = await open_page(page_name)
+                    tried = widgets.setdefault(kind, [0, 0])
+                    tried[1] += 1
+                    try:
+                        done = await widget(
+                            xml, acting(page_name, "widgets", tab, page), page.evaluate
+                        )
+                    except (RuntimeError, LookupError) as exc:
+                        failures.append(f"{kind}: {str(exc)[:160]}")
+                        done = False
+                    tried[0] += int(done)
+                    await page.close()
         nursery.cancel_scope.cancel()
     rows = []
     for page_name, _, _ in SCENARIOS:
@@ -274,6 +298,8 @@ async def _measure(out: Callable[[str], None]) -> dict[str, Any]:
     out(table(["page", "action", "n", "median ms", "p90 ms"], rows))
     figures: dict[str, Any] = {
         "unsettled": notes,
+        "widget_classes": {kind: {"done": d, "tried": t} for kind, (d, t) in widgets.items()},
+        "widget_failures": failures,
         "presses": {
             "actions": presses.actions,
             "unrecorded": presses.unrecorded,
@@ -325,6 +351,15 @@ def run(pattern: str | None = None, out: Callable[[str], None] = print) -> dict[
         f"(must be 0), {len(pressed['explained_unchanged'])} more explained by a note"
     )
     for line in pressed["misdirected"] + pressed["released_off"] + pressed["silent_unchanged"]:
+        out(f"  {line}")
+    classes = figures["widget_classes"]
+    out(
+        "SUMMARY actions on widgets: "
+        + "; ".join(f"{kind} {c['done']}/{c['tried']}" for kind, c in classes.items())
+        + f"; {len(pressed['misdirected'])} presses off the named element (must be 0);"
+        f" median action {figures['widgets']['median_ms']:.0f} ms"
+    )
+    for line in figures["widget_failures"]:
         out(f"  {line}")
     return figures
 
