@@ -37,8 +37,12 @@ chromium:
 demo: $(VENV)/.installed chromium
 	$(BIN)/trimtab inspect "$(URL)" --stats
 
+# Test processes: a browser test mostly waits on its page, so more processes than
+# cores pays (each has its own Chromium); TEST_WORKERS=0 runs them all in one.
+TEST_WORKERS ?= 4
+
 test: $(VENV)/.installed chromium lint
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS)
 
 lint: $(VENV)/.installed
 	$(BIN)/ruff check host pycdp_bridge tests
