@@ -51,13 +51,15 @@ async def test_drag_moves_an_item_before_another_in_a_list_and_a_grid(
 ) -> None:
     """Dragging "Head torch" onto "Tent" takes it up the jQuery UI list to Tent (dropped
     on Tent's middle, jQuery UI leaves it just below); dragging "Valley" (second row)
-    onto "Lake" (first row) moves it into the first row of the grid."""
+    onto "Lake" (first row) moves it into the first row of the grid, beside Lake (before
+    or after it: SortableJS decides by how the pointer's last moves reach Lake, which on
+    a loaded machine arrive fewer and later, as with a person's drag)."""
     tab, now = await open_tab(page, pages_server.url(PAGE))
     await act(tab, "drag", id=eid(now, "Head torch"), to=eid(now, "Tent"))
     assert await page_says(page, PACKING) == "Tent,Head torch,Stove,Sleeping bag"
     await act(tab, "drag", id=eid(now, "Valley"), to=eid(now, "Lake"))
     order = str(await page_says(page, PHOTOS)).split(",")
-    assert order[:2] == ["Lake", "Valley"], order
+    assert sorted(order[:2]) == ["Lake", "Valley"], order
     assert sorted(order) == sorted(["Lake", "Ridge", "Camp", "Forest", "Summit", "Valley"])
 
 
