@@ -120,6 +120,8 @@ class Activity:
     # When the action began (trio clock): changes running since before it are churn.
     started: float = attrs.field(factory=trio.current_time)
     changed: trio.Event = attrs.field(factory=trio.Event)
+    # Set when `settle` begins: the action's own input is sent, its effect under way.
+    settling: trio.Event = attrs.field(factory=trio.Event)
     # The request guard of the call whose action this is (None: nothing is held), for
     # what the page sends meanwhile and for the time limits that wait for its judge.
     guard: Guarding | None = None
@@ -371,6 +373,10 @@ class _Early:
         try:
             with self.scope:
                 await trio.sleep_until(self.activity.started + self.ahead.after)
+                # Not before the action's input is sent (a press on a loaded machine
+                # can outlast `after`): a capture then would miss the effect and be
+                # taken again.
+                await self.activity.settling.wait()
                 # Loading or gone to another document: a capture now is of a page in
                 # the making, and would only compete with it for the renderer.
                 if self.activity.busy or self.activity.commits:
@@ -402,6 +408,7 @@ async def settle(
     DOM quiet is watched by the tab's page observer (`PageRevisions.quiet`), the
     same one that tells the call tracker the page changed.
     """
+    activity.settling.set()
     # The time the person takes to answer about a held request does not count.
     with (
         trio.move_on_after(timeout) as scope_timer,

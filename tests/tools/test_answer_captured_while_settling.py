@@ -89,6 +89,25 @@ async def test_answer_is_captured_while_the_settle_waits(
     parse(result.content)
 
 
+async def test_the_early_capture_waits_for_the_press_to_be_sent(
+    page: PageTarget, pages_server: StaticServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ahead as soon as the action began, sooner than the click's own aiming and press
+    take: the capture still waits until the press is sent and the settle waits, so the
+    page is captured once, with the effect (as on a loaded machine, where a press
+    outlasts 200 ms)."""
+    _ahead_after(monkeypatch, 0.0)
+    tab, xml = await open_tab(page, pages_server.url("tools-ahead.html"))
+    recorder = Recorder(page)
+    result = await act(tab, "click", {"id": eid_of(xml, "button", "Click once")})
+    assert "Clicked once" in result.content
+    [captured] = recorder.indexes("DOMSnapshot.captureSnapshot")
+    released = max(recorder.indexes("Input.dispatchMouseEvent"))
+    assert recorder.sequence.index(("answered", released)) < recorder.sequence.index(
+        ("sent", captured)
+    )
+
+
 @pytest.mark.usefixtures("ahead_from_50ms")
 async def test_change_after_the_early_capture_is_in_the_answer(
     page: PageTarget, pages_server: StaticServer
