@@ -516,7 +516,8 @@ async def _hit_at(
     hit_id = int(hit["backendNodeId"])
     if owner is not None:
         if hit_id != owner:
-            return await _describe_hit(target, session, hit_id, latest)
+            frame = await _object_for(target, session, owner)
+            return await _describe_hit(target, session, hit_id, latest, frame)
         return None
     if hit_id == element.backend_id:
         return None  # the element itself (backend ids name one node each)
@@ -529,7 +530,7 @@ async def _hit_at(
         session_id=session,
     )
     if inside is not True:
-        return await _describe_hit(target, session, hit_id, latest)
+        return await _describe_hit(target, session, hit_id, latest, element.object_id)
     return None
 
 
@@ -562,11 +563,19 @@ async def _object_for(target: Target, session: str | None, backend_id: int) -> s
 
 
 async def _describe_hit(
-    target: Target, session: str | None, backend_id: int, latest: Compaction | None
+    target: Target,
+    session: str | None,
+    backend_id: int,
+    latest: Compaction | None,
+    covered: str,
 ) -> str:
-    """Name what the hit test found: tag, id attribute, class, text, and its eid if any."""
+    """Name what the hit test found over the object `covered` (the element, or the
+    frame that holds it): the layer it belongs to in words (see ``cover_description``),
+    tag, id attribute, class, text, and its eid if any."""
     hit_object = await _object_for(target, session, backend_id)
-    facts = await call_on(target, hit_object, script("describe-cover.js"), session_id=session)
+    facts = await call_on(
+        target, hit_object, script("describe-cover.js"), ObjectRef(covered), session_id=session
+    )
     eid = await _eid_of(target, session, hit_object, latest)
     return cover_description(facts, eid)
 
