@@ -223,7 +223,7 @@ async def _locate_by_capture(tab: Tab, eid: str) -> Located:
     # so a mistyped id gets the same answer: either way the cure is a fresh look.
     stale = f"stale id {xml.text(eid)}: it is not on the page any more; take a snapshot"
     if control_or_none is None:
-        raise Refusal(stale)
+        raise Refusal(await _covered_now(tab, eid) or stale)
     control = control_or_none
     frame = model.frames[control.frame]
     seen = tab.memory.issued.get(eid) if reserved else None
@@ -245,6 +245,26 @@ async def _locate_by_capture(tab: Tab, eid: str) -> Located:
     if object_id is None:
         raise Refusal(stale)
     return Located(eid, control, frame.session_id, object_id, _boundaries(model, control.frame))
+
+
+async def _covered_now(tab: Tab, eid: str) -> str | None:
+    """Why an element the fresh capture left out cannot be acted on when it is still in
+    the tab's document, under something drawn over all of it (an open picker): the
+    `Covered` refusal, which names what covers it; None otherwise."""
+    seen = tab.memory.issued.get(eid)
+    if seen is None or seen.frame != 0:
+        return None
+    object_id = await _live_object(tab.target, None, seen.backend_node_id)
+    if object_id is None:
+        return None
+    element = Located(eid, seen, None, object_id)
+    try:
+        await aim_at(tab.target, element, await element_info(tab.target, element), tab.latest)
+    except Covered as exc:
+        return str(exc)
+    except (Refusal, CDPError, JavaScriptError):
+        return None  # hidden, or gone meanwhile: the id is stale
+    return None
 
 
 _NUMBER = re.compile(r"\d[\d,.]*")

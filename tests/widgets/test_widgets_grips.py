@@ -20,7 +20,16 @@ from pycdp_bridge import PageTarget
 from tests.support import StaticServer
 from tests.support.link_host import TAB, open_link_host
 from tests.support.outside import call
-from tests.widgets.test_widgets import TIMEOUT, act, compacted, eid, lines, open_tab, page_says
+from tests.widgets.test_widgets import (
+    TIMEOUT,
+    act,
+    compacted,
+    eid,
+    lines,
+    open_tab,
+    page_says,
+    recapture,
+)
 from trimtab.tools import run_tool
 
 pytestmark = pytest.mark.browser
@@ -34,9 +43,9 @@ PICKER_OPEN = "getComputedStyle(document.getElementById('picker')).display !== '
 async def test_a_covering_picker_is_named_and_escape_closes_it(
     page: PageTarget, pages_server: StaticServer
 ) -> None:
-    """A click on a button under an open colour picker is refused naming the picker in
-    words and that Escape or a click outside closes it; Escape closes it, and the click
-    then reaches the button."""
+    """A click on a button under an open colour picker (half or wholly hidden) is
+    refused naming the picker in words and that Escape or a click outside closes it;
+    Escape closes it, and the click then reaches the button."""
     tab, now = await open_tab(page, pages_server.url(PAGE))
     await act(tab, "click", id=eid(now, "Colour"))
     assert await page_says(page, PICKER_OPEN) is True
@@ -48,6 +57,13 @@ async def test_a_covering_picker_is_named_and_escape_closes_it(
         "(press Escape or click outside it to close it)"
     ) in refused.content, refused.content
     assert await page_says(page, LOG) == ""
+    # A button the picker hides whole is left out of the page's XML; its id, still
+    # held, is refused as covered, not as gone.
+    assert "Preview" not in (await recapture(page)).xml
+    with trio.fail_after(TIMEOUT):
+        hidden = await run_tool(tab, "click", {"id": eid(now, "Preview")})
+    assert hidden.is_error, hidden.content
+    assert "is covered by an open colour picker" in hidden.content, hidden.content
     await act(tab, "press", key="Escape")
     assert await page_says(page, PICKER_OPEN) is False
     await act(tab, "click", id=eid(now, "Apply colour"))
