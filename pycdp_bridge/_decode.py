@@ -74,6 +74,7 @@ SNAPSHOT_STYLES: tuple[str, ...] = (
     "z-index",
     "overflow-x",
     "overflow-y",
+    "resize",
 )
 _STYLE_FIELDS = tuple(name.replace("-", "_") for name in SNAPSHOT_STYLES)
 

@@ -122,6 +122,10 @@ class Style:
     # "auto", "scroll"): what a cover can hide of content is only the part drawn.
     overflow_x: str = "visible"
     overflow_y: str = "visible"
+    # "none", or which way a person may drag the element's corner to resize it
+    # ("both", "horizontal", "vertical", "block", "inline"); it takes effect only
+    # where the overflow is not visible.
+    resize: str = "none"
 
 
 @attrs.frozen

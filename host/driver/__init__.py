@@ -52,7 +52,16 @@ from ._consent import (
     submit_after_typing_reason,
 )
 from ._context import CallContext
-from ._drag import Goal, aim_by_offset, aim_onto_goal, drag_along, drag_select
+from ._drag import (
+    Goal,
+    Grip,
+    aim_at_grip,
+    aim_by_offset,
+    aim_onto_goal,
+    drag_along,
+    drag_select,
+    resized_note,
+)
 from ._dropdown import NotChosen, choose_on_face, face_change_reason, stood_for
 from ._element import (
     OBJECT_GROUP,
@@ -113,6 +122,7 @@ __all__ = [
     "ElementInfo",
     "EvaluateReason",
     "Goal",
+    "Grip",
     "KeyDef",
     "Located",
     "NoFocus",
@@ -122,6 +132,7 @@ __all__ = [
     "Refusal",
     "SecretReason",
     "aim_at",
+    "aim_at_grip",
     "aim_by_offset",
     "aim_in_frame",
     "aim_onto_goal",
@@ -160,6 +171,7 @@ __all__ = [
     "press_element",
     "reaches",
     "refuse_unchecking_radio",
+    "resized_note",
     "scroll_into_view",
     "scroll_position",
     "secret_of",

@@ -1,5 +1,6 @@
-"""Dragging with the mouse as a hand does: an element onto another or by an offset,
-and text selected by pressing at its first character and releasing at its last.
+"""Dragging with the mouse as a hand does: an element onto another or by an offset
+(a resizable one by its grip, `aim_at_grip`), and text selected by pressing at its
+first character and releasing at its last.
 
 The button goes down on the source once the pointer is checked to be on it
 (`pointer_onto`), moves in steps a page that follows the pointer sees as a drag, and is
@@ -9,12 +10,13 @@ released on the goal, followed if the drag moved it; it is never left down
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Mapping
+from typing import Any, Literal
 
 import attrs
 import trio
 
-from pycdp_bridge import CDPError, Target
+from pycdp_bridge import CDPError, Target, call_on
 from pycdp_bridge import protocol as cdp
 
 from ..tab import Tab
@@ -26,6 +28,7 @@ from ._element import (
     Point,
     Refusal,
     aim_at,
+    aim_in_frame,
     describe,
     element_info,
     locate,
@@ -34,8 +37,19 @@ from ._element import (
     visible_boxes,
 )
 from ._press import pointer_onto
+from ._scripts import script
 
-__all__ = ["Goal", "aim_by_offset", "aim_onto_goal", "drag_along", "drag_select", "mouse"]
+__all__ = [
+    "Goal",
+    "Grip",
+    "aim_at_grip",
+    "aim_by_offset",
+    "aim_onto_goal",
+    "drag_along",
+    "drag_select",
+    "mouse",
+    "resized_note",
+]
 
 # Moves between press and release: pages that follow the pointer (sliders, sortable
 # lists, HTML drag and drop) need several to see a drag, as from a real mouse.
@@ -190,12 +204,60 @@ async def aim_onto_goal(
     return start, goal
 
 
-async def aim_by_offset(tab: Tab, source: Located, info: ElementInfo, dx: float, dy: float) -> Aim:
-    """Where a drag of `source` by (`dx`, `dy`) starts; `Refusal` when it would end
-    outside the window."""
+@attrs.frozen
+class Grip:
+    """Where a resizable element is taken to resize it, and its size before."""
+
+    aim: Aim
+    width: int
+    height: int
+
+
+async def aim_at_grip(
+    tab: Tab, source: Located, info: ElementInfo, dx: float, dy: float
+) -> Grip | None:
+    """Where a drag by (`dx`, `dy`) that resizes `source` starts: the corner CSS
+    `resize` draws, or a grip drawn at its edge (``resize-grip.js``); None when it is
+    not resizable. `Refusal` when the grip is covered or the drag would leave the window."""
     target = tab.target
-    start = await aim_at(target, source, info, tab.latest)
-    end = Point(start.point.x + dx, start.point.y + dy)
+
+    async def grip_now() -> Mapping[str, Any] | None:
+        found: Mapping[str, Any] | None = await call_on(
+            target, source.object_id, script("resize-grip.js"), session_id=source.session
+        )
+        return found
+
+    if not await grip_now():
+        return None  # most elements dragged (a slider, a map): no scroll, no aim
+    await aim_at(target, source, info, tab.latest)  # in view, and not all covered
+    found = await grip_now()
+    if not found:
+        return None
+    aim = await aim_in_frame(target, source, float(found["x"]), float(found["y"]))
+    cover = await reaches(target, source, aim, tab.latest)
+    if cover is not None:
+        raise Refusal(f"the resize grip of {describe(source, info)} is under {cover}")
+    await _within_window(target, source, info, aim.point, dx, dy)
+    return Grip(aim, int(found["width"]), int(found["height"]))
+
+
+async def resized_note(tab: Tab, source: Located, info: ElementInfo, grip: Grip) -> str:
+    """What a drag by the grip did to the element's size, read from the page."""
+    now = await call_on(
+        tab.target, source.object_id, script("element-size.js"), session_id=source.session
+    )
+    before = f"{grip.width}x{grip.height}"
+    after = f"{now['width']}x{now['height']}"
+    if before == after:
+        return f"{describe(source, info)} kept its size {before} (the page did not resize it)"
+    return f"resized {describe(source, info)} from {before} to {after} (CSS px)"
+
+
+async def _within_window(
+    target: Target, source: Located, info: ElementInfo, start: Point, dx: float, dy: float
+) -> None:
+    """`Refusal` when a drag from `start` by (`dx`, `dy`) would end outside the window."""
+    end = Point(start.x + dx, start.y + dy)
     width, height = await viewport_size(target)
     if not (0 <= end.x < width and 0 <= end.y < height):
         raise Refusal(
@@ -203,6 +265,13 @@ async def aim_by_offset(tab: Tab, source: Located, info: ElementInfo, dx: float,
             f"({end.x:.0f}, {end.y:.0f}), outside the {width:.0f}x{height:.0f} window; "
             "drag by less"
         )
+
+
+async def aim_by_offset(tab: Tab, source: Located, info: ElementInfo, dx: float, dy: float) -> Aim:
+    """Where a drag of `source` by (`dx`, `dy`) starts; `Refusal` when it would end
+    outside the window."""
+    start = await aim_at(tab.target, source, info, tab.latest)
+    await _within_window(tab.target, source, info, start.point, dx, dy)
     return start
 
 

@@ -223,7 +223,7 @@ async def _locate_by_capture(tab: Tab, eid: str) -> Located:
     # so a mistyped id gets the same answer: either way the cure is a fresh look.
     stale = f"stale id {xml.text(eid)}: it is not on the page any more; take a snapshot"
     if control_or_none is None:
-        raise Refusal(stale)
+        raise Refusal(await _covered_now(tab, eid) or stale)
     control = control_or_none
     frame = model.frames[control.frame]
     seen = tab.memory.issued.get(eid) if reserved else None
@@ -245,6 +245,26 @@ async def _locate_by_capture(tab: Tab, eid: str) -> Located:
     if object_id is None:
         raise Refusal(stale)
     return Located(eid, control, frame.session_id, object_id, _boundaries(model, control.frame))
+
+
+async def _covered_now(tab: Tab, eid: str) -> str | None:
+    """Why an element the fresh capture left out cannot be acted on when it is still in
+    the tab's document, under something drawn over all of it (an open picker): the
+    `Covered` refusal, which names what covers it; None otherwise."""
+    seen = tab.memory.issued.get(eid)
+    if seen is None or seen.frame != 0:
+        return None
+    object_id = await _live_object(tab.target, None, seen.backend_node_id)
+    if object_id is None:
+        return None
+    element = Located(eid, seen, None, object_id)
+    try:
+        await aim_at(tab.target, element, await element_info(tab.target, element), tab.latest)
+    except Covered as exc:
+        return str(exc)
+    except (Refusal, CDPError, JavaScriptError):
+        return None  # hidden, or gone meanwhile: the id is stale
+    return None
 
 
 _NUMBER = re.compile(r"\d[\d,.]*")
@@ -516,7 +536,8 @@ async def _hit_at(
     hit_id = int(hit["backendNodeId"])
     if owner is not None:
         if hit_id != owner:
-            return await _describe_hit(target, session, hit_id, latest)
+            frame = await _object_for(target, session, owner)
+            return await _describe_hit(target, session, hit_id, latest, frame)
         return None
     if hit_id == element.backend_id:
         return None  # the element itself (backend ids name one node each)
@@ -529,7 +550,7 @@ async def _hit_at(
         session_id=session,
     )
     if inside is not True:
-        return await _describe_hit(target, session, hit_id, latest)
+        return await _describe_hit(target, session, hit_id, latest, element.object_id)
     return None
 
 
@@ -562,11 +583,19 @@ async def _object_for(target: Target, session: str | None, backend_id: int) -> s
 
 
 async def _describe_hit(
-    target: Target, session: str | None, backend_id: int, latest: Compaction | None
+    target: Target,
+    session: str | None,
+    backend_id: int,
+    latest: Compaction | None,
+    covered: str,
 ) -> str:
-    """Name what the hit test found: tag, id attribute, class, text, and its eid if any."""
+    """Name what the hit test found over the object `covered` (the element, or the
+    frame that holds it): the layer it belongs to in words (see ``cover_description``),
+    tag, id attribute, class, text, and its eid if any."""
     hit_object = await _object_for(target, session, backend_id)
-    facts = await call_on(target, hit_object, script("describe-cover.js"), session_id=session)
+    facts = await call_on(
+        target, hit_object, script("describe-cover.js"), ObjectRef(covered), session_id=session
+    )
     eid = await _eid_of(target, session, hit_object, latest)
     return cover_description(facts, eid)
 

@@ -25,14 +25,58 @@ def describe(element: Located, info: ElementInfo) -> str:
 def cover_description(facts: Mapping[str, Any], eid: str | None) -> str:
     """How a refusal names what covers an element, from ``describe-cover.js``'s facts:
     ``<div id="k2" dom-id="consent" class="modal">Accept cookies</div>``, escaped, where
-    ``id`` is Trimtab's element id (if it has one) and ``dom-id`` the page's own id."""
+    ``id`` is Trimtab's element id (if it has one) and ``dom-id`` the page's own id.
+
+    With the facts of the layer the cover belongs to, a pop-up (a picker, a menu, a
+    dialog, a box laid over the page) is named in words a person uses ("an open colour
+    picker", "a dialog") with its element, and with what closes it."""
+    hit = _element_of(facts, eid)
+    layer = facts.get("layer")
+    if not isinstance(layer, Mapping):
+        return hit
+    kind = _layer_kind(layer)
+    if not kind:
+        return hit  # a banner, a header, a page's own layout: as it is
+    said = f"{kind} {_element_of(layer, eid if layer.get('same') else None, layer.get('name'))}"
+    if eid and not layer.get("same"):
+        said += f" at its {hit}"
+    return said + " (press Escape or click outside it to close it)"
+
+
+def _layer_kind(layer: Mapping[str, Any]) -> str:
+    """What a covering layer is, in Trimtab's words only (never the page's)."""
+    role = _ROLE_WORDS.get(str(layer.get("role", "")))
+    if layer.get("picker"):
+        return "an open colour picker"
+    if role:
+        return role
+    if layer.get("popover") or (layer.get("floating") and not layer.get("full")):
+        # A box positioned over the page, smaller than the window: a menu, a
+        # popover (a fixed header or a page-wide overlay is none).
+        return "an open pop-up"
+    return ""
+
+
+def _element_of(facts: Mapping[str, Any], eid: str | None, name: object = None) -> str:
     attributes = {
         "id": eid,
         "dom-id": str(facts.get("id") or "") or None,
         "class": str(facts.get("cls") or "") or None,
+        "label": str(name or "") or None,
     }
     text = str(facts.get("text") or "")
     return xml.element(_tag_name(str(facts.get("tag", ""))), attributes, content=text or None)
+
+
+# The roles of layers that open over a page, as a person calls them.
+_ROLE_WORDS = {
+    "dialog": "a dialog",
+    "alertdialog": "a dialog",
+    "menu": "an open menu",
+    "menubar": "a menu",
+    "listbox": "an open list",
+    "tooltip": "a tooltip",
+}
 
 
 def _tag_name(tag: str) -> str:

@@ -28,6 +28,7 @@ from ._encode import RANGE_ROLES, ControlEncoder, fold
 from ._filter import Visibility
 from ._frames import FrameMarker, site_name
 from ._graphics import GRAPHIC_TAGS, graphic_size, is_graphic
+from ._grips import beside_icon, resizable
 from ._icons import icon_name
 from ._roles import (
     BLOCK_DISPLAYS,
@@ -157,6 +158,7 @@ class _Builder(ControlEncoder, FrameMarker):
         self.covered_by = visibility.covered_by
         self.options = options
         self.controls: list[tuple[OutNode, ControlFacts]] = []
+        self.control_nodes: set[int] = set()
         self.elements_out = 0
         self.line_open = False  # the current line already has content
         self.region_path: list[str] = []
@@ -543,12 +545,19 @@ class _Builder(ControlEncoder, FrameMarker):
                 self._handle(node, control)
             self._aria_states(node, control)
             self._tree_state(node, role, control, nested)
+            icon = beside_icon(self.model, node, visible, attrs_out, self.control_nodes)
+            if icon:
+                attrs_out.append(("icon", icon))
         if visible is None:  # a form field: its text is what its branch made
             visible = control.text()
         self._states(node, control)
         drag = draggable(self.model, node)
         if drag:
             attrs_out.append(("draggable", "true"))
+        resize = resizable(self.model, node)
+        if resize:
+            attrs_out.append(("resizable", resize))
+        self.control_nodes.add(node.index)
         if out and isinstance(out[-1], str) and out[-1][-1:].isalnum():
             out[-1] += " "
         out.append(control)

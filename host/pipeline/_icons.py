@@ -28,7 +28,7 @@ from pycdp_bridge import Node, PageModel
 
 from ._swatches import colour_name, swatch_name
 
-__all__ = ["icon_name"]
+__all__ = ["icon_name", "icon_words"]
 
 # Words that name the kind of thing, its library or its styling, not what it does.
 _GENERIC_WORDS = """
@@ -87,10 +87,12 @@ _GLYPH = re.compile(r"^(?:[^\W_]|\d{1,2})$")
 _HEX_FILL = re.compile(r"^#(?:[0-9a-f]{3}|[0-9a-f]{6})$")
 
 
-def icon_name(model: PageModel, node: Node) -> str:
-    """A short name for an icon control from its markup, or "" when nothing names it."""
+def icon_name(model: PageModel, node: Node, *, titles: bool = True) -> str:
+    """A short name for an icon control from its markup, or "" when nothing names it;
+    without `titles`, from the icon's own markup only (an icon inside a control whose
+    title is the control's name)."""
     subtree = model.nodes[node.index : min(node.end, node.index + _SCAN_LIMIT)]
-    for found in _titles(model, node, subtree):
+    for found in _titles(model, node, subtree) if titles else ():
         words = _words(found)
         if words:
             return " ".join(words)[:_MAX_CHARS].strip()
@@ -259,6 +261,11 @@ def _is_word(lower: str) -> bool:
     if len(lower) < 3:
         return lower in _SHORT_WORDS
     return len(lower) <= 4 or _VOWEL.search(lower) is not None
+
+
+def icon_words(raw: str) -> str:
+    """The meaningful words of a file name or class token, as `icon_name` reads them."""
+    return " ".join(_words(raw))[:_MAX_CHARS].strip()
 
 
 def _words(raw: str) -> list[str]:

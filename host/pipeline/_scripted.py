@@ -20,7 +20,8 @@ pointer cursor says where a person is invited to click. Together:
   role (a jQuery UI slider handle, operated with the arrow keys);
 * draggable: what a person drags (`draggable`, below), a sortable list's row or
   its grip, whose listeners (pointerdown, dragstart) are often on the list and
-  are not what the capture calls clickable.
+  are not what the capture calls clickable;
+* resizable: a panel a person resizes by its corner or edge (see _grips).
 
 An element is draggable when the page marked it `draggable="true"`, when the
 move or grab cursor starts on it (sortable lists, kanban cards, dialog title bars
@@ -39,6 +40,7 @@ import re
 
 from pycdp_bridge import Node, PageModel
 
+from ._grips import resizable
 from ._roles import NATIVE_CLICKABLE_TAGS
 
 __all__ = ["Scripted", "draggable", "own_handler", "scripted"]
@@ -72,6 +74,7 @@ class Scripted(enum.Enum):
     SHORT_TEXT = "short text"
     FOCUSABLE = "focusable"
     DRAGGABLE = "draggable"
+    RESIZABLE = "resizable"
 
 
 def own_handler(node: Node) -> bool:
@@ -150,6 +153,8 @@ def scripted(model: PageModel, node: Node) -> Scripted | None:
             return Scripted.DELEGATED
     if _focusable(model, node):
         return Scripted.FOCUSABLE
+    if resizable(model, node):
+        return Scripted.RESIZABLE
     return None
 
 

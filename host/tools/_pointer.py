@@ -19,6 +19,7 @@ from ..driver import (
     ElementInfo,
     Goal,
     Located,
+    aim_at_grip,
     aim_by_offset,
     aim_in_frame,
     aim_onto_goal,
@@ -32,6 +33,7 @@ from ..driver import (
     locate,
     locate_quote,
     page_selection,
+    resized_note,
     scroll_into_view,
 )
 from ..pipeline import xml
@@ -108,16 +110,20 @@ async def drag(call: CallContext, args: Mapping[str, object]) -> ToolResult:
     source, info = await enabled_element(tab, id_arg(args))
     goal: Goal | None = None
     offset = (dx or 0.0, dy or 0.0)
+    # A resizable element dragged by an offset is pulled by its grip (its corner).
+    grip = None if to is not None else await aim_at_grip(tab, source, info, *offset)
     if to is not None:
         start, goal = await aim_onto_goal(tab, source, info, to)
         scope = scope_of(source, goal.element)
     else:
-        start = await aim_by_offset(tab, source, info, *offset)
+        start = grip.aim if grip else await aim_by_offset(tab, source, info, *offset)
         scope = scope_of(source)
     # The press and release of a drag click its source when it barely moves.
     call.require(await click_reason(tab.target, source), describe(source, info))
     async with call.watch() as activity:
         note = await drag_along(tab, source, info, start, goal, offset)
+        if grip is not None:
+            note = "; ".join(n for n in (await resized_note(tab, source, info, grip), note) if n)
         settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT, scope)
     return await after_action(call, activity, settled, note=note)
 

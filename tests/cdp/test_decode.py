@@ -28,7 +28,7 @@ def _styles(**overrides: str) -> list[str]:
         "background-color": "rgba(0, 0, 0, 0)", "background-image": "none", "content": "normal",
         "cursor": "auto",
         "pointer-events": "auto", "position": "static", "z-index": "auto",
-        "overflow-x": "visible", "overflow-y": "visible",
+        "overflow-x": "visible", "overflow-y": "visible", "resize": "none",
     }  # fmt: skip
     values.update({k.replace("_", "-"): v for k, v in overrides.items()})
     return [values[name] for name in SNAPSHOT_STYLES]

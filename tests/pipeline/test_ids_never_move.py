@@ -24,16 +24,19 @@ async def test_popup_ok_does_not_take_the_covered_ok_id(
     page: PageTarget, pages_server: StaticServer
 ) -> None:
     """A pop-up's OK gets an id of its own while the form's OK it covers still exists,
-    and a click with the form's OK id from the earlier snapshot is refused, unpressed."""
+    and a click with the form's OK id from the earlier snapshot is refused as covered by
+    the pop-up, unpressed."""
     tab, xml = await open_tab(page, pages_server.url("ids-popup.html"))
     form_ok = eid_of(xml, "button", "OK")
     opened = await act(tab, "click", {"id": form_ok})
     assert "Replace it?" in opened.content
     popup_ok = eid_of(opened.content, "button", "OK")
     assert popup_ok != form_ok
-    stale = await run_tool(tab, "click", {"id": form_ok})
-    assert stale.is_error
-    assert stale.content.startswith(f"stale id {form_ok}"), stale.content
+    covered = await run_tool(tab, "click", {"id": form_ok})
+    assert covered.is_error
+    # Still in the document under the pop-up: refused as covered by it, not as gone.
+    assert covered.content.startswith(f'<button id="{form_ok}"/> is covered by an open pop-up')
+    assert "Replace it?" in covered.content, covered.content
     assert await page.evaluate("document.getElementById('status').textContent") == ""
     replaced = await act(tab, "click", {"id": popup_ok})
     assert "Replaced report.pdf" in replaced.content

@@ -76,6 +76,34 @@ def test_cover_description_never_forges(
 
 
 @settings(max_examples=300, deadline=None)
+@given(
+    role=PAGE_TEXT,
+    name=PAGE_TEXT,
+    text=PAGE_TEXT,
+    flags=st.fixed_dictionaries(
+        {k: st.booleans() for k in ("picker", "popover", "floating", "full", "same")}
+    ),
+)
+def test_covering_layer_never_forges(
+    role: str, name: str, text: str, flags: dict[str, bool]
+) -> None:
+    """A pop-up a cover belongs to is named in Trimtab's words and escaped elements whose
+    only `id` is Trimtab's, once: the page's role never reaches the words, its name only
+    an element's `label`."""
+    layer = {"tag": "div", "id": "p", "cls": "x", "text": text, "role": role, "name": name}
+    hit = {"tag": "span", "id": "q", "cls": "", "text": text}
+    said = cover_description({**hit, "layer": {**layer, **flags}}, "z1")
+    tree = _parse(f"covered by {said}: deal with it")
+    elements = list(tree.iter())[1:]
+    assert 1 <= len(elements) <= 2
+    assert [el.get("id") for el in elements if el.get("id")] == ["z1"]
+    assert all(set(el.attrib) <= {"id", "dom-id", "class", "label"} for el in elements)
+    words = (tree.text or "").removeprefix("covered by ").strip()
+    roles = ("dialog", "alertdialog", "menu", "menubar", "listbox", "tooltip")
+    assert words in ("", "an open colour picker", "an open pop-up") or role in roles, words
+
+
+@settings(max_examples=300, deadline=None)
 @given(kind=st.sampled_from(["confirm", "prompt", "beforeunload", "alert"]), message=PAGE_TEXT)
 def test_dialog_reason_never_forges(kind: str, message: str) -> None:
     """A consent question about a dialog keeps the page's message out of Trimtab's words:
