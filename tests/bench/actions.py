@@ -10,8 +10,9 @@ that animates on every frame, acted on in a tab behind another one, as outside a
 act (no target of its own: a hidden page that keeps animating is rendered about once a
 second, which held each mouse move and wheel turn for up to a second before).
 
-The widget classes of ``_widgets`` (sortable lists and grids, keys, drawn shapes,
-drop-downs over a select, slider handles) are each tried several times and judged by
+The widget classes of ``_widgets`` (sortable lists and grids, quoted text, keys,
+drawn shapes, drop-downs over a select, slider handles, a resizable element's grip, a
+covering picker) are each tried several times and judged by
 the page's own state: done / tried per class.
 
 Over every action that presses the mouse it also counts, from a recorder of its own
