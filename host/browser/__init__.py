@@ -42,8 +42,13 @@ Which state lives where:
   `trimtab.tools.CallContext` (those two, the tab, and the remote objects to release)
   and hands it to the tool's handler and down to the driver.
 
+Every call is noted for routines (``_routine_runs``): any session can be saved as one
+(`HostState.save_routine`) and a routine runs as its caller's task
+(`HostState.run_routine`).
+
 May import ``trimtab.wire``, ``trimtab.envelope``, ``trimtab.tab``, ``trimtab.tools``,
-``trimtab.tracker``, ``trimtab.pipeline``, ``trimtab.sites`` and ``pycdp_bridge``.
+``trimtab.tracker``, ``trimtab.routines``, ``trimtab.pipeline``, ``trimtab.sites`` and
+``pycdp_bridge``.
 """
 
 from ._call import MAX_TAB, ToolCall, ToolOutcome, budget_of, check_tab_id, groups_of

@@ -35,6 +35,7 @@ import attrs
 import trio
 
 from ..envelope import Ask, SitePolicy
+from ..routines import Recording, RoutineError, RoutineStore, Run, routine_of
 from ..tab import (
     DEFAULT_BUDGET,
     MIN_BUDGET,
@@ -50,6 +51,7 @@ from ._call import ToolCall, ToolOutcome
 from ._inspector import HIGHLIGHT_CONFIG, highlight_element, inspect_tab
 from ._open_tabs import OpenTabs
 from ._outcomes import named_elements
+from ._routine_runs import RoutineRuns, TabBrowser, seen_before
 from ._set_off import SetOff
 from ._tab_events import follow_tabs
 from ._tab_messages import TabRelayHub as RelayHub  # the relay with the tab messages
@@ -92,6 +94,11 @@ class HostState:
     tabs: OpenTabs = attrs.field(init=False)
     # Each task's tabs and the calls acting now (``_task_tabs``).
     tasks: Tasks = attrs.field(factory=Tasks, init=False)
+    # What each session did, to save as a routine; the routines' folder (None: the
+    # host keeps none) and the routines running now (``_routine_runs``).
+    recording: Recording = attrs.field(factory=Recording)
+    routines: RoutineStore | None = None
+    routine_runs: RoutineRuns = attrs.field(factory=RoutineRuns)
 
     def __attrs_post_init__(self) -> None:
         self.tabs = OpenTabs(self.hub, self.nursery, self.tracker, self.downloads)
@@ -155,12 +162,7 @@ class HostState:
         """The elements ``call`` names, as the caller's latest snapshot of the tab it
         would act in showed them (`named_elements`): asked before it runs, since an
         action may leave the page (a submit) and its elements with it."""
-        task = self.tasks.get(call.session)
-        held = self.tabs.get(task.resolve(call.tab) if task is not None else call.tab)
-        if held is None or call.view not in (None, *held.views):
-            return {}
-        seen = held.view(call.view).latest
-        return named_elements(call, seen.controls) if seen is not None else {}
+        return named_elements(call, seen_before(self, call).controls)
 
     async def tab_facts(self, tab: int) -> tuple[str, str]:
         """The tab's title and URL as the browser's history has them ('' when unknown)."""
@@ -175,7 +177,64 @@ class HostState:
         runs it; ``later`` asks about what the page sends after the call answered (its
         trailing window; default ``ask``). Every outcome names the tab the call acted in
         and the call's number (`ToolCall.id`, else a new one)."""
-        return await run_call(self, call, ask, later or ask)
+        seen = seen_before(self, call)
+        outcome = await run_call(self, call, ask, later or ask)
+        self.recording.note(
+            call.session,
+            (call.name, call.args),
+            seen,
+            outcome.url or seen.url,
+            ok=not outcome.is_error,
+            acted=outcome.side_effects,
+        )
+        return outcome
+
+    # -- routines ----------------------------------------------------------------
+
+    def routine_store(self) -> RoutineStore:
+        """Where routines are kept; ``bad_request`` when this host keeps none."""
+        if self.routines is None:
+            raise RequestError("bad_request", "this host keeps no routines (no state folder)")
+        return self.routines
+
+    def save_routine(
+        self,
+        session: str,
+        name: str,
+        task: str = "",
+        rename: Mapping[str, str] | None = None,
+        *,
+        replace: bool = False,
+    ) -> JSONObject:
+        """Save what ``session`` did as the routine ``name`` (`routine_of`): its file
+        and the routine; ``bad_request`` saying why it cannot be."""
+        store = self.routine_store()
+        try:
+            routine = routine_of(self.recording.of(session), name, task, rename)
+            path = store.save(routine, replace=replace)
+        except RoutineError as exc:
+            raise RequestError("bad_request", str(exc)) from None
+        return {"file": str(path), "routine": routine.to_json()}
+
+    async def run_routine(
+        self,
+        base: ToolCall,
+        name: str,
+        given: Mapping[str, object],
+        ask: Ask,
+        later: Ask | None = None,
+        *,
+        start_at: int = 0,
+    ) -> Run:
+        """Run the routine ``name`` in ``base``'s tab as ``base``'s session, with the
+        parameters ``given``, from step ``start_at``; ``bad_request`` when the routine,
+        a parameter or the step is wrong, or a routine runs in that tab."""
+        browser = TabBrowser(self, base, ask, later or ask)
+        try:
+            routine = self.routine_store().load(name)
+            return await self.routine_runs.run(browser, routine, given, start_at)
+        except RoutineError as exc:
+            raise RequestError("bad_request", str(exc)) from None
 
     async def inspect(self, tab: int, budget: int | None) -> JSONObject:
         """What the agent would see from a fresh look now, for the side panel's inspector."""
@@ -203,6 +262,7 @@ async def open_host_state(
     limits: TrackerLimits | None = None,
     sites: SitePolicy | None = None,
     downloads: Downloads | None = None,
+    routines: RoutineStore | None = None,
 ) -> AsyncIterator[HostState]:
     """The host's state for one extension connection, driving tabs through ``hub``.
 
@@ -210,6 +270,7 @@ async def open_host_state(
     the tabs' revision followers stop. ``sites`` holds the person's site lists (the
     native host loads them from its state folder; None: empty, in memory).
     ``downloads``: a browser Trimtab launched names its folder (`Downloads.folder`).
+    ``routines``: where routines are kept (the native host: its state folder).
     """
     tracker = CallTracker(limits=limits) if limits is not None else CallTracker()
     async with trio.open_nursery() as nursery:
@@ -220,6 +281,7 @@ async def open_host_state(
             tracker=tracker,
             sites=sites if sites is not None else SitePolicy(),
             downloads=downloads if downloads is not None else Downloads(),
+            routines=routines,
         )
         nursery.start_soon(follow_tabs, state, name="tabs opened and closed")
         try:

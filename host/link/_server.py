@@ -65,6 +65,7 @@ from ..wire import (
 )
 from ._events import call_event
 from ._paths import EndpointInfo
+from ._routines import routine_handlers
 from ._untrusted import new_marker, page_data
 
 __all__ = [
@@ -233,7 +234,7 @@ class Link:
             # What outside agents did stays in the host's log, in order.
             log.info("link client %d: %s on tab %d", session.number, name, tab)
             session.calls += 1
-            ask = self._asking(session, request)
+            ask = self.asking(session, request)
             # Numbered before anything, so that a call refused before it ran (a tab the
             # person did not share, the page gone) names itself as every answer does.
             number = self.state.tracker.new_call_id()
@@ -251,7 +252,7 @@ class Link:
                 )
                 # As this client saw them, before an action leaves the page (a submit).
                 elements = self.state.elements_of(call)
-                await self._check_access(session, tab, ask)
+                await self.check_access(session, tab, ask)
                 outcome = await self.state.call_tool(
                     call,
                     ask,
@@ -300,9 +301,15 @@ class Link:
             del request
             raise RequestError("bad_request", "this connection has already said hello")
 
-        return {"tabs": tabs, "tools": tools, "tool": tool, "hello": hello}
+        return {
+            "tabs": tabs,
+            "tools": tools,
+            "tool": tool,
+            "hello": hello,
+            **routine_handlers(self, session),
+        }
 
-    async def _check_access(self, session: LinkSession, tab: int, ask: Ask) -> None:
+    async def check_access(self, session: LinkSession, tab: int, ask: Ask) -> None:
         if tab in self.shared or tab in session.allowed:
             return
         if self.state.in_task(session.key, tab):
@@ -325,7 +332,7 @@ class Link:
             )
         session.allowed.add(tab)
 
-    def _asking(self, session: LinkSession, request: Request) -> Ask:
+    def asking(self, session: LinkSession, request: Request) -> Ask:
         """The side panel's `ask`, telling the client while it waits (``progress``)."""
 
         async def ask(question: Question) -> Answer:

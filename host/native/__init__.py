@@ -8,8 +8,8 @@ with one `trimtab.envelope.SidePanel` through which both doors ask the person.
 `_debug_handlers` are test-only request types.
 
 May import ``trimtab.wire``, ``trimtab.browser``, ``trimtab.envelope``, ``trimtab.link``,
-``trimtab.sites`` (its error for a bad site) and ``trimtab.install`` (the extension's
-id).
+``trimtab.sites`` (its error for a bad site), ``trimtab.routines`` (the routines'
+folder) and ``trimtab.install`` (the extension's id).
 """
 
 from ._handlers import SidePanelDoor

@@ -41,6 +41,7 @@ from ..browser import TabRelayHub, open_host_state
 from ..envelope import ASK_TIMEOUT, SidePanel, SitePolicy
 from ..install import extension_id
 from ..link import open_link, state_dir
+from ..routines import RoutineStore
 from ..wire import (
     DEFAULT_EOF_GRACE,
     Handler,
@@ -110,13 +111,15 @@ async def build_setup(context: HostContext) -> AsyncIterator[HostSetup]:
     relay = TabRelayHub(context.outbox.send_message)
     # The person's always/never site lists live beside the link's secret.
     sites = SitePolicy.load(state_dir())
+    # And the person's routines, one file each.
+    routines = RoutineStore(state_dir() / "routines")
     panel = SidePanel(context.outbox.send_message, timeout=context.ask_timeout)
     handlers: dict[str, Handler] = {}
     if context.debug:
         handlers.update(debug_handlers(context.outbox))
     try:
         async with (
-            open_host_state(relay, sites=sites) as state,
+            open_host_state(relay, sites=sites, routines=routines) as state,
             open_link(state, panel, context.outbox, context.origin) as link,
         ):
             handlers.update(SidePanelDoor(state, panel).handlers())

@@ -249,6 +249,8 @@ class Prepared:
                 tag=out.tag,
                 input_type=next((value for key, value in out.attrs if key == "type"), ""),
                 secret=out.secret,
+                heading=_xml.encodable(facts.heading),
+                secret_kind=out.secret_kind,
                 stands_for=(
                     model.nodes[facts.stands_for].backend_node_id if facts.stands_for >= 0 else 0
                 ),

@@ -145,6 +145,7 @@ class ControlEncoder:
         self._field_label(node, control)
         secret = self._secret(node, kind)
         if secret is not None:
+            control.secret_kind = secret.value
             if value:
                 attrs_out.append(("value", mask(secret, value)))
                 control.secret = value

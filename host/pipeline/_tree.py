@@ -25,6 +25,8 @@ class OutNode:
     # The value of a secret field (shown masked, never written out): the request guard
     # looks for it in what the page sends to other sites.
     secret: str = field(default="", repr=False)
+    # The kind of secret a field is for (`Secret.value`: "password"), filled or not.
+    secret_kind: str = ""
 
     def text(self) -> str:
         """The visible text of this node and its descendants, whitespace folded."""
@@ -77,3 +79,7 @@ class Control:
     # A custom drop-down's face: the backend node id of the hidden <select> it stands
     # for, which `select` reads its options from and checks (0: none).
     stands_for: int = 0
+    # The heading it is under (lower case) and the kind of secret a field is for
+    # ("password"; "" for none): what a routine's step keeps to find it again.
+    heading: str = ""
+    secret_kind: str = ""

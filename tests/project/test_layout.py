@@ -36,11 +36,13 @@ ALLOWED: dict[str, frozenset[str]] = {
         {"pycdp_bridge", "trimtab.driver", "trimtab.pipeline", "trimtab.tab", "trimtab.tracker"}
     ),
     "trimtab.envelope": frozenset({"trimtab.sites", "trimtab.wire"}),
+    "trimtab.routines": frozenset({"trimtab.pipeline"}),
     "trimtab.browser": frozenset(
         {
             "pycdp_bridge",
             "trimtab.envelope",
             "trimtab.pipeline",
+            "trimtab.routines",
             "trimtab.sites",
             "trimtab.tab",
             "trimtab.tools",
@@ -56,6 +58,7 @@ ALLOWED: dict[str, frozenset[str]] = {
             "trimtab.envelope",
             "trimtab.install",
             "trimtab.link",
+            "trimtab.routines",
             "trimtab.sites",
             "trimtab.wire",
         }

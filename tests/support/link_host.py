@@ -27,6 +27,7 @@ from tests.support.relay_peer import RelayPeer
 from trimtab.browser import Toolbox, open_host_state
 from trimtab.envelope import SidePanel
 from trimtab.link import Link, open_link
+from trimtab.routines import RoutineStore
 from trimtab.tab import Downloads
 from trimtab.wire import DecodedMessage, FrameDecoder, Outbox, Request
 
@@ -145,6 +146,7 @@ async def open_link_host(
                                 peer.hub,
                                 toolbox=Toolbox.load(),
                                 downloads=Downloads(folder=page.browser.downloads),
+                                routines=RoutineStore(state / "trimtab" / "routines"),
                             ) as host_state,
                             open_link(
                                 host_state,

@@ -1,0 +1,99 @@
+"""Routines on the host: what each session did (the recording), and a routine's run.
+
+Every tool call is noted in the host's `Recording` (``HostState.call_tool``) with the
+caller's snapshot from before it, so any session can be saved as a routine. A run is
+a task like any other: each step is a `ToolCall` of the caller's session and view,
+through `HostState.call_tool`, so the envelope asks about sites, submits, downloads
+and secrets as it did the first time. One routine at a time runs in a tab.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+import attrs
+
+from ..envelope import Ask
+from ..routines import Acted, PageSeen, Routine, RoutineError, Run, bind_values, replay
+from ..wire import RequestError
+from ._call import ToolCall, ToolOutcome
+
+if TYPE_CHECKING:
+    from ._state import HostState
+
+__all__ = ["RoutineRuns", "TabBrowser", "seen_before"]
+
+
+def seen_before(host: HostState, call: ToolCall) -> PageSeen:
+    """The page as ``call``'s caller last saw the tab it acts in (its latest snapshot;
+    empty when it has not looked)."""
+    task = host.tasks.get(call.session)
+    held = host.tabs.get(task.resolve(call.tab) if task is not None else call.tab)
+    if held is None or call.view not in (None, *held.views):
+        return NOTHING_SEEN
+    latest = held.view(call.view).latest
+    if latest is None:
+        return NOTHING_SEEN
+    return PageSeen(latest.url, latest.controls, latest.xml)
+
+
+NOTHING_SEEN = PageSeen("", {}, "")
+
+
+@attrs.define
+class TabBrowser:
+    """The tab a routine runs in, through the host's tool calls (`routines.Browser`)."""
+
+    host: HostState
+    base: ToolCall  # the caller's session, view, tab, client and budget
+    ask: Ask
+    later: Ask
+
+    async def act(self, tool: str, args: Mapping[str, object]) -> Acted:
+        try:
+            self.host.toolbox.check_arguments(tool, args)
+            outcome = await self.call(tool, args)
+        except RequestError as exc:
+            return Acted(exc.message, is_error=True, refused=False, url=None)
+        return Acted(outcome.content, outcome.is_error, outcome.refused, outcome.url)
+
+    async def call(self, tool: str, args: Mapping[str, object]) -> ToolOutcome:
+        call = attrs.evolve(self.base, name=tool, args=dict(args), id=None)
+        return await self.host.call_tool(call, self.ask, self.later)
+
+    async def look(self, *, fresh: bool) -> PageSeen:
+        seen = seen_before(self.host, self.base)
+        if fresh or not seen.url:
+            await self.call("capture_snapshot", {})
+            seen = seen_before(self.host, self.base)
+        return seen
+
+
+@attrs.define
+class RoutineRuns:
+    """The routines running now, by the tab they run in."""
+
+    running: dict[int, str] = attrs.field(factory=dict)
+
+    async def run(
+        self,
+        browser: TabBrowser,
+        routine: Routine,
+        given: Mapping[str, object],
+        start_at: int = 0,
+    ) -> Run:
+        """Run ``routine`` in ``browser``'s tab with the parameters ``given``;
+        `RoutineError` when a parameter is wrong or a routine runs in that tab."""
+        values = bind_values(routine, given)
+        tab = browser.base.tab
+        if (other := self.running.get(tab)) is not None:
+            raise RoutineError(
+                f"routine {other!r} is running in tab {tab}; run {routine.name!r} after it "
+                "ends or in another tab"
+            )
+        self.running[tab] = routine.name
+        try:
+            return await replay(routine, browser, values, start_at=start_at)
+        finally:
+            del self.running[tab]

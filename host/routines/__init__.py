@@ -1,0 +1,64 @@
+"""Routines: a task done once, kept as steps a person could follow, run again without the model.
+
+A routine is what a session did that a replay needs (`routine_of`, from the calls the
+host noted in a `Recording`): each step's tool, its elements as a person finds them
+(`Target`: role, name, region, heading, which of its equals), its other arguments
+with typed values as parameters where the task's words named them (a secret's always),
+and the page it acts on. It is kept as one readable JSON file (`RoutineStore`; the
+format is host/ROUTINES.md) and run by `replay`, which finds every element again
+(`resolve`), acts through the host's envelope like any task and checks each step's
+effect; a step it cannot do as recorded ends the run as ``needs_help`` instead of a
+guess.
+
+May import ``trimtab.pipeline`` (the snapshot's `Control`s).
+"""
+
+from ._format import (
+    REPLAYED_TOOLS,
+    ROUTINE_VERSION,
+    FieldStep,
+    Parameter,
+    Routine,
+    RoutineError,
+    Step,
+    Target,
+    parse_routine,
+)
+from ._near import near_text, near_texts, row_key
+from ._pages import url_matches, url_pattern
+from ._record import Recorded, Recording, routine_of
+from ._replay import Acted, Browser, Run, bind_values, replay
+from ._resolve import Found, PageSeen, describe, resolve
+from ._store import Listed, RoutineStore, file_stem
+
+__all__ = [
+    "REPLAYED_TOOLS",
+    "ROUTINE_VERSION",
+    "Acted",
+    "Browser",
+    "FieldStep",
+    "Found",
+    "Listed",
+    "PageSeen",
+    "Parameter",
+    "Recorded",
+    "Recording",
+    "Routine",
+    "RoutineError",
+    "RoutineStore",
+    "Run",
+    "Step",
+    "Target",
+    "bind_values",
+    "describe",
+    "file_stem",
+    "near_text",
+    "near_texts",
+    "parse_routine",
+    "replay",
+    "resolve",
+    "routine_of",
+    "row_key",
+    "url_matches",
+    "url_pattern",
+]

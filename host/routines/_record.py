@@ -1,0 +1,237 @@
+"""What a session did, kept call by call, and the routine made of it.
+
+The host notes every call of every session (`Recording.note`): the tool, its
+arguments, its elements as the session's snapshot showed them *before* the call (an
+action may leave the page), the page before and after, and how it ended. `routine_of`
+keeps what a replay needs: the calls that acted, and the reads after the last action
+(the task's answer); failed or refused calls, page reads the replay takes itself
+(snapshots, screenshots), and detours (a field typed twice, a page left with ``back``
+before anything was done there) are left out.
+
+A typed value becomes a parameter where the task's words named it; a value typed
+into a secret field is always a parameter and never kept.
+"""
+
+from __future__ import annotations
+
+import collections
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Final
+
+import attrs
+
+from ._format import (
+    REPLAYED_TOOLS,
+    FieldStep,
+    Parameter,
+    Routine,
+    RoutineError,
+    Step,
+    Target,
+)
+from ._pages import url_pattern
+from ._resolve import PageSeen, describe
+
+__all__ = ["Recorded", "Recording", "routine_of"]
+
+# Calls kept per session: a task longer than this is saved from its last calls.
+KEPT_CALLS: Final = 500
+# Tools whose answer a routine returns when they come after the last action.
+_READS: Final = frozenset({"find", "expand", "read"})
+# Arguments that hold what is typed or chosen: a parameter's place.
+_TYPED: Final = {"type": "text", "select": "value"}
+
+
+@attrs.frozen
+class Recorded:
+    """One call as the session made it."""
+
+    tool: str
+    args: Mapping[str, object]
+    # The elements it names (``id``, ``to``, fill's fields' ids) as the session's
+    # latest snapshot described them before the call; a secret field's kind beside.
+    targets: Mapping[str, Target]
+    secrets: Mapping[str, str]
+    page: str  # the URL before the call
+    after: str  # the URL after it
+    ok: bool  # it ran and the person did not refuse it
+    acted: bool  # the tool changes the page (side effects)
+
+
+@attrs.define
+class Recording:
+    """The calls of each session, newest last (`KEPT_CALLS` each)."""
+
+    calls: dict[str, collections.deque[Recorded]] = attrs.field(factory=dict)
+
+    def note(
+        self,
+        session: str,
+        call: tuple[str, Mapping[str, object]],
+        seen: PageSeen,
+        after: str,
+        *,
+        ok: bool,
+        acted: bool,
+    ) -> None:
+        """Keep one call of ``session``: its tool and arguments, the page it was made
+        against (``seen``: the session's latest look) and the URL it left the tab on."""
+        tool, args = call
+        ids = _element_ids(tool, args)
+        targets = {eid: t for eid in ids if (t := describe(eid, seen)) is not None}
+        controls = seen.controls
+        secrets = {eid: controls[eid].secret_kind for eid in targets if controls[eid].secret_kind}
+        kept = self.calls.setdefault(session, collections.deque(maxlen=KEPT_CALLS))
+        recorded = Recorded(tool, dict(args), targets, secrets, seen.url, after, ok=ok, acted=acted)
+        kept.append(recorded)
+
+    def of(self, session: str) -> Sequence[Recorded]:
+        return tuple(self.calls.get(session, ()))
+
+    def forget(self, session: str) -> None:
+        self.calls.pop(session, None)
+
+
+def _element_ids(tool: str, args: Mapping[str, object]) -> list[str]:
+    ids = [args.get("id"), args.get("to")]
+    fields = args.get("fields") if tool == "fill" else None
+    if isinstance(fields, list):
+        ids += [f.get("id") for f in fields if isinstance(f, Mapping)]
+    return [eid for eid in ids if isinstance(eid, str)]
+
+
+# -- a routine from what a session did ---------------------------------------------------
+
+
+def routine_of(
+    calls: Sequence[Recorded],
+    name: str,
+    task: str = "",
+    rename: Mapping[str, str] | None = None,
+) -> Routine:
+    """The routine ``calls`` make (see the module), named ``name``; ``task`` is the
+    task's words (a typed value it names becomes a parameter), ``rename`` renames
+    parameters (old name → new). `RoutineError` when nothing is left to replay."""
+    kept = _without_detours([c for c in calls if c.ok and c.tool in REPLAYED_TOOLS])
+    last_action = max((i for i, c in enumerate(kept) if c.acted), default=-1)
+    kept = [c for i, c in enumerate(kept) if c.acted or (i > last_action and c.tool in _READS)]
+    if not kept:
+        raise RoutineError(
+            f"routine {name!r}: the session did nothing a routine can repeat "
+            "(no action or read succeeded)"
+        )
+    params = _Parameters(task, rename or {})
+    steps = tuple(_step(call, params, result=i > last_action) for i, call in enumerate(kept))
+    first = kept[0]
+    return Routine(
+        name=name,
+        steps=steps,
+        start="" if first.tool == "navigate" else first.page,
+        task=task,
+        parameters=params.declared(),
+    )
+
+
+def _without_detours(calls: list[Recorded]) -> list[Recorded]:
+    """``calls`` less what was undone: a page left with ``back`` with nothing done on
+    it, and a field typed again (the last value is the one that counted)."""
+    kept: list[Recorded] = []
+    for call in calls:
+        went = kept[-1] if kept and kept[-1].tool in ("navigate", "click") else None
+        # (a click that stayed on its page did something there: it is kept)
+        if call.tool == "back" and went is not None and went.page == call.after != went.after:
+            kept.pop()  # went there and came straight back
+            continue
+        if call.tool == "type" and call.args.get("clear", True) is not False and kept:
+            previous = kept[-1]
+            if previous.tool == "type" and previous.targets.keys() == call.targets.keys():
+                kept.pop()
+        kept.append(call)
+    return kept
+
+
+@attrs.define
+class _Parameters:
+    """The parameters a routine's steps declare, as they are met."""
+
+    task: str
+    rename: Mapping[str, str]
+    found: dict[str, Parameter] = attrs.field(factory=dict)
+
+    def value(self, value: object, target: Target, secret: str) -> object:
+        """What a step writes for ``value`` typed into ``target``: the value itself, or
+        a parameter's use when it is a secret or the task's words name it."""
+        if secret:
+            return self._declare(target, Parameter("", "secret", None, f"{target.words()}"))
+        if isinstance(value, str) and value.strip() and _names(self.task, value):
+            return self._declare(target, Parameter("", "text", value, target.words()))
+        return value
+
+    def _declare(self, target: Target, parameter: Parameter) -> dict[str, str]:
+        for name, known in self.found.items():
+            if attrs.evolve(known, name="") == parameter:
+                return {"param": name}  # the same value into the same field again
+        base = _slug(target.name) or _slug(target.role) or "value"
+        base = self.rename.get(base, base)
+        name, n = base, 1
+        while name in self.found:
+            n += 1
+            name = f"{base}_{n}"
+        self.found[name] = attrs.evolve(parameter, name=name)
+        return {"param": name}
+
+    def declared(self) -> tuple[Parameter, ...]:
+        return tuple(self.found.values())
+
+
+def _names(task: str, value: str) -> bool:
+    """Whether the task's words hold ``value`` as words of their own."""
+    pattern = r"(?<!\w)" + re.escape(value.strip()) + r"(?!\w)"
+    return re.search(pattern, task, re.IGNORECASE) is not None
+
+
+def _slug(text: str) -> str:
+    return "_".join(re.findall(r"[a-z0-9]+", text.casefold()))[:40]
+
+
+def _step(call: Recorded, params: _Parameters, *, result: bool) -> Step:
+    def target(eid: object) -> Target | None:
+        return call.targets.get(eid) if isinstance(eid, str) else None
+
+    args = {k: v for k, v in call.args.items() if k not in ("id", "to", "fields", "tab")}
+    own = target(call.args.get("id"))
+    typed = _TYPED.get(call.tool)
+    if own is not None and typed in args:
+        secret = call.secrets.get(str(call.args.get("id")), "")
+        args[typed] = params.value(args[typed], own, secret)
+    fields: list[FieldStep] = []
+    for raw in _fields(call):
+        field = target(raw.get("id"))
+        if field is None:
+            raise RoutineError(
+                f"fill's field {raw.get('id')!r:.20} was not in the snapshot it was called on"
+            )
+        secret = call.secrets.get(str(raw.get("id")), "")
+        fields.append(FieldStep(field, params.value(raw.get("value"), field, secret)))
+    for key in ("id", "to"):
+        if key in call.args and target(call.args[key]) is None:
+            raise RoutineError(
+                f"{call.tool}'s {key} {call.args[key]!r:.20} was not in the snapshot it was "
+                "called on"
+            )
+    return Step(
+        tool=call.tool,
+        page=url_pattern(call.page) if call.page else "",
+        after=url_pattern(call.after) if call.after else "",
+        target=own,
+        to=target(call.args.get("to")),
+        fields=tuple(fields),
+        args=args,
+        result=result,
+    )
+
+
+def _fields(call: Recorded) -> Iterable[Mapping[str, object]]:
+    fields = call.args.get("fields") if call.tool == "fill" else None
+    return [f for f in fields if isinstance(f, Mapping)] if isinstance(fields, list) else []

@@ -1,0 +1,108 @@
+"""The routines folder: one JSON file per routine, in the host's state folder.
+
+A file is named for its routine (``Weekly timesheet`` → ``weekly-timesheet.json``),
+written whole or not at all (a temporary file renamed over it), readable by its owner
+only. A file a person edited is read like any other, and one that does not parse is
+listed with what is wrong with it instead of hiding the others.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Final
+
+import attrs
+
+from ._format import Routine, RoutineError, parse_routine
+
+__all__ = ["Listed", "RoutineStore"]
+
+_MAX_FILE: Final = 1 << 20
+
+
+def file_stem(name: str) -> str:
+    """The file name a routine called ``name`` is kept under (without ``.json``)."""
+    stem = "-".join(re.findall(r"[a-z0-9]+", name.casefold()))[:60]
+    if not stem:
+        raise RoutineError(f"routine name {name!r:.60} has no letter or digit to name its file")
+    return stem
+
+
+@attrs.frozen
+class Listed:
+    """One routine file: the routine, or what is wrong with the file."""
+
+    file: Path
+    routine: Routine | None
+    problem: str = ""
+
+
+@attrs.frozen
+class RoutineStore:
+    """The routines kept in ``folder``."""
+
+    folder: Path
+
+    def path(self, name: str) -> Path:
+        return self.folder / f"{file_stem(name)}.json"
+
+    def list(self) -> list[Listed]:
+        """Every routine file, by name; a file that cannot be read says why."""
+        listed: list[Listed] = []
+        if not self.folder.is_dir():
+            return listed
+        for file in sorted(self.folder.glob("*.json")):
+            try:
+                listed.append(Listed(file, self._read(file)))
+            except RoutineError as exc:
+                listed.append(Listed(file, None, str(exc)))
+        return listed
+
+    def load(self, name: str) -> Routine:
+        """The routine called ``name``; `RoutineError` naming it when there is none or
+        its file is wrong."""
+        path = self.path(name)
+        if not path.is_file():
+            known = ", ".join(repr(r.routine.name) for r in self.list() if r.routine) or "none"
+            raise RoutineError(f"there is no routine {name!r} (routines: {known})")
+        return self._read(path)
+
+    def save(self, routine: Routine, *, replace: bool = False) -> Path:
+        """Write ``routine`` to its file; `RoutineError` when one of that name exists
+        and ``replace`` is false."""
+        path = self.path(routine.name)
+        if path.exists() and not replace:
+            raise RoutineError(f"a routine {routine.name!r} exists already ({path.name})")
+        self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        text = json.dumps(routine.to_json(), indent=2, ensure_ascii=False) + "\n"
+        temporary = path.with_suffix(".json.tmp")
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(temporary, path)
+        return path
+
+    def delete(self, name: str) -> bool:
+        """Remove the routine called ``name``; False when there was none."""
+        path = self.path(name)
+        if not path.is_file():
+            return False
+        path.unlink()
+        return True
+
+    def _read(self, path: Path) -> Routine:
+        try:
+            with path.open("rb") as file:
+                raw = file.read(_MAX_FILE + 1)
+        except OSError as exc:
+            raise RoutineError(f"{path.name}: cannot be read ({exc.strerror})") from None
+        if len(raw) > _MAX_FILE:
+            raise RoutineError(f"{path.name}: is larger than {_MAX_FILE} bytes")
+        try:
+            data = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise RoutineError(f"{path.name}: is not JSON ({exc})") from None
+        return parse_routine(data, where=path.name)
