@@ -115,14 +115,21 @@ def routine_of(
     parameters (old name → new). `RoutineError` when nothing is left to replay."""
     kept = _without_detours([c for c in calls if c.ok and c.tool in REPLAYED_TOOLS])
     last_action = max((i for i, c in enumerate(kept) if c.acted), default=-1)
-    kept = [c for i, c in enumerate(kept) if c.acted or (i > last_action and c.tool in _READS)]
-    if not kept:
+    # The reads after the last action are the task's answer: the run's result.
+    chosen = [
+        (call, i > last_action)
+        for i, call in enumerate(kept)
+        if call.acted or (i > last_action and call.tool in _READS)
+    ]
+    if not chosen:
         raise RoutineError(
             f"routine {name!r}: the session did nothing a routine can repeat "
             "(no action or read succeeded)"
         )
+    task = _without_secrets(task, calls)
     params = _Parameters(task, rename or {})
-    steps = tuple(_step(call, params, result=i > last_action) for i, call in enumerate(kept))
+    steps = tuple(_step(call, params, result=result) for call, result in chosen)
+    kept = [call for call, _ in chosen]
     first = kept[0]
     return Routine(
         name=name,
@@ -131,6 +138,19 @@ def routine_of(
         task=task,
         parameters=params.declared(),
     )
+
+
+def _without_secrets(task: str, calls: Sequence[Recorded]) -> str:
+    """The task's words without a secret the session typed (a person may have written
+    the password into the task: the file keeps no secret)."""
+    for call in calls:
+        for eid in call.secrets:
+            typed = [call.args.get("text"), call.args.get("value")]
+            typed += [f.get("value") for f in _fields(call) if f.get("id") == eid]
+            for value in typed:
+                if isinstance(value, str) and value.strip():
+                    task = task.replace(value, "(secret)")
+    return task
 
 
 def _without_detours(calls: list[Recorded]) -> list[Recorded]:

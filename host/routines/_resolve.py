@@ -3,12 +3,12 @@
 `describe` keeps what identifies an element to a person (its role, name, region and
 heading, the text beside it on its line, and which of its equals it was); `resolve`
 finds it in a later look at the page (`PageSeen`). Names are compared as a person
-reads them: case and runs of spaces do not count. The match is exact first (same role,
-name, region and heading); one that moved to another heading or region counts only
-when it is the one element of its role and name on the page. Equals are told apart as
-a person does: by their row (the first cell of the text beside them, `row_key`), else
-by their order, but only when there are as many as when the step was recorded (a
-table with one more row is not guessed at: which row is "the third" changed).
+reads them: case and runs of spaces do not count. Its equals are those of its role
+and name in its region and under its heading (or, when none is left there, wherever
+they moved); a person tells them apart by their row (the first cell of the text
+beside them, `row_key`), then by their order, which counts only when there are as
+many as when the step was recorded (a list with one more item is not guessed at:
+which one is "the third" changed).
 Anything else is `Found` with no element and why, and the replay hands that step to
 the model or the person.
 """
@@ -49,10 +49,13 @@ def _alike(control: Control, target: Target) -> bool:
 
 def describe(eid: str, page: PageSeen) -> Target | None:
     """Element ``eid`` of a look at the page as a `Target`, or None when the page has
-    no such id."""
+    no such id. Its ``ordinal`` counts its equals in its region, under its heading
+    and in its row."""
     control = page.controls.get(eid)
     if control is None:
         return None
+    near = page.near(eid)
+    key = row_key(near)
     equals = [
         c.eid
         for c in page.controls.values()
@@ -60,6 +63,7 @@ def describe(eid: str, page: PageSeen) -> Target | None:
         and _fold(c.name) == _fold(control.name)
         and c.region == control.region
         and c.heading == control.heading
+        and (c.eid == eid or row_key(page.near(c.eid)) == key)
     ]
     return Target(
         role=control.role,
@@ -70,7 +74,7 @@ def describe(eid: str, page: PageSeen) -> Target | None:
         heading=control.heading,
         ordinal=equals.index(eid),
         among=len(equals),
-        near=page.near(eid),
+        near=near,
     )
 
 
@@ -88,28 +92,20 @@ def resolve(target: Target, page: PageSeen) -> Found:
     why (none like it, or several)."""
     alike = [c for c in page.controls.values() if _alike(c, target)]
     if not alike:
-        return Found(None, f"no {target.words()} on the page")
+        return Found(None, f"{target.words()} is not on the page")
     exact = [c for c in alike if c.region == target.region and c.heading == target.heading]
-    if len(exact) == 1 and target.among == 1:
-        return Found(exact[0].eid)
     pool = exact or alike
-    if len(pool) > 1 or target.among > 1:
+    key = row_key(target.near)
+    rows = [row_key(page.near(c.eid)) for c in pool]
+    if key in rows:
         # Its row, as a person finds it: the first cell beside it.
-        key = row_key(target.near)
-        in_row = [c for c in pool if key and row_key(page.near(c.eid)) == key]
-        if len(in_row) == 1:
-            return Found(in_row[0].eid)
-        rows = {row_key(page.near(c.eid)) for c in pool}
-        if key and not in_row and len(rows) > 1:
-            # Its equals are told apart by their rows and its row is gone: which one
-            # now stands in its place is not for the order to say.
-            return Found(None, f"no row {key!r} holds {target.words()}")
-    if exact and len(exact) == target.among:
-        return Found(exact[target.ordinal].eid)
-    if not exact and len(alike) == 1 and target.among == 1:
-        # It moved (a menu into a drop-down, a button into another region): the one
-        # element of its role and name is still the one a person would take.
-        return Found(alike[0].eid)
+        pool = [c for c, row in zip(pool, rows, strict=True) if row == key]
+    elif key and len(set(rows)) > 1:
+        # Its equals are told apart by their rows and its row is gone: which one now
+        # stands in its place is not for the order to say.
+        return Found(None, f"no row {key!r} holds {target.words()}", candidates=len(pool))
+    if len(pool) == target.among:
+        return Found(pool[target.ordinal].eid)
     return _several(target, pool)
 
 
