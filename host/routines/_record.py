@@ -30,6 +30,7 @@ from ._format import (
     Step,
     Target,
 )
+from ._near import row_key
 from ._pages import url_pattern
 from ._resolve import PageSeen, describe
 
@@ -39,6 +40,9 @@ __all__ = ["Recorded", "Recording", "routine_of"]
 KEPT_CALLS: Final = 500
 # Tools whose answer a routine returns when they come after the last action.
 _READS: Final = frozenset({"find", "expand", "read"})
+# Actions a routine does not run: a session that used one is not saved without them
+# (its other steps would act in another tab, or without the file or code it needed).
+_NOT_REPLAYED: Final = frozenset({"switch_tab", "new_tab", "close_tab", "upload", "evaluate"})
 # Arguments that hold what is typed or chosen: a parameter's place.
 _TYPED: Final = {"type": "text", "select": "value"}
 
@@ -113,6 +117,12 @@ def routine_of(
     """The routine ``calls`` make (see the module), named ``name``; ``task`` is the
     task's words (a typed value it names becomes a parameter), ``rename`` renames
     parameters (old name → new). `RoutineError` when nothing is left to replay."""
+    unreplayed = next((c.tool for c in calls if c.ok and c.acted and c.tool in _NOT_REPLAYED), None)
+    if unreplayed is not None:
+        raise RoutineError(
+            f"routine {name!r}: the session used {unreplayed}, which a routine does not run "
+            "(it acts on what a replay cannot repeat as recorded)"
+        )
     kept = _without_detours([c for c in calls if c.ok and c.tool in REPLAYED_TOOLS])
     last_action = max((i for i, c in enumerate(kept) if c.acted), default=-1)
     # The reads after the last action are the task's answer: the run's result.
@@ -183,16 +193,18 @@ class _Parameters:
         """What a step writes for ``value`` typed into ``target``: the value itself, or
         a parameter's use when it is a secret or the task's words name it."""
         if secret:
-            return self._declare(target, Parameter("", "secret", None, f"{target.words()}"))
+            return self._declare(target, Parameter("", "secret", None, target.words()), secret)
         if isinstance(value, str) and value.strip() and _names(self.task, value):
             return self._declare(target, Parameter("", "text", value, target.words()))
         return value
 
-    def _declare(self, target: Target, parameter: Parameter) -> dict[str, str]:
+    def _declare(self, target: Target, parameter: Parameter, kind: str = "") -> dict[str, str]:
         for name, known in self.found.items():
             if attrs.evolve(known, name="") == parameter:
                 return {"param": name}  # the same value into the same field again
-        base = _slug(target.name) or _slug(target.role) or "value"
+        # Named as a person names the field: its name, else the words before it on
+        # its line (an unlabelled field after "User ID :"), else its kind of secret.
+        base = _slug(target.name) or _slug(row_key(target.near)) or _slug(kind) or "value"
         base = self.rename.get(base, base)
         name, n = base, 1
         while name in self.found:

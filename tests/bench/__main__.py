@@ -1,7 +1,7 @@
 """``python -m tests.bench`` (``make bench``): every benchmark, one JSON file of figures.
 
 Runs pages, flows, scaling, stability, tasks, actions, mcp, speed, injection, prefix,
-screenshot and tabs (this package), then
+screenshot, tabs and routines (this package), then
 ``tests.bench.capture``
 and ``tests.bench.tracker`` where they offer a ``run()``, prints their tables and
 writes every figure to ``bench-results/bench-<timestamp>.json`` so runs can be
@@ -48,6 +48,7 @@ OURS = (
     "prefix",
     "screenshot",
     "tabs",
+    "routines",
 )
 THEIRS = ("capture", "tracker")
 SECTIONS = (*OURS, *THEIRS)

@@ -403,7 +403,7 @@ def _escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def _answer_http(
+def answer_http(
     method: str, target: str, body: bytes, *, fixtures: bool = False
 ) -> tuple[str, dict[str, str], bytes]:
     """Corpus files (a folder answers with its index.html), our fixture pages under
@@ -436,7 +436,7 @@ def _mime(file: Path) -> str:
     return mimetypes.guess_type(file.name)[0] or "application/octet-stream"
 
 
-async def _read_request(stream: trio.SocketStream) -> tuple[str, str, dict[str, str], bytes]:
+async def read_request(stream: trio.SocketStream) -> tuple[str, str, dict[str, str], bytes]:
     data = b""
     while b"\r\n\r\n" not in data:
         chunk = await stream.receive_some(65536)
@@ -456,7 +456,7 @@ async def _read_request(stream: trio.SocketStream) -> tuple[str, str, dict[str, 
     return method, target, headers, body
 
 
-async def _respond(
+async def respond(
     stream: trio.SocketStream, status: str, headers: Mapping[str, str], body: bytes
 ) -> None:
     head = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
@@ -473,8 +473,8 @@ async def serve_corpus(
     async def handle(stream: trio.SocketStream) -> None:
         async with stream:
             try:
-                method, target, _, body = await _read_request(stream)
-                await _respond(stream, *_answer_http(method, target, body, fixtures=fixtures))
+                method, target, _, body = await read_request(stream)
+                await respond(stream, *answer_http(method, target, body, fixtures=fixtures))
             except (EOFError, trio.BrokenResourceError, ValueError):
                 return
 

@@ -140,6 +140,17 @@ def test_a_session_that_did_nothing_is_not_a_routine() -> None:
         routine_of(recording.of("s"), "Empty", "")
 
 
+def test_a_session_that_switched_tabs_is_not_saved_without_them() -> None:
+    """A routine runs in one tab: a session that switched tabs (or ran code, or
+    uploaded) is refused, naming the tool, rather than saved with its steps in the
+    wrong tab."""
+    recording = record(
+        [("click", {"id": "add"}, True, SHOP), ("switch_tab", {"tab": 2}, True, SHOP)]
+    )
+    with pytest.raises(RoutineError, match="the session used switch_tab"):
+        routine_of(recording.of("s"), "Two tabs", "")
+
+
 def test_a_path_segment_with_a_digit_matches_any() -> None:
     """Order numbers and dates in a path match any segment; query and fragment do not
     count; another host or depth is another page."""
