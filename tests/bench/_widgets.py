@@ -41,20 +41,27 @@ def _ids(xml: str, tag: str) -> list[str]:
 async def _jquery_ui_sortable(xml: str, act: Act, says: Says) -> bool:
     await act(
         "drag",
-        {"id": _control(xml, "clickable", "Head torch"), "to": _control(xml, "clickable", "Tent")},
+        {
+            "id": _control(xml, "clickable", "Head torch"),
+            "to": _control(xml, "clickable", "Tent"),
+            "place": "before",
+        },
     )
     order = await says("document.getElementById('packing-order').textContent")
-    return bool(order == "Tent,Head torch,Stove,Sleeping bag")
+    return bool(order == "Head torch,Tent,Stove,Sleeping bag")
 
 
 async def _sortablejs_grid(xml: str, act: Act, says: Says) -> bool:
     await act(
         "drag",
-        {"id": _control(xml, "clickable", "Valley"), "to": _control(xml, "clickable", "Lake")},
+        {
+            "id": _control(xml, "clickable", "Valley"),
+            "to": _control(xml, "clickable", "Lake"),
+            "place": "after",
+        },
     )
-    order = str(await says("document.getElementById('tiles-order').textContent")).split(",")
-    # Beside Lake in the first row: before or after it is SortableJS's choice.
-    return sorted(order[:2]) == ["Lake", "Valley"]
+    order = await says("document.getElementById('tiles-order').textContent")
+    return bool(order == "Lake,Valley,Ridge,Camp,Forest,Summit")
 
 
 async def _slider_drag(xml: str, act: Act, says: Says) -> bool:
