@@ -103,6 +103,11 @@ async def _select2(xml: str, act: Act, says: Says) -> bool:
     return bool(await says("document.getElementById('country').value") == "it")
 
 
+async def _choices(xml: str, act: Act, says: Says) -> bool:
+    await act("select", {"id": _ids(xml, "select")[3], "value": "Thank you"})
+    return bool(await says("document.getElementById('card').value") == "thanks")
+
+
 async def _quote_in_a_paragraph(xml: str, act: Act, says: Says) -> bool:
     await act("select_text", {"text": "Herons stood in the shallows."})
     return bool(await says("window.getSelection().toString()") == "Herons stood in the shallows.")
@@ -145,6 +150,7 @@ WIDGET_CLASSES: tuple[tuple[str, str, WidgetScenario], ...] = (
     ("single-character tile", "widgets-marks.html", _single_character_tile),
     ("drop-down over a select (Selectric)", "widgets-dropdowns.html", _selectric),
     ("drop-down over a select (Select2)", "widgets-dropdowns.html", _select2),
+    ("drop-down over a select (choices.js)", "widgets-dropdowns.html", _choices),
     ("slider handle, dragged (jQuery UI)", "widgets-sliders.html", _slider_drag),
     ("resizable textarea, by its grip", "widgets-grips.html", _resizable_textarea),
     ("slider handle, arrow keys (jQuery UI)", "widgets-sliders.html", _slider_keys),
