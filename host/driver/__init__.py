@@ -20,7 +20,8 @@ a message for the model.
 
 The submit prediction (``_consent``) is here too, since it reads the page: the facts
 of an element (in an isolated world of its frame, with the listeners the browser
-reports on its event path) and the pure rules that say why acting on it may submit
+reports on its event path, ``_listeners``: also read to type key by key and to say
+whether Escape may close a covering pop-up) and the pure rules that say why acting on it may submit
 or commit something; the call's `CallContext.require` stops an action
 (`ConsentNeeded`) before its first input when it needs a yes the person has not given.
 
