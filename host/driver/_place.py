@@ -51,8 +51,9 @@ _STILL_FRAMES = 8
 class _Order:
     """Where the dragged item stands against the goal (``sortable-order.js``)."""
 
-    order: Place | None  # the item's own place among the goal's siblings
-    slot: Place | None  # where a release now would put it
+    order: Place | None  # the item's own side of the goal among the goal's siblings
+    apart: int  # items between the two
+    slot: str | None  # where a release now would put it: a place, "apart" or unknown
     index: int  # its index among the goal's siblings, -1 when not one of them
     axis: str  # "x" when items stand side by side, else "y"
     forward: int  # 1 when the next item lies right or below, -1 when reversed
@@ -73,9 +74,11 @@ async def _order(tab: Tab, source: Located, goal: Located) -> _Order | None:
         )
     except (CDPError, JavaScriptError):
         return None
+    slot = found.get("slot")
     return _Order(
         _place(found.get("order")),
-        _place(found.get("slot")),
+        int(found.get("apart", 0)),
+        str(slot) if slot is not None else None,
         int(found.get("index", -1)),
         "x" if found.get("axis") == "x" else "y",
         -1 if found.get("forward") == -1 else 1,
@@ -125,7 +128,7 @@ async def drag_onto(
         start = await pointer_onto(tab.target, source, info, tab.latest, start)
         await _drag_to_place(tab, source, start, goal, place, flow)
         landed = await _after_drop(tab, source, goal.element)
-        if landed is not None and landed.order == place:
+        if landed is not None and (landed.order, landed.apart) == (place, 0):
             again = " (on a second drag: the first did not land there)" if attempt else ""
             return f"{named} landed {place} {goal_named}{again}"
     if landed is None or landed.order is None:
@@ -133,9 +136,12 @@ async def drag_onto(
             f"NOT placed as asked: after two drags {named} is not an item beside "
             f"{goal_named} in its list; see where it is now"
         )
+    where = f"{landed.order} {goal_named}"
+    if landed.apart:
+        where = f"{landed.apart} item(s) {where}"
     return (
-        f"NOT placed as asked: {named} landed {landed.order} {goal_named}, not {place}, "
-        "in two drags (the page decides where a dropped item may go)"
+        f"NOT placed as asked: {named} landed {where}, not just {place} it, in two drags "
+        "(the page decides where a dropped item may go)"
     )
 
 
@@ -147,9 +153,12 @@ async def _landed_note(
     if after is None or after.order is None:
         return None
     named, goal_named = describe(source, info), describe(goal.element, goal.info)
+    where = f"{after.order} {goal_named}"
+    if after.apart:
+        where = f"{after.apart} item(s) {where}"
     if before is not None and (before.order, before.index) == (after.order, after.index):
-        return f"{named} stayed where it was, {after.order} {goal_named}"
-    return f"{named} landed {after.order} {goal_named}"
+        return f"{named} stayed where it was, {where}"
+    return f"{named} landed {where}"
 
 
 async def _drag_to_place(
