@@ -9,16 +9,19 @@ when something is drawn over all of it). Pressing (`click_element`, `pointer_ont
 pointer and to the press, re-aims at an element that moved, and has a witness in
 Trimtab's own world say where each press went; a pressed button is released even
 when the call fails or is cancelled (``_button``). The keyboard (``_keyboard``),
-fields typed into, set as their picker sets them or chosen in (``_fields``), and
-drags and text selections (``_drag``) are built on the same aim; so is choosing on a
-custom drop-down drawn over a hidden <select> (``_dropdown``: click its face, then the
-item of its list that shows the option, and check the select took it). Whatever would
+fields typed into, set as their picker sets them or chosen in (``_fields``),
+drags and text selections (``_drag``), and an item of a sortable list dragged before
+or after another, checked in the page's order (``_place``), are built on the same
+aim; so is choosing on a custom drop-down drawn over a hidden <select> (``_dropdown``:
+click its face, then the item of its list that shows the option, and check the select
+took it). Whatever would
 make the driver act on another element than the one asked for raises `Refusal`, with
 a message for the model.
 
 The submit prediction (``_consent``) is here too, since it reads the page: the facts
 of an element (in an isolated world of its frame, with the listeners the browser
-reports on its event path) and the pure rules that say why acting on it may submit
+reports on its event path, ``_listeners``: also read to type key by key and to say
+whether Escape may close a covering pop-up) and the pure rules that say why acting on it may submit
 or commit something; the call's `CallContext.require` stops an action
 (`ConsentNeeded`) before its first input when it needs a yes the person has not given.
 
@@ -104,12 +107,14 @@ from ._fields import (
 from ._gather import gather
 from ._keyboard import MODIFIER_BITS, KeyDef, key_press, parse_key
 from ._naming import cover_description, describe
+from ._place import PLACES, Place, drag_onto
 from ._press import PageLeft, click_element, pointer_onto, press_element
 from ._quote import extend_selection, locate_quote, page_selection
 
 __all__ = [
     "MODIFIER_BITS",
     "OBJECT_GROUP",
+    "PLACES",
     "Aim",
     "Box",
     "ButtonDown",
@@ -128,6 +133,7 @@ __all__ = [
     "NoFocus",
     "NotChosen",
     "PageLeft",
+    "Place",
     "Point",
     "Refusal",
     "SecretReason",
@@ -147,6 +153,7 @@ __all__ = [
     "dialog_element",
     "dialog_reason",
     "drag_along",
+    "drag_onto",
     "drag_select",
     "element_info",
     "enabled_element",

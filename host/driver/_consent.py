@@ -23,15 +23,15 @@ from functools import partial
 from typing import Any, Final, Literal, TypeAlias
 
 import attrs
-import trio
 
 from pycdp_bridge import CDPError, JavaScriptError, Target, call_on, evaluate
 from pycdp_bridge import protocol as cdp
 
 from ..pipeline import Secret, xml
-from ._element import OBJECT_GROUP, Located, secret_of
+from ._element import Located, secret_of
 from ._gather import gather
 from ._keyboard import KeyDef
+from ._listeners import OBJECT_GROUP, listener_types
 from ._scripts import script
 
 __all__ = [
@@ -49,7 +49,6 @@ __all__ = [
     "dialog_reason",
     "enter_reason",
     "key_reason",
-    "listener_types",
     "secret_reason",
     "submit_after_typing_reason",
     "typing_reason",
@@ -385,76 +384,3 @@ async def _facts(target: Target, session: str | None, object_id: str) -> CommitF
     )
     facts: Mapping[str, Any] = found or {}
     return CommitFacts.from_page(facts, listeners)
-
-
-async def listener_types(target: Target, session: str | None, object_id: str) -> frozenset[str]:
-    """The event types scripts listen to on the element's event path, up to the window."""
-    path = await call_on(
-        target,
-        object_id,
-        script("event-path.js"),
-        return_by_value=False,
-        session_id=session,
-    )
-    array = path.get("objectId")
-    if array is None:
-        raise ValueError("the element's event path could not be read")
-    properties = await target.execute(cdp.runtime_get_properties(str(array)), session_id=session)
-    members: list[Mapping[str, Any]] = []
-    for member in properties.get("result", []):
-        value: Mapping[str, Any] = member.get("value") or {}
-        if str(member.get("name", "")).isdigit() and value.get("objectId") is not None:
-            members.append(value)
-    # One node's listeners take three round trips: every node of the path at once,
-    # and the first failure in path order raised as it would be one by one.
-    found: list[frozenset[str] | Exception] = [frozenset()] * len(members)
-
-    async def read(index: int, value: Mapping[str, Any]) -> None:
-        try:
-            found[index] = await _listeners_of(target, session, value)
-        except Exception as exc:  # re-raised below, outside the nursery
-            found[index] = exc
-
-    async with trio.open_nursery() as nursery:
-        for index, value in enumerate(members):
-            nursery.start_soon(read, index, value)
-    types: set[str] = set()
-    for result in found:
-        if isinstance(result, Exception):
-            raise result
-        types.update(result)
-    return frozenset(types)
-
-
-async def _listeners_of(
-    target: Target, session: str | None, value: Mapping[str, Any]
-) -> frozenset[str]:
-    """The event types the page's scripts listen to on one node of an event path."""
-    # The browser lists the listeners of the world the object belongs to: the
-    # page's scripts live in the main world, so ask about the main world's object.
-    if value.get("className") == "Window":
-        main = await evaluate(
-            target,
-            script("main-window.js"),
-            object_group=OBJECT_GROUP,
-            return_by_value=False,
-            session_id=session,
-        )
-    else:
-        described = await target.execute(
-            cdp.dom_describe_node(object_id=str(value["objectId"])), session_id=session
-        )
-        resolved = await target.execute(
-            cdp.dom_resolve_node(
-                backend_node_id=described["node"]["backendNodeId"], object_group=OBJECT_GROUP
-            ),
-            session_id=session,
-        )
-        main = resolved["object"]
-    main_object = main.get("objectId")
-    if main_object is None:
-        raise ValueError("a node of the element's event path could not be read")
-    found = await target.execute(
-        cdp.dom_debugger_get_event_listeners(str(main_object)), session_id=session
-    )
-    return frozenset(str(listener.get("type", "")) for listener in found.get("listeners", []))

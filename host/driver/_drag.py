@@ -40,6 +40,7 @@ from ._press import pointer_onto
 from ._scripts import script
 
 __all__ = [
+    "FRAME",
     "Goal",
     "Grip",
     "aim_at_grip",
@@ -47,6 +48,7 @@ __all__ = [
     "aim_onto_goal",
     "drag_along",
     "drag_select",
+    "glide",
     "mouse",
     "resized_note",
 ]
@@ -54,6 +56,8 @@ __all__ = [
 # Moves between press and release: pages that follow the pointer (sliders, sortable
 # lists, HTML drag and drop) need several to see a drag, as from a real mouse.
 _DRAG_STEPS = 12
+# A frame of the page, in seconds: what a hand's move between two events takes.
+FRAME = 0.016
 # Moves after a drag onto a goal that the drag moved away from the pointer.
 _GOAL_TRIES = 3
 # Moves while selecting text: enough for editors that extend the selection on mousemove.
@@ -82,6 +86,19 @@ async def mouse(
     )
 
 
+async def glide(target: Target, button: ButtonDown, end: Point, steps: int = _DRAG_STEPS) -> None:
+    """Move the held button from where it is to `end` in `steps` even moves."""
+    start = button.point
+    for step in range(1, steps + 1):
+        share = step / steps
+        point = Point(start.x + (end.x - start.x) * share, start.y + (end.y - start.y) * share)
+        await mouse(target, "mouseMoved", point, buttons=1)
+        button.point = point
+        # A frame between moves, as a hand takes: pages that throttle to animation
+        # frames (drag libraries) see each step.
+        await trio.sleep(FRAME)
+
+
 @attrs.frozen
 class Goal:
     """The element a drag ends on, and where it was aimed at before the drag."""
@@ -99,17 +116,7 @@ async def _drag_path(tab: Tab, start: Aim, end: Point, goal: Goal | None) -> str
     note = None
     async with button_down(target, start.point) as button:
         await mouse(target, "mousePressed", start.point, buttons=1, click_count=1)
-        for step in range(1, _DRAG_STEPS + 1):
-            share = step / _DRAG_STEPS
-            point = Point(
-                start.point.x + (end.x - start.point.x) * share,
-                start.point.y + (end.y - start.point.y) * share,
-            )
-            await mouse(target, "mouseMoved", point, buttons=1)
-            button.point = point
-            # A frame between moves, as a hand takes: pages that throttle to animation
-            # frames (drag libraries) see each step.
-            await trio.sleep(0.016)
+        await glide(target, button, end)
         if goal is not None:
             note = await _onto_goal(tab, goal, button)
     await mouse(target, "mouseReleased", button.point, buttons=0, click_count=1)
@@ -139,7 +146,7 @@ async def _onto_goal(tab: Tab, goal: Goal, button: ButtonDown) -> str | None:
         point = Point((left + right) / 2, (top + bottom) / 2)
         await mouse(target, "mouseMoved", point, buttons=1)
         button.point = point
-        await trio.sleep(0.016)  # a frame: the page follows the move
+        await trio.sleep(FRAME)  # a frame: the page follows the move
     landed = await reaches(target, goal.element, Aim(button.point, goal.aim.origins), tab.latest)
     where = f"on {landed}" if landed else "beside it"
     return (

@@ -38,7 +38,8 @@ from pycdp_bridge import protocol as cdp
 from ..pipeline import Compaction, Control, Secret, compact, secret_kind, xml
 from ..tab import Tab
 from ._gather import gather
-from ._naming import cover_description, describe
+from ._listeners import KEY_EVENTS, OBJECT_GROUP, listener_types
+from ._naming import cover_description, describe, names_layer
 from ._scripts import script
 
 __all__ = [
@@ -68,8 +69,6 @@ __all__ = [
     "visible_boxes",
     "wheel",
 ]
-
-OBJECT_GROUP = "trimtab-tools"
 
 
 class Refusal(Exception):
@@ -597,7 +596,20 @@ async def _describe_hit(
         target, hit_object, script("describe-cover.js"), ObjectRef(covered), session_id=session
     )
     eid = await _eid_of(target, session, hit_object, latest)
-    return cover_description(facts, eid)
+    hears_keys = None
+    if names_layer(facts):
+        hears_keys = await _hears_keys(target, session, hit_object)
+    return cover_description(facts, eid, hears_keys)
+
+
+async def _hears_keys(target: Target, session: str | None, hit_object: str) -> bool | None:
+    """Whether a script listens for keys on the way from the cover up to the window
+    (the cover, its ancestors, the document, the window): only then may Escape close
+    it; None when the browser could not say."""
+    try:
+        return bool(KEY_EVENTS & await listener_types(target, session, hit_object))
+    except (CDPError, JavaScriptError, ValueError):
+        return None
 
 
 async def _eid_of(

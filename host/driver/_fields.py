@@ -19,7 +19,6 @@ from pycdp_bridge import protocol as cdp
 
 from ..pipeline import xml
 from ..tab import Tab, main_frame_id
-from ._consent import listener_types
 from ._element import (
     Aim,
     ElementInfo,
@@ -32,6 +31,7 @@ from ._element import (
 )
 from ._gather import gather
 from ._keyboard import key_press, parse_key
+from ._listeners import KEY_EVENTS, listener_types
 from ._press import click_element
 from ._scripts import script
 
@@ -88,10 +88,6 @@ async def no_reason(target: Target, element: Located) -> str | None:
     return None
 
 
-# Event types by which a page reads keys one by one.
-_KEY_EVENTS = frozenset({"keydown", "keypress", "keyup"})
-
-
 class NoFocus(Refusal):
     """The field did not keep the focus when clicked: nothing was typed into it."""
 
@@ -126,7 +122,7 @@ async def type_into(
         await call_on(target, element.object_id, script("caret-end.js"), session_id=element.session)
     how: str | None = None
     if typed:
-        if _KEY_EVENTS & await listener_types(target, element.session, element.object_id):
+        if KEY_EVENTS & await listener_types(target, element.session, element.object_id):
             # A widget that reads keys one by one (a terminal, an editor, a search that
             # reacts to keydown) hears each character as a person's key press.
             for character in typed:

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     # Only their types: ``_element`` builds them, and names them through this module.
     from ._element import ElementInfo, Located
 
-__all__ = ["cover_description", "describe"]
+__all__ = ["cover_description", "describe", "names_layer"]
 
 
 def describe(element: Located, info: ElementInfo) -> str:
@@ -22,25 +22,37 @@ def describe(element: Located, info: ElementInfo) -> str:
     return xml.element(_tag_name(info.tag), {"id": element.eid or None}, content=info.text or None)
 
 
-def cover_description(facts: Mapping[str, Any], eid: str | None) -> str:
+def cover_description(
+    facts: Mapping[str, Any], eid: str | None, hears_keys: bool | None = None
+) -> str:
     """How a refusal names what covers an element, from ``describe-cover.js``'s facts:
     ``<div id="k2" dom-id="consent" class="modal">Accept cookies</div>``, escaped, where
     ``id`` is Trimtab's element id (if it has one) and ``dom-id`` the page's own id.
 
     With the facts of the layer the cover belongs to, a pop-up (a picker, a menu, a
     dialog, a box laid over the page) is named in words a person uses ("an open colour
-    picker", "a dialog") with its element, and with what closes it."""
+    picker", "a dialog") with its element, and with what closes it: Escape when the
+    browser closes it (a popover, a <dialog>) or a script hears keys on its way
+    (`hears_keys`; None when that could not be read), else a click outside."""
     hit = _element_of(facts, eid)
     layer = facts.get("layer")
-    if not isinstance(layer, Mapping):
-        return hit
-    kind = _layer_kind(layer)
-    if not kind:
+    if not isinstance(layer, Mapping) or not names_layer(facts):
         return hit  # a banner, a header, a page's own layout: as it is
-    said = f"{kind} {_element_of(layer, eid if layer.get('same') else None, layer.get('name'))}"
+    said = (
+        f"{_layer_kind(layer)} "
+        f"{_element_of(layer, eid if layer.get('same') else None, layer.get('name'))}"
+    )
     if eid and not layer.get("same"):
         said += f" at its {hit}"
-    return said + " (press Escape or click outside it to close it)"
+    escape = hears_keys is not False or bool(layer.get("popover"))
+    return said + f" ({'press Escape or ' if escape else ''}click outside it to close it)"
+
+
+def names_layer(facts: Mapping[str, Any]) -> bool:
+    """Whether `cover_description` names the cover's layer as a pop-up in words (and
+    says what closes it)."""
+    layer = facts.get("layer")
+    return isinstance(layer, Mapping) and bool(_layer_kind(layer))
 
 
 def _layer_kind(layer: Mapping[str, Any]) -> str:

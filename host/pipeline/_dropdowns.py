@@ -2,11 +2,10 @@
 
 Drop-down libraries (selectric, select2, choices.js and many hand-made ones) keep
 the page's real ``<select>``, which holds the value the form sends, and hide it:
-out of sight in a box of no size, a pixel clipped away, ``display: none`` or
-``aria-hidden``. What a person sees and clicks is a face the library draws beside
-it, showing the chosen option's text: a sibling of the select or of its hiding box
-(selectric draws it next to the box it wraps the select in, select2 puts its
-container after the select), or the wrapper around it (choices.js). The face is
+out of sight in a box of no size, a pixel clipped away, ``display: none``,
+``aria-hidden``, or transparent with clicks going through it. What a person sees
+and clicks is a face the library draws beside it, showing the chosen option's text:
+a sibling of the select or of its hiding box, or the wrapper around it. The face is
 shown as the select it stands for, with its value and options (``<select
 value="Express" options="Standard|Express|Pick up"/>``), and the hidden select is
 not shown a second time; `select` on the face's id operates the face like a person.
@@ -14,9 +13,24 @@ not shown a second time; `select` on the face's id operates the face like a pers
 A face is told by what it is and where, never by a library's class: within a few
 levels of the hidden select, the nearest element a person operates (a combobox,
 button or listbox role, a script's handler, a place in the tab order) with a box
-they can click, that shows the selected option's text, in a part of the page that
-holds no other select. A field of a pixel or less inside the widget is its
-keyboard helper (selectric's), which no person sees: it is not shown either.
+they can click, that shows the selected option's text (and not every other option's
+too: that is its open list), in a part of the page that holds no other select. A
+field of a pixel or less inside the widget is its keyboard helper (selectric's),
+which no person sees: it is not shown either. So each library is recognised by the
+same two facts, the select hidden and the face beside or around it:
+
+* Selectric wraps the select in a box of no size that clips it, and draws its face
+  as the next sibling of that box (a pointer box whose clicks its wrapper hears);
+* Select2 makes the select a clipped pixel and puts its container after it, whose
+  ``role="combobox"`` element shows the chosen option;
+* choices.js lays the select over its face at opacity 0 with ``pointer-events:
+  none`` (clicks reach the face) and wraps both, with its open list, in the face
+  (``role="listbox"``, in the tab order);
+* a hand-made one hides the select (``display: none``) beside a focusable element
+  or one with a handler that shows the chosen option.
+
+A ``multiple`` select is left as it is: a face that adds options one by one and
+removes each by its own button is not one select to choose in.
 """
 
 from __future__ import annotations
@@ -92,20 +106,31 @@ def chosen_text(model: PageModel, select: Node) -> str:
     for inner in model.subtree(select)[1:]:
         if inner.name != "option":
             continue
-        label = inner.attributes.get("label") or " ".join(
-            n.text for n in model.nodes[inner.index + 1 : inner.end] if n.is_text
-        )
         if inner.selected:
-            return " ".join(label.split())
+            return _label(model, inner)
         if first is None:
-            first = " ".join(label.split())
+            first = _label(model, inner)
     return first or ""
+
+
+def _label(model: PageModel, option: Node) -> str:
+    """What an option shows, whitespace folded."""
+    label = option.attributes.get("label") or " ".join(
+        n.text for n in model.nodes[option.index + 1 : option.end] if n.is_text
+    )
+    return " ".join(label.split())
 
 
 def _hidden(model: PageModel, select: Node, visibility: Visibility) -> bool:
     """No person sees the select: not rendered or hidden from them, a pixel or less,
-    off the page's top or left, or inside a clipping box of no size."""
+    off the page's top or left, inside a clipping box of no size, or transparent with
+    every click going through it to what is drawn below."""
     if visibility.removed[select.index]:
+        return True
+    style = select.style
+    if style is not None and style.opacity <= 0 and style.pointer_events == "none":
+        # Kept by the filter as a transparent control, which is what a click reaches
+        # only when clicks stop on it.
         return True
     box = select.bounds
     if box is None or box.width <= _HELPER or box.height <= _HELPER:
@@ -129,6 +154,9 @@ def _face(
     """The select's face and the widget it belongs to (the box holding both, or the
     face's own container where that box holds other selects), or None."""
     text = chosen_text(model, select).lower()
+    # Beside the face, a library may keep its open list, which shows the chosen text
+    # among all the others: that is not the face.
+    others = tuple(t for t in _option_texts(model, select) if t != text)
     branch = select
     for _ in range(_LEVELS):
         parent = model.parent_of(branch)
@@ -137,7 +165,7 @@ def _face(
         alone = _selects_in(selects, parent) == 1
         for sibling in _near_siblings(model, parent, branch):
             if not _selects_in(selects, sibling):
-                face = _first_face(model, sibling, visibility, text)
+                face = _first_face(model, sibling, visibility, text, others)
                 if face is not None:
                     return face, parent if alone else sibling
         if not alone:
@@ -162,16 +190,27 @@ def _selects_in(selects: list[int], node: Node) -> int:
     return bisect.bisect_left(selects, node.end) - bisect.bisect_left(selects, node.index)
 
 
-def _first_face(model: PageModel, root: Node, visibility: Visibility, text: str) -> Node | None:
-    """The first element under `root` (itself included) that is a face."""
+def _first_face(
+    model: PageModel, root: Node, visibility: Visibility, text: str, others: tuple[str, ...]
+) -> Node | None:
+    """The first element under `root` (itself included) that is a face and not a list
+    showing every other option too."""
     for inner in model.nodes[root.index : min(root.end, root.index + _SEARCH_NODES)]:
-        if inner.is_element and _is_face(model, inner, visibility, text):
+        if inner.is_element and _is_face(model, inner, visibility, text, others):
             return inner
     return None
 
 
-def _is_face(model: PageModel, node: Node, visibility: Visibility, text: str) -> bool:
-    """A person clicks it and reads the chosen option's text on it."""
+def _option_texts(model: PageModel, select: Node) -> list[str]:
+    """The select's options' texts, folded and lower case."""
+    return [_label(model, o).lower() for o in model.subtree(select)[1:] if o.name == "option"]
+
+
+def _is_face(
+    model: PageModel, node: Node, visibility: Visibility, text: str, others: tuple[str, ...] = ()
+) -> bool:
+    """A person clicks it and reads the chosen option's text on it (and not, with
+    `others`, every other option's as well: then it is the open list)."""
     i = node.index
     box = node.bounds
     if visibility.removed[i] or not visibility.shown[i] or box is None:
@@ -191,7 +230,11 @@ def _is_face(model: PageModel, node: Node, visibility: Visibility, text: str) ->
         for n in model.nodes[i + 1 : min(node.end, i + _SEARCH_NODES)]
         if n.is_text and visibility.shown[n.index]
     )
-    return text in " ".join(shown.split()).lower()
+    shown = " ".join(shown.split()).lower()
+    if text not in shown:
+        return False
+    rest = shown.replace(text, "", 1)  # "Small" is not shown by "Extra small" alone
+    return not (others and all(other in rest for other in others))
 
 
 def _helpers(model: PageModel, widget: Node) -> Iterator[int]:

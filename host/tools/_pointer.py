@@ -14,11 +14,13 @@ from pycdp_bridge import call_on
 from pycdp_bridge import protocol as cdp
 
 from ..driver import (
+    PLACES,
     Aim,
     CallContext,
     ElementInfo,
     Goal,
     Located,
+    Place,
     aim_at_grip,
     aim_by_offset,
     aim_in_frame,
@@ -26,6 +28,7 @@ from ..driver import (
     click_reason,
     describe,
     drag_along,
+    drag_onto,
     drag_select,
     element_info,
     enabled_element,
@@ -87,11 +90,13 @@ def _offset(args: Mapping[str, object], name: str) -> float | None:
 @tool(
     "drag",
     "Drag an element with the mouse onto another (to: its id) or by dx, dy pixels "
-    "(right and down); both ends must fit in the window.",
+    "(right and down); both ends must fit in the window. With place, a list item lands "
+    "before or after it.",
     schema(
         {
             "id": ID_SCHEMA,
             "to": ID_SCHEMA,
+            "place": {"type": "string", "enum": list(PLACES)},
             "dx": {"type": "number"},
             "dy": {"type": "number"},
         },
@@ -107,6 +112,7 @@ async def drag(call: CallContext, args: Mapping[str, object]) -> ToolResult:
         raise BadArguments("drag needs either to (an element id) or an offset dx and/or dy")
     if to is not None and (dx is not None or dy is not None):
         raise BadArguments("drag takes either to or an offset (dx, dy), not both")
+    place = _place_arg(args, to)
     source, info = await enabled_element(tab, id_arg(args))
     goal: Goal | None = None
     offset = (dx or 0.0, dy or 0.0)
@@ -121,11 +127,27 @@ async def drag(call: CallContext, args: Mapping[str, object]) -> ToolResult:
     # The press and release of a drag click its source when it barely moves.
     call.require(await click_reason(tab.target, source), describe(source, info))
     async with call.watch() as activity:
-        note = await drag_along(tab, source, info, start, goal, offset)
+        if goal is not None:
+            note = await drag_onto(tab, source, info, start, goal, place)
+        else:
+            note = await drag_along(tab, source, info, start, None, offset)
         if grip is not None:
             note = "; ".join(n for n in (await resized_note(tab, source, info, grip), note) if n)
         settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT, scope)
     return await after_action(call, activity, settled, note=note)
+
+
+def _place_arg(args: Mapping[str, object], to: str | None) -> Place | None:
+    """The ``place`` argument: where the dragged item lands against `to`'s item."""
+    value = args.get("place")
+    if value is None:
+        return None
+    place = next((p for p in PLACES if p == value), None)
+    if place is None:
+        raise BadArguments(f"argument 'place' must be 'before' or 'after'; got {value!r}")
+    if to is None:
+        raise BadArguments(f"place={place!r} needs to (the id of the item to place it {place})")
+    return place
 
 
 @tool(

@@ -41,20 +41,27 @@ def _ids(xml: str, tag: str) -> list[str]:
 async def _jquery_ui_sortable(xml: str, act: Act, says: Says) -> bool:
     await act(
         "drag",
-        {"id": _control(xml, "clickable", "Head torch"), "to": _control(xml, "clickable", "Tent")},
+        {
+            "id": _control(xml, "clickable", "Head torch"),
+            "to": _control(xml, "clickable", "Tent"),
+            "place": "before",
+        },
     )
     order = await says("document.getElementById('packing-order').textContent")
-    return bool(order == "Tent,Head torch,Stove,Sleeping bag")
+    return bool(order == "Head torch,Tent,Stove,Sleeping bag")
 
 
 async def _sortablejs_grid(xml: str, act: Act, says: Says) -> bool:
     await act(
         "drag",
-        {"id": _control(xml, "clickable", "Valley"), "to": _control(xml, "clickable", "Lake")},
+        {
+            "id": _control(xml, "clickable", "Valley"),
+            "to": _control(xml, "clickable", "Lake"),
+            "place": "after",
+        },
     )
-    order = str(await says("document.getElementById('tiles-order').textContent")).split(",")
-    # Beside Lake in the first row: before or after it is SortableJS's choice.
-    return sorted(order[:2]) == ["Lake", "Valley"]
+    order = await says("document.getElementById('tiles-order').textContent")
+    return bool(order == "Lake,Valley,Ridge,Camp,Forest,Summit")
 
 
 async def _slider_drag(xml: str, act: Act, says: Says) -> bool:
@@ -94,6 +101,11 @@ async def _selectric(xml: str, act: Act, says: Says) -> bool:
 async def _select2(xml: str, act: Act, says: Says) -> bool:
     await act("select", {"id": _ids(xml, "select")[1], "value": "Italy"})
     return bool(await says("document.getElementById('country').value") == "it")
+
+
+async def _choices(xml: str, act: Act, says: Says) -> bool:
+    await act("select", {"id": _ids(xml, "select")[3], "value": "Thank you"})
+    return bool(await says("document.getElementById('card').value") == "thanks")
 
 
 async def _quote_in_a_paragraph(xml: str, act: Act, says: Says) -> bool:
@@ -138,6 +150,7 @@ WIDGET_CLASSES: tuple[tuple[str, str, WidgetScenario], ...] = (
     ("single-character tile", "widgets-marks.html", _single_character_tile),
     ("drop-down over a select (Selectric)", "widgets-dropdowns.html", _selectric),
     ("drop-down over a select (Select2)", "widgets-dropdowns.html", _select2),
+    ("drop-down over a select (choices.js)", "widgets-dropdowns.html", _choices),
     ("slider handle, dragged (jQuery UI)", "widgets-sliders.html", _slider_drag),
     ("resizable textarea, by its grip", "widgets-grips.html", _resizable_textarea),
     ("slider handle, arrow keys (jQuery UI)", "widgets-sliders.html", _slider_keys),

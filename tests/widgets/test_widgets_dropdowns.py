@@ -1,5 +1,6 @@
 """Custom drop-downs over a hidden ``<select>`` built by the real libraries (Selectric,
-Select2; ``tests/pages/vendor``) and by hand, compacted in a real headless Chromium.
+Select2, choices.js; ``tests/pages/vendor``) and by hand, compacted in a real headless
+Chromium.
 
 The face a library draws is shown as the select it stands for, with its value and
 options, and the hidden select is not shown again; `select` on the face's id opens
@@ -27,22 +28,24 @@ pytestmark = pytest.mark.browser
 PAGE = "widgets-dropdowns.html"
 SPEED = ("Standard (3-5 days)", "Express (next day)", "Pick up in store")
 COUNTRY = ("France", "Germany", "Italy", "Spain")
+CARD = ("No card", "Birthday", "Thank you")
 
 # The page's own record of every mouse press, release and click, by what it reached:
 # the drop-down's face, an item of an open list (by its text), or anything else.
 RECORD_PRESSES = """(() => {
   window.presses = [];
   const where = (el) => {
+    if (el.closest('[data-face]')) return 'face';
     const item = el.closest('li, [role="option"]');
     if (item) return 'option ' + item.textContent.trim();
-    if (el.closest('[data-face]')) return 'face';
     return 'elsewhere ' + el.localName + (el.className ? '.' + el.className : '');
   };
   for (const type of ['mousedown', 'mouseup', 'click']) {
     window.addEventListener(type, (e) => window.presses.push(type + ': ' + where(e.target)), true);
   }
-  // The faces as a person finds them on screen: what the label's select is drawn as.
-  for (const face of document.querySelectorAll('.selectric, .select2-selection')) {
+  // The faces as a person finds them on screen: what the label's select is drawn as
+  // (choices.js's box showing the chosen option, above the list it opens).
+  for (const face of document.querySelectorAll('.selectric, .select2-selection, .choices__inner')) {
     face.dataset.face = '';
   }
 })()"""
@@ -114,9 +117,9 @@ def options(names: tuple[str, ...]) -> str:
 
 
 async def test_a_drawn_face_is_the_select_it_stands_for(page: PageTarget) -> None:
-    """Selectric's and Select2's faces are each one select with the chosen option's
-    value and all options, and neither hidden select nor Selectric's helper field is
-    shown beside it; the native select stays as it was."""
+    """Selectric's, Select2's and choices.js's faces are each one select with the
+    chosen option's value and all options, and neither hidden select nor Selectric's
+    helper field is shown beside it; the native select stays as it was."""
     loaded = await compacted(page, PAGE)
     assert lines(loaded.compaction) == [
         "<h1>Delivery</h1>",
@@ -129,12 +132,16 @@ async def test_a_drawn_face_is_the_select_it_stands_for(page: PageTarget) -> Non
         "Ships to: fr",
         "<h2>Wrapping</h2>",
         'Wrap <select id="?" value="None" options="None|Paper|Box"/>',
+        "<h2>Card</h2>",
+        "Message",
+        f'<select id="?" value="No card" options="{options(CARD)}"/>',
+        "Card: none",
     ]
     faces = [c for c in loaded.compaction.controls.values() if c.tag == "select"]
     drawn = [await page_says(page, f"document.querySelectorAll('select')[{i}].id") for i in (0, 1)]
     assert drawn == ["speed", "country"]
     # The ids name the faces (what a person clicks), not the hidden selects.
-    assert [c.stands_for != 0 for c in faces] == [True, True, False]
+    assert [c.stands_for != 0 for c in faces] == [True, True, False, True]
 
 
 async def test_select_opens_the_face_and_clicks_the_option(
@@ -165,6 +172,29 @@ async def test_select_opens_the_face_and_clicks_the_option(
     after = await recapture(page)
     assert f'<select id="{speed}" value="Express (next day)" options="' in after.xml
     assert f'<select id="{country}" value="Italy" options="' in after.xml
+
+
+async def test_select_opens_a_choices_face_and_clicks_the_option(
+    page: PageTarget, pages_server: StaticServer
+) -> None:
+    """`select` on choices.js's face (which holds its hidden select and its list)
+    opens it and clicks "Thank you": the hidden select holds it, the page's change
+    handler heard it, the face shows it with the same id, and the presses went down
+    only on the face and that option."""
+    tab, now = await open_tab(page, pages_server.url(PAGE))
+    await page_says(page, RECORD_PRESSES)
+    card = face_after(now.xml, "Message")
+    result = await act(tab, "select", id=card, value="Thank you")
+    assert "chose 'Thank you'" in result.content, result.content
+    assert await page_says(page, "document.getElementById('card').value") == "thanks"
+    assert await page_says(page, "document.getElementById('carded').textContent") == "thanks"
+    # choices.js chooses on the press and closes its list at once: the release lands
+    # on what lay under the list, as a person's does.
+    presses = await presses_on(page)
+    downs = {p for p in presses if p.startswith("mousedown")}
+    assert downs == {"mousedown: face", "mousedown: option Thank you"}, presses
+    after = await recapture(page)
+    assert f'<select id="{card}" value="Thank you" options="{options(CARD)}"/>' in after.xml
 
 
 async def test_an_option_the_select_lacks_is_refused_naming_the_options(
@@ -255,8 +285,9 @@ async def test_a_hand_made_drop_down_is_operated_and_an_option_not_taken_is_an_e
 async def test_an_outside_agent_chooses_on_a_drawn_face(
     page: PageTarget, pages_server: StaticServer
 ) -> None:
-    """Through ``trimtab mcp`` Selectric's face is a select, and `select` by its id
-    chooses "Pick up in store": the page's select holds it and the answer shows it."""
+    """Through ``trimtab mcp`` Selectric's and choices.js's faces are selects, and
+    `select` by their ids chooses "Pick up in store" and "Birthday": the page's selects
+    hold them and the answers show them."""
     async with (
         open_link_host(page, pages_server.url(PAGE)) as host,
         host.mcp_client() as client,
@@ -268,7 +299,12 @@ async def test_an_outside_agent_chooses_on_a_drawn_face(
         answer, is_error, _ = await call(client, "select", id=speed, value="Pick up in store")
         assert not is_error, answer
         assert f'<select id="{speed}" value="Pick up in store"' in answer, answer
+        card = face_after(xml, "Message")
+        answer, is_error, _ = await call(client, "select", id=card, value="Birthday")
+        assert not is_error, answer
+        assert f'<select id="{card}" value="Birthday"' in answer, answer
     assert await page_says(page, "document.getElementById('speed').value") == "pick"
+    assert await page_says(page, "document.getElementById('card').value") == "bday"
 
 
 async def test_a_face_whose_select_is_disabled_says_so_and_is_refused(page: PageTarget) -> None:

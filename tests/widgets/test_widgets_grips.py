@@ -5,8 +5,9 @@ A small icon beside a control's name (a jQuery UI menu item's, a button's) is ke
 with its meaning; a textarea, a panel with CSS ``resize`` and a jQuery UI
 ``.resizable()`` panel say ``resizable="both"``, and `drag` by an offset pulls their
 grip: the page's own size follows and the answer says it. A click on a control under
-an open colour picker is refused with the picker named in words and what closes it;
-Escape closes it and the click then goes through.
+an open colour picker is refused with the picker named in words and what closes it
+(Escape only when a script hears keys on its way); Escape closes it and the click
+then goes through.
 """
 
 from __future__ import annotations
@@ -68,6 +69,45 @@ async def test_a_covering_picker_is_named_and_escape_closes_it(
     assert await page_says(page, PICKER_OPEN) is False
     await act(tab, "click", id=eid(now, "Apply colour"))
     assert await page_says(page, LOG) == "applied"
+
+
+# A colour picker that only a click outside closes: no script hears a key anywhere.
+MOUSE_ONLY_PICKER = """<main style="width:360px">
+<div style="position:relative">
+  <button id="colour">Colour</button>
+  <div id="picker" style="display:none; position:absolute; top:30px; left:0; width:220px;
+    height:120px; z-index:10; background:#fff; border:1px solid #888">
+    <div style="margin:10px; height:100px; background:linear-gradient(red, yellow, lime, cyan,
+      blue, magenta, red)"></div>
+  </div>
+  <p><button id="apply">Apply colour</button></p>
+</div>
+</main>
+<script>
+const picker = document.getElementById("picker");
+const open = () => { picker.style.display = "block"; };
+document.getElementById("colour").addEventListener("click", open);
+document.addEventListener("mousedown", (event) => {
+  if (!picker.contains(event.target) && event.target.id !== "colour") picker.style.display = "none";
+});
+</script>"""
+
+
+async def test_a_covering_picker_no_key_closes_says_only_a_click_outside(
+    page: PageTarget,
+) -> None:
+    """A picker that no script hears keys for (none on it, its ancestors, the document
+    or the window) is named without the Escape hint: a click outside closes it."""
+    loaded = await compacted(page, MOUSE_ONLY_PICKER)
+    tab, now = await open_tab(page, loaded.model.url)
+    await act(tab, "click", id=eid(now, "Colour"))
+    with trio.fail_after(TIMEOUT):
+        refused = await run_tool(tab, "click", {"id": eid(now, "Apply colour")})
+    assert refused.is_error, refused.content
+    assert (
+        'is covered by an open colour picker <div dom-id="picker"/> '
+        "(click outside it to close it)"
+    ) in refused.content, refused.content
 
 
 async def test_small_icons_beside_names_are_kept_with_their_meaning(page: PageTarget) -> None:
