@@ -32,14 +32,13 @@ from ..link import (
     read_secret,
 )
 from ..tools import (
+    MCP_GROUPS,
     TAB,
-    TOOL_GROUPS,
     TOOLS,
     ArgumentError,
-    ToolGroup,
     ToolSpec,
     check_arguments,
-    parse_groups,
+    parse_mcp_groups,
     property_types,
 )
 
@@ -77,9 +76,9 @@ def add_commands(commands: Any) -> None:
     mcp.add_argument(
         "--tools",
         type=_tool_groups,
-        default=TOOL_GROUPS,
+        default=MCP_GROUPS,
         metavar="GROUPS",
-        help=f"the tool groups offered, comma-separated (default: {','.join(TOOL_GROUPS)}); "
+        help=f"the tool groups offered, comma-separated (default: {','.join(MCP_GROUPS)}); "
         "core is always offered",
     )
     for name, text in (
@@ -162,10 +161,10 @@ def _value(spec: ToolSpec, key: str, text: str) -> object:
         ) from None
 
 
-def _tool_groups(value: str) -> tuple[ToolGroup, ...]:
+def _tool_groups(value: str) -> tuple[str, ...]:
     """``--tools``: group names, comma-separated; an unknown one is a usage error."""
     try:
-        return parse_groups(value.split(","))
+        return parse_mcp_groups(value.split(","))
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
