@@ -50,9 +50,7 @@ def _wanted(names: Iterable[str], groups: Sequence[str]) -> set[str]:
     return wanted
 
 
-def tools_in(
-    groups: Iterable[str], specs: Iterable[ToolSpec] = TOOLS
-) -> tuple[ToolSpec, ...]:
+def tools_in(groups: Iterable[str], specs: Iterable[ToolSpec] = TOOLS) -> tuple[ToolSpec, ...]:
     """The tools of these groups, in the catalogue's order (a door's own group holds
     none of them)."""
     chosen = frozenset(groups)
