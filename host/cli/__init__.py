@@ -2,9 +2,10 @@
 
 `_main`: the parser, ``install`` / ``uninstall`` and the dispatch; `_inspect`:
 ``trimtab inspect``, pages in a headless Chromium of its own; `_agents`: ``trimtab
-mcp``, ``tabs``, ``snapshot`` and ``call`` over the link; `_doctor`: ``trimtab
-doctor``, every link from Python to an MCP handshake checked; `_installs`: the profile
-folders ``trimtab install --user-data-dir`` registered the host in, for doctor.
+mcp``, ``tabs``, ``snapshot``, ``call``, ``routines`` and ``run`` over the link;
+`_doctor`: ``trimtab doctor``, every link from Python to an MCP handshake checked;
+`_installs`: the profile folders ``trimtab install --user-data-dir`` registered the host
+in, for doctor.
 
 The top floor. May import ``trimtab.link``, ``trimtab.mcp``, ``trimtab.install``,
 ``trimtab.tools`` (the catalogue), ``trimtab.tab``, ``trimtab.pipeline``,

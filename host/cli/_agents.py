@@ -1,10 +1,12 @@
-"""``trimtab mcp | tabs | snapshot | call``: the link from a shell or an MCP client.
+"""``trimtab mcp | tabs | snapshot | call | routines | run``: the link from a shell or an
+MCP client.
 
 Scripts get the result on stdout, and a failure on stderr only
 (``trimtab: <code>: <message>``) with an exit code that says what kind of failure
 it was (`EXIT_CODES`). Consecutive commands continue one view of the tabs (the
 link keeps a named session a while), so a ``call`` after a ``snapshot`` answers
-with a diff, as in one MCP session.
+with a diff, as in one MCP session, and ``routines save`` saves what that session did
+as a routine, which ``run`` runs again without a model.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import base64
 import binascii
 import json
 import os
+import shlex
 import sys
 import tempfile
 from collections.abc import Callable, Mapping
@@ -32,23 +35,24 @@ from ..link import (
     read_secret,
 )
 from ..tools import (
+    MCP_GROUPS,
     TAB,
-    TOOL_GROUPS,
     TOOLS,
     ArgumentError,
-    ToolGroup,
     ToolSpec,
     check_arguments,
-    parse_groups,
+    parse_mcp_groups,
     property_types,
 )
 
 __all__ = ["DEFAULT_SESSION", "EXIT_CODES", "add_commands", "parse_arguments", "run_command"]
 
-# 0: done; 1: the tool ran and reported an error (its text is printed); 2: bad usage
-# (ours, or a request the host found malformed: `bad_request`).
+# 0: done; 1: the tool ran and reported an error (its text is printed), or a routine
+# stopped at a step it could not do as recorded; 2: bad usage (ours, or a request the
+# host found malformed: `bad_request`).
 EXIT_CODES: Final[Mapping[str, int]] = {
     "tool_error": 1,
+    "needs_help": 1,
     "usage": 2,
     "bad_request": 2,
     "no_browser": 3,
@@ -77,9 +81,9 @@ def add_commands(commands: Any) -> None:
     mcp.add_argument(
         "--tools",
         type=_tool_groups,
-        default=TOOL_GROUPS,
+        default=MCP_GROUPS,
         metavar="GROUPS",
-        help=f"the tool groups offered, comma-separated (default: {','.join(TOOL_GROUPS)}); "
+        help=f"the tool groups offered, comma-separated (default: {','.join(MCP_GROUPS)}); "
         "core is always offered",
     )
     for name, text in (
@@ -106,21 +110,70 @@ def add_commands(commands: Any) -> None:
         if name != "tabs":
             sub.add_argument("--tab", type=int, help="the tab id (default: the only shared tab)")
             sub.add_argument("--budget", type=int, help="tokens a snapshot may take (0: no budget)")
-            sub.add_argument(
-                "--session",
-                default=os.environ.get("TRIMTAB_SESSION") or DEFAULT_SESSION,
-                help="continue this named view of the tabs: snapshot ids, and diffs against "
-                "the previous command's answer (default: $TRIMTAB_SESSION, else "
-                f"{DEFAULT_SESSION!r})",
+            _session_option(
+                sub,
+                "continue this named view of the tabs: snapshot ids, and diffs against the "
+                "previous command's answer",
             )
         sub.add_argument(
             "--json", action="store_true", help="print the host's whole reply (errors too)"
         )
-    for sub in (mcp, *(commands.choices[n] for n in ("tabs", "snapshot", "call"))):
+    _add_routine_commands(commands)
+    for sub in (mcp, *(commands.choices[n] for n in ("tabs", "snapshot", "call", "run"))):
         sub.add_argument("--browser", help="which browser (see trimtab mcp --list-browsers)")
     from ._doctor import add_doctor
 
     add_doctor(commands)
+
+
+def _session_option(sub: argparse.ArgumentParser, what: str) -> None:
+    sub.add_argument(
+        "--session",
+        default=os.environ.get("TRIMTAB_SESSION") or DEFAULT_SESSION,
+        help=f"{what} (default: $TRIMTAB_SESSION, else {DEFAULT_SESSION!r})",
+    )
+
+
+def _add_routine_commands(commands: Any) -> None:
+    """``routines`` (and ``routines save``) and ``run``."""
+    routines = commands.add_parser(
+        "routines",
+        help="list the routines saved in the browser, or save a session as one",
+        description="List the routines saved in the browser: name, steps, parameters.",
+    )
+    routines.add_argument("--json", action="store_true", help="print the host's whole reply")
+    routines.add_argument("--browser", help="which browser (see trimtab mcp --list-browsers)")
+    saving = routines.add_subparsers(dest="routines_command", metavar="save")
+    text = "save what a session's commands did as a routine"
+    save = saving.add_parser("save", help=text, description=text + ", to run it again.")
+    save.add_argument("name", help="the routine's name")
+    save.add_argument(
+        "--task", default="", help="the task in words: values it names become parameters"
+    )
+    save.add_argument("--replace", action="store_true", help="overwrite a routine of that name")
+    save.add_argument(
+        "--rename", action="append", default=[], metavar="OLD=NEW", help="rename a parameter"
+    )
+    _session_option(save, "the session whose commands are saved")
+    # Also after `save`; unset there, the options given before it stand.
+    save.add_argument(
+        "--json", action="store_true", default=argparse.SUPPRESS, help="print the whole reply"
+    )
+    save.add_argument("--browser", default=argparse.SUPPRESS, help="which browser")
+    text = "run a saved routine in a shared tab and print its result"
+    run = commands.add_parser("run", help=text, description=text + ", without a model.")
+    run.add_argument("name", help="the routine's name (trimtab routines lists them)")
+    run.add_argument("arguments", nargs="*", metavar="key=value", help="a parameter's value (text)")
+    run.add_argument("--tab", type=int, help="the tab id (default: the only shared tab)")
+    run.add_argument(
+        "--start-at",
+        type=int,
+        default=1,
+        metavar="K",
+        help="start at step K, after doing by hand the step a run needed help with",
+    )
+    _session_option(run, "run as this session, as `call` does")
+    run.add_argument("--json", action="store_true", help="print the host's whole reply")
 
 
 def parse_arguments(tool: str, pairs: list[str]) -> dict[str, object]:
@@ -162,16 +215,30 @@ def _value(spec: ToolSpec, key: str, text: str) -> object:
         ) from None
 
 
-def _tool_groups(value: str) -> tuple[ToolGroup, ...]:
+def _pairs(pairs: list[str], what: str) -> dict[str, str]:
+    """``key=value`` pairs as text; a pair without ``=`` or a key given twice is usage."""
+    parsed: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise LinkError("usage", f"{what} {pair!r} is not key=value")
+        if key in parsed:
+            raise LinkError("usage", f"{what} {key!r} is given twice")
+        parsed[key] = value
+    return parsed
+
+
+def _tool_groups(value: str) -> tuple[str, ...]:
     """``--tools``: group names, comma-separated; an unknown one is a usage error."""
     try:
-        return parse_groups(value.split(","))
+        return parse_mcp_groups(value.split(","))
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def run_command(args: argparse.Namespace) -> int:
-    """Run ``mcp``, ``tabs``, ``snapshot`` or ``call``; return the exit code."""
+    """Run ``mcp``, ``doctor``, ``tabs``, ``snapshot``, ``call``, ``routines`` or ``run``;
+    return the exit code."""
     if args.command == "doctor":
         from ._doctor import run_doctor
 
@@ -186,6 +253,8 @@ def run_command(args: argparse.Namespace) -> int:
         "tabs": _tabs,
         "snapshot": _snapshot,
         "call": _call,
+        "routines": _routines,
+        "run": _run,
     }
     try:
         return int(trio.run(commands[args.command], args))
@@ -236,7 +305,7 @@ async def _request(options: argparse.Namespace, kind: str, **fields: Any) -> dic
     session = getattr(options, "session", None)
     client = {"name": "trimtab-cli", "version": ""}
     async with connect(endpoint.socket, secret, client, session=session) as link:
-        if kind == "tool" and fields.get("tab") is None:
+        if kind in ("tool", "routine_run") and fields.get("tab") is None:
             fields["tab"] = _only_tab((await link.request("tabs"))["tabs"])
         return await link.request(kind, **fields)
 
@@ -321,3 +390,54 @@ def _print_tool(args: argparse.Namespace, reply: dict[str, Any]) -> int:
     text = str(reply["content"]).strip() or "the tool failed"
     print(f"trimtab: {code}: {text}", file=sys.stderr)
     return EXIT_CODES[code]
+
+
+async def _routines(args: argparse.Namespace) -> int:
+    """The routines listed (their names and parameters in the link's untrusted block),
+    or, with ``save``, the session's commands saved as one."""
+    if args.routines_command == "save":
+        rename = _pairs(args.rename, "--rename")
+        reply = await _request(
+            args,
+            "routine_save",
+            name=args.name,
+            task=args.task,
+            rename=rename,
+            replace=args.replace,
+        )
+    else:
+        reply = await _request(args, "routines")
+    print(json.dumps(reply) if args.json else str(reply["content"]))
+    return 0
+
+
+async def _run(args: argparse.Namespace) -> int:
+    """A routine's run: its results on stdout when it is done; else one stderr line
+    saying what to do, and the run's words (exit 1: needs help; 4: refused)."""
+    params = _pairs(args.arguments, "parameter")
+    if args.start_at < 1:
+        raise LinkError("usage", f"--start-at {args.start_at} is not a step (they count from 1)")
+    reply = await _request(
+        args, "routine_run", tab=args.tab, name=args.name, params=params, start_at=args.start_at
+    )
+    if args.json:
+        print(json.dumps(reply))
+    status = reply.get("status")
+    if status == "done":
+        if not args.json:
+            results = [str(result) for result in reply.get("results", [])]
+            sys.stdout.write("\n".join(results or [str(reply["content"])]).rstrip("\n") + "\n")
+        return 0
+    content = str(reply.get("content", "")).strip()
+    if status == "needs_help":
+        again = ["trimtab", "run", args.name, "--start-at", str(int(reply["at"]) + 1)]
+        if args.tab is not None:
+            again += ["--tab", str(args.tab)]
+        print(
+            f"trimtab: needs_help: do step {reply['at']} with trimtab call, then go on with "
+            f"{shlex.join(again)} and the same parameters:\n{content}",
+            file=sys.stderr,
+        )
+        return EXIT_CODES["needs_help"]
+    print(f"trimtab: refused: {content}", file=sys.stderr)
+    return EXIT_CODES["refused"]

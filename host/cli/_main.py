@@ -102,9 +102,23 @@ _USER_ERRORS = (
 )
 
 
+def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
+    """The command line read; ``key=value`` pairs (``call``'s, ``run``'s) may also come
+    after the command's options (``call click --tab 5 id=x``), which argparse alone
+    leaves over once it has read the options."""
+    parser = _parser()
+    args, extra = parser.parse_known_args(argv)
+    pairs = getattr(args, "arguments", None)
+    if extra and isinstance(pairs, list) and not any(e.startswith("-") for e in extra):
+        pairs.extend(extra)
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    return args
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``trimtab ARGV`` (the process's arguments when None); return the exit code."""
-    args = _parser().parse_args(argv)
+    args = _parse(argv)
     collect_less_often()
     if args.command in ("install", "uninstall"):
         return _install(args)

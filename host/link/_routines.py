@@ -58,13 +58,7 @@ def routine_handlers(link: Link, session: LinkSession) -> dict[str, Handler]:
                     "file": entry.file.name,
                 }
             )
-            takes = ", ".join(
-                p.name + ("" if p.default is None else f"={p.default}") for p in routine.parameters
-            )
-            lines.append(
-                f"- {routine.name}: {len(routine.steps)} steps"
-                + (f"; parameters {takes}" if takes else "")
-            )
+            lines.append(f"- {_line(routine.to_json())}")
         text = "\n".join(lines) if lines else "No routines are saved."
         return {"routines": listed, "content": page_data(text, session.marker)}
 
@@ -76,7 +70,10 @@ def routine_handlers(link: Link, session: LinkSession) -> dict[str, Handler]:
             raise RequestError("bad_request", f"routine_save field 'rename' = {rename!r:.80}")
         replace = request.get("replace", bool, default=False)
         saved = state.save_routine(session.key, name, task, rename, replace=replace)
-        return {**saved, "content": f"Saved routine {name!r} in {saved['file']}."}
+        # What it takes, for the caller to check or rename: its values were typed by
+        # the agent, maybe copied from a page.
+        line = page_data(_line(saved["routine"]), session.marker)
+        return {**saved, "content": f"Saved routine {name!r} in {saved['file']}:\n{line}"}
 
     async def routine_run(request: Request) -> JSONObject:
         name = _name(request)
@@ -112,6 +109,20 @@ def routine_handlers(link: Link, session: LinkSession) -> dict[str, Handler]:
         }
 
     return {"routines": routines, "routine_save": routine_save, "routine_run": routine_run}
+
+
+def _line(routine: JSONObject) -> str:
+    """A routine (its file's JSON) in one line: its name, steps and parameters
+    (``name=default``; one without a default must be given, a secret always)."""
+    parameters = routine.get("parameters") or []
+    takes = ", ".join(
+        f"{p['name']}={p['default']}"
+        if p.get("default") is not None
+        else f"{p['name']} ({p['kind']}, needed)"
+        for p in parameters
+    )
+    steps = routine.get("steps") or []
+    return f"{routine['name']}: {len(steps)} steps" + (f"; parameters {takes}" if takes else "")
 
 
 def _name(request: Request) -> str:

@@ -3,10 +3,10 @@
 It offers the host's tool catalogue (``trimtab.tools.TOOLS``, the same names,
 descriptions and schemas) with a ``tab`` argument, cut to the groups ``--tools``
 names (every group by default; a call to a tool of another group is refused, saying
-how to add it), plus ``tabs`` (the tabs the person shared with agents), and relays
-each call over the link
-(``trimtab.link``) to the host Chrome started; results are the host's XML, in the
-link's untrusted block.
+how to add it), plus ``tabs`` (the tabs the person shared with agents) and, in its own
+group ``routines``, `_routines`' tools (list, run and save the person's routines), and
+relays each call over the link (``trimtab.link``) to the host Chrome started; results
+are the host's XML, in the link's untrusted block.
 ``FORMAT.md`` is the server's instructions and the resource ``trimtab://format``.
 
 Built on the official ``mcp`` SDK, run under trio through anyio; `_stdio` carries

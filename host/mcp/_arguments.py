@@ -7,9 +7,18 @@ the call leaves; the ``tab`` a call acts on is taken out first and read here.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Final
+
 from ..tools import ArgumentError, check_arguments, property_types
 
-__all__ = ["ArgumentError", "check_arguments", "property_types", "tab_id"]
+__all__ = ["TAB_PROPERTY", "ArgumentError", "check_arguments", "property_types", "tab_id"]
+
+# The one ``tab`` property of every tool that acts in a tab, never required.
+TAB_PROPERTY: Final[Mapping[str, object]] = {
+    "type": "integer",
+    "description": "A tab id from `tabs`; optional when one tab is shared.",
+}
 
 
 def tab_id(value: object) -> int:

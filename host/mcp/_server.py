@@ -25,19 +25,25 @@ from ..link import (
     connect,
     read_secret,
 )
-from ..tools import TAB, TOOL_GROUPS, TOOLS, ToolGroup, ToolSpec, door_schema, may_commit, tools_in
+from ..tools import (
+    MCP_GROUPS,
+    ROUTINES_GROUP,
+    TAB,
+    TOOLS,
+    ToolSpec,
+    door_schema,
+    may_commit,
+    tools_in,
+)
 from ..wire import host_version
-from ._arguments import ArgumentError, check_arguments, tab_id
+from ._arguments import TAB_PROPERTY, ArgumentError, check_arguments, tab_id
+from ._routines import ROUTINE_TOOLS, is_routine_tool, routine_call, routine_meta
 from ._stdio import open_stdio
 
 __all__ = ["FORMAT_URI", "LinkHolder", "build_server", "open_holder", "run_stdio"]
 
 FORMAT_URI: Final = "trimtab://format"
 SERVER_NAME: Final = "trimtab"
-_TAB_PROPERTY: Final[Mapping[str, object]] = {
-    "type": "integer",
-    "description": "A tab id from `tabs`; optional when one tab is shared.",
-}
 _TABS_TOOL: Final = types.Tool(
     name="tabs",
     description="List the browser tabs the person shared with agents: id, title and URL. "
@@ -67,7 +73,7 @@ def mcp_tool(spec: ToolSpec) -> types.Tool:
     something (consent is asked for that) is destructive."""
     schema = door_schema(spec)
     properties = dict(schema.get("properties", {}))  # type: ignore[call-overload]
-    properties[TAB] = dict(_TAB_PROPERTY)
+    properties[TAB] = dict(TAB_PROPERTY)
     schema["properties"] = properties
     acts = spec.policy.side_effects
     annotations = types.ToolAnnotations(
@@ -173,19 +179,23 @@ def _with_image(answer: Any, image: object) -> Any:
 _META: Final = ("kind", "cached", "cached_from", "call_id", "host_ms", "downloads", "tab")
 
 
-def build_server(holder: LinkHolder, groups: Sequence[ToolGroup] = TOOL_GROUPS) -> Server[Any]:
-    """The MCP server over ``holder``'s link, offering the tools of ``groups``."""
+def build_server(holder: LinkHolder, groups: Sequence[str] = MCP_GROUPS) -> Server[Any]:
+    """The MCP server over ``holder``'s link, offering the tools of ``groups``
+    (`MCP_GROUPS`: the catalogue's and ``routines``, this server's own)."""
     # `tabs` is the link's listing here (the shared tabs and those opened from them),
     # and every tool names its `tab`: the task's `tabs` and `switch_tab` are not needed.
     offered = tuple(spec for spec in tools_in(groups) if spec.where_calls_name_a_tab)
     specs = {spec.name: spec for spec in offered}
-    tools = [_TABS_TOOL, *(mcp_tool(spec) for spec in offered)]
+    routines = ROUTINE_TOOLS if ROUTINES_GROUP in groups else ()
+    tools = [_TABS_TOOL, *(mcp_tool(spec) for spec in offered), *routines]
     # A tool of a group left out is refused with how to get it, not as unknown.
     left_out = {
-        spec.name: spec.group
+        spec.name: str(spec.group)
         for spec in TOOLS
         if spec.name not in specs and spec.where_calls_name_a_tab
     }
+    if not routines:
+        left_out.update({tool.name: ROUTINES_GROUP for tool in ROUTINE_TOOLS})
     format_page = _format_page()
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
@@ -232,6 +242,17 @@ def build_server(holder: LinkHolder, groups: Sequence[ToolGroup] = TOOL_GROUPS) 
         meta: dict[str, Any] = {"trimtab": dict.fromkeys(_META, None)}
         with contextlib.suppress(ArgumentError):
             meta["trimtab"]["tab"] = None if "tab" not in arguments else tab_id(arguments["tab"])
+
+        async def progress(message: dict[str, Any]) -> None:
+            # While the person is asked, or a routine runs: MCP clients that reset their
+            # timeout on progress (the TypeScript SDK's resetTimeoutOnProgress) keep
+            # waiting.
+            await ctx.session.report_progress(
+                float(message.get("waited", 0)),
+                float(message.get("timeout", 0)) or None,
+                str(message.get("message", "")),
+            )
+
         try:
             if name == "tabs":
                 if arguments:
@@ -246,8 +267,10 @@ def build_server(holder: LinkHolder, groups: Sequence[ToolGroup] = TOOL_GROUPS) 
                     is_error=True,
                     meta=meta,
                 )
+            if is_routine_tool(name):
+                return await _routine_tool(holder, name, arguments, progress)
             if name not in specs:
-                known = ", ".join(["tabs", *specs])
+                known = ", ".join(["tabs", *specs, *(tool.name for tool in routines)])
                 return _text(
                     f"unknown tool {name[:100]!r}; the tools are: {known}", is_error=True, meta=meta
                 )
@@ -259,16 +282,6 @@ def build_server(holder: LinkHolder, groups: Sequence[ToolGroup] = TOOL_GROUPS) 
             check_arguments(specs[name], arguments, door=(TAB,))
             tab = await _only_tab(holder) if tab is None else tab
             meta["trimtab"]["tab"] = tab
-
-            async def progress(message: dict[str, Any]) -> None:
-                # While the person is asked: MCP clients that reset their timeout on
-                # progress (the TypeScript SDK's resetTimeoutOnProgress) keep waiting.
-                await ctx.session.report_progress(
-                    float(message.get("waited", 0)),
-                    float(message.get("timeout", 0)) or None,
-                    str(message.get("message", "")),
-                )
-
             reply = await holder.request(
                 "tool", tab=tab, name=name, args=arguments, on_progress=progress
             )
@@ -296,6 +309,31 @@ def build_server(holder: LinkHolder, groups: Sequence[ToolGroup] = TOOL_GROUPS) 
         on_call_tool=call_tool,
         on_list_resources=list_resources,
         on_read_resource=read_resource,
+    )
+
+
+async def _routine_tool(
+    holder: LinkHolder, name: str, arguments: dict[str, Any], progress: OnProgress
+) -> Any:
+    """A routine tool's call relayed as the link's request: the link's answer (a run's
+    words and results in the untrusted block; an error when the run is not done), or
+    what is wrong with the call, in Trimtab's words."""
+    tab = arguments.pop(TAB, None) if name == "run_routine" else None
+    meta: dict[str, Any] = {"tab": None}
+    try:
+        call = routine_call(name, arguments, door=(TAB,))
+        fields = dict(call.fields)
+        if call.names_a_tab:
+            tab = await _only_tab(holder) if tab is None else tab_id(tab)
+            meta["tab"] = fields[TAB] = tab
+        reply = await holder.request(call.kind, on_progress=progress, **fields)
+    except ArgumentError as exc:
+        return _text(str(exc), is_error=True, meta={"trimtab": meta})
+    except LinkError as exc:
+        return _text(f"{exc.code}: {exc.message}", is_error=True, meta={"trimtab": meta})
+    meta.update(routine_meta(call.kind, reply))
+    return _text(
+        str(reply.get("content", "")), is_error=bool(reply.get("is_error")), meta={"trimtab": meta}
     )
 
 
@@ -344,14 +382,14 @@ async def open_holder(
             nursery.cancel_scope.cancel()
 
 
-async def _serve(browser: str | None, groups: Sequence[ToolGroup]) -> None:
+async def _serve(browser: str | None, groups: Sequence[str]) -> None:
     async with open_holder(browser) as holder:
         server = build_server(holder, groups)
         async with open_stdio() as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-def run_stdio(browser: str | None = None, groups: Sequence[ToolGroup] = TOOL_GROUPS) -> int:
+def run_stdio(browser: str | None = None, groups: Sequence[str] = MCP_GROUPS) -> int:
     """Serve MCP on stdin/stdout until the client closes it (``trimtab mcp``), offering
     the tools of ``groups``."""
     anyio.run(_serve, browser, groups, backend="trio")

@@ -8,8 +8,9 @@ devtools (console and network reads), evaluate, fill and the task's tabs; `_comm
 holds what they share (specs, results, arguments, the answer after an action). The
 page-side scripts of the tools themselves are the ``.js`` files of ``js/``
 (`_scripts`). Each tool is in a group (`TOOL_GROUPS`): clients send the model the
-groups they enable (`parse_groups`, `tools_in`); `_arguments` checks a call's
-arguments against its tool's schema, for the doors outside the browser.
+groups they enable (`parse_groups`, `tools_in`; ``trimtab mcp`` has a group of its
+own, `parse_mcp_groups`); `_arguments` checks a call's arguments against its tool's
+schema, for the doors outside the browser (`check_schema`: a door's own tool).
 
 Which state lives where. A handler gets the live call (`CallContext`, made for each
 call by `run_tool` and gone with it): the tab it acts in, whether the person said yes
@@ -27,7 +28,14 @@ May import `trimtab.driver`, `trimtab.tab`, `trimtab.tracker`, `trimtab.pipeline
 """
 
 from ..driver import CallContext, ConsentNeeded
-from ._arguments import TAB, ArgumentError, check_arguments, door_schema, property_types
+from ._arguments import (
+    TAB,
+    ArgumentError,
+    check_arguments,
+    check_schema,
+    door_schema,
+    property_types,
+)
 from ._catalogue import TOOLS, may_commit, run_tool, tool_spec
 from ._common import (
     ACTION_TIMEOUT,
@@ -39,12 +47,14 @@ from ._common import (
     ToolResult,
     ToolSpec,
 )
-from ._groups import parse_groups, tools_in
+from ._groups import MCP_GROUPS, ROUTINES_GROUP, parse_groups, parse_mcp_groups, tools_in
 from ._tabs import TASK_TOOLS
 
 __all__ = [
     "ACTION_TIMEOUT",
+    "MCP_GROUPS",
     "NAVIGATION_TIMEOUT",
+    "ROUTINES_GROUP",
     "SETTLE_TIMEOUT",
     "TAB",
     "TASK_TOOLS",
@@ -58,9 +68,11 @@ __all__ = [
     "ToolResult",
     "ToolSpec",
     "check_arguments",
+    "check_schema",
     "door_schema",
     "may_commit",
     "parse_groups",
+    "parse_mcp_groups",
     "property_types",
     "run_tool",
     "tool_spec",

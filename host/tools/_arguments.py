@@ -24,7 +24,14 @@ from jsonschema.exceptions import ValidationError, best_match
 
 from ._common import ToolSpec
 
-__all__ = ["TAB", "ArgumentError", "check_arguments", "door_schema", "property_types"]
+__all__ = [
+    "TAB",
+    "ArgumentError",
+    "check_arguments",
+    "check_schema",
+    "door_schema",
+    "property_types",
+]
 
 TAB: Final = "tab"
 """The argument naming the tab a call acts on, which every door supplies when absent."""
@@ -60,19 +67,30 @@ def check_arguments(
     """Refuse (ArgumentError) ``arguments`` unless they fit ``spec``'s schema as a door
     offers it (`door_schema`); the message names the first argument at fault, and what
     the tool takes, with ``door``: the arguments the door took out before (MCP's tab)."""
-    known = list(_properties(spec))
+    check_schema(spec.name, door_schema(spec), arguments, door)
+
+
+def check_schema(
+    tool: str,
+    schema: Mapping[str, object],
+    arguments: Mapping[str, object],
+    door: tuple[str, ...] = (),
+) -> None:
+    """`check_arguments` for a tool of a door's own (not in the catalogue), by its name
+    and its ``schema``."""
+    properties = schema.get("properties", {})
+    known = list(properties) if isinstance(properties, Mapping) else []
     unknown = [name for name in arguments if name not in known]
     if unknown:
         takes = ", ".join(dict.fromkeys([*known, *door])) or "no arguments"
-        raise ArgumentError(f"{spec.name} has no argument {unknown[0][:60]!r}; it takes: {takes}")
-    schema = door_schema(spec)
+        raise ArgumentError(f"{tool} has no argument {unknown[0][:60]!r}; it takes: {takes}")
     missing = [name for name in _names(schema.get("required")) if name not in arguments]
     if missing:
         needs = ", ".join(_names(schema.get("required")))
-        raise ArgumentError(f"{spec.name} needs the argument {missing[0]!r} (it needs: {needs})")
+        raise ArgumentError(f"{tool} needs the argument {missing[0]!r} (it needs: {needs})")
     error = best_match(Draft202012Validator(schema).iter_errors(dict(arguments)))
     if error is not None:
-        raise ArgumentError(f"{spec.name}'s {_where(error.absolute_path)} {_why(error)}")
+        raise ArgumentError(f"{tool}'s {_where(error.absolute_path)} {_why(error)}")
 
 
 def _where(path: Iterable[object]) -> str:

@@ -6,11 +6,12 @@ server in this process) and the side panel's agent (its system prompt and its to
 as the Anthropic request carries them, built by the extension's own code under node).
 Both are measured with the core tools alone and with each group added, from the
 catalogue as it is (a tool another group gains is counted without touching this
-file). Tokens are o200k_base.
+file), and ``trimtab mcp``'s own group (``routines``) likewise; the side panel has no
+routine tools. Tokens are o200k_base.
 
-``prefix_core`` is the whole prefix with the core tools only; ``prefix_pixels`` and
-``prefix_devtools`` what each group adds to it (MCP server; ``panel_*`` the same for
-the side panel).
+``prefix_core`` is the whole prefix with the core tools only; ``prefix_pixels``,
+``prefix_devtools`` and ``prefix_routines`` what each group adds to it (MCP server;
+``panel_*`` the same for the side panel).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from mcp import Client
 from tests.bench import REPO
 from trimtab.mcp import build_server, open_holder
 from trimtab.pipeline import count_tokens
-from trimtab.tools import TOOL_GROUPS, ToolGroup, tools_in
+from trimtab.tools import MCP_GROUPS, TOOL_GROUPS, tools_in
 
 __all__ = ["run"]
 
@@ -46,7 +47,7 @@ def _format_page() -> str:
     return (REPO / "host" / "FORMAT.md").read_text(encoding="utf-8")
 
 
-async def _mcp_prefix(groups: Sequence[ToolGroup]) -> tuple[int, int]:
+async def _mcp_prefix(groups: Sequence[str]) -> tuple[int, int]:
     """Tokens of ``trimtab mcp``'s instructions and of its tools' JSON."""
     async with open_holder() as holder, Client(build_server(holder, groups)) as client:
         tools = (await client.list_tools()).tools
@@ -57,7 +58,7 @@ async def _mcp_prefix(groups: Sequence[ToolGroup]) -> tuple[int, int]:
     return count_tokens(instructions), count_tokens(compact)
 
 
-def _panel_prefix(groups: Sequence[ToolGroup]) -> tuple[int, int]:
+def _panel_prefix(groups: Sequence[str]) -> tuple[int, int]:
     """Tokens of the side panel's system prompt and of its tools in the request."""
     tools = [
         {"name": spec.name, "description": spec.description, "input_schema": spec.input_schema}
@@ -78,14 +79,14 @@ def _panel_prefix(groups: Sequence[ToolGroup]) -> tuple[int, int]:
 
 def run(pages: str | None, out: Callable[[str], None]) -> dict[str, Any]:
     del pages  # no corpus: the prefix is the same on every page
-    chosen: list[tuple[str, tuple[ToolGroup, ...]]] = [("core", ("core",))]
-    chosen += [(group, ("core", group)) for group in TOOL_GROUPS if group != "core"]
-    chosen.append(("all", TOOL_GROUPS))
+    chosen: list[tuple[str, tuple[str, ...]]] = [("core", ("core",))]
+    chosen += [(group, ("core", group)) for group in MCP_GROUPS if group != "core"]
+    chosen.append(("all", MCP_GROUPS))
     figures: dict[str, dict[str, Any]] = {}
     for name, groups in chosen:
         mcp_text, mcp_tools = trio.run(_mcp_prefix, groups)
         panel_text, panel_tools = _panel_prefix(groups)
-        names = [spec.name for spec in tools_in(groups)]
+        names = [spec.name for spec in tools_in(groups)]  # the catalogue's
         figures[name] = {
             "tools": len(names),
             "mcp": {"instructions": mcp_text, "tools": mcp_tools, "total": mcp_text + mcp_tools},
@@ -96,7 +97,7 @@ def run(pages: str | None, out: Callable[[str], None]) -> dict[str, Any]:
             },
         }
         out(
-            f"{name:>8}: {len(names):2d} tools; trimtab mcp {mcp_text} + {mcp_tools} = "
+            f"{name:>8}: {len(names):2d} catalogue tools; trimtab mcp {mcp_text} + {mcp_tools} = "
             f"{mcp_text + mcp_tools} tokens; side panel {panel_text} + {panel_tools} = "
             f"{panel_text + panel_tools} tokens"
         )
@@ -105,14 +106,14 @@ def run(pages: str | None, out: Callable[[str], None]) -> dict[str, Any]:
     def added(client: str, group: str) -> int:
         return int(figures[group][client]["total"] - core[client]["total"])
 
-    extra = [group for group in TOOL_GROUPS if group != "core"]
+    extra = [group for group in MCP_GROUPS if group != "core"]
     out(
         "SUMMARY "
         + " ".join(
             [f"prefix_core={core['mcp']['total']}"]
             + [f"prefix_{group}={added('mcp', group)}" for group in extra]
             + [f"panel_core={core['panel']['total']}"]
-            + [f"panel_{group}={added('panel', group)}" for group in extra]
+            + [f"panel_{group}={added('panel', group)}" for group in TOOL_GROUPS[1:]]
         )
     )
     return figures

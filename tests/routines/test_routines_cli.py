@@ -1,0 +1,170 @@
+"""Routines from a shell: real ``trimtab`` processes against a real host state and link on
+the fixture shop (`tests/pages/routines/`): ``trimtab call``s of one session saved with
+``trimtab routines save``, listed, and run again with ``trimtab run``, whose exit codes
+say how it ended as ``call``'s do."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+
+import pytest
+import trio
+
+from pycdp_bridge import PageTarget
+from tests.routines.test_routines_link import TASK, eid, order_headlamps, start_over, storage
+from tests.support import StaticServer
+from tests.support.link_host import TAB, LinkHost, open_link_host
+from trimtab.link import connect, read_secret
+from trimtab.link._paths import SECRET_FILE
+
+pytestmark = pytest.mark.browser
+
+NAME = "Order headlamps"
+
+
+@pytest.fixture
+async def shop(page: PageTarget, pages_server: StaticServer) -> AsyncIterator[LinkHost]:
+    """The host and its link on the shop, its tab shared, nothing in the cart."""
+    async with open_link_host(page, pages_server.url("routines/shop.html")) as host:
+        await host.share(TAB)
+        await start_over(page)
+        yield host
+
+
+async def person(host: LinkHost, *, allow: bool = True) -> None:
+    """The person: ``allow`` to every question."""
+    while True:
+        await host.answer(allow)
+
+
+async def ok(host: LinkHost, *args: str) -> str:
+    """``trimtab ARGS``, which must succeed with nothing on stderr; its stdout."""
+    code, out, err = await host.trimtab(*args)
+    assert (code, err) == (0, ""), (args, err)
+    return out
+
+
+async def test_calls_of_one_session_are_saved_listed_and_run_again(
+    shop: LinkHost, page: PageTarget
+) -> None:
+    """A session's ``trimtab call``s (``--session``) saved with ``routines save`` are
+    listed by ``routines`` (and as JSON), and ``trimtab run`` orders again with the
+    parameters given as text after its options, printing the result; a missing secret,
+    a pair that is no key=value and a run from step 0 are bad usage (2) in one line."""
+    session = ("--session", "shopper")
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(person, shop)
+        xml = await ok(shop, "snapshot", *session)
+        quantity = f"id={eid(xml, 'input', 'Quantity')}"
+        await ok(shop, "call", "type", quantity, "text=3", *session)
+        await ok(shop, "call", "type", quantity, "text=2", *session)
+        add = eid(xml, "button", "Add to cart", row="Headlamp")
+        await ok(shop, "call", "click", f"id={add}", *session)
+        xml = await ok(shop, "call", "click", f"id={eid(xml, 'a', 'Checkout')}", *session)
+        await ok(shop, "call", "type", f"id={eid(xml, 'input', 'Name')}", "text=Ada", *session)
+        password = f"id={eid(xml, 'input', 'Account password')}"
+        await ok(shop, "call", "type", password, "text=hunter2", *session)
+        await ok(shop, "call", "click", f"id={eid(xml, 'button', 'Place order')}", *session)
+        assert "$48.00" in await ok(shop, "call", "expand", "region=main", *session)
+        nursery.cancel_scope.cancel()
+
+    # Another session did nothing a routine repeats: nothing to save, said in one line.
+    code, out, err = await shop.trimtab("routines", "save", NAME, "--session", "idle")
+    assert (code, out) == (2, "")
+    assert err == (
+        "trimtab: bad_request: routine 'Order headlamps': the session did nothing a routine "
+        "can repeat (no action or read succeeded)\n"
+    )
+    out = await ok(shop, "routines", "save", NAME, "--task", TASK, *session)
+    assert out.startswith("Saved routine 'Order headlamps' in ")
+    line = "Order headlamps: 7 steps; parameters quantity=2, name=Ada, account_password "
+    assert line + "(secret, needed)" in out
+    assert "- " + line in await ok(shop, "routines")
+    listed = json.loads(await ok(shop, "routines", "--json"))
+    assert [(r["name"], r["steps"]) for r in listed["routines"]] == [(NAME, 7)]
+
+    await start_over(page)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(person, shop)
+        out = await ok(
+            shop, "run", NAME, "--tab", str(TAB), "account_password=hunter2", "quantity=3"
+        )
+        nursery.cancel_scope.cancel()
+    assert "$72.00" in out
+    assert "Routine 'Order headlamps' done" not in out  # the result alone
+    assert await storage(page, "placed") == {
+        "cart": {"Headlamp": {"qty": 3, "price": 24}},
+        "name": "Ada",
+    }
+
+    for args, said in (
+        (
+            (NAME,),
+            "trimtab: bad_request: routine 'Order headlamps' needs parameter "
+            "'account_password' (the textbox 'Account password'",
+        ),
+        ((NAME, "quantity"), "trimtab: usage: parameter 'quantity' is not key=value"),
+        (
+            (NAME, "--start-at", "0", "account_password=x"),
+            "trimtab: usage: --start-at 0 is not a step (they count from 1)",
+        ),
+        (
+            ("Nope",),
+            "trimtab: bad_request: there is no routine 'Nope' (routines: 'Order headlamps')",
+        ),
+    ):
+        code, out, err = await shop.trimtab("run", *args)
+        assert (code, out) == (2, ""), (args, err)
+        assert err.startswith(said), (args, err)
+        assert err.count("\n") == 1, err
+    assert "a secret, never kept" in (await shop.trimtab("run", NAME))[2]
+
+
+async def test_a_run_that_needs_help_exits_1_and_one_the_person_refuses_exits_4(
+    shop: LinkHost, page: PageTarget
+) -> None:
+    """On a shop whose order button now says "Buy now", ``trimtab run`` exits 1 with a
+    line saying to do that step and the command that goes on, then the run's words and
+    plan, ordering nothing; done so, ``--start-at`` runs the rest; a run whose question
+    the person refuses exits 4."""
+    assert shop.link.socket_path is not None
+    secret = read_secret(shop.state / "trimtab" / SECRET_FILE)
+    async with (
+        trio.open_nursery() as nursery,
+        connect(shop.link.socket_path, secret, {"name": "agent", "version": "1"}) as agent,
+    ):
+        nursery.start_soon(person, shop)
+        await order_headlamps(agent)
+        await agent.request("routine_save", name=NAME, task=TASK)
+        nursery.cancel_scope.cancel()
+
+    await start_over(page, "wording")
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(person, shop)
+        code, out, err = await shop.trimtab("run", NAME, "account_password=hunter2")
+        assert (code, out) == (1, ""), err
+        first, _, words = err.partition("\n")
+        assert first == (
+            "trimtab: needs_help: do step 6 with trimtab call, then go on with "
+            "trimtab run 'Order headlamps' --start-at 7 and the same parameters:"
+        )
+        assert "needs help at step 6 of 7" in words
+        assert "Place order" in words
+        assert await storage(page, "placed") is None
+        found = await ok(shop, "call", "find", "text=Buy now")
+        await ok(shop, "call", "click", f"id={eid(found, 'button', 'Buy now')}")
+        out = await ok(shop, "run", NAME, "--start-at", "7", "account_password=hunter2")
+        assert "$48.00" in out
+        nursery.cancel_scope.cancel()
+    assert (await storage(page, "placed"))["name"] == "Ada"
+
+    await start_over(page)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(lambda: person(shop, allow=False))
+        code, out, err = await shop.trimtab("run", NAME, "account_password=hunter2")
+        nursery.cancel_scope.cancel()
+    assert (code, out) == (4, ""), err
+    assert err.startswith("trimtab: refused: ")
+    assert "the person said no" in err
+    assert await storage(page, "placed") is None
