@@ -271,7 +271,8 @@ async def _task(
         row[kind] = attrs.asdict(replayed) | {
             "ok": replayed.status == "done" and replayed.answer == first.answer
         }
-    await ext.browser.send("Target.closeTarget", {"targetId": target})
+    # The tab stays open: closing a window's last tab would close the side panel,
+    # where the person answers.
     return row
 
 
