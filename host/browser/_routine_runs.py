@@ -9,20 +9,24 @@ and secrets as it did the first time. One routine at a time runs in a tab.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING
 
 import attrs
 
 from ..envelope import Ask
 from ..routines import Acted, PageSeen, Routine, RoutineError, Run, bind_values, replay
-from ..wire import RequestError
+from ..wire import JSONObject, RequestError
 from ._call import ToolCall, ToolOutcome
 
 if TYPE_CHECKING:
     from ._state import HostState
 
-__all__ = ["RoutineRuns", "TabBrowser", "seen_before"]
+__all__ = ["RoutineRuns", "StepWatch", "TabBrowser", "seen_before"]
+
+# Told of one call of a routine's run: the call (in the tab it acted in), the elements
+# it names as the caller saw them before, and its error (None: it ran).
+StepWatch = Callable[[ToolCall, Mapping[str, JSONObject], str | None], Awaitable[None]]
 
 
 def seen_before(host: HostState, call: ToolCall) -> PageSeen:
@@ -49,6 +53,9 @@ class TabBrowser:
     base: ToolCall  # the caller's session, view, tab, client and budget
     ask: Ask
     later: Ask
+    # Told of every call the run makes, as the caller's own calls are told (the
+    # person's log of what an outside agent did).
+    watch: StepWatch | None = None
 
     async def act(self, tool: str, args: Mapping[str, object]) -> Acted:
         try:
@@ -60,7 +67,18 @@ class TabBrowser:
 
     async def call(self, tool: str, args: Mapping[str, object]) -> ToolOutcome:
         call = attrs.evolve(self.base, name=tool, args=dict(args), id=None)
-        return await self.host.call_tool(call, self.ask, self.later)
+        # As the caller saw them, before an action leaves the page (a submit).
+        elements = self.host.elements_of(call)
+        try:
+            outcome = await self.host.call_tool(call, self.ask, self.later)
+        except RequestError as exc:
+            if self.watch is not None:
+                await self.watch(call, elements, exc.message)
+            raise
+        if self.watch is not None:
+            acted = attrs.evolve(call, tab=outcome.tab if outcome.tab is not None else call.tab)
+            await self.watch(acted, elements, outcome.content if outcome.is_error else None)
+        return outcome
 
     async def look(self, *, fresh: bool) -> PageSeen:
         seen = seen_before(self.host, self.base)

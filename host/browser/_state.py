@@ -51,7 +51,7 @@ from ._call import ToolCall, ToolOutcome
 from ._inspector import HIGHLIGHT_CONFIG, highlight_element, inspect_tab
 from ._open_tabs import OpenTabs
 from ._outcomes import named_elements
-from ._routine_runs import RoutineRuns, TabBrowser, seen_before
+from ._routine_runs import RoutineRuns, StepWatch, TabBrowser, seen_before
 from ._set_off import SetOff
 from ._tab_events import follow_tabs
 from ._tab_messages import TabRelayHub as RelayHub  # the relay with the tab messages
@@ -225,11 +225,13 @@ class HostState:
         later: Ask | None = None,
         *,
         start_at: int = 0,
+        watch: StepWatch | None = None,
     ) -> Run:
         """Run the routine ``name`` in ``base``'s tab as ``base``'s session, with the
-        parameters ``given``, from step ``start_at``; ``bad_request`` when the routine,
-        a parameter or the step is wrong, or a routine runs in that tab."""
-        browser = TabBrowser(self, base, ask, later or ask)
+        parameters ``given``, from step ``start_at``, telling ``watch`` of each call;
+        ``bad_request`` when the routine, a parameter or the step is wrong, or a routine
+        runs in that tab."""
+        browser = TabBrowser(self, base, ask, later or ask, watch)
         try:
             routine = self.routine_store().load(name)
             return await self.routine_runs.run(browser, routine, given, start_at)

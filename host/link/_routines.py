@@ -18,6 +18,7 @@ import trio
 
 from ..browser import ToolCall, budget_of, check_tab_id
 from ..wire import Handler, JSONObject, OutboxClosed, Request, RequestError
+from ._events import call_event
 from ._untrusted import page_data
 
 if TYPE_CHECKING:
@@ -92,10 +93,26 @@ def routine_handlers(link: Link, session: LinkSession) -> dict[str, Handler]:
             view=session.key,
             budget=budget_of(request),
         )
+
+        async def watch(
+            call: ToolCall, elements: Mapping[str, JSONObject], error: str | None
+        ) -> None:
+            # The person's log shows a routine's steps as the client's own calls.
+            event = call_event(
+                session.number,
+                session.client,
+                call.tab,
+                call.name,
+                call.args,
+                elements,
+                error=error,
+            )
+            await link.tell_extension(event)
+
         async with trio.open_nursery() as nursery:
             nursery.start_soon(_tell_while_running, session, request.id, name)
             run = await state.run_routine(
-                base, name, _given(given), ask, link.panel.ask, start_at=start_at - 1
+                base, name, _given(given), ask, link.panel.ask, start_at=start_at - 1, watch=watch
             )
             nursery.cancel_scope.cancel()
         return {

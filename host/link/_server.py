@@ -192,7 +192,8 @@ class Link:
                     )
             session.scope.cancel()
 
-    async def _tell_extension(self, message: JSONObject) -> None:
+    async def tell_extension(self, message: JSONObject) -> None:
+        """Send the extension an ``agents_event`` (``message``'s fields), if it listens."""
         with contextlib.suppress(OutboxClosed, ValueError):
             await self.extension.send_message({"type": "agents_event", **message})
 
@@ -263,7 +264,7 @@ class Link:
             except RequestError as exc:
                 task = self.state.task_tabs(session.key)
                 acted = task.resolve(tab) if task is not None else tab
-                await self._tell_extension(
+                await self.tell_extension(
                     call_event(
                         session.number,
                         session.client,
@@ -279,7 +280,7 @@ class Link:
                     message = page_data(exc.message, session.marker)
                 facts = {"tab": acted, "call_id": number}
                 raise RequestError(exc.code, message, facts=facts) from exc
-            await self._tell_extension(
+            await self.tell_extension(
                 call_event(
                     session.number,
                     session.client,
@@ -393,7 +394,7 @@ class Link:
                 return
             self.sessions[session.number] = session
             log.info("link client %d connected: %s", session.number, session.client)
-            await self._tell_extension(
+            await self.tell_extension(
                 {"event": "connected", "session": session.number, "client": session.client}
             )
             try:
@@ -409,7 +410,7 @@ class Link:
                 self._leave(session)
                 log.info("link client %d left after %d call(s)", session.number, session.calls)
                 with trio.CancelScope(shield=True):
-                    await self._tell_extension(
+                    await self.tell_extension(
                         {
                             "event": "disconnected",
                             "session": session.number,

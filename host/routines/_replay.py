@@ -76,8 +76,8 @@ class Run:
             said = (
                 f"Routine {self.routine!r} needs help at step {self.at_number} of {self.steps}: "
                 f"{self.why}. Do that step with the tools, then run the routine again with "
-                f"start_at={self.at_number + 1} to go on without the model. The plan from "
-                f"here:\n{plan}"
+                f"start_at={self.at_number + 1} and the same parameters to go on without the "
+                f"model. The plan from here:\n{plan}"
             )
         for result in self.results:
             said += f"\nResult:\n{result}"

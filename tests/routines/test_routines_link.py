@@ -221,3 +221,43 @@ async def test_bad_runs_are_refused_naming_what_is_wrong(
     with pytest.raises(LinkError) as twice:
         await agent.request("routine_save", name="Order headlamps", task=TASK)
     assert "exists already" in twice.value.message
+
+
+async def test_the_persons_log_shows_each_step_of_a_routine_an_agent_runs(
+    linked: LinkHost, agent: LinkClient, page: PageTarget
+) -> None:
+    """A routine an outside agent runs is no blind spot: the side panel's log of that
+    agent hears each of its steps as it hears the agent's own calls, with the element
+    named as the page showed it, and never the password typed."""
+    heard: list[dict[str, Any]] = []
+
+    async def person() -> None:
+        # Yes to every question, and every call the log hears kept.
+        while True:
+            message = await linked.extension.next("ask", "agents_event")
+            if message["type"] == "ask":
+                assert linked.panel.answer(message["ask"], allow=True)
+            elif message.get("event") == "call":
+                heard.append(message)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(person)
+        await order_headlamps(agent)
+        await agent.request("routine_save", name="Order headlamps", task=TASK)
+        await start_over(page)
+        assert linked.link.socket_path is not None
+        secret = read_secret(linked.state / "trimtab" / SECRET_FILE)
+        async with connect(linked.link.socket_path, secret, {"name": "again"}) as again:
+            ran = await run(again, "Order headlamps", params={"account_password": "hunter2"})
+            assert ran["status"] == "done", ran["content"]
+            with trio.fail_after(TIMEOUT):
+                while not any(e["tool"] == "expand" and e["client"] == "again" for e in heard):
+                    await trio.sleep(0.05)
+        nursery.cancel_scope.cancel()
+    acted = [e for e in heard if e["client"] == "again" and e["tool"] != "capture_snapshot"]
+    assert [e["tool"] for e in acted] == [
+        "navigate", "type", "click", "click", "type", "type", "click", "expand"
+    ]  # fmt: skip
+    assert {e["name"] for e in acted[6]["elements"].values()} == {"Place order"}
+    assert all(e["session"] == again.session and e["error"] is None for e in acted)
+    assert "hunter2" not in json.dumps(heard)

@@ -44,13 +44,14 @@ class ExtensionEnd:
     decoder: FrameDecoder = attrs.field(factory=FrameDecoder)
     pending: list[dict[str, Any]] = attrs.field(factory=list)
 
-    async def next(self, kind: str) -> dict[str, Any]:
-        """The next message of type ``kind`` the host sent to the extension."""
+    async def next(self, *kinds: str) -> dict[str, Any]:
+        """The next message of a type in ``kinds`` the host sent to the extension
+        (others before it are dropped)."""
         with trio.fail_after(TIMEOUT):
             while True:
                 while self.pending:
                     message = self.pending.pop(0)
-                    if message.get("type") == kind:
+                    if message.get("type") in kinds:
                         return message
                 data = await self.receive.receive_some()
                 self.pending += [
