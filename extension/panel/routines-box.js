@@ -1,7 +1,7 @@
 // The Routines view: the routines the host keeps (and the files that do not read),
 // each with its steps in words, a form for its parameters (a secret is a password
-// field, never kept), Run and Stop, Delete, and its last runs. A run goes through
-// routine-runner.js; one runs at a time from here.
+// field, never kept), Run and Stop, Delete, its schedule (schedule-form.js) and its
+// last runs. A run goes through routine-runner.js; one runs at a time from here.
 // A run that stopped before a step offers to try it again or, once the person did it,
 // to go on from the next. Page-derived words (the steps, the results) go on screen
 // through textContent only.
@@ -9,6 +9,7 @@
 import { formFields, describeRun, listRuns, paramsFrom, runsOf } from "../shared/routines.js";
 import { $, el } from "./dom.js";
 import { runRoutine } from "./routine-runner.js";
+import { mountScheduleForm } from "./schedule-form.js";
 import { siteName } from "./step-words.js";
 import { stepItem } from "./steps.js";
 
@@ -43,7 +44,8 @@ export function mountRoutines({ store, worker, openSettings }) {
     $("routines-note").textContent = "";
     try {
       const { routines, problems } = await worker.host({ type: "routines" });
-      store.update({ routines, routineProblems: problems,
+      const { schedules } = await worker.call("routines", { action: "list" });
+      store.update({ routines, routineProblems: problems, schedules,
         routineRuns: await listRuns(chrome.storage.local) });
     } catch (err) {
       $("routines-note").textContent = `The routines could not be listed: ${err.message}`;
@@ -70,7 +72,7 @@ export function mountRoutines({ store, worker, openSettings }) {
     drawRunning();
   }
 
-  /** One routine: its words, steps, parameters, buttons and last runs. */
+  /** One routine: its words, steps, parameters, buttons, schedule and last runs. */
   function routineItem(routine) {
     const li = el("li", "routine");
     li.dataset.routine = routine.name;
@@ -130,7 +132,8 @@ export function mountRoutines({ store, worker, openSettings }) {
     const goOn = el("div", "toolbar routine-go-on");
     goOn.hidden = true;
     const runs = el("ul", "routine-runs");
-    li.append(form, status, steps, goOn, el("h4", "", "Last runs"), runs);
+    const schedule = mountScheduleForm({ routine, worker, store, values });
+    li.append(form, schedule, status, steps, goOn, el("h4", "", "Last runs"), runs);
     return { li, routine, run, stop, del, status, steps, goOn, runs, values, texts, heal };
   }
 
@@ -194,6 +197,7 @@ export function mountRoutines({ store, worker, openSettings }) {
     if (state.routineRun) return;
     try {
       await worker.host({ type: "routine_delete", ...which });
+      if (which.name) await worker.call("routines", { action: "clear", routine: which.name });
     } catch (err) {
       $("routines-note").textContent = `Could not delete it: ${err.message}`;
     }
@@ -231,7 +235,7 @@ export function mountRoutines({ store, worker, openSettings }) {
   store.subscribe(["view"], ({ view }) => {
     if (view === "routines") refresh();
   });
-  // A run another window's panel made leaves its record here too.
+  // A scheduled run (the service worker's) leaves its record here too.
   chrome.storage.onChanged.addListener((changes, area) => {
     if (area === "local" && changes.routineRuns) {
       store.update({ routineRuns: changes.routineRuns.newValue ?? [] });

@@ -123,12 +123,13 @@ export function panelState() {
 
     // ---- routines-box.js: the routines and the files that do not read, as the host last
     // listed them; the run going on ({routine, status}) or null; the runs kept
-    // (shared/routines.js).
+    // (shared/routines.js); the schedules, as the service worker keeps them.
     routines: /** @type {import("../shared/routines.js").Routine[]} */ ([]),
     routineProblems: /** @type {{file: string, problem: string}[]} */ ([]),
     // Whether the list is being fetched from the host (it is drawn again after).
     routinesLoading: false,
     routineRun: /** @type {{routine: string, status: string}|null} */ (null),
     routineRuns: /** @type {import("../shared/routines.js").RunRecord[]} */ ([]),
+    schedules: /** @type {Record<string, import("../shared/schedule.js").Schedule>} */ ({}),
   };
 }

@@ -1,7 +1,8 @@
 """Routines through the real side panel, service worker and host, on the routines shop
 (tests/pages/routines/) with a scripted model on 127.0.0.1: a finished task saved as a
-routine, run again from the Routines view without the model, and a changed button done
-by the model for that one step."""
+routine, run again from the Routines view without the model, a changed button done by
+the model for that one step, and the same routine run by its schedule in a background
+tab of its own."""
 
 from __future__ import annotations
 
@@ -108,7 +109,9 @@ async def test_a_finished_task_is_saved_as_a_routine_and_runs_again_from_the_rou
     """The task done with the model is saved with its parameter renamed; the Routines
     view runs it again with another quantity, without a model call and asking before the
     order; on the changed site the model does only the renamed button's step (its tokens
-    the run's) and the run goes on. At 360 px neither the save form nor the
+    the run's) and the run goes on; a schedule sets its alarm, and the scheduled run
+    opens a background tab of its own in a group, asks in the panel, and leaves its
+    outcome in the history with a notification. At 360 px neither the save form nor the
     Routines view reaches past the panel's edge."""
     async with trio.open_nursery() as nursery:
         model: ShopModel = await nursery.start(serve_model, ShopModel("anthropic"))
@@ -186,6 +189,41 @@ async def test_a_finished_task_is_saved_as_a_routine_and_runs_again_from_the_rou
         assert line.startswith("done · 6 of 6 steps"), line
         assert "1 step done by the model" in line
 
+        # A schedule: its alarm is set; its run (as the alarm runs it) opens a background
+        # tab of its own, in a group, and a no to its question stops it before the order.
+        await shop_storage(shop)
+        await panel.evaluate(
+            f"""{ITEM}.querySelector('.routine-schedule').open = true;
+            const every = {ITEM}.querySelector('.schedule-every');
+            every.value = 'day'; every.dispatchEvent(new Event('change'));
+            {ITEM}.querySelector('.schedule-time').value = '07:30'; true"""
+        )
+        await click(panel, f"li.routine[data-routine={json.dumps(NAME)}] .schedule-save")
+        await until(panel, f"{ITEM}.querySelector('.schedule-note').textContent === 'Saved.'")
+        alarm = await ext.worker.evaluate(f"chrome.alarms.get({json.dumps('routine:' + NAME)})")
+        assert alarm is not None
+        summary = await panel.evaluate(
+            f"{ITEM}.querySelector('.routine-schedule summary').textContent"
+        )
+        assert summary.startswith("Schedule: daily at 07:30 · next ")
+        tab_ids = "chrome.tabs.query({}).then((tabs) => tabs.map((t) => t.id))"
+        before = set(await ext.worker.evaluate(tab_ids))
+        await ext.worker.evaluate(
+            f"trimtab.routines.runNow({json.dumps(NAME)}, {{quantity: '4'}}); true"
+        )
+        scheduled = await until(panel, f"{RUNS} === 3", allow=False)
+        assert any("Place order" in q for q in scheduled), scheduled
+        record = (await panel.evaluate("trimtabPanel.state.routineRuns"))[0]
+        assert (record["outcome"], record["scheduled"], record["at"]) == ("refused", True, 5)
+        assert await placed(shop) is None
+        tabs = await ext.worker.evaluate("chrome.tabs.query({})")
+        [opened] = [t for t in tabs if t["id"] not in before]
+        assert not opened["active"]
+        assert opened["groupId"] != -1
+        group = await ext.worker.evaluate(f"chrome.tabGroups.get({opened['groupId']})")
+        assert group["title"] == f"Routine: {NAME}"
+        notes = await ext.worker.evaluate("chrome.notifications.getAll()")
+        assert any(key.startswith("routine-sched-") for key in notes), notes
         await panel.evaluate(
             f"for (const d of {ITEM}.querySelectorAll('details')) d.open = true; true"
         )
