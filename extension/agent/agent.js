@@ -109,7 +109,7 @@ export class Agent {
    *          tabUrl?: (tabId: number) => Promise<string>,
    *          maxSteps?: number,
    *          budget?: number, pageBudget?: number, groups?: readonly string[],
-   *          allowEvaluate?: boolean}} options
+   *          allowEvaluate?: boolean, session?: string}} options
    *   `worker.host` sends a request to the host; aborting its signal cancels it there
    *   `askBeforeSubmit`: the person's setting, sent with every call (the host asks)
    *   `onActivity`: what runs now, for the panel's live indicator
@@ -121,11 +121,13 @@ export class Agent {
    *   `allowEvaluate`: the person's setting that lets this agent call `evaluate` (still
    *   asked each time, unless the person said Always to that exact code on that site);
    *   off, the host refuses it
+   *   `session`: the host session to carry on (a routine's run, whose one step the model
+   *   does); a new one by default
    */
   constructor({ worker, client, tab, askBeforeSubmit, onStep, onActivity = () => {},
     tabUrl = async (tabId) => (await chrome.tabs.get(tabId)).url ?? "", maxSteps = MAX_STEPS,
     budget = DEFAULT_BUDGET, pageBudget = undefined, groups = DEFAULT_GROUPS,
-    allowEvaluate = false }) {
+    allowEvaluate = false, session = undefined }) {
     this.worker = worker;
     this.client = client;
     this.tab = tab;
@@ -146,7 +148,7 @@ export class Agent {
     this.tabs = [tab.id];
     /** The task's tabs seen closed: never acted in again. */
     this.closed = new Set();
-    this.session = `agent-${makeNonce()}`;
+    this.session = session ?? `agent-${makeNonce()}`;
     /** What the person sees the task's tab group called: their first task's words. */
     this.groupName = "";
     this.nonce = makeNonce();

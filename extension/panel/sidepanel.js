@@ -6,6 +6,8 @@
 //   settings.js    Settings (and the Allowed sites, sites-box.js), the model client
 //   chat.js        the conversation and the bar's controls; steps.js draws a step
 //   history-box.js the History box (history.js keeps the tasks)
+//   save-routine.js "Save as routine" after a task
+//   routines-box.js the Routines view (routine-runner.js runs one, schedule-form.js)
 // with the question bar (question-bar.js) and the outside agents (agents-box.js).
 // Page-derived text is put on screen only through textContent / text nodes.
 
@@ -15,13 +17,15 @@ import { $ } from "./dom.js";
 import { mountHistoryBox } from "./history-box.js";
 import { mountInspector } from "./inspector.js";
 import { mountQuestionBar, questionView } from "./question-bar.js";
+import { mountRoutines } from "./routines-box.js";
+import { mountSaveRoutine } from "./save-routine.js";
 import { mountSettings } from "./settings.js";
 import { sitesView } from "./sites-box.js";
 import { mountStatus } from "./status.js";
 import { createStore, panelState } from "./store.js";
 import { WorkerClient } from "./worker-client.js";
 
-const VIEWS = ["inspect", "agent"];
+const VIEWS = ["inspect", "agent", "routines"];
 const store = createStore(panelState());
 const { state } = store;
 const worker = new WorkerClient();
@@ -39,6 +43,7 @@ store.subscribe(["view"], ({ view }) => {
 const showView = (view) => store.update({ view });
 $("tab-inspect").addEventListener("click", () => showView("inspect"));
 $("tab-agent").addEventListener("click", () => showView("agent"));
+$("tab-routines").addEventListener("click", () => showView("routines"));
 // Arrow keys, Home and End move between the views.
 document.querySelector("nav[role=tablist]").addEventListener("keydown", (e) => {
   const at = VIEWS.indexOf(state.view);
@@ -56,8 +61,13 @@ mountStatus({ store, worker });
 const settings = mountSettings({ store, worker });
 const { refresh } = mountInspector({ store, worker });
 const chat = mountChat({ store, worker, openSettings: settings.openSettings,
-  afterRecord: () => history.showHistory() });
+  afterRecord: async () => {
+    await history.showHistory();
+    saveRoutine.offer();
+  } });
 const history = mountHistoryBox({ store, reopen: chat.reopen });
+const routines = mountRoutines({ store, worker, openSettings: settings.openSettings });
+const saveRoutine = mountSaveRoutine({ store, worker, afterSave: routines.refresh });
 const questions = mountQuestionBar(document, worker, {
   afterAnswer: () => (state.view === "agent" ? $("task").focus() : undefined),
 });
@@ -65,7 +75,7 @@ const questions = mountQuestionBar(document, worker, {
 globalThis.trimtabPanel = {
   state, store, refresh, worker, showView, showHistory: history.showHistory,
   questions: questionView, answerQuestion: questions.answer, sites: sitesView,
-  loadSites: settings.loadSites,
+  loadSites: settings.loadSites, refreshRoutines: routines.refresh,
 };
 worker.connect();
 mountAgentsPanel($("agents"), worker);

@@ -115,5 +115,21 @@ export function panelState() {
 
     // ---- history-box.js: the stored tasks as last listed.
     history: /** @type {object[]} */ ([]),
+
+    // ---- save-routine.js: the finished task offered as a routine (its host session and
+    // first words), and the routine the host's preview made of it.
+    routineOffer: /** @type {{session: string, task: string}|null} */ (null),
+    routineDraft: /** @type {import("../shared/routines.js").Routine|null} */ (null),
+
+    // ---- routines-box.js: the routines and the files that do not read, as the host last
+    // listed them; the run going on ({routine, status}) or null; the runs kept
+    // (shared/routines.js); the schedules, as the service worker keeps them.
+    routines: /** @type {import("../shared/routines.js").Routine[]} */ ([]),
+    routineProblems: /** @type {{file: string, problem: string}[]} */ ([]),
+    // Whether the list is being fetched from the host (it is drawn again after).
+    routinesLoading: false,
+    routineRun: /** @type {{routine: string, status: string}|null} */ (null),
+    routineRuns: /** @type {import("../shared/routines.js").RunRecord[]} */ ([]),
+    schedules: /** @type {Record<string, import("../shared/schedule.js").Schedule>} */ ({}),
   };
 }

@@ -75,3 +75,30 @@ test("no module lives outside the runtime folders, and the manifest's entry poin
     assert.ok(existsSync(join(ROOT, dirname(panel), m[1])), `${panel} needs ${m[1]}`);
   }
 });
+
+/** What a module writes when it uses each permission (an unused one widens the install
+ *  prompt for nothing, and a used one the manifest lacks fails at run time). */
+const PERMISSION_USE = {
+  debugger: /chrome\.debugger\./,
+  nativeMessaging: /chrome\.runtime\.connectNative\(/,
+  sidePanel: /chrome\.sidePanel\./,
+  tabs: /chrome\.tabs\./,
+  tabGroups: /chrome\.tabGroups\b/,
+  favicon: /\/_favicon\//,
+  storage: /chrome\.storage\./,
+  downloads: /chrome\.downloads\b/,
+  declarativeNetRequest: /chrome\.declarativeNetRequest\b/,
+  webNavigation: /chrome\.webNavigation\./,
+  alarms: /chrome\.alarms\b/,
+  notifications: /chrome\.notifications\./,
+};
+
+test("every permission the manifest asks for is used by some module, and known here", () => {
+  const manifest = JSON.parse(readFileSync(join(ROOT, "manifest.json"), "utf8"));
+  const code = Object.keys(MAY_IMPORT).flatMap(modules)
+    .map((file) => readFileSync(file, "utf8")).join("\n");
+  const unknown = manifest.permissions.filter((p) => !(p in PERMISSION_USE));
+  const unused = manifest.permissions.filter((p) => p in PERMISSION_USE
+    && !PERMISSION_USE[p].test(code));
+  assert.deepEqual({ unknown, unused }, { unknown: [], unused: [] });
+});

@@ -1,6 +1,7 @@
 // Service worker: one native port to the host, the CDP relay, the one queue of the
-// host's questions to the person, and the side panel's way to reach the host. It
-// holds no page logic: the host decides every CDP command and when to ask.
+// host's questions to the person, the side panel's way to reach the host, and the
+// routines that run on a schedule. It holds no page logic: the host decides every CDP
+// command and when to ask.
 
 import { HostConnection, HostError } from "./native.js";
 import { CdpRelay } from "./relay.js";
@@ -9,6 +10,7 @@ import { QuestionQueue } from "./questions.js";
 import { TabGates } from "./gates.js";
 import { TabWatch } from "./tabs.js";
 import { DownloadHolds, relayDownloads } from "./downloads.js";
+import { RoutineScheduler } from "./routines.js";
 
 /** Side-panel ports, for broadcasting events (detaches, host state). */
 const panels = new Set();
@@ -103,6 +105,25 @@ const holds = new DownloadHolds({
 });
 holds.listen();
 
+// Routines on a schedule: each an alarm; a run opens its own background tab and goes
+// through the host, its questions in the side panel (none answered: no).
+const routines = new RoutineScheduler({
+  host,
+  storage: chrome.storage.local,
+  alarms: chrome.alarms,
+  tabs: chrome.tabs,
+  groups: chrome.tabGroups,
+  notify: (id, title, message) => {
+    chrome.notifications.create(id, {
+      type: "basic", iconUrl: chrome.runtime.getURL("icons/trimtab-128.png"), title, message,
+    }).catch(() => {});
+  },
+});
+chrome.alarms.onAlarm.addListener((alarm) => { routines.onAlarm(alarm).catch(() => {}); });
+// A run the browser's closing cut short is said at its next start.
+chrome.runtime.onStartup.addListener(() => { routines.onStartup().catch(() => {}); });
+routines.restore().catch(() => {});
+
 /**
  * Answer one side-panel message.
  * @param {{op: string, request?: object, timeoutMs?: number, action?: string,
@@ -117,6 +138,8 @@ async function answer(msg, signal) {
       return { ...host.status(), attached: relay.attachedTabs() };
     case "agents":
       return await agents.op(msg);
+    case "routines":
+      return await routines.op(msg);
     case "questions":
       if (msg.action === "answer") {
         return await questions.answer(msg.ask, msg.allow, msg.always);
@@ -188,4 +211,4 @@ host.ensureConnected();
 
 // A handle for debugging from the worker's console and for the end-to-end tests,
 // which drive the worker over CDP (Runtime.evaluate in the service_worker target).
-globalThis.trimtab = { host, relay, tabs, panels, agents, questions };
+globalThis.trimtab = { host, relay, tabs, panels, agents, questions, routines };

@@ -16,6 +16,8 @@ const TIMEOUTS = {
   tools: 15_000,
   highlight: 15_000,
   release: 15_000,
+  // Every question of a run waits for the person (the caller gives its own limit).
+  routine_run: 30 * 60_000,
 };
 const DEFAULT_TIMEOUT = 30_000;
 

@@ -4,12 +4,12 @@ It is one of the two doors on ``trimtab.wire`` (``trimtab.link`` is the other).
 `_main` is the ``trimtab-host`` process: it claims stdin/stdout for the protocol, and
 ``build_setup`` wires the CDP relay, the host's state (``trimtab.browser``), the side
 panel's requests (`_handlers.SidePanelDoor`) and the link for outside agents together,
-with one `trimtab.envelope.SidePanel` through which both doors ask the person.
-`_debug_handlers` are test-only request types.
+with one `trimtab.envelope.SidePanel` through which both doors ask the person; the
+panel's routine requests are `_routines`. `_debug_handlers` are test-only request types.
 
 May import ``trimtab.wire``, ``trimtab.browser``, ``trimtab.envelope``, ``trimtab.link``,
 ``trimtab.sites`` (its error for a bad site), ``trimtab.routines`` (the routines'
-folder) and ``trimtab.install`` (the extension's id).
+folder, a routine made of a session) and ``trimtab.install`` (the extension's id).
 """
 
 from ._handlers import SidePanelDoor

@@ -17,6 +17,7 @@ from tests.support.relay_peer import RelayPeer
 from trimtab.browser import HostState, Toolbox, open_host_state
 from trimtab.envelope import SidePanel, SitePolicy
 from trimtab.native import SidePanelDoor
+from trimtab.routines import RoutineStore
 from trimtab.tab import Downloads
 from trimtab.wire import Request, RequestError
 
@@ -100,10 +101,11 @@ async def open_host(
     *,
     sites: SitePolicy | None = None,
     before_command: Callable[[str], Awaitable[None]] | None = None,
+    routines: RoutineStore | None = None,
 ) -> AsyncIterator[Host]:
     """Handlers of a host whose relay reaches `page`, loaded with `url` first; ``sites``
     holds the person's site lists (default: empty, in memory); ``before_command`` is the
-    relay peer's (`RelayPeer`)."""
+    relay peer's (`RelayPeer`); ``routines`` is where routines are kept (None: none)."""
     peer = RelayPeer(page, TAB, follow_opened=True, before_command=before_command)
     await nursery.start(peer.run)
     with trio.fail_after(30):
@@ -112,6 +114,6 @@ async def open_host(
     # downloads folder until the person decided.
     downloads = Downloads(folder=page.browser.downloads)
     async with open_host_state(
-        peer.hub, toolbox=Toolbox.load(), sites=sites, downloads=downloads
+        peer.hub, toolbox=Toolbox.load(), sites=sites, downloads=downloads, routines=routines
     ) as state:
         yield Host.serving(state, peer, page)

@@ -1,0 +1,133 @@
+// A routine run from the side panel: in a tab of its own (a tab group named for it),
+// through the host without a model, asked in the side panel like any task. A step it
+// cannot do as recorded (`needs_help`) goes, when a model is set up and the person did
+// not choose "ask me", to the agent loop as one short task in the same host session
+// and tab (its tokens counted as the run's, at most MAX_HEAL_TURNS model turns per
+// run); then the run goes on from the next step. Otherwise the run stops there, and
+// the person may do the step and go on (`going`).
+
+import { Agent } from "../agent/agent.js";
+import { makeNonce, wrapUntrusted } from "../agent/untrusted.js";
+import { costOf } from "../shared/cost.js";
+import {
+  MAX_HEAL_TURNS, RUN_TIMEOUT_MS, endRunning, healTask, markRunning, openRunTab, runRecord,
+  runTitle, saveRuns,
+} from "../shared/routines.js";
+import { clientFor, loadSettings, needsSetup } from "./settings.js";
+
+/**
+ * @typedef {{session: string, tab: number, at: number, step: string}} Going where a
+ *   run that stopped before step `at` (`step`: its words) goes on: its session and tab
+ */
+
+/**
+ * Run `routine` to its end, keep the run in the history and return it.
+ * @param {{worker: import("./worker-client.js").WorkerClient,
+ *          routine: import("../shared/routines.js").Routine,
+ *          params: Record<string, string>, texts: Record<string, string>,
+ *          heal: "model"|"ask", going?: Going|null, signal: AbortSignal,
+ *          onStep?: (step: object) => void, onStatus?: (words: string) => void,
+ *          makeClient?: typeof clientFor}} o
+ *   `params`: the run's values (secrets too, never kept); `texts`: its text values, the
+ *   only ones a model may see; `going`: go on from `going.at`, in its session and tab;
+ *   `makeClient`: the model client of the settings (tests give their own)
+ * @returns {Promise<{record: import("../shared/routines.js").RunRecord,
+ *                    going: Going|null}>}
+ */
+export async function runRoutine({ worker, routine, params, texts, heal, going = null, signal,
+  onStep = () => {}, onStatus = () => {}, makeClient = clientFor }) {
+  const settings = await loadSettings();
+  const store = chrome.storage.local;
+  const id = `run-${makeNonce()}`;
+  const started = Date.now();
+  const session = going?.session ?? `agent-routine-${makeNonce()}`;
+  const title = runTitle(routine.name);
+  await markRunning(store, { id, routine: routine.name, started, scheduled: false });
+  /** @type {any} */
+  let reply = null;
+  let error = null;
+  let results;
+  /** @type {Agent|null} */
+  let agent = null;
+  let turns = 0;
+  let healed = 0;
+  let doneBefore = 0;
+  let tabId = going?.tab ?? null;
+  const stop = () => {
+    agent?.stop("stopped by you");
+    worker.host({ type: "task_stop", session }).catch(() => {});
+  };
+  signal.addEventListener("abort", stop, { once: true });
+  try {
+    if (tabId === null) {
+      onStatus("opening its tab…");
+      tabId = (await openRunTab({ tabs: chrome.tabs, groups: chrome.tabGroups,
+        url: routine.start, title, active: true })).id;
+    }
+    for (let at = going?.at ?? 1; ;) {
+      onStatus(`running step ${at} of ${routine.steps} and on, without the model…`);
+      reply = await worker.host({
+        type: "routine_run", session, tab: tabId, name: routine.name, params, start_at: at,
+        ask_before_submit: settings.askBeforeSubmit, task: title,
+        ...(settings.pageBudget ? { budget: settings.pageBudget } : {}),
+      }, { signal, timeoutMs: RUN_TIMEOUT_MS });
+      if (reply.status !== "needs_help" || heal !== "model") break;
+      if (needsSetup(settings)) {
+        reply = { ...reply, why: `${reply.why}; no model is set up (Settings) to do it` };
+        break;
+      }
+      if (turns >= MAX_HEAL_TURNS) {
+        reply = { ...reply, why: `${reply.why}; the model's ${MAX_HEAL_TURNS} turns for `
+          + "this run are spent" };
+        break;
+      }
+      const tab = await chrome.tabs.get(tabId);
+      agent ??= new Agent({
+        worker, client: makeClient(settings), tab: { id: tabId, title: tab.title, url: tab.url },
+        askBeforeSubmit: settings.askBeforeSubmit, session, budget: settings.budget,
+        pageBudget: settings.pageBudget ?? undefined, groups: settings.groups,
+        onStep: (step) => {
+          if (step.kind === "model") turns += 1;
+          onStep(step);
+        },
+      });
+      agent.groupName = title;
+      agent.maxSteps = MAX_HEAL_TURNS - turns;
+      onStatus(`the model does step ${reply.at}…`);
+      const nonce = agent.nonce;
+      const did = await agent.run(healTask(routine.name, reply, texts,
+        (text) => wrapUntrusted(text, nonce)));
+      if (!did.ok) {
+        reply = { ...reply, why: `${reply.why}; the model could not do it: ${did.text}` };
+        break;
+      }
+      healed += 1;
+      doneBefore += reply.done + 1;
+      if (reply.at >= reply.steps) {
+        // The step the model did was the last: its answer is the run's result.
+        reply = { ...reply, status: "done", done: 0, at: null, why: "", plan: [] };
+        results = [did.text];
+        break;
+      }
+      at = reply.at + 1;
+    }
+  } catch (err) {
+    error = { code: err?.code, message: String(err?.message ?? err) };
+    reply = null;
+  } finally {
+    signal.removeEventListener("abort", stop);
+  }
+  const totals = agent?.totals ?? null;
+  const record = runRecord({
+    id, routine: routine.name, started, ended: Date.now(), error, healed, totals,
+    reply: reply && { ...reply, done: doneBefore + reply.done },
+    cost: totals ? costOf(totals, settings.prices ?? {}, settings.provider) : null,
+    ...(results ? { results } : {}),
+  });
+  await saveRuns(store, [record]);
+  await endRunning(store, id);
+  const stopped = reply?.status === "needs_help" && tabId !== null;
+  return { record, going: stopped
+    ? { session, tab: /** @type {number} */ (tabId), at: reply.at, step: reply.plan[0] ?? "" }
+    : null };
+}

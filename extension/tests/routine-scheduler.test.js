@@ -1,0 +1,165 @@
+// The service worker's scheduled runs with fake chrome APIs and a fake clock: a schedule
+// sets its alarm; the alarm runs the routine in a background tab of its own, grouped,
+// through the host, always asking; the run goes into the history with a notification;
+// late alarms note what was missed; the next start reports a run the browser cut short.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+
+import { RUNNING_KEY, listRuns, markRunning } from "../shared/routines.js";
+import { SCHEDULES_KEY, alarmName } from "../shared/schedule.js";
+import { RoutineScheduler } from "../worker/routines.js";
+
+process.env.TZ = "Europe/Berlin";
+const at = (text) => new Date(text).getTime();
+
+const ROUTINE = { name: "Order headlamps", task: "Order 2 headlamps", start:
+  "http://127.0.0.1:8000/routines/shop.html", steps: 7, plan: [], parameters: [] };
+
+function fakes({ now, reply = { status: "done", steps: 7, done: 7, at: null, why: "",
+  plan: [], results: ["Total: $48.00"], content: "" } } = {}) {
+  const items = {};
+  const clock = { now };
+  const log = { requests: [], created: [], grouped: [], titles: [], removed: [], alarms: {},
+    notes: [], sets: [] };
+  const scheduler = new RoutineScheduler({
+    host: { request: async (request, options) => {
+      log.requests.push({ request, options });
+      if (request.type === "routines") return { routines: [ROUTINE], problems: [] };
+      if (reply instanceof Error) throw reply;
+      return reply;
+    } },
+    storage: {
+      get: async (key) => (key in items ? { [key]: structuredClone(items[key]) } : {}),
+      set: async (patch) => {
+        log.sets.push(...Object.keys(patch));
+        Object.assign(items, structuredClone(patch));
+      },
+    },
+    alarms: {
+      create: async (name, info) => { log.alarms[name] = info.when; },
+      clear: async (name) => { delete log.alarms[name]; },
+      get: async (name) => (name in log.alarms ? { name, scheduledTime: log.alarms[name] }
+        : undefined),
+    },
+    tabs: {
+      create: async (props) => { log.created.push(props); return { id: 40, status: "loading" }; },
+      get: async (id) => ({ id, status: "complete", title: "Trail shop", url: ROUTINE.start }),
+      group: async ({ tabIds }) => { log.grouped.push(tabIds); return 3; },
+      remove: async (id) => { log.removed.push(id); },
+    },
+    groups: { update: async (group, { title }) => { log.titles.push([group, title]); } },
+    notify: (id, title, message) => log.notes.push({ id, title, message }),
+    now: () => clock.now,
+    makeId: (() => { let n = 0; return () => String(++n); })(),
+    sleep: async () => {},
+  });
+  return { scheduler, items, clock, log };
+}
+
+test("a schedule sets its alarm for the next time; clearing it takes the alarm away", async () => {
+  const { scheduler, items, log } = fakes({ now: at("2026-12-02T10:00") });
+  const { schedules } = await scheduler.op({ action: "set", routine: "Order headlamps",
+    rule: { every: "day", time: "09:00" }, params: { quantity: "3" } });
+  assert.deepEqual(schedules["Order headlamps"].params, { quantity: "3" });
+  assert.equal(log.alarms[alarmName("Order headlamps")], at("2026-12-03T09:00"));
+  assert.equal(items[SCHEDULES_KEY]["Order headlamps"].next, at("2026-12-03T09:00"));
+  await assert.rejects(scheduler.op({ action: "set", routine: "Order headlamps",
+    rule: { every: "once", at: "2026-12-01T09:00" } }), /in the past/);
+  await assert.rejects(scheduler.op({ action: "set", routine: "Order headlamps",
+    rule: { every: "day", time: "9" } }), /is not HH:MM/);
+  await scheduler.op({ action: "clear", routine: "Order headlamps" });
+  assert.deepEqual(log.alarms, {});
+  assert.deepEqual((await scheduler.op({ action: "list" })).schedules, {});
+});
+
+test("an alarm runs the routine in a background tab of its own, grouped, always asking", async () => {
+  const { scheduler, items, clock, log } = fakes({ now: at("2026-12-02T10:00") });
+  await scheduler.op({ action: "set", routine: "Order headlamps",
+    rule: { every: "day", time: "09:00" }, params: { quantity: "3" } });
+  clock.now = at("2026-12-03T09:00") + 2000;
+  const record = await scheduler.onAlarm({ name: alarmName("Order headlamps") });
+  assert.deepEqual(log.created, [{ url: ROUTINE.start, active: false }]);
+  assert.deepEqual(log.grouped, [[40]]);
+  assert.deepEqual(log.titles, [[3, "Routine: Order headlamps"]]);
+  const run = log.requests.find((r) => r.request.type === "routine_run");
+  assert.deepEqual(run.request, { type: "routine_run", session: "routine-sched-1", tab: 40,
+    name: "Order headlamps", params: { quantity: "3" }, ask_before_submit: true,
+    task: "Routine: Order headlamps" });
+  assert.ok(run.options.timeoutMs >= 10 * 60_000);
+  assert.equal(record.outcome, "done");
+  assert.deepEqual(log.removed, [40]); // nothing to look at after a run that went well
+  assert.deepEqual((await listRuns({ get: async (k) => ({ [k]: items[k] }) }))
+    .map((r) => [r.outcome, r.scheduled, r.results[0]]), [["done", true, "Total: $48.00"]]);
+  assert.deepEqual(items[RUNNING_KEY], {});
+  assert.equal(log.notes.length, 1);
+  assert.equal(log.notes[0].title, "Routine “Order headlamps”: done");
+  assert.match(log.notes[0].message, /^done · 7 of 7 steps · 2026-12-03 09:00/);
+  // The next alarm is tomorrow's.
+  assert.equal(log.alarms[alarmName("Order headlamps")], at("2026-12-04T09:00"));
+});
+
+test("a run the person said no to keeps its tab and says where it stopped", async () => {
+  const reply = { status: "refused", steps: 7, done: 5, at: 6, why: "the person said no",
+    plan: [], results: [], content: "" };
+  const { scheduler, clock, log } = fakes({ now: at("2026-12-02T10:00"), reply });
+  await scheduler.op({ action: "set", routine: "Order headlamps",
+    rule: { every: "once", at: "2026-12-02T11:00" }, params: {} });
+  clock.now = at("2026-12-02T11:00");
+  const record = await scheduler.onAlarm({ name: alarmName("Order headlamps") });
+  assert.equal(record.outcome, "refused");
+  assert.equal(record.at, 6);
+  assert.deepEqual(log.removed, []);
+  assert.match(log.notes[0].message, /the person said no/);
+  // A once-rule is spent: no schedule, no alarm.
+  assert.deepEqual((await scheduler.op({ action: "list" })).schedules, {});
+  assert.deepEqual(log.alarms, {});
+});
+
+test("a late alarm runs once and notes each time missed while the browser was closed", async () => {
+  const { scheduler, items, clock } = fakes({ now: at("2026-12-01T20:00") });
+  await scheduler.op({ action: "set", routine: "Order headlamps",
+    rule: { every: "day", time: "09:00" }, params: {} });
+  clock.now = at("2026-12-04T10:00");
+  await scheduler.onAlarm({ name: alarmName("Order headlamps") });
+  const runs = items.routineRuns.map((r) => [r.outcome, new Date(r.started).getDate()]);
+  assert.deepEqual(runs, [["done", 4], ["missed", 3], ["missed", 2]]);
+});
+
+test("a host that fails the run is a failed run, said in the notification", async () => {
+  const down = Object.assign(new Error("the Trimtab host is not reachable"),
+    { code: "host_unavailable" });
+  const { scheduler, log } = fakes({ now: at("2026-12-02T10:00"), reply: down });
+  const record = await scheduler.runNow("Order headlamps", {});
+  assert.equal(record.outcome, "failed");
+  assert.match(log.notes[0].message, /not reachable/);
+});
+
+test("the next start reports a run the browser's closing cut short, and sets lost alarms", async () => {
+  const { scheduler, items, log } = fakes({ now: at("2026-12-02T10:00") });
+  await scheduler.op({ action: "set", routine: "Order headlamps",
+    rule: { every: "day", time: "09:00" }, params: {} });
+  const storage = { get: async (k) => ({ [k]: items[k] }),
+    set: async (p) => Object.assign(items, p) };
+  await markRunning(storage, { id: "sched-9", routine: "Order headlamps",
+    started: at("2026-12-02T09:00"), scheduled: true });
+  delete log.alarms[alarmName("Order headlamps")]; // Chrome restarted without it
+  await scheduler.onStartup();
+  assert.deepEqual(items.routineRuns.map((r) => [r.id, r.outcome, r.why]),
+    [["sched-9", "not finished", "the browser closed before the run ended"]]);
+  assert.deepEqual(items[RUNNING_KEY], {});
+  assert.equal(log.notes[0].title, "Routine “Order headlamps” did not finish");
+  assert.equal(log.alarms[alarmName("Order headlamps")], at("2026-12-03T09:00"));
+});
+
+test("two alarms of one schedule at once run its time once and note each miss once", async () => {
+  const { scheduler, items, clock, log } = fakes({ now: at("2026-12-01T20:00") });
+  await scheduler.op({ action: "set", routine: "Order headlamps",
+    rule: { every: "day", time: "09:00" }, params: {} });
+  clock.now = at("2026-12-03T10:00");
+  const alarm = { name: alarmName("Order headlamps") };
+  await Promise.all([scheduler.onAlarm(alarm), scheduler.restore(), scheduler.onAlarm(alarm)]);
+  assert.deepEqual(items.routineRuns.map((r) => r.outcome), ["done", "missed"]);
+  // Kept twice: the miss, then the run (never a second miss lost to the first).
+  assert.equal(log.sets.filter((key) => key === "routineRuns").length, 2);
+  assert.equal(log.requests.filter((r) => r.request.type === "routine_run").length, 1);
+});

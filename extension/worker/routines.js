@@ -1,0 +1,204 @@
+// Routines that run by themselves: each schedule (shared/schedule.js) is one
+// chrome.alarms alarm, set for its next time. When it fires, the routine runs through
+// the host in a tab of its own, in a tab group named for it, opened in the background:
+// never the person's active tab. It always asks before a submit or a download (the
+// host asks in the side panel; with no panel open, or no answer, that is a no), its
+// run goes into the history with the panel's runs, and a notification says how it
+// ended. A run the browser's closing cut short is reported at the next start.
+//
+// Free of chrome.* (every API is passed in), so `node --test` runs it with fakes.
+
+import {
+  SCHEDULES_KEY, alarmName, armTime, checkRule, describeRule, routineOfAlarm, whenAlarm,
+} from "../shared/schedule.js";
+import {
+  RUN_TIMEOUT_MS, describeRun, endRunning, markRunning, openRunTab, runRecord, runTitle,
+  saveRuns, takeUnfinished,
+} from "../shared/routines.js";
+
+/**
+ * @typedef {import("../shared/schedule.js").Schedule} Schedule
+ * @typedef {{request: (request: object, options?: {timeoutMs?: number}) => Promise<any>}} Host
+ */
+
+export class RoutineScheduler {
+  /**
+   * @param {{host: Host, storage: import("../shared/routines.js").Store,
+   *          alarms: {create: Function, clear: Function, get: Function},
+   *          tabs: {create: Function, get: Function, group: Function, remove: Function},
+   *          groups: {update: Function},
+   *          notify: (id: string, title: string, message: string) => void,
+   *          now?: () => number, makeId?: () => string,
+   *          sleep?: (ms: number) => Promise<void>}} options
+   */
+  constructor({ host, storage, alarms, tabs, groups, notify, now = Date.now,
+    makeId = () => Math.random().toString(16).slice(2, 14), sleep = undefined }) {
+    Object.assign(this, { host, storage, alarms, tabs, groups, notify, now, makeId, sleep });
+    /** The routines running now by their schedule: one run of each at a time. */
+    this.running = new Set();
+    /** The schedules' bookkeeping, one change at a time (an alarm that fires while the
+     *  worker starts and sets lost alarms must not run a time twice). */
+    this.queue = Promise.resolve();
+  }
+
+  /** Run `change` after the changes before it. @template T @param {() => Promise<T>} change */
+  serial(change) {
+    const done = this.queue.then(change);
+    this.queue = done.catch(() => {});
+    return done;
+  }
+
+  /** @returns {Promise<Record<string, Schedule>>} */
+  async schedules() {
+    return (await this.storage.get(SCHEDULES_KEY))?.[SCHEDULES_KEY] ?? {};
+  }
+
+  async keep(/** @type {Record<string, Schedule>} */ all) {
+    await this.storage.set({ [SCHEDULES_KEY]: all });
+  }
+
+  /**
+   * The side panel's requests: `list`, `set` (routine, rule, params), `clear` (routine).
+   * @param {{action: string, routine?: string, rule?: object,
+   *          params?: Record<string, string>}} msg
+   */
+  op(msg) {
+    return this.serial(() => this.change(msg));
+  }
+
+  async change(msg) {
+    const all = await this.schedules();
+    if (msg.action === "set") {
+      const name = String(msg.routine ?? "");
+      if (!name) throw new Error("a schedule needs its routine's name");
+      const rule = checkRule(msg.rule);
+      const now = this.now();
+      all[name] = { routine: name, rule, params: { ...(msg.params ?? {}) }, since: now,
+        next: armTime(rule, now, now) };
+      if (all[name].next === null) {
+        throw new Error(`${describeRule(rule)} is in the past: choose a later time`);
+      }
+      await this.keep(all);
+      await this.arm(all[name]);
+    } else if (msg.action === "clear") {
+      const name = String(msg.routine ?? "");
+      delete all[name];
+      await this.keep(all);
+      await this.alarms.clear(alarmName(name));
+    } else if (msg.action !== "list") {
+      throw new Error(`unknown routines action ${JSON.stringify(msg.action)}`);
+    }
+    return { schedules: all };
+  }
+
+  /** Set the alarm of one schedule for its next time (none: the rule is spent). */
+  async arm(/** @type {Schedule} */ schedule) {
+    const when = armTime(schedule.rule, schedule.since, this.now());
+    await this.alarms.clear(alarmName(schedule.routine));
+    if (when !== null) await this.alarms.create(alarmName(schedule.routine), { when });
+  }
+
+  /** Every schedule has its alarm (Chrome may drop alarms when it restarts). */
+  restore() {
+    return this.serial(async () => {
+      for (const schedule of Object.values(await this.schedules())) {
+        if (!(await this.alarms.get(alarmName(schedule.routine)))) await this.arm(schedule);
+      }
+    });
+  }
+
+  /**
+   * The browser started: runs its closing cut short go into the history as not
+   * finished (a scheduled one with a notification), and every alarm is set.
+   */
+  async onStartup() {
+    for (const record of await takeUnfinished(this.storage, this.now())) {
+      if (record.scheduled) {
+        this.notify(`routine-${record.id}`, `Routine “${record.routine}” did not finish`,
+          "The browser closed while it ran.");
+      }
+    }
+    await this.restore();
+  }
+
+  /**
+   * An alarm fired: run the routine for its latest time (unless far too late), note
+   * the times missed while the browser was closed, set the next alarm.
+   * @param {{name: string}} alarm
+   */
+  async onAlarm(alarm) {
+    const name = routineOfAlarm(alarm.name);
+    if (name === null) return null;
+    const due = await this.serial(() => this.handled(name));
+    return due === null ? null : await this.runNow(name, due.params);
+  }
+
+  /**
+   * Note the times of routine `name`'s schedule up to now as handled: the missed ones in
+   * the history, the next alarm set; the schedule to run now, or null.
+   * @param {string} name
+   * @returns {Promise<Schedule|null>}
+   */
+  async handled(name) {
+    const all = await this.schedules();
+    const schedule = all[name];
+    if (!schedule) return null;
+    const now = this.now();
+    const { run, missed, next } = whenAlarm(schedule.rule, schedule.since, now);
+    if (missed.length) {
+      await saveRuns(this.storage, missed.reverse().map((t) => ({
+        ...runRecord({ id: `missed-${this.makeId()}`, routine: name, started: t, ended: t,
+          scheduled: true, error: { message: "the browser was closed (or asleep) at that time" } }),
+        outcome: /** @type {const} */ ("missed"),
+      })));
+    }
+    // Handled up to now: the next alarm is for the next time after it.
+    if (next === null) delete all[name];
+    else all[name] = { ...schedule, since: now, next };
+    await this.keep(all);
+    if (next !== null) await this.arm(all[name]);
+    else await this.alarms.clear(alarmName(name));
+    return run === null ? null : schedule;
+  }
+
+  /**
+   * Run routine `name` now in a background tab of its own, through the host.
+   * @param {string} name
+   * @param {Record<string, string>} params
+   * @returns {Promise<import("../shared/routines.js").RunRecord|null>}
+   */
+  async runNow(name, params) {
+    if (this.running.has(name)) return null;
+    this.running.add(name);
+    const id = `sched-${this.makeId()}`;
+    const started = this.now();
+    await markRunning(this.storage, { id, routine: name, started, scheduled: true });
+    let reply = null;
+    let error = null;
+    let tab = null;
+    try {
+      const { routines } = await this.host.request({ type: "routines" });
+      const routine = routines.find((r) => r.name === name);
+      if (!routine) throw new Error(`there is no routine “${name}” any more`);
+      tab = await openRunTab({ tabs: this.tabs, groups: this.groups, url: routine.start,
+        title: runTitle(name), active: false, sleep: this.sleep });
+      reply = await this.host.request({
+        type: "routine_run", session: `routine-${id}`, tab: tab.id, name, params,
+        ask_before_submit: true, task: runTitle(name),
+      }, { timeoutMs: RUN_TIMEOUT_MS });
+    } catch (err) {
+      error = { code: err?.code, message: String(err?.message ?? err) };
+    }
+    const record = runRecord({ id, routine: name, started, ended: this.now(), reply, error,
+      scheduled: true });
+    await saveRuns(this.storage, [record]);
+    await endRunning(this.storage, id);
+    this.running.delete(name);
+    // A run that ended well leaves nothing to look at; any other keeps its tab.
+    if (record.outcome === "done" && tab) await this.tabs.remove(tab.id).catch(() => {});
+    this.notify(`routine-${id}`, `Routine “${name}”: ${record.outcome}`,
+      [describeRun(record), record.why, ...record.results.slice(0, 1)].filter(Boolean)
+        .join("\n").slice(0, 300));
+    return record;
+  }
+}

@@ -1,0 +1,150 @@
+"""The side panel's routine requests: list, save (or preview) a finished task as one,
+delete one, run one in a tab.
+
+A run is a side panel task like any other (`HostState.run_routine`): its steps are
+tool calls of the panel's session through the envelope, asked about in the side
+panel during the call. The panel shows what it gets through ``textContent`` and puts
+page words in its own untrusted block before a model reads them, so the answers here
+are plain fields: a step's words (``plan``, ``why``) and a read's ``results`` quote
+pages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Final
+
+from ..browser import HostState, ToolCall, budget_of, check_tab_id
+from ..envelope import SidePanel
+from ..routines import Routine, RoutineError, routine_of
+from ..wire import Handler, JSONObject, Request, RequestError
+
+__all__ = ["ROUTINE_CLIENT", "routine_handlers"]
+
+#: Who asks, in a run's questions: Trimtab's words, never the routine's own name.
+ROUTINE_CLIENT: Final = "Trimtab routine"
+#: The longest routine name the panel may give (the link's limit too).
+MAX_NAME: Final = 100
+#: The longest tab group title the host passes on (as for the panel's `tool`).
+GROUP_TITLE_CHARS: Final = 60
+
+
+def routine_handlers(state: HostState, panel: SidePanel) -> dict[str, Handler]:
+    """The ``routines``, ``routine_save``, ``routine_delete`` and ``routine_run``
+    requests of the side panel."""
+
+    async def routines(request: Request) -> JSONObject:
+        del request
+        listed: list[JSONObject] = []
+        problems: list[JSONObject] = []
+        for entry in state.routine_store().list():
+            if entry.routine is None:
+                problems.append({"file": entry.file.name, "problem": entry.problem})
+            else:
+                listed.append({**described(entry.routine), "file": entry.file.name})
+        return {"routines": listed, "problems": problems}
+
+    async def routine_save(request: Request) -> JSONObject:
+        session = _panel_session(request)
+        name = _name(request)
+        task = request.get("task", str, default="")
+        rename = request.get("rename", dict, default={})
+        if not all(isinstance(v, str) and v.strip() for v in rename.values()):
+            raise RequestError("bad_request", f"routine_save field 'rename' = {rename!r:.80}")
+        rename = {str(old): new.strip() for old, new in rename.items()}
+        store = state.routine_store()
+        if request.get("preview", bool, default=False):
+            # What would be saved, and whether it would replace a routine: nothing written.
+            try:
+                routine = routine_of(state.recording.of(session), name, task, rename)
+                path = store.path(name)
+            except RoutineError as exc:
+                raise RequestError("bad_request", str(exc)) from None
+            return {"routine": described(routine), "file": path.name, "exists": path.exists()}
+        replace = request.get("replace", bool, default=False)
+        saved = state.save_routine(session, name, task, rename, replace=replace)
+        routine = store.load(name)
+        return {"routine": described(routine), "file": str(saved["file"])}
+
+    async def routine_delete(request: Request) -> JSONObject:
+        store = state.routine_store()
+        file = request.get("file", str, default="")
+        if file:
+            # A file that does not read has no name to go by: it goes by its file's.
+            path = store.folder / file
+            if path.name != file or path.suffix != ".json":
+                raise RequestError("bad_request", f"routine_delete field 'file' = {file!r:.60}")
+            deleted = path.is_file()
+            path.unlink(missing_ok=True)
+            return {"deleted": deleted}
+        try:
+            return {"deleted": store.delete(_name(request))}
+        except RoutineError as exc:
+            raise RequestError("bad_request", str(exc)) from None
+
+    async def routine_run(request: Request) -> JSONObject:
+        session = _panel_session(request)
+        name = _name(request)
+        tab = check_tab_id(request.get("tab", int), "routine_run field 'tab'")
+        given: Mapping[str, object] = request.get("params", dict, default={})
+        start_at = request.get("start_at", int, default=1)
+        if start_at < 1:
+            raise RequestError("bad_request", f"routine_run field 'start_at' = {start_at} < 1")
+        base = ToolCall(
+            session=session,
+            tab=tab,
+            name="capture_snapshot",
+            client=ROUTINE_CLIENT,
+            budget=budget_of(request),
+            ask_before_submit=request.get("ask_before_submit", bool, default=True),
+            task=" ".join(request.get("task", str, default=name).split())[:GROUP_TITLE_CHARS],
+        )
+        run = await state.run_routine(base, name, dict(given), panel.ask, start_at=start_at - 1)
+        return {
+            "status": run.status,
+            "steps": run.steps,
+            "done": run.done,
+            "at": None if run.at is None else run.at + 1,
+            "why": run.why,
+            "plan": list(run.plan),
+            "results": list(run.results),
+            "content": run.words(),
+        }
+
+    return {
+        "routines": routines,
+        "routine_save": routine_save,
+        "routine_delete": routine_delete,
+        "routine_run": routine_run,
+    }
+
+
+def described(routine: Routine) -> JSONObject:
+    """A routine as the panel lists it: its words, parameters and steps in words."""
+    return {
+        "name": routine.name,
+        "task": routine.task,
+        "start": routine.start,
+        "steps": len(routine.steps),
+        "plan": [step.words() for step in routine.steps],
+        "parameters": [
+            {"name": p.name, "kind": p.kind, "default": p.default, "about": p.about}
+            for p in routine.parameters
+        ],
+    }
+
+
+def _panel_session(request: Request) -> str:
+    session: str = request.get("session", str)
+    if not session or session.startswith("link-"):
+        raise RequestError(
+            "bad_request", f"{request.type} field 'session' = {session!r:.60} is no panel task"
+        )
+    return session
+
+
+def _name(request: Request) -> str:
+    name: str = request.get("name", str)
+    if not name.strip() or len(name) > MAX_NAME:
+        raise RequestError("bad_request", f"{request.type} field 'name' = {name!r:.60}")
+    return name

@@ -1,0 +1,165 @@
+"""The side panel's routine requests on a real page: a finished panel task previewed and
+saved as a routine (its parameters renamed), listed with the files that do not read,
+run again in a tab as a panel task that asks in the side panel, continued after the
+step it could not do, and deleted."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+
+from pycdp_bridge import PageTarget
+from tests.routines.test_routines_link import eid, start_over, storage
+from tests.support import StaticServer
+from tests.support.handlers_host import SESSION, TAB, Host, open_host
+from trimtab.native._routines import ROUTINE_CLIENT
+from trimtab.routines import RoutineStore
+
+pytestmark = pytest.mark.browser
+
+TASK = "Order 2 headlamps for Ada"
+
+
+@pytest.fixture
+async def host(
+    page: PageTarget, pages_server: StaticServer, nursery: trio.Nursery, tmp_path: Path
+) -> AsyncIterator[Host]:
+    """The side panel's handlers on the routines shop, an empty cart, routines kept in a
+    folder of the test's."""
+    store = RoutineStore(tmp_path / "routines")
+    async with open_host(
+        page, pages_server.url("routines/shop.html"), nursery, routines=store
+    ) as host:
+        await start_over(page)
+        yield host
+
+
+async def tool(host: Host, name: str, **args: Any) -> str:
+    """A panel agent's call on the shop's tab; its content (an error fails)."""
+    reply = await host.tool(name, **args)
+    assert not reply["is_error"], reply["content"]
+    return str(reply["content"])
+
+
+async def order_headlamps(host: Host) -> str:
+    """The panel task as its model did it: two headlamps for Ada, with her password."""
+    xml = await tool(host, "capture_snapshot")
+    await tool(host, "type", id=eid(xml, "input", "Quantity"), text="2")
+    await tool(host, "click", id=eid(xml, "button", "Add to cart", row="Headlamp"))
+    xml = await tool(host, "click", id=eid(xml, "a", "Checkout"))
+    await tool(host, "type", id=eid(xml, "input", "Name"), text="Ada")
+    await tool(host, "type", id=eid(xml, "input", "Account password"), text="hunter2")
+    await tool(host, "click", id=eid(xml, "button", "Place order"))
+    return await tool(host, "expand", region="main")
+
+
+async def test_a_panel_task_is_previewed_saved_listed_run_and_deleted(
+    host: Host, page: PageTarget, tmp_path: Path
+) -> None:
+    """A preview shows the parameters the task's words named and the password as a
+    secret without writing anything; the save renames a parameter; the list names a
+    file that does not read; a run in the tab is a panel task that asks in the side
+    panel as "Trimtab routine" and orders what the first run ordered; delete removes a
+    routine by name and a broken file by its file's name."""
+    assert "$48.00" in await order_headlamps(host)
+    folder = tmp_path / "routines"
+    preview = await host.request(
+        "routine_save", session=SESSION, name="Order headlamps", task=TASK, preview=True
+    )
+    assert not folder.exists()
+    assert (preview["file"], preview["exists"]) == ("order-headlamps.json", False)
+    drafted = preview["routine"]
+    assert [(p["name"], p["kind"], p["default"]) for p in drafted["parameters"]] == [
+        ("quantity", "text", "2"),
+        ("name", "text", "Ada"),
+        ("account_password", "secret", None),
+    ]
+    assert drafted["steps"] == len(drafted["plan"]) == 7
+    assert "Place order" in drafted["plan"][5]
+
+    saved = await host.request(
+        "routine_save", session=SESSION, name="Order headlamps", task=TASK,
+        rename={"name": "customer"},
+    )  # fmt: skip
+    assert [p["name"] for p in saved["routine"]["parameters"]] == [
+        "quantity", "customer", "account_password"
+    ]  # fmt: skip
+    assert "hunter2" not in Path(saved["file"]).read_text()
+    again = await host.error("routine_save", session=SESSION, name="Order headlamps", task=TASK)
+    assert "exists already" in again.message
+    (folder / "broken.json").write_text(json.dumps({"version": 1, "name": "Broken"}))
+    listed = await host.request("routines")
+    assert [r["name"] for r in listed["routines"]] == ["Order headlamps"]
+    assert listed["routines"][0]["file"] == "order-headlamps.json"
+    assert listed["problems"] == [
+        {"file": "broken.json", "problem": "broken.json: field 'steps' = None is not a list"}
+    ]
+
+    await start_over(page)
+    asked = len(host.person.asked)
+    ran = await host.request(
+        "routine_run", session="agent-run-1", tab=TAB, name="Order headlamps",
+        params={"account_password": "hunter2", "quantity": "3"}, task="Routine: Order headlamps",
+    )  # fmt: skip
+    assert ran["status"] == "done", ran["content"]
+    assert (ran["done"], ran["steps"], ran["at"]) == (7, 7, None)
+    assert "$72.00" in ran["results"][0]
+    assert await storage(page, "placed") == {
+        "cart": {"Headlamp": {"qty": 3, "price": 24}},
+        "name": "Ada",
+    }
+    questions = host.person.asked[asked:]
+    assert questions, "the run asked nothing before the order"
+    assert {q["client"] for q in questions} == {ROUTINE_CLIENT}
+    assert {q["session"] for q in questions} == {"agent-run-1"}
+
+    missing = await host.error(
+        "routine_run", session="agent-run-2", tab=TAB, name="Order headlamps"
+    )
+    assert "needs parameter 'account_password'" in missing.message
+    outside = await host.error(
+        "routine_run", session="link-1", tab=TAB, name="Order headlamps", params={}
+    )
+    assert "is no panel task" in outside.message
+
+    assert await host.request("routine_delete", file="broken.json") == {"deleted": True}
+    assert await host.request("routine_delete", name="Order headlamps") == {"deleted": True}
+    assert await host.request("routine_delete", name="Order headlamps") == {"deleted": False}
+    bad = await host.error("routine_delete", file="../sites.json")
+    assert bad.code == "bad_request"
+    assert (await host.request("routines")) == {"routines": [], "problems": []}
+
+
+async def test_a_run_that_needs_help_goes_on_in_its_session_after_that_step(
+    host: Host, page: PageTarget
+) -> None:
+    """The order button now says "Buy now": the run stops before that step with its
+    number, why and the plan from there, having ordered nothing; the same session's own
+    tool call does that step (as the panel's model does), and the run goes on from the
+    next step to the result."""
+    await order_headlamps(host)
+    await host.request("routine_save", session=SESSION, name="Order headlamps", task=TASK)
+    await start_over(page, "wording")
+    run = {"session": "agent-heal", "tab": TAB, "name": "Order headlamps"}
+    params = {"account_password": "hunter2"}
+    ran = await host.request("routine_run", **run, params=params)
+    assert ran["status"] == "needs_help", ran["content"]
+    assert (ran["at"], ran["done"]) == (6, 5)
+    assert ran["why"].startswith("no the button 'Place order'")
+    assert ran["plan"][0].startswith("click the button 'Place order'")
+    assert len(ran["plan"]) == 2
+    assert await storage(page, "placed") is None
+    found = await host.tool("find", session="agent-heal", text="Buy now")
+    clicked = await host.tool(
+        "click", session="agent-heal", id=eid(str(found["content"]), "button", "Buy now")
+    )
+    assert not clicked["is_error"], clicked["content"]
+    rest = await host.request("routine_run", **run, params=params, start_at=7)
+    assert rest["status"] == "done", rest["content"]
+    assert (rest["done"], rest["steps"]) == (1, 7)
+    assert "$48.00" in rest["results"][0]
