@@ -37,6 +37,7 @@ from typing import Any, Final
 import attrs
 import trio
 
+from pycdp_bridge import TargetClosedError
 from tests.bench import CORPUS, median, table
 from tests.bench.tasks import (
     FIXTURES,
@@ -222,10 +223,15 @@ async def _replay(link: LinkClient, tab: int, task: Task, routine: Mapping[str, 
 
 
 async def _person(ext: ExtensionBrowser) -> None:
-    """The person in the side panel: yes to every question (a tab, a submit)."""
+    """The person in the side panel: yes to every question (a tab, a submit). The
+    panel belongs to the tab it was opened beside, so it is opened again when a task's
+    tab takes its place."""
     panel = await ext.open_side_panel()
     while True:
-        await answer_question(panel, allow=True)
+        try:
+            await answer_question(panel, allow=True)
+        except TargetClosedError:
+            panel = await ext.open_side_panel()
         await trio.sleep(0.2)
 
 
@@ -315,14 +321,19 @@ async def _measure(pattern: str | None) -> dict[str, Any]:
                     async with link_to("prefix") as link:
                         catalogue = await link.request("tools")
                     prefix = count_tokens(json.dumps(catalogue["tools"]) + catalogue["format"])
-                    nursery.start_soon(_person, ext)
-                    for task in tasks:
-                        try:
-                            row = await _task(ext, link_to, (corpus, provider), task, site, prefix)
-                        except Exception as exc:
-                            # (a link error arrives inside the connection's exception group)
-                            row = {"task": task.name, "failed": _reason(exc)}
-                        rows.append(row)
+                    # The person answers while the browser is open, and stops before it quits.
+                    async with trio.open_nursery() as answering:
+                        answering.start_soon(_person, ext)
+                        for task in tasks:
+                            try:
+                                row = await _task(
+                                    ext, link_to, (corpus, provider), task, site, prefix
+                                )
+                            except Exception as exc:
+                                # (a link error arrives inside the connection's exception group)
+                                row = {"task": task.name, "failed": _reason(exc)}
+                            rows.append(row)
+                        answering.cancel_scope.cancel()
                 nursery.cancel_scope.cancel()
         finally:
             os.environ.clear()
