@@ -80,6 +80,16 @@ class TabBrowser:
             await self.watch(acted, elements, outcome.content if outcome.is_error else None)
         return outcome
 
+    async def address(self) -> str:
+        task = self.host.tasks.get(self.base.session)
+        tab = task.resolve(self.base.tab) if task is not None else self.base.tab
+        return (await self.host.tab_facts(tab))[1]
+
+    async def whole_page(self) -> str:
+        assert self.base.view is not None  # a run's own view (`HostState.run_routine`)
+        self.host.forget_view(self.base.view)
+        return (await self.call("capture_snapshot", {})).content
+
     async def look(self, *, fresh: bool) -> PageSeen:
         seen = seen_before(self.host, self.base)
         if fresh or not seen.url:

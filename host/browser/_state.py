@@ -231,6 +231,16 @@ class HostState:
         parameters ``given``, from step ``start_at``, telling ``watch`` of each call;
         ``bad_request`` when the routine, a parameter or the step is wrong, or a routine
         runs in that tab."""
+        # The run is a task of its own, in a view of its own, started afresh: its calls'
+        # answers are never shown to the caller, so they must not move what the caller
+        # saw (its next diff is from what it was shown), nor leave cached answers the
+        # caller's reads could be given, nor collapse this run's result against what an
+        # earlier run saw.
+        own = f"{base.session}~routine"
+        self.tracker.clear_session(own)
+        self.forget_view(own)
+        self.tasks.end(own)
+        base = attrs.evolve(base, session=own, view=own)
         browser = TabBrowser(self, base, ask, later or ask, watch)
         try:
             routine = self.routine_store().load(name)

@@ -122,6 +122,10 @@ class Tasks:
             task.add(call.tab, None, popup=False)
         return task
 
+    def end(self, session: str) -> None:
+        """Forget the task ``session`` (its next call starts it again)."""
+        self._by_session.pop(session, None)
+
     def in_task(self, session: str, tab: int) -> bool:
         """Whether ``tab`` was opened from a tab of the task ``session``."""
         task = self._by_session.get(session)

@@ -117,7 +117,7 @@ def routine_of(
     """The routine ``calls`` make (see the module), named ``name``; ``task`` is the
     task's words (a typed value it names becomes a parameter), ``rename`` renames
     parameters (old name → new). `RoutineError` when nothing is left to replay."""
-    unreplayed = next((c.tool for c in calls if c.ok and c.acted and c.tool in _NOT_REPLAYED), None)
+    unreplayed = next((c.tool for c in calls if c.ok and c.tool in _NOT_REPLAYED), None)
     if unreplayed is not None:
         raise RoutineError(
             f"routine {name!r}: the session used {unreplayed}, which a routine does not run "

@@ -9,13 +9,14 @@ of several, or whose effect differs, ends the run as ``needs_help``, naming the 
 why, and the plan from there; whoever runs the routine (the agent that asked, the
 person) does that step and runs the rest with ``start_at``. The answers of the steps
 marked as the result (the reads after the last action) are the run's result; without
-such a step, the last step's answer is.
+such a step, the page it ends on, whole.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Literal, Protocol
+from urllib.parse import urldefrag
 
 import attrs
 
@@ -47,6 +48,14 @@ class Browser(Protocol):
 
     async def look(self, *, fresh: bool) -> PageSeen:
         """The tab as its latest snapshot shows it; ``fresh``: a snapshot taken now."""
+        ...
+
+    async def address(self) -> str:
+        """The tab's URL now, without a snapshot."""
+        ...
+
+    async def whole_page(self) -> str:
+        """The tab's page as a snapshot shows it to one who has seen nothing of it."""
         ...
 
 
@@ -140,7 +149,12 @@ async def replay(
         return Run(routine.name, status, len(steps), at - start_at, tuple(results), at, why, plan)
 
     if start_at == 0 and routine.start:
+        before = await browser.address()
         opened = await browser.act("navigate", {"url": routine.start})
+        if not opened.is_error and urldefrag(before).url == urldefrag(routine.start).url:
+            # Already on that document: a navigation that only moves the fragment does
+            # not load it again, and a routine starts from its page as it loads.
+            opened = await browser.act("reload", {})
         if opened.refused:
             return ended("refused", 0, "the person did not let it open its start page")
         if opened.is_error or not url_matches(url_pattern(routine.start), opened.url or ""):
@@ -150,6 +164,9 @@ async def replay(
                 f"its start page {routine.start} opened as {opened.url} (a sign-in page? "
                 "a routine never types a stored credential)",
             )
+    else:
+        # Every step reads or acts on the tab as the run's own look last showed it.
+        await browser.look(fresh=False)
     for at in range(start_at, len(steps)):
         step = steps[at]
         args = await _arguments(step, browser, values)
@@ -160,14 +177,20 @@ async def replay(
             return ended("refused", at, "the person said no")
         if acted.is_error:
             return ended("needs_help", at, f"the tool answered with an error: {acted.content}")
-        if step.after and not url_matches(step.after, acted.url or ""):
+        # (No URL: the step closed its tab, a pop-up done with; the next step's page
+        # is checked where it acts.)
+        if step.after and acted.url is not None and not url_matches(step.after, acted.url):
             return ended(
                 "needs_help",
                 at + 1 if at + 1 < len(steps) else at,
                 f"step {at + 1} left the tab on {acted.url}, not on {step.after} as recorded",
             )
-        if step.result or (answers_last and at == len(steps) - 1):
+        if step.result:
             results.append(acted.content)
+    if answers_last:
+        # The last step's answer shows what changed since the run's own looks, which
+        # whoever reads the result never saw: the page whole is the result.
+        results.append(await browser.whole_page())
     return Run(routine.name, "done", len(steps), len(steps) - start_at, tuple(results))
 
 

@@ -239,7 +239,10 @@ async def _clear(ext: ExtensionBrowser, target: str, perturb: str = "") -> None:
     attached = await ext.browser.send(
         "Target.attachToTarget", {"targetId": target, "flatten": True}
     )
-    expression = f"localStorage.clear(); localStorage.setItem('perturb', {json.dumps(perturb)})"
+    expression = (
+        "localStorage.clear(); sessionStorage.clear(); "
+        f"localStorage.setItem('perturb', {json.dumps(perturb)})"
+    )
     await ext.browser.send(
         "Runtime.evaluate", {"expression": expression}, session_id=str(attached["sessionId"])
     )
@@ -268,8 +271,8 @@ async def _task(
             row["not_saved"] = exc.message
             return row
     for kind, perturbed in (("replay", False), ("perturbed", True)):
-        if task is SHOP:
-            await _clear(ext, target, SHOP_PERTURBED if perturbed else "")
+        # Each run starts from the state the first did (what the page stored is gone).
+        await _clear(ext, target, SHOP_PERTURBED if perturbed and task is SHOP else "")
         site.perturbed = perturbed and task is not SHOP
         async with link_to(f"{task.name}-{kind}") as link:
             replayed = await _replay(link, tab, task, saved["routine"])

@@ -144,9 +144,10 @@ def test_a_session_that_switched_tabs_is_not_saved_without_them() -> None:
     """A routine runs in one tab: a session that switched tabs (or ran code, or
     uploaded) is refused, naming the tool, rather than saved with its steps in the
     wrong tab."""
-    recording = record(
-        [("click", {"id": "add"}, True, SHOP), ("switch_tab", {"tab": 2}, True, SHOP)]
-    )
+    recording = Recording()
+    recording.note("s", ("click", {"id": "add"}), shop_page(), SHOP, ok=True, acted=True)
+    # The host answers a task tool itself: its outcome says no side effects.
+    recording.note("s", ("switch_tab", {"tab": 2}), shop_page(), SHOP, ok=True, acted=False)
     with pytest.raises(RoutineError, match="the session used switch_tab"):
         routine_of(recording.of("s"), "Two tabs", "")
 

@@ -152,6 +152,8 @@ async def test_a_run_that_needs_help_exits_1_and_one_the_person_refuses_exits_4(
         assert "needs help at step 6 of 7" in words
         assert "Place order" in words
         assert await storage(page, "placed") is None
+        # The run's answers were not this session's: it looks at the page first.
+        await ok(shop, "call", "capture_snapshot")
         found = await ok(shop, "call", "find", "text=Buy now")
         await ok(shop, "call", "click", f"id={eid(found, 'button', 'Buy now')}")
         out = await ok(shop, "run", NAME, "--start-at", "7", "account_password=hunter2")

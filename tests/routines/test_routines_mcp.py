@@ -160,6 +160,8 @@ async def test_a_needed_step_is_handed_to_the_model_with_what_to_do(
         assert "Do that step with the tools, then run the routine again with start_at=7" in text
         assert "Place order" in text
         assert await storage(page, "placed") is None
+        # The run's answers were not the client's: it looks at the page first.
+        await tool(client, "capture_snapshot")
         found = await tool(client, "find", text="Buy now")
         await tool(client, "click", id=eid(found, "button", "Buy now"))
         text, is_error, meta = await call(

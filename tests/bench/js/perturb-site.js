@@ -1,5 +1,5 @@
 // The site "changed" since a routine was recorded (the routines bench's perturbed
-// pages): a cookie banner above everything, and every id the page does not refer to
+// pages): a cookie banner above everything, and every id nothing in the page refers to
 // renamed. What a person reads and where they click stay as they were.
 (() => {
   const referenced = new Set();
@@ -10,8 +10,12 @@
     const href = el.getAttribute("href") || "";
     if (href.startsWith("#")) referenced.add(decodeURIComponent(href.slice(1)));
   }
+  // The site's own scripts and styles change with its ids in a redesign: an id named
+  // anywhere else in the page (a script, a style) is theirs and stays.
+  const source = document.documentElement.outerHTML;
+  const named = (id) => source.split(id).length - 1;
   for (const el of document.querySelectorAll("[id]")) {
-    if (!referenced.has(el.id)) el.id = `${el.id}-v2`;
+    if (!referenced.has(el.id) && named(el.id) === 1) el.id = `${el.id}-v2`;
   }
   const banner = document.createElement("section");
   banner.setAttribute("aria-label", "Cookies");
