@@ -69,13 +69,16 @@ class ToolCall:
     # The call's number in the tracker's one sequence: given by a door that names the
     # call in an error reply (the link), else `HostState.call_tool` numbers it.
     id: int | None = None
+    # The task a question about this call names, when it is not ``session``: a
+    # routine's run, a task of its own, asks as the task that ran it.
+    asks_as: str | None = None
 
     def question(self, what: QuestionKind, **facts: Any) -> Question:
         """A question to the person about this call (who asks, the tab, the tool and its
         arguments), with ``facts`` such as its reason, element or site."""
         return Question(
             client=self.client,
-            session=self.session,
+            session=self.asks_as or self.session,
             tab=self.tab,
             what=what,
             tool=self.name,

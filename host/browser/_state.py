@@ -240,7 +240,7 @@ class HostState:
         self.tracker.clear_session(own)
         self.forget_view(own)
         self.tasks.end(own)
-        base = attrs.evolve(base, session=own, view=own)
+        base = attrs.evolve(base, session=own, view=own, asks_as=base.session)
         browser = TabBrowser(self, base, ask, later or ask, watch)
         try:
             routine = self.routine_store().load(name)

@@ -150,10 +150,13 @@ async def test_a_run_that_needs_help_goes_on_in_its_session_after_that_step(
     ran = await host.request("routine_run", **run, params=params)
     assert ran["status"] == "needs_help", ran["content"]
     assert (ran["at"], ran["done"]) == (6, 5)
-    assert ran["why"].startswith("no the button 'Place order'")
+    assert ran["why"].startswith("the button 'Place order'")
+    assert ran["why"].endswith("is not on the page")
     assert ran["plan"][0].startswith("click the button 'Place order'")
     assert len(ran["plan"]) == 2
     assert await storage(page, "placed") is None
+    # The run's answers were not the session's own: it looks at the page first.
+    await host.tool("capture_snapshot", session="agent-heal")
     found = await host.tool("find", session="agent-heal", text="Buy now")
     clicked = await host.tool(
         "click", session="agent-heal", id=eid(str(found["content"]), "button", "Buy now")
