@@ -153,7 +153,7 @@ async def test_side_panel_opens_with_a_trusted_click(real: ExtensionBrowser) -> 
         "[...document.querySelectorAll('[role=tab]')].map((t) => t.textContent)"
     )
     shot = await panel.send("Page.captureScreenshot", {"format": "png"})
-    assert views == ["Inspect", "Agent"]
+    assert views == ["Inspect", "Agent", "Routines"]
     png = base64.b64decode(shot["data"])
     assert png.startswith(b"\x89PNG")
     ARTIFACTS.mkdir(exist_ok=True)

@@ -51,9 +51,11 @@ async def test_mcp_handshake_tabs_snapshot_tracker_and_diff(
         assert client.server_info.name == "trimtab"
         assert "<page" in (client.instructions or "")
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
-        # `tabs` is the link's listing over MCP; every tool names its tab (no switch_tab).
+        # `tabs` is the link's listing over MCP; every tool names its tab (no switch_tab);
+        # the routine tools are the server's own.
         offered = [s for s in TOOLS if s.name not in ("tabs", "switch_tab")]
-        assert set(tools) == {"tabs", *(spec.name for spec in offered)}
+        routine_tools = {"routines", "run_routine", "save_routine"}
+        assert set(tools) == {"tabs", *(spec.name for spec in offered), *routine_tools}
         for spec in offered:
             assert tools[spec.name].description == spec.description
             assert "tab" in tools[spec.name].input_schema["properties"]
