@@ -142,8 +142,11 @@ class NetworkRequest:
     finished: bool = False
     request_headers: dict[str, str] = attrs.field(factory=dict)
     response_headers: dict[str, str] = attrs.field(factory=dict)
-    # The raw response headers arrived (responseReceivedExtraInfo: Set-Cookie is there).
+    # The raw response headers arrived (responseReceivedExtraInfo: Set-Cookie is there),
+    # and whether the browser said they will (responseReceived's hasExtraInfo; None:
+    # it did not say).
     response_headers_extra: bool = False
+    response_headers_coming: bool | None = None
     post_data: str | None = None
     has_post_data: bool = False
     # The redirect that ended this hop (the next hop has the same request id).
@@ -436,6 +439,8 @@ class DevtoolsLog:
             return
         if method == cdp.events.NETWORK_RESPONSE_RECEIVED:
             response = params.get("response") or {}
+            coming = params.get("hasExtraInfo")
+            entry.response_headers_coming = coming if isinstance(coming, bool) else None
             entry.status = int(response.get("status", 0))
             entry.status_text = _cut(response.get("statusText", ""), 200)
             entry.mime = _cut(response.get("mimeType", ""), 200)

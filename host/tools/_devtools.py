@@ -33,6 +33,9 @@ _SHOWN: Final = 200
 _BODY_SHOWN: Final = 4000
 # Seconds a request's detail waits for its raw response headers.
 _RAW_HEADERS_WAIT: Final = 0.5
+# The bound on headers the browser said it will send: only a browser that broke its
+# word (or a tab closing) reaches it.
+_RAW_HEADERS_PROMISED: Final = 10.0
 # Characters past the cut read to hide what straddles it (a credential is far shorter).
 _BODY_READ_ON: Final = 2000
 _LEVEL_ORDER: Final[Mapping[str, int]] = {"debug": 0, "info": 1, "warning": 2, "error": 3}
@@ -175,9 +178,14 @@ async def _detail(tab: Tab, wanted: str) -> ToolResult:
         )
     await log.read_secrets()
     if entry.status is not None and not entry.response_headers_extra:
-        # The raw response headers (Set-Cookie among them) may come a moment after the
-        # response; a response from the cache or a data: URL never gets them.
-        with trio.move_on_after(_RAW_HEADERS_WAIT):
+        # The raw response headers (Set-Cookie among them) may come after the response
+        # and after the request finished. The browser says whether they will
+        # (hasExtraInfo): then they are waited for, however busy the machine; a
+        # response from the cache or a data: URL never gets them and is not waited for.
+        # A browser that does not say gets a moment.
+        coming = entry.response_headers_coming
+        wait = _RAW_HEADERS_PROMISED if coming else _RAW_HEADERS_WAIT if coming is None else 0
+        with trio.move_on_after(wait):
             while not entry.response_headers_extra:
                 await trio.sleep(0.02)
     secrets, names = log.secrets()
