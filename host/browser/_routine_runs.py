@@ -1,28 +1,61 @@
-"""Routines on the host: what each session did (the recording), and a routine's run.
+"""Routines on the host: what each session did (the recording), a routine's run, and
+the steps its caller did where a run needed help, kept into the routine once confirmed.
 
 Every tool call is noted in the host's `Recording` (``HostState.call_tool``) with the
 caller's snapshot from before it, so any session can be saved as a routine. A run is
 a task like any other: each step is a `ToolCall` of the caller's session and view,
 through `HostState.call_tool`, so the envelope asks about sites, submits, downloads
 and secrets as it did the first time. One routine at a time runs in a tab.
+
+A run that stops before a step (``needs_help``) is noted for its caller (`Stopped`:
+where, and how many of the caller's calls were noted then). When the caller runs that
+routine again from a later step, the calls it made in between did the steps it skips:
+they become a `Healed` amendment (`heal_of`), kept for the person's yes
+(`keep_heal`), or written at once when the caller asked to keep it (``keep_healed``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Final
 
 import attrs
 
 from ..envelope import Ask
-from ..routines import Acted, PageSeen, Routine, RoutineError, Run, bind_values, replay
+from ..routines import (
+    Acted,
+    Amendment,
+    PageSeen,
+    Recording,
+    Routine,
+    RoutineError,
+    Run,
+    amend,
+    bind_values,
+    heal_of,
+    replay,
+)
 from ..wire import JSONObject, RequestError
 from ._call import ToolCall, ToolOutcome
 
 if TYPE_CHECKING:
     from ._state import HostState
 
-__all__ = ["RoutineRuns", "StepWatch", "TabBrowser", "seen_before"]
+__all__ = [
+    "Healed",
+    "RoutineRun",
+    "RoutineRuns",
+    "StepWatch",
+    "Stopped",
+    "TabBrowser",
+    "keep_heal",
+    "run_in_tab",
+    "seen_before",
+]
+
+# Heals waiting for the person's yes, all sessions together: the oldest go first.
+KEPT_HEALS: Final = 20
 
 # Told of one call of a routine's run: the call (in the tab it acted in), the elements
 # it names as the caller saw them before, and its error (None: it ran).
@@ -98,22 +131,68 @@ class TabBrowser:
         return seen
 
 
+@attrs.frozen
+class Stopped:
+    """A caller's last run: routine ``routine`` stopped before step ``at`` (0-based)
+    when ``mark`` of the caller's calls had been noted (`Recording.count`)."""
+
+    routine: str
+    at: int
+    mark: int
+
+
+@attrs.frozen
+class Healed:
+    """What caller ``session`` did for the steps its run skipped, as the steps that
+    would replace them (``number``: the heal's, for the person's yes)."""
+
+    number: int
+    session: str
+    amendment: Amendment
+
+    def to_json(self) -> JSONObject:
+        return {"id": self.number, **self.amendment.to_json()}
+
+
+@attrs.frozen
+class RoutineRun:
+    """A run, and what its caller did for the steps before it (``healed``, or why
+    that cannot be kept: ``heal_problem``); ``kept``: the file it was written into."""
+
+    run: Run
+    healed: Healed | None = None
+    heal_problem: str = ""
+    kept: Path | None = None
+
+
+@attrs.frozen
+class _Closed:
+    """A caller's stop that a run from a later step closes, and its heal."""
+
+    stopped: Stopped
+    healed: Healed | None
+    problem: str
+
+
 @attrs.define
 class RoutineRuns:
-    """The routines running now, by the tab they run in."""
+    """The routines running now, by the tab they run in; where each caller's last run
+    stopped; the heals waiting for the person's yes, by number."""
 
     running: dict[int, str] = attrs.field(factory=dict)
+    stopped: dict[str, Stopped] = attrs.field(factory=dict)
+    healed: dict[int, Healed] = attrs.field(factory=dict)
+    heals: int = 0  # heals made so far: the next one's number follows
 
     async def run(
         self,
         browser: TabBrowser,
         routine: Routine,
-        given: Mapping[str, object],
+        values: Mapping[str, str],
         start_at: int = 0,
     ) -> Run:
-        """Run ``routine`` in ``browser``'s tab with the parameters ``given``;
-        `RoutineError` when a parameter is wrong or a routine runs in that tab."""
-        values = bind_values(routine, given)
+        """Run ``routine`` in ``browser``'s tab with parameter ``values``
+        (`bind_values`); `RoutineError` when a routine runs in that tab."""
         tab = browser.base.tab
         if (other := self.running.get(tab)) is not None:
             raise RoutineError(
@@ -125,3 +204,116 @@ class RoutineRuns:
             return await replay(routine, browser, values, start_at=start_at)
         finally:
             del self.running[tab]
+
+    def close(
+        self,
+        session: str,
+        routine: Routine,
+        start_at: int,
+        values: Mapping[str, str],
+        recording: Recording,
+    ) -> _Closed | None:
+        """The stop of ``session``'s last run of ``routine`` that a run from step
+        ``start_at`` goes on from (None: it starts over, or it is another routine),
+        with the calls the session made since as a heal of the steps it skips."""
+        stopped = self.stopped.pop(session, None)
+        if stopped is None or stopped.routine != routine.name or start_at <= stopped.at:
+            return None
+        try:
+            calls = recording.since(session, stopped.mark)
+            if not calls:
+                return _Closed(stopped, None, _nothing_done(stopped))
+            amendment = heal_of(routine, stopped.at, start_at, calls, values)
+        except RoutineError as exc:
+            return _Closed(stopped, None, f"what was done for step {stopped.at + 1}: {exc}")
+        self.heals += 1
+        healed = Healed(self.heals, session, amendment)
+        self.healed[healed.number] = healed
+        while len(self.healed) > KEPT_HEALS:
+            del self.healed[next(iter(self.healed))]
+        return _Closed(stopped, healed, "")
+
+    def ended(self, session: str, run: Run, mark: int) -> None:
+        """Note how ``session``'s run ended (``mark``: the session's calls noted)."""
+        if run.status == "needs_help" and run.at is not None:
+            self.stopped[session] = Stopped(run.routine, run.at, mark)
+
+
+def _nothing_done(stopped: Stopped) -> str:
+    return (
+        f"no call was made in this session since the run stopped before step "
+        f"{stopped.at + 1}: nothing was done through Trimtab to keep"
+    )
+
+
+async def run_in_tab(
+    host: HostState,
+    base: ToolCall,
+    name: str,
+    given: Mapping[str, object],
+    ask: Ask,
+    later: Ask,
+    *,
+    start_at: int = 0,
+    watch: StepWatch | None = None,
+    keep_healed: bool = False,
+) -> RoutineRun:
+    """`HostState.run_routine`; `RoutineError` when the routine, a parameter or the
+    step is wrong, a routine runs in that tab, or there is no heal to keep."""
+    caller = base.session
+    runs = host.routine_runs
+    routine = host.routine_store().load(name)
+    values = bind_values(routine, given)
+    if (other := runs.running.get(base.tab)) is not None:
+        raise RoutineError(
+            f"routine {other!r} is running in tab {base.tab}; run {name!r} after it ends "
+            "or in another tab"
+        )
+    closed = runs.close(caller, routine, start_at, values, host.recording)
+    healed = closed.healed if closed is not None else None
+    kept = None
+    if keep_healed:
+        if healed is None:
+            raise RoutineError(
+                f"keep_healed: {closed.problem}"
+                if closed is not None
+                else f"keep_healed: no run of routine {name!r} in this session stopped before "
+                f"step {start_at + 1}; it keeps what was done for the steps a run stopped at"
+            )
+        kept = keep_heal(host, caller, healed.number)[1]
+    # The run is a task of its own, in a view of its own, started afresh: its calls'
+    # answers are never shown to the caller, so they must not move what the caller
+    # saw (its next diff is from what it was shown), nor leave cached answers the
+    # caller's reads could be given, nor collapse this run's result against what an
+    # earlier run saw.
+    own = f"{caller}~routine"
+    host.tracker.clear_session(own)
+    host.forget_view(own)
+    host.tasks.end(own)
+    run_as = attrs.evolve(base, session=own, view=own, asks_as=caller)
+    browser = TabBrowser(host, run_as, ask, later, watch)
+    if closed is not None and start_at == len(routine.steps):
+        # The step done for it was the last: nothing is left to run.
+        run = Run(routine.name, "done", len(routine.steps), 0)
+    else:
+        run = await runs.run(browser, routine, values, start_at)
+    runs.ended(caller, run, host.recording.count(caller))
+    problem = closed.problem if closed is not None else ""
+    return RoutineRun(run, healed, problem, kept)
+
+
+def keep_heal(host: HostState, session: str, number: int) -> tuple[Routine, Path]:
+    """Write heal ``number`` of ``session`` into its routine's file as the routine is
+    now (`amend`): the routine and its file; `RoutineError` when no such heal waits or
+    the routine no longer has the steps it replaces."""
+    healed = host.routine_runs.healed.get(number)
+    if healed is None or healed.session != session:
+        raise RoutineError(
+            f"heal {number} of this session is not waiting to be kept (kept already, or "
+            "too old)"
+        )
+    store = host.routine_store()
+    routine = amend(store.load(healed.amendment.routine), healed.amendment)
+    path = store.save(routine, replace=True)
+    del host.routine_runs.healed[number]
+    return routine, path

@@ -35,7 +35,7 @@ import attrs
 import trio
 
 from ..envelope import Ask, SitePolicy
-from ..routines import Recording, RoutineError, RoutineStore, Run, routine_of
+from ..routines import Recording, Routine, RoutineError, RoutineStore, routine_of
 from ..tab import (
     DEFAULT_BUDGET,
     MIN_BUDGET,
@@ -51,7 +51,14 @@ from ._call import ToolCall, ToolOutcome
 from ._inspector import HIGHLIGHT_CONFIG, highlight_element, inspect_tab
 from ._open_tabs import OpenTabs
 from ._outcomes import named_elements
-from ._routine_runs import RoutineRuns, StepWatch, TabBrowser, seen_before
+from ._routine_runs import (
+    RoutineRun,
+    RoutineRuns,
+    StepWatch,
+    keep_heal,
+    run_in_tab,
+    seen_before,
+)
 from ._set_off import SetOff
 from ._tab_events import follow_tabs
 from ._tab_messages import TabRelayHub as RelayHub  # the relay with the tab messages
@@ -226,27 +233,32 @@ class HostState:
         *,
         start_at: int = 0,
         watch: StepWatch | None = None,
-    ) -> Run:
+        keep_healed: bool = False,
+    ) -> RoutineRun:
         """Run the routine ``name`` in ``base``'s tab as ``base``'s session, with the
-        parameters ``given``, from step ``start_at``, telling ``watch`` of each call;
-        ``bad_request`` when the routine, a parameter or the step is wrong, or a routine
-        runs in that tab."""
-        # The run is a task of its own, in a view of its own, started afresh: its calls'
-        # answers are never shown to the caller, so they must not move what the caller
-        # saw (its next diff is from what it was shown), nor leave cached answers the
-        # caller's reads could be given, nor collapse this run's result against what an
-        # earlier run saw.
-        own = f"{base.session}~routine"
-        self.tracker.clear_session(own)
-        self.forget_view(own)
-        self.tasks.end(own)
-        base = attrs.evolve(base, session=own, view=own, asks_as=base.session)
-        browser = TabBrowser(self, base, ask, later or ask, watch)
+        parameters ``given``, from step ``start_at`` (``len(steps)``: none left after
+        the last was done for a stopped run), telling ``watch`` of each call. After a
+        run of this session that stopped, what it did since is the heal of the steps
+        skipped (``_routine_runs``), written at once with ``keep_healed``.
+        ``bad_request`` when the routine, a parameter or the step is wrong, a routine
+        runs in that tab, or ``keep_healed`` has nothing to keep."""
         try:
-            routine = self.routine_store().load(name)
-            return await self.routine_runs.run(browser, routine, given, start_at)
+            return await run_in_tab(
+                self, base, name, given, ask, later or ask,
+                start_at=start_at, watch=watch, keep_healed=keep_healed,
+            )  # fmt: skip
         except RoutineError as exc:
             raise RequestError("bad_request", str(exc)) from None
+
+    def keep_heal(self, session: str, number: int) -> tuple[Routine, str]:
+        """Write heal ``number`` (a run's `RoutineRun.healed`) of ``session`` into its
+        routine, as the person confirmed: the routine and its file; ``bad_request``
+        when it is not waiting or its routine no longer has the steps it replaces."""
+        try:
+            routine, path = keep_heal(self, session, number)
+        except RoutineError as exc:
+            raise RequestError("bad_request", str(exc)) from None
+        return routine, str(path)
 
     async def inspect(self, tab: int, budget: int | None) -> JSONObject:
         """What the agent would see from a fresh look now, for the side panel's inspector."""

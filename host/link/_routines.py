@@ -1,5 +1,10 @@
 """A link client's routine requests: list the routines, save its session as one, run one.
 
+A run that needed help at a step goes on from a later step once the client did that
+step with its own calls; with ``keep_healed`` those calls are written into the routine
+in place of the steps skipped (``HostState.run_routine``), so the next run needs no
+help there.
+
 A run is the client's own task in a tab it may use (asked like any call's tab), its
 steps tool calls of its session through the envelope; the client hears ``progress``
 while it runs, as while the person is asked, so clients that give up after 60 s
@@ -83,6 +88,7 @@ def routine_handlers(link: Link, session: LinkSession) -> dict[str, Handler]:
         start_at = request.get("start_at", int, default=1)
         if start_at < 1:
             raise RequestError("bad_request", f"routine_run field 'start_at' = {start_at} < 1")
+        keep_healed = request.get("keep_healed", bool, default=False)
         ask = link.asking(session, request)
         await link.check_access(session, tab, ask)
         base = ToolCall(
@@ -111,17 +117,29 @@ def routine_handlers(link: Link, session: LinkSession) -> dict[str, Handler]:
 
         async with trio.open_nursery() as nursery:
             nursery.start_soon(_tell_while_running, session, request.id, name)
-            run = await state.run_routine(
-                base, name, _given(given), ask, link.panel.ask, start_at=start_at - 1, watch=watch
-            )
+            ran = await state.run_routine(
+                base, name, _given(given), ask, link.panel.ask,
+                start_at=start_at - 1, watch=watch, keep_healed=keep_healed,
+            )  # fmt: skip
             nursery.cancel_scope.cancel()
+        run = ran.run
+        content = page_data(run.words(), session.marker)
+        if ran.kept is not None and ran.healed is not None:
+            # The steps' words quote the pages they were done on.
+            amendment = ran.healed.amendment
+            new = "\n".join(step.words() for step in amendment.new) or "(none: it is not needed)"
+            content = (
+                f"Kept in routine {name!r} ({ran.kept}): in place of step {amendment.at + 1}, "
+                f"the steps:\n{page_data(new, session.marker)}\n{content}"
+            )
         return {
             "status": run.status,
             "steps": run.steps,
             "done": run.done,
             "at": None if run.at is None else run.at + 1,
             "results": [page_data(result, session.marker) for result in run.results],
-            "content": page_data(run.words(), session.marker),
+            "content": content,
+            "kept": None if ran.kept is None else str(ran.kept),
             "is_error": run.status != "done",
         }
 

@@ -43,6 +43,7 @@ ROUTINE_TOOLS: Final = (
                 "name": {"type": "string"},
                 "params": {"type": "object", "additionalProperties": {"type": "string"}},
                 "start_at": {"type": "integer", "minimum": 1},
+                "keep_healed": {"type": "boolean"},
                 TAB: dict(TAB_PROPERTY),
             },
             "required": ["name"],
@@ -117,7 +118,8 @@ def routine_meta(kind: str, reply: Mapping[str, Any]) -> dict[str, Any]:
         return {"routines": reply.get("routines", [])}
     if kind == "routine_save":
         return {"file": reply.get("file")}
-    return {key: reply.get(key) for key in ("status", "steps", "done", "at")}
+    meta = {key: reply.get(key) for key in ("status", "steps", "done", "at")}
+    return meta | ({"kept": reply["kept"]} if reply.get("kept") else {})
 
 
 def is_routine_tool(name: str) -> bool:

@@ -3,9 +3,10 @@
 `SidePanelDoor` turns each request type of ``host/PROTOCOL.md`` that the side panel
 sends (``snapshot``, ``tools``, ``tool``, ``forget_views``, ``tab_shown``, ``highlight``,
 ``release``, ``answer``, ``sites``, ``sites_set``, ``evaluate_always``, ``evaluate_always_remove``,
-``task_stop``, and the routines' ``routines``, ``routine_save``, ``routine_delete`` and
-``routine_run``: ``_routines``) into a typed call on the host's `HostState`. The panel agent's
-``tool`` calls are asked about in the side panel itself (`SidePanel`), during the call;
+``task_stop``, and the routines' ``routines``, ``routine_save``, ``routine_delete``,
+``routine_run``, ``routine_amend`` and ``routine_edit``: ``_routines``) into a typed
+call on the host's `HostState`. The panel agent's ``tool`` calls are asked about in
+the side panel itself (`SidePanel`), during the call;
 ``sites``/``sites_set`` read and replace the person's always and never site lists,
 ``evaluate_always`` lists the codes `evaluate` runs unasked (each on one site) and
 ``evaluate_always_remove`` takes one off: nothing the panel sends can add one.

@@ -1,5 +1,6 @@
 """The side panel's routine requests: list, save (or preview) a finished task as one,
-delete one, run one in a tab.
+delete one, run one in a tab, keep what was done where a run needed help, edit one's
+names and parameters.
 
 A run is a side panel task like any other (`HostState.run_routine`): its steps are
 tool calls of the panel's session through the envelope, asked about in the side
@@ -7,6 +8,10 @@ panel during the call. The panel shows what it gets through ``textContent`` and 
 page words in its own untrusted block before a model reads them, so the answers here
 are plain fields: a step's words (``plan``, ``why``) and a read's ``results`` quote
 pages.
+
+A run that goes on after the step it stopped at answers with ``healed``: what the
+run's session did for that step, as the steps that would replace it; nothing is
+written until the person says to keep it (``routine_amend``).
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from typing import Final
 
 from ..browser import HostState, ToolCall, budget_of, check_tab_id
 from ..envelope import SidePanel
-from ..routines import Routine, RoutineError, routine_of
+from ..routines import Routine, RoutineError, edit_routine, routine_of
 from ..wire import Handler, JSONObject, Request, RequestError
 
 __all__ = ["ROUTINE_CLIENT", "routine_handlers"]
@@ -30,8 +35,8 @@ GROUP_TITLE_CHARS: Final = 60
 
 
 def routine_handlers(state: HostState, panel: SidePanel) -> dict[str, Handler]:
-    """The ``routines``, ``routine_save``, ``routine_delete`` and ``routine_run``
-    requests of the side panel."""
+    """The ``routines``, ``routine_save``, ``routine_delete``, ``routine_run``,
+    ``routine_amend`` and ``routine_edit`` requests of the side panel."""
 
     async def routines(request: Request) -> JSONObject:
         del request
@@ -99,7 +104,8 @@ def routine_handlers(state: HostState, panel: SidePanel) -> dict[str, Handler]:
             ask_before_submit=request.get("ask_before_submit", bool, default=True),
             task=" ".join(request.get("task", str, default=name).split())[:GROUP_TITLE_CHARS],
         )
-        run = await state.run_routine(base, name, dict(given), panel.ask, start_at=start_at - 1)
+        ran = await state.run_routine(base, name, dict(given), panel.ask, start_at=start_at - 1)
+        run = ran.run
         return {
             "status": run.status,
             "steps": run.steps,
@@ -109,13 +115,41 @@ def routine_handlers(state: HostState, panel: SidePanel) -> dict[str, Handler]:
             "plan": list(run.plan),
             "results": list(run.results),
             "content": run.words(),
+            "healed": None if ran.healed is None else ran.healed.to_json(),
+            "heal_problem": ran.heal_problem,
         }
+
+    async def routine_amend(request: Request) -> JSONObject:
+        session = _panel_session(request)
+        heal = request.get("heal", int)
+        routine, path = state.keep_heal(session, heal)
+        return {"routine": described(routine), "file": path}
+
+    async def routine_edit(request: Request) -> JSONObject:
+        name = _name(request)
+        new_name = request.get("new_name", str, default=None)
+        changes = request.get("parameters", dict, default={})
+        store = state.routine_store()
+        try:
+            routine = store.load(name)
+            edited = edit_routine(routine, name=new_name, parameters=changes)
+            path = store.rewrite(name, edited)
+        except RoutineError as exc:
+            raise RequestError("bad_request", str(exc)) from None
+        renamed = {
+            old.name: new.name
+            for old, new in zip(routine.parameters, edited.parameters, strict=True)
+            if old.name != new.name
+        }
+        return {"routine": described(edited), "file": path.name, "renamed": renamed}
 
     return {
         "routines": routines,
         "routine_save": routine_save,
         "routine_delete": routine_delete,
         "routine_run": routine_run,
+        "routine_amend": routine_amend,
+        "routine_edit": routine_edit,
     }
 
 

@@ -8,11 +8,15 @@ and the page it acts on. It is kept as one readable JSON file (`RoutineStore`; t
 format is host/ROUTINES.md) and run by `replay`, which finds every element again
 (`resolve`), acts through the host's envelope like any task and checks each step's
 effect; a step it cannot do as recorded ends the run as ``needs_help`` instead of a
-guess.
+guess. The calls that did such a step instead become the steps in its place
+(`heal_of`, an `Amendment` that `amend` writes once confirmed), and the person edits a
+routine's names and parameters (`edit_routine`).
 
 May import ``trimtab.pipeline`` (the snapshot's `Control`s).
 """
 
+from ._amend import Amendment, amend, heal_of
+from ._edit import MAX_ROUTINE_NAME, edit_routine
 from ._format import (
     REPLAYED_TOOLS,
     ROUTINE_VERSION,
@@ -32,9 +36,11 @@ from ._resolve import Found, PageSeen, describe, resolve
 from ._store import Listed, RoutineStore, file_stem
 
 __all__ = [
+    "MAX_ROUTINE_NAME",
     "REPLAYED_TOOLS",
     "ROUTINE_VERSION",
     "Acted",
+    "Amendment",
     "Browser",
     "FieldStep",
     "Found",
@@ -49,9 +55,12 @@ __all__ = [
     "Run",
     "Step",
     "Target",
+    "amend",
     "bind_values",
     "describe",
+    "edit_routine",
     "file_stem",
+    "heal_of",
     "near_text",
     "near_texts",
     "parse_routine",

@@ -34,7 +34,15 @@ from ._near import row_key
 from ._pages import url_pattern
 from ._resolve import PageSeen, describe
 
-__all__ = ["Recorded", "Recording", "routine_of"]
+__all__ = [
+    "Parameters",
+    "Recorded",
+    "Recording",
+    "chosen_calls",
+    "replayed_calls",
+    "routine_of",
+    "step_of",
+]
 
 # Calls kept per session: a task longer than this is saved from its last calls.
 KEPT_CALLS: Final = 500
@@ -65,9 +73,11 @@ class Recorded:
 
 @attrs.define
 class Recording:
-    """The calls of each session, newest last (`KEPT_CALLS` each)."""
+    """The calls of each session, newest last (`KEPT_CALLS` each), and how many of
+    each session's calls were noted in all (`count`: a mark to take the calls since)."""
 
     calls: dict[str, collections.deque[Recorded]] = attrs.field(factory=dict)
+    noted: dict[str, int] = attrs.field(factory=dict)
 
     def note(
         self,
@@ -89,12 +99,29 @@ class Recording:
         kept = self.calls.setdefault(session, collections.deque(maxlen=KEPT_CALLS))
         recorded = Recorded(tool, dict(args), targets, secrets, seen.url, after, ok=ok, acted=acted)
         kept.append(recorded)
+        self.noted[session] = self.noted.get(session, 0) + 1
 
     def of(self, session: str) -> Sequence[Recorded]:
         return tuple(self.calls.get(session, ()))
 
+    def count(self, session: str) -> int:
+        """How many calls of ``session`` were noted so far (kept or not)."""
+        return self.noted.get(session, 0)
+
+    def since(self, session: str, mark: int) -> Sequence[Recorded]:
+        """The calls of ``session`` noted after its `count` was ``mark``;
+        `RoutineError` when some of them are no longer kept."""
+        made = self.count(session) - mark
+        kept = self.of(session)
+        if made > len(kept):
+            raise RoutineError(
+                f"{made} calls were made since then, more than the {KEPT_CALLS} kept"
+            )
+        return kept[len(kept) - made :] if made > 0 else ()
+
     def forget(self, session: str) -> None:
         self.calls.pop(session, None)
+        self.noted.pop(session, None)
 
 
 def _element_ids(tool: str, args: Mapping[str, object]) -> list[str]:
@@ -117,28 +144,15 @@ def routine_of(
     """The routine ``calls`` make (see the module), named ``name``; ``task`` is the
     task's words (a typed value it names becomes a parameter), ``rename`` renames
     parameters (old name → new). `RoutineError` when nothing is left to replay."""
-    unreplayed = next((c.tool for c in calls if c.ok and c.tool in _NOT_REPLAYED), None)
-    if unreplayed is not None:
-        raise RoutineError(
-            f"routine {name!r}: the session used {unreplayed}, which a routine does not run "
-            "(it acts on what a replay cannot repeat as recorded)"
-        )
-    kept = _without_detours([c for c in calls if c.ok and c.tool in REPLAYED_TOOLS])
-    last_action = max((i for i, c in enumerate(kept) if c.acted), default=-1)
-    # The reads after the last action are the task's answer: the run's result.
-    chosen = [
-        (call, i > last_action)
-        for i, call in enumerate(kept)
-        if call.acted or (i > last_action and call.tool in _READS)
-    ]
+    chosen = chosen_calls(replayed_calls(calls, f"routine {name!r}: the session"), reads=True)
     if not chosen:
         raise RoutineError(
             f"routine {name!r}: the session did nothing a routine can repeat "
             "(no action or read succeeded)"
         )
     task = _without_secrets(task, calls)
-    params = _Parameters(task, rename or {})
-    steps = tuple(_step(call, params, result=result) for call, result in chosen)
+    params = Parameters(task, rename or {})
+    steps = tuple(step_of(call, params, result=result) for call, result in chosen)
     kept = [call for call, _ in chosen]
     first = kept[0]
     return Routine(
@@ -148,6 +162,31 @@ def routine_of(
         task=task,
         parameters=params.declared(),
     )
+
+
+def replayed_calls(calls: Sequence[Recorded], who: str) -> list[Recorded]:
+    """The calls of ``calls`` a routine repeats: those that succeeded, of the tools a
+    routine runs, less detours; `RoutineError` when one used a tool a routine does not
+    run (``who`` made the calls, for the message)."""
+    unreplayed = next((c.tool for c in calls if c.ok and c.tool in _NOT_REPLAYED), None)
+    if unreplayed is not None:
+        raise RoutineError(
+            f"{who} used {unreplayed}, which a routine does not run "
+            "(it acts on what a replay cannot repeat as recorded)"
+        )
+    return _without_detours([c for c in calls if c.ok and c.tool in REPLAYED_TOOLS])
+
+
+def chosen_calls(kept: Sequence[Recorded], *, reads: bool) -> list[tuple[Recorded, bool]]:
+    """The calls of ``kept`` that become steps, each with whether its answer is the
+    result: every action and, with ``reads``, the reads after the last action (the
+    task's answer)."""
+    last_action = max((i for i, c in enumerate(kept) if c.acted), default=-1)
+    return [
+        (call, i > last_action)
+        for i, call in enumerate(kept)
+        if call.acted or (reads and i > last_action and call.tool in _READS)
+    ]
 
 
 def _without_secrets(task: str, calls: Sequence[Recorded]) -> str:
@@ -182,16 +221,23 @@ def _without_detours(calls: list[Recorded]) -> list[Recorded]:
 
 
 @attrs.define
-class _Parameters:
-    """The parameters a routine's steps declare, as they are met."""
+class Parameters:
+    """The parameters a routine's steps declare, as they are met (``found``: those
+    declared so far, a routine's own when its steps are mended)."""
 
     task: str
     rename: Mapping[str, str]
     found: dict[str, Parameter] = attrs.field(factory=dict)
+    # The values a run was given, by parameter: typed again, each is that parameter's
+    # use (a step a run needed help with, done with the run's values).
+    given: Mapping[str, str] = attrs.field(factory=dict)
 
     def value(self, value: object, target: Target, secret: str) -> object:
         """What a step writes for ``value`` typed into ``target``: the value itself, or
-        a parameter's use when it is a secret or the task's words name it."""
+        a parameter's use when it is a value the run was given, a secret, or the task's
+        words name it."""
+        if isinstance(value, str) and value and (name := self._given(value, target, secret)):
+            return {"param": name}
         if secret:
             return self._declare(target, Parameter("", "secret", None, target.words()), secret)
         if isinstance(value, str) and value.strip() and _names(self.task, value):
@@ -213,6 +259,19 @@ class _Parameters:
         self.found[name] = attrs.evolve(parameter, name=name)
         return {"param": name}
 
+    def _given(self, value: str, target: Target, secret: str) -> str | None:
+        """The parameter the run was given ``value`` for (one about ``target`` first);
+        into a secret field, only a secret one (a text's value is kept in the file)."""
+        names = [
+            name
+            for name, known in self.given.items()
+            if known == value
+            and (p := self.found.get(name)) is not None
+            and (p.kind == "secret" or not secret)
+        ]
+        about = [n for n in names if self.found[n].about == target.words()]
+        return next(iter(about or names), None)
+
     def declared(self) -> tuple[Parameter, ...]:
         return tuple(self.found.values())
 
@@ -227,7 +286,10 @@ def _slug(text: str) -> str:
     return "_".join(re.findall(r"[a-z0-9]+", text.casefold()))[:40]
 
 
-def _step(call: Recorded, params: _Parameters, *, result: bool) -> Step:
+def step_of(call: Recorded, params: Parameters, *, result: bool) -> Step:
+    """The step ``call`` makes: its elements as targets, its typed values as
+    ``params`` says (`Parameters.value`); `RoutineError` when an element it names
+    was not in the snapshot it was called on."""
     def target(eid: object) -> Target | None:
         return call.targets.get(eid) if isinstance(eid, str) else None
 

@@ -7,7 +7,8 @@ when they are not there), acts, and checks that the tab is on the page the step 
 it on when it was recorded. It never guesses: a step whose element is gone or is one
 of several, or whose effect differs, ends the run as ``needs_help``, naming the step,
 why, and the plan from there; whoever runs the routine (the agent that asked, the
-person) does that step and runs the rest with ``start_at``. The answers of the steps
+person) does that step and runs the rest with ``start_at``, and may keep what it did in
+the routine (``_amend``). The answers of the steps
 marked as the result (the reads after the last action) are the run's result; without
 such a step, the page it ends on, whole.
 """
@@ -86,7 +87,8 @@ class Run:
                 f"Routine {self.routine!r} needs help at step {self.at_number} of {self.steps}: "
                 f"{self.why}. Do that step with the tools, then run the routine again with "
                 f"start_at={self.at_number + 1} and the same parameters to go on without the "
-                f"model. The plan from here:\n{plan}"
+                "model (with keep_healed, what you did is kept in the routine in place of "
+                f"that step). The plan from here:\n{plan}"
             )
         for result in self.results:
             said += f"\nResult:\n{result}"

@@ -85,6 +85,23 @@ class RoutineStore:
         os.replace(temporary, path)
         return path
 
+    def rewrite(self, name: str, routine: Routine) -> Path:
+        """Write ``routine``, which was the routine called ``name``, to its file: a
+        new name moves it to that name's file; `RoutineError` when another routine
+        has that file, or there is no routine ``name``."""
+        old = self.path(name)
+        if not old.is_file():
+            raise RoutineError(f"there is no routine {name!r}")
+        new = self.path(routine.name)
+        if new != old and new.exists():
+            raise RoutineError(
+                f"routine name {routine.name!r} is taken: a routine exists already ({new.name})"
+            )
+        saved = self.save(routine, replace=True)
+        if new != old:
+            old.unlink(missing_ok=True)
+        return saved
+
     def delete(self, name: str) -> bool:
         """Remove the routine called ``name``; False when there was none."""
         path = self.path(name)

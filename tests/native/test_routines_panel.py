@@ -166,3 +166,127 @@ async def test_a_run_that_needs_help_goes_on_in_its_session_after_that_step(
     assert rest["status"] == "done", rest["content"]
     assert (rest["done"], rest["steps"]) == (1, 7)
     assert "$48.00" in rest["results"][0]
+
+
+async def heal_order(host: Host, session: str) -> dict[str, Any]:
+    """What the panel's model does for the step with the renamed button: it looks,
+    finds "Buy now" and presses it, in the run's session."""
+    await host.tool("capture_snapshot", session=session)
+    found = await host.tool("find", session=session, text="Buy now")
+    return await host.tool(
+        "click", session=session, id=eid(str(found["content"]), "button", "Buy now")
+    )
+
+
+async def test_the_step_done_for_a_stopped_run_is_kept_only_once_the_person_says_so(
+    host: Host, page: PageTarget, tmp_path: Path
+) -> None:
+    """The run that goes on after the renamed button's step answers with that step as
+    recorded and the press the session made instead, writing nothing; kept with
+    routine_amend, the file presses "Buy now" there and the next run on that site needs
+    no help; the same heal is not kept twice, nor by another session."""
+    await order_headlamps(host)
+    await host.request("routine_save", session=SESSION, name="Order headlamps", task=TASK)
+    file = tmp_path / "routines" / "order-headlamps.json"
+    written = file.read_text()
+    await start_over(page, "wording")
+    run = {"session": "agent-heal", "tab": TAB, "name": "Order headlamps"}
+    params = {"account_password": "hunter2"}
+    stopped = await host.request("routine_run", **run, params=params)
+    assert (stopped["status"], stopped["at"], stopped["healed"]) == ("needs_help", 6, None)
+    await heal_order(host, "agent-heal")
+    rest = await host.request("routine_run", **run, params=params, start_at=7)
+    assert rest["status"] == "done", rest["content"]
+    healed = rest["healed"]
+    assert healed["at"] == 6
+    assert healed["old"] == [stopped["plan"][0]]
+    assert [words.split(" (")[0] for words in healed["new"]] == ["click the button 'Buy now'"]
+    assert (healed["parameters"], rest["heal_problem"]) == ([], "")
+    assert file.read_text() == written  # nothing written without the person
+
+    other = await host.error("routine_amend", session="agent-other", heal=healed["id"])
+    assert "is not waiting to be kept" in other.message
+    kept = await host.request("routine_amend", session="agent-heal", heal=healed["id"])
+    assert kept["routine"]["plan"][5].startswith("click the button 'Buy now'")
+    assert kept["routine"]["steps"] == 7
+    assert "hunter2" not in file.read_text()
+    again = await host.error("routine_amend", session="agent-heal", heal=healed["id"])
+    assert f"heal {healed['id']} of this session is not waiting" in again.message
+
+    await start_over(page, "wording")
+    clean = await host.request(
+        "routine_run", session="agent-next", tab=TAB, name="Order headlamps", params=params
+    )
+    assert (clean["status"], clean["done"]) == ("done", 7), clean["content"]
+    assert "$48.00" in clean["results"][0]
+    assert (await storage(page, "placed"))["name"] == "Ada"
+
+
+async def test_a_last_step_done_for_a_stopped_run_is_closed_past_the_last_step(
+    host: Host, page: PageTarget
+) -> None:
+    """A routine that ends with the order: done for it, the run goes on past its last
+    step, running nothing, and answers with the heal; past the last step without a
+    stopped run is no step."""
+    xml = await tool(host, "capture_snapshot")
+    await tool(host, "click", id=eid(xml, "button", "Add to cart", row="Headlamp"))
+    xml = await tool(host, "click", id=eid(xml, "a", "Checkout"))
+    await tool(host, "type", id=eid(xml, "input", "Name"), text="Ada")
+    await tool(host, "type", id=eid(xml, "input", "Account password"), text="hunter2")
+    await tool(host, "click", id=eid(xml, "button", "Place order"))
+    await host.request("routine_save", session=SESSION, name="Order", task=TASK)
+    params = {"account_password": "hunter2"}
+    early = await host.error(
+        "routine_run", session="agent-x", tab=TAB, name="Order", params=params, start_at=6
+    )
+    assert "start_at = 6 is not a step of routine 'Order' (1 to 5)" in early.message
+    await start_over(page, "wording")
+    run = {"session": "agent-last", "tab": TAB, "name": "Order", "params": params}
+    stopped = await host.request("routine_run", **run)
+    assert (stopped["status"], stopped["at"], stopped["steps"]) == ("needs_help", 5, 5)
+    await heal_order(host, "agent-last")
+    closed = await host.request("routine_run", **run, start_at=6)
+    assert (closed["status"], closed["done"], closed["steps"]) == ("done", 0, 5)
+    assert closed["healed"]["at"] == 5
+    kept = await host.request("routine_amend", session="agent-last", heal=closed["healed"]["id"])
+    assert kept["routine"]["plan"][-1].startswith("click the button 'Buy now'")
+
+
+async def test_the_person_edits_a_routines_names_and_parameters(
+    host: Host, tmp_path: Path
+) -> None:
+    """routine_edit renames the routine (its file follows) and a parameter (the steps
+    follow, and the answer says which), sets a default and a description; a secret's
+    default, a taken name and an unknown routine are refused naming the value."""
+    await order_headlamps(host)
+    await host.request("routine_save", session=SESSION, name="Order headlamps", task=TASK)
+    await host.request("routine_save", session=SESSION, name="Other", task=TASK)
+    folder = tmp_path / "routines"
+    edited = await host.request(
+        "routine_edit",
+        name="Order headlamps",
+        new_name="Order lamps",
+        parameters={"quantity": {"name": "count", "default": "3", "about": "how many"}},
+    )
+    assert (edited["file"], edited["renamed"]) == ("order-lamps.json", {"quantity": "count"})
+    assert edited["routine"]["parameters"][0] == {
+        "name": "count", "kind": "text", "default": "3", "about": "how many"
+    }  # fmt: skip
+    assert not (folder / "order-headlamps.json").exists()
+    steps = json.loads((folder / "order-lamps.json").read_text())["steps"]
+    assert steps[0]["args"] == {"text": {"param": "count"}}
+    for fields, said in (
+        (
+            {"name": "Order lamps", "parameters": {"account_password": {"default": "pw"}}},
+            "parameter 'account_password' is a secret: it never has a default",
+        ),
+        ({"name": "Order lamps", "new_name": "Other"}, "routine name 'Other' is taken"),
+        ({"name": "Nope", "new_name": "Yes"}, "there is no routine 'Nope'"),
+        ({"name": "Order lamps", "parameters": []}, "routine_edit field 'parameters'"),
+    ):
+        refused = await host.error("routine_edit", **fields)
+        assert refused.code == "bad_request"
+        assert said in refused.message, refused.message
+    assert json.loads((folder / "order-lamps.json").read_text())["parameters"][0]["name"] == (
+        "count"
+    )
