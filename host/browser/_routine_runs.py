@@ -274,6 +274,9 @@ async def run_in_tab(
     kept = None
     if keep_healed:
         if healed is None:
+            if closed is not None:
+                # Refused before anything ran: the stop stands, to do the step and ask again.
+                runs.stopped[caller] = closed.stopped
             raise RoutineError(
                 f"keep_healed: {closed.problem}"
                 if closed is not None

@@ -14,12 +14,13 @@ from __future__ import annotations
 import argparse
 import base64
 import binascii
+import contextlib
 import json
 import os
 import shlex
 import sys
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
 from typing import Any, Final
 
@@ -27,6 +28,7 @@ import trio
 
 from ..link import (
     HOW_TO_SHARE,
+    LinkClient,
     LinkError,
     PermissionProblem,
     choose_endpoint,
@@ -44,6 +46,7 @@ from ..tools import (
     parse_mcp_groups,
     property_types,
 )
+from ._secrets import ask_secrets, missing_secrets, read_values
 
 __all__ = ["DEFAULT_SESSION", "EXIT_CODES", "add_commands", "parse_arguments", "run_command"]
 
@@ -161,9 +164,20 @@ def _add_routine_commands(commands: Any) -> None:
     )
     save.add_argument("--browser", default=argparse.SUPPRESS, help="which browser")
     text = "run a saved routine in a shared tab and print its result"
-    run = commands.add_parser("run", help=text, description=text + ", without a model.")
+    run = commands.add_parser(
+        "run",
+        help=text,
+        description=text + ", without a model. A secret never goes on the command line "
+        "(ps shows it): give it as key=- and its value on stdin (one line each), or leave "
+        "it out and be asked for it when stdin is a terminal.",
+    )
     run.add_argument("name", help="the routine's name (trimtab routines lists them)")
-    run.add_argument("arguments", nargs="*", metavar="key=value", help="a parameter's value (text)")
+    run.add_argument(
+        "arguments",
+        nargs="*",
+        metavar="key=value",
+        help="a parameter's value (text); key=- reads it from stdin",
+    )
     run.add_argument("--tab", type=int, help="the tab id (default: the only shared tab)")
     run.add_argument(
         "--start-at",
@@ -171,6 +185,12 @@ def _add_routine_commands(commands: Any) -> None:
         default=1,
         metavar="K",
         help="start at step K, after doing by hand the step a run needed help with",
+    )
+    run.add_argument(
+        "--keep-healed",
+        action="store_true",
+        help="with --start-at: keep the session's calls since the run stopped in the "
+        "routine, in place of the steps skipped",
     )
     _session_option(run, "run as this session, as `call` does")
     run.add_argument("--json", action="store_true", help="print the host's whole reply")
@@ -296,7 +316,8 @@ def _list_browsers() -> int:
     return 0
 
 
-async def _request(options: argparse.Namespace, kind: str, **fields: Any) -> dict[str, Any]:
+@contextlib.asynccontextmanager
+async def _connected(options: argparse.Namespace) -> AsyncIterator[LinkClient]:
     endpoint = choose_endpoint(options.browser)
     try:
         secret = read_secret()
@@ -305,6 +326,11 @@ async def _request(options: argparse.Namespace, kind: str, **fields: Any) -> dic
     session = getattr(options, "session", None)
     client = {"name": "trimtab-cli", "version": ""}
     async with connect(endpoint.socket, secret, client, session=session) as link:
+        yield link
+
+
+async def _request(options: argparse.Namespace, kind: str, **fields: Any) -> dict[str, Any]:
+    async with _connected(options) as link:
         if kind in ("tool", "routine_run") and fields.get("tab") is None:
             fields["tab"] = _only_tab((await link.request("tabs"))["tabs"])
         return await link.request(kind, **fields)
@@ -417,11 +443,20 @@ async def _run(args: argparse.Namespace) -> int:
     params = _pairs(args.arguments, "parameter")
     if args.start_at < 1:
         raise LinkError("usage", f"--start-at {args.start_at} is not a step (they count from 1)")
-    reply = await _request(
-        args, "routine_run", tab=args.tab, name=args.name, params=params, start_at=args.start_at
-    )
+    params = read_values(params)
+    async with _connected(args) as link:
+        listed = (await link.request("routines"))["routines"]
+        missing = missing_secrets(listed, args.name, params)
+        # Asked in a thread: the link's connection goes on meanwhile.
+        params |= await trio.to_thread.run_sync(ask_secrets, args.name, missing)
+        tab = args.tab if args.tab is not None else _only_tab((await link.request("tabs"))["tabs"])
+        fields: dict[str, Any] = {"keep_healed": True} if args.keep_healed else {}
+        fields |= {"tab": tab, "name": args.name, "params": params, "start_at": args.start_at}
+        reply = await link.request("routine_run", **fields)
     if args.json:
         print(json.dumps(reply))
+    if reply.get("kept"):
+        print(f"trimtab: kept in routine {args.name!r} ({reply['kept']})", file=sys.stderr)
     status = reply.get("status")
     if status == "done":
         if not args.json:
@@ -435,7 +470,8 @@ async def _run(args: argparse.Namespace) -> int:
             again += ["--tab", str(args.tab)]
         print(
             f"trimtab: needs_help: do step {reply['at']} with trimtab call, then go on with "
-            f"{shlex.join(again)} and the same parameters:\n{content}",
+            f"{shlex.join(again)} and the same parameters (--keep-healed keeps what you did "
+            f"in the routine):\n{content}",
             file=sys.stderr,
         )
         return EXIT_CODES["needs_help"]

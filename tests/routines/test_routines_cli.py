@@ -6,6 +6,10 @@ say how it ended as ``call``'s do."""
 from __future__ import annotations
 
 import json
+import os
+import pty
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 
 import pytest
@@ -14,7 +18,7 @@ import trio
 from pycdp_bridge import PageTarget
 from tests.routines.test_routines_link import TASK, eid, order_headlamps, start_over, storage
 from tests.support import StaticServer
-from tests.support.link_host import TAB, LinkHost, open_link_host
+from tests.support.link_host import TAB, TIMEOUT, LinkHost, open_link_host
 from trimtab.link import connect, read_secret
 from trimtab.link._paths import SECRET_FILE
 
@@ -50,8 +54,9 @@ async def test_calls_of_one_session_are_saved_listed_and_run_again(
 ) -> None:
     """A session's ``trimtab call``s (``--session``) saved with ``routines save`` are
     listed by ``routines`` (and as JSON), and ``trimtab run`` orders again with the
-    parameters given as text after its options, printing the result; a missing secret,
-    a pair that is no key=value and a run from step 0 are bad usage (2) in one line."""
+    parameters given as text after its options, printing the result; a missing secret
+    (stdin no terminal), a pair that is no key=value and a run from step 0 are bad usage
+    (2) in one line."""
     session = ("--session", "shopper")
     async with trio.open_nursery() as nursery:
         nursery.start_soon(person, shop)
@@ -101,8 +106,8 @@ async def test_calls_of_one_session_are_saved_listed_and_run_again(
     for args, said in (
         (
             (NAME,),
-            "trimtab: bad_request: routine 'Order headlamps' needs parameter "
-            "'account_password' (the textbox 'Account password'",
+            "trimtab: usage: routine 'Order headlamps' needs its secret parameter "
+            "'account_password' (never kept): give account_password=- and its value on stdin",
         ),
         ((NAME, "quantity"), "trimtab: usage: parameter 'quantity' is not key=value"),
         (
@@ -118,7 +123,7 @@ async def test_calls_of_one_session_are_saved_listed_and_run_again(
         assert (code, out) == (2, ""), (args, err)
         assert err.startswith(said), (args, err)
         assert err.count("\n") == 1, err
-    assert "a secret, never kept" in (await shop.trimtab("run", NAME))[2]
+    assert "or run it from a terminal to be asked" in (await shop.trimtab("run", NAME))[2]
 
 
 async def test_a_run_that_needs_help_exits_1_and_one_the_person_refuses_exits_4(
@@ -147,7 +152,8 @@ async def test_a_run_that_needs_help_exits_1_and_one_the_person_refuses_exits_4(
         first, _, words = err.partition("\n")
         assert first == (
             "trimtab: needs_help: do step 6 with trimtab call, then go on with "
-            "trimtab run 'Order headlamps' --start-at 7 and the same parameters:"
+            "trimtab run 'Order headlamps' --start-at 7 and the same parameters "
+            "(--keep-healed keeps what you did in the routine):"
         )
         assert "needs help at step 6 of 7" in words
         assert "Place order" in words
@@ -170,3 +176,109 @@ async def test_a_run_that_needs_help_exits_1_and_one_the_person_refuses_exits_4(
     assert err.startswith("trimtab: refused: ")
     assert "the person said no" in err
     assert await storage(page, "placed") is None
+
+
+async def trimtab_at_a_terminal(
+    host: LinkHost, *args: str, typed: str, prompt: str
+) -> tuple[int, str, str, bytes]:
+    """``trimtab ARGS`` with a terminal (a pseudo-terminal) as stdin and no controlling
+    terminal, as a person types at: ``typed`` once ``prompt`` shows on stderr. Its exit
+    code, stdout, stderr, and what the terminal echoed."""
+    master, terminal = pty.openpty()
+    try:
+        process = await trio.lowlevel.open_process(
+            [sys.executable, "-m", "trimtab", *args],
+            stdin=terminal,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=dict(os.environ, **host.env()),
+            start_new_session=True,
+        )
+        os.close(terminal)
+        terminal = -1
+        assert process.stdout is not None
+        assert process.stderr is not None
+        out, err = bytearray(), bytearray()
+
+        async def read(stream: trio.abc.ReceiveStream, into: bytearray) -> None:
+            while chunk := await stream.receive_some():
+                into.extend(chunk)
+
+        with trio.fail_after(TIMEOUT):
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(read, process.stdout, out)
+                nursery.start_soon(read, process.stderr, err)
+                while prompt.encode() not in err:
+                    await trio.sleep(0.05)
+                os.write(master, typed.encode() + b"\n")
+                code = await process.wait()
+        os.set_blocking(master, False)
+        try:
+            echoed = os.read(master, 4096)
+        except (BlockingIOError, OSError):
+            echoed = b""
+        return code, out.decode(), err.decode(), echoed
+    finally:
+        os.close(master)
+        if terminal >= 0:
+            os.close(terminal)
+
+
+async def test_a_secret_is_asked_at_a_terminal_or_read_from_stdin_never_the_command_line(
+    shop: LinkHost, page: PageTarget
+) -> None:
+    """At a terminal, ``trimtab run`` asks for the secret it was not given, without
+    echo, and the run types it; ``key=-`` reads it from stdin, also when going on after
+    a step done by hand with ``--keep-healed``, which keeps that step so the next run
+    needs no help; stdin that ends before the value is bad usage."""
+    assert shop.link.socket_path is not None
+    secret = read_secret(shop.state / "trimtab" / SECRET_FILE)
+    async with (
+        trio.open_nursery() as nursery,
+        connect(shop.link.socket_path, secret, {"name": "agent", "version": "1"}) as agent,
+    ):
+        nursery.start_soon(person, shop)
+        await order_headlamps(agent)
+        await agent.request("routine_save", name=NAME, task=TASK)
+        nursery.cancel_scope.cancel()
+
+    await start_over(page)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(person, shop)
+        code, out, err, echoed = await trimtab_at_a_terminal(
+            shop, "run", NAME, "quantity=3", typed="hunter2",
+            prompt="account_password (secret, for routine 'Order headlamps'; not shown): ",
+        )  # fmt: skip
+        nursery.cancel_scope.cancel()
+    assert (code, "$72.00" in out) == (0, True), (code, out, err)
+    assert b"hunter2" not in echoed
+    assert "hunter2" not in out + err
+    assert await storage(page, "password") == "hunter2"
+
+    await start_over(page, "wording")
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(person, shop)
+        stdin = b"hunter2\n"
+        code, out, err = await shop.trimtab("run", NAME, "account_password=-", stdin=stdin)
+        assert code == 1, err
+        await ok(shop, "call", "capture_snapshot")
+        found = await ok(shop, "call", "find", "text=Buy now")
+        await ok(shop, "call", "click", f"id={eid(found, 'button', 'Buy now')}")
+        code, out, err = await shop.trimtab(
+            "run", NAME, "--start-at", "7", "--keep-healed", "account_password=-", stdin=stdin
+        )
+        assert (code, "$48.00" in out) == (0, True), (code, out, err)
+        file = shop.state / "trimtab" / "routines" / "order-headlamps.json"
+        assert err == f"trimtab: kept in routine 'Order headlamps' ({file})\n"
+        assert await storage(page, "password") == "hunter2"
+
+        await start_over(page, "wording")
+        code, out, err = await shop.trimtab("run", NAME, "account_password=-", stdin=stdin)
+        assert (code, err, "$48.00" in out) == (0, "", True)
+        nursery.cancel_scope.cancel()
+    code, out, err = await shop.trimtab("run", NAME, "account_password=-", stdin=b"")
+    assert (code, out) == (2, "")
+    assert err == (
+        "trimtab: usage: parameter 'account_password' is to be read from stdin (-), "
+        "but stdin ended\n"
+    )

@@ -263,3 +263,56 @@ async def test_the_persons_log_shows_each_step_of_a_routine_an_agent_runs(
     assert {e["name"] for e in acted[6]["elements"].values()} == {"Place order"}
     assert all(e["session"] == again.session and e["error"] is None for e in acted)
     assert "hunter2" not in json.dumps(heard)
+
+
+async def test_an_agent_keeps_the_step_it_did_and_the_next_run_needs_no_help(
+    linked: LinkHost, agent: LinkClient, page: PageTarget
+) -> None:
+    """After a run stopped at the renamed button, the agent's press on "Buy now" is
+    written into the routine when it goes on with keep_healed (the answer says where
+    and what); the next run on that site is done without help. keep_healed with
+    nothing done since the stop (the stop stands), or with no stop, is refused before
+    anything runs."""
+    file = linked.state / "trimtab" / "routines" / "order-headlamps.json"
+    params = {"account_password": "hunter2"}
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(say_yes, linked, [])
+        await order_headlamps(agent)
+        await agent.request("routine_save", name="Order headlamps", task=TASK)
+        with pytest.raises(LinkError) as nothing:
+            await run(agent, "Order headlamps", start_at=7, params=params, keep_healed=True)
+        assert "keep_healed: no run of routine 'Order headlamps' in this session" in (
+            nothing.value.message
+        )
+        await start_over(page, "wording")
+        ran = await run(agent, "Order headlamps", params=params)
+        assert (ran["status"], ran["at"]) == ("needs_help", 6)
+        assert "with keep_healed, what you did is kept in the routine" in ran["content"]
+        with pytest.raises(LinkError) as idle:
+            await run(agent, "Order headlamps", start_at=7, params=params, keep_healed=True)
+        assert "no call was made in this session since the run stopped before step 6" in (
+            idle.value.message
+        )
+        assert await storage(page, "placed") is None  # refused before it ran
+
+        # The stop stands: the agent does the step and asks again.
+        await tool(agent, "capture_snapshot")
+        found = await tool(agent, "find", text="Buy now")
+        await tool(agent, "click", id=eid(found, "button", "Buy now"))
+        rest = await run(agent, "Order headlamps", start_at=7, params=params, keep_healed=True)
+        assert rest["status"] == "done", rest["content"]
+        assert rest["kept"] == str(file)
+        assert rest["content"].startswith(
+            f"Kept in routine 'Order headlamps' ({file}): in place of step 6, the steps:\n"
+        )
+        assert "click the button 'Buy now'" in rest["content"]
+        steps = json.loads(file.read_text())["steps"]
+        assert steps[5]["target"]["name"] == "Buy now"
+        assert len(steps) == 7
+        assert "hunter2" not in file.read_text()
+
+        await start_over(page, "wording")
+        again = await run(agent, "Order headlamps", params=params)
+        assert (again["status"], again["done"]) == ("done", 7), again["content"]
+        assert "$48.00" in again["results"][0]
+        nursery.cancel_scope.cancel()

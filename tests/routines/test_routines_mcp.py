@@ -136,7 +136,10 @@ async def test_an_mcp_client_saves_its_session_and_runs_it_again_hearing_progres
         assert meta == {"tab": None}
         text, is_error, _ = await call(client, "run_routine", name="Order headlamps", speed=2)
         assert is_error
-        assert text == "run_routine has no argument 'speed'; it takes: name, params, start_at, tab"
+        assert text == (
+            "run_routine has no argument 'speed'; it takes: name, params, start_at, "
+            "keep_healed, tab"
+        )
         assert await storage(page, "placed") is None
 
 
@@ -145,7 +148,8 @@ async def test_a_needed_step_is_handed_to_the_model_with_what_to_do(
 ) -> None:
     """On a shop whose order button now says "Buy now", run_routine answers an error
     that names the step, tells the model to do it with the tools and to run again with
-    start_at, and gives the plan; done so, the rest runs to the order."""
+    start_at, and gives the plan; done so, the rest runs to the order, and keep_healed
+    writes the press into the routine so the next run needs no help."""
     async with shop.mcp_client() as client, trio.open_nursery() as nursery:
         nursery.start_soon(person, shop)
         await order_headlamps(client)
@@ -171,10 +175,21 @@ async def test_a_needed_step_is_handed_to_the_model_with_what_to_do(
             start_at=7,
             params={"account_password": "pw"},
             tab=TAB,
+            keep_healed=True,
         )
         assert not is_error, text
         assert meta["status"] == "done"
+        assert meta["kept"].endswith("order-headlamps.json")
+        assert text.startswith("Kept in routine 'Order headlamps' (")
         assert "$48.00" in text
+
+        # Kept: the next run on that site needs no help.
+        await start_over(page, "wording")
+        text, is_error, meta = await call(
+            client, "run_routine", name="Order headlamps", params={"account_password": "pw"}
+        )
+        assert not is_error, text
+        assert (meta["status"], meta["done"]) == ("done", 7)
         nursery.cancel_scope.cancel()
 
 

@@ -90,11 +90,13 @@ class LinkHost:
         assert self.panel.answer(ask["ask"], allow=allow), f"{ask} was withdrawn"
         return ask
 
-    async def trimtab(self, *args: str) -> tuple[int, str, str]:
-        """Run ``python -m trimtab ARGS`` against this link: exit code, stdout, stderr."""
+    async def trimtab(self, *args: str, stdin: bytes = b"") -> tuple[int, str, str]:
+        """Run ``python -m trimtab ARGS`` against this link, ``stdin`` its input (never
+        a terminal): exit code, stdout, stderr."""
         with trio.fail_after(TIMEOUT):
             done = await trio.run_process(
                 [sys.executable, "-m", "trimtab", *args],
+                stdin=stdin,
                 env=dict(os.environ, **self.env()),
                 capture_stdout=True,
                 capture_stderr=True,
