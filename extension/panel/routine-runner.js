@@ -4,7 +4,10 @@
 // not choose "ask me", to the agent loop as one short task in the same host session
 // and tab (its tokens counted as the run's, at most MAX_HEAL_TURNS model turns per
 // run); then the run goes on from the next step. Otherwise the run stops there, and
-// the person may do the step and go on (`going`).
+// the person may do the step and go on (`going`). The host answers the run that goes on
+// after the model's step with that step as the steps that would replace it in the
+// routine (`healed`): the run returns them for the person to keep or not (after the last
+// step, a run past it, which runs nothing, asks the host for them).
 
 import { Agent } from "../agent/agent.js";
 import { makeNonce, wrapUntrusted } from "../agent/untrusted.js";
@@ -21,6 +24,12 @@ import { clientFor, loadSettings, needsSetup } from "./settings.js";
  */
 
 /**
+ * @typedef {import("../shared/routine-edits.js").Heal & {session: string}
+ *   | {problem: string, at: number, session: string}} Healed  a heal the person may
+ *   keep (`routine_amend` with its session and id), or why the model's step cannot be
+ */
+
+/**
  * Run `routine` to its end, keep the run in the history and return it.
  * @param {{worker: import("./worker-client.js").WorkerClient,
  *          routine: import("../shared/routines.js").Routine,
@@ -32,7 +41,8 @@ import { clientFor, loadSettings, needsSetup } from "./settings.js";
  *   only ones a model may see; `going`: go on from `going.at`, in its session and tab;
  *   `makeClient`: the model client of the settings (tests give their own)
  * @returns {Promise<{record: import("../shared/routines.js").RunRecord,
- *                    going: Going|null}>}
+ *                    going: Going|null, heals: Healed[]}>} `heals`: the steps the model
+ *   did, each as the host would keep it in the routine (or why it cannot)
  */
 export async function runRoutine({ worker, routine, params, texts, heal, going = null, signal,
   onStep = () => {}, onStatus = () => {}, makeClient = clientFor }) {
@@ -53,6 +63,17 @@ export async function runRoutine({ worker, routine, params, texts, heal, going =
   let healed = 0;
   let doneBefore = 0;
   let tabId = going?.tab ?? null;
+  /** @type {Healed[]} */
+  const heals = [];
+  /** Whether the model did the step the run goes on after. */
+  let modelDid = false;
+  const noteHeal = (/** @type {any} */ answer, /** @type {number} */ at) => {
+    if (modelDid && answer?.healed) heals.push({ ...answer.healed, session });
+    else if (modelDid && answer?.heal_problem) {
+      heals.push({ problem: answer.heal_problem, at, session });
+    }
+    modelDid = false;
+  };
   const stop = () => {
     agent?.stop("stopped by you");
     worker.host({ type: "task_stop", session }).catch(() => {});
@@ -66,11 +87,14 @@ export async function runRoutine({ worker, routine, params, texts, heal, going =
     }
     for (let at = going?.at ?? 1; ;) {
       onStatus(`running step ${at} of ${routine.steps} and on, without the model…`);
-      reply = await worker.host({
-        type: "routine_run", session, tab: tabId, name: routine.name, params, start_at: at,
+      const request = {
+        type: "routine_run", session, tab: tabId, name: routine.name, params,
         ask_before_submit: settings.askBeforeSubmit, task: title,
         ...(settings.pageBudget ? { budget: settings.pageBudget } : {}),
-      }, { signal, timeoutMs: RUN_TIMEOUT_MS });
+      };
+      reply = await worker.host({ ...request, start_at: at },
+        { signal, timeoutMs: RUN_TIMEOUT_MS });
+      noteHeal(reply, at - 1);
       if (reply.status !== "needs_help" || heal !== "model") break;
       if (needsSetup(settings)) {
         reply = { ...reply, why: `${reply.why}; no model is set up (Settings) to do it` };
@@ -103,8 +127,17 @@ export async function runRoutine({ worker, routine, params, texts, heal, going =
       }
       healed += 1;
       doneBefore += reply.done + 1;
+      modelDid = true;
       if (reply.at >= reply.steps) {
-        // The step the model did was the last: its answer is the run's result.
+        // The step the model did was the last: a run past it runs nothing but answers
+        // with the heal.
+        try {
+          noteHeal(await worker.host({ ...request, start_at: reply.at + 1 },
+            { signal, timeoutMs: RUN_TIMEOUT_MS }), reply.at);
+        } catch {
+          modelDid = false;  // the run is done all the same; nothing to keep is offered
+        }
+        // Its answer is the run's result.
         reply = { ...reply, status: "done", done: 0, at: null, why: "", plan: [] };
         results = [did.text];
         break;
@@ -127,7 +160,7 @@ export async function runRoutine({ worker, routine, params, texts, heal, going =
   await saveRuns(store, [record]);
   await endRunning(store, id);
   const stopped = reply?.status === "needs_help" && tabId !== null;
-  return { record, going: stopped
+  return { record, heals, going: stopped
     ? { session, tab: /** @type {number} */ (tabId), at: reply.at, step: reply.plan[0] ?? "" }
     : null };
 }

@@ -4,11 +4,15 @@
 // last runs. A run goes through routine-runner.js; one runs at a time from here.
 // A run that stopped before a step offers to try it again or, once the person did it,
 // to go on from the next. Page-derived words (the steps, the results) go on screen
-// through textContent only.
+// through textContent only. After a run in which the model did a step, that step is
+// offered to keep in the routine (routine-heals.js); a routine's names and parameters
+// are edited in place (routine-edit.js).
 
 import { formFields, describeRun, listRuns, paramsFrom, runsOf } from "../shared/routines.js";
 import { $, el } from "./dom.js";
 import { runRoutine } from "./routine-runner.js";
+import { mountRoutineEdit } from "./routine-edit.js";
+import { healList } from "./routine-heals.js";
 import { mountScheduleForm } from "./schedule-form.js";
 import { siteName } from "./step-words.js";
 import { stepItem } from "./steps.js";
@@ -25,6 +29,9 @@ export function mountRoutines({ store, worker, openSettings }) {
   /** What the person typed in each routine's text fields (never a secret), by routine
    *  and parameter: a list drawn again keeps it. */
   const typed = new Map();
+  /** The steps the model did in each routine's last run, to keep or not, by routine:
+   *  a list drawn again keeps them. */
+  const heals = new Map();
   let controller = null;
 
   /** The list as the host has it now; one refresh at a time (a second joins it). */
@@ -133,8 +140,36 @@ export function mountRoutines({ store, worker, openSettings }) {
     goOn.hidden = true;
     const runs = el("ul", "routine-runs");
     const schedule = mountScheduleForm({ routine, worker, store, values });
-    li.append(form, schedule, status, steps, goOn, el("h4", "", "Last runs"), runs);
-    return { li, routine, run, stop, del, status, steps, goOn, runs, values, texts, heal };
+    const edit = mountRoutineEdit({ routine, worker, onSaved: async (reply) => {
+      heals.delete(routine.name);
+      typed.delete(routine.name);
+      await refresh();
+      $("routines-note").textContent = `Saved “${reply.routine.name}”.`;
+    } });
+    const healed = el("div", "routine-healed");
+    li.append(form, schedule, edit.box, status, steps, healed, goOn, el("h4", "", "Last runs"),
+      runs);
+    const item = { li, routine, run, stop, del, status, steps, goOn, runs, values, texts, heal,
+      healed, editSave: edit.save };
+    drawHeals(item);
+    return item;
+  }
+
+  /** The steps the model did in the routine's last run, each to keep or not. */
+  function drawHeals(item) {
+    const name = item.routine.name;
+    const left = heals.get(name) ?? [];
+    item.healed.replaceChildren(...(left.length ? [healList({ heals: left, worker,
+      onKept: async (heal) => {
+        heals.set(name, (heals.get(name) ?? []).filter((h) => h !== heal));
+        await refresh();
+        $("routines-note").textContent = `Kept in “${name}”: the next run does step `
+          + `${heal.at} as the model did it.`;
+      },
+      onDropped: (heal) => {
+        heals.set(name, (heals.get(name) ?? []).filter((h) => h !== heal));
+        drawHeals(item);
+      } })] : []));
   }
 
   /** Run a routine (or go on with one that stopped) and draw how it goes. */
@@ -172,6 +207,8 @@ export function mountRoutines({ store, worker, openSettings }) {
       store.update({ routineRun: null, routineRuns: await listRuns(chrome.storage.local) });
     }
     const { record, going: next } = ran;
+    heals.set(routine.name, ran.heals ?? []);
+    drawHeals(item);
     item.status.textContent = !record ? `The run failed: ${ran.error}`
       : record.outcome === "done" ? `Done: ${record.done} of ${record.steps} steps.`
       : `${record.outcome[0].toUpperCase()}${record.outcome.slice(1)}`
@@ -225,6 +262,7 @@ export function mountRoutines({ store, worker, openSettings }) {
       const mine = run?.routine === item.routine.name;
       item.run.disabled = Boolean(run);
       item.del.disabled = Boolean(run);
+      item.editSave.disabled = Boolean(run);
       item.stop.disabled = !mine;
       if (mine) item.status.textContent = run.status;
     }

@@ -68,8 +68,12 @@ async function run({ runs, heal = "model", settings = { apiKey: "k" }, client = 
   return { ...ran, requests: worker.requests, steps, client };
 }
 
+const HEALED = { id: 3, routine: "Order headlamps", at: 5, old: ["click the button 'Place order'"],
+  new: ["click the button 'Buy now'"], parameters: [] };
+
 test("the model does the one step in the run's session and tab, and the run goes on", async () => {
-  const { record, going, requests, client } = await run({ runs: [HELP, DONE] });
+  const { record, going, requests, client, heals } = await run({
+    runs: [HELP, { ...DONE, healed: HEALED, heal_problem: "" }] });
   const runs = requests.filter((r) => r.type === "routine_run");
   assert.deepEqual(runs.map((r) => [r.start_at, r.tab, r.params]),
     [[1, 11, { account_password: "pw" }], [6, 11, { account_password: "pw" }]]);
@@ -85,13 +89,28 @@ test("the model does the one step in the run's session and tab, and the run goes
   assert.deepEqual(record.results, ["Total: $48.00"]);
   assert.equal(going, null);
   assert.deepEqual(items[RUNNING_KEY], {});
+  // What the model did, as the host would keep it: the person's to keep or not.
+  assert.deepEqual(heals, [{ ...HEALED, session: runs[0].session }]);
 });
 
-test("a step the model did last answers for the run", async () => {
+test("a step the model did last answers for the run; a run past it asks for the heal", async () => {
   const last = { ...HELP, done: 5, at: 6, plan: ["expand; region = 'main'"] };
-  const { record, requests } = await run({ runs: [last] });
-  assert.equal(requests.filter((r) => r.type === "routine_run").length, 1);
+  const past = { ...DONE, done: 0, results: [], healed: { ...HEALED, at: 6 } };
+  const { record, requests, heals } = await run({ runs: [last, past] });
+  assert.deepEqual(requests.filter((r) => r.type === "routine_run").map((r) => r.start_at),
+    [1, 7]);
   assert.deepEqual([record.outcome, record.done, record.results], ["done", 6, ["Pressed it."]]);
+  assert.deepEqual(heals.map((h) => h.at), [6]);
+});
+
+test("a step the person did is not offered, and a heal that cannot be kept says why", async () => {
+  const mine = await run({ runs: [{ ...DONE, healed: HEALED }],
+    going: { session: "s", tab: 11, at: 6 } });
+  assert.deepEqual(mine.heals, []);
+  const code = await run({ runs: [HELP, { ...DONE, healed: null,
+    heal_problem: "what was done for step 5: the heal of step 5 used evaluate" }] });
+  assert.deepEqual(code.heals.map((h) => [h.at, h.problem]),
+    [[5, "what was done for step 5: the heal of step 5 used evaluate"]]);
 });
 
 test("with “ask me”, the run stops before the step and says how to go on", async () => {

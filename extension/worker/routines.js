@@ -12,8 +12,8 @@ import {
   SCHEDULES_KEY, alarmName, armTime, checkRule, describeRule, routineOfAlarm, whenAlarm,
 } from "../shared/schedule.js";
 import {
-  RUN_TIMEOUT_MS, describeRun, endRunning, markRunning, openRunTab, runRecord, runTitle,
-  saveRuns, takeUnfinished,
+  RUNS_KEY, RUN_TIMEOUT_MS, describeRun, endRunning, listRuns, markRunning, openRunTab,
+  runRecord, runTitle, saveRuns, takeUnfinished,
 } from "../shared/routines.js";
 
 /**
@@ -58,7 +58,8 @@ export class RoutineScheduler {
   }
 
   /**
-   * The side panel's requests: `list`, `set` (routine, rule, params), `clear` (routine).
+   * The side panel's requests: `list`, `set` (routine, rule, params), `clear` (routine),
+   * `rename` (routine, name, params: after the person renamed them).
    * @param {{action: string, routine?: string, rule?: object,
    *          params?: Record<string, string>}} msg
    */
@@ -85,10 +86,39 @@ export class RoutineScheduler {
       delete all[name];
       await this.keep(all);
       await this.alarms.clear(alarmName(name));
+    } else if (msg.action === "rename") {
+      await this.renamed(all, msg);
     } else if (msg.action !== "list") {
       throw new Error(`unknown routines action ${JSON.stringify(msg.action)}`);
     }
     return { schedules: all };
+  }
+
+  /**
+   * The person renamed routine `msg.routine` to `msg.name` and its parameters
+   * (`msg.params`, old name → new): its schedule runs it by its new names, and its last
+   * runs go with it.
+   * @param {Record<string, Schedule>} all
+   * @param {{routine?: string, name?: string, params?: Record<string, string>}} msg
+   */
+  async renamed(all, msg) {
+    const from = String(msg.routine ?? "");
+    const to = String(msg.name || from);
+    const params = msg.params ?? {};
+    const schedule = all[from];
+    if (schedule) {
+      delete all[from];
+      all[to] = { ...schedule, routine: to, params: Object.fromEntries(Object.entries(
+        schedule.params).map(([key, value]) => [params[key] ?? key, value])) };
+      await this.keep(all);
+      if (to !== from) await this.alarms.clear(alarmName(from));
+      await this.arm(all[to]);
+    }
+    if (to !== from) {
+      const runs = await listRuns(this.storage);
+      await this.storage.set({ [RUNS_KEY]: runs.map((r) => (r.routine === from
+        ? { ...r, routine: to } : r)) });
+    }
   }
 
   /** Set the alarm of one schedule for its next time (none: the rule is spent). */

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Final
 import attrs
 
 from ..envelope import Ask
+from ..pipeline import compact
 from ..routines import (
     Acted,
     Amendment,
@@ -33,11 +34,13 @@ from ..routines import (
     Run,
     amend,
     bind_values,
+    element_ids,
     heal_of,
     replay,
 )
 from ..wire import JSONObject, RequestError
 from ._call import ToolCall, ToolOutcome
+from ._errors import cdp_errors
 
 if TYPE_CHECKING:
     from ._state import HostState
@@ -50,12 +53,15 @@ __all__ = [
     "Stopped",
     "TabBrowser",
     "keep_heal",
+    "look_before",
     "run_in_tab",
     "seen_before",
 ]
 
 # Heals waiting for the person's yes, all sessions together: the oldest go first.
 KEPT_HEALS: Final = 20
+# How long a look to describe a call's element may take before the call goes on.
+LOOK_SECONDS: Final = 5.0
 
 # Told of one call of a routine's run: the call (in the tab it acted in), the elements
 # it names as the caller saw them before, and its error (None: it ran).
@@ -76,6 +82,27 @@ def seen_before(host: HostState, call: ToolCall) -> PageSeen:
 
 
 NOTHING_SEEN = PageSeen("", {}, "")
+
+
+async def look_before(host: HostState, call: ToolCall) -> PageSeen:
+    """The page ``call`` acts on, to note its elements: as the caller last saw the tab
+    (`seen_before`), or, when that look does not hold an element the call names (the
+    caller found it with ``find``, which keeps no snapshot), a look now that changes
+    nothing the caller saw (as ``find`` looks)."""
+    seen = seen_before(host, call)
+    if all(eid in seen.controls for eid in element_ids(call.name, call.args)):
+        return seen
+    task = host.tasks.get(call.session)
+    held = host.tabs.get(task.resolve(call.tab) if task is not None else call.tab)
+    if held is None or call.view not in (None, *held.views):
+        return seen
+    try:
+        async with cdp_errors(call.tab, LOOK_SECONDS):
+            model = await held.view(call.view).memory.capture()
+    except RequestError:
+        return seen  # (the call itself meets what stopped the look, and says so)
+    looked = compact(model, count=False)
+    return PageSeen(looked.url, looked.controls, looked.xml)
 
 
 @attrs.define

@@ -56,6 +56,7 @@ from ._routine_runs import (
     RoutineRuns,
     StepWatch,
     keep_heal,
+    look_before,
     run_in_tab,
     seen_before,
 )
@@ -184,7 +185,7 @@ class HostState:
         runs it; ``later`` asks about what the page sends after the call answered (its
         trailing window; default ``ask``). Every outcome names the tab the call acted in
         and the call's number (`ToolCall.id`, else a new one)."""
-        seen = seen_before(self, call)
+        seen = await look_before(self, call)
         outcome = await run_call(self, call, ask, later or ask)
         self.recording.note(
             call.session,

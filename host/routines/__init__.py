@@ -30,7 +30,7 @@ from ._format import (
 )
 from ._near import near_text, near_texts, row_key
 from ._pages import url_matches, url_pattern
-from ._record import Recorded, Recording, routine_of
+from ._record import Recorded, Recording, element_ids, routine_of
 from ._replay import Acted, Browser, Run, bind_values, replay
 from ._resolve import Found, PageSeen, describe, resolve
 from ._store import Listed, RoutineStore, file_stem
@@ -59,6 +59,7 @@ __all__ = [
     "bind_values",
     "describe",
     "edit_routine",
+    "element_ids",
     "file_stem",
     "heal_of",
     "near_text",

@@ -39,6 +39,7 @@ __all__ = [
     "Recorded",
     "Recording",
     "chosen_calls",
+    "element_ids",
     "replayed_calls",
     "routine_of",
     "step_of",
@@ -92,7 +93,7 @@ class Recording:
         """Keep one call of ``session``: its tool and arguments, the page it was made
         against (``seen``: the session's latest look) and the URL it left the tab on."""
         tool, args = call
-        ids = _element_ids(tool, args)
+        ids = element_ids(tool, args)
         targets = {eid: t for eid in ids if (t := describe(eid, seen)) is not None}
         controls = seen.controls
         secrets = {eid: controls[eid].secret_kind for eid in targets if controls[eid].secret_kind}
@@ -124,7 +125,8 @@ class Recording:
         self.noted.pop(session, None)
 
 
-def _element_ids(tool: str, args: Mapping[str, object]) -> list[str]:
+def element_ids(tool: str, args: Mapping[str, object]) -> list[str]:
+    """The element ids a call of ``tool`` names (``id``, ``to``, fill's fields')."""
     ids = [args.get("id"), args.get("to")]
     fields = args.get("fields") if tool == "fill" else None
     if isinstance(fields, list):
