@@ -44,7 +44,8 @@ Which state lives where:
 
 Every call is noted for routines (``_routine_runs``): any session can be saved as one
 (`HostState.save_routine`) and a routine runs as its caller's task
-(`HostState.run_routine`).
+(`HostState.run_routine`); what the caller did for a step its run stopped at is kept
+in the routine once the person says so (`HostState.keep_heal`).
 
 May import ``trimtab.wire``, ``trimtab.envelope``, ``trimtab.tab``, ``trimtab.tools``,
 ``trimtab.tracker``, ``trimtab.routines``, ``trimtab.pipeline``, ``trimtab.sites`` and

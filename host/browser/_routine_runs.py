@@ -323,8 +323,11 @@ async def run_in_tab(
     run_as = attrs.evolve(base, session=own, view=own, asks_as=caller)
     browser = TabBrowser(host, run_as, ask, later, watch)
     if closed is not None and start_at == len(routine.steps):
-        # The step done for it was the last: nothing is left to run.
-        run = Run(routine.name, "done", len(routine.steps), 0)
+        # The step done for it was the last: nothing is left to run. A routine that
+        # answers with its end page (no read is its result) still does.
+        answers_last = not any(step.result for step in routine.steps)
+        results = (await browser.whole_page(),) if answers_last else ()
+        run = Run(routine.name, "done", len(routine.steps), 0, results)
     else:
         run = await runs.run(browser, routine, values, start_at)
     runs.ended(caller, run, host.recording.count(caller))

@@ -8,8 +8,9 @@ scripted model does it (each element id found in what the agent was sent). The
 session is saved as a routine (``routine_save``), then run (``routine_run``) from a
 new connection, twice: on the same pages, and on **perturbed** pages, changed as
 sites change (the corpus: a cookie banner above everything and every id the page does
-not refer to renamed; the shop: also its rows reordered, one more row, and its
-buttons' words in capitals). The person, in the side panel, says yes to every
+not refer to renamed; the shop: also its rows reordered, one more row, its buttons'
+words in capitals, and its order button renamed "Buy now", which no replay finds by
+what the recording says). The person, in the side panel, says yes to every
 question, so a replay asks what the first run asked.
 
 Per task: model calls and the model's input tokens (with no prompt cache: the fixed
@@ -18,9 +19,12 @@ replays' (none while no step needs help), whether each run ended as the first di
 (its answer found again), and the time of each. The first run has no model latency
 here (the script decides at once), so ``replay_vs_first_time`` compares the tools'
 own time only; with a real model's seconds per call the replay's share is smaller.
-A run that needs help at a step ends there: the step a model would do is counted
-(on the same pages as ``replay_model_calls``, on perturbed pages as
-``healed_steps``), not done.
+A run that needs help at a step on the same pages ends there, the step counted as
+``replay_model_calls``. On perturbed pages a step the task has a heal for (`HEALS`: what
+a model does there, scripted as the first run is) is done by that script through the
+link, its model calls and input tokens counted as the run's, and the run goes on with
+``keep_healed`` (``healed_steps`` counts them); then the perturbed pages are run once
+more ("kept, again"): the kept step replays without a model.
 """
 
 from __future__ import annotations
@@ -80,7 +84,18 @@ SECRETS: Final[Mapping[str, tuple[str, ...]]] = {
     "irctc-login-form": ("correct horse",),
     "irctc-login-form-fill": ("correct horse",),
 }
-SHOP_PERTURBED: Final = "rename,reorder,row,banner,case"
+SHOP_PERTURBED: Final = "rename,reorder,row,banner,case,wording"
+# What a model does for a step a perturbed page changed past finding, per task: it
+# looks, finds the element by what it now says, and acts (scripted as `Task` steps).
+HEALS: Final[Mapping[str, tuple[Step, ...]]] = {
+    "routines-shop": (
+        Step("capture_snapshot"),
+        Step("find", None, {"text": "Buy now"}),
+        Step("click", rf'<button {_ID} type="submit">Buy now</button>'),
+    ),
+}
+# Steps healed in one run at most (issue 38's bound on a routine's model steps).
+MAX_HEALED: Final = 10
 PERTURB_SCRIPT: Final = Path(__file__).parent / "js" / "perturb-site.js"
 PERTURB_PATH: Final = "/__trimtab_perturb.js"
 RUN_TIMEOUT: Final = 300.0
@@ -144,6 +159,9 @@ class Replayed:
     seconds: float
     answer: str | None
     why: str = ""
+    healed: int = 0  # steps a (scripted) model did, kept in the routine
+    model_calls: int = 0  # the model calls those took
+    tokens: int = 0  # their input tokens, without a prompt cache
 
 
 def _args(step: Step, seen: str) -> dict[str, Any]:
@@ -210,16 +228,45 @@ async def _first_run(link: LinkClient, tab: int, task: Task, prefix: int) -> Fir
     )
 
 
-async def _replay(link: LinkClient, tab: int, task: Task, routine: Mapping[str, Any]) -> Replayed:
+async def _replay(
+    link: LinkClient,
+    tab: int,
+    task: Task,
+    routine: Mapping[str, Any],
+    *,
+    heal: bool = False,
+    prefix: int = 0,
+) -> Replayed:
+    """A run of the task's routine; with ``heal``, a step it stops at that the task
+    has a heal for is done by that script and kept (``keep_healed``), and the run goes
+    on."""
     secrets = [p["name"] for p in routine["parameters"] if p["kind"] == "secret"]
     params = dict(zip(secrets, SECRETS.get(task.name, ()), strict=True))
     started = time.perf_counter()
     with trio.fail_after(RUN_TIMEOUT):
         ran = await link.request("routine_run", tab=tab, name=task.name, params=params)
+    healed = calls = tokens = 0
+    script = HEALS.get(task.name) if heal else None
+    while ran["status"] == "needs_help" and script is not None and healed < MAX_HEALED:
+        # The model is handed the run's words (the step, why, the plan), then acts.
+        results: list[str] = []
+        for step in script:
+            tokens += prefix + count_tokens(ran["content"]) + sum(map(count_tokens, results))
+            seen = "\n".join(reversed(results))
+            results.append(await _tool(link, tab, step.tool, _args(step, seen)))
+        tokens += prefix + count_tokens(ran["content"]) + sum(map(count_tokens, results))
+        calls += len(script) + 1  # a call per step, and the one that answers
+        healed += 1
+        with trio.fail_after(RUN_TIMEOUT):
+            ran = await link.request(
+                "routine_run", tab=tab, name=task.name, params=params,
+                start_at=int(ran["at"]) + 1, keep_healed=True,
+            )  # fmt: skip
     seconds = time.perf_counter() - started
     found = re.search(task.answer, "\n".join(ran["results"]))
     why = "" if ran["status"] == "done" else str(ran["content"]).split("\n")[1][:200]
-    return Replayed(str(ran["status"]), seconds, found.group(1) if found else None, why)
+    answer = found.group(1) if found else None
+    return Replayed(str(ran["status"]), seconds, answer, why, healed, calls, tokens)
 
 
 async def _person(ext: ExtensionBrowser) -> None:
@@ -270,12 +317,16 @@ async def _task(
         except LinkError as exc:
             row["not_saved"] = exc.message
             return row
-    for kind, perturbed in (("replay", False), ("perturbed", True)):
+    for kind, perturbed in (("replay", False), ("perturbed", True), ("again", True)):
+        if kind == "again" and not row["perturbed"]["healed"]:
+            break  # nothing was kept: the perturbed run says it all
         # Each run starts from the state the first did (what the page stored is gone).
         await _clear(ext, target, SHOP_PERTURBED if perturbed and task is SHOP else "")
         site.perturbed = perturbed and task is not SHOP
         async with link_to(f"{task.name}-{kind}") as link:
-            replayed = await _replay(link, tab, task, saved["routine"])
+            replayed = await _replay(
+                link, tab, task, saved["routine"], heal=kind == "perturbed", prefix=prefix
+            )
         site.perturbed = False
         row[kind] = attrs.asdict(replayed) | {
             "ok": replayed.status == "done" and replayed.answer == first.answer
@@ -353,7 +404,25 @@ def _reason(exc: BaseException) -> str:
 
 def _run_cell(ran: Mapping[str, Any]) -> str:
     same = "same answer" if ran["ok"] else "NOT the same"
-    return f"{ran['status']}, {same}, {ran['seconds']:.1f}s"
+    healed = ran.get("healed", 0)
+    model = (
+        f" ({healed} step{'s' if healed > 1 else ''} healed: {ran['model_calls']} model "
+        f"calls, {ran['tokens']} tokens; kept)"
+        if healed
+        else ""
+    )
+    return f"{ran['status']}{model}, {same}, {ran['seconds']:.1f}s"
+
+
+def _again_cell(row: Mapping[str, Any]) -> str:
+    """The perturbed pages run once more after a heal was kept: its model calls (none
+    while no step needs help)."""
+    again = row.get("again")
+    if again is None:
+        return "-"
+    if again["status"] != "done":
+        return _run_cell(again)
+    return "0 model calls, " + _run_cell(again)
 
 
 def run(pattern: str | None, out: Callable[[str], None]) -> dict[str, Any]:
@@ -363,7 +432,7 @@ def run(pattern: str | None, out: Callable[[str], None]) -> dict[str, Any]:
     lines = []
     for row in rows:
         if "failed" in row:
-            lines.append((row["task"], "-", "-", "-", "failed", "", row["failed"][:100]))
+            lines.append((row["task"], "-", "-", "-", "failed", "", "", row["failed"][:100]))
             continue
         first = row["first"]
         if "not_saved" in row:
@@ -374,6 +443,7 @@ def run(pattern: str | None, out: Callable[[str], None]) -> dict[str, Any]:
                     first["tokens"],
                     f"{first['seconds']:.1f}",
                     "not saved",
+                    "",
                     "",
                     "",
                 )
@@ -388,6 +458,7 @@ def run(pattern: str | None, out: Callable[[str], None]) -> dict[str, Any]:
                 f"{first['seconds']:.1f}",
                 _run_cell(replay),
                 _run_cell(perturbed),
+                _again_cell(row),
                 perturbed["why"],
             )
         )
@@ -398,6 +469,7 @@ def run(pattern: str | None, out: Callable[[str], None]) -> dict[str, Any]:
         "s",
         "replay (no model)",
         "perturbed",
+        "perturbed again, heal kept",
         "why it stopped",
     )
     for line in table(headers, lines).splitlines():
@@ -408,7 +480,10 @@ def run(pattern: str | None, out: Callable[[str], None]) -> dict[str, Any]:
     # A step a run hands back is one a model must do: on the same pages that is a
     # model call the replay needed; on perturbed pages, a step healed.
     needed = sum(r["replay"]["status"] == "needs_help" for r in replayed)
-    healed = sum(r["perturbed"]["status"] == "needs_help" for r in replayed)
+    # On perturbed pages: the steps a model did (kept), and those left needing one.
+    healed = sum(
+        r["perturbed"]["healed"] + (r["perturbed"]["status"] == "needs_help") for r in replayed
+    )
     ratios = [r["replay"]["seconds"] / r["first"]["seconds"] for r in replayed if r["replay"]["ok"]]
     ratio = median(ratios) if ratios else float("nan")
     for row in rows:

@@ -226,8 +226,8 @@ async def test_a_last_step_done_for_a_stopped_run_is_closed_past_the_last_step(
     host: Host, page: PageTarget
 ) -> None:
     """A routine that ends with the order: done for it, the run goes on past its last
-    step, running nothing, and answers with the heal; past the last step without a
-    stopped run is no step."""
+    step, running nothing, and answers with the heal and the end page; past the last
+    step without a stopped run is no step."""
     xml = await tool(host, "capture_snapshot")
     await tool(host, "click", id=eid(xml, "button", "Add to cart", row="Headlamp"))
     xml = await tool(host, "click", id=eid(xml, "a", "Checkout"))
@@ -247,6 +247,7 @@ async def test_a_last_step_done_for_a_stopped_run_is_closed_past_the_last_step(
     await heal_order(host, "agent-last")
     closed = await host.request("routine_run", **run, start_at=6)
     assert (closed["status"], closed["done"], closed["steps"]) == ("done", 0, 5)
+    assert "Total: $24.00" in closed["results"][0]  # its end page, as when it runs through
     assert closed["healed"]["at"] == 5
     kept = await host.request("routine_amend", session="agent-last", heal=closed["healed"]["id"])
     assert kept["routine"]["plan"][-1].startswith("click the button 'Buy now'")
