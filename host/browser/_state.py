@@ -58,6 +58,7 @@ from ._tab_messages import TabRelayHub as RelayHub  # the relay with the tab mes
 from ._task_tabs import Tasks, TaskTabs
 from ._tool_call import run_call
 from ._toolbox import Toolbox
+from ._turns import TabTurns
 
 __all__ = ["HIGHLIGHT_CONFIG", "HostState", "HostStateStatistics", "open_host_state"]
 
@@ -94,6 +95,8 @@ class HostState:
     tabs: OpenTabs = attrs.field(init=False)
     # Each task's tabs and the calls acting now (``_task_tabs``).
     tasks: Tasks = attrs.field(factory=Tasks, init=False)
+    # Whose turn it is in each tab: one call at a time, bounded (``_turns``).
+    turns: TabTurns = attrs.field(factory=TabTurns)
     # What each session did, to save as a routine; the routines' folder (None: the
     # host keeps none) and the routines running now (``_routine_runs``).
     recording: Recording = attrs.field(factory=Recording)

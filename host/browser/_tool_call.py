@@ -5,7 +5,9 @@ runs). Each stage is a function whose inputs and outputs are in its signature:
 2. A task tool (``tabs``, ``switch_tab``, ``new_tab``, ``close_tab``) runs its handler
    on the task (`TaskContext`) and ends here.
 3. `refuse_first`: what this client may not do at all (an element id another tab of
-   the task showed; ``evaluate`` turned off for the side panel's agent).
+   the task showed; ``evaluate`` turned off for the side panel's agent). Then the call
+   waits for its tab's turn (`TabTurns`: one call at a time per tab, in arrival
+   order, bounded) and holds it through the stages below (`in_turn`).
 4. `open_page`: the held tab, its page revision synced before a cacheable read, and
    what the site rules need to know of its page.
 5. `check_where`: the site rules, for each frame the call acts in (may ask).
@@ -57,6 +59,7 @@ from ._sites import PageFacts, check_sites, read_page
 from ._task_calls import TaskContext, stray_id, tell_opened
 from ._task_tabs import Tasks, TaskTab, TaskTabs
 from ._toolbox import Toolbox
+from ._turns import TabBusy
 
 if TYPE_CHECKING:
     from ._state import HostState
@@ -73,6 +76,26 @@ async def run_call(host: HostState, call: ToolCall, ask: Ask, later: Ask) -> Too
         return called(await handler(context), call)
     if (refusal := refuse_first(host.tabs, call, task)) is not None:
         return called(refusal, call)
+    try:
+        async with host.turns.turn(call, host.elements_of(call)) as turn:
+            return await in_turn(
+                host, call, spec, context, task, (turn.asks(ask), turn.asks(later))
+            )
+    except TabBusy as busy:
+        return called(text_outcome(str(busy), is_error=True), call)
+
+
+async def in_turn(
+    host: HostState,
+    call: ToolCall,
+    spec: ToolSpec,
+    context: TaskContext,
+    task: TaskTabs,
+    asking: tuple[Ask, Ask],
+) -> ToolOutcome:
+    """Stages 4 to 8, while the call holds its tab's turn (`TabTurns`); ``asking``: the
+    person during the call and after it."""
+    ask, later = asking
     acted = task.tabs.get(call.tab)  # as the task had it before the call (see `tell`)
     policy = host.tracker.policy(call.name)
     state, facts = await open_page(host.tabs, host.tracker, host.sites, call, policy)
