@@ -266,7 +266,10 @@ async def _open(address: LinkAddress) -> trio.SocketStream:
         sock = trio.socket.socket(stdlib_socket.AF_INET, stdlib_socket.SOCK_STREAM)
         target: tuple[str, int] | str = (address.host, address.port)
     else:
-        sock = trio.socket.socket(stdlib_socket.AF_UNIX, stdlib_socket.SOCK_STREAM)
+        unix = getattr(stdlib_socket, "AF_UNIX", None)
+        if unix is None:
+            raise LinkError("no_browser", f"{address} is a Unix socket: none on this platform")
+        sock = trio.socket.socket(unix, stdlib_socket.SOCK_STREAM)
         target = os.fspath(address)
     try:
         await sock.connect(target)

@@ -240,16 +240,20 @@ def _windows_pid_alive(pid: int) -> bool:
     """On Windows ``os.kill(pid, 0)`` would send CTRL_C_EVENT: ask the kernel instead."""
     if sys.platform == "win32":
         import ctypes
+        from ctypes import wintypes
 
-        kernel32 = ctypes.windll.kernel32
-        handle = kernel32.OpenProcess(0x1000, False, pid)  # PROCESS_QUERY_LIMITED_INFORMATION
+        kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)
+        kernel32.OpenProcess.restype = wintypes.HANDLE
+        kernel32.OpenProcess.argtypes = (wintypes.DWORD, wintypes.BOOL, wintypes.DWORD)
+        # PROCESS_QUERY_LIMITED_INFORMATION: enough to read the exit code.
+        handle = kernel32.OpenProcess(0x1000, False, pid)
         if not handle:
-            return ctypes.GetLastError() == 5  # ERROR_ACCESS_DENIED: it runs, as another user
+            return ctypes.get_last_error() == 5  # ERROR_ACCESS_DENIED: it runs, as another user
         try:
-            code = ctypes.c_ulong()
+            code = wintypes.DWORD()
             if not kernel32.GetExitCodeProcess(handle, ctypes.byref(code)):
                 return True
-            return code.value == 259  # STILL_ACTIVE
+            return code.value == 259  # STILL_ACTIVE: it runs
         finally:
             kernel32.CloseHandle(handle)
     raise OSError("a Windows process id is looked up on Windows only")
