@@ -127,10 +127,13 @@ async def _bind_tcp(port: int) -> trio.SocketListener:
 async def _listen(
     transport: Transport, folder: Path, name: str
 ) -> tuple[trio.SocketListener, LinkAddress]:
+    socket_path = folder / (name + ENDPOINT_SUFFIX)
     if transport.kind == "tcp":
         listener = await _bind_tcp(transport.port)
+        # The socket this browser's previous host made, on the Unix transport, is gone.
+        with contextlib.suppress(FileNotFoundError):
+            socket_path.unlink()
         return listener, TcpAddress(listener.socket.getsockname()[1])
-    socket_path = folder / (name + ENDPOINT_SUFFIX)
     return await _bind_unix(socket_path), socket_path
 
 
