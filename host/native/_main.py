@@ -20,6 +20,8 @@ Environment:
 - ``TRIMTAB_HOST_DEBUG=1``: also register the test-only ``debug_*`` request types.
 - ``TRIMTAB_HOST_EOF_GRACE``: seconds in-flight requests get after stdin closes.
 - ``TRIMTAB_ASK_TIMEOUT``: seconds a question waits for the person (default 50).
+- ``TRIMTAB_LINK``: the link's transport, ``unix``, ``tcp`` or ``tcp:PORT``
+  (``trimtab.link``; default: the Unix socket, TCP on Windows).
 """
 
 from __future__ import annotations
