@@ -12,13 +12,15 @@ submits the host predicted when it was recorded.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from typing import TypeVar
 
 from ..browser import HostState
 from ..routines import Routine, RoutineError, RoutineGrants, grantable, routine_digest
 from ..wire import Handler, JSONObject, Request, RequestError
 
 __all__ = ["grant_facts", "grant_from", "grant_handlers"]
+
+T = TypeVar("T")
 
 
 def grant_handlers(state: HostState) -> dict[str, Handler]:
@@ -40,22 +42,39 @@ def grant_handlers(state: HostState) -> dict[str, Handler]:
 def grant_from(
     state: HostState,
     routine: Routine,
-    sites: Sequence[object],
-    unasked: Sequence[object],
+    sites: object,
+    unasked: object,
     digest: str | None = None,
+    *,
+    keep: bool = True,
 ) -> None:
     """Grant ``routine`` the ``sites`` and the steps ``unasked`` (numbered from 1) the
-    person confirmed (none of either: revoke); ``bad_request`` naming what it cannot be
-    granted."""
+    person confirmed (none of either: revoke); without ``keep``, only check that it
+    could be. ``bad_request`` naming what it cannot be granted."""
     grants = _grants(state)
-    names = [site for site in sites if isinstance(site, str)]
-    steps = [n for n in unasked if isinstance(n, int) and not isinstance(n, bool)]
-    if len(names) != len(sites) or len(steps) != len(unasked):
-        raise RequestError("bad_request", "routine grant: sites are texts, steps are numbers")
+    names = _all(sites, str)
+    steps = _all(unasked, int)
+    if names is None or steps is None:
+        raise RequestError(
+            "bad_request",
+            f"routine grant: sites = {sites!r:.60} and unasked = {unasked!r:.60} must be "
+            "lists of sites and of step numbers",
+        )
     try:
-        grants.grant(routine, names, [n - 1 for n in steps], digest=digest)
+        if keep:
+            grants.grant(routine, names, [n - 1 for n in steps], digest=digest)
+        else:
+            grants.check(routine, names, [n - 1 for n in steps])
     except RoutineError as exc:
         raise RequestError("bad_request", str(exc)) from None
+
+
+def _all(raw: object, kind: type[T]) -> list[T] | None:
+    """``raw`` when it is a list of ``kind`` (not of booleans), else None."""
+    if not isinstance(raw, list):
+        return None
+    found = [item for item in raw if isinstance(item, kind) and not isinstance(item, bool)]
+    return found if len(found) == len(raw) else None
 
 
 def grant_facts(state: HostState, routine: Routine) -> JSONObject:

@@ -74,6 +74,13 @@ def routine_handlers(state: HostState, panel: SidePanel) -> dict[str, Handler]:
             }
         replace = request.get("replace", bool, default=False)
         grant = request.get("grant", dict, default=None)
+        if grant is not None:
+            # A grant it could not take refuses the save: nothing is written.
+            try:
+                draft = routine_of(state.recording.of(session), name, task, rename)
+            except RoutineError as exc:
+                raise RequestError("bad_request", str(exc)) from None
+            grant_from(state, draft, grant.get("sites", []), grant.get("unasked", []), keep=False)
         saved = state.save_routine(session, name, task, rename, replace=replace)
         routine = store.load(name)
         if grant is not None:

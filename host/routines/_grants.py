@@ -177,6 +177,17 @@ class RoutineGrants:
                 f"routine {routine.name!r} changed since it was shown; look at it again "
                 "before you allow anything"
             )
+        grant = self.check(routine, sites, unasked)
+        if not grant.sites and not grant.unasked:
+            self.revoke(routine.name)
+            return None
+        self._grants[routine.name] = grant
+        self.save()
+        return grant
+
+    def check(self, routine: Routine, sites: Iterable[str], unasked: Iterable[int]) -> Grant:
+        """The grant ``sites`` and ``unasked`` make for ``routine``, kept nowhere;
+        `RoutineError` naming a site or step the routine cannot be granted."""
         can = grantable(routine)
         chosen: list[str] = []
         for raw in sites:
@@ -199,13 +210,7 @@ class RoutineGrants:
                     "it was recorded; only such a step can skip its question"
                 )
             marked[index] = form
-        if not chosen and not marked:
-            self.revoke(routine.name)
-            return None
-        grant = Grant(now, tuple(sorted(set(chosen))), marked)
-        self._grants[routine.name] = grant
-        self.save()
-        return grant
+        return Grant(routine_digest(routine), tuple(sorted(set(chosen))), marked)
 
     def revoke(self, name: str) -> bool:
         """Drop the grants of the routine called ``name``; False when it had none."""

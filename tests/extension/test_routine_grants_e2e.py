@@ -17,8 +17,6 @@ import pytest
 import trio
 
 from tests.extension.test_routines_panel_e2e import (
-    ITEM,
-    NAME,
     RUNS,
     TASK,
     ShopModel,
@@ -35,6 +33,9 @@ pytestmark = pytest.mark.browser
 
 LOCAL_NAMES = "--host-resolver-rules=MAP *.test 127.0.0.1, MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"
 PLACE = 5  # the routine's step that clicks "Place order"
+# A name of its own: the hosts of one test session share their state folder (routines).
+NAME = "Order headlamps, paid on pay.test"
+ITEM = f"document.querySelector('li.routine[data-routine={json.dumps(NAME)}]')"
 
 
 @pytest.fixture
@@ -50,7 +51,7 @@ async def test_a_routine_saved_with_a_site_and_a_submit_allowed_runs_without_a_q
     """The save form offers the routine's sites and its order step, none checked; with
     pay.test and "don't ask again" for the order checked, the Routines list says what is
     allowed, and the run orders with no question asked and no model call, its line
-    saying the order was submitted without asking."""
+    saying the order was submitted without asking; unchecked there, the next run asks."""
     async with trio.open_nursery() as nursery:
         model: ShopModel = await nursery.start(serve_model, ShopModel("anthropic"))
         url = f"http://shop.test:{pages_server.port}/routines/shop.html"
@@ -112,4 +113,23 @@ async def test_a_routine_saved_with_a_site_and_a_submit_allowed_runs_without_a_q
         assert (await placed(shop))["name"] == "Ada"
         line = await panel.evaluate(f"{ITEM}.querySelector('.routine-runs li').textContent")
         assert f"step {PLACE} submitted without asking" in line, line
+
+        # Taken back in the Routines list: the next run asks as the first task did.
+        await panel.evaluate(
+            f"""{ITEM}.querySelector('.routine-grants').open = true;
+            for (const box of {ITEM}.querySelectorAll('.routine-grant-list input')) {{
+              box.checked = false;
+            }}
+            true"""
+        )
+        await click(panel, f"li.routine[data-routine={json.dumps(NAME)}] .routine-grant-save")
+        summary = f"{ITEM}.querySelector('.routine-grants summary').textContent"
+        await until(panel, f"{summary}.endsWith('nothing (it asks as any task)')")
+        await shop_storage(shop, perturb="offsite")
+        await click(panel, f"li.routine[data-routine={json.dumps(NAME)}] button.routine-run")
+        asked = await until(panel, f"{RUNS} === 2 && !trimtabPanel.state.routineRun")
+        assert any("Place order" in q for q in asked), asked
+        assert any("pay.test" in q for q in asked), asked
+        run = (await panel.evaluate("trimtabPanel.state.routineRuns"))[0]
+        assert (run["outcome"], run["unasked"]) == ("done", []), run
         nursery.cancel_scope.cancel()

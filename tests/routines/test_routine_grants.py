@@ -128,7 +128,8 @@ async def test_a_granted_site_is_not_asked_about_in_the_run_but_is_in_another_ta
 async def test_a_marked_submit_is_not_asked_about_only_while_its_form_is_the_recorded_one(
     host: Host, page: PageTarget, pages_server: StaticServer
 ) -> None:
-    """Step 6 marked "don't ask again": the run places the order without its question
+    """A grant the routine does not offer refuses the save; step 6 marked "don't ask
+    again": the run places the order without its question
     (the password is still asked) and says so; when the form goes to another page, by
     POST or to another site, the question is asked and a no sends nothing; a form that
     the page sends elsewhere only as it submits is held and asked about."""
@@ -144,6 +145,16 @@ async def test_a_marked_submit_is_not_asked_about_only_while_its_form_is_the_rec
         "method": "GET",
     }
     assert submit["words"].startswith("click the button 'Place order'")
+    for grant, said in [
+        ({"sites": ["http://bank.test"], "unasked": []}, "does not act on http://bank.test"),
+        ({"sites": [], "unasked": [1]}, "step 1 asked before no submit"),
+        ({"sites": "http://shop.test", "unasked": []}, "must be lists of sites"),
+    ]:
+        refused = await host.error(
+            "routine_save", session=SESSION, name=NAME, task=TASK, grant=grant
+        )
+        assert said in refused.message
+        assert (await host.request("routines"))["routines"] == []  # nothing written
     saved = await host.request(
         "routine_save", session=SESSION, name=NAME, task=TASK,
         grant={"sites": [], "unasked": [PLACE]},
