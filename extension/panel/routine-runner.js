@@ -52,6 +52,8 @@ export async function runRoutine({ worker, routine, params, texts, heal, going =
   let turns = 0;
   let healed = 0;
   let doneBefore = 0;
+  /** The steps that submitted without asking, by the person's "don't ask again". */
+  const unasked = [];
   let tabId = going?.tab ?? null;
   const stop = () => {
     agent?.stop("stopped by you");
@@ -71,6 +73,7 @@ export async function runRoutine({ worker, routine, params, texts, heal, going =
         ask_before_submit: settings.askBeforeSubmit, task: title,
         ...(settings.pageBudget ? { budget: settings.pageBudget } : {}),
       }, { signal, timeoutMs: RUN_TIMEOUT_MS });
+      unasked.push(...(reply.unasked ?? []));
       if (reply.status !== "needs_help" || heal !== "model") break;
       if (needsSetup(settings)) {
         reply = { ...reply, why: `${reply.why}; no model is set up (Settings) to do it` };
@@ -120,7 +123,7 @@ export async function runRoutine({ worker, routine, params, texts, heal, going =
   const totals = agent?.totals ?? null;
   const record = runRecord({
     id, routine: routine.name, started, ended: Date.now(), error, healed, totals,
-    reply: reply && { ...reply, done: doneBefore + reply.done },
+    reply: reply && { ...reply, done: doneBefore + reply.done, unasked },
     cost: totals ? costOf(totals, settings.prices ?? {}, settings.provider) : null,
     ...(results ? { results } : {}),
   });

@@ -5,6 +5,11 @@ caller's snapshot from before it, so any session can be saved as a routine. A ru
 a task like any other: each step is a `ToolCall` of the caller's session and view,
 through `HostState.call_tool`, so the envelope asks about sites, submits, downloads
 and secrets as it did the first time. One routine at a time runs in a tab.
+
+A run the person started (the side panel's, a scheduled one) may use their grants for
+the routine: the sites are its task's for the run (``HostState.run_routine``), and a
+step they marked "don't ask again" is called with its recorded submit
+(`ToolCall.marked_submit`); the run says which steps submitted unasked (`Run.unasked`).
 """
 
 from __future__ import annotations
@@ -15,7 +20,16 @@ from typing import TYPE_CHECKING
 import attrs
 
 from ..envelope import Ask
-from ..routines import Acted, PageSeen, Routine, RoutineError, Run, bind_values, replay
+from ..routines import (
+    Acted,
+    PageSeen,
+    Routine,
+    RoutineError,
+    Run,
+    SubmitForm,
+    bind_values,
+    replay,
+)
 from ..wire import JSONObject, RequestError
 from ._call import ToolCall, ToolOutcome
 
@@ -56,17 +70,26 @@ class TabBrowser:
     # Told of every call the run makes, as the caller's own calls are told (the
     # person's log of what an outside agent did).
     watch: StepWatch | None = None
+    # The steps (0-based) the person marked "don't ask again", with the submit each
+    # was recorded with; and those that submitted unasked in this run.
+    marks: Mapping[int, SubmitForm] = attrs.field(factory=dict)
+    unasked: list[int] = attrs.field(factory=list)
 
-    async def act(self, tool: str, args: Mapping[str, object]) -> Acted:
+    async def act(self, tool: str, args: Mapping[str, object], at: int | None = None) -> Acted:
         try:
             self.host.toolbox.check_arguments(tool, args)
-            outcome = await self.call(tool, args)
+            mark = self.marks.get(at) if at is not None else None
+            outcome = await self.call(tool, args, mark)
         except RequestError as exc:
             return Acted(exc.message, is_error=True, refused=False, url=None)
+        if outcome.marked and outcome.submitted and at is not None:
+            self.unasked.append(at)  # (a submission the page sent elsewhere was held)
         return Acted(outcome.content, outcome.is_error, outcome.refused, outcome.url)
 
-    async def call(self, tool: str, args: Mapping[str, object]) -> ToolOutcome:
-        call = attrs.evolve(self.base, name=tool, args=dict(args), id=None)
+    async def call(
+        self, tool: str, args: Mapping[str, object], mark: SubmitForm | None = None
+    ) -> ToolOutcome:
+        call = attrs.evolve(self.base, name=tool, args=dict(args), id=None, marked_submit=mark)
         # As the caller saw them, before an action leaves the page (a submit).
         elements = self.host.elements_of(call)
         try:
@@ -122,6 +145,7 @@ class RoutineRuns:
             )
         self.running[tab] = routine.name
         try:
-            return await replay(routine, browser, values, start_at=start_at)
+            run = await replay(routine, browser, values, start_at=start_at)
         finally:
             del self.running[tab]
+        return attrs.evolve(run, unasked=tuple(browser.unasked))

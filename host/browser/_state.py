@@ -35,7 +35,15 @@ import attrs
 import trio
 
 from ..envelope import Ask, SitePolicy
-from ..routines import Recording, RoutineError, RoutineStore, Run, routine_of
+from ..routines import (
+    GRANTS_FILE,
+    Recording,
+    RoutineError,
+    RoutineGrants,
+    RoutineStore,
+    Run,
+    routine_of,
+)
 from ..tab import (
     DEFAULT_BUDGET,
     MIN_BUDGET,
@@ -102,6 +110,8 @@ class HostState:
     recording: Recording = attrs.field(factory=Recording)
     routines: RoutineStore | None = None
     routine_runs: RoutineRuns = attrs.field(factory=RoutineRuns)
+    # The person's grants for their routines (the side panel makes them; None: none).
+    grants: RoutineGrants | None = None
 
     def __attrs_post_init__(self) -> None:
         self.tabs = OpenTabs(self.hub, self.nursery, self.tracker, self.downloads)
@@ -182,6 +192,7 @@ class HostState:
         and the call's number (`ToolCall.id`, else a new one)."""
         seen = seen_before(self, call)
         outcome = await run_call(self, call, ask, later or ask)
+        form = outcome.submit_form
         self.recording.note(
             call.session,
             (call.name, call.args),
@@ -189,6 +200,7 @@ class HostState:
             outcome.url or seen.url,
             ok=not outcome.is_error,
             acted=outcome.side_effects,
+            form=(form.action, form.method) if form is not None else None,
         )
         return outcome
 
@@ -229,11 +241,13 @@ class HostState:
         *,
         start_at: int = 0,
         watch: StepWatch | None = None,
+        granted: bool = False,
     ) -> Run:
         """Run the routine ``name`` in ``base``'s tab as ``base``'s session, with the
         parameters ``given``, from step ``start_at``, telling ``watch`` of each call;
-        ``bad_request`` when the routine, a parameter or the step is wrong, or a routine
-        runs in that tab."""
+        ``granted``: with the person's grants for the routine as its file is now (a run
+        the person started: the side panel's door alone says so). ``bad_request`` when
+        the routine, a parameter or the step is wrong, or a routine runs in that tab."""
         # The run is a task of its own, in a view of its own, started afresh: its calls'
         # answers are never shown to the caller, so they must not move what the caller
         # saw (its next diff is from what it was shown), nor leave cached answers the
@@ -244,10 +258,17 @@ class HostState:
         self.forget_view(own)
         self.tasks.end(own)
         base = attrs.evolve(base, session=own, view=own, asks_as=base.session)
-        browser = TabBrowser(self, base, ask, later or ask, watch)
         try:
             routine = self.routine_store().load(name)
-            return await self.routine_runs.run(browser, routine, given, start_at)
+            grant = self.grants.valid(routine) if granted and self.grants is not None else None
+            marks = grant.unasked if grant is not None else {}
+            browser = TabBrowser(self, base, ask, later or ask, watch, marks)
+            # The sites the person granted this routine: this run's task's, for the run.
+            self.sites.grant(own, grant.allowed_sites() if grant is not None else frozenset())
+            try:
+                return await self.routine_runs.run(browser, routine, given, start_at)
+            finally:
+                self.sites.ungrant(own)
         except RoutineError as exc:
             raise RequestError("bad_request", str(exc)) from None
 
@@ -278,6 +299,7 @@ async def open_host_state(
     sites: SitePolicy | None = None,
     downloads: Downloads | None = None,
     routines: RoutineStore | None = None,
+    grants: RoutineGrants | None = None,
 ) -> AsyncIterator[HostState]:
     """The host's state for one extension connection, driving tabs through ``hub``.
 
@@ -285,8 +307,11 @@ async def open_host_state(
     the tabs' revision followers stop. ``sites`` holds the person's site lists (the
     native host loads them from its state folder; None: empty, in memory).
     ``downloads``: a browser Trimtab launched names its folder (`Downloads.folder`).
-    ``routines``: where routines are kept (the native host: its state folder).
+    ``routines``: where routines are kept (the native host: its state folder);
+    ``grants``: the person's grants for them (default: a file beside that folder).
     """
+    if grants is None and routines is not None:
+        grants = RoutineGrants.load(routines.folder.parent / GRANTS_FILE)
     tracker = CallTracker(limits=limits) if limits is not None else CallTracker()
     async with trio.open_nursery() as nursery:
         state = HostState(
@@ -297,6 +322,7 @@ async def open_host_state(
             sites=sites if sites is not None else SitePolicy(),
             downloads=downloads if downloads is not None else Downloads(),
             routines=routines,
+            grants=grants,
         )
         nursery.start_soon(follow_tabs, state, name="tabs opened and closed")
         try:

@@ -10,7 +10,11 @@ format is host/ROUTINES.md) and run by `replay`, which finds every element again
 effect; a step it cannot do as recorded ends the run as ``needs_help`` instead of a
 guess.
 
-May import ``trimtab.pipeline`` (the snapshot's `Control`s).
+The person's grants for a routine (`RoutineGrants`, kept apart from its file and
+bound to its digest) are the sites its runs may act on unasked and the steps whose
+submit they need not ask about, when it submits as recorded (`SubmitForm`).
+
+May import ``trimtab.pipeline`` (the snapshot's `Control`s) and ``trimtab.sites``.
 """
 
 from ._format import (
@@ -24,20 +28,33 @@ from ._format import (
     Target,
     parse_routine,
 )
+from ._grants import (
+    GRANTS_FILE,
+    Grant,
+    Grantable,
+    GrantState,
+    RoutineGrants,
+    grantable,
+    routine_digest,
+)
 from ._near import near_text, near_texts, row_key
-from ._pages import url_matches, url_pattern
+from ._pages import SubmitForm, url_matches, url_pattern
 from ._record import Recorded, Recording, routine_of
 from ._replay import Acted, Browser, Run, bind_values, replay
 from ._resolve import Found, PageSeen, describe, resolve
 from ._store import Listed, RoutineStore, file_stem
 
 __all__ = [
+    "GRANTS_FILE",
     "REPLAYED_TOOLS",
     "ROUTINE_VERSION",
     "Acted",
     "Browser",
     "FieldStep",
     "Found",
+    "Grant",
+    "GrantState",
+    "Grantable",
     "Listed",
     "PageSeen",
     "Parameter",
@@ -45,18 +62,22 @@ __all__ = [
     "Recording",
     "Routine",
     "RoutineError",
+    "RoutineGrants",
     "RoutineStore",
     "Run",
     "Step",
+    "SubmitForm",
     "Target",
     "bind_values",
     "describe",
     "file_stem",
+    "grantable",
     "near_text",
     "near_texts",
     "parse_routine",
     "replay",
     "resolve",
+    "routine_digest",
     "routine_of",
     "row_key",
     "url_matches",

@@ -42,8 +42,9 @@ class Acted:
 class Browser(Protocol):
     """The tab a routine runs in, as the replay uses it."""
 
-    async def act(self, tool: str, args: Mapping[str, object]) -> Acted:
-        """Run one tool call in the tab, through the host's envelope."""
+    async def act(self, tool: str, args: Mapping[str, object], at: int | None = None) -> Acted:
+        """Run one tool call in the tab, through the host's envelope: step ``at``
+        (0-based) of the routine, or (None) the opening of its start page."""
         ...
 
     async def look(self, *, fresh: bool) -> PageSeen:
@@ -72,6 +73,9 @@ class Run:
     at: int | None = None
     why: str = ""
     plan: tuple[str, ...] = ()
+    # The steps (0-based) that submitted without asking: the person marked them "don't
+    # ask again for this routine" and the submit matched the recording.
+    unasked: tuple[int, ...] = ()
 
     def words(self) -> str:
         """The run in words, for the model or the person (the page's words inside
@@ -87,6 +91,11 @@ class Run:
                 f"{self.why}. Do that step with the tools, then run the routine again with "
                 f"start_at={self.at_number + 1} and the same parameters to go on without the "
                 f"model. The plan from here:\n{plan}"
+            )
+        for step in self.unasked:
+            said += (
+                f"\nStep {step + 1} submitted without asking: the person marked it "
+                '"don\'t ask again for this routine" and it submitted as recorded.'
             )
         for result in self.results:
             said += f"\nResult:\n{result}"
@@ -172,7 +181,7 @@ async def replay(
         args = await _arguments(step, browser, values)
         if isinstance(args, str):
             return ended("needs_help", at, args)
-        acted = await browser.act(step.tool, args)
+        acted = await browser.act(step.tool, args, at)
         if acted.refused:
             return ended("refused", at, "the person said no")
         if acted.is_error:
