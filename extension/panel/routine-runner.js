@@ -62,6 +62,8 @@ export async function runRoutine({ worker, routine, params, texts, heal, going =
   let turns = 0;
   let healed = 0;
   let doneBefore = 0;
+  /** The steps that submitted without asking, by the person's "don't ask again". */
+  const unasked = [];
   let tabId = going?.tab ?? null;
   /** @type {Healed[]} */
   const heals = [];
@@ -94,6 +96,7 @@ export async function runRoutine({ worker, routine, params, texts, heal, going =
       };
       reply = await worker.host({ ...request, start_at: at },
         { signal, timeoutMs: RUN_TIMEOUT_MS });
+      unasked.push(...(reply.unasked ?? []));
       noteHeal(reply, at - 1);
       if (reply.status !== "needs_help" || heal !== "model") break;
       if (needsSetup(settings)) {
@@ -153,7 +156,7 @@ export async function runRoutine({ worker, routine, params, texts, heal, going =
   const totals = agent?.totals ?? null;
   const record = runRecord({
     id, routine: routine.name, started, ended: Date.now(), error, healed, totals,
-    reply: reply && { ...reply, done: doneBefore + reply.done },
+    reply: reply && { ...reply, done: doneBefore + reply.done, unasked },
     cost: totals ? costOf(totals, settings.prices ?? {}, settings.provider) : null,
     ...(results ? { results } : {}),
   });

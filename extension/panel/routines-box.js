@@ -10,6 +10,7 @@
 
 import { formFields, describeRun, listRuns, paramsFrom, runsOf } from "../shared/routines.js";
 import { $, el } from "./dom.js";
+import { grantsBox } from "./routine-grants.js";
 import { runRoutine } from "./routine-runner.js";
 import { mountRoutineEdit } from "./routine-edit.js";
 import { healList } from "./routine-heals.js";
@@ -91,7 +92,7 @@ export function mountRoutines({ store, worker, openSettings }) {
     planList.append(...routine.plan.map((words) => el("li", "", words)));
     plan.append(el("summary", "", "Steps"), planList);
     li.append(el("h3", "routine-name", routine.name),
-      el("p", "muted", facts.filter(Boolean).join(" · ")), plan);
+      el("p", "muted", facts.filter(Boolean).join(" · ")), plan, grantsBox(routine, { worker }));
 
     const form = el("form", "routine-form");
     const inputs = {};

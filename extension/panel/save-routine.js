@@ -1,11 +1,13 @@
 // "Save as routine" after a task in the Agent view: the host previews what the task's
 // session would make (`routine_save` with `preview`), the person names it (the task's
 // words at first) and renames the parameters found (a secret one is shown as asked at
-// each run, never kept), then saves it. Page-derived words go on screen through
+// each run, never kept), checks what its runs may do without asking (routine-grants.js:
+// nothing by default), then saves it. Page-derived words go on screen through
 // textContent only.
 
 import { renameFrom, routineName } from "../shared/routines.js";
 import { $, el } from "./dom.js";
+import { drawSaveGrants } from "./routine-grants.js";
 
 /**
  * @param {{store: import("./store.js").Store<ReturnType<typeof import("./store.js").panelState>>,
@@ -15,6 +17,8 @@ import { $, el } from "./dom.js";
 export function mountSaveRoutine({ store, worker, afterSave }) {
   const { state } = store;
   const note = (text) => { $("save-routine-note").textContent = text; };
+  /** What the person checked of the draft's grants. */
+  let grantsChecked = () => ({ sites: [], unasked: [] });
 
   function hide() {
     $("save-routine").hidden = true;
@@ -73,6 +77,7 @@ export function mountSaveRoutine({ store, worker, afterSave }) {
     }));
     $("save-routine-params").hidden = routine.parameters.length === 0;
     $("save-routine-none").hidden = routine.parameters.length > 0;
+    grantsChecked = drawSaveGrants(routine.grantable);
   }
 
   async function save() {
@@ -87,7 +92,8 @@ export function mountSaveRoutine({ store, worker, afterSave }) {
     if (!name) return note("Give the routine a name.");
     try {
       const saved = await worker.host({ type: "routine_save", session: offered.session, name,
-        task: offered.task, rename, replace: $("save-routine-replace").checked });
+        task: offered.task, rename, replace: $("save-routine-replace").checked,
+        grant: grantsChecked() });
       $("save-routine-form").hidden = true;
       note(`Saved “${saved.routine.name}” (${saved.routine.steps} steps): run it from `
         + "Routines.");

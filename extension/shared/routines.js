@@ -5,6 +5,8 @@
 // closing cut short is reported at the next start, the tab a run opens, and the short
 // task the model gets for the one step a run could not do.
 
+import { unaskedWords } from "./grants.js";
+
 export const RUNS_KEY = "routineRuns";
 export const RUNNING_KEY = "routineRunning";
 /** Runs kept, all routines together, newest first. */
@@ -24,12 +26,12 @@ export const RUN_TIMEOUT_MS = 30 * 60_000;
  *            parameters: Parameter[], file?: string}} Routine
  * @typedef {{status: "done"|"needs_help"|"refused", steps: number, done: number,
  *            at: number|null, why: string, plan: string[], results: string[],
- *            content: string}} RunReply  the host's `routine_run` answer
+ *            unasked?: number[], content: string}} RunReply  the host's `routine_run` answer
  * @typedef {"done"|"needs help"|"refused"|"stopped"|"failed"|"not finished"|"missed"} Outcome
  * @typedef {{id: string, routine: string, started: number, ended: number,
  *            outcome: Outcome, steps: number, done: number, at: number|null, why: string,
  *            results: string[], healed: number, totals: import("./cost.js").Totals|null,
- *            cost: number|null, scheduled: boolean}} RunRecord
+ *            cost: number|null, scheduled: boolean, unasked?: number[]}} RunRecord
  * @typedef {{get: (key: string) => Promise<Record<string, any>>,
  *            set: (items: Record<string, any>) => Promise<void>}} Store
  */
@@ -136,6 +138,8 @@ export function runRecord({ id, routine, started, ended, reply = null, error = n
     why: why.slice(0, RESULT_LIMIT),
     results: (results ?? reply?.results ?? []).map((r) => cut(String(r))),
     healed, totals, cost, scheduled,
+    // The steps that submitted without asking: the person marked them "don't ask again".
+    unasked: Array.isArray(reply?.unasked) ? reply.unasked.filter(Number.isInteger) : [],
   };
 }
 
@@ -171,6 +175,7 @@ export function describeRun(r) {
     parts.push(durationWords(r.ended - r.started), model);
   }
   if (r.healed) parts.push(`${r.healed} step${r.healed === 1 ? "" : "s"} done by the model`);
+  if (r.unasked?.length) parts.push(unaskedWords(r.unasked));
   if (r.scheduled) parts.push("scheduled");
   return parts.join(" · ");
 }

@@ -14,7 +14,9 @@ envelope (``trimtab.envelope``), which asks the person through the door's `Ask`.
 A tool call's stages, in order (``_tool_call``, `run_call`): `resolve` (the spec, the
 task, the call's number, the tab it acts in); a task tool's handler on the task
 (`TaskContext`), which ends the call; `refuse_first` (what this client may not do at
-all); `open_page` (the held tab, its revision synced, the page's facts);
+all); the tab's turn (`TabTurns`, ``_turns``: one call at a time per tab, in arrival
+order; a call that would wait past ``TRIMTAB_TAB_WAIT``, 10 s, is told who holds the
+tab); `open_page` (the held tab, its revision synced, the page's facts);
 `check_where` (the site rules); `decide` (the envelope: runs without consent, asks,
 runs again), each run `run_guarded` (the request guard, the downloads hold, the gates
 of opened tabs, the tool's time bound, the tracker, the tool in the client's view,
@@ -59,6 +61,7 @@ from ._state import HIGHLIGHT_CONFIG, HostState, HostStateStatistics, open_host_
 from ._tab_messages import TAB_MESSAGE_TYPES, TabEvent, TabRelayHub
 from ._task_calls import forget_seen
 from ._toolbox import RunTool, Toolbox, read_format_page
+from ._turns import TabTurns
 
 __all__ = [
     "HIGHLIGHT_CONFIG",
@@ -71,6 +74,7 @@ __all__ = [
     "RunTool",
     "TabEvent",
     "TabRelayHub",
+    "TabTurns",
     "ToolCall",
     "ToolOutcome",
     "Toolbox",

@@ -10,8 +10,9 @@ import attrs
 
 from ..envelope import Consent, Question, QuestionKind
 from ..pipeline import credentials
+from ..routines import SubmitForm
 from ..tab import DEFAULT_BUDGET, Download, Held, check_budget
-from ..tools import ToolImage
+from ..tools import PredictedForm, ToolImage
 from ..wire import JSONObject, Request, RequestError
 
 __all__ = ["MAX_TAB", "ToolCall", "ToolOutcome", "budget_of", "check_tab_id"]
@@ -72,6 +73,10 @@ class ToolCall:
     # The task a question about this call names, when it is not ``session``: a
     # routine's run, a task of its own, asks as the task that ran it.
     asks_as: str | None = None
+    # A routine's step the person marked "don't ask again for this routine": the form
+    # it submitted when recorded. A submit the host predicts goes there (and only such
+    # a submission) is not asked about; any other question is.
+    marked_submit: SubmitForm | None = None
 
     def question(self, what: QuestionKind, **facts: Any) -> Question:
         """A question to the person about this call (who asks, the tab, the tool and its
@@ -120,6 +125,9 @@ class ToolOutcome:
     # Whether `content` may hold the page's words (most answers do); False when it is
     # Trimtab's alone, such as arguments refused, which a door shows as its own words.
     quotes_page: bool = True
+    # Where the form goes that the call's submit question was about, as the host
+    # predicted it (None: no such question, or a form it could not read).
+    submit_form: PredictedForm | None = None
 
     def __attrs_post_init__(self) -> None:
         # Every outcome both doors send passes here, whoever built it: an error's text
@@ -140,6 +148,13 @@ class ToolOutcome:
             object.__setattr__(self, "url", credentials.hide_url(self.url))
 
     @property
+    def marked(self) -> bool:
+        """It submitted without asking: the person marked the routine's step "don't ask
+        again" and the submit matched its recording."""
+        answer = self.consent.answer
+        return self.consent.granted and answer is not None and answer.marked
+
+    @property
     def refused(self) -> bool:
         """The call needed the person's yes and did not get it: nothing was done."""
         return self.consent.required and not self.consent.granted
@@ -157,7 +172,12 @@ class ToolOutcome:
     def to_json(self) -> JSONObject:
         """The ``tool`` reply of ``host/PROTOCOL.md``."""
         return {
-            "consent": {"required": self.consent.required, "granted": self.consent.granted},
+            "consent": {
+                "required": self.consent.required,
+                "granted": self.consent.granted,
+                # Granted unasked: the person marked this routine's step beforehand.
+                **({"marked": True} if self.marked else {}),
+            },
             "submitted": self.submitted,
             # It submitted although nobody was asked: the side panel tells the person.
             "unasked_submit": self.submitted

@@ -52,14 +52,16 @@ def request_judge(
     *,
     granted: bool,
     granted_download: bool = False,
+    granted_only: Callable[[str, str], bool] | None = None,
     after: bool = False,
     typed: Callable[[], Sequence[str]] = tuple,
     secrets: Callable[[], Sequence[str]] = tuple,
 ) -> Judge:
     """The judge of one run of ``call`` (``granted``: with the person's yes for a
-    predicted submit; ``granted_download``: for a predicted download), asking through
-    ``ask``; ``after``: a trailing window's, once the action is over. ``typed`` and
-    ``secrets`` give what the agent typed in the task and the secret fields' values."""
+    predicted submit; ``granted_download``: for a predicted download; ``granted_only``:
+    the one submission, by method and URL, a yes given beforehand covers), asking
+    through ``ask``; ``after``: a trailing window's, once the action is over. ``typed``
+    and ``secrets`` give what the agent typed in the task and the secret fields' values."""
     sites = TaskSites(policy, call, ask, after=after)
     judge = RequestJudge(
         question=call.question("request"),
@@ -68,6 +70,7 @@ def request_judge(
         granted=granted,
         ask_before_submit=call.ask_before_submit,
         granted_download=granted_download,
+        granted_only=granted_only,
         after=after,
     )
 

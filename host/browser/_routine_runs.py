@@ -7,6 +7,11 @@ a task like any other: each step is a `ToolCall` of the caller's session and vie
 through `HostState.call_tool`, so the envelope asks about sites, submits, downloads
 and secrets as it did the first time. One routine at a time runs in a tab.
 
+A run the person started (the side panel's, a scheduled one) may use their grants for
+the routine: the sites are its task's for the run (`run_in_tab`), and a step they
+marked "don't ask again" is called with its recorded submit (`ToolCall.marked_submit`);
+the run says which steps submitted unasked (`Run.unasked`).
+
 A run that stops before a step (``needs_help``) is noted for its caller (`Stopped`:
 where, and how many of the caller's calls were noted then). When the caller runs that
 routine again from a later step, the calls it made in between did the steps it skips:
@@ -32,6 +37,7 @@ from ..routines import (
     Routine,
     RoutineError,
     Run,
+    SubmitForm,
     amend,
     bind_values,
     element_ids,
@@ -116,17 +122,26 @@ class TabBrowser:
     # Told of every call the run makes, as the caller's own calls are told (the
     # person's log of what an outside agent did).
     watch: StepWatch | None = None
+    # The steps (0-based) the person marked "don't ask again", with the submit each
+    # was recorded with; and those that submitted unasked in this run.
+    marks: Mapping[int, SubmitForm] = attrs.field(factory=dict)
+    unasked: list[int] = attrs.field(factory=list)
 
-    async def act(self, tool: str, args: Mapping[str, object]) -> Acted:
+    async def act(self, tool: str, args: Mapping[str, object], at: int | None = None) -> Acted:
         try:
             self.host.toolbox.check_arguments(tool, args)
-            outcome = await self.call(tool, args)
+            mark = self.marks.get(at) if at is not None else None
+            outcome = await self.call(tool, args, mark)
         except RequestError as exc:
             return Acted(exc.message, is_error=True, refused=False, url=None)
+        if outcome.marked and outcome.submitted and at is not None:
+            self.unasked.append(at)  # (a submission the page sent elsewhere was held)
         return Acted(outcome.content, outcome.is_error, outcome.refused, outcome.url)
 
-    async def call(self, tool: str, args: Mapping[str, object]) -> ToolOutcome:
-        call = attrs.evolve(self.base, name=tool, args=dict(args), id=None)
+    async def call(
+        self, tool: str, args: Mapping[str, object], mark: SubmitForm | None = None
+    ) -> ToolOutcome:
+        call = attrs.evolve(self.base, name=tool, args=dict(args), id=None, marked_submit=mark)
         # As the caller saw them, before an action leaves the page (a submit).
         elements = self.host.elements_of(call)
         try:
@@ -228,9 +243,10 @@ class RoutineRuns:
             )
         self.running[tab] = routine.name
         try:
-            return await replay(routine, browser, values, start_at=start_at)
+            run = await replay(routine, browser, values, start_at=start_at)
         finally:
             del self.running[tab]
+        return attrs.evolve(run, unasked=tuple(browser.unasked))
 
     def close(
         self,
@@ -283,6 +299,7 @@ async def run_in_tab(
     *,
     start_at: int = 0,
     watch: StepWatch | None = None,
+    granted: bool = False,
     keep_healed: bool = False,
 ) -> RoutineRun:
     """`HostState.run_routine`; `RoutineError` when the routine, a parameter or the
@@ -321,15 +338,25 @@ async def run_in_tab(
     host.forget_view(own)
     host.tasks.end(own)
     run_as = attrs.evolve(base, session=own, view=own, asks_as=caller)
-    browser = TabBrowser(host, run_as, ask, later, watch)
-    if closed is not None and start_at == len(routine.steps):
-        # The step done for it was the last: nothing is left to run. A routine that
-        # answers with its end page (no read is its result) still does.
-        answers_last = not any(step.result for step in routine.steps)
-        results = (await browser.whole_page(),) if answers_last else ()
-        run = Run(routine.name, "done", len(routine.steps), 0, results)
-    else:
-        run = await runs.run(browser, routine, values, start_at)
+    # The person's grants for the routine as its file is now (a heal kept just now
+    # changed it: they lapsed), for a run the person started.
+    grant = host.grants.valid(routine) if granted and host.grants is not None else None
+    marks = grant.unasked if grant is not None and kept is None else {}
+    browser = TabBrowser(host, run_as, ask, later, watch, marks)
+    # The sites the person granted this routine: this run's task's, for the run.
+    allowed = grant.allowed_sites() if grant is not None and kept is None else frozenset()
+    host.sites.grant(own, allowed)
+    try:
+        if closed is not None and start_at == len(routine.steps):
+            # The step done for it was the last: nothing is left to run. A routine that
+            # answers with its end page (no read is its result) still does.
+            answers_last = not any(step.result for step in routine.steps)
+            results = (await browser.whole_page(),) if answers_last else ()
+            run = Run(routine.name, "done", len(routine.steps), 0, results)
+        else:
+            run = await runs.run(browser, routine, values, start_at)
+    finally:
+        host.sites.ungrant(own)
     runs.ended(caller, run, host.recording.count(caller))
     problem = closed.problem if closed is not None else ""
     return RoutineRun(run, healed, problem, kept)

@@ -115,6 +115,7 @@ class SetOff:
         *,
         granted: bool,
         granted_download: bool,
+        granted_only: Callable[[str, str], bool] | None = None,
     ) -> Judge:
         """The judge of one run of the call's action (`request_judge`), knowing what the
         task typed and the secret fields ``tab``'s latest snapshot showed masked."""
@@ -124,6 +125,7 @@ class SetOff:
             ask,
             granted=granted,
             granted_download=granted_download,
+            granted_only=granted_only,
             typed=lambda: self.typed(call.session),
             secrets=lambda: secrets_of(tab),
         )

@@ -35,7 +35,15 @@ import attrs
 import trio
 
 from ..envelope import Ask, SitePolicy
-from ..routines import Recording, Routine, RoutineError, RoutineStore, routine_of
+from ..routines import (
+    GRANTS_FILE,
+    Recording,
+    Routine,
+    RoutineError,
+    RoutineGrants,
+    RoutineStore,
+    routine_of,
+)
 from ..tab import (
     DEFAULT_BUDGET,
     MIN_BUDGET,
@@ -66,6 +74,7 @@ from ._tab_messages import TabRelayHub as RelayHub  # the relay with the tab mes
 from ._task_tabs import Tasks, TaskTabs
 from ._tool_call import run_call
 from ._toolbox import Toolbox
+from ._turns import TabTurns
 
 __all__ = ["HIGHLIGHT_CONFIG", "HostState", "HostStateStatistics", "open_host_state"]
 
@@ -102,11 +111,15 @@ class HostState:
     tabs: OpenTabs = attrs.field(init=False)
     # Each task's tabs and the calls acting now (``_task_tabs``).
     tasks: Tasks = attrs.field(factory=Tasks, init=False)
+    # Whose turn it is in each tab: one call at a time, bounded (``_turns``).
+    turns: TabTurns = attrs.field(factory=TabTurns)
     # What each session did, to save as a routine; the routines' folder (None: the
     # host keeps none) and the routines running now (``_routine_runs``).
     recording: Recording = attrs.field(factory=Recording)
     routines: RoutineStore | None = None
     routine_runs: RoutineRuns = attrs.field(factory=RoutineRuns)
+    # The person's grants for their routines (the side panel makes them; None: none).
+    grants: RoutineGrants | None = None
 
     def __attrs_post_init__(self) -> None:
         self.tabs = OpenTabs(self.hub, self.nursery, self.tracker, self.downloads)
@@ -187,6 +200,7 @@ class HostState:
         and the call's number (`ToolCall.id`, else a new one)."""
         seen = await look_before(self, call)
         outcome = await run_call(self, call, ask, later or ask)
+        form = outcome.submit_form
         self.recording.note(
             call.session,
             (call.name, call.args),
@@ -194,6 +208,7 @@ class HostState:
             outcome.url or seen.url,
             ok=not outcome.is_error,
             acted=outcome.side_effects,
+            form=(form.action, form.method) if form is not None else None,
         )
         return outcome
 
@@ -234,19 +249,22 @@ class HostState:
         *,
         start_at: int = 0,
         watch: StepWatch | None = None,
+        granted: bool = False,
         keep_healed: bool = False,
     ) -> RoutineRun:
         """Run the routine ``name`` in ``base``'s tab as ``base``'s session, with the
         parameters ``given``, from step ``start_at`` (``len(steps)``: none left after
-        the last was done for a stopped run), telling ``watch`` of each call. After a
-        run of this session that stopped, what it did since is the heal of the steps
-        skipped (``_routine_runs``), written at once with ``keep_healed``.
-        ``bad_request`` when the routine, a parameter or the step is wrong, a routine
-        runs in that tab, or ``keep_healed`` has nothing to keep."""
+        the last was done for a stopped run), telling ``watch`` of each call;
+        ``granted``: with the person's grants for the routine as its file is now (a run
+        the person started: the side panel's door alone says so). After a run of this
+        session that stopped, what it did since is the heal of the steps skipped
+        (``_routine_runs``), written at once with ``keep_healed``. ``bad_request`` when
+        the routine, a parameter or the step is wrong, a routine runs in that tab, or
+        ``keep_healed`` has nothing to keep."""
         try:
             return await run_in_tab(
-                self, base, name, given, ask, later or ask,
-                start_at=start_at, watch=watch, keep_healed=keep_healed,
+                self, base, name, given, ask, later or ask, start_at=start_at,
+                watch=watch, granted=granted, keep_healed=keep_healed,
             )  # fmt: skip
         except RoutineError as exc:
             raise RequestError("bad_request", str(exc)) from None
@@ -288,6 +306,7 @@ async def open_host_state(
     sites: SitePolicy | None = None,
     downloads: Downloads | None = None,
     routines: RoutineStore | None = None,
+    grants: RoutineGrants | None = None,
 ) -> AsyncIterator[HostState]:
     """The host's state for one extension connection, driving tabs through ``hub``.
 
@@ -295,8 +314,11 @@ async def open_host_state(
     the tabs' revision followers stop. ``sites`` holds the person's site lists (the
     native host loads them from its state folder; None: empty, in memory).
     ``downloads``: a browser Trimtab launched names its folder (`Downloads.folder`).
-    ``routines``: where routines are kept (the native host: its state folder).
+    ``routines``: where routines are kept (the native host: its state folder);
+    ``grants``: the person's grants for them (default: a file beside that folder).
     """
+    if grants is None and routines is not None:
+        grants = RoutineGrants.load(routines.folder.parent / GRANTS_FILE)
     tracker = CallTracker(limits=limits) if limits is not None else CallTracker()
     async with trio.open_nursery() as nursery:
         state = HostState(
@@ -307,6 +329,7 @@ async def open_host_state(
             sites=sites if sites is not None else SitePolicy(),
             downloads=downloads if downloads is not None else Downloads(),
             routines=routines,
+            grants=grants,
         )
         nursery.start_soon(follow_tabs, state, name="tabs opened and closed")
         try:

@@ -5,17 +5,22 @@ runs). Each stage is a function whose inputs and outputs are in its signature:
 2. A task tool (``tabs``, ``switch_tab``, ``new_tab``, ``close_tab``) runs its handler
    on the task (`TaskContext`) and ends here.
 3. `refuse_first`: what this client may not do at all (an element id another tab of
-   the task showed; ``evaluate`` turned off for the side panel's agent).
+   the task showed; ``evaluate`` turned off for the side panel's agent). Then the call
+   waits for its tab's turn (`TabTurns`: one call at a time per tab, in arrival
+   order, bounded) and holds it through the stages below (`in_turn`).
 4. `open_page`: the held tab, its page revision synced before a cacheable read, and
    what the site rules need to know of its page.
 5. `check_where`: the site rules, for each frame the call acts in (may ask).
 6. `decide`: the envelope (`act_with_consent`): a run without consent; an action that
    would submit, commit, download or send a secret stops before acting and the person
-   is asked; a yes runs it again. Each run is `run_guarded`: under the request guard
-   (and the trailing window it leaves), the downloads hold and the gates of the tabs
-   it opens, within the tool's time bound, the tracker answers from its cache or runs
-   the tool in the client's view (`run_in_view`), which acts, lets the page settle
-   and answers with a snapshot or a diff.
+   is asked; a yes runs it again. A routine's step the person marked "don't ask again"
+   (`ToolCall.marked_submit`) is not asked about a submit the host predicts goes where
+   the recorded one went, and its yes sends only such a submission. Each run is
+   `run_guarded`: under the request guard (and the trailing window it leaves), the
+   downloads hold and the gates of the tabs it opens, within the tool's time bound,
+   the tracker answers from its cache or runs the tool in the client's view
+   (`run_in_view`), which acts, lets the page settle and answers with a snapshot or a
+   diff.
 7. `tell`: what the answer adds: the refusal, requests held and not yet told, what
    trailing windows held, the downloads, the tabs the action opened.
 8. `outcome`: the `ToolOutcome` both doors send.
@@ -24,7 +29,7 @@ runs). Each stage is a function whose inputs and outputs are in its signature:
 from __future__ import annotations
 
 import functools
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING
 
 import attrs
@@ -34,9 +39,10 @@ from pycdp_bridge import DialogOpenError
 
 from ..envelope import Answer, Ask, Decided, Question, SitePolicy, act_with_consent, decide_evaluate
 from ..pipeline import xml
+from ..routines import SubmitForm
 from ..sites import Site
 from ..tab import Download, Downloads, Guarding, Held, deadline_waits_for_judge
-from ..tools import ToolResult, ToolSpec
+from ..tools import PredictedForm, ToolResult, ToolSpec
 from ..tracker import CallTracker, ToolPolicy, TrackedResult
 from ..wire import RequestError
 from ._call import ToolCall, ToolOutcome
@@ -57,6 +63,7 @@ from ._sites import PageFacts, check_sites, read_page
 from ._task_calls import TaskContext, stray_id, tell_opened
 from ._task_tabs import Tasks, TaskTab, TaskTabs
 from ._toolbox import Toolbox
+from ._turns import TabBusy
 
 if TYPE_CHECKING:
     from ._state import HostState
@@ -73,6 +80,26 @@ async def run_call(host: HostState, call: ToolCall, ask: Ask, later: Ask) -> Too
         return called(await handler(context), call)
     if (refusal := refuse_first(host.tabs, call, task)) is not None:
         return called(refusal, call)
+    try:
+        async with host.turns.turn(call, host.elements_of(call)) as turn:
+            return await in_turn(
+                host, call, spec, context, task, (turn.asks(ask), turn.asks(later))
+            )
+    except TabBusy as busy:
+        return called(text_outcome(str(busy), is_error=True), call)
+
+
+async def in_turn(
+    host: HostState,
+    call: ToolCall,
+    spec: ToolSpec,
+    context: TaskContext,
+    task: TaskTabs,
+    asking: tuple[Ask, Ask],
+) -> ToolOutcome:
+    """Stages 4 to 8, while the call holds its tab's turn (`TabTurns`); ``asking``: the
+    person during the call and after it."""
+    ask, later = asking
     acted = task.tabs.get(call.tab)  # as the task had it before the call (see `tell`)
     policy = host.tracker.policy(call.name)
     state, facts = await open_page(host.tabs, host.tracker, host.sites, call, policy)
@@ -196,6 +223,9 @@ class Ran:
     held: tuple[Held, ...]
     untold: tuple[Held, ...]
     opened: OpenedByCall
+    # Where the form goes that the submit question before this run was about, as the
+    # run before it predicted (None: no such question).
+    asked_form: PredictedForm | None = None
 
 
 async def decide(
@@ -220,12 +250,36 @@ async def decide(
             return await decide_evaluate(host.sites, evaluated_site, asking, question)
 
     runs: list[Ran] = []
+    marked: list[SubmitForm] = []  # the step's mark stood for the person's yes
+
+    marked_submit = call.marked_submit
+    if marked_submit is not None and call.name != "evaluate":
+        asking_person = consent_ask
+
+        async def consent_ask(question: Question) -> Answer:
+            # The person's mark stands for their yes only to the submit it was given
+            # for: the host's own prediction of where this one goes must match it.
+            predicted = runs[-1].tracked.result.consent_form if runs else None
+            if (
+                question.what == "submit"
+                and predicted is not None
+                and marked_submit.matches(predicted.method, predicted.action)
+            ):
+                marked.append(marked_submit)
+                return Answer.by_mark()
+            return await asking_person(question)
 
     async def run(consented: bool) -> Ran:
         # A yes for a predicted download lets the download go without a second question.
         asked = asked_about(runs[-1]) if runs else None
         granted_download = consented and asked == "download"
-        ran = await run_guarded(host, call, spec, policy, state, asks, consented, granted_download)
+        # A mark's yes covers only the submission that goes where the recorded one went.
+        only = marked[0].matches if consented and marked else None
+        ran = await run_guarded(
+            host, call, spec, policy, state, asks, (consented, granted_download, only)
+        )
+        if runs and asked == "submit":
+            ran = attrs.evolve(ran, asked_form=runs[-1].tracked.result.consent_form)
         runs.append(ran)
         return ran
 
@@ -262,13 +316,14 @@ async def run_guarded(
     policy: ToolPolicy,
     state: OpenTab,
     asks: tuple[Ask, Ask],
-    consented: bool,
-    granted_download: bool,
+    grants: tuple[bool, bool, Callable[[str, str], bool] | None],
 ) -> Ran:
     """One run of the call's action, under its request guard (which holds the downloads
     it starts) and the gates of the tabs it opens, through the tracker, within the
-    tool's time bound."""
+    tool's time bound. ``grants``: whether it runs with the person's yes, whether that
+    yes was for a download, and what submission alone it covers (a routine step's mark)."""
     asking, later = asks
+    consented, granted_download, granted_only = grants
     view = state.view(call.view)
     # A yes to run code is no yes to the form it may submit: asked on its own.
     judge = host.set_off.judge(
@@ -278,6 +333,7 @@ async def run_guarded(
         view,
         granted=consented and call.name != "evaluate",
         granted_download=granted_download,
+        granted_only=granted_only,
     )
     guard = host.set_off.guarding(
         judge, host.sites, call, later, host.nursery, view, host.downloads
@@ -411,4 +467,6 @@ def outcome(
         # Trimtab's words alone stay so only while no note (which names the page's) was
         # added.
         quotes_page=result.quotes_page or told.content != result.content,
+        # (A form is named only for a submit's question.)
+        submit_form=(ran.asked_form or result.consent_form) if consent.required else None,
     )

@@ -33,8 +33,8 @@ from ..link import (
     PermissionProblem,
     choose_endpoint,
     connect,
-    list_endpoints,
-    read_secret,
+    find_endpoints,
+    secret_of,
 )
 from ..tools import (
     MCP_GROUPS,
@@ -61,6 +61,7 @@ EXIT_CODES: Final[Mapping[str, int]] = {
     "no_browser": 3,
     "ambiguous": 3,
     "no_secret": 3,
+    "no_link": 3,
     "link_closed": 3,
     "forbidden": 4,
     "stopped": 4,
@@ -306,13 +307,16 @@ def _leaves(exc: BaseException) -> Any:
 
 
 def _list_browsers() -> int:
-    endpoints = list_endpoints()
+    endpoints = find_endpoints()
     if not endpoints:
         print("trimtab: no browser with the Trimtab extension is running", file=sys.stderr)
         return EXIT_CODES["no_browser"]
     for endpoint in endpoints:
         state = "running" if endpoint.alive else "gone"
-        print(f"{endpoint.name}\t{endpoint.info.browser}\t{state}\t{endpoint.info.profile}")
+        where = endpoint.address or f"closed: {endpoint.info.problem}"
+        print(
+            f"{endpoint.name}\t{endpoint.info.browser}\t{state}\t{endpoint.info.profile}\t{where}"
+        )
     return 0
 
 
@@ -320,12 +324,13 @@ def _list_browsers() -> int:
 async def _connected(options: argparse.Namespace) -> AsyncIterator[LinkClient]:
     endpoint = choose_endpoint(options.browser)
     try:
-        secret = read_secret()
+        secret = secret_of(endpoint)
     except (OSError, PermissionProblem) as exc:
         raise LinkError("no_secret", f"cannot read the link's secret: {exc}") from exc
     session = getattr(options, "session", None)
     client = {"name": "trimtab-cli", "version": ""}
-    async with connect(endpoint.socket, secret, client, session=session) as link:
+    assert endpoint.address is not None  # choose_endpoint picks reachable ones
+    async with connect(endpoint.address, secret, client, session=session) as link:
         yield link
 
 

@@ -30,8 +30,9 @@ from ..link import (
     choose_endpoint,
     connect,
     endpoint_dir,
+    find_endpoints,
     list_endpoints,
-    read_secret,
+    secret_of,
     secret_path,
 )
 from ._installs import installed_profiles
@@ -108,7 +109,7 @@ def run_doctor(args: argparse.Namespace) -> int:
 
 async def _all_checks(args: argparse.Namespace) -> list[Check]:
     found = _found_browsers()
-    running = [endpoint for endpoint in list_endpoints(endpoint_dir()) if endpoint.alive]
+    running = [endpoint for endpoint in find_endpoints() if endpoint.alive]
     recorded = installed_profiles()
     profiles = _profiles(args.user_data_dir, running, recorded)
     manifests = _manifests(profiles, found)
@@ -255,7 +256,7 @@ def _manifest(browser: str, path: Path, origin: str) -> Check:
 
 def _host(browser: str | None, recorded: list[Path]) -> Check:
     folder = endpoint_dir()
-    endpoints = list_endpoints(folder)
+    endpoints = find_endpoints()
     alive = [endpoint for endpoint in endpoints if endpoint.alive]
     # A profile the host was registered in is read only by a browser started with it.
     started = (
@@ -268,14 +269,16 @@ def _host(browser: str | None, recorded: list[Path]) -> Check:
     if not alive:
         return Check("host", False, f"no running host has an endpoint in {folder}", fix)
     try:
-        chosen = choose_endpoint(browser, folder)
+        chosen = choose_endpoint(browser)
     except LinkError as exc:
+        if exc.code == "no_link":
+            return Check("host", False, exc.message, "fix what it names, then restart the browser")
         return Check("host", False, exc.message, "pass --browser with one of the names")
     return Check(
         "host",
         True,
         f"{chosen.name}: {chosen.info.browser} (profile {chosen.info.profile}), host pid "
-        f"{chosen.info.pid}, {len(alive)} running",
+        f"{chosen.info.pid}, listening on {chosen.address}, {len(alive)} running",
     )
 
 
@@ -296,7 +299,11 @@ def _permissions() -> Check:
         mode = stat.S_IMODE(folder.lstat().st_mode)
         if mode != 0o700:
             problems.append(f"{folder} is {mode:04o}, not 0700")
-        items += [(endpoint.socket, 0o600) for endpoint in list_endpoints(folder)]
+        items += [
+            (endpoint.address, 0o600)
+            for endpoint in list_endpoints(folder)
+            if isinstance(endpoint.address, Path)
+        ]
     for path, wanted in items:
         try:
             mode = stat.S_IMODE(path.lstat().st_mode)
@@ -315,9 +322,10 @@ def _permissions() -> Check:
 async def _link(browser: str | None) -> Check:
     try:
         endpoint = choose_endpoint(browser)
-        secret = read_secret()
+        secret = secret_of(endpoint)
+        assert endpoint.address is not None  # choose_endpoint picks reachable ones
         with trio.fail_after(10):
-            async with connect(endpoint.socket, secret, {"name": "trimtab-doctor"}) as link:
+            async with connect(endpoint.address, secret, {"name": "trimtab-doctor"}) as link:
                 pong = await link.request("ping")
                 tabs = (await link.request("tabs"))["tabs"]
     except SecretMissing as exc:

@@ -40,6 +40,8 @@ __all__ = [
     "ConsentNeeded",
     "DownloadReason",
     "EvaluateReason",
+    "FormReason",
+    "PredictedForm",
     "SecretReason",
     "activation_reason",
     "change_reason",
@@ -87,6 +89,46 @@ class EvaluateReason(str):
     waived by the "ask before submitting" setting; the person may allow it per site."""
 
 
+@attrs.frozen
+class PredictedForm:
+    """Where the form an action would submit goes, as the browser would send it (read
+    in Trimtab's isolated world): its action URL and method (``GET``, ``POST``,
+    ``DIALOG``), its submitter's ``formaction`` and ``formmethod`` first."""
+
+    action: str
+    method: str
+
+    @classmethod
+    def from_page(cls, raw: object) -> PredictedForm | None:
+        if not isinstance(raw, Mapping):
+            return None
+        action, method = raw.get("action"), raw.get("method")
+        if not isinstance(action, str) or not action or not isinstance(method, str):
+            return None
+        return cls(action, method.upper() or "GET")
+
+
+class FormReason(str):
+    """A reason about an action that may submit a form, with where the form goes
+    (`PredictedForm`): a routine's step the person marked "don't ask again" skips its
+    question only when this matches what was recorded."""
+
+    form: PredictedForm | None
+
+    def __new__(cls, reason: str, form: PredictedForm | None = None) -> FormReason:
+        made = super().__new__(cls, reason)
+        made.form = form
+        return made
+
+
+def _with_form(reason: str | None, facts: CommitFacts) -> str | None:
+    """``reason`` with the form ``facts`` name, when it is a submit's reason (not a
+    secret's, a download's or code's) and the element is in a form."""
+    if reason is None or type(reason) is not str or facts.form is None or facts.unknown:
+        return reason
+    return FormReason(reason, facts.form)
+
+
 class ConsentNeeded(Exception):
     """The action may submit or commit something and the person has not agreed yet.
 
@@ -102,6 +144,8 @@ class ConsentNeeded(Exception):
         # The id of the element asked about when it is not the call's own ``id`` (one
         # of `fill`'s fields), for the side panel to highlight it.
         self.eid = eid
+        # Where the form it would submit goes, when Trimtab could read it.
+        self.form = reason.form if isinstance(reason, FormReason) else None
         self.what: ConsentKind = (
             "secret"
             if isinstance(reason, SecretReason)
@@ -132,6 +176,7 @@ class CommitFacts:
     downloads: bool = False  # a link with a download attribute: a click saves a file
     secret: Secret | None = None  # the kind of secret the field holds (`secret_of`)
     listeners: frozenset[str] = frozenset()
+    form: PredictedForm | None = None  # where the element's form would go
 
     @classmethod
     def from_page(cls, facts: Mapping[str, Any], listeners: frozenset[str]) -> CommitFacts:
@@ -150,6 +195,7 @@ class CommitFacts:
             downloads=bool(facts.get("downloads")),
             secret=secret_of(facts.get("hints")),
             listeners=listeners,
+            form=PredictedForm.from_page(facts.get("form")),
         )
 
 
@@ -314,7 +360,7 @@ async def key_reason(target: Target, key: KeyDef, modifiers: int) -> str | None:
         facts = await _facts(target, None, str(object_id))
     except _UNKNOWN as exc:
         return f"Trimtab could not tell what the key would act on ({exc})"
-    return key_reason_for(facts, key, modifiers)
+    return _with_form(key_reason_for(facts, key, modifiers), facts)
 
 
 # Whatever goes wrong while reading the facts means "cannot tell", which means ask.
@@ -336,7 +382,7 @@ async def _decide(target: Target, element: Located, rule: Any) -> str | None:
     except _UNKNOWN as exc:
         return f"Trimtab could not tell whether this submits ({exc})"
     reason: str | None = rule(facts)
-    return reason
+    return _with_form(reason, facts)
 
 
 async def _isolated_context(target: Target, session: str | None, element: Located | None) -> int:

@@ -110,10 +110,18 @@ class Answer:
     always: bool = False
     # The site on the person's never list that refused the call without asking.
     never: str | None = None
+    # A yes the person gave beforehand: their "don't ask again for this routine" mark
+    # on the step of a routine's run, for a submit that matched its recording.
+    marked: bool = False
 
     @classmethod
     def yes(cls) -> Answer:
         return cls(allow=True)
+
+    @classmethod
+    def by_mark(cls) -> Answer:
+        """Yes, unasked: the person marked this routine's step "don't ask again"."""
+        return cls(allow=True, answered=False, marked=True)
 
     @classmethod
     def no(cls) -> Answer:

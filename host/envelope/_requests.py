@@ -20,7 +20,9 @@ place that decides and asks about them:
 * the person's yes for a predicted submit sends that one submission without a
   second question: the form's own, or, for a form that submits through its own
   script, the first request it would ask about in its place; anything more the
-  action sends is asked about;
+  action sends is asked about. A yes the person gave beforehand (a routine's step
+  marked "don't ask again") holds only for a submission ``granted_only`` says goes
+  where the recorded one went (its method and address): any other is asked about;
 * a response the browser would save as a file (a download) is asked about
   (what="download"), wherever it comes from, unless the call runs with the person's
   yes for a predicted download (a link with a ``download`` attribute);
@@ -42,7 +44,7 @@ on the site policy, `SitePolicy`, and asks about a site with `decide_site`).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Final, Literal, Protocol
 from urllib.parse import unquote, unquote_plus
 
@@ -206,6 +208,9 @@ class RequestJudge:
     granted: bool = False
     ask_before_submit: bool = True
     granted_download: bool = False  # the call's yes was for a download it predicted
+    # The yes came from a routine step's mark: it covers only a request (method, URL)
+    # this accepts (the recorded form's); None: the person's yes covers the submission.
+    granted_only: Callable[[str, str], bool] | None = None
     # A trailing window's judge: the action is over, and what the page sends now is
     # asked about as sent after it.
     after: bool = False
@@ -218,13 +223,14 @@ class RequestJudge:
     async def __call__(self, request: SentRequest, element: str | None) -> RequestRuling:
         """Decide on `request`, asking the person when it needs their yes. `element`
         names what the action acts on (escaped page text), or None."""
+        granted = self._grants(request)
         verdict = request_verdict(
-            request, self.sites, granted=self.granted, granted_download=self.granted_download
+            request, self.sites, granted=granted, granted_download=self.granted_download
         )
         # Decided before any wait: a request paused as the action ends is decided
         # without one (see the request guard).
         if verdict == "send":
-            if request.form and self.granted:
+            if request.form and granted:
                 self._submitted = True
             return RequestRuling(send=True)
         if verdict == "ask" and self._covered(request):
@@ -282,12 +288,19 @@ class RequestJudge:
         """Whether the call's yes for a predicted submit covers this request: the first
         that would be asked about, to the task's sites, not a download."""
         return (
-            self.granted
+            self._grants(request)
             and not self.granted_download
             and not self._submitted
             and request.download is None
             and self.sites.allows(request.url)
         )
+
+    def _grants(self, request: SentRequest) -> bool:
+        """Whether the call's yes may cover ``request`` (a yes given beforehand: only
+        the submission it was given for)."""
+        if not self.granted:
+            return False
+        return self.granted_only is None or self.granted_only(request.method, request.url)
 
     def _question(self, request: SentRequest, element: str | None) -> Question:
         site = self.sites.name(request.url)

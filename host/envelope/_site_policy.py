@@ -6,6 +6,8 @@ A task (the side panel agent's task, or an outside client's session: the tool ca
 on, or navigating to, any other site asks the person once per site per task: "once"
 allows it for the rest of the task, "always" puts it on the always list, "no" refuses
 the one call. A site on the never list is refused without asking, whatever the task.
+A routine's run may start with the sites the person granted that routine (`grant`),
+for that run's task only.
 
 The lists are the person's, kept in ``sites.json`` in the host's state folder (0600,
 written whole to a temporary file and renamed, so a crash never leaves half a list).
@@ -57,6 +59,8 @@ class SitePolicy:
     )
     # task -> the sites it may act on (where it started, and its "once" answers).
     _tasks: dict[str, set[Site]] = attrs.field(factory=dict, init=False)
+    # task -> the sites the person granted the routine it runs (`grant`).
+    _granted: dict[str, frozenset[Site]] = attrs.field(factory=dict, init=False)
 
     @classmethod
     def load(cls, folder: Path | None) -> SitePolicy:
@@ -86,11 +90,26 @@ class SitePolicy:
 
     def allowed(self, task: str) -> frozenset[Site]:
         """The sites ``task`` may act on besides the always list."""
-        return frozenset(self._tasks.get(task, ()))
+        return frozenset(self._tasks.get(task, ())) | self._granted.get(task, frozenset())
+
+    def grant(self, task: str, sites: frozenset[Site]) -> None:
+        """Let ``task`` (a routine's run) act on ``sites`` without asking, as the person
+        granted that routine: for this task only, until `ungrant` (the run ended). It
+        does not start the task: its first call's site is still where it started."""
+        granted = frozenset(site for site in sites if not site.opaque)
+        if granted:
+            self._granted[task] = granted
+        else:
+            self._granted.pop(task, None)
+
+    def ungrant(self, task: str) -> None:
+        """Drop the sites granted to ``task`` (the routine's run ended)."""
+        self._granted.pop(task, None)
 
     def forget(self, task: str) -> None:
         """Drop what ``task`` was allowed (the task ended)."""
         self._tasks.pop(task, None)
+        self._granted.pop(task, None)
 
     def verdict(self, task: str, site: Site) -> Verdict:
         """Whether ``task`` may act on ``site`` now, must ask first, or may not at all."""
@@ -100,6 +119,8 @@ class SitePolicy:
             # No site to remember or allow: every such call is asked about.
             return "ask"
         if site in self.always or site in self._tasks.get(task, ()):
+            return "allow"
+        if site in self._granted.get(task, ()):
             return "allow"
         return "ask"
 

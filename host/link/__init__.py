@@ -1,19 +1,28 @@
 """The link: how agents outside the browser reach the host that Chrome started.
 
-The host (``trimtab.native``) listens on a per-user local endpoint, a Unix socket in
-a folder only the user can enter (`_paths`), and a client must first present the
-per-install secret kept in a 0600 file next to the host's state. Framing on the
-socket is the host's own (``trimtab.wire``: a 4-byte length and UTF-8
-JSON), and each connection is served by the wire's request loop
-(``trimtab.wire.HostServer``).
+The host (``trimtab.native``) listens on a per-user local endpoint and a client must
+first present the per-install secret kept in a 0600 file next to the host's state.
+The endpoint is one of two transports (`_transport`), with the same hello, secret and
+framing: a Unix socket in a folder only the user can enter (`_paths`), the default on
+Linux and macOS; or loopback TCP, 127.0.0.1 only on a port written to the endpoint's
+info file, the default on Windows (Python has no Unix socket there) and chosen
+anywhere by ``TRIMTAB_LINK=tcp`` (or ``tcp:PORT``) in the browser's environment.
+Clients read which from the info file. A client in WSL finds a Windows host's
+endpoints and secret in the Windows user's folder (`_wsl`). Framing is the host's
+own (``trimtab.wire``: a 4-byte length and UTF-8 JSON), and each connection is served
+by the wire's request loop (``trimtab.wire.HostServer``).
 
-- `_paths`: the endpoint folder, the secret, endpoint names and the list of endpoints.
-- `_endpoint`: `open_link`, the endpoint socket and its info file while the host runs.
+- `_transport`: the two transports, ``TRIMTAB_LINK``, and the loopback check of a TCP peer.
+- `_paths`: the endpoint folder, the secret, endpoint names, the list of endpoints, and
+  the pruning of endpoints whose host is gone.
+- `_wsl`: from WSL, the Windows host's state folder under ``/mnt/c/Users/NAME``.
+- `_endpoint`: `open_link`, the endpoint and its info file while the host runs.
 - `_server`: `Link`, the listening side inside the host: one `LinkSession` per
   client (its own tracker session and its own snapshot memory per tab), the tabs
   the person shared (pushed by the extension); the person is asked in the side
   panel through ``trimtab.envelope``.
-- `_client`: `LinkClient`, the connecting side (``trimtab mcp``, the command line).
+- `_client`: `LinkClient`, the connecting side (``trimtab mcp``, the command line),
+  and the choice of an endpoint (live ones only).
 - `_untrusted`: `page_data`, the one writer of the untrusted block around every page
   string a client is sent (a tool's content, the tab listing), with each session's
   own `marker`.
@@ -23,7 +32,15 @@ May import ``trimtab.wire``, ``trimtab.browser`` (`HostState`, which runs the to
 and ``trimtab.envelope``.
 """
 
-from ._client import HOW_TO_SHARE, LinkClient, LinkError, OnProgress, choose_endpoint, connect
+from ._client import (
+    HOW_TO_SHARE,
+    LinkClient,
+    LinkError,
+    OnProgress,
+    choose_endpoint,
+    connect,
+    find_endpoints,
+)
 from ._endpoint import open_link
 from ._paths import (
     ENDPOINT_SUFFIX,
@@ -34,34 +51,43 @@ from ._paths import (
     endpoint_dir,
     list_endpoints,
     read_secret,
+    secret_of,
     secret_path,
     state_dir,
 )
 from ._server import PARKED_SESSION_LIFETIME, PROGRESS_INTERVAL, Link, LinkSession
+from ._transport import LINK_ENV, LinkAddress, TcpAddress, Transport, TransportProblem
 from ._untrusted import new_marker, page_data
 
 __all__ = [
     "ENDPOINT_SUFFIX",
     "HOW_TO_SHARE",
+    "LINK_ENV",
     "PARKED_SESSION_LIFETIME",
     "PROGRESS_INTERVAL",
     "Endpoint",
     "EndpointInfo",
     "Link",
+    "LinkAddress",
     "LinkClient",
     "LinkError",
     "LinkSession",
     "OnProgress",
     "PermissionProblem",
     "SecretMissing",
+    "TcpAddress",
+    "Transport",
+    "TransportProblem",
     "choose_endpoint",
     "connect",
     "endpoint_dir",
+    "find_endpoints",
     "list_endpoints",
     "new_marker",
     "open_link",
     "page_data",
     "read_secret",
+    "secret_of",
     "secret_path",
     "state_dir",
 ]

@@ -1,4 +1,6 @@
-"""The link's connecting side: `connect` to a browser's endpoint and send requests.
+"""The link's connecting side: `connect` to a browser's endpoint (its Unix socket, or its
+port on 127.0.0.1, as its info file says) and send requests; `choose_endpoint` picks
+the endpoint among the live ones (in WSL, the Windows hosts' too: `_wsl`).
 
 Used by ``trimtab mcp`` and the command line. One reader task matches replies to
 requests by id (so requests may run concurrently, as MCP tool calls do) and
@@ -30,9 +32,19 @@ from ..wire import (
     encode_frame,
     encode_json,
 )
-from ._paths import Endpoint, list_endpoints
+from ._paths import SECRET_FILE, Endpoint, list_endpoints
+from ._transport import LinkAddress, TcpAddress
+from ._wsl import WSL_LOOPBACK_HINT, wsl_state_dirs
 
-__all__ = ["HOW_TO_SHARE", "LinkClient", "LinkError", "OnProgress", "choose_endpoint", "connect"]
+__all__ = [
+    "HOW_TO_SHARE",
+    "LinkClient",
+    "LinkError",
+    "OnProgress",
+    "choose_endpoint",
+    "connect",
+    "find_endpoints",
+]
 
 # The person's side, told to every outside agent that finds no tab shared: how a tab
 # is shared, and where the questions are asked.
@@ -248,15 +260,24 @@ def _result_of(reply: Mapping[str, Any]) -> JSONObject:
     return result
 
 
-async def _open_unix(path: Path) -> trio.SocketStream:
-    sock = trio.socket.socket(stdlib_socket.AF_UNIX, stdlib_socket.SOCK_STREAM)
+async def _open(address: LinkAddress) -> trio.SocketStream:
+    """A stream to the Unix socket at ``address``, or to its port on 127.0.0.1."""
+    if isinstance(address, TcpAddress):
+        sock = trio.socket.socket(stdlib_socket.AF_INET, stdlib_socket.SOCK_STREAM)
+        target: tuple[str, int] | str = (address.host, address.port)
+    else:
+        unix = getattr(stdlib_socket, "AF_UNIX", None)
+        if unix is None:
+            raise LinkError("no_browser", f"{address} is a Unix socket: none on this platform")
+        sock = trio.socket.socket(unix, stdlib_socket.SOCK_STREAM)
+        target = os.fspath(address)
     try:
-        await sock.connect(os.fspath(path))
+        await sock.connect(target)
     except OSError as exc:
         sock.close()
         raise LinkError(
             "no_browser",
-            f"nothing answers at {path} ({exc.strerror or exc}); is the browser running "
+            f"nothing answers at {address} ({exc.strerror or exc}); is the browser running "
             "with the Trimtab extension?",
         ) from exc
     except BaseException:
@@ -267,20 +288,21 @@ async def _open_unix(path: Path) -> trio.SocketStream:
 
 @contextlib.asynccontextmanager
 async def connect(
-    socket_path: Path,
+    address: LinkAddress,
     secret: str,
     client: Mapping[str, str] | None = None,
     *,
     session: str | None = None,
 ) -> AsyncIterator[LinkClient]:
-    """A `LinkClient` on ``socket_path``, its hello (with ``secret``) accepted.
+    """A `LinkClient` on ``address`` (an endpoint's: a Unix socket's path or a port on
+    127.0.0.1), its hello (with ``secret``) accepted.
 
     ``session`` names the client's view (snapshot memory, tracker session) so that
     the next connection with the same name continues it: consecutive ``trimtab
     call``s then get diffs, as one MCP session does.
     """
     with trio.fail_after(CONNECT_TIMEOUT):
-        stream = await _open_unix(socket_path)
+        stream = await _open(address)
     async with stream:
         decoder = FrameDecoder(max_frame=MAX_INCOMING_FRAME)
         hello = {
@@ -313,27 +335,56 @@ async def connect(
                 nursery.cancel_scope.cancel()
 
 
+def find_endpoints(folder: Path | None = None) -> list[Endpoint]:
+    """The endpoints in ``folder``; by default this user's (`list_endpoints`) and, in
+    WSL, those of the Windows hosts (`_wsl`), live ones first."""
+    if folder is not None:
+        return list_endpoints(folder)
+    found = list_endpoints()
+    for windows in wsl_state_dirs():
+        found += list_endpoints(windows, secret_file=windows / SECRET_FILE, windows=True)
+    found.sort(key=lambda endpoint: not endpoint.alive)
+    return found
+
+
 def choose_endpoint(browser: str | None = None, folder: Path | None = None) -> Endpoint:
     """The endpoint of ``browser`` (a name from ``--list-browsers``, or its browser
-    part), or the only live one when ``browser`` is None."""
-    endpoints = [endpoint for endpoint in list_endpoints(folder) if endpoint.alive]
+    part), or the only live one when ``browser`` is None. Endpoints whose host is gone
+    are never chosen; one whose host could not open it is refused with the host's
+    reason."""
+    found = find_endpoints(folder)
+    endpoints = [endpoint for endpoint in found if endpoint.alive]
     if browser is not None:
         matching = [
             endpoint for endpoint in endpoints if browser in (endpoint.name, endpoint.info.browser)
         ]
     else:
         matching = endpoints
-    if not matching:
+    usable = [endpoint for endpoint in matching if endpoint.address is not None]
+    if not usable and matching:
+        closed = matching[0]
+        raise LinkError(
+            "no_link",
+            f"the host of {closed.name} ({closed.info.browser}) could not open its link: "
+            f"{closed.info.problem}",
+        )
+    if not usable:
         wanted = f"browser {browser!r}" if browser else "browser"
         known = ", ".join(endpoint.name for endpoint in endpoints) or "none"
-        raise LinkError(
-            "no_browser",
+        message = (
             f"no running {wanted} with the Trimtab extension (endpoints: {known}); "
-            "open the browser, or run `trimtab doctor`",
+            "open the browser, or run `trimtab doctor`"
         )
-    if len(matching) > 1:
-        names = ", ".join(endpoint.name for endpoint in matching)
+        silent = [endpoint for endpoint in found if endpoint.windows and not endpoint.alive]
+        if silent:
+            message += (
+                f". The Windows browser's endpoint {silent[0].name} ({silent[0].address}) "
+                f"does not answer from WSL: the browser quit, or {WSL_LOOPBACK_HINT}"
+            )
+        raise LinkError("no_browser", message)
+    if len(usable) > 1:
+        names = ", ".join(endpoint.name for endpoint in usable)
         raise LinkError(
             "ambiguous", f"several browsers are running ({names}); pick one with --browser"
         )
-    return matching[0]
+    return usable[0]

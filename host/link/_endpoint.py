@@ -1,8 +1,10 @@
-"""Opening the link: the endpoint socket and its info file, for as long as the host runs."""
+"""Opening the link: its endpoint (a Unix socket or a port on 127.0.0.1) and its info
+file, for as long as the host runs; the endpoints crashed hosts left, removed first."""
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import logging
 import os
@@ -11,6 +13,7 @@ import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import attrs
 import trio
 
 from ..browser import HostState
@@ -25,14 +28,37 @@ from ._paths import (
     endpoint_dir,
     endpoint_name,
     ensure_private_dir,
+    prune_stale,
     read_or_create_secret,
     state_dir,
 )
 from ._server import Link
+from ._transport import (
+    LINK_ENV,
+    LOOPBACK,
+    LinkAddress,
+    TcpAddress,
+    Transport,
+    TransportProblem,
+    transport_from,
+)
 
 __all__ = ["open_link"]
 
 log = logging.getLogger("trimtab.link")
+
+# What a bind that finds its port in use says: taken (EADDRINUSE), or on Windows also
+# reserved for Hyper-V and WSL or otherwise forbidden (WSAEACCES).
+_PORT_TAKEN = frozenset(
+    code
+    for code in (
+        errno.EADDRINUSE,
+        getattr(errno, "WSAEADDRINUSE", None),
+        getattr(errno, "WSAEACCES", None),
+        errno.EACCES,
+    )
+    if code is not None
+)
 
 
 def _parent_browser() -> tuple[str, str]:
@@ -51,7 +77,7 @@ def _parent_browser() -> tuple[str, str]:
     return Path(exe).name or "browser", profile
 
 
-async def _bind(path: Path) -> trio.SocketListener:
+async def _bind_unix(path: Path) -> trio.SocketListener:
     if len(os.fsencode(path)) > MAX_SOCKET_PATH:
         raise PermissionProblem(f"socket path {path} is too long for a Unix socket")
     # A socket left by a host that crashed (or by the previous host of this
@@ -67,6 +93,59 @@ async def _bind(path: Path) -> trio.SocketListener:
         sock.close()
         raise
     return trio.SocketListener(sock)
+
+
+async def _bind_tcp(port: int) -> trio.SocketListener:
+    """Listen on 127.0.0.1:``port`` (0: a free port the system picks); a port another
+    program holds is a `TransportProblem` naming it."""
+    sock = trio.socket.socket(stdlib_socket.AF_INET, stdlib_socket.SOCK_STREAM)
+    try:
+        if sys.platform == "win32":
+            # Windows' SO_REUSEADDR would let this socket steal a port in use.
+            sock.setsockopt(stdlib_socket.SOL_SOCKET, stdlib_socket.SO_EXCLUSIVEADDRUSE, 1)
+        else:
+            # A port the previous host left in TIME_WAIT may be taken again; one another
+            # program listens on may not (Linux and macOS refuse that bind regardless).
+            sock.setsockopt(stdlib_socket.SOL_SOCKET, stdlib_socket.SO_REUSEADDR, 1)
+        try:
+            await sock.bind((LOOPBACK, port))
+        except OSError as exc:
+            if exc.errno not in _PORT_TAKEN:
+                raise
+            raise TransportProblem(
+                f"port {port} on {LOOPBACK} is taken by another program or not allowed "
+                f"({exc.strerror or exc}); free it, set {LINK_ENV}=tcp:PORT with another "
+                f"port, or {LINK_ENV}=tcp for any free one, and restart the browser"
+            ) from exc
+        sock.listen(16)
+    except BaseException:
+        sock.close()
+        raise
+    return trio.SocketListener(sock)
+
+
+async def _listen(
+    transport: Transport, folder: Path, name: str
+) -> tuple[trio.SocketListener, LinkAddress]:
+    socket_path = folder / (name + ENDPOINT_SUFFIX)
+    if transport.kind == "tcp":
+        listener = await _bind_tcp(transport.port)
+        # The socket this browser's previous host made, on the Unix transport, is gone.
+        with contextlib.suppress(FileNotFoundError):
+            socket_path.unlink()
+        return listener, TcpAddress(listener.socket.getsockname()[1])
+    return await _bind_unix(socket_path), socket_path
+
+
+def _publish(folder: Path, info: EndpointInfo) -> tuple[Path, int]:
+    """Write the info file (whole, then renamed into place): its path and inode."""
+    info_path = folder / (info.name + INFO_SUFFIX)
+    info_tmp = info_path.with_suffix(".tmp")
+    fd = os.open(info_tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as file:
+        json.dump(info.to_json(), file)
+    os.replace(info_tmp, info_path)
+    return info_path, info_path.lstat().st_ino
 
 
 def _remove_if_ours(path: Path, inode: int) -> None:
@@ -85,11 +164,16 @@ async def open_link(
     *,
     folder: Path | None = None,
     secret_folder: Path | None = None,
+    transport: Transport | None = None,
 ) -> AsyncIterator[Link]:
-    """Listen on this browser's endpoint while the host runs.
+    """Listen on this browser's endpoint while the host runs: on ``transport``, by
+    default the one ``TRIMTAB_LINK`` names (`_transport`).
 
-    A link that cannot be opened (an unsafe folder, a path too long) is logged and
-    left closed: the side panel's own agent must keep working regardless.
+    Endpoints of hosts that are gone are removed from the folder first. A link that
+    cannot be opened (an unsafe folder, a path too long, a port taken) is logged,
+    said in the info file when the folder is usable (``problem``, for clients to tell
+    the person) and left closed: the side panel's own agent must keep working
+    regardless.
     """
     browser, profile = _parent_browser()
     name = endpoint_name(browser, profile, origin)
@@ -101,29 +185,39 @@ async def open_link(
         pid=os.getpid(),
         version=host_version(),
     )
-    if sys.platform == "win32":  # named pipes are not built yet (README)
-        yield Link(state, panel, extension, info, secret="", socket_path=None)
-        return
     folder = endpoint_dir() if folder is None else folder
+    published: tuple[Path, int] | None = None
     try:
         secret = read_or_create_secret(state_dir() if secret_folder is None else secret_folder)
         ensure_private_dir(folder)
-        socket_path = folder / (name + ENDPOINT_SUFFIX)
-        listener = await _bind(socket_path)
-    except (OSError, PermissionProblem) as exc:
+        removed = prune_stale(folder, keep=name)
+        if removed:
+            log.info("removed endpoints of hosts that are gone: %s", ", ".join(removed))
+        chosen = (
+            transport_from(os.environ.get(LINK_ENV), sys.platform)
+            if transport is None
+            else transport
+        )
+        info = attrs.evolve(info, transport=chosen.kind)
+        listener, address = await _listen(chosen, folder, name)
+    except (OSError, PermissionProblem, TransportProblem) as exc:
         log.warning("the link to outside agents is not open: %s", exc)
-        yield Link(state, panel, extension, info, secret="", socket_path=None)
+        problem = str(exc)
+        with contextlib.suppress(OSError, PermissionProblem):
+            ensure_private_dir(folder)
+            published = _publish(folder, attrs.evolve(info, problem=problem))
+        try:
+            yield Link(state, panel, extension, info, secret="", address=None, problem=problem)
+        finally:
+            if published is not None:
+                _remove_if_ours(*published)
         return
-    link = Link(state, panel, extension, info, secret=secret, socket_path=socket_path)
-    socket_inode = socket_path.lstat().st_ino
-    info_path = folder / (name + INFO_SUFFIX)
-    info_tmp = info_path.with_suffix(".tmp")
-    fd = os.open(info_tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as file:
-        json.dump(info.to_json(), file)
-    os.replace(info_tmp, info_path)
-    info_inode = info_path.lstat().st_ino
-    log.info("link listening on %s", socket_path)
+    if isinstance(address, TcpAddress):
+        info = attrs.evolve(info, port=address.port)
+    link = Link(state, panel, extension, info, secret=secret, address=address)
+    socket_inode = address.lstat().st_ino if isinstance(address, Path) else None
+    published = _publish(folder, info)
+    log.info("link listening on %s", address)
     try:
         async with listener, trio.open_nursery() as nursery:
             await nursery.start(link.serve, listener)
@@ -134,5 +228,6 @@ async def open_link(
                     await link.stop_all("the browser's host is shutting down", "host_exit")
                 nursery.cancel_scope.cancel()
     finally:
-        _remove_if_ours(socket_path, socket_inode)
-        _remove_if_ours(info_path, info_inode)
+        if isinstance(address, Path) and socket_inode is not None:
+            _remove_if_ours(address, socket_inode)
+        _remove_if_ours(*published)

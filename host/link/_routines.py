@@ -117,6 +117,8 @@ def routine_handlers(link: Link, session: LinkSession) -> dict[str, Handler]:
 
         async with trio.open_nursery() as nursery:
             nursery.start_soon(_tell_while_running, session, request.id, name)
+            # Never with the person's grants for the routine: this agent chose the tab
+            # and could have steered its pages (host/ROUTINES.md).
             ran = await state.run_routine(
                 base, name, _given(given), ask, link.panel.ask,
                 start_at=start_at - 1, watch=watch, keep_healed=keep_healed,

@@ -1,6 +1,7 @@
 """The link's listening side, inside the host Chrome started.
 
-`open_link` binds the endpoint socket (0600, in the 0700 folder of `_paths`) and
+`open_link` binds the endpoint (a Unix socket, 0600, in the 0700 folder of `_paths`,
+or a port on 127.0.0.1: `_transport`; a TCP peer not on loopback is refused) and
 serves each client that presents the secret with the host's own request loop
 (`HostServer`), through one `LinkSession`: its own call-tracker session and its
 own snapshot memory per tab (the ``view`` of the host's ``tool`` request), so
@@ -66,6 +67,7 @@ from ..wire import (
 from ._events import call_event
 from ._paths import EndpointInfo
 from ._routines import routine_handlers
+from ._transport import LinkAddress, loopback_refusal
 from ._untrusted import new_marker, page_data
 
 __all__ = [
@@ -138,7 +140,8 @@ class Link:
     extension: Outbox  # the native port, for agents_event
     info: EndpointInfo
     secret: str
-    socket_path: Path | None
+    address: LinkAddress | None  # None: the link could not be opened (`problem` says why)
+    problem: str | None = None
     shared: dict[int, SharedTab] = attrs.field(factory=dict)
     sessions: dict[int, LinkSession] = attrs.field(factory=dict)
     # Set by the person's Stop; until they share a tab again nobody is asked for one.
@@ -147,6 +150,11 @@ class Link:
     # Named sessions that left: what cancels their forgetting when one comes back.
     _parked: dict[str, trio.CancelScope] = attrs.field(factory=dict)
     _nursery: trio.Nursery | None = None
+
+    @property
+    def socket_path(self) -> Path | None:
+        """The Unix socket clients connect to (None on TCP, or when the link is closed)."""
+        return self.address if isinstance(self.address, Path) else None
 
     # -- the extension's side ---------------------------------------------------
 
@@ -552,7 +560,10 @@ def _is_tab_id(value: object) -> bool:
 
 
 def _peer_problem(stream: trio.SocketStream) -> str | None:
-    """On Linux, refuse a peer of another user (the folder's mode already should)."""
+    """Refuse a TCP peer that is not on loopback, and on Linux a Unix socket's peer of
+    another user (the folder's mode already should)."""
+    if stream.socket.family != getattr(stdlib_socket, "AF_UNIX", None):
+        return loopback_refusal(stream.socket.getpeername())
     if not sys.platform.startswith("linux"):
         return None
     raw = stream.socket.getsockopt(

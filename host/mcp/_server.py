@@ -17,13 +17,14 @@ from mcp.shared.exceptions import MCPError
 
 from ..link import (
     HOW_TO_SHARE,
+    LinkAddress,
     LinkClient,
     LinkError,
     OnProgress,
     PermissionProblem,
     choose_endpoint,
     connect,
-    read_secret,
+    secret_of,
 )
 from ..tools import (
     MCP_GROUPS,
@@ -113,17 +114,18 @@ class LinkHolder:
                 raise LinkError("stopped", current.closed_reason or "stopped by the person")
             endpoint = choose_endpoint(self.browser, self.endpoint_folder)
             try:
-                secret = read_secret(self.secret_file)
+                secret = secret_of(endpoint, self.secret_file)
             except (OSError, PermissionProblem) as exc:
                 raise LinkError("no_secret", f"cannot read the link's secret: {exc}") from exc
-            new: LinkClient = await self.nursery.start(self._hold, endpoint.socket, secret)
+            assert endpoint.address is not None  # choose_endpoint picks reachable ones
+            new: LinkClient = await self.nursery.start(self._hold, endpoint.address, secret)
             self._client = new
             return new
 
     async def _hold(
-        self, socket: Path, secret: str, *, task_status: trio.TaskStatus[LinkClient]
+        self, address: LinkAddress, secret: str, *, task_status: trio.TaskStatus[LinkClient]
     ) -> None:
-        async with connect(socket, secret, self.client_info) as client:
+        async with connect(address, secret, self.client_info) as client:
             task_status.started(client)
             with trio.CancelScope() as scope:
                 self.nursery.start_soon(_cancel_when, self._done, scope)

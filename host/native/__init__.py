@@ -5,11 +5,13 @@ It is one of the two doors on ``trimtab.wire`` (``trimtab.link`` is the other).
 ``build_setup`` wires the CDP relay, the host's state (``trimtab.browser``), the side
 panel's requests (`_handlers.SidePanelDoor`) and the link for outside agents together,
 with one `trimtab.envelope.SidePanel` through which both doors ask the person; the
-panel's routine requests are `_routines`. `_debug_handlers` are test-only request types.
+panel's routine requests are `_routines`, and the person's grants for a routine, which
+only this door makes, `_routine_grants`. `_debug_handlers` are test-only request types.
 
 May import ``trimtab.wire``, ``trimtab.browser``, ``trimtab.envelope``, ``trimtab.link``,
 ``trimtab.sites`` (its error for a bad site), ``trimtab.routines`` (the routines'
-folder, a routine made of a session) and ``trimtab.install`` (the extension's id).
+folder, a routine made of a session, the grants) and ``trimtab.install`` (the
+extension's id).
 """
 
 from ._handlers import SidePanelDoor

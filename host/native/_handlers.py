@@ -4,9 +4,10 @@
 sends (``snapshot``, ``tools``, ``tool``, ``forget_views``, ``tab_shown``, ``highlight``,
 ``release``, ``answer``, ``sites``, ``sites_set``, ``evaluate_always``, ``evaluate_always_remove``,
 ``task_stop``, and the routines' ``routines``, ``routine_save``, ``routine_delete``,
-``routine_run``, ``routine_amend`` and ``routine_edit``: ``_routines``) into a typed
-call on the host's `HostState`. The panel agent's ``tool`` calls are asked about in
-the side panel itself (`SidePanel`), during the call;
+``routine_run``, ``routine_amend`` and ``routine_edit``: ``_routines``; the person's
+grants for one, ``routine_grant``: ``_routine_grants``) into a typed call on the host's
+`HostState`. The panel agent's ``tool`` calls are asked about in the side panel itself
+(`SidePanel`), during the call;
 ``sites``/``sites_set`` read and replace the person's always and never site lists,
 ``evaluate_always`` lists the codes `evaluate` runs unasked (each on one site) and
 ``evaluate_always_remove`` takes one off: nothing the panel sends can add one.
@@ -36,6 +37,7 @@ from ..browser import (
 from ..envelope import PANEL_AGENT, SidePanel
 from ..sites import SiteError
 from ..wire import Handler, JSONObject, Request, RequestError
+from ._routine_grants import grant_handlers
 from ._routines import routine_handlers
 
 __all__ = ["SidePanelDoor"]
@@ -67,6 +69,7 @@ class SidePanelDoor:
             "evaluate_always_remove": self.handle_evaluate_always_remove,
             "task_stop": self.handle_task_stop,
             **routine_handlers(self.state, self.panel),
+            **grant_handlers(self.state),
         }
 
     async def handle_snapshot(self, request: Request) -> JSONObject:

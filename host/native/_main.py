@@ -20,6 +20,8 @@ Environment:
 - ``TRIMTAB_HOST_DEBUG=1``: also register the test-only ``debug_*`` request types.
 - ``TRIMTAB_HOST_EOF_GRACE``: seconds in-flight requests get after stdin closes.
 - ``TRIMTAB_ASK_TIMEOUT``: seconds a question waits for the person (default 50).
+- ``TRIMTAB_LINK``: the link's transport, ``unix``, ``tcp`` or ``tcp:PORT``
+  (``trimtab.link``; default: the Unix socket, TCP on Windows).
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ from ..browser import TabRelayHub, open_host_state
 from ..envelope import ASK_TIMEOUT, SidePanel, SitePolicy
 from ..install import extension_id
 from ..link import open_link, state_dir
-from ..routines import RoutineStore
+from ..routines import GRANTS_FILE, RoutineGrants, RoutineStore
 from ..wire import (
     DEFAULT_EOF_GRACE,
     Handler,
@@ -111,15 +113,16 @@ async def build_setup(context: HostContext) -> AsyncIterator[HostSetup]:
     relay = TabRelayHub(context.outbox.send_message)
     # The person's always/never site lists live beside the link's secret.
     sites = SitePolicy.load(state_dir())
-    # And the person's routines, one file each.
+    # And the person's routines, one file each, and their grants for them (beside).
     routines = RoutineStore(state_dir() / "routines")
+    grants = RoutineGrants.load(state_dir() / GRANTS_FILE)
     panel = SidePanel(context.outbox.send_message, timeout=context.ask_timeout)
     handlers: dict[str, Handler] = {}
     if context.debug:
         handlers.update(debug_handlers(context.outbox))
     try:
         async with (
-            open_host_state(relay, sites=sites, routines=routines) as state,
+            open_host_state(relay, sites=sites, routines=routines, grants=grants) as state,
             open_link(state, panel, context.outbox, context.origin) as link,
         ):
             handlers.update(SidePanelDoor(state, panel).handlers())

@@ -23,6 +23,7 @@ from ..browser import HostState, ToolCall, budget_of, check_tab_id
 from ..envelope import SidePanel
 from ..routines import Routine, RoutineError, edit_routine, routine_of
 from ..wire import Handler, JSONObject, Request, RequestError
+from ._routine_grants import grant_facts, grant_from
 
 __all__ = ["ROUTINE_CLIENT", "routine_handlers"]
 
@@ -46,7 +47,13 @@ def routine_handlers(state: HostState, panel: SidePanel) -> dict[str, Handler]:
             if entry.routine is None:
                 problems.append({"file": entry.file.name, "problem": entry.problem})
             else:
-                listed.append({**described(entry.routine), "file": entry.file.name})
+                listed.append(
+                    {
+                        **described(entry.routine),
+                        "file": entry.file.name,
+                        **grant_facts(state, entry.routine),
+                    }
+                )
         return {"routines": listed, "problems": problems}
 
     async def routine_save(request: Request) -> JSONObject:
@@ -65,11 +72,32 @@ def routine_handlers(state: HostState, panel: SidePanel) -> dict[str, Handler]:
                 path = store.path(name)
             except RoutineError as exc:
                 raise RequestError("bad_request", str(exc)) from None
-            return {"routine": described(routine), "file": path.name, "exists": path.exists()}
+            return {
+                "routine": {**described(routine), **grant_facts(state, routine)},
+                "file": path.name,
+                "exists": path.exists(),
+            }
         replace = request.get("replace", bool, default=False)
+        grant = request.get("grant", dict, default=None)
+        if grant is not None:
+            # A grant it could not take refuses the save: nothing is written.
+            try:
+                draft = routine_of(state.recording.of(session), name, task, rename)
+            except RoutineError as exc:
+                raise RequestError("bad_request", str(exc)) from None
+            grant_from(state, draft, grant.get("sites", []), grant.get("unasked", []), keep=False)
         saved = state.save_routine(session, name, task, rename, replace=replace)
         routine = store.load(name)
-        return {"routine": described(routine), "file": str(saved["file"])}
+        if grant is not None:
+            # The person's grants, confirmed with the preview: bound to this routine as
+            # just written (nothing runs between the write and this).
+            grant_from(state, routine, grant.get("sites", []), grant.get("unasked", []))
+        elif state.grants is not None:
+            state.grants.revoke(routine.name)  # a routine saved anew is granted anew
+        return {
+            "routine": {**described(routine), **grant_facts(state, routine)},
+            "file": str(saved["file"]),
+        }
 
     async def routine_delete(request: Request) -> JSONObject:
         store = state.routine_store()
@@ -83,7 +111,10 @@ def routine_handlers(state: HostState, panel: SidePanel) -> dict[str, Handler]:
             path.unlink(missing_ok=True)
             return {"deleted": deleted}
         try:
-            return {"deleted": store.delete(_name(request))}
+            name = _name(request)
+            if state.grants is not None:
+                state.grants.revoke(name)
+            return {"deleted": store.delete(name)}
         except RoutineError as exc:
             raise RequestError("bad_request", str(exc)) from None
 
@@ -104,7 +135,10 @@ def routine_handlers(state: HostState, panel: SidePanel) -> dict[str, Handler]:
             ask_before_submit=request.get("ask_before_submit", bool, default=True),
             task=" ".join(request.get("task", str, default=name).split())[:GROUP_TITLE_CHARS],
         )
-        ran = await state.run_routine(base, name, dict(given), panel.ask, start_at=start_at - 1)
+        # The person started it (here or by its schedule): their grants apply.
+        ran = await state.run_routine(
+            base, name, dict(given), panel.ask, start_at=start_at - 1, granted=True
+        )
         run = ran.run
         return {
             "status": run.status,
@@ -114,6 +148,8 @@ def routine_handlers(state: HostState, panel: SidePanel) -> dict[str, Handler]:
             "why": run.why,
             "plan": list(run.plan),
             "results": list(run.results),
+            # The steps that submitted unasked, by the person's "don't ask again" mark.
+            "unasked": [step + 1 for step in run.unasked],
             "content": run.words(),
             "healed": None if ran.healed is None else ran.healed.to_json(),
             "heal_problem": ran.heal_problem,
@@ -136,6 +172,10 @@ def routine_handlers(state: HostState, panel: SidePanel) -> dict[str, Handler]:
             path = store.rewrite(name, edited)
         except RoutineError as exc:
             raise RequestError("bad_request", str(exc)) from None
+        if state.grants is not None:
+            # Its grants go with its name; they lapsed as its file changed (the list
+            # offers them to confirm again).
+            state.grants.rename(routine.name, edited.name)
         renamed = {
             old.name: new.name
             for old, new in zip(routine.parameters, edited.parameters, strict=True)

@@ -12,7 +12,11 @@ guess. The calls that did such a step instead become the steps in its place
 (`heal_of`, an `Amendment` that `amend` writes once confirmed), and the person edits a
 routine's names and parameters (`edit_routine`).
 
-May import ``trimtab.pipeline`` (the snapshot's `Control`s).
+The person's grants for a routine (`RoutineGrants`, kept apart from its file and
+bound to its digest) are the sites its runs may act on unasked and the steps whose
+submit they need not ask about, when it submits as recorded (`SubmitForm`).
+
+May import ``trimtab.pipeline`` (the snapshot's `Control`s) and ``trimtab.sites``.
 """
 
 from ._amend import Amendment, amend, heal_of
@@ -28,14 +32,24 @@ from ._format import (
     Target,
     parse_routine,
 )
+from ._grants import (
+    GRANTS_FILE,
+    Grant,
+    Grantable,
+    GrantState,
+    RoutineGrants,
+    grantable,
+    routine_digest,
+)
 from ._near import near_text, near_texts, row_key
-from ._pages import url_matches, url_pattern
+from ._pages import SubmitForm, url_matches, url_pattern
 from ._record import Recorded, Recording, element_ids, routine_of
 from ._replay import Acted, Browser, Run, bind_values, replay
 from ._resolve import Found, PageSeen, describe, resolve
 from ._store import Listed, RoutineStore, file_stem
 
 __all__ = [
+    "GRANTS_FILE",
     "MAX_ROUTINE_NAME",
     "REPLAYED_TOOLS",
     "ROUTINE_VERSION",
@@ -44,6 +58,9 @@ __all__ = [
     "Browser",
     "FieldStep",
     "Found",
+    "Grant",
+    "GrantState",
+    "Grantable",
     "Listed",
     "PageSeen",
     "Parameter",
@@ -51,9 +68,11 @@ __all__ = [
     "Recording",
     "Routine",
     "RoutineError",
+    "RoutineGrants",
     "RoutineStore",
     "Run",
     "Step",
+    "SubmitForm",
     "Target",
     "amend",
     "bind_values",
@@ -61,12 +80,14 @@ __all__ = [
     "edit_routine",
     "element_ids",
     "file_stem",
+    "grantable",
     "heal_of",
     "near_text",
     "near_texts",
     "parse_routine",
     "replay",
     "resolve",
+    "routine_digest",
     "routine_of",
     "row_key",
     "url_matches",

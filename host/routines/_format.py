@@ -14,6 +14,9 @@ from typing import Final, Literal
 
 import attrs
 
+from ..sites import SiteError, parse_site
+from ._pages import SubmitForm
+
 __all__ = [
     "REPLAYED_TOOLS",
     "ROUTINE_VERSION",
@@ -101,7 +104,11 @@ class Parameter:
 class Step:
     """One tool call of the routine: the tool, its elements as a person finds them,
     its other arguments, the page it acts on and the page it leaves the tab on
-    (patterns, `url_pattern`), and whether its answer is the routine's result."""
+    (patterns, `url_pattern`), and whether its answer is the routine's result.
+
+    ``frames``: the sites of the frames of other sites its elements were in;
+    ``submits``: the form it submitted when it was recorded, as the host predicted it
+    before asking the person (`SubmitForm`), for the person's "don't ask again"."""
 
     tool: str
     page: str = ""
@@ -111,6 +118,8 @@ class Step:
     fields: tuple[FieldStep, ...] = ()
     args: Mapping[str, ArgValue] = attrs.field(factory=dict)
     result: bool = False
+    frames: tuple[str, ...] = ()
+    submits: SubmitForm | None = None
 
     def words(self) -> str:
         """What the step does, in words, for the plan a person or a model reads."""
@@ -193,6 +202,10 @@ def _step_json(step: Step) -> dict[str, object]:
         data["args"] = dict(step.args)
     if step.result:
         data["result"] = True
+    if step.frames:
+        data["frames"] = list(step.frames)
+    if step.submits is not None:
+        data["submits"] = {"action": step.submits.action, "method": step.submits.method}
     return data
 
 
@@ -331,6 +344,11 @@ def _step(raw: object, where: str, params: set[str]) -> Step:
     result = data.get("result", False)
     if not isinstance(result, bool):
         raise RoutineError(f"{where}: field 'result' = {result!r:.40} is not true or false")
+    frames = tuple(
+        _site(raw, f"{where}: frame {i + 1}")
+        for i, raw in enumerate(_list(data.get("frames", []), f"{where}: field 'frames'"))
+    )
+    submits = _submits(data["submits"], f"{where}: submits") if "submits" in data else None
     return Step(
         tool=tool,
         page=_text(data.get("page", ""), f"{where}: field 'page'"),
@@ -340,4 +358,38 @@ def _step(raw: object, where: str, params: set[str]) -> Step:
         fields=fields,
         args={k: _value(v, f"{where}: argument {k!r}", params) for k, v in args.items()},
         result=result,
+        frames=frames,
+        submits=submits,
     )
+
+
+def _site(raw: object, where: str) -> str:
+    try:
+        return str(parse_site(_text(raw, where, empty=False)))
+    except SiteError as exc:
+        raise RoutineError(f"{where}: {exc}") from None
+
+
+_METHODS: Final = frozenset({"GET", "POST", "DIALOG"})
+
+
+def _submits(raw: object, where: str) -> SubmitForm:
+    data = _object(raw, where)
+    action = _text(data.get("action"), f"{where}: field 'action'", empty=False)
+    if _site_or_none(action) is None:
+        raise RoutineError(f"{where}: field 'action' = {action!r:.60} is no page of a site")
+    method = data.get("method")
+    if method not in _METHODS:
+        raise RoutineError(
+            f"{where}: field 'method' = {method!r:.20} is not one of {', '.join(sorted(_METHODS))}"
+        )
+    assert isinstance(method, str)
+    return SubmitForm(action, method)
+
+
+def _site_or_none(url: str) -> str | None:
+    """The site of ``url`` when it names one (an http(s) page), else None."""
+    try:
+        return str(parse_site(url))
+    except SiteError:
+        return None

@@ -10,6 +10,11 @@ before anything was done there) are left out.
 
 A typed value becomes a parameter where the task's words named it; a value typed
 into a secret field is always a parameter and never kept.
+
+A call also keeps what the person's grants for the routine are about: the sites of
+the frames of other sites it acted in, and, when it asked the person before a
+submit, where the host predicted the form would go (`SubmitForm`, never the model's
+words about it).
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from typing import Final
 
 import attrs
 
+from ..sites import site_of
 from ._format import (
     REPLAYED_TOOLS,
     FieldStep,
@@ -31,7 +37,7 @@ from ._format import (
     Target,
 )
 from ._near import row_key
-from ._pages import url_pattern
+from ._pages import SubmitForm, url_pattern
 from ._resolve import PageSeen, describe
 
 __all__ = [
@@ -70,6 +76,10 @@ class Recorded:
     after: str  # the URL after it
     ok: bool  # it ran and the person did not refuse it
     acted: bool  # the tool changes the page (side effects)
+    # The sites of the frames of other sites its elements were in.
+    frames: tuple[str, ...] = ()
+    # The form it submitted after asking the person, as the host predicted it.
+    submit: SubmitForm | None = None
 
 
 @attrs.define
@@ -89,16 +99,39 @@ class Recording:
         *,
         ok: bool,
         acted: bool,
+        form: tuple[str, str] | None = None,
     ) -> None:
         """Keep one call of ``session``: its tool and arguments, the page it was made
-        against (``seen``: the session's latest look) and the URL it left the tab on."""
+        against (``seen``: the session's latest look) and the URL it left the tab on;
+        ``form``: the action URL and method of the form the host predicted it would
+        submit, when it asked the person before a submit."""
         tool, args = call
         ids = element_ids(tool, args)
         targets = {eid: t for eid in ids if (t := describe(eid, seen)) is not None}
         controls = seen.controls
         secrets = {eid: controls[eid].secret_kind for eid in targets if controls[eid].secret_kind}
+        page = site_of(seen.url)
+        frames = {
+            str(site)
+            for eid in targets
+            if controls[eid].frame != 0
+            and controls[eid].frame_url
+            and not (site := site_of(controls[eid].frame_url)).opaque
+            and site != page
+        }
         kept = self.calls.setdefault(session, collections.deque(maxlen=KEPT_CALLS))
-        recorded = Recorded(tool, dict(args), targets, secrets, seen.url, after, ok=ok, acted=acted)
+        recorded = Recorded(
+            tool,
+            dict(args),
+            targets,
+            secrets,
+            seen.url,
+            after,
+            ok=ok,
+            acted=acted,
+            frames=tuple(sorted(frames)),
+            submit=SubmitForm.predicted(*form) if form is not None else None,
+        )
         kept.append(recorded)
         self.noted[session] = self.noted.get(session, 0) + 1
 
@@ -325,6 +358,8 @@ def step_of(call: Recorded, params: Parameters, *, result: bool) -> Step:
         fields=tuple(fields),
         args=args,
         result=result,
+        frames=call.frames,
+        submits=call.submit,
     )
 
 

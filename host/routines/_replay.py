@@ -43,8 +43,9 @@ class Acted:
 class Browser(Protocol):
     """The tab a routine runs in, as the replay uses it."""
 
-    async def act(self, tool: str, args: Mapping[str, object]) -> Acted:
-        """Run one tool call in the tab, through the host's envelope."""
+    async def act(self, tool: str, args: Mapping[str, object], at: int | None = None) -> Acted:
+        """Run one tool call in the tab, through the host's envelope: step ``at``
+        (0-based) of the routine, or (None) the opening of its start page."""
         ...
 
     async def look(self, *, fresh: bool) -> PageSeen:
@@ -73,6 +74,9 @@ class Run:
     at: int | None = None
     why: str = ""
     plan: tuple[str, ...] = ()
+    # The steps (0-based) that submitted without asking: the person marked them "don't
+    # ask again for this routine" and the submit matched the recording.
+    unasked: tuple[int, ...] = ()
 
     def words(self) -> str:
         """The run in words, for the model or the person (the page's words inside
@@ -89,6 +93,11 @@ class Run:
                 f"start_at={self.at_number + 1} and the same parameters to go on without the "
                 "model (with keep_healed, what you did is kept in the routine in place of "
                 f"that step). The plan from here:\n{plan}"
+            )
+        for step in self.unasked:
+            said += (
+                f"\nStep {step + 1} submitted without asking: the person marked it "
+                '"don\'t ask again for this routine" and it submitted as recorded.'
             )
         for result in self.results:
             said += f"\nResult:\n{result}"
@@ -174,7 +183,7 @@ async def replay(
         args = await _arguments(step, browser, values)
         if isinstance(args, str):
             return ended("needs_help", at, args)
-        acted = await browser.act(step.tool, args)
+        acted = await browser.act(step.tool, args, at)
         if acted.refused:
             return ended("refused", at, "the person said no")
         if acted.is_error:

@@ -27,7 +27,7 @@ May import `trimtab.driver`, `trimtab.tab`, `trimtab.tracker`, `trimtab.pipeline
 (`_arguments`).
 """
 
-from ..driver import CallContext, ConsentNeeded
+from ..driver import CallContext, ConsentNeeded, PredictedForm
 from ._arguments import (
     TAB,
     ArgumentError,
@@ -63,6 +63,7 @@ __all__ = [
     "ArgumentError",
     "CallContext",
     "ConsentNeeded",
+    "PredictedForm",
     "ToolGroup",
     "ToolImage",
     "ToolResult",

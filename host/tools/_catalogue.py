@@ -196,6 +196,7 @@ async def _run(
             element=exc.element,
             element_id=exc.eid,
             consent_what=exc.what,
+            consent_form=exc.form,
         )
     except Refusal as exc:
         return error(str(exc))

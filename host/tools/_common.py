@@ -18,7 +18,7 @@ import attrs
 from pycdp_bridge import CDPError, Target
 from pycdp_bridge import protocol as cdp
 
-from ..driver import CallContext, ConsentKind, Located, Refusal
+from ..driver import CallContext, ConsentKind, Located, PredictedForm, Refusal
 from ..pipeline import xml
 from ..tab import Activity, Snapshot
 from ..tracker import ToolPolicy
@@ -113,6 +113,8 @@ class ToolResult:
     element_id: str | None = None  # its id, when not the call's ``id`` (a `fill` field)
     # What the consent is about: only a submit's question may be waived by a setting.
     consent_what: ConsentKind = "submit"
+    # Where the form it would submit goes, when the consent is about one Trimtab could read.
+    consent_form: PredictedForm | None = None
     submitted: bool = False  # the browser saw a form submission during the action
     image: ToolImage | None = None  # the picture `content` describes (`screenshot`)
     # Whether `content` may hold the page's words, which every door shows only inside

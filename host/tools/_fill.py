@@ -109,8 +109,9 @@ async def fill(call: CallContext, args: Mapping[str, object]) -> ToolResult:
         # A secret is asked about first: the person's setting never waives it.
         asked.sort(key=lambda pair: not isinstance(pair[1], SecretReason))
         field, reason = asked[0]
+        # (Several to ask about: the reason names no one form a routine's mark could match.)
         more = f" (and {len(asked) - 1} more of its fields)" if len(asked) > 1 else ""
-        call.require(type(reason)(f"{reason}{more}"), field.name, field.eid)
+        call.require(type(reason)(f"{reason}{more}") if more else reason, field.name, field.eid)
     else:
         call.require(None, fields[0].name)
     frame = await main_frame_id(tab.target)

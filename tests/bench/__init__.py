@@ -11,6 +11,7 @@ import concurrent.futures
 import fnmatch
 import importlib.metadata
 import json
+import os
 import queue
 import re
 import statistics
@@ -33,11 +34,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CORPUS",
+    "CORPUS_SECTIONS",
     "REPO",
     "CorpusPage",
     "PlaywrightWorker",
     "corpus_flows",
     "corpus_pages",
+    "has_corpus",
     "median",
     "open_playwright",
     "require_corpus",
@@ -47,8 +50,13 @@ __all__ = [
 T = TypeVar("T")
 
 REPO = Path(__file__).resolve().parents[2]
-# The corpus sits next to the repository and is never copied into it.
-CORPUS = REPO.parent / "shared" / "corpus"
+# The corpus sits next to the repository and is never copied into it (TRIMTAB_CORPUS
+# names another folder). Resolved, so a corpus reached through a symbolic link names
+# its pages as the servers that serve it (from their resolved roots) do.
+CORPUS = Path(os.environ.get("TRIMTAB_CORPUS") or REPO.parent / "shared" / "corpus").resolve()
+#: The sections of ``python -m tests.bench`` that measure corpus pages; the others run
+#: on our own fixture pages (routines runs its corpus tasks only when it is there).
+CORPUS_SECTIONS = ("pages", "flows", "stability", "tasks", "mcp", "speed", "screenshot", "capture")
 # The same window as `launch_browser`'s default, so both browsers lay pages out alike.
 VIEWPORT = (1280, 800)
 
@@ -68,9 +76,14 @@ class CorpusPage:
         return self.path.resolve().as_uri()
 
 
+def has_corpus() -> bool:
+    """Whether the page corpus is where the bench expects it."""
+    return (CORPUS / "MANIFEST.json").is_file()
+
+
 def require_corpus() -> Path:
     """The corpus directory, or a clear error naming where it was expected."""
-    if not (CORPUS / "MANIFEST.json").is_file():
+    if not has_corpus():
         raise SystemExit(f"error: the page corpus is absent (expected {CORPUS}/MANIFEST.json)")
     return CORPUS
 

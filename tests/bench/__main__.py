@@ -31,7 +31,7 @@ from typing import Any, TextIO
 
 import trio
 
-from tests.bench import CORPUS, REPO, require_corpus
+from tests.bench import CORPUS, CORPUS_SECTIONS, REPO, has_corpus
 from tests.bench._page import PAGE, local_paths_named, write_block
 from trimtab.wire import collect_less_often
 
@@ -52,6 +52,34 @@ OURS = (
 )
 THEIRS = ("capture", "tracker")
 SECTIONS = (*OURS, *THEIRS)
+
+
+def sections_to_run(only: str | None, corpus_here: bool) -> tuple[list[str], str | None]:
+    """The sections a run measures, in order, and the line that says which were left
+    out because the page corpus is absent (None: nothing was).
+
+    Every section by default: without the corpus, those that need it are left out
+    and the rest run. Sections named with ``--only`` must all be able to run.
+    """
+    if only is None:
+        chosen = list(SECTIONS)
+    else:
+        chosen = [s.strip() for s in only.split(",") if s.strip()]
+        unknown = [s for s in chosen if s not in SECTIONS]
+        if unknown:
+            raise ValueError(f"unknown sections {unknown}; choose from {', '.join(SECTIONS)}")
+    needing = [s for s in chosen if s in CORPUS_SECTIONS]
+    if corpus_here or not needing:
+        return [s for s in SECTIONS if s in chosen], None
+    if only is not None:
+        raise ValueError(
+            f"the page corpus is absent (expected {CORPUS}/MANIFEST.json); "
+            f"{', '.join(needing)} measure its pages"
+        )
+    running = [s for s in SECTIONS if s in chosen and s not in needing]
+    return running, (
+        f"skipped {', '.join(needing)}: the page corpus is absent (expected at {CORPUS})"
+    )
 
 
 def _jsonable(value: Any) -> Any:
@@ -107,19 +135,19 @@ def _run_theirs(name: str, kept: list[str]) -> Any:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.bench", description=__doc__)
     parser.add_argument(
-        "--only", default=",".join(SECTIONS), help=f"comma-separated sections of {SECTIONS}"
+        "--only", default=None, help=f"comma-separated sections of {SECTIONS} (default: all)"
     )
     parser.add_argument("--pages", metavar="GLOB", help="only corpus items whose id matches")
     args = parser.parse_args(argv)
     # Snapshots are taken here, in the bench's process: under the collector setting
     # of the processes that take them for a person (the host, the CLI).
     collect_less_often()
-    chosen = [s.strip() for s in args.only.split(",") if s.strip()]
-    unknown = [s for s in chosen if s not in SECTIONS]
-    if unknown:
-        parser.error(f"unknown sections {unknown}; choose from {', '.join(SECTIONS)}")
-    if any(s in ("pages", "flows", "stability", "tasks", "mcp", "speed") for s in chosen):
-        require_corpus()
+    try:
+        chosen, skipped = sections_to_run(args.only, has_corpus())
+    except ValueError as exc:
+        parser.error(str(exc))
+    if skipped is not None:
+        print(skipped, flush=True)
 
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
     results: dict[str, Any] = {
@@ -145,9 +173,7 @@ def main(argv: list[str] | None = None) -> int:
         if in_summary:
             summary.append(text)
 
-    for section in SECTIONS:
-        if section not in chosen:
-            continue
+    for section in chosen:
         print(f"\n===== {section} =====", flush=True)
         started = time.perf_counter()
         first_line = len(summary)
@@ -177,6 +203,8 @@ def main(argv: list[str] | None = None) -> int:
     path = folder / f"bench-{stamp}.json"
     path.write_text(json.dumps(_jsonable(results), indent=1, ensure_ascii=False) + "\n")
     print("\n===== summary =====")
+    if skipped is not None:
+        print(skipped)
     for line in summary:
         print(line)
     timing = ", ".join(f"{k} {v:.0f}s" for k, v in results["seconds"].items())

@@ -29,11 +29,10 @@ import trio
 
 from pycdp_bridge import PageModel, PageTarget, capture, launch_browser, protocol
 from pycdp_bridge._capture import SNAPSHOT_STYLES
-from tests.bench import PlaywrightWorker, corpus_pages, open_playwright, table
+from tests.bench import CORPUS, PlaywrightWorker, corpus_pages, open_playwright, table
 from trimtab import SnapshotMemory, SnapshotOptions
 
 RUNS = 5
-CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
 
 
 def largest_corpus_page() -> Path:

@@ -42,7 +42,7 @@ import attrs
 import trio
 
 from pycdp_bridge import TargetClosedError
-from tests.bench import CORPUS, median, table
+from tests.bench import has_corpus, median, table
 from tests.bench.tasks import (
     FIXTURES,
     LOCAL_ONLY,
@@ -342,7 +342,7 @@ async def _measure(pattern: str | None) -> dict[str, Any]:
         for t in (*TASKS, SHOP)
         if pattern is None or re.fullmatch(pattern.replace("*", ".*"), t.name)
     ]
-    if not CORPUS.is_dir():
+    if not has_corpus():
         tasks = [t for t in tasks if t.start.startswith(FIXTURES)]
     site = Site()
     rows = []

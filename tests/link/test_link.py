@@ -24,9 +24,19 @@ from tests.support import StaticServer
 from tests.support.handlers_host import TAB
 from tests.support.link_host import ExtensionEnd, extension_request
 from tests.support.relay_peer import RelayPeer
+from tests.support.transports import open_raw
 from trimtab.browser import Toolbox, open_host_state
 from trimtab.envelope import SidePanel
-from trimtab.link import Link, LinkClient, LinkError, connect, open_link, read_secret
+from trimtab.link import (
+    Link,
+    LinkAddress,
+    LinkClient,
+    LinkError,
+    TcpAddress,
+    connect,
+    open_link,
+    read_secret,
+)
 from trimtab.link._events import shown_args
 from trimtab.link._paths import SECRET_FILE, ensure_private_dir, list_endpoints
 from trimtab.mcp import build_server, open_holder
@@ -54,12 +64,12 @@ class Setup:
     page: PageTarget
 
     @property
-    def socket(self) -> Path:
-        assert self.link.socket_path is not None
-        return self.link.socket_path
+    def address(self) -> LinkAddress:
+        assert self.link.address is not None, self.link.problem
+        return self.link.address
 
     def client(self, name: str = "test-client") -> Any:
-        return connect(self.socket, self.secret, {"name": name, "version": "1"})
+        return connect(self.address, self.secret, {"name": name, "version": "1"})
 
 
 @pytest.fixture
@@ -161,11 +171,11 @@ async def test_wrong_or_missing_secret_refused(setup: Setup) -> None:
     """A hello with a wrong or no secret is refused and the connection closed."""
     for secret in ("0" * 64, ""):
         with pytest.raises(LinkError) as caught:
-            async with connect(setup.socket, secret):
+            async with connect(setup.address, secret):
                 pass
         assert caught.value.code == "forbidden"
     # Requests before the hello are refused too.
-    stream = await trio.open_unix_socket(str(setup.socket))
+    stream = await open_raw(setup.address)
     async with stream:
         from trimtab.wire import encode_frame
 
@@ -178,15 +188,30 @@ async def test_wrong_or_missing_secret_refused(setup: Setup) -> None:
         assert await stream.receive_some() == b""
 
 
-async def test_modes_and_no_tcp_port(setup: Setup, folder: Path) -> None:
-    """The folder is 0700, the socket and secret 0600, and the endpoint is listed."""
+async def test_modes_and_the_transport_in_the_info_file(
+    setup: Setup, folder: Path, link_transport: str
+) -> None:
+    """The folder is 0700, the secret and info file (and the socket) 0600, and the
+    endpoint is listed with its transport: a socket beside the info file, or a port on
+    127.0.0.1 and no socket at all."""
     assert stat.S_IMODE((folder / "run").stat().st_mode) == 0o700
-    assert stat.S_IMODE(setup.socket.lstat().st_mode) == 0o600
     assert stat.S_IMODE((folder / "state" / SECRET_FILE).stat().st_mode) == 0o600
     [endpoint] = list_endpoints(folder / "run")
-    assert endpoint.socket == setup.socket
+    assert stat.S_IMODE((folder / "run" / f"{endpoint.name}.json").stat().st_mode) == 0o600
+    assert endpoint.address == setup.address
     assert endpoint.alive
     assert endpoint.info.pid == os.getpid()
+    assert endpoint.info.transport == link_transport
+    sockets = list((folder / "run").glob("*.sock"))
+    if link_transport == "tcp":
+        assert isinstance(setup.address, TcpAddress)
+        assert endpoint.info.port == setup.address.port > 0
+        assert sockets == []
+    else:
+        assert isinstance(setup.address, Path)
+        assert stat.S_IMODE(setup.address.lstat().st_mode) == 0o600
+        assert endpoint.info.port is None
+        assert sockets == [setup.address]
 
 
 def test_private_folder_refuses_others(folder: Path) -> None:
@@ -255,7 +280,7 @@ async def test_a_client_that_resets_its_connection_ends_only_its_own_session(
     host's side): its session ends as if it had closed cleanly and the host serves on."""
     from trimtab.wire import encode_frame
 
-    stream = await trio.open_unix_socket(str(setup.socket))
+    stream = await open_raw(setup.address)
     hello = {"type": "hello", "id": 0, "secret": setup.secret, "client": {"name": "rude"}}
     await stream.send_all(encode_frame(hello))
     decoder = FrameDecoder()
@@ -547,7 +572,7 @@ async def test_a_named_session_gets_diffs_across_connections(setup: Setup) -> No
     """Two connections under one session name share what the first saw: the second's
     click is answered with a diff, and the name is refused while it is in use."""
     session = {"name": "cli", "version": "1"}
-    async with connect(setup.socket, setup.secret, session) as first:
+    async with connect(setup.address, setup.secret, session) as first:
         del first
     async with _named(setup, "shell") as client:
         snapshot = await _snapshot(client)
@@ -567,7 +592,7 @@ async def test_a_named_session_gets_diffs_across_connections(setup: Setup) -> No
 
 
 def _named(setup: Setup, name: str) -> Any:
-    return connect(setup.socket, setup.secret, {"name": "cli", "version": "1"}, session=name)
+    return connect(setup.address, setup.secret, {"name": "cli", "version": "1"}, session=name)
 
 
 async def test_an_mcp_client_that_times_out_cancels_the_submit_and_heard_progress(

@@ -36,7 +36,7 @@ ALLOWED: dict[str, frozenset[str]] = {
         {"pycdp_bridge", "trimtab.driver", "trimtab.pipeline", "trimtab.tab", "trimtab.tracker"}
     ),
     "trimtab.envelope": frozenset({"trimtab.sites", "trimtab.wire"}),
-    "trimtab.routines": frozenset({"trimtab.pipeline"}),
+    "trimtab.routines": frozenset({"trimtab.pipeline", "trimtab.sites"}),
     "trimtab.browser": frozenset(
         {
             "pycdp_bridge",

@@ -30,11 +30,12 @@ SESSION = "agent-1"
 @attrs.define(eq=False)
 class ScriptedPerson:
     """The person at the side panel: answers each question as told (``None``: never;
-    ``always``: a yes about a site for every task), and keeps what the panel was sent
-    (``asked``, ``withdrawn``)."""
+    ``always``: a yes about a site for every task; ``refuse``: no to questions of these
+    kinds, "submit" say), and keeps what the panel was sent (``asked``, ``withdrawn``)."""
 
     allow: bool | None = True
     always: bool = False
+    refuse: frozenset[str] = frozenset()
     asked: list[Mapping[str, Any]] = attrs.field(factory=list)
     withdrawn: list[Mapping[str, Any]] = attrs.field(factory=list)
     panel: SidePanel | None = None
@@ -46,7 +47,8 @@ class ScriptedPerson:
             self.asked.append(message)
             self.question.set()
             if self.allow is not None and self.panel is not None:
-                self.panel.answer(message["ask"], allow=self.allow, always=self.always)
+                allow = self.allow and message["what"] not in self.refuse
+                self.panel.answer(message["ask"], allow=allow, always=self.always)
         elif message["type"] == "withdraw":
             self.withdrawn.append(message)
 

@@ -21,6 +21,7 @@ function() {
     && (e.type === 'checkbox' || e.type === 'radio');
   const role = el.getAttribute('role') || '';
   const href = tag === 'a' || tag === 'area' ? (el.getAttribute('href') || '') : '';
+  const submitter = isSubmitButton(el) ? el : isSubmitButton(control) ? control : null;
   return {
     tag,
     // Focus in a frame Trimtab's world cannot enter (another origin, a plugin).
@@ -44,5 +45,27 @@ function() {
     downloads: !!el.closest('a[download][href], area[download][href]'),
     // Whether it holds a secret is decided in Python from these (`secret_kind`).
     hints: fieldHints(el),
+    // Where its form would go, as the browser would send it.
+    form: form ? submission(form, submitter || (enterSubmits(el) ? defaultButton(form) : null))
+      : null,
   };
+
+  // The form's action and method, its submitter's formaction and formmethod first,
+  // read through the prototype's own getters: a field named "action" or "method"
+  // shadows the form's properties of those names.
+  function submission(f, button) {
+    const own = (name) => Object.getOwnPropertyDescriptor(HTMLFormElement.prototype, name)
+      .get.call(f);
+    return {
+      action: button && button.hasAttribute('formaction') ? button.formAction : own('action'),
+      method: button && button.hasAttribute('formmethod') ? button.formMethod : own('method'),
+    };
+  }
+
+  // Enter in a field submits as a click on the form's first submit button would.
+  function defaultButton(f) {
+    const elements = Object.getOwnPropertyDescriptor(HTMLFormElement.prototype, 'elements')
+      .get.call(f);
+    return [...elements].find(isSubmitButton) || null;
+  }
 }

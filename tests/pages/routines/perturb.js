@@ -34,6 +34,17 @@
       banner.querySelector("button").onclick = () => banner.remove();
       document.body.prepend(banner);
     }
+    // The checkout's form sends the order elsewhere: another page, by POST, to another
+    // site, or (late) to another page from a submit listener, after Trimtab looked.
+    const order = document.querySelector("form");
+    if (order && wanted.has("action")) order.setAttribute("action", "receipt.html");
+    if (order && wanted.has("method")) order.setAttribute("method", "post");
+    if (order && wanted.has("offsite")) {
+      order.setAttribute("action", `http://pay.test:${location.port}/routines/done.html`);
+    }
+    if (order && wanted.has("late")) {
+      order.addEventListener("submit", () => order.setAttribute("action", "receipt.html"));
+    }
     if (wanted.has("menu")) {
       const link = document.querySelector("a.checkout, a.checkout-v2");
       if (link) {

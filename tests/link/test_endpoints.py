@@ -1,0 +1,390 @@
+"""The link's endpoints: the transport option, the loopback check of a TCP peer, a port
+taken, and the endpoints crashed hosts leave (pruned at the next host's start, never
+chosen by a client), with real sockets, real host processes and real clients."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+import trio.testing
+
+from tests.support.transports import TRANSPORTS
+from trimtab.browser import TabRelayHub, Toolbox, open_host_state
+from trimtab.envelope import SidePanel
+from trimtab.install import extension_id
+from trimtab.link import (
+    Link,
+    LinkError,
+    TcpAddress,
+    Transport,
+    TransportProblem,
+    choose_endpoint,
+    connect,
+    list_endpoints,
+    open_link,
+    read_secret,
+)
+from trimtab.link._paths import ORPHAN_AGE, SECRET_FILE, prune_stale
+from trimtab.link._transport import loopback_refusal, transport_from
+from trimtab.wire import Outbox
+
+ORIGIN = f"chrome-extension://{extension_id()}/"
+TIMEOUT = 60
+
+
+@pytest.fixture
+def folder() -> Iterator[Path]:
+    """A short private folder: Unix socket paths are limited to ~100 bytes."""
+    path = Path(tempfile.mkdtemp(prefix="te-"))
+    os.chmod(path, 0o700)
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+# ----------------------------------------------------------------- the option
+
+
+def test_the_transport_is_one_variable_with_a_default_per_platform() -> None:
+    """TRIMTAB_LINK picks unix, tcp or tcp:PORT; unset is the Unix socket on Linux and
+    macOS and TCP on Windows, where unix is refused; anything else is an error naming
+    the value."""
+    assert transport_from(None, "linux") == Transport("unix")
+    assert transport_from("", "darwin") == Transport("unix")
+    assert transport_from(None, "win32") == Transport("tcp", 0)
+    assert transport_from("tcp", "linux") == Transport("tcp", 0)
+    assert transport_from(" TCP:8765 ", "linux") == Transport("tcp", 8765)
+    assert transport_from("tcp:8765", "win32") == Transport("tcp", 8765)
+    with pytest.raises(TransportProblem, match="no Unix sockets on Windows"):
+        transport_from("unix", "win32")
+    for bad, said in (
+        ("pipe", "'pipe' is not unix, tcp or tcp:PORT"),
+        ("tcp:", "'tcp:' is not unix, tcp or tcp:PORT"),
+        ("tcp:80", "port 80 is not from 1024 to 65535"),
+        ("tcp:70000", "port 70000 is not from 1024 to 65535"),
+        ("tcp:0.0.0.0:9000", "is not unix, tcp or tcp:PORT"),
+    ):
+        with pytest.raises(TransportProblem, match=said.replace("(", r"\(")):
+            transport_from(bad, "linux")
+
+
+def test_a_tcp_peer_that_is_not_loopback_is_refused() -> None:
+    """A TCP peer is served only from a loopback address (IPv4 or IPv6, mapped or not);
+    any other address, or none, is refused with the address named."""
+    for peer in (
+        ("127.0.0.1", 50123),
+        ("127.8.9.10", 1),
+        ("::1", 2, 0, 0),
+        ("::ffff:127.0.0.1", 3),
+    ):
+        assert loopback_refusal(peer) is None, peer
+    for peer, shown in (
+        (("10.0.0.7", 50123), "10.0.0.7"),
+        (("192.168.1.20", 1), "192.168.1.20"),
+        (("::ffff:172.17.0.2", 1, 0, 0), "172.17.0.2"),
+        (("fe80::1%eth0", 1, 0, 2), "fe80::1"),
+        (("0.0.0.0", 1), "0.0.0.0"),
+    ):
+        refusal = loopback_refusal(peer)
+        assert refusal is not None, peer
+        assert f"the connecting address {shown} is not loopback" in refusal
+    assert "is not an IP address" in str(loopback_refusal("/run/x.sock"))
+
+
+# ------------------------------------------------------------ a bare link
+
+
+@contextlib.asynccontextmanager
+async def bare_link(
+    endpoints: Path, secrets: Path, transport: Transport | None = None
+) -> AsyncIterator[Link]:
+    """A real host state (no tab) and its link, its endpoint in the folder
+    ``endpoints`` and its secret in ``secrets``."""
+    send, _receive = trio.testing.memory_stream_one_way_pair()
+    extension = Outbox(send)
+    hub = TabRelayHub(extension.send_message)
+    async with (
+        open_host_state(hub, toolbox=Toolbox.load()) as state,
+        open_link(
+            state,
+            SidePanel(extension.send_message, timeout=5),
+            extension,
+            ORIGIN,
+            folder=endpoints,
+            secret_folder=secrets,
+            transport=transport,
+        ) as link,
+    ):
+        yield link
+    hub.close()
+
+
+def places_in(folder: Path) -> dict[str, str]:
+    """The environment of a host or client whose link lives in ``folder``: the
+    endpoints in folder/trimtab, the secret in folder/xdg-state/trimtab."""
+    return {"XDG_RUNTIME_DIR": str(folder), "XDG_STATE_HOME": str(folder / "xdg-state")}
+
+
+async def trimtab(folder: Path, *args: str, **env: str) -> tuple[int, str, str]:
+    """``python -m trimtab ARGS`` finding the endpoints of ``folder`` (`places_in`)."""
+    environ = dict(os.environ, **places_in(folder), **env)
+    with trio.fail_after(TIMEOUT):
+        done = await trio.run_process(
+            [sys.executable, "-m", "trimtab", *args],
+            env=environ,
+            capture_stdout=True,
+            capture_stderr=True,
+            check=False,
+        )
+    return done.returncode, done.stdout.decode(), done.stderr.decode()
+
+
+async def test_a_configured_port_that_is_taken_is_an_error_naming_it(folder: Path) -> None:
+    """A host told to listen on a port another program holds leaves its link closed and
+    says why in its info file; a client names the port in one line instead of finding
+    no browser, and the info file goes with the host."""
+    listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
+    port = listeners[0].socket.getsockname()[1]
+    async with (
+        listeners[0],
+        bare_link(
+            folder / "trimtab", folder / "xdg-state" / "trimtab", Transport("tcp", port)
+        ) as link,
+    ):
+        assert link.address is None
+        assert link.problem is not None
+        assert f"port {port} on 127.0.0.1 is taken by another program" in link.problem
+        [endpoint] = list_endpoints(folder / "trimtab")
+        assert endpoint.address is None
+        assert endpoint.info.problem == link.problem
+        with pytest.raises(LinkError) as caught:
+            choose_endpoint(folder=folder / "trimtab")
+        assert caught.value.code == "no_link"
+        assert f"port {port} on 127.0.0.1 is taken" in caught.value.message
+        code, out, err = await trimtab(folder, "tabs")
+        assert (code, out) == (3, "")
+        assert err.startswith("trimtab: no_link: the host of ")
+        assert f"could not open its link: port {port} on 127.0.0.1 is taken" in err
+        assert err.count("\n") == 1
+    assert list((folder / "trimtab").iterdir()) == []
+
+
+async def test_a_random_port_is_on_loopback_and_answers_with_the_secret_only(
+    folder: Path,
+) -> None:
+    """TCP with no port listens on 127.0.0.1 at a port the system picks, written to the
+    info file; a client with the secret is served, one without is refused."""
+    async with bare_link(
+        folder / "trimtab", folder / "xdg-state" / "trimtab", Transport("tcp")
+    ) as link:
+        address = link.address
+        assert isinstance(address, TcpAddress)
+        [endpoint] = list_endpoints(folder / "trimtab")
+        assert (endpoint.info.transport, endpoint.info.port) == ("tcp", address.port)
+        secret = read_secret(folder / "xdg-state" / "trimtab" / SECRET_FILE)
+        async with connect(address, secret) as client:
+            assert (await client.request("ping"))["pong"] is True
+        for wrong in ("", "0" * 64):
+            with pytest.raises(LinkError, match="forbidden"):
+                async with connect(address, wrong):
+                    pass
+
+
+# ---------------------------------------------------- what crashed hosts leave
+
+
+def _dead_pid() -> int:
+    """The id of a process that has exited (and was reaped)."""
+    process = subprocess.Popen(["true"])
+    process.wait()
+    return process.pid
+
+
+def _info(folder: Path, name: str, pid: int, **fields: Any) -> Path:
+    path = folder / f"{name}.json"
+    info = {
+        "name": name,
+        "browser": "chromium",
+        "profile": f"/profiles/{name}",
+        "origin": ORIGIN,
+        "pid": pid,
+        "version": "1",
+        **fields,
+    }
+    path.write_text(json.dumps(info))
+    return path
+
+
+def _closed_port() -> int:
+    """A port on 127.0.0.1 nothing listens on (bound, then let go)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+    return port
+
+
+def _bound_unix(path: Path, *, listening: bool) -> socket.socket:
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.bind(str(path))
+    if listening:
+        sock.listen(1)
+    return sock
+
+
+def test_prune_removes_what_crashed_hosts_left_and_nothing_else(folder: Path) -> None:
+    """At a host's start, endpoints whose process is gone go (info file and socket), as
+    do those whose process id lives on in another program but whose socket or port no
+    longer answers, and old sockets with no info file that refuse connections; live
+    endpoints, young orphans (a host between its bind and its info file), the caller's
+    own name and the state's other JSON files stay."""
+    dead = _dead_pid()
+    me = os.getpid()
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(_bound_unix(folder / "live-unix.sock", listening=True))
+        _info(folder, "live-unix", me)
+        live_tcp = stack.enter_context(socket.socket())
+        live_tcp.bind(("127.0.0.1", 0))
+        live_tcp.listen(1)
+        _info(folder, "live-tcp", me, transport="tcp", port=live_tcp.getsockname()[1])
+        _info(folder, "crashed-unix", dead)
+        stack.enter_context(_bound_unix(folder / "crashed-unix.sock", listening=False))
+        _info(folder, "crashed-tcp", dead, transport="tcp", port=_closed_port())
+        _info(folder, "crashed-closed", dead, problem="port 9000 on 127.0.0.1 is taken")
+        # The pid is alive (this test's) but the socket is no one's: the id was reused.
+        _info(folder, "reused-unix", me)
+        stack.enter_context(_bound_unix(folder / "reused-unix.sock", listening=False))
+        _info(folder, "reused-tcp", me, transport="tcp", port=_closed_port())
+        stack.enter_context(_bound_unix(folder / "orphan-old.sock", listening=False))
+        stack.enter_context(_bound_unix(folder / "orphan-young.sock", listening=False))
+        young = (folder / "orphan-young.sock").lstat().st_mtime
+        os.utime(folder / "orphan-old.sock", (young - ORPHAN_AGE - 5,) * 2, follow_symlinks=False)
+        _info(folder, "mine", dead)
+        (folder / "sites.json").write_text('{"always": [], "never": []}')
+        (folder / "evaluate.json").write_text('{"pid": 1}')
+        removed = prune_stale(folder, keep="mine", now=young + 1)
+    assert removed == [
+        "crashed-closed",
+        "crashed-tcp",
+        "crashed-unix",
+        "orphan-old",
+        "reused-tcp",
+        "reused-unix",
+    ]
+    assert sorted(path.name for path in folder.iterdir()) == [
+        "evaluate.json",
+        "live-tcp.json",
+        "live-unix.json",
+        "live-unix.sock",
+        "mine.json",
+        "orphan-young.sock",
+        "sites.json",
+    ]
+
+
+def test_clients_never_choose_an_endpoint_whose_host_is_gone(folder: Path) -> None:
+    """Beside a crashed host's endpoint the live one is chosen without asking which;
+    with only the crashed one left, the client finds no browser and names none."""
+    dead = _dead_pid()
+    _info(folder, "chromium-dead0000", dead, transport="tcp", port=_closed_port())
+    with pytest.raises(LinkError) as caught:
+        choose_endpoint(folder=folder)
+    assert caught.value.code == "no_browser"
+    assert "(endpoints: none)" in caught.value.message
+    with _bound_unix(folder / "chromium-live0000.sock", listening=True):
+        _info(folder, "chromium-live0000", os.getpid())
+        chosen = choose_endpoint(folder=folder)
+        assert chosen.name == "chromium-live0000"
+        assert chosen.address == folder / "chromium-live0000.sock"
+        assert [e.alive for e in list_endpoints(folder)] == [True, False]
+
+
+async def _start_host(
+    nursery: trio.Nursery, folder: Path, profile: str, transport: str
+) -> trio.Process:
+    """A real host process, as Chrome starts it, under a parent whose command line
+    names ``profile`` (the endpoint's name comes from it, as from a browser's)."""
+    env = dict(
+        os.environ,
+        **places_in(folder),
+        TRIMTAB_LOG_DIR=str(folder / "logs"),
+        TRIMTAB_LINK=transport,
+    )
+    # sh stays the host's parent (it runs `:` after it): --user-data-dir is in its argv.
+    command = ["sh", "-c", '"$@"; :', f"--user-data-dir={folder / profile}"]
+    command += [sys.executable, "-m", "trimtab.native", ORIGIN]
+    process: trio.Process = await nursery.start(
+        lambda task_status: trio.run_process(
+            command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            env=env,
+            check=False,
+            task_status=task_status,
+        )
+    )
+    return process
+
+
+async def _endpoint_of(folder: Path, profile: str) -> Any:
+    """The live endpoint of the host started for ``profile``, once it listens."""
+    with trio.fail_after(TIMEOUT):
+        while True:
+            for endpoint in list_endpoints(folder / "trimtab"):
+                if endpoint.alive and endpoint.info.profile == str(folder / profile):
+                    return endpoint
+            await trio.sleep(0.05)
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_a_killed_hosts_endpoint_is_pruned_by_the_next_host(
+    folder: Path, nursery: trio.Nursery, transport: str
+) -> None:
+    """A host killed with SIGKILL leaves its endpoint behind; no client picks it (no
+    browser is found); the next host to start removes it, and the clients pick that
+    one: the command line and ``trimtab mcp --list-browsers``."""
+    first = await _start_host(nursery, folder, "profile-1", transport)
+    stale = await _endpoint_of(folder, "profile-1")
+    assert stale.info.transport == transport
+    os.kill(stale.info.pid, signal.SIGKILL)
+    with trio.fail_after(TIMEOUT):
+        await first.wait()
+    left = sorted(path.name for path in (folder / "trimtab").iterdir())
+    assert f"{stale.name}.json" in left
+    assert [e.alive for e in list_endpoints(folder / "trimtab")] == [False]
+    code, _out, err = await trimtab(folder, "tabs")
+    assert code == 3
+    assert err.startswith("trimtab: no_browser: ")
+    assert "(endpoints: none)" in err
+
+    second = await _start_host(nursery, folder, "profile-2", transport)
+    live = await _endpoint_of(folder, "profile-2")
+    assert live.name != stale.name
+    left = sorted(path.name for path in (folder / "trimtab").iterdir())
+    assert not [name for name in left if name.startswith(stale.name)], left
+    code, out, err = await trimtab(folder, "tabs")
+    assert code == 0, err
+    assert "no tab is shared with agents" in err
+    code, out, err = await trimtab(folder, "mcp", "--list-browsers")
+    assert code == 0, err
+    [line] = out.splitlines()
+    assert line.startswith(f"{live.name}\t")
+    assert line.endswith(f"\t{live.address}")
+    assert second.stdin is not None
+    await second.stdin.aclose()  # as Chrome does when the browser quits
+    with trio.fail_after(TIMEOUT):
+        await second.wait()
+    assert not list((folder / "trimtab").glob("*.json"))
