@@ -244,7 +244,8 @@ class StaticTab:
     page: PageSeen
     acted: list[tuple[str, dict[str, object]]] = attrs.field(factory=list)
 
-    async def act(self, tool: str, args: Mapping[str, object]) -> Acted:
+    async def act(self, tool: str, args: Mapping[str, object], at: int | None = None) -> Acted:
+        del at
         self.acted.append((tool, dict(args)))
         return Acted("ok", is_error=False, refused=False, url=self.page.url)
 
