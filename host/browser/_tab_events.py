@@ -86,6 +86,8 @@ def tab_event(host: HostState, event: TabEvent) -> None:
     if event.kind == "closed":
         for call in host.tasks.acting():
             call.closed(event.tab)
+        # Calls waiting for its turn fail now, whoever's they are.
+        host.turns.close(event.tab)
         host.tabs.forget(event.tab)
 
 

@@ -8,7 +8,8 @@ including the time the person takes to answer its question. A call that would wa
 longer than `turn_wait` (``TRIMTAB_TAB_WAIT`` seconds, default 10) is answered at once
 with who holds the tab and what it is doing, instead of hanging behind a question
 nobody may answer. Tabs have their own turns: a slow page in one tab never delays a
-call in another.
+call in another. A tab that closes (`TabTurns.close`) fails the calls waiting for its
+turn at once (``target_closed``), instead of letting each in turn find it gone.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import attrs
 import trio
 
 from ..envelope import Answer, Ask, Question
-from ..wire import JSONObject
+from ..wire import JSONObject, RequestError
 from ._call import ToolCall
 
 __all__ = ["TAB_WAIT", "TabBusy", "TabTurns", "Turn", "turn_wait"]
@@ -92,6 +93,9 @@ class _TabTurn:
     lock: trio.Lock = attrs.field(factory=trio.Lock)
     holder: Turn | None = None
     waiting: int = 0
+    # The waits of the calls waiting now, which the tab's closing cancels.
+    waits: set[trio.CancelScope] = attrs.field(factory=set)
+    closed: bool = False
 
 
 @attrs.define(eq=False)
@@ -113,9 +117,21 @@ class TabTurns:
         try:
             # trio's Lock is fair: calls get the turn in the order they asked for it.
             with trio.move_on_after(self.wait) as waited:
-                await entry.lock.acquire()
+                entry.waits.add(waited)
+                try:
+                    await entry.lock.acquire()
+                finally:
+                    entry.waits.discard(waited)
         finally:
             entry.waiting -= 1
+        if entry.closed:
+            if not waited.cancelled_caught:
+                entry.lock.release()  # it got the turn as the tab closed
+            self._drop_if_idle(tab, entry)
+            raise RequestError(
+                "target_closed",
+                f"tab {tab} closed while this call waited for its turn; nothing was done in it",
+            )
         if waited.cancelled_caught:
             holder = entry.holder
             self._drop_if_idle(tab, entry)
@@ -130,6 +146,23 @@ class TabTurns:
             entry.holder = None
             entry.lock.release()
             self._drop_if_idle(tab, entry)
+
+    def close(self, tab: int) -> None:
+        """``tab`` closed: the calls waiting for its turn fail now (``target_closed``);
+        the call holding it ends on its own (its page is gone, its question withdrawn)."""
+        entry = self._by_tab.get(tab)
+        if entry is None:
+            return
+        entry.closed = True
+        # A call that comes later finds no entry and the tab gone when it opens the page.
+        del self._by_tab[tab]
+        for waiting in list(entry.waits):
+            waiting.cancel()
+
+    def waiting(self, tab: int) -> int:
+        """How many calls wait for ``tab``'s turn now."""
+        entry = self._by_tab.get(tab)
+        return entry.waiting if entry is not None else 0
 
     def holder(self, tab: int) -> Turn | None:
         """The call holding ``tab`` now, if any."""

@@ -55,7 +55,14 @@ from ._paths import (
     secret_path,
     state_dir,
 )
-from ._server import PARKED_SESSION_LIFETIME, PROGRESS_INTERVAL, Link, LinkSession
+from ._server import (
+    MAX_CALLS_IN_FLIGHT,
+    MAX_CLIENTS,
+    PARKED_SESSION_LIFETIME,
+    PROGRESS_INTERVAL,
+    Link,
+    LinkSession,
+)
 from ._transport import LINK_ENV, LinkAddress, TcpAddress, Transport, TransportProblem
 from ._untrusted import new_marker, page_data
 
@@ -63,6 +70,8 @@ __all__ = [
     "ENDPOINT_SUFFIX",
     "HOW_TO_SHARE",
     "LINK_ENV",
+    "MAX_CALLS_IN_FLIGHT",
+    "MAX_CLIENTS",
     "PARKED_SESSION_LIFETIME",
     "PROGRESS_INTERVAL",
     "Endpoint",

@@ -12,6 +12,7 @@ import socket as stdlib_socket
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Final
 
 import attrs
 import trio
@@ -77,6 +78,12 @@ def _parent_browser() -> tuple[str, str]:
     return Path(exe).name or "browser", profile
 
 
+# Room for a burst of clients connecting at once (100 agents started together): past
+# a full backlog a Unix socket's connect fails at once (EAGAIN), and the link's own
+# limit (MAX_CLIENTS) must be what refuses them, in words.
+_BACKLOG: Final = 128
+
+
 async def _bind_unix(path: Path) -> trio.SocketListener:
     if len(os.fsencode(path)) > MAX_SOCKET_PATH:
         raise PermissionProblem(f"socket path {path} is too long for a Unix socket")
@@ -88,7 +95,7 @@ async def _bind_unix(path: Path) -> trio.SocketListener:
     try:
         await sock.bind(os.fspath(path))
         os.chmod(path, 0o600)
-        sock.listen(16)
+        sock.listen(_BACKLOG)
     except BaseException:
         sock.close()
         raise
@@ -117,7 +124,7 @@ async def _bind_tcp(port: int) -> trio.SocketListener:
                 f"({exc.strerror or exc}); free it, set {LINK_ENV}=tcp:PORT with another "
                 f"port, or {LINK_ENV}=tcp for any free one, and restart the browser"
             ) from exc
-        sock.listen(16)
+        sock.listen(_BACKLOG)
     except BaseException:
         sock.close()
         raise

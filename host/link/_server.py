@@ -6,17 +6,23 @@ serves each client that presents the secret with the host's own request loop
 (`HostServer`), through one `LinkSession`: its own call-tracker session and its
 own snapshot memory per tab (the ``view`` of the host's ``tool`` request), so
 dedup and diffs answer what *that* client has seen. Two clients acting on one tab
-are serialised by the tab's lock, which every view shares.
+take turns (``trimtab.browser``'s tab turns); clients on different tabs never wait
+for each other. Each client has bounds: `MAX_CALLS_IN_FLIGHT` calls running or
+waiting at once (more are answered ``busy`` at once), and at most `MAX_CLIENTS`
+clients are connected at once (the next hello is refused ``busy``). A client that
+leaves has its calls cancelled, those still waiting for a tab's turn included: none
+of them runs after it left.
 
 The person decides which tabs a client may touch: the extension pushes the tabs they
 shared (``agents_tabs``); for any other tab the link asks them in the side panel
 (``trimtab.envelope.SidePanel``, the same place and the same call as the questions
 before a submit), and ``agents_stop`` ends every client's session at once (after
-which no client is asked about a tab until the person shares one again). The link
-tells the extension of clients and their calls (``agents_event``) so the side panel
-can show them. While a client's call waits for the person, the link sends it
-``progress`` messages, so that MCP clients that give up after 60 s without one keep
-waiting.
+which no client is asked about a tab until the person shares one again), or one
+client's (``"session"``: the others go on). The link tells the extension of clients
+and their calls (``agents_event``: a call as it starts, ``acting``, and as it ends,
+``call``) so the side panel can show every agent acting now. While a client's call
+waits for the person, the link sends it ``progress`` messages, so that MCP clients
+that give up after 60 s without one keep waiting.
 
 A client may name its session in its hello (``"session": "NAME"``, the command
 line's ``--session``): what that session saw (its snapshot memory per tab and its
@@ -72,6 +78,8 @@ from ._untrusted import new_marker, page_data
 
 __all__ = [
     "HELLO_TIMEOUT",
+    "MAX_CALLS_IN_FLIGHT",
+    "MAX_CLIENTS",
     "PARKED_SESSION_LIFETIME",
     "PROGRESS_INTERVAL",
     "Link",
@@ -88,6 +96,18 @@ PARKED_SESSION_LIFETIME: Final = 600.0
 _MAX_SESSION_NAME: Final = 64
 # A client that does not say hello (with the secret) in this long is dropped.
 HELLO_TIMEOUT: Final = 10.0
+# Calls one client may have running or waiting at once. A tab runs one call at a time
+# and a call waits at most TRIMTAB_TAB_WAIT (10 s) for its turn, so calls beyond the
+# few tabs an agent uses only queue; agents send a handful of tool calls at once (a
+# read of each of their tabs). 16 leaves room for two calls on each of 8 tabs and
+# keeps what one runaway client can queue in the host (16 requests of at most 1 MiB)
+# small; more is a loop gone wrong, told so at once instead of queued.
+MAX_CALLS_IN_FLIGHT: Final = 16
+# Clients connected at once. Each is an agent process the person started (a coding
+# agent, a `trimtab call`); each keeps its own snapshot memory of every tab it reads.
+# 64 is far above what one person runs and keeps the host's memory bounded when a
+# script opens connections in a loop.
+MAX_CLIENTS: Final = 64
 # A hello is small; anything larger before authentication is refused unread.
 _MAX_HELLO: Final = 16 * 1024
 _MAX_CLIENT_NAME: Final = 100
@@ -120,6 +140,7 @@ class LinkSession:
     scope: trio.CancelScope = attrs.field(factory=trio.CancelScope)
     allowed: set[int] = attrs.field(factory=set)  # unshared tabs the person allowed
     calls: int = 0
+    in_flight: int = 0  # tool calls running or waiting for their tab's turn now
     told_where_to_answer: bool = False
     # The marker of this connection's untrusted blocks: every page string it is sent
     # is inside one (`page_data`), so no page can pose as Trimtab or the person.
@@ -180,6 +201,9 @@ class Link:
         return {"shared": len(shared), "clients": len(self.sessions)}
 
     async def handle_agents_stop(self, request: Request) -> JSONObject:
+        number = request.get("session", int, default=None)
+        if number is not None:
+            return {"stopped": await self.stop_one(number, request)}
         reason = request.get("reason", str, default="the person stopped external agents")
         stopped = len(self.sessions)
         self.stopped = True
@@ -188,17 +212,37 @@ class Link:
         await self.stop_all(reason)
         return {"stopped": stopped}
 
+    async def stop_one(self, number: int, request: Request) -> int:
+        """End client ``number``'s session as `stop_all` ends each (its calls cancelled,
+        their questions withdrawn); the other clients go on and the shared tabs stay
+        shared. 0 when no such client is connected (it left already)."""
+        session = self.sessions.get(number)
+        if session is None:
+            return 0
+        reason = request.get(
+            "reason", str, default="the person stopped this agent in Trimtab's side panel"
+        )
+        key = session.key
+        self.state.set_off.end(when=lambda each: each == key)
+        await self.end_session(session, reason, "stopped")
+        return 1
+
     async def stop_all(self, reason: str, code: str = "stopped") -> None:
         """End every client's session; each gets a ``closed`` message saying why
         (``stopped``: the person's Stop; ``host_exit``: the host is going away). Calls
         in flight are cancelled, so their questions are withdrawn."""
         for session in list(self.sessions.values()):
-            with contextlib.suppress(OutboxClosed, ValueError):
-                with trio.move_on_after(1):
-                    await session.outbox.send_message(
-                        {"type": "closed", "code": code, "reason": reason}
-                    )
-            session.scope.cancel()
+            await self.end_session(session, reason, code)
+
+    @staticmethod
+    async def end_session(session: LinkSession, reason: str, code: str) -> None:
+        """Tell a client why its session ends (``closed``), then end it: its calls are
+        cancelled, their questions withdrawn."""
+        with contextlib.suppress(OutboxClosed, ValueError):
+            with trio.move_on_after(1):
+                closed = {"type": "closed", "code": code, "reason": reason}
+                await session.outbox.send_message(closed)
+        session.scope.cancel()
 
     async def tell_extension(self, message: JSONObject) -> None:
         """Send the extension an ``agents_event`` (``message``'s fields), if it listens."""
@@ -233,6 +277,20 @@ class Link:
             return self.state.catalogue(groups_of(request))
 
         async def tool(request: Request) -> JSONObject:
+            if session.in_flight >= MAX_CALLS_IN_FLIGHT:
+                raise RequestError(
+                    "busy",
+                    f"too many calls in flight: this client already has {session.in_flight} "
+                    f"calls running or waiting for their tab (at most {MAX_CALLS_IN_FLIGHT} "
+                    "per client); wait for their answers before sending more",
+                )
+            session.in_flight += 1
+            try:
+                return await run_tool(request)
+            finally:
+                session.in_flight -= 1
+
+        async def run_tool(request: Request) -> JSONObject:
             started = trio.current_time()
             tab = check_tab_id(request.get("tab", int), "tool field 'tab'")
             name = request.get("name", str)
@@ -247,20 +305,37 @@ class Link:
             # Numbered before anything, so that a call refused before it ran (a tab the
             # person did not share, the page gone) names itself as every answer does.
             number = self.state.tracker.new_call_id()
-            elements: JSONObject = {}
-            try:
-                call = ToolCall(
-                    session=session.key,
-                    tab=tab,
-                    name=name,
-                    args=args,
-                    client=session.client,
-                    view=session.key,
-                    budget=budget_of(request),
-                    id=number,
+            call = ToolCall(
+                session=session.key,
+                tab=tab,
+                name=name,
+                args=args,
+                client=session.client,
+                view=session.key,
+                budget=budget_of(request),
+                id=number,
+            )
+            # As this client saw them, before an action leaves the page (a submit).
+            elements = self.state.elements_of(call)
+
+            async def ended(acted: int, error: str | None) -> None:
+                event = call_event(
+                    session.number, session.client, acted, name, args, elements, error=error
                 )
-                # As this client saw them, before an action leaves the page (a submit).
-                elements = self.state.elements_of(call)
+                await self.tell_extension({**event, "call": number})
+
+            # The side panel shows the call as acting from now until its `call` event.
+            await self.tell_extension(
+                {
+                    "event": "acting",
+                    "session": session.number,
+                    "client": session.client,
+                    "tab": tab,
+                    "tool": name,
+                    "call": number,
+                }
+            )
+            try:
                 await self.check_access(session, tab, ask)
                 outcome = await self.state.call_tool(
                     call,
@@ -272,32 +347,22 @@ class Link:
             except RequestError as exc:
                 task = self.state.task_tabs(session.key)
                 acted = task.resolve(tab) if task is not None else tab
-                await self.tell_extension(
-                    call_event(
-                        session.number,
-                        session.client,
-                        acted,
-                        name,
-                        args,
-                        elements,
-                        error=exc.message,
-                    )
-                )
+                await ended(acted, exc.message)
                 message = exc.message
                 if exc.code in _QUOTES_THE_PAGE:
                     message = page_data(exc.message, session.marker)
                 facts = {"tab": acted, "call_id": number}
                 raise RequestError(exc.code, message, facts=facts) from exc
-            await self.tell_extension(
-                call_event(
-                    session.number,
-                    session.client,
-                    tab if outcome.tab is None else outcome.tab,
-                    name,
-                    args,
-                    elements,
-                    error=outcome.content if outcome.is_error else None,
-                )
+            except BaseException as exc:
+                # Cancelled (the client gave up or left, the person's Stop), or a bug:
+                # the panel hears that it ended all the same.
+                why = "cancelled" if isinstance(exc, trio.Cancelled) else "failed"
+                with trio.CancelScope(shield=True), trio.move_on_after(1):
+                    await ended(tab, why)
+                raise
+            await ended(
+                tab if outcome.tab is None else outcome.tab,
+                outcome.content if outcome.is_error else None,
             )
             reply = outcome.to_json()
             reply["content"] = outcome.for_model(lambda text: page_data(text, session.marker))
@@ -400,12 +465,11 @@ class Link:
                 return
             if session is None:
                 return
-            self.sessions[session.number] = session
             log.info("link client %d connected: %s", session.number, session.client)
-            await self.tell_extension(
-                {"event": "connected", "session": session.number, "client": session.client}
-            )
             try:
+                await self.tell_extension(
+                    {"event": "connected", "session": session.number, "client": session.client}
+                )
                 with session.scope:
                     server = HostServer(
                         outbox=session.outbox,
@@ -473,16 +537,24 @@ class Link:
                     message = first.message
         if message is None and problem is None:
             problem = f"no hello within {HELLO_TIMEOUT:g} s"
+        code = "forbidden"
         if message is not None:
             request_id = message.get("id")
             problem = self._hello_problem(message)
+            if problem is None and len(self.sessions) >= MAX_CLIENTS:
+                code = "busy"
+                problem = (
+                    f"too many clients connected: {len(self.sessions)} (at most "
+                    f"{MAX_CLIENTS} at once); close some agents (trimtab mcp processes) "
+                    "and try again"
+                )
         if problem is not None:
             log.warning("link client refused: %s", problem)
             await outbox.send_message(
                 {
                     "type": "error",
                     "id": request_id,
-                    "error": {"code": "forbidden", "message": problem},
+                    "error": {"code": code, "message": problem},
                 }
             )
             return None
@@ -497,22 +569,22 @@ class Link:
             parked = self._parked.pop(session.name, None)
             if parked is not None:
                 parked.cancel()  # it came back: what it saw is its again
-        await outbox.send_frames(
-            [
-                encode_frame(
-                    {
-                        "type": "result",
-                        "id": request_id,
-                        "result": {
-                            "session": session.number,
-                            "version": host_version(),
-                            "endpoint": self.info.to_json(),
-                            "marker": session.marker,
-                        },
-                    }
-                )
-            ]
-        )
+        # Counted from here, before the reply's wait, so that clients saying hello at
+        # the same moment never pass the limit together (`_serve_client` removes it).
+        self.sessions[session.number] = session
+        try:
+            reply = {
+                "session": session.number,
+                "version": host_version(),
+                "endpoint": self.info.to_json(),
+                "marker": session.marker,
+            }
+            await outbox.send_frames(
+                [encode_frame({"type": "result", "id": request_id, "result": reply})]
+            )
+        except BaseException:
+            del self.sessions[session.number]
+            raise
         return session
 
     def _hello_problem(self, message: Mapping[str, Any]) -> str | None:

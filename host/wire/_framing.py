@@ -59,6 +59,7 @@ ErrorCode: TypeAlias = Literal[
     "stale_id",
     "forbidden",
     "cancelled",
+    "busy",
     "internal",
 ]
 

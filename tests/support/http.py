@@ -25,22 +25,29 @@ class StaticServer:
 
     root: Path
     port: int
+    #: The loopback address it listens on: another 127.0.0.N is another site (pages of
+    #: two sites never share a renderer process).
+    host: str = "127.0.0.1"
     #: The request lines served so far ("GET /a.html HTTP/1.1"), in arrival order: a
     #: test sees whether a request left the browser.
     requests: list[str] = attrs.field(factory=list, eq=False)
 
     @property
     def origin(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"http://{self.host}:{self.port}"
 
     def url(self, path: str) -> str:
         return f"{self.origin}/{path.lstrip('/')}"
 
 
 async def serve_static(
-    root: Path, *, task_status: trio.TaskStatus[StaticServer] = trio.TASK_STATUS_IGNORED
+    root: Path,
+    *,
+    host: str = "127.0.0.1",
+    task_status: trio.TaskStatus[StaticServer] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    """Serve files under ``root`` until cancelled; start with ``nursery.start``."""
+    """Serve files under ``root`` on ``host`` (a loopback address) until cancelled;
+    start with ``nursery.start``."""
     root = root.resolve()
     served: list[str] = []
 
@@ -59,11 +66,13 @@ async def serve_static(
             with contextlib.suppress(trio.BrokenResourceError):
                 await stream.send_all(header + body)
 
-    listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
+    if not host.startswith("127."):
+        raise ValueError(f"serve_static serves on loopback addresses only, not {host!r}")
+    listeners = await trio.open_tcp_listeners(0, host=host)
     port = listeners[0].socket.getsockname()[1]
     async with trio.open_nursery() as nursery:
         nursery.start_soon(trio.serve_listeners, handle, listeners)
-        task_status.started(StaticServer(root, port, served))
+        task_status.started(StaticServer(root, port, host, served))
 
 
 async def read_head(stream: trio.SocketStream) -> bytes:

@@ -1,0 +1,399 @@
+"""Many outside agents at once: each client's bounds (calls in flight, clients
+connected), calls of a client that left never run, a tab closed under waiting calls,
+a frozen tab that never delays another tab, and the person's Stop of one client."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+
+from pycdp_bridge import PageTarget
+from pycdp_bridge import protocol as cdp
+from tests.support import StaticServer, serve_static
+from tests.support.link_host import TAB, TIMEOUT, LinkHost, extension_request, open_link_host
+from trimtab.link import (
+    MAX_CALLS_IN_FLIGHT,
+    MAX_CLIENTS,
+    LinkClient,
+    LinkError,
+    connect,
+    read_secret,
+)
+from trimtab.link._paths import SECRET_FILE
+
+pytestmark = pytest.mark.browser
+
+# The turn's bound in these tests: short, so a call kept waiting is told soon.
+WAIT = 2.0
+PAGES = Path(__file__).parent.parent / "pages"
+
+
+@pytest.fixture
+async def linked(
+    page: PageTarget, pages_server: StaticServer, monkeypatch: pytest.MonkeyPatch
+) -> AsyncIterator[LinkHost]:
+    """The host and its link on the consent shop, its tab shared, the tab wait 2 s."""
+    monkeypatch.setenv("TRIMTAB_TAB_WAIT", str(WAIT))
+    async with open_link_host(page, pages_server.url("consent-shop.html")) as host:
+        await host.share(TAB)
+        yield host
+
+
+def client(linked: LinkHost, name: str) -> Any:
+    assert linked.link.socket_path is not None
+    secret = read_secret(linked.state / "trimtab" / SECRET_FILE)
+    return connect(linked.link.socket_path, secret, {"name": name, "version": "1"})
+
+
+async def tool(agent: LinkClient, name: str, tab: int = TAB, **args: Any) -> dict[str, Any]:
+    with trio.fail_after(TIMEOUT):
+        result: dict[str, Any] = await agent.request("tool", tab=tab, name=name, args=args)
+        return result
+
+
+def eid(xml: str, pattern: str) -> str:
+    found = re.search(rf'<[^>]* id="(\w+)"[^>]*>{pattern}', xml) or re.search(
+        rf'id="(\w+)"[^>]*{pattern}', xml
+    )
+    assert found is not None, f"{pattern!r} not in {xml[:2000]}"
+    return found.group(1)
+
+
+Ended = list[dict[str, Any] | LinkError]
+
+
+async def hold_with_question(
+    linked: LinkHost,
+    agent: LinkClient,
+    nursery: trio.Nursery,
+    tab: int = TAB,
+    seen: str | None = None,
+) -> tuple[Ended, str]:
+    """``agent`` types an email and clicks Buy now in ``tab``: its call holds the tab's
+    turn while the person is asked. Where its answer will be, and the question's id
+    (once the question is shown). ``seen``: the page as ``agent`` saw it last, if it
+    did."""
+    page = seen or (await tool(agent, "capture_snapshot", tab))["content"]
+    typed = await tool(agent, "type", tab, id=eid(page, r'[^>]*type="email"'), text="a@b.c")
+    assert not typed["is_error"], typed["content"]
+    buy = eid(page, "Buy now")
+    ended: Ended = []
+
+    async def submit() -> None:
+        try:
+            ended.append(await tool(agent, "click", tab, id=buy))
+        except LinkError as exc:
+            ended.append(exc)
+
+    nursery.start_soon(submit)
+    ask = await linked.extension.next("ask")
+    return ended, str(ask["ask"])
+
+
+async def add_buttons(page: PageTarget, *names: str) -> None:
+    """Buttons whose presses the page notes in ``window.heard``."""
+    await page.evaluate(
+        """((names) => {
+          window.heard = [];
+          for (const name of names) {
+            const button = document.createElement("button");
+            button.type = "button";
+            button.textContent = name;
+            button.addEventListener("mousedown", () => window.heard.push(name));
+            document.querySelector("main").append(button);
+          }
+          return true;
+        })(NAMES)""".replace("NAMES", json.dumps(list(names)))
+    )
+
+
+async def test_a_client_past_its_calls_in_flight_is_told_at_once(linked: LinkHost) -> None:
+    """A client that sends more calls than its bound while its tab is held gets "too
+    many calls in flight" (code busy) at once for each call past the bound; the calls
+    within it wait for the tab's turn as usual."""
+    async with client(linked, "Holder") as first, client(linked, "Flood") as flood:
+        async with trio.open_nursery() as nursery:
+            held, ask = await hold_with_question(linked, first, nursery)
+            answers: list[tuple[float, dict[str, Any] | LinkError]] = []
+            started = trio.current_time()
+
+            async def snapshot() -> None:
+                try:
+                    result: dict[str, Any] | LinkError = await tool(flood, "capture_snapshot")
+                except LinkError as exc:
+                    result = exc
+                answers.append((trio.current_time() - started, result))
+
+            async with trio.open_nursery() as calls:
+                for _ in range(MAX_CALLS_IN_FLIGHT + 4):
+                    calls.start_soon(snapshot)
+            refused = [(t, a) for t, a in answers if isinstance(a, LinkError)]
+            waited = [(t, a) for t, a in answers if not isinstance(a, LinkError)]
+            assert len(refused) == 4, answers
+            for when, error in refused:
+                assert isinstance(error, LinkError)
+                assert error.code == "busy"
+                assert "too many calls in flight" in str(error)
+                assert f"at most {MAX_CALLS_IN_FLIGHT} per client" in str(error)
+                assert when < 1.0, when
+            assert len(waited) == MAX_CALLS_IN_FLIGHT
+            for when, result in waited:
+                assert isinstance(result, dict)
+                assert result["is_error"]
+                assert f"tab {TAB} is busy: Holder 1" in result["content"]
+                assert when >= WAIT - 0.5, when
+            assert linked.panel.answer(ask, allow=False)
+        assert isinstance(held[0], dict)
+        assert held[0]["is_error"]
+        # The bound counts calls in flight: once they were answered, calls go in again.
+        after = await tool(flood, "capture_snapshot")
+        assert not after["is_error"], after["content"]
+
+
+async def test_calls_queued_by_a_client_that_left_never_run(linked: LinkHost) -> None:
+    """Calls a client queued behind another client's held turn are dropped when it
+    disconnects: after the turn is released the page never receives them."""
+    linked.link.state.turns.wait = TIMEOUT  # they would wait as long as the question
+    await add_buttons(linked.page, "Left-1", "Left-2", "Left-3")
+    turns = linked.link.state.turns
+    async with client(linked, "Holder") as first:
+        async with trio.open_nursery() as nursery:
+            async with client(linked, "Leaver") as leaver:
+                xml = (await tool(leaver, "capture_snapshot"))["content"]
+                presses = [eid(xml, f"Left-{n}") for n in (1, 2, 3)]
+                held, ask = await hold_with_question(linked, first, nursery)
+                async with trio.open_nursery() as queued:
+                    for target in presses:
+
+                        async def press(target: str = target) -> None:
+                            # Its link closes under it.
+                            with contextlib.suppress(LinkError):
+                                await tool(leaver, "click", id=target)
+
+                        queued.start_soon(press)
+                    with trio.fail_after(TIMEOUT):
+                        while turns.waiting(TAB) < len(presses):
+                            await trio.sleep(0.02)
+                    queued.cancel_scope.cancel()
+            # The client left: the host dropped its waiting calls.
+            with trio.fail_after(5):
+                while turns.waiting(TAB):
+                    await trio.sleep(0.02)
+            assert linked.panel.answer(ask, allow=False)
+        assert isinstance(held[0], dict)
+        assert held[0]["is_error"]
+        # The tab is free again, and nothing of the leaver's reached the page.
+        after = await tool(first, "capture_snapshot")
+        assert not after["is_error"], after["content"]
+    await trio.sleep(0.5)
+    assert await linked.page.evaluate("window.heard") == []
+
+
+async def test_a_hundred_clients_at_once_are_served_or_told_the_limit(linked: LinkHost) -> None:
+    """100 clients connecting at the same moment are each either served (up to the
+    limit) or refused at once with a busy error naming the limit; none hangs, and once
+    they left a new client is served."""
+    served: list[int] = []
+    refused: list[LinkError] = []
+    everyone_tried = trio.Event()
+    tried = 0
+
+    async def one(n: int) -> None:
+        nonlocal tried
+        try:
+            async with client(linked, f"agent-{n}") as agent:
+                listed = await agent.request("tabs")
+                assert listed["tabs"][0]["id"] == TAB
+                served.append(n)
+                tried += 1
+                if tried == 100:
+                    everyone_tried.set()
+                await everyone_tried.wait()  # all stay connected until all have tried
+        except LinkError as exc:
+            refused.append(exc)
+            tried += 1
+            if tried == 100:
+                everyone_tried.set()
+
+    with trio.fail_after(TIMEOUT):
+        async with trio.open_nursery() as nursery:
+            for n in range(100):
+                nursery.start_soon(one, n)
+    assert len(served) == MAX_CLIENTS, (len(served), refused[:3])
+    assert len(refused) == 100 - MAX_CLIENTS
+    for error in refused:
+        assert error.code == "busy", error
+        assert f"too many clients connected: {MAX_CLIENTS} (at most {MAX_CLIENTS} at once)" in str(
+            error
+        )
+    with trio.fail_after(5):
+        while linked.link.sessions:  # the host hears each leave
+            await trio.sleep(0.02)
+    async with client(linked, "after") as agent:
+        assert (await agent.request("tabs"))["tabs"]
+
+
+async def new_tab(linked: LinkHost, agent: LinkClient, url: str) -> tuple[int, str]:
+    """A tab ``agent`` opened at ``url`` (a site question, if any, allowed), shared, and
+    its page as the answer showed it to ``agent``."""
+    opened: list[dict[str, Any]] = []
+    async with trio.open_nursery() as nursery:
+
+        async def open_it() -> None:
+            opened.append(await tool(agent, "new_tab", url=url))
+            nursery.cancel_scope.cancel()
+
+        nursery.start_soon(open_it)
+        while True:
+            await linked.answer(True)
+    [reply] = opened
+    assert not reply["is_error"], reply["content"]
+    tab = int(reply["tab"])
+    assert tab != TAB
+    await linked.share(TAB, tab)
+    return tab, str(reply["content"])
+
+
+async def close_target_of(linked: LinkHost, path: str) -> None:
+    """Close the page at ``path`` (not the test's own page), as the person closes a tab."""
+    browser = linked.page.browser
+    targets = (await browser.execute(cdp.target_get_targets()))["targetInfos"]
+    [target] = [
+        t
+        for t in targets
+        if t["type"] == "page" and path in t["url"] and t["targetId"] != linked.page.target_id
+    ]
+    await browser.execute(cdp.target_close_target(target["targetId"]))
+
+
+async def test_a_tab_closed_while_two_clients_wait_on_it(
+    linked: LinkHost, pages_server: StaticServer
+) -> None:
+    """A tab closed while one client's call waits for the person in it and another's
+    waits for its turn: both get a clear error within seconds, the question is
+    withdrawn, and nothing hangs."""
+    linked.link.state.turns.wait = TIMEOUT
+    async with client(linked, "Holder") as first, client(linked, "Waiter") as second:
+        tab, seen = await new_tab(linked, first, pages_server.url("consent-shop.html?closing"))
+        await tool(second, "capture_snapshot", tab)
+        waited: list[dict[str, Any] | LinkError] = []
+        started = 0.0
+        async with trio.open_nursery() as nursery:
+            held, ask = await hold_with_question(linked, first, nursery, tab, seen)
+
+            async def wait_turn() -> None:
+                try:
+                    waited.append(await tool(second, "capture_snapshot", tab))
+                except LinkError as exc:
+                    waited.append(exc)
+
+            nursery.start_soon(wait_turn)
+            with trio.fail_after(TIMEOUT):
+                while linked.link.state.turns.waiting(tab) < 1:
+                    await trio.sleep(0.02)
+            started = trio.current_time()
+            await close_target_of(linked, "consent-shop.html?closing")
+            with trio.fail_after(10):
+                withdrawn = await linked.extension.next("withdraw")
+        assert withdrawn["ask"] == ask
+        took = trio.current_time() - started
+        assert took < 5, took
+        [ended] = held
+        [turned] = waited
+        for result in (ended, turned):
+            words = str(result) if isinstance(result, LinkError) else result["content"]
+            assert "closed" in words, words
+        assert isinstance(turned, LinkError)
+        assert turned.code == "target_closed", turned
+        assert f"tab {tab} closed while this call waited for its turn" in str(turned)
+        # The other tab serves both clients as before.
+        for agent in (first, second):
+            assert not (await tool(agent, "capture_snapshot"))["is_error"]
+
+
+async def test_a_frozen_tab_never_delays_another_tabs_calls(
+    linked: LinkHost, nursery: trio.Nursery
+) -> None:
+    """While one client's click waits on a page whose script keeps it busy (another
+    site, another renderer), another client's snapshots, types and clicks in another
+    tab answer as fast as before: nothing global is held across the frozen tab's wait."""
+    other: StaticServer = await nursery.start(_serve_elsewhere)
+    async with client(linked, "Freezer") as freezer, client(linked, "Worker") as worker:
+        frozen, xml = await new_tab(linked, freezer, other.url("agents-frozen.html"))
+        freeze = eid(xml, "Freeze the page")
+        await add_buttons(linked.page, "Work")
+
+        page = (await tool(worker, "capture_snapshot"))["content"]
+        email, work = eid(page, r'[^>]*type="email"'), eid(page, "Work")
+
+        async def rounds() -> list[float]:
+            times = []
+            for n in range(3):
+                for name, args in (
+                    ("capture_snapshot", {}),
+                    ("type", {"id": email, "text": f"n{n}@b.c"}),
+                    ("click", {"id": work}),
+                ):
+                    began = trio.current_time()
+                    result = await tool(worker, name, **args)
+                    assert not result["is_error"], result["content"]
+                    times.append(trio.current_time() - began)
+            return times
+
+        before = await rounds()
+        clicked: list[float] = []
+        async with trio.open_nursery() as frozen_calls:
+
+            async def click_frozen() -> None:
+                began = trio.current_time()
+                with trio.move_on_after(TIMEOUT):
+                    await tool(freezer, "click", frozen, id=freeze)
+                clicked.append(trio.current_time() - began)
+
+            frozen_calls.start_soon(click_frozen)
+            await trio.sleep(1.0)  # the page is busy by now
+            during = await rounds()
+            still_frozen = not clicked
+        assert still_frozen, "the frozen page's click ended before the other tab's calls"
+        slowest_before = max(before)
+        assert max(during) < max(3.0, 2 * slowest_before), (before, during)
+
+
+async def _serve_elsewhere(*, task_status: trio.TaskStatus[StaticServer]) -> None:
+    """tests/pages on 127.0.0.2: another site than the shop's, so another renderer."""
+    await serve_static(PAGES, host="127.0.0.2", task_status=task_status)
+
+
+async def test_stopping_one_client_leaves_the_others_running(linked: LinkHost) -> None:
+    """The person's Stop of one client (``agents_stop`` with its session) cancels its
+    call waiting for the person (the question withdrawn), ends its session with a
+    ``stopped`` reason, and another client's calls go on; the tabs stay shared."""
+    async with client(linked, "Stopped") as stopped, client(linked, "Other") as other:
+        number = int(stopped.hello["session"])
+        async with trio.open_nursery() as nursery:
+            held, ask = await hold_with_question(linked, stopped, nursery)
+            reply = await linked.link.handle_agents_stop(
+                extension_request("agents_stop", session=number)
+            )
+            assert reply == {"stopped": 1}
+            withdrawn = await linked.extension.next("withdraw")
+            assert withdrawn["ask"] == ask
+        [ended] = held
+        assert isinstance(ended, LinkError)
+        assert ended.code == "stopped", ended
+        assert "the person stopped this agent" in str(ended)
+        result = await tool(other, "capture_snapshot")
+        assert not result["is_error"], result["content"]
+        assert TAB in linked.link.shared
+        assert [s.client for s in linked.link.sessions.values()] == ["Other 1"]
+        again = await linked.link.handle_agents_stop(
+            extension_request("agents_stop", session=number)
+        )
+        assert again == {"stopped": 0}
