@@ -1,20 +1,54 @@
-// The side panel's "Outside agents" box: share this tab, see connected clients and
-// their recent actions, and Stop them all. The worker's AgentsHub (worker/agents.js)
-// holds the state; this module only shows it. Their questions appear in the question
-// bar (question-bar.js), like the panel agent's. Page- and client-derived text goes
-// through textContent.
+// The side panel's "Outside agents" box: share this tab, see every agent acting now
+// (this side panel's task and each connected outside client, on which tab) with a Stop
+// for each and one for all, and the clients' recent actions. The worker's AgentsHub
+// (worker/agents.js) holds the clients' state; the panel's own task is the chat's
+// (store.js). Their questions appear in the question bar (question-bar.js), like the
+// panel agent's. Page- and client-derived text goes through textContent.
 
 import { closedReason } from "../shared/tab-access.js";
 import { describeCall } from "./step-words.js";
 
 /** What the box shows, readable by the end-to-end tests. */
-export const agentsView = { shared: [], clients: [], activeTab: null };
+export const agentsView = { shared: [], clients: [], activeTab: null, acting: [] };
+
+/**
+ * Every agent acting now, as the side panel lists it: the side panel's own task first
+ * (while it runs), then each connected outside client, with the tabs its calls act in
+ * now (oldest call first) and what they run; a client with no call now is listed as
+ * connected, so it can be stopped before its next call.
+ * @param {Array<{session: number, client: string, connected: boolean,
+ *   acting?: Array<{tab: number, tool: string}>}>} clients
+ * @param {{tab: number|null, working?: string}|null} panelTask the task running in this
+ *   side panel (the tab it acts in now), or null
+ * @returns {Array<{who: string, session: number|null, tabs: number[], doing: string}>}
+ */
+export function actingNow(clients, panelTask) {
+  const rows = [];
+  if (panelTask) {
+    rows.push({ who: "Trimtab's agent (this side panel)", session: null,
+      tabs: panelTask.tab == null ? [] : [panelTask.tab],
+      doing: panelTask.working || "working" });
+  }
+  for (const client of clients) {
+    if (!client.connected) continue;
+    const acting = client.acting ?? [];
+    rows.push({ who: client.client, session: client.session,
+      tabs: [...new Set(acting.map((call) => call.tab))],
+      doing: acting.length
+        ? `running ${[...new Set(acting.map((call) => call.tool))].join(", ")}`
+        : "connected, no call now" });
+  }
+  return rows;
+}
 
 /**
  * @param {HTMLElement} root the (empty) element to fill
  * @param {import("./worker-client.js").WorkerClient} worker
+ * @param {import("./store.js").Store<ReturnType<typeof import("./store.js").panelState>>}
+ *   store the panel's state: its own task, which the box lists and stops too
  */
-export function mountAgentsPanel(root, worker) {
+export function mountAgentsPanel(root, worker, store) {
+  const { state } = store;
   const el = (tag, className, text) => {
     const node = document.createElement(tag);
     if (className) node.className = className;
@@ -25,16 +59,20 @@ export function mountAgentsPanel(root, worker) {
   const share = el("button", "", "Share this tab with agents");
   share.id = "agents-share";
   share.type = "button";
-  const stop = el("button", "", "Stop outside agents");
+  const stop = el("button", "", "Stop all agents");
   stop.id = "agents-stop";
   stop.type = "button";
   const note = el("p", "muted", "");
   note.id = "agents-note";
+  // Every agent acting now, each with its own Stop.
+  const acting = el("ul", "agents-acting");
+  acting.id = "agents-acting";
+  acting.setAttribute("aria-label", "Agents acting now");
   const clients = el("ul", "agents-clients");
   clients.id = "agents-clients";
   const bar = el("div", "toolbar");
   bar.append(share, stop);
-  root.append(title, bar, note, clients);
+  root.append(title, bar, note, acting, clients);
 
   // Why the person's last action failed: shown until their next one succeeds, through
   // every status update in between.
@@ -60,7 +98,15 @@ export function mountAgentsPanel(root, worker) {
     await call({ action: "share", tab: tab.id, on },
       on ? "This tab was not shared" : "Could not stop sharing this tab");
   });
-  stop.addEventListener("click", () => call({ action: "stop" }));
+  // Stop all: the side panel's task too, and every outside client (nothing stays shared).
+  stop.addEventListener("click", () => {
+    if (state.running) state.agent?.stop("stopped by you");
+    return call({ action: "stop" });
+  });
+
+  /** The side panel's own task while it runs: the tab it acts in now. */
+  const panelTask = () => (state.running && state.agent
+    ? { tab: state.agent.current, working: state.working } : null);
 
   async function render(status) {
     Object.assign(agentsView, status);
@@ -72,17 +118,38 @@ export function mountAgentsPanel(root, worker) {
     const closed = isShared ? "" : closedReason(tab?.url || tab?.pendingUrl);
     share.disabled = Boolean(closed);
     share.title = closed;
-    stop.disabled = status.shared.length === 0 && !status.clients.some((c) => c.connected);
+    const rows = actingNow(status.clients, panelTask());
+    agentsView.acting = rows;
+    stop.disabled = status.shared.length === 0 && rows.length === 0;
     note.textContent = failure || closed || (status.shared.length
       ? `Shared with outside agents: ${status.shared.map((t) => t.title || t.url).join(", ")}`
       : "No tab is shared with outside agents.");
     note.classList.toggle("error", Boolean(failure));
     // Nothing shared, nobody connected, nothing to say: a one-line chip, not a box.
-    const idle = !failure && !closed && status.shared.length === 0
-      && !status.clients.some((c) => c.connected);
+    const idle = !failure && !closed && status.shared.length === 0 && rows.length === 0;
     root.classList.toggle("idle", idle);
     title.textContent = idle ? "Outside agents: none" : "Outside agents";
     const titles = new Map(status.shared.map((t) => [t.id, t.title || t.url]));
+    const tabName = (tab) => (titles.has(tab) ? `“${titles.get(tab)}”` : `tab ${tab}`);
+    acting.replaceChildren();
+    for (const row of rows) {
+      const where = row.tabs.length ? ` in ${row.tabs.map(tabName).join(", ")}` : "";
+      const item = el("li", "", "");
+      item.append(el("span", "", `${row.who}: ${row.doing}${where}`));
+      const stopOne = el("button", "agent-stop", "Stop");
+      stopOne.type = "button";
+      stopOne.title = `Stop ${row.who}`;
+      if (row.session === null) {
+        stopOne.dataset.panel = "true";
+        stopOne.addEventListener("click", () => state.agent?.stop("stopped by you"));
+      } else {
+        stopOne.dataset.session = String(row.session);
+        stopOne.addEventListener("click", () => call({ action: "stop", session: row.session },
+          `${row.who} was not stopped`));
+      }
+      item.append(stopOne);
+      acting.append(item);
+    }
     clients.replaceChildren();
     for (const client of status.clients) {
       const item = el("li", client.connected ? "" : "muted",
@@ -107,6 +174,8 @@ export function mountAgentsPanel(root, worker) {
   worker.onEvent((event) => {
     if (event.event === "agents") render(event);
   });
+  // The side panel's own task starts, acts in another tab, ends.
+  store.subscribe(["running", "working"], () => render(agentsView));
   chrome.tabs.onActivated.addListener(() => render(agentsView));
   chrome.tabs.onUpdated.addListener((tabId, change, tab) => {
     if (change.url && tab.active) render(agentsView);

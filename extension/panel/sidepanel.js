@@ -78,7 +78,7 @@ globalThis.trimtabPanel = {
   loadSites: settings.loadSites, refreshRoutines: routines.refresh,
 };
 worker.connect();
-mountAgentsPanel($("agents"), worker);
+mountAgentsPanel($("agents"), worker, store);
 settings.loadPageBudget();
 settings.fillForm();
 settings.showFirstRun();

@@ -71,3 +71,20 @@ test("elementsOf keeps string facts by id and drops what is not an element", () 
   const many = Object.fromEntries([...Array(80).keys()].map((i) => [`e${i}`, { tag: "a" }]));
   assert.equal(Object.keys(elementsOf(many)).length, 50);
 });
+
+test("applyEvent keeps each client's calls acting now until their call event", () => {
+  let clients = applyEvent(new Map(), { event: "connected", session: 2, client: "cursor 1" }, 0);
+  clients = applyEvent(clients, { event: "acting", session: 2, tab: 7, tool: "click", call: 11 }, 1);
+  clients = applyEvent(clients, { event: "acting", session: 2, tab: 9, tool: "type", call: 12 }, 2);
+  assert.deepEqual(clients.get(2).acting.map((a) => [a.call, a.tab, a.tool]),
+    [[11, 7, "click"], [12, 9, "type"]]);
+  const ended = applyEvent(clients,
+    { event: "call", session: 2, tab: 7, tool: "click", call: 11, error: null }, 3);
+  assert.deepEqual(ended.get(2).acting.map((a) => a.call), [12]);
+  assert.equal(ended.get(2).actions.at(-1).tool, "click");
+  assert.equal(clients.get(2).acting.length, 2, "the old map is not changed");
+  // An acting event without a number is not the host's: nothing changes.
+  assert.equal(applyEvent(ended, { event: "acting", session: 2, tab: 1, tool: "x" }, 4), ended);
+  const left = applyEvent(ended, { event: "disconnected", session: 2 }, 5);
+  assert.deepEqual(left.get(2).acting, [], "a client that left acts no more");
+});

@@ -4,8 +4,10 @@
 // session on Stop; its questions (another tab, a submit) go through the one queue of
 // questions (worker/questions.js) like the side panel agent's.
 //
-// Host → extension: {type: "agents_event", event: "connected"|"disconnected"|"call", ...}
-// Extension → host: agents_tabs {tabs}, agents_stop {reason}
+// Host → extension: {type: "agents_event", event: "connected"|"disconnected"|"acting"|"call",
+//   ...}: a call is acting from its "acting" event until the "call" event of its number.
+// Extension → host: agents_tabs {tabs}, agents_stop {reason} (every client),
+//   agents_stop {session, reason} (one client; the others go on).
 //
 // The pure parts (the shared list, the activity log) are exported for `node --test`;
 // `AgentsHub` wires them to chrome.* in the worker.
@@ -29,6 +31,9 @@ export function sharedList(shared) {
     .sort((a, b) => a.id - b.id);
 }
 
+/** Calls kept as acting now per client (the host lets a client have 16 in flight). */
+const MAX_ACTING = 32;
+
 /** Most elements kept of one call (fill names a field each). */
 const MAX_ELEMENTS = 50;
 
@@ -51,12 +56,14 @@ export function elementsOf(raw) {
 }
 
 /**
- * Fold one host event into the clients' activity: connections and their recent
- * calls, newest last, bounded. Returns a new map; the old one is not changed.
+ * Fold one host event into the clients' activity: connections, the calls acting now
+ * and the recent calls, newest last, bounded. Returns a new map; the old one is not
+ * changed.
  * @param {Map<number, {session: number, client: string, connected: boolean,
+ *   acting: Array<{call: number, tab: number, tool: string, at: number}>,
  *   actions: Array<{tool: string, tab: number, args: object, elements: Record<string,
  *   {tag: string, type: string, name: string}>, error: string|null, at: number}>}>} clients
- * @param {{event: string, session: number, client?: string, tab?: number,
+ * @param {{event: string, session: number, client?: string, tab?: number, call?: number,
  *   tool?: string, args?: object, elements?: object, error?: string|null}} event
  * @param {number} now
  */
@@ -65,12 +72,21 @@ export function applyEvent(clients, event, now) {
   if (!Number.isInteger(event?.session)) return next;
   const known = next.get(event.session);
   const entry = known
-    ? { ...known, actions: [...known.actions] }
+    ? { ...known, actions: [...known.actions], acting: [...(known.acting ?? [])] }
     : { session: event.session, client: String(event.client ?? "a client"), connected: true,
-        actions: [] };
+        actions: [], acting: [] };
   if (event.event === "connected") entry.connected = true;
-  else if (event.event === "disconnected") entry.connected = false;
-  else if (event.event === "call") {
+  else if (event.event === "disconnected") {
+    entry.connected = false;
+    entry.acting = [];
+  } else if (event.event === "acting") {
+    // A call started: acting now, in its tab, until its "call" event.
+    if (!Number.isInteger(event.call)) return clients;
+    entry.acting.push({ call: event.call, tab: Number(event.tab), tool: String(event.tool ?? "?"),
+      at: now });
+    entry.acting.splice(0, Math.max(0, entry.acting.length - MAX_ACTING));
+  } else if (event.event === "call") {
+    entry.acting = entry.acting.filter((acting) => acting.call !== event.call);
     // The elements the call names as the client's view of the tab showed them (the
     // page's words, shown as text), and the arguments the host lets the log show.
     const args = event.args && typeof event.args === "object" && !Array.isArray(event.args)
@@ -172,6 +188,16 @@ export class AgentsHub {
     return this.status();
   }
 
+  /** Stop one client: end its session (its calls cancelled, its questions withdrawn);
+   *  the others go on and the shared tabs stay shared. */
+  async stopOne(session) {
+    await this.loaded;
+    if (!Number.isInteger(session)) throw new Error(`no client ${JSON.stringify(session)}`);
+    await this.host.request({ type: "agents_stop", session,
+      reason: "the person stopped this agent in Trimtab's side panel" });
+    return this.status();
+  }
+
   /** Stop: end every outside session and share nothing any more. */
   async stop() {
     await this.loaded;
@@ -215,7 +241,8 @@ export class AgentsHub {
     this.broadcast({ event: "agents", ...this.status() });
   }
 
-  /** A side-panel op: {action: "status"|"share"|"stop", ...}. */
+  /** A side-panel op: {action: "status"|"share"|"stop", ...}; "stop" with a `session`
+   *  stops that client alone. */
   async op(msg) {
     switch (msg.action) {
       case "status":
@@ -224,7 +251,8 @@ export class AgentsHub {
       case "share":
         return await this.share(Number(msg.tab), msg.on !== false);
       case "stop":
-        return await this.stop();
+        return msg.session === undefined ? await this.stop()
+          : await this.stopOne(Number(msg.session));
       default:
         throw new Error(`unknown agents action ${JSON.stringify(msg.action)}`);
     }

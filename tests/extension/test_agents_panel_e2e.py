@@ -1,0 +1,98 @@
+"""Every agent acting now in the real side panel, with a Stop for each: two outside
+clients through real ``trimtab mcp`` processes, the real extension and host; stopping
+one ends its call (its question withdrawn) and the other goes on working."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+import trio
+
+from tests.support import StaticServer
+from tests.support.outside import TIMEOUT, Places, browser, call, eid_of, mcp_client, places, share
+
+pytestmark = pytest.mark.browser
+
+__all__ = ["places"]  # the fixture
+
+
+async def _acting(panel: Any) -> list[dict[str, Any]]:
+    """The rows of the panel's "acting now" list as the person sees them: text and the
+    Stop button's title."""
+    rows = await panel.evaluate(
+        """JSON.stringify([...document.querySelectorAll('#agents-acting li')].map((li) => ({
+          text: li.querySelector('span').textContent,
+          stop: li.querySelector('button').title,
+        })))"""
+    )
+    found: list[dict[str, Any]] = json.loads(rows)
+    return found
+
+
+async def test_the_panel_stops_one_outside_agent_and_the_other_goes_on(
+    places: Places, pages_server: StaticServer
+) -> None:
+    """The side panel lists both outside clients, the one acting now with the tab it
+    acts in; its Stop for that one ends its call waiting for the person (the question
+    leaves the panel, the client is told it was stopped), and the other client's calls
+    still work in its shared tab."""
+    async with (
+        browser(places) as ext,
+        mcp_client(places, "agent-a") as first,
+        mcp_client(places, "agent-b") as second,
+    ):
+        _target, shop = await ext.open_tab(pages_server.url("consent-shop.html"))
+        _target, other = await ext.open_tab(pages_server.url("handlers-shop.html"))
+        for tab in (shop, other):
+            await ext.wait_loaded(tab)
+        # The shop is not shared: agent-a's call on it waits for the person's answer.
+        await share(ext, other)
+        panel = await ext.open_side_panel()
+        seen, is_error, _ = await call(second, "capture_snapshot", tab=other)
+        assert not is_error, seen
+        results: list[tuple[str, bool, dict[str, Any]]] = []
+        async with trio.open_nursery() as nursery:
+
+            async def read_unshared() -> None:
+                results.append(await call(first, "capture_snapshot", tab=shop))
+
+            nursery.start_soon(read_unshared)
+            # The question shows, and the panel lists agent-a acting in the shop's tab.
+            with trio.fail_after(TIMEOUT):
+                while True:
+                    rows = await _acting(panel)
+                    texts = [row["text"] for row in rows]
+                    if f"agent-a 1.0: running capture_snapshot in tab {shop}" in texts:
+                        break
+                    await trio.sleep(0.1)
+            assert "agent-b 1.0: connected, no call now" in texts
+            asked = "trimtabPanel.questions.open.length"
+            with trio.fail_after(TIMEOUT):
+                while await panel.evaluate(asked) != 1:
+                    assert not results, results
+                    await trio.sleep(0.05)
+            # The person stops agent-a alone.
+            await panel.evaluate(
+                "document.querySelector('#agents-acting button[title=\"Stop agent-a 1.0\"]')"
+                ".click(); true"
+            )
+            with trio.fail_after(TIMEOUT):
+                while not results:
+                    await trio.sleep(0.05)
+        text, is_error, _ = results[0]
+        assert is_error
+        assert "the person stopped this agent" in text
+        with trio.fail_after(TIMEOUT):
+            while await panel.evaluate(asked):
+                await trio.sleep(0.05)
+            while any(r["text"].startswith("agent-a") for r in await _acting(panel)):
+                await trio.sleep(0.05)
+        # agent-b goes on: it reads and clicks in its tab; the tabs stay shared.
+        clicked, is_error, _ = await call(second, "click", tab=other, id=eid_of(seen, "Add to bag"))
+        assert not is_error, clicked
+        assert "Clicks: 1" in clicked
+        assert await ext.worker.evaluate("trimtab.agents.status().shared.length") == 1
+        rows = await _acting(panel)
+        assert [row["text"] for row in rows] == ["agent-b 1.0: connected, no call now"]
