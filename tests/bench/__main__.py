@@ -1,7 +1,7 @@
 """``python -m tests.bench`` (``make bench``): every benchmark, one JSON file of figures.
 
 Runs pages, flows, scaling, stability, tasks, actions, mcp, speed, injection, prefix,
-screenshot, tabs and routines (this package), then
+screenshot, tabs, routines and concurrency (this package), then
 ``tests.bench.capture``
 and ``tests.bench.tracker`` where they offer a ``run()``, prints their tables and
 writes every figure to ``bench-results/bench-<timestamp>.json`` so runs can be
@@ -49,6 +49,7 @@ OURS = (
     "screenshot",
     "tabs",
     "routines",
+    "concurrency",
 )
 THEIRS = ("capture", "tracker")
 SECTIONS = (*OURS, *THEIRS)

@@ -1,0 +1,381 @@
+"""``--only concurrency``: many outside agents at once, each on its own tab.
+
+One browser with the real extension and host; 1, 2, 4 and 8 outside clients, each a
+real ``trimtab mcp`` process driven by the ``mcp`` SDK's client, each on its own tab
+of a fixture page (``tests/pages/handlers-shop.html``, each tab served from its own
+loopback address, 127.0.0.N, so each is its own site and renderer, as tabs of
+different sites are). All clients of a level start together and each makes the same
+mix of 50 calls: snapshots, clicks, types and reads (``read``, ``find``). Then one
+more run of 8 clients where one tab holds a page that never stops loading (an image
+whose response never comes).
+
+Per level: calls per second, p50 and p95 call latency (as the client sees it) and
+their ratio to one client alone in the same run, wrong answers and errors. Each tab's
+page carries a marker text of its own (set over CDP after it loads, not by a client):
+an answer is wrong when it shows another tab's marker or another tab's address, or
+when a client's first snapshot lacks its own marker. Target: at 8 clients p50 at most
+3x one client's, no wrong answer, no error.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import secrets
+import statistics
+import sys
+import time
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any, Final
+
+import attrs
+import trio
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp_types import Implementation
+
+from tests.bench import table
+from tests.bench._linked import LinkedBrowser, linked_browser
+from tests.support.http import read_head, respond_file
+
+__all__ = ["run"]
+
+LEVELS: Final = (1, 2, 4, 8)
+CALLS: Final = 50
+TARGET_P50: Final = 3.0
+CALL_TIMEOUT: Final = 120.0
+PAGES: Final = Path(__file__).resolve().parent.parent / "pages"
+PAGE: Final = "handlers-shop.html"
+# The page that never stops loading: the same page with an image whose response never
+# comes, so its load never ends (the tab's spinner turns for ever).
+NEVER: Final = "never-loads/" + PAGE
+# The ten calls each client repeats five times: what an agent does on a shop page.
+MIX: Final = (
+    "capture_snapshot",
+    "click",
+    "type",
+    "read",
+    "find",
+    "click",
+    "type",
+    "capture_snapshot",
+    "read",
+    "click",
+)
+_MARK_JS: Final = (
+    "(() => { let p = document.getElementById('bench-marker');"
+    " if (!p) { p = document.createElement('p'); p.id = 'bench-marker';"
+    " document.body.prepend(p); } p.textContent = MARKER; return true; })()"
+)
+
+
+@attrs.frozen
+class Site:
+    """One tab's server: its loopback address and port."""
+
+    host: str
+    port: int
+
+    def url(self, path: str) -> str:
+        return f"http://{self.host}:{self.port}/{path}"
+
+
+async def _serve(host: str, *, task_status: trio.TaskStatus[Site]) -> None:
+    """tests/pages on ``host``; ``/stall`` never answers, and ``/never-loads/PAGE`` is
+    PAGE with an image from ``/stall``."""
+
+    async def handle(stream: trio.SocketStream) -> None:
+        async with stream:
+            try:
+                head = await read_head(stream)
+            except (trio.BrokenResourceError, ValueError):
+                return
+            path = head.split(b" ", 2)[1].decode("latin-1") if head.count(b" ") >= 2 else "/"
+            if path.startswith("/stall"):
+                await trio.sleep_forever()
+            never = path.startswith("/never-loads/")
+            if never:
+                head = head.replace(b"/never-loads/", b"/", 1)
+            status, content_type, body = respond_file(PAGES, head)
+            if never:
+                body = body.replace(b"</body>", b'<img src="/stall.png" alt=""></body>')
+            header = (
+                f"HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\n"
+                f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+            ).encode()
+            with contextlib.suppress(trio.BrokenResourceError):
+                await stream.send_all(header + body)
+
+    listeners = await trio.open_tcp_listeners(0, host=host)
+    port = listeners[0].socket.getsockname()[1]
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(trio.serve_listeners, handle, listeners)
+        task_status.started(Site(host, port))
+
+
+@attrs.define
+class Tab:
+    """One client's tab: its browser ids, its site and its marker."""
+
+    target: str
+    id: int
+    session: str
+    site: Site
+    marker: str = ""
+
+
+@attrs.define
+class Outcome:
+    """What one client's run gave: each call's milliseconds, and what went wrong."""
+
+    tab: int
+    looked: bool = False  # its first snapshot (not measured) is done
+    ms: list[float] = attrs.field(factory=list)
+    errors: list[str] = attrs.field(factory=list)
+    wrong: list[str] = attrs.field(factory=list)
+
+
+def _eid(xml: str, needle: str) -> str | None:
+    for line in xml.splitlines():
+        if needle in line and 'id="' in line:
+            return line.split('id="')[1].split('"')[0]
+    return None
+
+
+def _text_of(result: Any) -> str:
+    return "".join(getattr(part, "text", "") for part in result.content)
+
+
+def _wrongness(text: str, own: Tab, tabs: list[Tab]) -> str | None:
+    """Why an answer is not of ``own``'s tab (None: nothing says it is another's)."""
+    for other in tabs:
+        if other is own:
+            continue
+        if other.marker in text:
+            return f"shows tab {other.id}'s marker"
+        if f"//{other.site.host}:" in text:
+            return f"shows tab {other.id}'s address"
+    return None
+
+
+async def _client_run(
+    client: Client, tab: Tab, tabs: list[Tab], start: trio.Event, outcome: Outcome
+) -> None:
+    """The first look (not measured), then the 50 calls once ``start`` is set."""
+    with trio.fail_after(CALL_TIMEOUT):
+        first = await client.call_tool("capture_snapshot", {"tab": tab.id})
+    xml = _text_of(first)
+    if first.is_error:
+        outcome.errors.append(f"first snapshot: {xml[:200]}")
+    if tab.marker not in xml:
+        outcome.wrong.append("its first snapshot lacks its own marker")
+    button, field = _eid(xml, "Add to bag"), _eid(xml, 'type="email"')
+    # What `read` reads in full: the marker's paragraph when it has an id, else the button.
+    shown = _eid(xml, tab.marker) or button
+    if button is None or field is None:
+        outcome.errors.append(f"the page lacks its button or field: {xml[:300]}")
+    outcome.looked = True
+    await start.wait()
+    for n in range(CALLS):
+        name = MIX[n % len(MIX)]
+        args: dict[str, Any] = {"tab": tab.id}
+        if name == "click":
+            args["id"] = button
+        elif name == "type":
+            args.update(id=field, text=f"buyer{n}@example.test")
+        elif name == "read":
+            args["id"] = shown
+        elif name == "find":
+            args["text"] = "Add to bag"
+        began = time.perf_counter()
+        try:
+            with trio.fail_after(CALL_TIMEOUT):
+                result = await client.call_tool(name, args)
+        except Exception as exc:  # a broken call is counted, never the run's end
+            outcome.errors.append(f"{name}: {type(exc).__name__}: {exc}"[:300])
+            continue
+        outcome.ms.append((time.perf_counter() - began) * 1000)
+        text = _text_of(result)
+        if result.is_error:
+            outcome.errors.append(f"{name}: {text[:300]}")
+        why = _wrongness(text, tab, tabs)
+        if why is not None:
+            outcome.wrong.append(f"{name}: {why}")
+
+
+@contextlib.asynccontextmanager
+async def _clients(linked: LinkedBrowser, count: int) -> AsyncIterator[list[Client]]:
+    """``count`` real ``trimtab mcp`` processes behind the SDK's client."""
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "trimtab", "mcp"], env=linked.env
+    )
+    async with contextlib.AsyncExitStack() as stack:
+        made = []
+        for n in range(count):
+            info = Implementation(name=f"bench-agent-{n}", version="1")
+            made.append(await stack.enter_async_context(Client(params, client_info=info)))
+        yield made
+
+
+async def _reset(linked: LinkedBrowser, tab: Tab, path: str) -> None:
+    """Load the tab's page afresh and give it a new marker (over CDP, not a client)."""
+    ext = linked.ext
+    await ext.browser.send("Page.navigate", {"url": tab.site.url(path)}, session_id=tab.session)
+    with trio.fail_after(30):
+        while True:
+            ready = await ext.browser.send(
+                "Runtime.evaluate",
+                {"expression": "document.readyState", "returnByValue": True},
+                session_id=tab.session,
+            )
+            state = ready.get("result", {}).get("value")
+            # A page that never stops loading never gets past "interactive".
+            if state == "complete" or (path == NEVER and state == "interactive"):
+                break
+            await trio.sleep(0.05)
+    tab.marker = f"bench-marker-{tab.id}-{secrets.token_hex(4)}"
+    expression = _MARK_JS.replace("MARKER", json.dumps(f"Tab marker {tab.marker}"))
+    await ext.browser.send(
+        "Runtime.evaluate",
+        {"expression": expression, "returnByValue": True},
+        session_id=tab.session,
+    )
+
+
+async def _level(
+    linked: LinkedBrowser, tabs: list[Tab], count: int, stalled: bool = False
+) -> tuple[list[Outcome], float]:
+    """``count`` clients at once, the last on the never-loading page when ``stalled``;
+    their outcomes and the wall time of the measured calls (seconds)."""
+    used = tabs[:count]
+    for n, tab in enumerate(used):
+        await _reset(linked, tab, NEVER if stalled and n == count - 1 else PAGE)
+    outcomes = [Outcome(tab.id) for tab in used]
+    start = trio.Event()
+    async with _clients(linked, count) as clients:
+        async with trio.open_nursery() as nursery:
+            for client, tab, outcome in zip(clients, used, outcomes, strict=True):
+                nursery.start_soon(_client_run, client, tab, used, start, outcome)
+            # Every client has had its first look before the clock starts.
+            with trio.fail_after(CALL_TIMEOUT * 2):
+                while not all(o.looked for o in outcomes):
+                    await trio.sleep(0.05)
+            began = time.perf_counter()
+            start.set()
+        wall = time.perf_counter() - began
+    return outcomes, wall
+
+
+def _pct(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+async def _run() -> dict[str, Any]:
+    async with linked_browser("concurrency") as linked, trio.open_nursery() as nursery:
+        tabs: list[Tab] = []
+        for n in range(max(LEVELS)):
+            site: Site = await nursery.start(_serve, f"127.0.0.{10 + n}")
+            target, tab_id = await linked.ext.open_tab(site.url(PAGE))
+            await linked.ext.wait_loaded(tab_id)
+            attached = await linked.ext.browser.send(
+                "Target.attachToTarget", {"targetId": target, "flatten": True}
+            )
+            tabs.append(Tab(target, tab_id, str(attached["sessionId"]), site))
+            await linked.ext.worker.evaluate(f"trimtab.agents.share({tab_id}).then(() => true)")
+        runs: dict[str, Any] = {}
+        for count in LEVELS:
+            outcomes, wall = await _level(linked, tabs, count)
+            runs[str(count)] = _figures(outcomes, wall)
+        outcomes, wall = await _level(linked, tabs, max(LEVELS), stalled=True)
+        runs["stalled"] = {
+            "others": _figures(outcomes[:-1], wall),
+            "stalled_tab": _figures(outcomes[-1:], wall),
+        }
+        nursery.cancel_scope.cancel()
+    return runs
+
+
+def _figures(outcomes: list[Outcome], wall: float) -> dict[str, Any]:
+    ms = [m for o in outcomes for m in o.ms]
+    return {
+        "clients": len(outcomes),
+        "calls": len(ms),
+        "wall_s": wall,
+        "calls_per_s": len(ms) / wall if wall > 0 else float("nan"),
+        "p50_ms": _pct(ms, 0.5),
+        "p95_ms": _pct(ms, 0.95),
+        "mean_ms": statistics.fmean(ms) if ms else float("nan"),
+        "wrong": [w for o in outcomes for w in o.wrong],
+        "errors": [e for o in outcomes for e in o.errors],
+    }
+
+
+def run(pattern: str | None, out: Callable[[str], None]) -> dict[str, Any]:
+    if pattern is not None:
+        out("concurrency: --pages does not apply (it runs on fixture pages); ignored")
+    runs = trio.run(_run)
+    one = runs["1"]
+    rows = []
+
+    def row(label: str, f: dict[str, Any]) -> tuple[object, ...]:
+        return (
+            label,
+            f["clients"],
+            f["calls"],
+            f"{f['calls_per_s']:.2f}",
+            f"{f['p50_ms']:.0f}",
+            f"{f['p95_ms']:.0f}",
+            f"{f['p50_ms'] / one['p50_ms']:.2f}x",
+            f"{f['p95_ms'] / one['p95_ms']:.2f}x",
+            len(f["wrong"]),
+            len(f["errors"]),
+        )
+
+    for count in LEVELS:
+        rows.append(row(f"{count} client{'s' if count > 1 else ''}", runs[str(count)]))
+    stalled = runs["stalled"]
+    rows.append(row("8, one tab never loads: the 7 others", stalled["others"]))
+    rows.append(row("8, one tab never loads: that tab", stalled["stalled_tab"]))
+    out(
+        table(
+            (
+                "run",
+                "clients",
+                "calls",
+                "calls/s",
+                "p50 ms",
+                "p95 ms",
+                "p50 vs one",
+                "p95 vs one",
+                "wrong",
+                "errors",
+            ),
+            rows,
+        )
+    )
+    named = [(f"{c} clients", runs[str(c)]) for c in LEVELS]
+    named += [("stalled, others", stalled["others"]), ("stalled tab", stalled["stalled_tab"])]
+    for label, figures in named:
+        for kind in ("wrong", "errors"):
+            for line in figures[kind][:3]:
+                out(f"  {label}: {kind}: {line}")
+    eight = runs[str(max(LEVELS))]
+    others = stalled["others"]
+    out(
+        f"SUMMARY concurrency stalled: with one of 8 tabs never done loading, the other 7 "
+        f"clients' p50 is {others['p50_ms'] / one['p50_ms']:.2f}x one client's, p95 "
+        f"{others['p95_ms'] / one['p95_ms']:.2f}x, wrong={len(others['wrong'])} "
+        f"errors={len(others['errors'])}; that tab's own calls: p50 "
+        f"{stalled['stalled_tab']['p50_ms']:.0f} ms, errors={len(stalled['stalled_tab']['errors'])}"
+    )
+    out(
+        f"SUMMARY concurrency clients={max(LEVELS)} "
+        f"p50_vs_one={eight['p50_ms'] / one['p50_ms']:.2f} "
+        f"p95_vs_one={eight['p95_ms'] / one['p95_ms']:.2f} "
+        f"wrong={len(eight['wrong'])} errors={len(eight['errors'])}"
+    )
+    return runs
