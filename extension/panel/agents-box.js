@@ -130,6 +130,13 @@ export function mountAgentsPanel(root, worker, store) {
     root.classList.toggle("idle", idle);
     title.textContent = idle ? "Outside agents: none" : "Outside agents";
     const titles = new Map(status.shared.map((t) => [t.id, t.title || t.url]));
+    // A tab an agent acts in that is not shared (the person was asked, or the task
+    // opened it): named by its title as the browser has it.
+    const unnamed = [...new Set(rows.flatMap((row) => row.tabs))].filter((t) => !titles.has(t));
+    for (const found of await Promise.all(unnamed.map((t) => chrome.tabs.get(t)
+      .catch(() => null)))) {
+      if (found && (found.title || found.url)) titles.set(found.id, found.title || found.url);
+    }
     const tabName = (tab) => (titles.has(tab) ? `“${titles.get(tab)}”` : `tab ${tab}`);
     acting.replaceChildren();
     for (const row of rows) {

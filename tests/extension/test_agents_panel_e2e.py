@@ -64,7 +64,7 @@ async def test_the_panel_stops_one_outside_agent_and_the_other_goes_on(
                 while True:
                     rows = await _acting(panel)
                     texts = [row["text"] for row in rows]
-                    if f"agent-a 1.0: running capture_snapshot in tab {shop}" in texts:
+                    if "agent-a 1.0: running capture_snapshot in “Checkout”" in texts:
                         break
                     await trio.sleep(0.1)
             assert "agent-b 1.0: connected, no call now" in texts
