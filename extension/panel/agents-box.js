@@ -108,9 +108,15 @@ export function mountAgentsPanel(root, worker, store) {
   const panelTask = () => (state.running && state.agent
     ? { tab: state.agent.current, working: state.working } : null);
 
+  // Renders overlap (each waits for the browser's tabs): only the latest one draws, so
+  // an older status never replaces a newer one on screen.
+  let renders = 0;
+
   async function render(status) {
     Object.assign(agentsView, status);
+    const generation = ++renders;
     const tab = await activeTab();
+    if (generation !== renders) return;
     agentsView.activeTab = tab?.id ?? null;
     const isShared = Boolean(tab && status.shared.some((t) => t.id === tab.id));
     share.textContent = isShared ? "Stop sharing this tab" : "Share this tab with agents";
@@ -133,8 +139,9 @@ export function mountAgentsPanel(root, worker, store) {
     // A tab an agent acts in that is not shared (the person was asked, or the task
     // opened it): named by its title as the browser has it.
     const unnamed = [...new Set(rows.flatMap((row) => row.tabs))].filter((t) => !titles.has(t));
-    for (const found of await Promise.all(unnamed.map((t) => chrome.tabs.get(t)
-      .catch(() => null)))) {
+    const named = await Promise.all(unnamed.map((t) => chrome.tabs.get(t).catch(() => null)));
+    if (generation !== renders) return;
+    for (const found of named) {
       if (found && (found.title || found.url)) titles.set(found.id, found.title || found.url);
     }
     const tabName = (tab) => (titles.has(tab) ? `“${titles.get(tab)}”` : `tab ${tab}`);
