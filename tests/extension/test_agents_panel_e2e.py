@@ -1,19 +1,23 @@
-"""Every agent acting now in the real side panel, with a Stop for each: two outside
-clients through real ``trimtab mcp`` processes, the real extension and host; stopping
-one ends its call (its question withdrawn) and the other goes on working."""
+"""Outside agents at once, end to end: two clients through real ``trimtab mcp``
+processes, the real extension and host. The side panel lists every agent acting now
+with a Stop for each (stopping one ends its call, its question withdrawn, and the
+other goes on), and a frozen page in one client's tab never delays the other's."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 import trio
 
-from tests.support import StaticServer
+from tests.support import StaticServer, serve_static
 from tests.support.outside import TIMEOUT, Places, browser, call, eid_of, mcp_client, places, share
 
 pytestmark = pytest.mark.browser
+
+PAGES = Path(__file__).parent.parent / "pages"
 
 __all__ = ["places"]  # the fixture
 
@@ -100,3 +104,57 @@ async def test_the_panel_stops_one_outside_agent_and_the_other_goes_on(
                 "agent-b 1.0: connected, no call now"
             ]:
                 await trio.sleep(0.05)
+
+
+async def test_a_frozen_page_in_one_clients_tab_never_delays_the_other(
+    places: Places, pages_server: StaticServer, nursery: trio.Nursery
+) -> None:
+    """While one client's click waits on a page whose script keeps it busy (another
+    site: its own renderer), the other client's snapshot and clicks in its own tab
+    answer as fast as before, through the same extension and host."""
+    elsewhere: StaticServer = await nursery.start(_serve_elsewhere)
+    async with (
+        browser(places) as ext,
+        mcp_client(places, "freezer") as freezer,
+        mcp_client(places, "worker") as worker,
+    ):
+        _target, frozen = await ext.open_tab(elsewhere.url("agents-frozen.html"))
+        _target, shop = await ext.open_tab(pages_server.url("handlers-shop.html"))
+        for tab in (frozen, shop):
+            await ext.wait_loaded(tab)
+            await share(ext, tab)
+        page, is_error, _ = await call(worker, "capture_snapshot", tab=shop)
+        assert not is_error, page
+        bag = eid_of(page, "Add to bag")
+
+        async def rounds() -> list[float]:
+            times = []
+            for name, args in (("capture_snapshot", {}), *(("click", {"id": bag}),) * 3):
+                began = trio.current_time()
+                text, is_error, _ = await call(worker, name, tab=shop, **args)
+                assert not is_error, text
+                times.append(trio.current_time() - began)
+            return times
+
+        before = await rounds()
+        xml, is_error, _ = await call(freezer, "capture_snapshot", tab=frozen)
+        assert not is_error, xml
+        froze: list[float] = []
+        async with trio.open_nursery() as calls:
+
+            async def click_freeze() -> None:
+                began = trio.current_time()
+                await call(freezer, "click", tab=frozen, id=eid_of(xml, "Freeze the page"))
+                froze.append(trio.current_time() - began)
+
+            calls.start_soon(click_freeze)
+            await trio.sleep(1.0)  # the page is busy by now
+            during = await rounds()
+            assert not froze, "the frozen page's click ended before the other tab's calls"
+        assert max(during) < max(3.0, 2 * max(before)), (before, during)
+        assert froze[0] > sum(during), (froze, during)
+
+
+async def _serve_elsewhere(*, task_status: trio.TaskStatus[StaticServer]) -> None:
+    """tests/pages on 127.0.0.2: another site than the shop's, so another renderer."""
+    await serve_static(PAGES, host="127.0.0.2", task_status=task_status)
