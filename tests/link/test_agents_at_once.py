@@ -276,27 +276,32 @@ async def close_target_of(linked: LinkHost, path: str) -> None:
 async def test_a_tab_closed_while_two_clients_wait_on_it(
     linked: LinkHost, pages_server: StaticServer
 ) -> None:
-    """A tab closed while one client's call waits for the person in it and another's
-    waits for its turn: both get a clear error within seconds, the question is
+    """A tab closed while one client's call waits for the person in it and two other
+    clients' calls wait for its turn: each gets a clear error within seconds (the two
+    waiting: the tab closed while they waited, nothing done), the question is
     withdrawn, and nothing hangs."""
     linked.link.state.turns.wait = TIMEOUT
-    async with client(linked, "Holder") as first, client(linked, "Waiter") as second:
+    async with (
+        client(linked, "Holder") as first,
+        client(linked, "Waiter") as second,
+        client(linked, "Another") as third,
+    ):
         tab, seen = await new_tab(linked, first, pages_server.url("consent-shop.html?closing"))
-        await tool(second, "capture_snapshot", tab)
         waited: list[dict[str, Any] | LinkError] = []
         started = 0.0
         async with trio.open_nursery() as nursery:
             held, ask = await hold_with_question(linked, first, nursery, tab, seen)
+            for agent in (second, third):
 
-            async def wait_turn() -> None:
-                try:
-                    waited.append(await tool(second, "capture_snapshot", tab))
-                except LinkError as exc:
-                    waited.append(exc)
+                async def wait_turn(agent: LinkClient = agent) -> None:
+                    try:
+                        waited.append(await tool(agent, "capture_snapshot", tab))
+                    except LinkError as exc:
+                        waited.append(exc)
 
-            nursery.start_soon(wait_turn)
+                nursery.start_soon(wait_turn)
             with trio.fail_after(TIMEOUT):
-                while linked.link.state.turns.waiting(tab) < 1:
+                while linked.link.state.turns.waiting(tab) < 2:
                     await trio.sleep(0.02)
             started = trio.current_time()
             await close_target_of(linked, "consent-shop.html?closing")
@@ -306,15 +311,15 @@ async def test_a_tab_closed_while_two_clients_wait_on_it(
         took = trio.current_time() - started
         assert took < 5, took
         [ended] = held
-        [turned] = waited
-        for result in (ended, turned):
-            words = str(result) if isinstance(result, LinkError) else result["content"]
-            assert "closed" in words, words
-        assert isinstance(turned, LinkError)
-        assert turned.code == "target_closed", turned
-        assert f"tab {tab} closed while this call waited for its turn" in str(turned)
-        # The other tab serves both clients as before.
-        for agent in (first, second):
+        words = str(ended) if isinstance(ended, LinkError) else ended["content"]
+        assert "closed" in words, words
+        assert len(waited) == 2
+        for turned in waited:
+            assert isinstance(turned, LinkError)
+            assert turned.code == "target_closed", turned
+            assert f"tab {tab} closed while this call waited for its turn" in str(turned)
+        # The other tab serves every client as before.
+        for agent in (first, second, third):
             assert not (await tool(agent, "capture_snapshot"))["is_error"]
 
 
