@@ -10,7 +10,9 @@ more run of 8 clients where one tab holds a page that never stops loading (an im
 whose response never comes).
 
 Per level: calls per second, p50 and p95 call latency (as the client sees it) and
-their ratio to one client alone in the same run, wrong answers and errors. Each tab's
+their ratio to one client alone in the same run, the p50 of the host's own share of
+a call (``host_ms``: the rest is the ``trimtab mcp`` process and the link), wrong
+answers and errors. Each tab's
 page carries a marker text of its own (set over CDP after it loads, not by a client):
 an answer is wrong when it shows another tab's marker or another tab's address, or
 when a client's first snapshot lacks its own marker. Target: at 8 clients p50 at most
@@ -132,6 +134,9 @@ class Outcome:
     tab: int
     looked: bool = False  # its first snapshot (not measured) is done
     ms: list[float] = attrs.field(factory=list)
+    # The host's own share of each call (``host_ms`` of the answer's meta): the rest is
+    # the client's process and the link.
+    host_ms: list[float] = attrs.field(factory=list)
     errors: list[str] = attrs.field(factory=list)
     wrong: list[str] = attrs.field(factory=list)
 
@@ -196,6 +201,9 @@ async def _client_run(
             outcome.errors.append(f"{name}: {type(exc).__name__}: {exc}"[:300])
             continue
         outcome.ms.append((time.perf_counter() - began) * 1000)
+        host = (result.meta or {}).get("trimtab", {}).get("host_ms")
+        if isinstance(host, int | float):
+            outcome.host_ms.append(float(host))
         text = _text_of(result)
         if result.is_error:
             outcome.errors.append(f"{name}: {text[:300]}")
@@ -307,6 +315,7 @@ def _figures(outcomes: list[Outcome], wall: float) -> dict[str, Any]:
         "wall_s": wall,
         "calls_per_s": len(ms) / wall if wall > 0 else float("nan"),
         "p50_ms": _pct(ms, 0.5),
+        "host_p50_ms": _pct([m for o in outcomes for m in o.host_ms], 0.5),
         "p95_ms": _pct(ms, 0.95),
         "mean_ms": statistics.fmean(ms) if ms else float("nan"),
         "wrong": [w for o in outcomes for w in o.wrong],
@@ -329,6 +338,7 @@ def run(pattern: str | None, out: Callable[[str], None]) -> dict[str, Any]:
             f"{f['calls_per_s']:.2f}",
             f"{f['p50_ms']:.0f}",
             f"{f['p95_ms']:.0f}",
+            f"{f['host_p50_ms']:.0f}",
             f"{f['p50_ms'] / one['p50_ms']:.2f}x",
             f"{f['p95_ms'] / one['p95_ms']:.2f}x",
             len(f["wrong"]),
@@ -349,6 +359,7 @@ def run(pattern: str | None, out: Callable[[str], None]) -> dict[str, Any]:
                 "calls/s",
                 "p50 ms",
                 "p95 ms",
+                "in host p50",
                 "p50 vs one",
                 "p95 vs one",
                 "wrong",
