@@ -47,9 +47,9 @@ async def linked(
 
 
 def client(linked: LinkHost, name: str) -> Any:
-    assert linked.link.socket_path is not None
+    assert linked.link.address is not None
     secret = read_secret(linked.state / "trimtab" / SECRET_FILE)
-    return connect(linked.link.socket_path, secret, {"name": name, "version": "1"})
+    return connect(linked.link.address, secret, {"name": name, "version": "1"})
 
 
 async def tool(agent: LinkClient, name: str, tab: int = TAB, **args: Any) -> dict[str, Any]:
