@@ -11,10 +11,11 @@ judge, which the browser builds to ask in words that say the action is over.
 
 It ends at the first of:
 
-* its time (`TRAILING_SECONDS`): it stops pausing, decides what it paused (a question
-  already asked waits for its answer, bounded by the side panel's own time limit, after
-  which the request is failed), then turns Fetch off once the action's guard has
-  decided everything it paused;
+* its time (`TRAILING_SECONDS`, on the page's clock too: the timers that fell due
+  within it have run, see `_page_caught_up`): it stops pausing, decides what it paused
+  (a question already asked waits for its answer, bounded by the side panel's own time
+  limit, after which the request is failed), then turns Fetch off once the action's
+  guard has decided everything it paused;
 * the tab's next guarded action (`close`, from ``_guard``): its questions are answered
   first, Fetch stays on, and the new guard takes the tab from there;
 * `end_trailing` (the person's Stop, an outside client's session ending): whatever it
@@ -33,7 +34,7 @@ from typing import Final
 import attrs
 import trio
 
-from pycdp_bridge import Event, Target
+from pycdp_bridge import CDPError, Event, JavaScriptError, Target, evaluate
 from pycdp_bridge import protocol as cdp
 
 from ._guard import Guarding, Watch, disable_fetch, each_session, guard_owners
@@ -52,6 +53,10 @@ log = logging.getLogger("trimtab.tab")
 # traffic that the agent did not set off (polls, analytics) and keep the tab's requests
 # passing through the host for nothing.
 TRAILING_SECONDS: Final = 3.0
+# How long the window waits past its seconds for the page to run the timers that fell
+# due within them (`_page_caught_up`).
+_CATCH_UP_LIMIT: Final = 5.0
+_WORLD: Final = "trimtab-trailing"
 
 
 @attrs.frozen
@@ -156,11 +161,20 @@ class _Window:
             with self.scope:
                 await self.began.wait()
                 async with trio.open_nursery() as deciders:
-                    with self.pumping, trio.move_on_after(self.spec.seconds):
+
+                    async def pump() -> None:
                         async for event in events:
                             request = watch.note(event)
                             if request is not None:
                                 deciders.start_soon(watch.decide, event, request)
+
+                    with self.pumping:
+                        with trio.move_on_after(self.spec.seconds):
+                            await pump()
+                        async with trio.open_nursery() as catching_up:
+                            catching_up.start_soon(pump)
+                            await _page_caught_up(self.target, self.frame_id)
+                            catching_up.cancel_scope.cancel()
                     if self.handed_over:
                         # What reached this window before the next guard took over.
                         for event in _received(events):
@@ -197,6 +211,31 @@ class _Window:
             if guard_owners.get(self.target) is self:
                 del guard_owners[self.target]
             self.done.set()
+
+
+async def _page_caught_up(target: Target, frame_id: str) -> None:
+    """Return once the page has run every timer that fell due by now.
+
+    The window's seconds are the host's; a debounce counts the page's. A renderer
+    starved of CPU (a busy machine, a heavy page) runs a timer due within the window
+    after it, so its request would pass unjudged. A timer set now runs after every
+    timer already due, so its firing means they all ran (and sent what they send). It
+    is set in Trimtab's own world of the tab's main frame, where the page cannot replace
+    ``setTimeout``. A page that does not answer within `_CATCH_UP_LIMIT` (hung, gone)
+    ends the window anyway."""
+    with trio.move_on_after(_CATCH_UP_LIMIT):
+        try:
+            world = await target.execute(
+                cdp.page_create_isolated_world(frame_id, world_name=_WORLD)
+            )
+            await evaluate(
+                target,
+                "new Promise((resolve) => setTimeout(resolve, 0))",
+                context_id=int(world["executionContextId"]),
+                await_promise=True,
+            )
+        except (CDPError, JavaScriptError, KeyError, TypeError, ValueError):
+            pass  # the page went away: nothing of it is left to send
 
 
 def _received(events: trio.MemoryReceiveChannel[Event]) -> list[Event]:

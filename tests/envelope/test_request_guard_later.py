@@ -112,6 +112,23 @@ async def test_a_yes_after_the_call_sends_the_autosave_once(host: Host, site: Re
     assert [r.body for r in site.sent("/api/drafts")] == ['{"draft":"Try a double uni knot"}']
 
 
+async def test_a_page_too_busy_to_run_its_debounce_in_time_is_still_held(
+    host: Host, site: Recorder
+) -> None:
+    """A renderer kept busy past the window's seconds (a starved machine, a heavy page)
+    runs the autosave's timer only after them: the window waits for the page's clock,
+    so the POST is still held and asked about, and the no keeps it from the forum."""
+    comment = eid(await snapshot(host), "textarea", "Comment")
+    host.person.allow = False
+    await host.tool("type", id=comment, text="Try a double uni knot")
+    busy = TRAILING_SECONDS + 0.5
+    await host.evaluate(f"{{ const end = Date.now() + {busy * 1000}; while (Date.now() < end); }}")
+    await until(host, "status", "Draft not saved (TypeError)")
+    assert [q["request"]["url"] for q in later_questions(host)] == [site.url(FORUM, "api/drafts")]
+    assert site.sent("/api/drafts") == []
+    await windows_closed()
+
+
 async def test_stop_withdraws_the_question_and_fails_the_autosave(
     host: Host, site: Recorder
 ) -> None:
