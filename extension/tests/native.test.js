@@ -91,3 +91,38 @@ test("aborting after the reply came sends nothing", async () => {
   assert.equal(port.posted.filter((m) => m.type === "cancel").length, 0);
   forget(host);
 });
+
+test("a request sent while the host starts gets its own time only once the host answers", async (t) => {
+  t.mock.timers.enable({ apis: ["setTimeout"] });
+  const { host, port } = connection();
+  host.ensureConnected();
+  const pending = host.request({ type: "ping" });
+  let outcome = null;
+  pending.then(() => { outcome = "answered"; }, (err) => { outcome = err.message; });
+  // Starting takes longer than a ping's 5 s: the ping is not timed out meanwhile.
+  t.mock.timers.tick(20_000);
+  await Promise.resolve();
+  assert.equal(outcome, null);
+  const [first, second] = port.posted;
+  port.reply({ type: "result", id: first.id, result: { pong: true } });
+  // From the host's first answer, the second ping has its 5 s.
+  t.mock.timers.tick(4_999);
+  await Promise.resolve();
+  assert.equal(outcome, null);
+  t.mock.timers.tick(1);
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.match(outcome, /did not answer "ping" within 5 s/);
+  assert.equal(second.type, "ping");
+  forget(host);
+});
+
+test("a host that never starts fails its requests after the start-up limit, naming it", async (t) => {
+  t.mock.timers.enable({ apis: ["setTimeout"] });
+  const { host } = connection();
+  host.ensureConnected();
+  const pending = host.request({ type: "tools" });
+  t.mock.timers.tick(30_000);
+  await assert.rejects(pending, (err) => err.code === "timeout"
+    && /did not start within 30 s to answer "tools"/.test(err.message));
+  forget(host);
+});

@@ -20,6 +20,10 @@ const TIMEOUTS = {
   routine_run: 30 * 60_000,
 };
 const DEFAULT_TIMEOUT = 30_000;
+// A request sent while the host is still starting (a Python process importing its
+// modules, slow on a busy machine) starts its own timeout once the host first answers;
+// until then it waits at most this long for the host to start.
+const START_UP_MS = 30_000;
 
 const BACKOFF_FIRST_MS = 250;
 const BACKOFF_MAX_MS = 30_000;
@@ -102,7 +106,8 @@ export class HostConnection {
     /** @type {chrome.runtime.Port|null} */
     this.port = null;
     this.nextId = 1;
-    /** @type {Map<string, {resolve: Function, reject: Function, timer: number, type: string}>} */
+    /** @type {Map<string, {resolve: Function, reject: Function, timer: any, type: string,
+     *                      start: (() => void)|null}>} */
     this.inflight = new Map();
     this.chunks = new ChunkAssembler();
     this.backoffMs = BACKOFF_FIRST_MS;
@@ -179,22 +184,35 @@ export class HostConnection {
     signal?.addEventListener("abort", onAbort, { once: true });
     const done = () => signal?.removeEventListener("abort", onAbort);
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
+      const expire = (why) => () => {
         this.inflight.delete(id);
         this.chunks.drop(id);
         done();
-        reject(new HostError("timeout", `the host did not answer "${request.type}" `
-          + `within ${ms / 1000} s`));
-      }, ms);
-      this.inflight.set(id, {
+        reject(new HostError("timeout", why));
+      };
+      const entry = {
         resolve: (value) => { done(); resolve(value); },
         reject: (err) => { done(); reject(err); },
-        timer, type: request.type,
-      });
+        timer: 0, type: request.type,
+        /** Start the request's own time (the host runs). */
+        start: () => {
+          clearTimeout(entry.timer);
+          entry.timer = setTimeout(expire(`the host did not answer "${request.type}" `
+            + `within ${ms / 1000} s`), ms);
+          entry.start = null;
+        },
+      };
+      if (this.answered) {
+        entry.start();
+      } else {
+        entry.timer = setTimeout(expire(`the host did not start within ${START_UP_MS / 1000} s `
+          + `to answer "${request.type}"`), START_UP_MS);
+      }
+      this.inflight.set(id, entry);
       try {
         this.port.postMessage({ ...request, id });
       } catch (err) {
-        clearTimeout(timer);
+        clearTimeout(entry.timer);
         this.inflight.delete(id);
         done();
         reject(new HostError("host_unavailable",
@@ -230,6 +248,8 @@ export class HostConnection {
     if (!this.answered) {
       this.answered = true;
       this.lastError = "";
+      // The requests sent while it started get their own time from now.
+      for (const entry of this.inflight.values()) entry.start?.();
       this.onStateChange("connected", "");
     }
     if (msg.type === "chunk") {
