@@ -52,6 +52,17 @@ def leaks(text: str) -> list[str]:
     return [secret for secret in SECRETS if secret in text]
 
 
+def texts_of(value: object) -> list[str]:
+    """Every string in a JSON value (keys included), depth first."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [t for k, v in value.items() for t in (str(k), *texts_of(v))]
+    if isinstance(value, list):
+        return [t for item in value for t in texts_of(item)]
+    return []
+
+
 async def open_checkout(page: PageTarget, server: StaticServer) -> tuple[Tab, str]:
     tab = Tab.open(page)
     loaded = await run_tool(tab, "navigate", {"url": server.url(CHECKOUT)})
@@ -198,7 +209,7 @@ async def test_typing_into_a_password_field_asks_the_person(host: Host) -> None:
     (question,) = host.person.asked
     assert question["reason"] == "it types into a password field"
     assert "Password" in question["element"]
-    assert leaks(str(question)) == []
+    assert leaks("\n".join(texts_of(question))) == []
     assert leaks(str(refused["content"])) == []
     host.person.allow = True
     done = await host.tool("type", id=password, text="opensesame")
@@ -271,5 +282,7 @@ async def test_the_inspector_masks_secret_fields(host: Host) -> None:
     """The side panel's inspector shows the same masked values the agent sees."""
     shown = await host.request("snapshot", tab=TAB)
     assert "•••• 4242" in shown["xml"]
-    assert leaks(str(shown)) == []
+    # Every text of the reply; its numbers are the host's own (a timing of 1737.2 ms
+    # is no leaked code).
+    assert leaks("\n".join(texts_of(shown))) == []
     parse(shown["xml"])

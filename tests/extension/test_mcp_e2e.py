@@ -277,8 +277,17 @@ async def test_an_outside_agents_question_highlights_its_element(
                 results.append(await call(client, "click", tab=tab, id=buy))
 
             nursery.start_soon(click)
+            asked_by = trio.current_time() + TIMEOUT // 2
             with trio.fail_after(TIMEOUT):
                 while not await ext.worker.evaluate("highlights.length"):
+                    # The click ended without a question, or its question is not the
+                    # panel's: say what the click was told and what the worker holds.
+                    assert not results, results
+                    if trio.current_time() > asked_by:
+                        held = await ext.worker.evaluate(
+                            "JSON.stringify([...trimtab.questions.open.values()])"
+                        )
+                        pytest.fail(f"no highlight after {TIMEOUT // 2} s; open: {held}")
                     await trio.sleep(0.05)
             question = await _answer_in_panel(panel, "deny")
         with trio.fail_after(TIMEOUT):
