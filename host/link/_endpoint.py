@@ -1,5 +1,6 @@
 """Opening the link: its endpoint (a Unix socket or a port on 127.0.0.1) and its info
-file, for as long as the host runs; the endpoints crashed hosts left, removed first."""
+file, for as long as the host runs (put back when deleted meanwhile); the endpoints
+crashed hosts left, removed first."""
 
 from __future__ import annotations
 
@@ -82,6 +83,9 @@ def _parent_browser() -> tuple[str, str]:
 # a full backlog a Unix socket's connect fails at once (EAGAIN), and the link's own
 # limit (MAX_CLIENTS) must be what refuses them, in words.
 _BACKLOG: Final = 128
+# How often the host looks whether its endpoint's files are still in the folder (a
+# clean-up script, or a person tidying /run/user, may delete them while it runs).
+_REPUBLISH_EVERY: Final = 1.0
 
 
 async def _bind_unix(path: Path) -> trio.SocketListener:
@@ -155,6 +159,56 @@ def _publish(folder: Path, info: EndpointInfo) -> tuple[Path, int]:
     return info_path, info_path.lstat().st_ino
 
 
+@attrs.define
+class _Published:
+    """The files that make this host's endpoint findable, with the inodes it made, so
+    that it removes (or puts back) only its own."""
+
+    info_path: Path
+    info_inode: int
+    socket_path: Path | None = None
+    socket_inode: int | None = None
+
+    def remove(self) -> None:
+        if self.socket_path is not None and self.socket_inode is not None:
+            _remove_if_ours(self.socket_path, self.socket_inode)
+        _remove_if_ours(self.info_path, self.info_inode)
+
+
+async def _keep_published(
+    link: Link, folder: Path, info: EndpointInfo, published: _Published, nursery: trio.Nursery
+) -> None:
+    """Put the endpoint's files back when they go missing while the host runs: a new
+    socket at the same path (served beside the old one, whose clients stay connected)
+    and the info file. A file that is there but not ours (a newer host of the same
+    browser took the name over) is left to its owner."""
+    while True:
+        await trio.sleep(_REPUBLISH_EVERY)
+        path = published.socket_path
+        if path is not None and not os.path.lexists(path):
+            try:
+                listener = await _bind_unix(path)
+            except (OSError, PermissionProblem) as exc:
+                log.warning("could not make the link's socket %s again: %s", path, exc)
+            else:
+                published.socket_inode = path.lstat().st_ino
+                nursery.start_soon(_serve_closing, link, listener)
+                log.info("the link's socket %s was deleted: listening there again", path)
+        if not os.path.lexists(published.info_path):
+            try:
+                ensure_private_dir(folder)
+                published.info_path, published.info_inode = _publish(folder, info)
+            except (OSError, PermissionProblem) as exc:
+                log.warning("could not write the link's endpoint file again: %s", exc)
+            else:
+                log.info("the link's endpoint file was deleted: written again")
+
+
+async def _serve_closing(link: Link, listener: trio.SocketListener) -> None:
+    async with listener:
+        await link.serve(listener)
+
+
 def _remove_if_ours(path: Path, inode: int) -> None:
     """Remove ``path`` unless a newer host has replaced it."""
     with contextlib.suppress(OSError):
@@ -222,12 +276,14 @@ async def open_link(
     if isinstance(address, TcpAddress):
         info = attrs.evolve(info, port=address.port)
     link = Link(state, panel, extension, info, secret=secret, address=address)
-    socket_inode = address.lstat().st_ino if isinstance(address, Path) else None
-    published = _publish(folder, info)
+    kept = _Published(*_publish(folder, info))
+    if isinstance(address, Path):
+        kept.socket_path, kept.socket_inode = address, address.lstat().st_ino
     log.info("link listening on %s", address)
     try:
         async with listener, trio.open_nursery() as nursery:
             await nursery.start(link.serve, listener)
+            nursery.start_soon(_keep_published, link, folder, info, kept, nursery)
             try:
                 yield link
             finally:
@@ -235,6 +291,4 @@ async def open_link(
                     await link.stop_all("the browser's host is shutting down", "host_exit")
                 nursery.cancel_scope.cancel()
     finally:
-        if isinstance(address, Path) and socket_inode is not None:
-            _remove_if_ours(address, socket_inode)
-        _remove_if_ours(*published)
+        kept.remove()

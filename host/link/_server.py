@@ -451,7 +451,10 @@ class Link:
         task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
     ) -> None:
         async with trio.open_nursery() as nursery:
-            self._nursery = nursery
+            # The first listener's nursery outlives the others (a socket made again
+            # after its file was deleted is served beside it).
+            if self._nursery is None:
+                self._nursery = nursery
             task_status.started()
             while True:
                 stream = await listener.accept()

@@ -204,6 +204,38 @@ async def test_a_random_port_is_on_loopback_and_answers_with_the_secret_only(
                     pass
 
 
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_endpoint_files_deleted_while_the_host_runs_are_put_back(
+    folder: Path, transport: str
+) -> None:
+    """A clean-up that deletes the running host's endpoint (its info file, and its
+    socket on the Unix transport) does not lock new clients out: within seconds the
+    host has put them back and a new client is served, while one connected before
+    the deletion keeps its connection."""
+    endpoints = folder / "trimtab"
+    chosen = Transport("unix") if transport == "unix" else Transport("tcp")
+    async with bare_link(endpoints, folder / "xdg-state" / "trimtab", chosen) as link:
+        assert link.address is not None
+        secret = read_secret(folder / "xdg-state" / "trimtab" / SECRET_FILE)
+        async with connect(link.address, secret) as before:
+            made = sorted(p.name for p in endpoints.iterdir())
+            for path in endpoints.iterdir():
+                path.unlink()
+            with pytest.raises(LinkError) as caught:
+                choose_endpoint(folder=endpoints)
+            assert caught.value.code == "no_browser"
+            with trio.fail_after(10):
+                while sorted(p.name for p in endpoints.iterdir()) != made:
+                    await trio.sleep(0.05)
+            found = choose_endpoint(folder=endpoints)
+            assert found.address == link.address
+            assert found.address is not None
+            async with connect(found.address, secret) as after:
+                assert (await after.request("ping"))["pong"] is True
+            assert (await before.request("ping"))["pong"] is True
+    assert list(endpoints.iterdir()) == []
+
+
 # ---------------------------------------------------- what crashed hosts leave
 
 
