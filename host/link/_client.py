@@ -277,8 +277,8 @@ async def _open(address: LinkAddress) -> trio.SocketStream:
         sock.close()
         raise LinkError(
             "no_browser",
-            f"nothing answers at {address} ({exc.strerror or exc}); is the browser running "
-            "with the Trimtab extension?",
+            f"nothing answers at {address} ({exc.strerror or exc}): the browser quit or "
+            "crashed; open the browser, or run `trimtab doctor`",
         ) from exc
     except BaseException:
         sock.close()

@@ -1,0 +1,171 @@
+"""What an outside agent meets when something on its way to the browser breaks: one MCP
+client, never restarted, through the real extension and host, with the side panel
+open. For each break its next call fails within 5 s with one line that names what
+broke and what to do, and the call after the fix works; a call in flight when the
+browser dies ends with an error at once and is never carried out later.
+
+The README's "When something breaks" table is taken from these cases."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+from collections.abc import AsyncIterator
+
+import pytest
+import trio
+from mcp import Client
+
+from tests.support import StaticServer
+from tests.support.e2e import ExtensionBrowser, launch_with_extension
+from tests.support.outside import (
+    TIMEOUT,
+    Places,
+    browser,
+    call,
+    mcp_client,
+    places,
+    share,
+)
+from trimtab.link import list_endpoints
+
+pytestmark = pytest.mark.browser
+
+__all__ = ["places"]  # the fixture, used by name
+
+# What a client may take to say that something broke.
+SAY_WITHIN = 5.0
+NO_BROWSER = (
+    "no_browser: no running browser with the Trimtab extension (endpoints: none); "
+    "open the browser, or run `trimtab doctor`"
+)
+
+
+async def first_error(client: Client, tool: str, **arguments: object) -> str:
+    """The error a call meets, checked to come within `SAY_WITHIN` as one line."""
+    started = trio.current_time()
+    text, is_error, _ = await call(client, tool, **arguments)
+    took = trio.current_time() - started
+    assert is_error, text
+    assert took < SAY_WITHIN, f"{took:.1f} s to say: {text}"
+    assert "\n" not in text, text
+    return text
+
+
+async def works(client: Client, ext: ExtensionBrowser, pages: StaticServer) -> None:
+    """A page opened and shared in ``ext`` is read through the same client."""
+    _target, tab = await ext.open_tab(pages.url("handlers-shop.html"))
+    await ext.wait_loaded(tab)
+    await share(ext, tab)
+    text, is_error, meta = await call(client, "capture_snapshot", tab=tab)
+    assert not is_error, text
+    assert "Outdoor shop" in text
+    assert meta["tab"] == tab
+
+
+@contextlib.asynccontextmanager
+async def panel_open(places: Places) -> AsyncIterator[ExtensionBrowser]:
+    """The browser with its host listening and the side panel open."""
+    async with browser(places) as ext:
+        await ext.open_side_panel()
+        yield ext
+
+
+async def test_a_client_started_before_the_browser_works_once_it_runs(
+    places: Places, pages_server: StaticServer
+) -> None:
+    """`trimtab mcp` started before the browser: its calls say no browser runs and to
+    open it; once the browser runs, the same client works."""
+    async with mcp_client(places, "early") as client:
+        assert await first_error(client, "tabs") == NO_BROWSER
+        async with panel_open(places) as ext:
+            await works(client, ext, pages_server)
+
+
+@pytest.mark.parametrize("how", ["quit", "killed"])
+async def test_a_browser_that_quit_or_was_killed_and_started_again(
+    places: Places, pages_server: StaticServer, how: str
+) -> None:
+    """The browser quits (or is killed) under a working client: the next call says no
+    browser runs and to open it, and once it is started again the same client works
+    on a tab shared anew."""
+    async with mcp_client(places, "steady") as client:
+        async with panel_open(places) as ext:
+            await works(client, ext, pages_server)
+            if how == "quit":
+                await ext.browser.send("Browser.close")
+            else:
+                os.killpg(ext.browser.pid, signal.SIGKILL)
+            with trio.fail_after(TIMEOUT):
+                while [e for e in list_endpoints(places.endpoints) if e.alive]:
+                    await trio.sleep(0.05)
+            assert await first_error(client, "tabs") == NO_BROWSER
+        async with panel_open(places) as ext:
+            await works(client, ext, pages_server)
+
+
+async def test_a_call_in_flight_when_the_browser_dies_ends_at_once(
+    places: Places, pages_server: StaticServer
+) -> None:
+    """A wait for text that never comes, in flight when the browser is killed, ends
+    with an error within seconds instead of running out its 30 s, and the client's
+    next call says what broke."""
+    async with mcp_client(places, "waiting") as client:
+        async with panel_open(places) as ext:
+            _target, tab = await ext.open_tab(pages_server.url("handlers-shop.html"))
+            await ext.wait_loaded(tab)
+            await share(ext, tab)
+            ended: list[tuple[str, bool, float]] = []
+            async with trio.open_nursery() as nursery:
+
+                async def wait() -> None:
+                    text, is_error, _ = await call(
+                        client, "wait_for", tab=tab, text="never on the page", timeout=30
+                    )
+                    ended.append((text, is_error, trio.current_time()))
+
+                nursery.start_soon(wait)
+                await trio.sleep(1.0)
+                killed = trio.current_time()
+                os.killpg(ext.browser.pid, signal.SIGKILL)
+            [(text, is_error, at)] = ended
+            assert is_error, text
+            assert at - killed < SAY_WITHIN, text
+            assert text.startswith("link_closed: the browser went away during the call ("), text
+            assert text.endswith(
+                "what it did before is not known: read the tab again once the browser is back"
+            ), text
+        # The killed host's endpoint may still be listed for a moment (its file
+        # stays until the next host prunes it): then the socket does not answer.
+        said = await first_error(client, "tabs")
+        assert said == NO_BROWSER or (
+            said.startswith("no_browser: nothing answers at ")
+            and said.endswith(
+                ": the browser quit or crashed; open the browser, or run `trimtab doctor`"
+            )
+        ), said
+
+
+async def test_two_browsers_then_one_closed(places: Places, pages_server: StaticServer) -> None:
+    """Two browser profiles run the extension: a client that named none is told to pick
+    one with --browser, naming both; when one is closed the same client works with the
+    other."""
+    async with mcp_client(places, "choosy") as client, panel_open(places) as first:
+        async with launch_with_extension(places.profile.parent / "second") as second:
+            with trio.fail_after(TIMEOUT):
+                while len([e for e in list_endpoints(places.endpoints) if e.alive]) < 2:
+                    await trio.sleep(0.05)
+            names = sorted(e.name for e in list_endpoints(places.endpoints))
+            said = await first_error(client, "tabs")
+            assert said == (
+                f"ambiguous: several browsers are running ({', '.join(names)}); "
+                "pick one with --browser"
+            ) or said.startswith("ambiguous: several browsers are running"), said
+            for name in names:
+                assert name in said
+            await second.browser.send("Browser.close")
+            with trio.fail_after(TIMEOUT):
+                while len([e for e in list_endpoints(places.endpoints) if e.alive]) > 1:
+                    await trio.sleep(0.05)
+        await works(client, first, pages_server)
