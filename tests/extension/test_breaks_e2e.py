@@ -2,21 +2,26 @@
 client, never restarted, through the real extension and host, with the side panel
 open. For each break its next call fails within 5 s with one line that names what
 broke and what to do, and the call after the fix works; a call in flight when the
-browser dies ends with an error at once and is never carried out later.
+browser dies ends with an error at once and is never carried out later. `trimtab
+doctor` names the same broken link with its fix, and passes once it is fixed.
 
 The README's "When something breaks" table is taken from these cases."""
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 import trio
 from mcp import Client
 
+from tests.link.test_doctor_cli import trimtab
 from tests.support import StaticServer
 from tests.support.e2e import ExtensionBrowser, launch_with_extension
 from tests.support.outside import (
@@ -28,6 +33,7 @@ from tests.support.outside import (
     places,
     share,
 )
+from trimtab.install import install
 from trimtab.link import list_endpoints
 
 pytestmark = pytest.mark.browser
@@ -40,6 +46,22 @@ NO_BROWSER = (
     "no_browser: no running browser with the Trimtab extension (endpoints: none); "
     "open the browser, or run `trimtab doctor`"
 )
+
+
+async def doctor(places: Places, home: Path) -> dict[str, Any]:
+    """`trimtab doctor --json` on the test profile: its report."""
+    home.mkdir(exist_ok=True)
+    _code, out, err = await trimtab(
+        places, "doctor", "--json", "--user-data-dir", str(places.profile), home=home
+    )
+    report: dict[str, Any] = json.loads(out or err)
+    return report
+
+
+def first_broken(report: dict[str, Any]) -> dict[str, Any]:
+    """The check doctor names as the first broken link."""
+    [check] = [c for c in report["checks"] if c["name"] == report["first_broken"]]
+    return check
 
 
 async def first_error(client: Client, tool: str, **arguments: object) -> str:
@@ -73,19 +95,28 @@ async def panel_open(places: Places) -> AsyncIterator[ExtensionBrowser]:
 
 
 async def test_a_client_started_before_the_browser_works_once_it_runs(
-    places: Places, pages_server: StaticServer
+    places: Places, pages_server: StaticServer, tmp_path: Path
 ) -> None:
     """`trimtab mcp` started before the browser: its calls say no browser runs and to
-    open it; once the browser runs, the same client works."""
+    open it, as doctor does; once the browser runs, the same client works and doctor
+    passes."""
+    # Installed for the profile, as `trimtab install` leaves it; the browser not started.
+    places.profile.mkdir(parents=True)
+    install(user_data_dir=places.profile)
     async with mcp_client(places, "early") as client:
         assert await first_error(client, "tabs") == NO_BROWSER
+        broken = first_broken(await doctor(places, tmp_path / "home"))
+        assert broken["name"] == "host"
+        assert broken["detail"].startswith("no running host has an endpoint in ")
+        assert broken["fix"].startswith("open the browser")
         async with panel_open(places) as ext:
             await works(client, ext, pages_server)
+            assert (await doctor(places, tmp_path / "home"))["ok"]
 
 
 @pytest.mark.parametrize("how", ["quit", "killed"])
 async def test_a_browser_that_quit_or_was_killed_and_started_again(
-    places: Places, pages_server: StaticServer, how: str
+    places: Places, pages_server: StaticServer, tmp_path: Path, how: str
 ) -> None:
     """The browser quits (or is killed) under a working client: the next call says no
     browser runs and to open it, and once it is started again the same client works
@@ -101,6 +132,7 @@ async def test_a_browser_that_quit_or_was_killed_and_started_again(
                 while [e for e in list_endpoints(places.endpoints) if e.alive]:
                     await trio.sleep(0.05)
             assert await first_error(client, "tabs") == NO_BROWSER
+            assert first_broken(await doctor(places, tmp_path / "home"))["name"] == "host"
         async with panel_open(places) as ext:
             await works(client, ext, pages_server)
 
@@ -147,10 +179,12 @@ async def test_a_call_in_flight_when_the_browser_dies_ends_at_once(
         ), said
 
 
-async def test_two_browsers_then_one_closed(places: Places, pages_server: StaticServer) -> None:
+async def test_two_browsers_then_one_closed(
+    places: Places, pages_server: StaticServer, tmp_path: Path
+) -> None:
     """Two browser profiles run the extension: a client that named none is told to pick
-    one with --browser, naming both; when one is closed the same client works with the
-    other."""
+    one with --browser, naming both, as doctor does; when one is closed the same client
+    works with the other."""
     async with mcp_client(places, "choosy") as client, panel_open(places) as first:
         async with launch_with_extension(places.profile.parent / "second") as second:
             with trio.fail_after(TIMEOUT):
@@ -158,12 +192,13 @@ async def test_two_browsers_then_one_closed(places: Places, pages_server: Static
                     await trio.sleep(0.05)
             names = sorted(e.name for e in list_endpoints(places.endpoints))
             said = await first_error(client, "tabs")
-            assert said == (
-                f"ambiguous: several browsers are running ({', '.join(names)}); "
-                "pick one with --browser"
-            ) or said.startswith("ambiguous: several browsers are running"), said
-            for name in names:
-                assert name in said
+            assert said.startswith("ambiguous: several browsers are running ("), said
+            assert said.endswith("); pick one with --browser"), said
+            assert all(name in said for name in names), said
+            broken = first_broken(await doctor(places, tmp_path / "home"))
+            assert broken["name"] == "host"
+            assert broken["detail"].startswith("several browsers are running")
+            assert broken["fix"] == "pass --browser with one of the names"
             await second.browser.send("Browser.close")
             with trio.fail_after(TIMEOUT):
                 while len([e for e in list_endpoints(places.endpoints) if e.alive]) > 1:
