@@ -39,6 +39,7 @@ from pycdp_bridge import protocol as cdp
 
 from ._guard import Guarding, Watch, disable_fetch, each_session, guard_owners
 from ._paused import FLUSHES, LET_GO_TIMEOUT, Held, Judge, PausedKey
+from ._scripts import page_script
 from ._settle import Activity
 
 __all__ = ["TRAILING_SECONDS", "Trailing", "end_trailing", "trailing_windows"]
@@ -230,7 +231,7 @@ async def _page_caught_up(target: Target, frame_id: str) -> None:
             )
             await evaluate(
                 target,
-                "new Promise((resolve) => setTimeout(resolve, 0))",
+                page_script("trimtab.tab", "timers-due.js"),
                 context_id=int(world["executionContextId"]),
                 await_promise=True,
             )
