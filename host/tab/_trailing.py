@@ -58,6 +58,9 @@ TRAILING_SECONDS: Final = 3.0
 # due within them (`_page_caught_up`).
 _CATCH_UP_LIMIT: Final = 5.0
 _WORLD: Final = "trimtab-trailing"
+# How long the window still pauses after the page caught up, for the requests its last
+# timers sent to reach Fetch (an IPC hop from the renderer, well under this).
+_SENT_GRACE: Final = 0.5
 
 
 @attrs.frozen
@@ -175,6 +178,9 @@ class _Window:
                         async with trio.open_nursery() as catching_up:
                             catching_up.start_soon(pump)
                             await _page_caught_up(self.target, self.frame_id)
+                            # What those timers sent reaches Fetch from the network
+                            # process, in no order with the page's answer.
+                            await trio.sleep(_SENT_GRACE)
                             catching_up.cancel_scope.cancel()
                     if self.handed_over:
                         # What reached this window before the next guard took over.
