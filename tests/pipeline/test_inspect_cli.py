@@ -4,6 +4,7 @@ that starts its own headless Chromium and prints XML on stdout, figures on stder
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -30,7 +31,8 @@ async def inspect(*args: str) -> subprocess.CompletedProcess[bytes]:
 
 
 async def test_demo_page_prints_xml_and_its_figures() -> None:
-    """The demo page comes out as one well-formed baseline, its figures on stderr only."""
+    """The demo page comes out as one well-formed baseline, its figures on stderr only,
+    with where its tokens go: parts that add up to its count."""
     done = await inspect(str(DEMO), "--stats")
     assert done.returncode == 0, done.stderr.decode()
     page = parse_xml(done.stdout.decode())
@@ -41,6 +43,17 @@ async def test_demo_page_prints_xml_and_its_figures() -> None:
     assert "kind=baseline tokens=" in figures
     assert "visible text=" in figures
     assert "tokens=" not in done.stdout.decode()
+    counted = re.search(r"kind=baseline tokens=(\d+)", figures)
+    assert counted is not None, figures
+    tokens = int(counted[1])
+    line = re.search(r"our tokens: (.*)", figures)
+    assert line is not None, figures
+    parts = dict(re.findall(r"(\w+) (\d+) \(\d+%\)", line[1]))
+    assert set(parts) == {"text", "ids", "tags", "attributes", "regions", "whitespace"}
+    assert abs(sum(map(int, parts.values())) - tokens) <= 3, (parts, tokens)
+    assert int(parts["text"]) > 0
+    assert int(parts["ids"]) > 0
+    assert re.search(r"markup \(tags, ids, attributes\) by element: \w+ \d+ \(\d+x\)", figures)
 
 
 async def test_steps_share_one_tab_session_and_dedup_can_be_switched_off() -> None:
