@@ -15,18 +15,24 @@ node each id it issued names, a node that was issued an id keeps it, and an id
 issued to a node that still exists is not given to another one, which probes on
 as for a collision (the pop-up's OK button does not take the covered form's).
 
-Ids are three characters (a letter then two base-36 digits: 33,696 values), about
-two tokens each; pages with more than 8,000 controls get four characters.
+An id costs one token: it is drawn from the strings of two to four lower-case
+letters that o200k_base reads as one token and that are no word of their own (the
+same letters after a space, in any case, are no token: "qsx", "ixo", "anza"; not
+"buy"), 5,110 values. A page with more controls than half of them takes ids of three characters
+(a letter then two base-36 digits: 33,696 values, two or three tokens each), and one
+with more than 8,000 controls ids of four.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 
 from ._build import ControlFacts
+from ._tokens import ascii_tokens
 
 __all__ = ["assign_eids", "identity_key"]
 
@@ -36,6 +42,16 @@ _COUNTER = re.compile(
     r"[(\[{]\s*\d[\d,.]*\+?\s*[)\]}]|\b\d[\d,.]*\+?(?=\s*(?:new|unread|items?)\b)"
 )
 _LONG_THRESHOLD = 8000
+
+
+@functools.cache
+def _one_token_ids() -> tuple[str, ...]:
+    """The one-token ids (see the module's docstring), shortest first, then in the
+    vocabulary's order, which never changes."""
+    tokens = ascii_tokens()
+    words = {token[1:].lower() for token in tokens if token[:1] == " "}
+    found = [t for t in tokens if 2 <= len(t) <= 4 and t.isalpha() and t.islower()]
+    return tuple(sorted((t for t in found if t not in words), key=len))
 
 
 def identity_key(facts: ControlFacts, *, with_heading: bool = False) -> str:
@@ -61,6 +77,9 @@ def identity_key(facts: ControlFacts, *, with_heading: bool = False) -> str:
 
 
 def _encode(value: int, length: int) -> str:
+    if length == 1:
+        table = _one_token_ids()
+        return table[value % len(table)]
     first = _LETTERS[value % 26]
     value //= 26
     rest = []
@@ -84,7 +103,8 @@ def assign_eids(
     (0: none to bind). A control keeps the eid reserved for its node, and no other
     control is given a reserved eid.
     """
-    length = 3 if count <= _LONG_THRESHOLD else 4
+    # `length` 1 stands for the one-token ids.
+    length = 1 if 2 * count <= len(_one_token_ids()) else 3 if count <= _LONG_THRESHOLD else 4
     facts_list = list(all_facts)
     reserved = reserved or {}
     owned = {node: eid for eid, node in reserved.items()}

@@ -34,7 +34,9 @@ __all__ = [
     "CHUNK",
     "CUT_ERROR",
     "TokenMemo",
+    "ascii_tokens",
     "count_tokens",
+    "is_one_token",
     "least_tokens",
     "token_ends",
 ]
@@ -81,6 +83,17 @@ def token_ends(text: str, encoding: str = "o200k_base") -> list[int]:
     offsets in its UTF-8 (lone surrogates as U+FFFD), ascending: which characters each
     token is made of, for figures of what a text's tokens are spent on."""
     return _counter(encoding).ends(text)
+
+
+def is_one_token(text: str, encoding: str = "o200k_base") -> bool:
+    """Whether `text` standing alone is a single token of `encoding`."""
+    return text.encode("utf-8", "surrogatepass") in _counter(encoding).ranks
+
+
+def ascii_tokens(encoding: str = "o200k_base") -> list[str]:
+    """Every token of `encoding` that is ASCII text, in rank order."""
+    ranks = _counter(encoding).ranks
+    return [token.decode() for token in sorted(ranks, key=ranks.__getitem__) if token.isascii()]
 
 
 def _merge_count(piece: bytes, ranks: dict[bytes, int], longest: int) -> int:
