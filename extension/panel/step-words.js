@@ -54,7 +54,7 @@ export function elementIn(xml, id) {
   const safe = id.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
   const tag = new RegExp(`<([a-z][\\w-]*)\\b([^>]*?)\\bid="${safe}"([^>]*?)(/?)>`, "i")
     .exec(xml);
-  if (!tag) return null;
+  if (!tag) return listedIn(xml, safe);
   const [whole, name, before, after, selfClosing] = tag;
   const attrs = `${before} ${after}`;
   const type = attribute(attrs, "type");
@@ -70,6 +70,28 @@ export function elementIn(xml, id) {
   }
   if (!label.trim()) label = attribute(attrs, "placeholder") || attribute(attrs, "icon");
   return { role, name: short(label), secret: type === "password" };
+}
+
+/** The lists of the format, one element per line (its id, a space, its text). */
+const LISTS = { links: "a", buttons: "button" };
+
+/**
+ * A link or button of a `<links>` or `<buttons>` list, or null; the list's attributes
+ * (`type="submit"`) hold for each of its elements.
+ * @param {string} xml
+ * @param {string} safe the id, escaped for a regular expression
+ */
+function listedIn(xml, safe) {
+  // A page's text line may start with the same letters: only a line inside a list counts.
+  for (const line of xml.matchAll(new RegExp(`^${safe} ([^<\\n]*)$`, "gm"))) {
+    const before = xml.slice(0, line.index);
+    const open = /<(links|buttons)\b([^>]*)>\n(?:[^<\n]*\n)*$/.exec(before);
+    if (open) {
+      return { role: roleOf(LISTS[open[1]], attribute(open[2], "type")),
+        name: short(unescape(line[1])), secret: false };
+    }
+  }
+  return null;
 }
 
 /**

@@ -42,10 +42,7 @@ function openTag(element, selfClosing) {
     }
     line.append(span("attr", attr.name), span("punct", '="'));
     if (attr.name === "id") {
-      const eid = span("eid", escapeXml(attr.value, true));
-      eid.dataset.eid = attr.value;
-      eid.tabIndex = 0;
-      line.append(eid);
+      line.append(eidSpan(attr.value));
     } else {
       line.append(span("value", escapeXml(attr.value, true)));
     }
@@ -59,6 +56,35 @@ function closeTag(element) {
   const line = document.createElement("span");
   line.append(span("punct", "</"), span("tag", element.tagName), span("punct", ">"));
   return line;
+}
+
+/** The lists of elements the format writes one per line: its id, a space, its text. */
+const LISTS = new Set(["links", "buttons"]);
+
+/**
+ * The lines of a `<links>` or `<buttons>` list (one element per line: its id, a space,
+ * its text).
+ * @param {string} text the list's text content
+ * @returns {{eid: string, text: string}[]}
+ */
+export function listedLinks(text) {
+  const links = [];
+  for (const line of text.split("\n")) {
+    const space = line.indexOf(" ");
+    if (space > 0) links.push({ eid: line.slice(0, space), text: line.slice(space + 1) });
+  }
+  return links;
+}
+
+/**
+ * An element id as a hoverable span.
+ * @param {string} value
+ */
+function eidSpan(value) {
+  const eid = span("eid", escapeXml(value, true));
+  eid.dataset.eid = value;
+  eid.tabIndex = 0;
+  return eid;
 }
 
 function lineDiv(depth, ...parts) {
@@ -85,6 +111,16 @@ function renderNode(node, depth, out) {
   const element = /** @type {Element} */ (node);
   if (element.tagName === "region") {
     out.append(renderRegion(element, depth));
+    return;
+  }
+  if (LISTS.has(element.tagName)) {
+    // One link per line, its id first: each id hoverable like an `id` attribute.
+    out.append(lineDiv(depth, openTag(element, false)));
+    for (const link of listedLinks(element.textContent ?? "")) {
+      out.append(lineDiv(depth + 1, eidSpan(link.eid), " ",
+        span("text", escapeXml(link.text, false))));
+    }
+    out.append(lineDiv(depth, closeTag(element)));
     return;
   }
   const children = [...element.childNodes].filter(

@@ -27,6 +27,28 @@ test("the role and name of an element come from its tag, label, text or line", (
   assert.equal(elementIn(PAGE, "zz"), null);
 });
 
+test("an element of a <links> or <buttons> list is named by its line's text", () => {
+  const listed = `<page url="https://shop.example/" title="Shop">
+<region name="nav">
+k3 is also how this line of page text starts
+<links>
+k3 Tents &amp; shelters
+qsx Sleeping bags
+</links>
+<buttons type="submit">
+ab Deutsch
+cd Français
+</buttons>
+</region>
+</page>`;
+  assert.deepEqual(elementIn(listed, "k3"), { role: "link", name: "Tents & shelters",
+    secret: false });
+  assert.equal(describeCall("click", { id: "qsx" }, [listed]), "Clicked “Sleeping bags” (link)");
+  assert.equal(elementIn(listed, "is"), null);
+  assert.deepEqual(elementIn(listed, "cd"), { role: "submit button", name: "Français",
+    secret: false });
+});
+
 test("calls read as sentences", () => {
   const pages = [PAGE];
   assert.equal(describeCall("check", { id: "r1" }, pages), "Checked “Slate” (radio)");

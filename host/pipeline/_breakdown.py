@@ -3,10 +3,11 @@
 `token_breakdown` splits the count `count_tokens` gives into what each token is made
 of: page text, ids, tags (names and brackets), attributes other than the id, region
 and page wrappers (their tags with their attributes), and whitespace (line breaks and
-whitespace alone between tags). A token made of characters of several kinds (`">` ends an
-id and a tag) counts for each in proportion to its bytes, so the parts add up to the
-count. Sans-I/O: it reads the XML the pipeline wrote, which holds no comment, no
-CDATA and no `<` or `>` outside a tag (see `_xml`).
+whitespace alone between tags); in a `<links>` or `<buttons>` list the id that starts
+each line is an id (and markup of `a` or `button`). A token made of characters of
+several kinds (`">` ends an id and a tag) counts for each in proportion to its bytes,
+so the parts add up to the count. Sans-I/O: it reads the XML the pipeline wrote, which
+holds no comment, no CDATA and no `<` or `>` outside a tag (see `_xml`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from collections.abc import Iterable, Mapping
 
 import attrs
 
+from ._render import LISTS
 from ._tokens import token_ends
 from ._xml import encodable
 
@@ -29,6 +31,7 @@ _WRAPPERS = frozenset({"page", "region"})
 _TAG = re.compile(r"<(/?)([^\s/>]+)((?:\s+[^\s=/>]+=\"[^\"]*\")*)\s*(/?)>")
 _ATTRIBUTE = re.compile(r"\s+([^\s=/>]+)=\"[^\"]*\"")
 _LINE_BREAK = re.compile(r"\n+")
+_LISTED = {listing: tag for tag, listing in LISTS.items()}
 
 
 @attrs.frozen
@@ -134,11 +137,14 @@ def _runs(xml: str) -> Iterable[tuple[int, int, str, str]]:
     the element named where the run is its markup, the attribute where it is one."""
     at = 0  # in bytes
     last = 0  # in characters
+    listed = ""  # inside a list: the tag of its elements (each line starts with an id)
     for match in _TAG.finditer(xml):
-        for piece, kind in _text_runs(xml[last : match.start()]):
+        for piece, kind in _text_runs(xml[last : match.start()], bool(listed)):
             at += _size(piece)
-            yield at, kind, "", ""
+            yield at, kind, listed if kind == _IDS else "", ""
         closing, name, attrs_xml, _ = match.groups()
+        if name in _LISTED:
+            listed = "" if closing else _LISTED[name]
         wrapper = name in _WRAPPERS
         bracket = _REGIONS if wrapper else _TAGS
         head = 1 + len(closing) + len(name)
@@ -153,14 +159,14 @@ def _runs(xml: str) -> Iterable[tuple[int, int, str, str]]:
         at += rest  # whitespace, `/` and `>`: ASCII
         yield at, bracket, name, ""
         last = match.end()
-    for piece, kind in _text_runs(xml[last:]):
+    for piece, kind in _text_runs(xml[last:], False):
         at += _size(piece)
         yield at, kind, "", ""
 
 
-def _text_runs(text: str) -> Iterable[tuple[str, int]]:
+def _text_runs(text: str, listing: bool) -> Iterable[tuple[str, int]]:
     """Content between tags: line breaks, and content of whitespace alone, are
-    whitespace; the rest is text."""
+    whitespace; in a list a line's first word is an id; the rest is text."""
     if not text:
         return
     if text.isspace():
@@ -169,8 +175,16 @@ def _text_runs(text: str) -> Iterable[tuple[str, int]]:
     last = 0
     for match in _LINE_BREAK.finditer(text):
         if match.start() > last:
-            yield text[last : match.start()], _TEXT
+            yield from _line_runs(text[last : match.start()], listing)
         yield match.group(0), _WHITESPACE
         last = match.end()
     if last < len(text):
-        yield text[last:], _TEXT
+        yield from _line_runs(text[last:], listing)
+
+
+def _line_runs(line: str, listing: bool) -> Iterable[tuple[str, int]]:
+    space = line.find(" ") if listing else -1
+    if space > 0:
+        yield line[:space], _IDS
+        line = line[space:]
+    yield line, _TEXT

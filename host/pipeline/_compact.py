@@ -23,7 +23,7 @@ from ._build import MAX_DEPTH, BuildOptions, Built, ControlFacts, build_tree
 from ._eids import assign_eids
 from ._filter import Visibility, filter_page
 from ._frames import FRAME_REGION, document_url
-from ._render import MORE, Item, open_tag, render_items, render_node
+from ._render import MORE, Item, lines_shown, open_tag, render_items, render_node
 from ._tokens import count_tokens
 from ._tree import Control, OutNode
 
@@ -35,6 +35,7 @@ __all__ = [
     "Prepared",
     "Region",
     "compact",
+    "lines_shown",
     "open_tag",
     "prepare",
     "read_text",

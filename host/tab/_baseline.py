@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import difflib
 
-from ..pipeline import Compaction, Item, OutNode, Region, TokenMemo, open_tag, xml
+from ..pipeline import Compaction, Item, OutNode, Region, TokenMemo, lines_shown, open_tag, xml
 from ._budget import LineTokens, fit_baseline
 from ._values import (
     Counted,
@@ -141,7 +141,11 @@ def _baseline_parts(
                 at += 1
         runs = _runs(items, previous_items, options.block_min_lines)
         lines = _collapse_repeats(items, shown_items, runs)
-        cut = options.trim and region.name in TRIMMABLE and len(lines) > limits.max_lines
+        cut = (
+            options.trim
+            and region.name in TRIMMABLE
+            and sum(lines_shown(line[0]) for line in lines) > limits.max_lines
+        )
         if not cut and not runs and not changed:
             return region.xml, region.xml  # as compact rendered it
         plain_lines = lines
@@ -186,29 +190,51 @@ def _region_xml(head: str, lines: list[_Line]) -> str:
 
 def _trim(lines: list[_Line], key: str, limits: TrimLimits) -> list[_Line]:
     """Head and tail lines of a long region, the middle replaced by a marker that
-    counts every line and id it hides (those behind collapsed blocks included)."""
-    middle = lines[limits.head : len(lines) - limits.tail]
+    counts every line and id it hides (those behind collapsed blocks included). The
+    head and tail are measured in lines of the page (`lines_shown`: a list of links
+    shows each), and hold whole items."""
+    head = _lines_for(lines, limits.head)
+    tail = _lines_for(lines[head:][::-1], limits.tail)
+    if head + tail >= len(lines):
+        return lines
+    middle = lines[head : len(lines) - tail]
     hidden_lines = sum(line[1] for line in middle)
     hidden_ids = sum(line[2] for line in middle)
     marker = xml.element("trimmed", {"lines": hidden_lines, "controls": hidden_ids, "expand": key})
     return [
-        *lines[: limits.head],
+        *lines[:head],
         (marker, hidden_lines, hidden_ids),
-        *lines[len(lines) - limits.tail :],
+        *lines[len(lines) - tail :],
     ]
+
+
+def _lines_for(lines: list[_Line], wanted: int) -> int:
+    """How many of `lines`, from the first, show `wanted` lines of the page (fewer if
+    one more would show more than `wanted`, but at least one line when one is wanted)."""
+    shown = 0
+    for count, line in enumerate(lines):
+        shown += lines_shown(line[0])
+        if shown > wanted:
+            return max(count, 1 if wanted else 0)
+    return len(lines)
 
 
 def _runs(
     full: tuple[Item, ...], previous: tuple[Item, ...], min_lines: int
 ) -> list[tuple[int, int]]:
-    """Where and how long the runs of at least `min_lines` items of `full` are that
-    stood, in the same order, in `previous` (the lines the client saw)."""
-    if not previous or len(full) < min_lines:
+    """Where and how long the runs of items of `full` that show at least `min_lines`
+    lines are that stood, in the same order, in `previous` (the lines the client saw)."""
+    if not previous or sum(lines_shown(item.xml) for item in full) < min_lines:
         return []
     matcher = difflib.SequenceMatcher(
         a=[item.xml for item in previous], b=[item.xml for item in full], autojunk=False
     )
-    return [(start, size) for _, start, size in matcher.get_matching_blocks() if size >= min_lines]
+    # A run is measured in lines of the page: a list of links shows each.
+    return [
+        (start, size)
+        for _, start, size in matcher.get_matching_blocks()
+        if sum(lines_shown(item.xml) for item in full[start : start + size]) >= min_lines
+    ]
 
 
 def _collapse_repeats(

@@ -25,6 +25,7 @@ from PIL import Image
 from tests.support import StaticServer
 from tests.support.agent import API_KEY, ScriptedModel, run_task, send_message, serve_model
 from tests.support.e2e import ExtensionBrowser, launch_with_extension
+from tests.support.xmltree import link_id
 from tests.tools.test_screenshot import ORANGE, near
 
 pytestmark = pytest.mark.browser
@@ -230,9 +231,9 @@ async def test_a_compaction_mid_task_keeps_what_the_model_needs(
     assert [name for name, _ in tools] == ["capture_snapshot", "click", "find", "click"]
     # The Dairy id the model clicked is the one the first (now compacted) page showed.
     first_page = model.tool_results(model.requests[1][1]["messages"])[0]
-    dairy = re.search(r'<a id="([^"]+)"[^>]*>Dairy</a>', first_page)
+    dairy = link_id(first_page, "Dairy")
     assert dairy is not None
-    assert tools[3][1] == {"id": dairy.group(1)}
+    assert tools[3][1] == {"id": dairy}
     # From the compaction on, the aisle page is a short record (its URL, the page's
     # words, in a page data block) and the budget holds.
     after = [body for _, body in model.requests[2:]]
@@ -282,10 +283,10 @@ async def test_after_a_compaction_a_fresh_look_collapses_nothing(
     fresh = model.tool_results(model.requests[3][1]["messages"])[2]
     assert 'snapshot="baseline"' in fresh
     assert 'unchanged="true"' not in fresh
-    dairy = re.search(r'<a id="([^"]+)"[^>]*>Dairy</a>', first_page)
+    dairy = link_id(first_page, "Dairy")
     assert dairy is not None
-    assert f'<a id="{dairy.group(1)}"' in fresh
-    assert tools[3][1] == {"id": dairy.group(1)}
+    assert link_id(fresh, "Dairy") == dairy
+    assert tools[3][1] == {"id": dairy}
 
 
 async def test_follow_ups_history_and_cost_in_the_side_panel(

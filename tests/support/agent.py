@@ -18,6 +18,7 @@ import attrs
 import trio
 
 from tests.support.e2e import ExtensionBrowser, ExtensionContext, answer_question
+from tests.support.xmltree import link_id
 
 __all__ = [
     "API_KEY",
@@ -131,13 +132,13 @@ class ScriptedModel:
             return self._call(step, "click", _fill_args(tools["click"], {"_id": link}))
         if step == 2 and self.task == "aisle-look":
             return self._call(step, "capture_snapshot", {})
-        dairy = re.search(r'<a id="([^"]+)"[^>]*>Dairy</a>', seen)
+        dairy = link_id(seen, "Dairy")
         if dairy is None and "/dairy" not in seen:
             return self._call(step, "find", {"text": "Dairy"})
         opened = re.search(r'<page url="([^"]*/dairy)"', seen)
         if opened is None:
             assert dairy is not None, seen[:2000]
-            return self._call(step, "click", _fill_args(tools["click"], {"_id": dairy.group(1)}))
+            return self._call(step, "click", _fill_args(tools["click"], {"_id": dairy}))
         return self._text(f"Opened {opened.group(1)}")
 
     def person_said(self, messages: list[dict[str, Any]]) -> list[tuple[int, str]]:

@@ -25,7 +25,7 @@ from lxml import etree
 
 from trimtab.pipeline import Compaction
 
-__all__ = ["Belief", "Page", "Unreadable", "compare", "fresh_regions", "line_label"]
+__all__ = ["Belief", "Page", "Unreadable", "compare", "fresh_regions", "ids_in", "line_label"]
 
 # An entry of a region's body: a line as sent, a nested region by its key, or lines
 # the client knows are there but has not seen (None: it does not know how many).
@@ -72,10 +72,38 @@ def _fragment(xml: str) -> etree._Element:
     return etree.fromstring(f"<line>{xml}</line>")
 
 
+# The start of a list of links or buttons: one item to its end tag, each line an id,
+# a space and the element's text (FORMAT.md).
+_LIST = re.compile(r"<(links|buttons)\b[^>]*>$")
+
+
+def ids_in(xml: str) -> int:
+    """The element ids a line shows: `id` attributes, one per line of a list."""
+    found = len(_ID.findall(xml))
+    for listed in re.finditer(r"<(links|buttons)\b[^>]*>\n(.*?)\n</\1>", xml, re.DOTALL):
+        found += listed[2].count("\n") + 1
+    return found
+
+
+def _item_end(lines: Sequence[str], at: int) -> int:
+    """The index after the item that starts at `lines[at]`: a list whole, else one line."""
+    opens = _LIST.match(lines[at])
+    if opens is None:
+        return at + 1
+    for k in range(at + 1, len(lines)):
+        if lines[k] == f"</{opens[1]}>":
+            return k + 1
+    raise Unreadable(f"a list at line {at} is never closed: {lines[at]!r}")
+
+
 def line_label(xml: str) -> str:
     """What the host calls a line in a diff's ``after`` and a marker's ``first``: its
-    text, whitespace folded, else the name of its first element with an id (its
-    label, icon, alt, value or placeholder, else its tag)."""
+    text, whitespace folded (a list's: its elements' texts), else the name of its
+    first element with an id (its label, icon, alt, value or placeholder, else its
+    tag)."""
+    if _LIST.match(xml.split("\n", 1)[0]):
+        texts = [line.partition(" ")[2] for line in xml.split("\n")[1:-1]]
+        return " ".join(" ".join(_fragment(" ".join(texts)).itertext()).split())
     root = _fragment(xml)
     # As the host reads a line: its strings, and each element's text set apart.
     parts = [root.text or ""]
@@ -242,7 +270,12 @@ class Belief:
                 self.note("unchanged lines")
                 body.extend(self._run(_attrs(line), new, base, base_items))
             else:
-                body.append(line)
+                end = _item_end(lines, at)
+                if end > at + 1:
+                    self.note("list")
+                body.append("\n".join(lines[at:end]))
+                at = end
+                continue
             at += 1
         new.regions[key] = RegionView(tag, tuple(body))
         return key, at + 1
@@ -262,7 +295,7 @@ class Belief:
             run = base_items[start : start + size]
             if line_label(run[0][1])[:60] != first:
                 continue
-            if sum(len(_ID.findall(xml)) for _, xml in run) != count:
+            if sum(ids_in(xml) for _, xml in run) != count:
                 continue
             runs.append(run)
         readings = {tuple(xml for _, xml in run) for run in runs}
@@ -458,8 +491,9 @@ def _inserted(change: etree._Element) -> list[str]:
             items.append("\n".join(lines[at : end + 1]))
             at = end + 1
         else:
-            items.append(lines[at])
-            at += 1
+            end = _item_end(lines, at)
+            items.append("\n".join(lines[at:end]))
+            at = end
     return items
 
 

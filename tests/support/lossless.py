@@ -13,8 +13,8 @@ marker that points at content the agent already has or can ask for:
 
 `reconstruct` replays the markers against the full baselines and raises
 `LossError` at the first line it cannot account for. Items are the unit of the
-format (``render_items``): one per line, and a nested region is one item however
-many lines it spans.
+format (``render_items``): one per line, and a nested region or a list of links or
+buttons is one item however many lines it spans.
 """
 
 from __future__ import annotations
@@ -30,6 +30,10 @@ _UNCHANGED = re.compile(r'<unchanged lines="(\d+)" count="(\d+)" first="([^"]*)"
 _TRIMMED = re.compile(r'<trimmed lines="(\d+)" controls="(\d+)" expand="([^"]*)"/>$')
 _ID = re.compile(r' id="[^"]+"')
 _TAG = re.compile(r"<[^>]+>")
+_LIST = re.compile(r"<(links|buttons)\b[^>]*>$")
+_LIST_BODY = re.compile(r"^<(links|buttons)\b[^>]*>\n(.*?)\n</\1>$", re.MULTILINE | re.DOTALL)
+# The id that starts each line of a list.
+_LISTED_ID = re.compile(r"^[a-z][a-z0-9]* ", re.MULTILINE)
 
 
 class LossError(AssertionError):
@@ -43,7 +47,13 @@ def items_of(body: str) -> list[str]:
     k = 0
     while k < len(lines):
         line = lines[k]
-        if line.startswith("<region ") and not line.endswith("/>"):
+        opens = _LIST.match(line)
+        if opens is not None:
+            # A list of links or buttons: one item from its start tag to its end tag.
+            end = lines.index(f"</{opens[1]}>", k)
+            items.append("\n".join(lines[k : end + 1]))
+            k = end + 1
+        elif line.startswith("<region ") and not line.endswith("/>"):
             depth, end = 0, k
             for end in range(k, len(lines)):
                 if lines[end].startswith("<region ") and not lines[end].endswith("/>"):
@@ -86,6 +96,8 @@ def _regions_anywhere(items: Sequence[str]) -> set[str]:
 def _names_start(first: str, item: str) -> bool:
     """Whether a marker's ``first`` is how the item starts: its text, or for an item
     without text (an image link) its name."""
+    if _LIST.match(item.split("\n", 1)[0]):
+        item = _LISTED_ID.sub("", item)
     text = " ".join(unescape(_TAG.sub(" ", item)).split())
     return bool(first) and (text.startswith(first) if text else first in unescape(item))
 
@@ -169,7 +181,13 @@ def reconstruct(
     walk(got[1:], want[1:], "page")
 
 
+def _ids_in(item: str) -> int:
+    """The ids an item shows: `id` attributes, and one per line of a list."""
+    listed = sum(body.count("\n") + 1 for _, body in _LIST_BODY.findall(item))
+    return len(_ID.findall(item)) + listed
+
+
 def _check_count(count: int, run: Sequence[str], where: str, marker: str) -> None:
-    ids = sum(len(_ID.findall(item)) for item in run)
+    ids = sum(_ids_in(item) for item in run)
     if ids != count:
         raise LossError(f"{where}: {marker} counts {count} ids, the hidden lines hold {ids}")

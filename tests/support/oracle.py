@@ -27,6 +27,7 @@ from lxml import etree
 from pycdp_bridge import CDPError, Node, PageModel, Target
 from trimtab.pipeline import Compaction
 from trimtab.pipeline._filter import Visibility, filter_page
+from trimtab.pipeline._render import LISTS as LISTED_TAGS
 from trimtab.pipeline._roles import NOISE_TAGS
 
 __all__ = [
@@ -66,6 +67,8 @@ INTERACTIVE_ROLES = frozenset(
         "treeitem",
     }
 )
+#: Our lists of links and buttons: each line an id, a space, the element's text.
+LISTS = frozenset(LISTED_TAGS.values())
 #: Attributes of our XML whose values are page text a person sees (labels, values...).
 TEXT_ATTRIBUTES = ("label", "value", "placeholder", "alt", "options", "first")
 
@@ -279,7 +282,10 @@ def read_xml(xml: str) -> OurText:
             value = element.get(key)
             if value:
                 pieces.append(value)
-        if element.text:
+        if element.tag in LISTS and element.text:
+            # A list's lines: an id, a space, the element's text.
+            pieces.extend(line.partition(" ")[2] for line in element.text.split("\n"))
+        elif element.text:
             pieces.append(element.text)
         for child in element:
             if isinstance(child.tag, str):

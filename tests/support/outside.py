@@ -20,6 +20,7 @@ from mcp.client.stdio import StdioServerParameters
 from mcp_types import Implementation
 
 from tests.support.e2e import ExtensionBrowser, launch_with_extension
+from tests.support.xmltree import listed_lines
 from trimtab.link import list_endpoints
 from trimtab.link._paths import SECRET_FILE
 
@@ -96,7 +97,14 @@ async def call(client: Client, tool: str, **arguments: Any) -> tuple[str, bool, 
 
 
 def eid_of(xml: str, needle: str) -> str:
-    for line in xml.splitlines():
+    """The id on the first line that has `needle`: an `id` attribute, or the id that
+    starts a line of a `<links>`/`<buttons>` list."""
+    listed = {at: eid for tag in ("a", "button") for at, eid, _ in listed_lines(xml, tag)}
+    at = 0
+    for line in xml.splitlines(keepends=True):
         if needle in line and 'id="' in line:
             return line.split('id="')[1].split('"')[0]
+        if needle in line and at in listed:
+            return listed[at]
+        at += len(line)
     raise AssertionError(f"no element with {needle!r} in:\n{xml}")

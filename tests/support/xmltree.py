@@ -2,9 +2,27 @@
 
 from __future__ import annotations
 
+import re
+from html import unescape
+
 from lxml import etree
 
-__all__ = ["folded", "text_of", "texts", "xp", "xp_strings"]
+__all__ = [
+    "element_ids",
+    "folded",
+    "ids_shown",
+    "link_id",
+    "link_texts",
+    "links_of",
+    "listed_lines",
+    "text_of",
+    "texts",
+    "xp",
+    "xp_strings",
+]
+
+_LIST = re.compile(r"<links\b[^>]*>\n(.*?)\n</links>", re.DOTALL)
+_LISTS = re.compile(r"<(links|buttons)\b[^>]*>\n(.*?)\n</\1>", re.DOTALL)
 
 
 def xp(element: etree._Element, expr: str) -> list[etree._Element]:
@@ -34,3 +52,78 @@ def folded(text: str) -> str:
 def text_of(element: etree._Element) -> str:
     """All text under an element, whitespace folded."""
     return folded(" ".join(texts(element)))
+
+
+def link_id(xml: str, text: str) -> str | None:
+    """The id of the link that reads `text` in page XML, as FORMAT.md says to read it:
+    `<a id="X" ...>text</a>`, or the line `X text` of a `<links>` list."""
+    element = re.search(rf'<a id="([^"]+)"[^>]*>{re.escape(text)}</a>', xml)
+    if element is not None:
+        return element[1]
+    for listed in _LIST.finditer(xml):
+        for line in listed[1].split("\n"):
+            eid, _, shown = line.partition(" ")
+            if unescape(shown) == text:
+                return eid
+    return None
+
+
+def ids_shown(xml: str) -> int:
+    """How many element ids page XML shows: `id` attributes, and one per line of a
+    `<links>` or `<buttons>` list."""
+    listed = sum(body.count("\n") + 1 for _, body in _LISTS.findall(xml))
+    return xml.count(' id="') + listed
+
+
+def _listed(element: etree._Element) -> list[tuple[str, str]]:
+    """The lines of a `<links>` or `<buttons>` list: (id, text folded)."""
+    lines = (element.text or "").strip("\n").split("\n")
+    return [(eid, folded(text)) for eid, _, text in (line.partition(" ") for line in lines)]
+
+
+def links_of(element: etree._Element) -> list[tuple[str, str]]:
+    """The links under an element, in document order, as (id, text): `<a>` elements
+    and the lines of `<links>` lists, read as FORMAT.md says."""
+    found: list[tuple[str, str]] = []
+    for inner in element.iter():
+        if inner.tag == "a":
+            found.append((str(inner.get("id", "")), text_of(inner)))
+        elif inner.tag == "links":
+            found.extend(_listed(inner))
+    return found
+
+
+def link_texts(element: etree._Element) -> list[str]:
+    """The texts of the links under an element, in document order (see `links_of`)."""
+    return [text for _, text in links_of(element)]
+
+
+def element_ids(element: etree._Element) -> list[str]:
+    """Every element id under an element, in document order: `id` attributes and the
+    ids that start the lines of `<links>` and `<buttons>` lists."""
+    found: list[str] = []
+    for inner in element.iter():
+        if inner.tag in ("links", "buttons"):
+            found.extend(eid for eid, _ in _listed(inner))
+        elif inner.get("id") is not None:
+            found.append(str(inner.get("id")))
+    return found
+
+
+_LISTED_BY_TAG = {"a": "links", "button": "buttons"}
+
+
+def listed_lines(xml: str, tag: str) -> list[tuple[int, str, str]]:
+    """The `tag` elements (`a` or `button`) that page XML writes as lines of a list:
+    (offset of the line in `xml`, id, text as written), in document order."""
+    listing = _LISTED_BY_TAG.get(tag)
+    if listing is None:
+        return []
+    found: list[tuple[int, str, str]] = []
+    for block in re.finditer(rf"<{listing}\b[^>]*>\n(.*?)\n</{listing}>", xml, re.DOTALL):
+        offset = block.start(1)
+        for line in block[1].split("\n"):
+            eid, _, text = line.partition(" ")
+            found.append((offset, eid, text))
+            offset += len(line) + 1
+    return found

@@ -17,7 +17,15 @@ from pycdp_bridge import PageModel, PageTarget
 from tests.support import StaticServer
 from tests.support.pages import load, page_url, parse_xml
 from tests.support.targets import NavigatingTarget, RecordingTarget
-from tests.support.xmltree import folded, text_of, xp, xp_strings
+from tests.support.xmltree import (
+    element_ids,
+    folded,
+    link_texts,
+    links_of,
+    text_of,
+    xp,
+    xp_strings,
+)
 from trimtab.pipeline import compact
 from trimtab.tab import PageChangedError, Snapshot, SnapshotMemory, SnapshotOptions
 
@@ -53,7 +61,7 @@ def is_collapsed(element: etree._Element) -> bool:
 
 
 def ids_in(element: etree._Element) -> list[str]:
-    return [str(e.get("id")) for e in element.iter() if e.get("id") is not None]
+    return element_ids(element)
 
 
 def nav_page(links: list[str], title: str = "Nav") -> str:
@@ -86,7 +94,7 @@ async def test_first_baseline_renders_every_region(page: PageTarget) -> None:
     regions = top_regions(tree)
     assert set(regions) == {"header", "nav", "main", "footer"}
     assert xp(tree, "//region[@unchanged]") == []
-    assert [folded(a.text or "") for a in regions["nav"].iter("a")] == [
+    assert link_texts(regions["nav"]) == [
         "Fruit",
         "Vegetables",
         "Bakery",
@@ -116,7 +124,7 @@ async def test_unchanged_regions_collapse_on_the_next_baseline(page: PageTarget)
     assert "Crisp apples" in text_of(regions["main"])
     assert xp(regions["main"], './/input[@type="number"]')
     assert not is_collapsed(regions["aside"])
-    assert [text_of(a) for a in regions["aside"].iter("a")] == ["Pears"]
+    assert link_texts(regions["aside"]) == ["Pears"]
     assert snapshot.tokens < snapshot.full_tokens
     assert snapshot.dedup_saved > 0
 
@@ -144,7 +152,7 @@ async def test_changed_region_is_rendered(page: PageTarget) -> None:
     snapshot = session.render(await capture_page(page, nav_page(["Alpha", "Beta", "Delta"], "Two")))
     nav = top_regions(tree_of(snapshot))["nav"]
     assert not is_collapsed(nav)
-    assert [text_of(a) for a in nav.iter("a")] == ["Alpha", "Beta", "Delta"]
+    assert link_texts(nav) == ["Alpha", "Beta", "Delta"]
 
 
 async def test_reordered_region_is_rendered(page: PageTarget) -> None:
@@ -157,7 +165,7 @@ async def test_reordered_region_is_rendered(page: PageTarget) -> None:
     assert not is_collapsed(nav)
     assert sorted(ids_in(nav)) == sorted(ids_in(before))
     assert ids_in(nav) == list(reversed(ids_in(before)))
-    assert [text_of(a) for a in nav.iter("a")] == ["Gamma", "Beta", "Alpha"]
+    assert link_texts(nav) == ["Gamma", "Beta", "Alpha"]
 
 
 async def test_same_ids_with_changed_value_are_rendered(page: PageTarget) -> None:
@@ -273,17 +281,24 @@ def check_trimmed_nav(snapshot: Snapshot, names: list[str], session: SnapshotMem
     markers = nav.findall("trimmed")
     assert len(markers) == 1
     marker = markers[0]
-    hidden = len(names) - limits.head - limits.tail
-    assert marker.get("lines") == str(hidden)
-    assert marker.get("controls") == str(hidden)
+    # The head and the tail are whole lines (a list of links is one) that show at
+    # most `head` links, and at least one line that shows at least `tail` links.
+    region = next(r for r in snapshot.compaction.regions if r.key == "nav")
+    shown = link_texts(nav)
+    head = next(k for k in range(len(shown)) if shown[k] != names[k])
+    tail = len(shown) - head
+    assert shown == names[:head] + names[len(names) - tail :]
+    assert 0 < head <= limits.head
+    assert tail >= limits.tail
+    hidden_items = [i for i in region.items if set(i.eids) <= set(region.eids[head:-tail])]
+    assert marker.get("lines") == str(len(hidden_items))
+    assert marker.get("controls") == str(len(names) - head - tail)
     assert marker.get("expand") == "nav"
-    shown = [text_of(a) for a in nav.iter("a")]
-    assert shown == names[: limits.head] + names[len(names) - limits.tail :]
     # expand() gives the whole region back, every link with its id.
     expanded = parse_xml(session.expand("nav"))
     assert expanded.tag == "region"
     assert expanded.findall(".//trimmed") == []
-    assert [text_of(a) for a in expanded.iter("a")] == names
+    assert link_texts(expanded) == names
     region = next(r for r in snapshot.compaction.regions if r.key == "nav")
     assert ids_in(expanded) == list(region.eids)
     assert snapshot.trim_saved > 0
@@ -316,7 +331,7 @@ async def test_no_trim_option_renders_long_regions_whole(page: PageTarget) -> No
     snapshot = session.render(await capture_page(page, nav_page(names, "One")))
     tree = tree_of(snapshot)
     assert tree.findall(".//trimmed") == []
-    assert [text_of(a) for a in top_regions(tree)["nav"].iter("a")] == names
+    assert link_texts(top_regions(tree)["nav"]) == names
     assert snapshot.regions_trimmed == ()
 
 
@@ -360,16 +375,16 @@ async def test_repeated_block_outside_landmarks_collapses(page: PageTarget) -> N
     markers = main.findall("unchanged")
     assert len(markers) == 1  # the page's text spelling a marker stays text
     marker = markers[0]
-    # The site link, the "Categories" heading and every category link.
-    assert marker.get("lines") == str(2 + len(CATEGORIES))
+    # The site link, the "Categories" heading and the list of every category link.
+    assert marker.get("lines") == "3"
     assert marker.get("count") == str(1 + len(CATEGORIES))
     assert marker.get("first") == "Book Shelf"
-    assert [text_of(a) for a in main.iter("a")] == ["Buy Soumission"]
+    assert link_texts(main) == ["Buy Soumission"]
     assert FORGED_BLOCK in text_of(main)
     assert snapshot.dedup_saved > 0
     # Those ids still work: expand gives them back, the same as on the first page.
     expanded = parse_xml(session.expand("main"))
-    assert [text_of(a) for a in expanded.iter("a")] == [
+    assert link_texts(expanded) == [
         "Book Shelf",
         *CATEGORIES,
         "Buy Soumission",
@@ -379,21 +394,20 @@ async def test_repeated_block_outside_landmarks_collapses(page: PageTarget) -> N
 
 
 async def test_a_changed_line_splits_a_repeated_block(page: PageTarget) -> None:
-    """A renamed category is rendered; the unchanged run before it collapses and the run
-    after it, shorter than the threshold, is rendered too."""
-    renamed = [*CATEGORIES[:4], "Poetry and Verse", *CATEGORIES[5:]]
+    """A renamed category is rendered with the list of links it is in; the unchanged
+    run before it collapses and the run after it, shorter than the threshold, is
+    rendered too."""
+    many = [f"{name} {n}" for n in (1, 2, 3) for name in CATEGORIES]  # three lists of ten
+    renamed = [*many[:24], "Poetry and Verse", *many[25:]]
     session = SnapshotMemory(page)
-    session.render(await capture_page(page, shelf_page("Sapiens")))
+    session.render(await capture_page(page, shelf_page("Sapiens", many)))
     snapshot = session.render(await capture_page(page, shelf_page("Soumission", renamed)))
     main = top_regions(tree_of(snapshot))["main"]
-    head = 2 + 4  # site link, heading, the four categories before the renamed one
-    assert head >= session.options.block_min_lines > len(CATEGORIES) - 5
-    assert [m.get("lines") for m in main.findall("unchanged")] == [str(head)]
-    assert [text_of(a) for a in main.iter("a")] == [
-        "Poetry and Verse",
-        *CATEGORIES[5:],
-        "Buy Soumission",
-    ]
+    # Site link, heading and the first two lists: 22 lines of the page in 4 items.
+    assert session.options.block_min_lines <= 2 + 20
+    assert [m.get("lines") for m in main.findall("unchanged")] == ["4"]
+    assert [m.get("count") for m in main.findall("unchanged")] == ["21"]
+    assert link_texts(main) == [*renamed[20:], "Buy Soumission"]
 
 
 async def test_no_dedup_option_renders_repeated_blocks(page: PageTarget) -> None:
@@ -403,7 +417,7 @@ async def test_no_dedup_option_renders_repeated_blocks(page: PageTarget) -> None
     snapshot = session.render(await capture_page(page, shelf_page("Soumission")))
     tree = tree_of(snapshot)
     assert tree.findall(".//unchanged") == []
-    assert [text_of(a) for a in tree.iter("a")][:3] == ["Book Shelf", *CATEGORIES[:2]]
+    assert link_texts(tree)[:3] == ["Book Shelf", *CATEGORIES[:2]]
     assert snapshot.dedup_saved == 0
 
 
@@ -455,11 +469,11 @@ async def test_diff_after_opening_a_menu_shows_its_items(page: PageTarget) -> No
     diff = await session.snapshot()
     assert diff.kind == "diff"
     tree = tree_of(diff)
-    added = xp(tree, "//ins//a")
-    assert [text_of(a) for a in added] == ["Profile", "Settings", "Sign out"]
-    for link in added:
-        assert link.get("id") not in before_ids
-        assert link.get("id") in diff.compaction.controls
+    added = [link for ins in xp(tree, "//ins") for link in links_of(ins)]
+    assert [text for _, text in added] == ["Profile", "Settings", "Sign out"]
+    for eid, _ in added:
+        assert eid not in before_ids
+        assert eid in diff.compaction.controls
     assert xp(tree, "//region[@name='main']") == []
 
 

@@ -13,6 +13,7 @@ from lxml import etree
 from pycdp_bridge import Browser, PageTarget, protocol
 from tests.support import StaticServer, serve_static
 from tests.support.targets import RecordingTarget
+from tests.support.xmltree import listed_lines
 from trimtab.tab import Tab
 from trimtab.tools import TOOLS, ToolResult, run_tool, tool_spec
 
@@ -20,10 +21,18 @@ pytestmark = pytest.mark.browser
 
 
 def eid_of(xml: str, tag: str, text: str) -> str:
-    """The id of the first `<tag ...>` whose markup, text or the text right after it has `text`."""
-    for match in re.finditer(rf'<{tag} id="([^"]+)"(?:[^>]*/>|[^>]*>[^<]*</{tag}>)[^<]*', xml):
-        if text in match.group(0):
-            return match.group(1)
+    """The id of the first `<tag ...>` whose markup, text or the text right after it has
+    `text`, or of the first line of a `<links>`/`<buttons>` list whose text has it."""
+    found = [
+        (match.start(), match.group(1))
+        for match in re.finditer(
+            rf'<{tag} id="([^"]+)"(?:[^>]*/>|[^>]*>[^<]*</{tag}>)[^<]*', xml
+        )
+        if text in match.group(0)
+    ]
+    found += [(at, eid) for at, eid, shown in listed_lines(xml, tag) if text in shown]
+    if found:
+        return min(found)[1]
     raise AssertionError(f"no <{tag}> with {text!r} in:\n{xml}")
 
 
@@ -572,6 +581,7 @@ async def test_click_in_frames_and_shadow_root(
     shadow = await act(tab, "click", {"id": eid_of(xml, "button", "Shadow button")})
     assert "Shadow pressed" in shadow.content
     frame_buttons = re.findall(r'<button id="([^"]+)"[^>]*>Frame button</button>', xml)
+    frame_buttons += [eid for _, eid, text in listed_lines(xml, "button") if text == "Frame button"]
     assert len(frame_buttons) == 2, xml
     for count, eid in enumerate(frame_buttons, start=1):
         result = await act(tab, "click", {"id": eid})

@@ -42,6 +42,8 @@ WORDS = ("Tent", "Stove", "Lamp", "Rope", "Map", "Bag", "Boots", "Mug")
 # How often each reading of an answer was exercised, over a run (printed at its end).
 READINGS: dict[str, int] = {}
 _ID_LINE = re.compile(r"<(\w+) id=\"([^\"]+)\"([^>]*)>")
+_LIST_START = re.compile(r"<(links|buttons)\b([^>]*)>\n")
+_LISTED = {"links": "a", "buttons": "button"}
 
 
 # -- generated pages -------------------------------------------------------------------
@@ -275,6 +277,11 @@ class AgentMemory(RuleBasedStateMachine):
                     for match in _ID_LINE.finditer(entry):
                         if match.group(1) == tag and extra in match.group(3):
                             found.append(match.group(2))
+                    # A list's lines: each an id, a space, the text of a link or button
+                    # that has the list's attributes.
+                    listed = _LIST_START.match(entry)
+                    if listed and _LISTED[listed.group(1)] == tag and extra in listed.group(2):
+                        found.extend(line.split(" ", 1)[0] for line in entry.split("\n")[1:-1])
         return sorted(found)
 
     @rule()
