@@ -193,7 +193,11 @@ class _Builder(ControlEncoder, FrameMarker):
             piece = raw.replace("\r\n", "\n")
         else:
             piece = _SPACE.sub(" ", raw)
-            if piece == " " and not self.line_open:
+            if piece[:1] == " " and out and isinstance(out[-1], str) and out[-1][-1:] == " ":
+                # The spaces of adjacent text nodes collapse into one, as the page
+                # shows them (`a  |  b` read `a | b`): one token less per run.
+                piece = piece[1:]
+            if piece in ("", " ") and not self.line_open:
                 return
         if self.in_cell and "|" in piece:
             piece = piece.replace("|", CELL_PIPE)
