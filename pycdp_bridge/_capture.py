@@ -397,9 +397,15 @@ async def _capture_session(
         root: Json | None = None
         if snapshot is not None:
             with gc_paused():
+                decoding = time.perf_counter()
                 cap.snapshot = decode_snapshot(snapshot)
+                treeing = time.perf_counter()
                 if from_snapshot:
                     root = document_from_snapshot(snapshot)
+                done = time.perf_counter()
+            cap.timings["decode"] = cap.timings.get("decode", 0.0) + treeing - decoding
+            if from_snapshot:
+                cap.timings["tree"] = cap.timings.get("tree", 0.0) + done - treeing
             cap.snapshot_ok = True
         if root is not None:
             assert snapshot is not None

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import time
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,9 @@ class TransportStatistics:
     messages_received: int
     bytes_sent: int
     bytes_received: int
+    #: Seconds spent parsing the received messages' JSON (what a capture's breakdown
+    #: tells apart from the browser's time and the pipe's).
+    parse_seconds: float = 0.0
 
 
 class PipeTransport:
@@ -55,6 +59,7 @@ class PipeTransport:
         self._send_lock = trio.Lock()
         self._messages_sent = self._messages_received = 0
         self._bytes_sent = self._bytes_received = 0
+        self._parse_seconds = 0.0
 
     async def transmit(self, request: Request) -> None:
         data = json.dumps(request.to_message(), separators=(",", ":")).encode() + b"\0"
@@ -91,11 +96,13 @@ class PipeTransport:
                 while end >= 0:
                     buffer += chunk[start:end]
                     self._messages_received += 1
+                    parsing = time.perf_counter()
                     if len(buffer) < LARGE_MESSAGE:
                         message = loads_json(buffer)
                     else:
                         with gc_paused():
                             message = loads_json(buffer)
+                    self._parse_seconds += time.perf_counter() - parsing
                     channel.feed(message)
                     buffer.clear()
                     start = end + 1
@@ -114,6 +121,7 @@ class PipeTransport:
             messages_received=self._messages_received,
             bytes_sent=self._bytes_sent,
             bytes_received=self._bytes_received,
+            parse_seconds=self._parse_seconds,
         )
 
 

@@ -237,7 +237,9 @@ class PageModel:
     # Parts of the capture that failed ("dom_snapshot", "ax_tree", "frame:<id>"...).
     # The model still builds without them; the pipeline reports them in its stats.
     missing: tuple[str, ...] = ()
-    # Seconds spent per CDP call and in joining, for stats and benchmarks.
+    # Seconds spent per CDP call (wall time: the browser, the pipe and parsing the
+    # reply), decoding the snapshot ("decode"), building the tree from it ("tree")
+    # and joining ("join"), for stats and benchmarks.
     timings: dict[str, float] = attrs.field(factory=dict)
     # Hash of the document identity (main frame loader id); changes on navigation.
     document_id: str = ""

@@ -171,12 +171,15 @@ class SnapshotMemory:
         self, model: PageModel, *, capture_ms: float = 0.0, baseline: bool = False
     ) -> Snapshot:
         """The answer for a captured page (sans-I/O: tests call this directly)."""
+        started = time.perf_counter()
         self.ids = self.ids.of_document(model.document_id)
         self.line_tokens = LineTokens(self.token_memo)
         # Tokens are counted for what is sent; the full page only when compared.
         long_text = self._long_text() if model.document_id == self.cut_document else None
         prepared = prepare(model)
         current = prepared.finish(count=False, long_text=long_text, reserved=self.reserved(model))
+        pipeline = current.stats.stage_ms
+        answering = time.perf_counter()
         self.ids = self.ids.with_sent(model, current)
         previous = self.latest
         same_document = (
@@ -214,7 +217,13 @@ class SnapshotMemory:
         self.latest = snapshot.compaction
         self.latest_document = model.document_id
         self._saw(current)
-        return snapshot
+        done = time.perf_counter()
+        timings = {"capture": capture_ms}
+        timings.update((f"capture.{k}", v * 1000) for k, v in model.timings.items())
+        timings.update(filter=pipeline["filter"], build=pipeline["build"])
+        timings["encode"] = (answering - started) * 1000 - pipeline["filter"] - pipeline["build"]
+        timings["answer"] = (done - answering) * 1000
+        return attrs.evolve(snapshot, timings=timings)
 
     def _after_baseline(self, snapshot: Snapshot, base: Seen) -> None:
         """What the client holds after `snapshot`, a baseline rendered against `base`:

@@ -8,7 +8,7 @@ them (`SnapshotMemory.fork`) may share them.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import attrs
 
@@ -103,6 +103,12 @@ class Snapshot:
     # Regions shown only as budget markers, or cut by one: the client has not seen them.
     regions_unseen: frozenset[str] = frozenset()
     counted: Counted = attrs.field(kw_only=True, eq=False, repr=False)
+    #: Where the time went, in ms (`SnapshotMemory.render` fills it): ``capture`` (the
+    #: whole capture, with the loader check before it), ``capture.<part>`` (each CDP
+    #: call's wall time, ``decode``, ``tree`` and ``join`` of the replies, ``total``),
+    #: the pipeline's ``filter``, ``build`` and ``encode``, and ``answer`` (the
+    #: baseline or diff: dedup, the budget's fitting and its token counts).
+    timings: Mapping[str, float] = attrs.field(factory=dict, kw_only=True, eq=False)
 
     @property
     def figures(self) -> Figures:

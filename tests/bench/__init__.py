@@ -202,6 +202,11 @@ class PlaywrightWorker:
     def label(self) -> str:
         return f"Playwright {self.version} {self.API}"
 
+    @property
+    def thread_id(self) -> int | None:
+        """The native id of the thread Playwright's client runs on (for its CPU time)."""
+        return self._thread.native_id
+
     def _main(self) -> None:
         from playwright.sync_api import sync_playwright
 

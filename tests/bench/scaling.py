@@ -143,6 +143,66 @@ def generate_page(elements: int, seed: int = 1) -> tuple[str, int]:
     return html, page.elements + 6
 
 
+def chapter_page(chars: int, seed: int = 2) -> str:
+    """One long chapter of prose in paragraphs (about `chars` characters): a page that is
+    almost all text and far over the token budget."""
+    rng = random.Random(seed)
+    paragraphs: list[str] = []
+    size = 0
+    while size < chars:
+        words = " ".join(rng.choice(_WORDS) for _ in range(rng.randint(60, 200)))
+        paragraphs.append(f"<p>{words.capitalize()}.</p>")
+        size += len(words) + 1
+    return (
+        "<!doctype html><html><head><meta charset=utf-8><title>Chapter</title></head>"
+        f"<body><main><h1>Chapter one</h1>{''.join(paragraphs)}</main></body></html>"
+    )
+
+
+def links_page(links: int, seed: int = 3) -> str:
+    """A portal of `links` links in lists under headings, few words between them."""
+    rng = random.Random(seed)
+    sections: list[str] = []
+    for section in range(0, links, 50):
+        items = "".join(
+            f'<li><a href="/s/{section}/{i}">{" ".join(rng.sample(_WORDS, 2))}</a></li>'
+            for i in range(min(50, links - section))
+        )
+        sections.append(f"<section><h2>Section {section // 50}</h2><ul>{items}</ul></section>")
+    return (
+        "<!doctype html><html><head><meta charset=utf-8><title>Links</title></head>"
+        f"<body><nav>{''.join(sections)}</nav></body></html>"
+    )
+
+
+def deep_page(depth: int, branches: int, seed: int = 4) -> str:
+    """`branches` chains of `depth` nested elements, each ending in a few words and a
+    link (the HTML parser stops nesting at 512 levels)."""
+    rng = random.Random(seed)
+    chains = "".join(
+        "<div>" * depth
+        + f"{' '.join(rng.sample(_WORDS, 4))} <a href='/deep/{b}'>{rng.choice(_WORDS)}</a>"
+        + "</div>" * depth
+        for b in range(branches)
+    )
+    return (
+        "<!doctype html><html><head><meta charset=utf-8><title>Deep</title></head>"
+        f"<body><main>{chains}</main></body></html>"
+    )
+
+
+def generated_pages() -> dict[str, str]:
+    """The generated pages the speed bench measures: name → HTML."""
+    return {
+        "5k elements": generate_page(5_000)[0],
+        "20k elements": generate_page(20_000)[0],
+        "50k elements": generate_page(50_000)[0],
+        "long chapter": chapter_page(600_000),
+        "5k links": links_page(5_000),
+        "deep nesting": deep_page(400, 40),
+    }
+
+
 async def _measure(sizes: tuple[int, ...], out: Callable[[str], None]) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="trimtab-scaling-") as tmp:

@@ -7,9 +7,19 @@
   of the same page (same Chromium binary and flags, both warmed once), in `ROUNDS`
   rounds of one each, alternating which goes first; a page's ratio is the median of
   its rounds' ratios, so load that comes and goes on a shared machine does not decide
-  it. Target: median ratio <= 1.0, no page above 1.5. The pipeline's own median
+  it. Target (issue 41): median ratio <= 0.95, and no page above 1.2 of those
+  Playwright takes over `BIG_PAGE_MS` to snapshot. The pipeline's own median
   (target <= 10 ms) comes from the same snapshots, and so does the time Python's
-  garbage collector ran in them (under `collect_less_often`, as in the host).
+  garbage collector ran in them (under `collect_less_often`, as in the host). For
+  each of those pages two lines say where the time went (`Snapshot.timings`: the
+  capture's calls, parsing their JSON, decoding, the tree and the join, then the
+  pipeline's stages and the answer) and how much CPU each side spent (``/proc``: our
+  host's thread and browser, Playwright's thread, driver and browser), which the
+  load on a shared machine stretches far less than wall time.
+* **generated pages** (part ``generated``): the same first snapshot against
+  Playwright on pages `tests.bench.scaling` writes (5k, 20k and 50k elements of
+  mixed markup, a long chapter of text, a page of links, deep nesting), each with
+  its breakdown; not in the corpus figures.
 * **the answer to an action**: a click through the product's tool (`run_tool`: locate,
   click, settle, snapshot, diff) on a button the bench adds to the page, whose handler
   changes its text. The settle is timed on its own (the tool's `settle`, wrapped) and
@@ -24,7 +34,7 @@
   alternating. Target: relay at most 15% slower at the median. The same read again,
   which the host's call tracker answers, shows what the link and the sync cost alone.
 * **parts**: ``TRIMTAB_BENCH_SPEED=relay`` (a comma-separated subset of ``first``,
-  ``relay``, ``memory``) runs only those parts, for a quick look at one target; the
+  ``generated``, ``relay``, ``memory``) runs only those parts, for a quick look at one target; the
   tables and SUMMARY lines of the parts that ran keep their format. Naming
   ``debugger`` too (never run unless named) adds, per relay page, the capture's two
   large calls timed inside the extension's worker (``chrome.debugger.sendCommand``,
@@ -48,6 +58,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -69,7 +80,9 @@ from tests.bench import (
     open_playwright,
     table,
 )
+from tests.bench._cpu import process_tree, thread_cpu_ms, tree_cpu_ms
 from tests.bench._linked import linked_browser
+from tests.bench.scaling import generated_pages
 from tests.support.e2e import ExtensionContext
 from trimtab import SnapshotMemory
 from trimtab.link import LinkClient, connect
@@ -84,14 +97,17 @@ ACTION_ROUNDS: Final = 3
 RELAY_PAGES: Final = 8
 MEMORY_AT: Final = (50, 100, 250, 500)
 SNAPSHOTS_PER_VISIT: Final = 5
-FIRST_TARGET: Final = 1.0
-FIRST_MAX: Final = 1.5
+FIRST_TARGET: Final = 0.95
+FIRST_MAX: Final = 1.2
+#: The no-page-above target holds on the pages Playwright takes longer than this over
+#: (issue 41): below it a round trip or two decide the ratio, not the work.
+BIG_PAGE_MS: Final = 100.0
 ACTION_TARGET: Final = 1.0
 RELAY_TARGET: Final = 1.15
 PIPELINE_TARGET_MS: Final = 10.0
 MEMORY_TARGET: Final = 1.2
 PAGE_TIMEOUT: Final = 180.0
-PARTS: Final = ("first", "relay", "memory")
+PARTS: Final = ("first", "generated", "relay", "memory")
 EXTRA_PARTS: Final = ("debugger",)
 
 _BUTTON_JS: Final = (
@@ -189,16 +205,32 @@ async def _page_figures(
     theirs: list[float] = []
     pipeline: list[float] = []
     collector: list[float] = []
+    stages: list[dict[str, float]] = []
+    # CPU time, whatever the load: our host's thread and browser, Playwright's thread,
+    # its driver and its browser (the processes below ours that are not our browser's).
+    browser = page.browser
+    our_browser = process_tree(browser.pid)
+    their_processes = [p for p in process_tree(os.getpid())[1:] if p not in our_browser]
+    cpu: dict[str, list[float]] = {"python": [], "browser": [], "playwright": []}
 
     async def ours() -> None:
+        parsed = browser.transport.statistics().parse_seconds
+        python, browser_cpu = time.thread_time(), tree_cpu_ms(our_browser)
         started = time.perf_counter()
         with _collecting(collector):
             snapshot = await SnapshotMemory(page).snapshot()
         first.append((time.perf_counter() - started) * 1000)
+        cpu["python"].append((time.thread_time() - python) * 1000)
+        cpu["browser"].append(tree_cpu_ms(our_browser) - browser_cpu)
         pipeline.append(snapshot.compaction.stats.pipeline_ms)
+        parse_ms = (browser.transport.statistics().parse_seconds - parsed) * 1000
+        stages.append({**snapshot.timings, "parse": parse_ms})
 
     async def reference() -> None:
+        before = thread_cpu_ms(playwright.thread_id) + tree_cpu_ms(their_processes)
         theirs.append((await playwright.snapshot())[1])
+        after = thread_cpu_ms(playwright.thread_id) + tree_cpu_ms(their_processes)
+        cpu["playwright"].append(after - before)
 
     # Rounds alternate, each side first in turn: a burst of load on a shared machine
     # falls on both sides of a round alike, and each round's ratio is taken within it.
@@ -237,6 +269,8 @@ async def _page_figures(
         "answer_ratio": median(without) / pw_ms,
         "answer_kinds": kinds,
         "settles": settles,
+        "stages": {key: median(s.get(key, 0.0) for s in stages) for key in stages[0]},
+        "cpu": {side: median(ms) for side, ms in cpu.items()},
     }
 
 
@@ -482,6 +516,59 @@ def _debugger_table(rows: list[dict[str, Any]]) -> str:
     )
 
 
+def _generated(out: Callable[[str], None]) -> list[dict[str, Any]]:
+    """The first snapshot against Playwright's on generated pages, with the breakdown."""
+    with tempfile.TemporaryDirectory(prefix="trimtab-speed-") as folder:
+        items = []
+        for name, html in generated_pages().items():
+            path = Path(folder) / f"{name.replace(' ', '-')}.html"
+            path.write_text(html, encoding="utf-8")
+            items.append(CorpusPage(f"generated/{name}", path, "generated", "inline"))
+        out("\nGenerated pages (tests.bench.scaling), first snapshot against Playwright's:")
+        rows: list[dict[str, Any]] = trio.run(_measure_pages, items, out)
+    good = [r for r in rows if "error" not in r]
+    for row in good:
+        out(_breakdown(row))
+    if good:
+        worst = max(good, key=lambda r: r["first_ratio"])
+        out(
+            f"SUMMARY speed generated pages: {len(good)}/{len(rows)} measured, median"
+            f" {median(r['first_ratio'] for r in good):.2f}x Playwright, max"
+            f" {worst['first_ratio']:.2f}x ({worst['id']}); cpu median"
+            f" {median(_cpu_ratio(r) for r in good):.2f}x"
+        )
+    return rows
+
+
+def _cpu_ratio(row: dict[str, Any]) -> float:
+    cpu = row["cpu"]
+    return float((cpu["python"] + cpu["browser"]) / cpu["playwright"])
+
+
+def _breakdown(row: dict[str, Any]) -> str:
+    """Two lines: where a page's first snapshot spent its time, stage by stage, and the
+    CPU time each side spent (see `Snapshot.timings`)."""
+    stage = row["stages"]
+    capture = stage.get("capture.total", 0.0)
+    calls = [
+        f"{name} {stage[f'capture.{key}']:.0f}"
+        for key, name in (("dom_snapshot", "DOMSnapshot"), ("dom_get_document", "getDocument"))
+        if f"capture.{key}" in stage
+    ]
+    cpu = row["cpu"]
+    return (
+        f"  {row['id']}: {row['first_ms']:.0f} ms ({row['first_ratio']:.2f}x Playwright's"
+        f" {row['pw_ms']:.0f}) = loader check {stage['capture'] - capture:.0f} + capture"
+        f" {capture:.0f} ({', '.join(calls)}: parse {stage['parse']:.0f}; decode"
+        f" {stage.get('capture.decode', 0.0):.0f}, tree {stage.get('capture.tree', 0.0):.0f},"
+        f" join {stage.get('capture.join', 0.0):.0f}) + filter {stage['filter']:.0f} + build"
+        f" {stage['build']:.0f} + encode {stage['encode']:.0f} + answer {stage['answer']:.0f}\n"
+        f"    cpu: ours {cpu['python'] + cpu['browser']:.0f} ms (host {cpu['python']:.0f},"
+        f" browser {cpu['browser']:.0f}), Playwright {cpu['playwright']:.0f} ms"
+        f" ({_cpu_ratio(row):.2f}x)"
+    )
+
+
 def _parts() -> frozenset[str]:
     """The parts ``TRIMTAB_BENCH_SPEED`` names (all when unset)."""
     named = {p.strip() for p in os.environ.get("TRIMTAB_BENCH_SPEED", "").split(",") if p.strip()}
@@ -519,6 +606,7 @@ def run(pattern: str | None = None, out: Callable[[str], None] = print) -> dict[
                 ],
             )
         )  # fmt: skip
+    generated = _generated(out) if "generated" in parts else []
     singles = [i for i in items if i.flow is None][:RELAY_PAGES]
     split = "debugger" in parts
     relay_rows = trio.run(_relay, singles, split) if singles and "relay" in parts else []
@@ -537,12 +625,27 @@ def run(pattern: str | None = None, out: Callable[[str], None] = print) -> dict[
     memory = _memory_in_subprocess(pattern) if "memory" in parts else {}
     settles = [s for r in good for s in r["settles"]]
     churned = sorted({c for s in settles for c in s["churn"]})
+    big = [r for r in good if r["pw_ms"] > BIG_PAGE_MS]
+    if big:
+        out(
+            f"\nWhere the time goes on the {len(big)} pages Playwright takes over"
+            f" {BIG_PAGE_MS:.0f} ms to snapshot (first snapshot, median ms of {ROUNDS}; cpu is"
+            " the work each side did, which load does not stretch):"
+        )
+        for row in big:
+            out(_breakdown(row))
     summary = {
         "pages": len(rows),
         "failed": [r["id"] for r in rows if "error" in r],
         "first_median_ratio": median(r["first_ratio"] for r in good),
         "first_max_ratio": max((r["first_ratio"] for r in good), default=float("nan")),
-        "first_above_1_5x": [r["id"] for r in good if r["first_ratio"] > FIRST_MAX],
+        "big_pages": len(big),
+        "first_big_max_ratio": max((r["first_ratio"] for r in big), default=float("nan")),
+        "first_above_max": [r["id"] for r in big if r["first_ratio"] > FIRST_MAX],
+        "cpu_median_ratio": median(_cpu_ratio(r) for r in good),
+        "cpu_big_max_ratio": max((_cpu_ratio(r) for r in big), default=float("nan")),
+        "python_cpu_median_ms": median(r["cpu"]["python"] for r in good),
+        "browser_cpu_median_ms": median(r["cpu"]["browser"] for r in good),
         "first_median_ms": median(r["first_ms"] for r in good),
         "pw_median_ms": median(r["pw_ms"] for r in good),
         "pipeline_median_ms": median(r["pipeline_ms"] for r in good),
@@ -569,14 +672,23 @@ def run(pattern: str | None = None, out: Callable[[str], None] = print) -> dict[
     if "first" in parts:
         out(
             f"SUMMARY speed first snapshot: median {summary['first_median_ratio']:.2f}x Playwright"
-            f" (target <= {FIRST_TARGET:.1f}), max {summary['first_max_ratio']:.2f}x, above"
-            f" {FIRST_MAX}x: {len(summary['first_above_1_5x'])}; medians ours"
+            f" (target <= {FIRST_TARGET:.2f}); on the {len(big)} pages Playwright takes over"
+            f" {BIG_PAGE_MS:.0f} ms max {summary['first_big_max_ratio']:.2f}x (target <="
+            f" {FIRST_MAX}), above: {len(summary['first_above_max'])}; max of all pages"
+            f" {summary['first_max_ratio']:.2f}x; medians ours"
             f" {summary['first_median_ms']:.1f} ms, Playwright {summary['pw_median_ms']:.1f} ms;"
             f" pipeline median {summary['pipeline_median_ms']:.1f} ms"
-            f" (target <= {PIPELINE_TARGET_MS:.0f})"
+            f" (target <= {PIPELINE_TARGET_MS:.0f}); load average {os.getloadavg()[0]:.1f}"
         )
-        if summary["first_above_1_5x"]:
-            out(f"  above {FIRST_MAX}x: {', '.join(summary['first_above_1_5x'])}")
+        if summary["first_above_max"]:
+            out(f"  above {FIRST_MAX}x: {', '.join(summary['first_above_max'])}")
+        out(
+            f"  cpu, ours (host thread and browser) / Playwright's (thread, driver, browser):"
+            f" median {summary['cpu_median_ratio']:.2f}x, max on those pages"
+            f" {summary['cpu_big_max_ratio']:.2f}x; our host's median"
+            f" {summary['python_cpu_median_ms']:.1f} ms, our browser's"
+            f" {summary['browser_cpu_median_ms']:.1f} ms"
+        )
         out(
             f"  the garbage collector ran {summary['collector_mean_ms']:.1f} ms per snapshot"
             f" (mean of the pages' medians; young threshold {gc.get_threshold()[0]:,})"
@@ -611,7 +723,7 @@ def run(pattern: str | None = None, out: Callable[[str], None] = print) -> dict[
             f" {blocks:.2f}x; resident "
             + ", ".join(f"{k}: {v:.0f} MB" for k, v in memory.items() if k.isdigit())
         )
-    return {"rows": rows, "relay": relay_rows, "summary": summary}
+    return {"rows": rows, "generated": generated, "relay": relay_rows, "summary": summary}
 
 
 if __name__ == "__main__":

@@ -764,6 +764,26 @@ async def test_navigation_during_capture_is_captured_again(page: PageTarget) -> 
     assert not racing.urls  # the race happened, once
 
 
+async def test_a_snapshot_says_where_its_time_went(page: PageTarget) -> None:
+    """A snapshot's timings name the capture's calls, its decoding, tree and join, the
+    pipeline's stages and the answer, each within the snapshot's wall time, and parsing
+    the browser's replies is counted by the pipe."""
+    await load(page, "snapshots-site-1.html")
+    parsed = page.browser.transport.statistics().parse_seconds
+    started = trio.current_time()
+    snapshot = await SnapshotMemory(page).snapshot()
+    wall_ms = (trio.current_time() - started) * 1000
+    timings = snapshot.timings
+    captured = ("dom_snapshot", "decode", "tree", "join", "total")
+    stages = ["capture", *(f"capture.{c}" for c in captured), "filter", "build", "encode", "answer"]
+    for stage in stages:
+        assert 0.0 <= timings.get(stage, -1.0) <= wall_ms, (stage, timings)
+    assert timings["capture.total"] <= timings["capture"] == snapshot.capture_ms
+    parts = timings["capture"] + sum(timings[s] for s in ("filter", "build", "encode", "answer"))
+    assert parts <= wall_ms + 1.0, timings
+    assert page.browser.transport.statistics().parse_seconds > parsed
+
+
 async def test_a_page_that_keeps_navigating_gets_a_clear_error(page: PageTarget) -> None:
     """A page that navigates during every capture attempt is an error, not a mixed view."""
     await page.navigate(page_url("snapshots-site-1.html"))
