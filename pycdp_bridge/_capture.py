@@ -122,8 +122,15 @@ async def capture(
     ``DOM.getDocument`` rather than from the snapshot. Raises CDPError only when the
     DOM tree itself cannot be read, TargetClosedError when the tab went away.
     """
-    started = time.perf_counter()
     options = _Options(ax, dom_snapshot, rects, dom_tree or not dom_snapshot)
+    # The collector waits from the first request to the end of the join: the replies'
+    # JSON and what is decoded from it are freed unwalked (see `_gc`).
+    with gc_paused():
+        return await _capture(target, options, child_frames=child_frames)
+
+
+async def _capture(target: Target, options: _Options, *, child_frames: bool) -> PageModel:
+    started = time.perf_counter()
     main = SessionCapture(None)
     children: dict[str, SessionCapture] = {}
     # (session of the owner's document, owner backendNodeId) -> child session id.

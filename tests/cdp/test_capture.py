@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
+import trio
 
 from pycdp_bridge import (
     Node,
@@ -18,6 +20,7 @@ from pycdp_bridge import (
     capture,
     protocol,
 )
+from pycdp_bridge._gc import gc_paused
 from tests.support import StaticServer
 from tests.support.pages import page_url
 from tests.support.targets import FailingTarget, RecordingTarget
@@ -538,3 +541,51 @@ async def test_clickability_and_where_the_pointer_cursor_starts(page: PageTarget
     assert link.clickable
     assert link.style is not None
     assert (link.style.cursor, model.parent_cursor(link)) == ("pointer", "default")
+
+
+async def test_the_collector_is_off_while_a_capture_is_under_way(
+    page: PageTarget, tmp_path: Path
+) -> None:
+    """While a capture waits for the browser's replies and joins them the garbage
+    collector is off (other tasks that run meanwhile see it so), and it is on again
+    once the capture is over."""
+    rows = "".join(f"<li><a href='/{n}'>item {n}</a> <b>{n}</b></li>" for n in range(1_000))
+    (tmp_path / "big.html").write_text(f"<!doctype html><ul>{rows}</ul>", encoding="utf-8")
+    await page.navigate((tmp_path / "big.html").as_uri(), timeout=60)
+    seen: list[bool] = []  # the collector's state each time the sampler ran meanwhile
+    capturing = True
+
+    async def sample() -> None:
+        while capturing:
+            seen.append(gc.isenabled())
+            await trio.sleep(0)
+
+    assert gc.isenabled()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(sample)
+        model = await capture(page, ax=False, rects=False)
+        capturing = False
+    assert model.element_count() > 1_000
+    assert len(seen) > 2
+    assert not any(seen), seen
+    assert gc.isenabled()
+
+
+def test_pauses_end_with_the_last_of_them() -> None:
+    """Overlapping pauses of the collector (two captures at once) keep it off until the
+    last one ends; a pause inside someone else's gc.disable() leaves it off."""
+    assert gc.isenabled()
+    first, second = gc_paused(), gc_paused()
+    first.__enter__()
+    second.__enter__()
+    first.__exit__(None, None, None)
+    assert not gc.isenabled()
+    second.__exit__(None, None, None)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with gc_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
