@@ -71,7 +71,13 @@ def resizable(model: PageModel, node: Node) -> str:
         return ""
     if style.resize != "none" and (style.overflow_x != "visible" or style.overflow_y != "visible"):
         return _RESIZE_AXES.get(style.resize, "")
-    axes = {_grip_axis(model.nodes[c], node) for c in node.children}
+    # Asked of every element: only a child with a resize cursor can be a grip.
+    nodes = model.nodes
+    axes = {
+        _grip_axis(child, node)
+        for child in (nodes[c] for c in node.children)
+        if child.style is not None and child.style.cursor in _CURSOR_AXES
+    }
     axes.discard("")
     if not axes:
         return ""

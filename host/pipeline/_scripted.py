@@ -100,6 +100,9 @@ def _sortable_item(model: PageModel, node: Node) -> bool:
     parent = model.parent_of(node)
     if parent is None or parent.name in _TOP or not node.is_element:
         return False
+    classes = parent.attributes.get("class", "")
+    if "sortable" not in classes.lower():
+        return False  # no word of it can be "sortable" (asked of every element)
     words = {
         w for token in parent.attributes.get("class", "").split() for w in _SEGMENTS.split(token)
     }
