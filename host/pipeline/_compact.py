@@ -180,6 +180,8 @@ class Prepared:
     seconds: dict[str, float] = attrs.field(factory=dict)  # per stage, for the stats
     # What the latest `finish` changed in the tree, to put back before the next one.
     _undo: list[Callable[[], None]] = attrs.field(factory=list)
+    # What the latest `finish` made that the next one takes where it is the same.
+    _last: _Rendered | None = None
 
     def finish(
         self,
@@ -214,18 +216,87 @@ class Prepared:
         model, undo = self.model, self._undo
         assert self.visibility is not None
         t0 = time.perf_counter()
-        texts = _cut_long_texts(built.root, long_text, undo) if long_text is not None else {}
+        cut: set[int] = set()  # ids of the output nodes a long text was cut in
+        texts = _cut_long_texts(built.root, long_text, undo, cut) if long_text is not None else {}
         t1 = time.perf_counter()
-        nodes: list[int] = []
-        if reserved:
-            # Backend ids are per renderer: only nodes of the tab's own session are bound.
-            own = [
-                n.backend_node_id if model.frames[n.frame].session_id is None else 0
-                for n in model.nodes
-            ]
-            live = set(own)
-            reserved = {eid: node for eid, node in reserved.items() if node in live}
-            nodes = [own[facts.node] for _, facts in built.controls]
+        live, nodes = self._bound(built, reserved)
+        last = self._last
+        if last is not None and live in (last.reserved, last.then):
+            # The latest finish's ids were given for these reserved ids, or these are
+            # those ids and the ones it gave (kept by the tab, which reserves them now):
+            # either way `assign_eids` gives them again, and a cut text changes no
+            # control.
+            eids, controls = last.eids, last.controls
+            for (out, _), eid in zip(built.controls, eids, strict=True):
+                out.eid = eid
+                out.attrs.insert(0, ("id", eid))
+        else:
+            eids, controls = self._controls(built, live, nodes)
+        undo.append(functools.partial(_drop_eids, built.controls))
+        bound = nodes or self._control_nodes(built)
+        then = {**live, **{eid: node for eid, node in zip(eids, bound, strict=True) if node}}
+        reused: dict[str, Region] = {}
+        if last is not None and last.eids is eids:
+            # A region neither finish cut a text in renders as the latest one did.
+            reused = {k: r for k, r in last.regions.items() if k not in last.touched}
+        touched: set[str] = set()
+        regions = _regions(built.root, undo, reused, cut, touched)
+        self._last = _Rendered(live, then, eids, controls, {r.key: r for r in regions}, touched)
+        url, title = _xml.encodable(model.url), _xml.encodable(model.title)
+        head = f'<page url="{_xml.attr(url)}" title="{_xml.attr(title)}">\n'
+        xml = head + "".join(r.xml for r in regions if r.depth == 0) + "</page>\n"
+        t2 = time.perf_counter()
+        tokens = count_tokens(xml) if count else -1
+        t3 = time.perf_counter()
+        stats = CompactionStats(
+            elements_in=model.element_count(),
+            elements_out=built.elements_out,
+            controls=len(controls),
+            dropped=dict(sorted(self.visibility.dropped.items())),
+            chars=len(xml),
+            tokens=tokens,
+            missing=model.missing,
+            stage_ms={
+                "filter": self.seconds["filter"] * 1000,
+                "build": (self.seconds["build"] + t1 - t0) * 1000,
+                "encode": (t2 - t1) * 1000,
+                "tokens": (t3 - t2) * 1000,
+            },
+        )
+        return Compaction(url, title, xml, tuple(regions), controls, stats, built.root, texts)
+
+    def _bound(
+        self, built: Built, reserved: Mapping[str, int] | None
+    ) -> tuple[dict[str, int], list[int]]:
+        """The `reserved` ids whose node is still in the model, and each control's
+        backend id (0 in another session's document); nothing without reserved ids."""
+        if not reserved:
+            return {}, []
+        model = self.model
+        # Backend ids are per renderer: only nodes of the tab's own session are bound.
+        own = [
+            n.backend_node_id if model.frames[n.frame].session_id is None else 0
+            for n in model.nodes
+        ]
+        live = set(own)
+        kept = {eid: node for eid, node in reserved.items() if node in live}
+        return kept, [own[facts.node] for _, facts in built.controls]
+
+    def _control_nodes(self, built: Built) -> list[int]:
+        """Each control's backend id, 0 in another session's document."""
+        nodes, frames = self.model.nodes, self.model.frames
+        found: list[int] = []
+        for _, facts in built.controls:
+            node = nodes[facts.node]
+            found.append(node.backend_node_id if frames[node.frame].session_id is None else 0)
+        return found
+
+    def _controls(
+        self, built: Built, reserved: dict[str, int], nodes: list[int]
+    ) -> tuple[list[str], dict[str, Control]]:
+        """The controls' eids in order (`assign_eids`), each written on its output
+        node, and the id map."""
+        model = self.model
         eids = assign_eids(
             (facts for _, facts in built.controls),
             len(built.controls),
@@ -256,30 +327,19 @@ class Prepared:
                     model.nodes[facts.stands_for].backend_node_id if facts.stands_for >= 0 else 0
                 ),
             )
-        undo.append(functools.partial(_drop_eids, built.controls))
-        regions = _regions(built.root, undo)
-        url, title = _xml.encodable(model.url), _xml.encodable(model.title)
-        head = f'<page url="{_xml.attr(url)}" title="{_xml.attr(title)}">\n'
-        xml = head + "".join(r.xml for r in regions if r.depth == 0) + "</page>\n"
-        t2 = time.perf_counter()
-        tokens = count_tokens(xml) if count else -1
-        t3 = time.perf_counter()
-        stats = CompactionStats(
-            elements_in=model.element_count(),
-            elements_out=built.elements_out,
-            controls=len(controls),
-            dropped=dict(sorted(self.visibility.dropped.items())),
-            chars=len(xml),
-            tokens=tokens,
-            missing=model.missing,
-            stage_ms={
-                "filter": self.seconds["filter"] * 1000,
-                "build": (self.seconds["build"] + t1 - t0) * 1000,
-                "encode": (t2 - t1) * 1000,
-                "tokens": (t3 - t2) * 1000,
-            },
-        )
-        return Compaction(url, title, xml, tuple(regions), controls, stats, built.root, texts)
+        return eids, controls
+
+
+@attrs.frozen
+class _Rendered:
+    """What one `Prepared.finish` made, for the next one to take where it is the same."""
+
+    reserved: dict[str, int]  # the reserved ids it was given (those of live nodes)
+    then: dict[str, int]  # those and the ids it gave, by node (what the tab reserves next)
+    eids: list[str]
+    controls: dict[str, Control]
+    regions: dict[str, Region]  # by key
+    touched: set[str]  # keys of the regions it cut a long text in
 
 
 def _drop_eids(controls: list[tuple[OutNode, ControlFacts]]) -> None:
@@ -290,8 +350,11 @@ def _drop_eids(controls: list[tuple[OutNode, ControlFacts]]) -> None:
         out.eid = None
 
 
-def _cut_long_texts(root: OutNode, limit: int, undo: list[Callable[[], None]]) -> dict[str, str]:
-    """Put a `MORE` marker after the head of every text run longer than `limit`.
+def _cut_long_texts(
+    root: OutNode, limit: int, undo: list[Callable[[], None]], cut: set[int]
+) -> dict[str, str]:
+    """Put a `MORE` marker after the head of every text run longer than `limit`; `cut`
+    gains the ids of the nodes whose text was cut.
 
     The marker holds the rest of the text as its child: rendering shows only the
     marker's attributes, `OutNode.text()` still reads the whole text. A key is made
@@ -316,7 +379,24 @@ def _cut_long_texts(root: OutNode, limit: int, undo: list[Callable[[], None]]) -
             children.append(_marker(key, child, at))
         undo.append(functools.partial(setattr, node, "children", node.children))
         node.children = children
+        cut.add(id(node))
     return texts
+
+
+def _regions_cut(top: list[OutNode], cut: set[int]) -> set[int]:
+    """The ids of the region nodes in `top` that hold a node of `cut` (at any depth)."""
+    if not cut:
+        return set()
+    found: set[int] = set()
+    stack: list[tuple[OutNode, tuple[int, ...]]] = [(node, ()) for node in top]
+    while stack:
+        node, around = stack.pop()
+        if node.tag == "region":
+            around = (*around, id(node))
+        if id(node) in cut:
+            found.update(around)
+        stack.extend((c, around) for c in node.children if isinstance(c, OutNode))
+    return found
 
 
 def text_key(text: str) -> str:
@@ -407,8 +487,17 @@ def _make_encodable(root: OutNode) -> None:
 _INLINE_REGIONS = frozenset({"form", "search", "alert", "dialog", FRAME_REGION})
 
 
-def _regions(root: OutNode, undo: list[Callable[[], None]]) -> list[Region]:
-    """Wrap stray top-level content in implicit "main" regions; render every region."""
+def _regions(
+    root: OutNode,
+    undo: list[Callable[[], None]],
+    reused: Mapping[str, Region],
+    cut: set[int],
+    touched: set[str],
+) -> list[Region]:
+    """Wrap stray top-level content in implicit "main" regions; render every region
+    but those `reused` has by key, which render as they did then, unless a long text
+    was cut in them now (`cut`: ids of the nodes it was cut in; `touched` gains the
+    keys of those regions)."""
     top: list[OutNode] = []
     stray: list[OutNode | str] = []
 
@@ -457,6 +546,10 @@ def _regions(root: OutNode, undo: list[Callable[[], None]]) -> list[Region]:
 
     # Render innermost regions first, so that a region's rendering reuses the
     # XML and eids of the regions inside it.
+    holding = _regions_cut(top, cut)
+    if id(root) in cut:
+        # A text cut right under the page: the stray content's implicit regions hold it.
+        holding.update(id(r) for r in top if r.node < 0)
     done: dict[int, Region] = {}
     for region, depth in reversed(ordered):
         name = region.attrs[0][1]
@@ -464,6 +557,12 @@ def _regions(root: OutNode, undo: list[Callable[[], None]]) -> list[Region]:
         if key != name:
             undo.append(functools.partial(region.attrs.__setitem__, 0, region.attrs[0]))
             region.attrs[0] = ("name", key)
+        if id(region) in holding:
+            touched.add(key)
+        again = reused.get(key)
+        if again is not None and key not in touched and again.depth == depth:
+            done[id(region)] = attrs.evolve(again, out=region)
+            continue
         items = tuple(render_items(region, lambda inner: done[id(inner)].xml))
         xml = open_tag(region) + "\n" + "".join(item.xml + "\n" for item in items) + "</region>\n"
         eids = tuple(_eids_in(region, done))

@@ -110,3 +110,26 @@ def test_a_page_over_its_budget_is_built_once() -> None:
     assert first.compaction.texts
     fresh = attrs.evolve(memory(budget=1_000), cut_document=model.document_id)
     assert fresh.render(model).xml == first.xml
+
+
+def test_a_page_over_its_budget_is_encoded_once_where_nothing_was_cut() -> None:
+    """When a snapshot over its budget renders again with long texts cut, the regions
+    without a long text are not rendered again (their XML is the very string of the
+    first rendering), the ids are not assigned again, and the answer is the one a
+    memory that cut them from the start gives."""
+    rows = [(LONG, False)] * 3 + [(f"line {k}", True) for k in range(200)]
+    model = page_model([("nav", [(f"link {k}", True) for k in range(30)], []), ("main", rows, [])])
+    whole = prepare(model)
+    first = whole.finish(count=False)
+    cut = whole.finish(count=False, long_text=200)
+    by_key = {r.key: r for r in first.regions}
+    again = {r.key: r for r in cut.regions}
+    assert again["nav"].xml is by_key["nav"].xml
+    assert again["main"].xml != by_key["main"].xml
+    assert cut.controls is first.controls
+    tab = memory(budget=1_000)
+    answer = tab.render(model)
+    assert answer.compaction.texts
+    fresh = attrs.evolve(memory(budget=1_000), cut_document=model.document_id)
+    assert fresh.render(model).xml == answer.xml
+    assert cut.xml == compact(model, long_text=200).xml
