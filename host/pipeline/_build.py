@@ -145,6 +145,17 @@ def build_tree(model: PageModel, visibility: Visibility, options: BuildOptions) 
     return Built(root, builder.controls, builder.elements_out)
 
 
+def _extend(out: list[OutNode | str], piece: str) -> None:
+    """Add `piece` to the text run that ends `out`, in place where Python can: a run
+    held only by a local name grows in place, where ``out[-1] += piece`` copies the
+    whole run for every piece (quadratic on a page of long text: a chapter's
+    paragraphs all go to one run)."""
+    run = out.pop()
+    assert isinstance(run, str)
+    run += piece
+    out.append(run)
+
+
 def _is_cell(node: Node) -> bool:
     return node.style is not None and node.style.display in CELL_DISPLAYS
 
@@ -207,7 +218,7 @@ class _Builder(ControlEncoder, FrameMarker):
         if not piece:
             return
         if out and isinstance(out[-1], str):
-            out[-1] += piece
+            _extend(out, piece)
         else:
             out.append(piece)
         if piece.strip():
@@ -222,7 +233,7 @@ class _Builder(ControlEncoder, FrameMarker):
                 self._append(out, " ")
             return
         if out and isinstance(out[-1], str):
-            out[-1] += "\n"
+            _extend(out, "\n")
         else:
             out.append("\n")
         self.line_open = False
@@ -312,7 +323,13 @@ class _Builder(ControlEncoder, FrameMarker):
         if not all(isinstance(piece, str) for piece in added):
             return
         before = last or ""
-        text = "".join(piece for piece in added if isinstance(piece, str))[len(before) :]
+        strings = [piece for piece in added if isinstance(piece, str)]
+        if strings and len(strings[0]) >= len(before):
+            # The row's text alone: joining the whole run it grew (a table of plain rows
+            # is one run) would copy the run once per row.
+            text = strings[0][len(before) :] + "".join(strings[1:])
+        else:
+            text = "".join(strings)[len(before) :]
         if text.replace("|", "").strip():
             return
         del out[start:]
@@ -563,7 +580,7 @@ class _Builder(ControlEncoder, FrameMarker):
             attrs_out.append(("resizable", resize))
         self.control_nodes.add(node.index)
         if out and isinstance(out[-1], str) and out[-1][-1:].isalnum():
-            out[-1] += " "
+            _extend(out, " ")
         out.append(control)
         self.line_open = True
         facts = ControlFacts(
