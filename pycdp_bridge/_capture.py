@@ -50,7 +50,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from functools import partial
 from typing import Any, Literal, TypeVar
 
@@ -108,6 +108,7 @@ async def capture(
     child_frames: bool = True,
     rects: bool = True,
     dom_tree: bool = False,
+    frame_tree: Mapping[str, Any] | None = None,
 ) -> PageModel:
     """Capture the target's page into a `PageModel` (see the module docstring).
 
@@ -119,17 +120,26 @@ async def capture(
     ``child_frames=False`` out-of-process iframes, ``rects=False`` the client and
     scroll rectangles (DOMSnapshot's ``includeDOMRects``, a large share of its cost
     on big pages; boxes, paint order and styles stay), ``dom_tree=True`` the tree from
-    ``DOM.getDocument`` rather than from the snapshot. Raises CDPError only when the
-    DOM tree itself cannot be read, TargetClosedError when the tab went away.
+    ``DOM.getDocument`` rather than from the snapshot. ``frame_tree`` is a
+    ``Page.getFrameTree`` reply the caller read just before (to know the document it
+    captures): the capture takes it as its first frame tree instead of asking again.
+    Raises CDPError only when the DOM tree itself cannot be read, TargetClosedError
+    when the tab went away.
     """
     options = _Options(ax, dom_snapshot, rects, dom_tree or not dom_snapshot)
     # The collector waits from the first request to the end of the join: the replies'
     # JSON and what is decoded from it are freed unwalked (see `_gc`).
     with gc_paused():
-        return await _capture(target, options, child_frames=child_frames)
+        return await _capture(target, options, child_frames=child_frames, first=frame_tree)
 
 
-async def _capture(target: Target, options: _Options, *, child_frames: bool) -> PageModel:
+async def _capture(
+    target: Target,
+    options: _Options,
+    *,
+    child_frames: bool,
+    first: Mapping[str, Any] | None,
+) -> PageModel:
     started = time.perf_counter()
     main = SessionCapture(None)
     children: dict[str, SessionCapture] = {}
@@ -137,7 +147,7 @@ async def _capture(target: Target, options: _Options, *, child_frames: bool) -> 
     owners: dict[tuple[str | None, int], str] = {}
     metrics: dict[str, Any] = {}
     # The main frame before the capture's other calls and after them (see `_issue`).
-    frame_trees: list[dict[str, Any]] = [{}, {}]
+    frame_trees: list[dict[str, Any]] = [dict(first or {}), {}]
 
     async def read_metrics() -> None:
         call = target.execute(cdp.page_get_layout_metrics())
@@ -180,7 +190,8 @@ async def _capture(target: Target, options: _Options, *, child_frames: bool) -> 
                 # rather than after the large ones, and the first frame tree comes
                 # before the DOM calls without a round trip of its own. The second is
                 # asked once they have answered, while the snapshot is decoded.
-                await _issue(nursery, partial(read_frame_tree, 0))
+                if first is None:
+                    await _issue(nursery, partial(read_frame_tree, 0))
                 await _issue(nursery, read_metrics)
                 if child_frames:
                     await _issue(nursery, read_children)

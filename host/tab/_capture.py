@@ -7,7 +7,8 @@ again when it saw the page navigate, and gives up with `PageChangedError`.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
 
 from pycdp_bridge import PageModel, Target
 from pycdp_bridge import protocol as cdp
@@ -30,23 +31,18 @@ class PageChangedError(Exception):
 
 
 async def capture_document(
-    target: Target, capture_once: Callable[[], Awaitable[PageModel]]
+    target: Target, capture_once: Callable[[Mapping[str, Any]], Awaitable[PageModel]]
 ) -> PageModel:
     """A capture (`capture_once`) of one document: the capture reads the main frame's
-    loader with its commands and after them (`navigated`), and one that saw the page
-    navigate is taken again; PageChangedError after `CAPTURE_ATTEMPTS` of them."""
+    loader after its commands (`navigated`), and one that saw the page navigate is
+    taken again; PageChangedError after `CAPTURE_ATTEMPTS` of them."""
     for _ in range(CAPTURE_ATTEMPTS):
-        # Asked and answered before the capture starts: the capture's own first
-        # frame tree is sent with its other calls, and a navigation the browser
-        # commits ahead of them all would go unseen by it.
-        before = await _loader_id(target)
-        model = await capture_once()
+        # Asked and answered before the capture starts (a navigation the browser
+        # commits ahead of the capture's calls is seen), and handed to the capture as
+        # its first frame tree, which it would otherwise ask for with its other calls.
+        tree = await target.execute(cdp.page_get_frame_tree())
+        before = str(tree["frameTree"]["frame"].get("loaderId", ""))
+        model = await capture_once(tree)
         if not model.navigated and model.document_id == before:
             return model
     raise PageChangedError(CAPTURE_ATTEMPTS)
-
-
-async def _loader_id(target: Target) -> str:
-    """The main frame's loader id: it changes with every navigation to a new document."""
-    tree = await target.execute(cdp.page_get_frame_tree())
-    return str(tree["frameTree"]["frame"].get("loaderId", ""))

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
+from typing import Any
 
 import attrs
 
@@ -125,14 +126,15 @@ class SnapshotMemory:
         capture_ms = (time.perf_counter() - started) * 1000
         return self.render(model, capture_ms=capture_ms, baseline=baseline)
 
-    async def capture(self) -> PageModel:
+    async def capture(self, frame_tree: Mapping[str, Any] | None = None) -> PageModel:
         """One capture of the tab with this memory's options (`capture`'s caller checks
-        that it is of one document)."""
+        that it is of one document); `frame_tree`: the main frame's tree just read."""
         model = await capture(
             self.target,
             ax=self.options.ax,
             rects=self.options.rects,
             dom_tree=self.shadow_roots,
+            frame_tree=frame_tree,
         )
         self.shadow_roots = any(node.shadow_root_type in ("open", "closed") for node in model.nodes)
         return model

@@ -335,6 +335,23 @@ async def test_frame_trees_bracket_the_dom_calls(
     assert model.document_id == tree["frameTree"]["frame"]["loaderId"]
 
 
+async def test_a_frame_tree_read_before_is_not_asked_again(
+    page: PageTarget, pages_server: StaticServer
+) -> None:
+    """Given the frame tree its caller read just before, the capture asks for the frame
+    tree only once, after its DOM calls, and takes the document from the one given."""
+    await page.navigate(pages_server.url("frames/index.html"))
+    tree = await page.execute(protocol.page_get_frame_tree())
+    recording = RecordingTarget(page)
+    model = await capture(recording, frame_tree=tree)
+    main = [m for m in recording.methods if m != "Target.setAutoAttach"]
+    assert main[:2] == ["Page.getLayoutMetrics", "DOMSnapshot.captureSnapshot"]
+    assert main.count("Page.getFrameTree") == 1
+    assert main.index("Page.getFrameTree") > main.index("DOMSnapshot.captureSnapshot")
+    assert model.document_id == tree["frameTree"]["frame"]["loaderId"]
+    assert not model.navigated
+
+
 async def test_the_second_frame_tree_is_asked_before_the_snapshot_is_decoded(
     page: PageTarget, pages_server: StaticServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
