@@ -13,8 +13,9 @@ the step is over; the step must not ``await``, so no other task runs meanwhile.
 
 The host's frame decoder pauses it over a large frame (a relayed snapshot); the mains
 of the native host and the command line call `collect_less_often`. ``pycdp_bridge``
-pauses it the same way over its own replies (its private ``_gc``): it may import
-nothing of the host.
+pauses it over its own replies and over a whole capture, awaits included, with pauses
+that count (its private ``_gc``; it may import nothing of the host): this pause, inside
+one of those, leaves the collector off.
 """
 
 from __future__ import annotations

@@ -59,6 +59,8 @@ CORPUS = Path(os.environ.get("TRIMTAB_CORPUS") or REPO.parent / "shared" / "corp
 CORPUS_SECTIONS = ("pages", "flows", "stability", "tasks", "mcp", "speed", "screenshot", "capture")
 # The same window as `launch_browser`'s default, so both browsers lay pages out alike.
 VIEWPORT = (1280, 800)
+# How long Playwright's snapshot of one page may take.
+SNAPSHOT_TIMEOUT_MS = 180_000
 
 
 @attrs.frozen
@@ -263,7 +265,9 @@ class PlaywrightWorker:
 
         def take(page: Page) -> tuple[str, float]:
             started = time.perf_counter()
-            text = page.aria_snapshot(mode="ai")
+            # A page of 50,000 elements takes Playwright longer than its default 30 s
+            # on a loaded machine.
+            text = page.aria_snapshot(mode="ai", timeout=SNAPSHOT_TIMEOUT_MS)
             return text, (time.perf_counter() - started) * 1000
 
         return await self.run(take)
