@@ -25,6 +25,7 @@ from pycdp_bridge import protocol as cdp
 from tests.support import LAUNCHED_PROFILES, StaticServer
 from tests.support.handlers_host import SESSION, TAB, Host, open_host
 from tests.support.link_host import open_link_host
+from tests.support.xmltree import listed_id
 from trimtab.browser import Toolbox
 from trimtab.tools import TASK_TOOLS, TOOLS
 
@@ -52,6 +53,8 @@ def eid(xml: str, tag: str, text: str) -> str:
     found = re.search(rf'<{tag} id="([^"]+)"[^>]*>{re.escape(text)}<', xml)
     if found is None:
         found = re.search(rf'{re.escape(text)}\s*<{tag} id="([^"]+)"', xml)
+    if found is None and (listed := listed_id(xml, tag, text)) is not None:
+        return listed
     assert found is not None, f"no <{tag}> {text!r} in {xml}"
     return found.group(1)
 

@@ -17,6 +17,7 @@ from pycdp_bridge import PageTarget
 from tests.support import TEST_PAGES
 from tests.support.devtools_site import SERVER_SECRETS, DevtoolsSite, serve_devtools_site
 from tests.support.handlers_host import SESSION, TAB, Host, open_host
+from tests.support.xmltree import link_id
 
 pytestmark = pytest.mark.browser
 
@@ -165,9 +166,9 @@ async def test_urls_the_tools_show_and_error_texts_hide_credentials(host: Host) 
     # The page's URL the side panel's agent quotes when it drops an old page state.
     assert str(reply["url"]).endswith("?lang=en&access_token=(hidden)"), reply["url"]
     assert "Reset password" in snapshot
-    link = re.search(r'<a id="([^"]+)">Reset password</a>', snapshot)
+    link = link_id(snapshot, "Reset password")
     assert link is not None, snapshot
-    read = await tool(host, "read", id=link[1])
+    read = await tool(host, "read", id=link)
     assert re.search(r'href="[^"]*/reset\?token=\(hidden\)"', read), read
     tabs = await tool(host, "tabs")
     assert "access_token=(hidden)" in tabs, tabs

@@ -17,6 +17,7 @@ from pycdp_bridge import PageTarget
 from tests.support import TEST_PAGES
 from tests.support.handlers_host import SESSION, TAB, Host, open_host
 from tests.support.recorder import Recorder, serve_recorder
+from tests.support.xmltree import listed_id
 
 pytestmark = pytest.mark.browser
 
@@ -52,6 +53,8 @@ def eid(content: str, tag: str, text: str) -> str:
     for match in re.finditer(rf'<{tag} id="([^"]+)"[^>]*>([^<]*)', content):
         if text in match.group(0):
             return match.group(1)
+    if (listed := listed_id(content, tag, text)) is not None:
+        return listed
     raise AssertionError(f"no <{tag}> with {text!r} in:\n{content}")
 
 

@@ -16,6 +16,7 @@ from tests.support import LAUNCHED_PROFILES, TEST_PAGES
 from tests.support.handlers_host import SESSION, TAB, Host, open_host
 from tests.support.link_host import open_link_host
 from tests.support.recorder import Recorder, serve_recorder
+from tests.support.xmltree import listed_id
 from trimtab.envelope import SidePanel
 from trimtab.native import SidePanelDoor
 from trimtab.sites import site_of
@@ -55,6 +56,8 @@ def eid(content: str, tag: str, text: str) -> str:
     for match in re.finditer(rf'([^<>]*)<{tag} id="([^"]+)"[^>]*>([^<]*)', content):
         if text in match.group(0):
             return match.group(2)
+    if (listed := listed_id(content, tag, text)) is not None:
+        return listed
     raise AssertionError(f"no <{tag}> with {text!r} in:\n{content}")
 
 

@@ -15,6 +15,7 @@ import trio
 from pycdp_bridge import PageTarget
 from tests.support import StaticServer
 from tests.support.link_host import TAB, TIMEOUT, LinkHost, open_link_host
+from tests.support.xmltree import listed_id
 from trimtab.link import LinkClient, LinkError, connect, read_secret
 from trimtab.link._paths import SECRET_FILE
 
@@ -34,6 +35,8 @@ def eid(xml: str, tag: str, text: str, *, row: str | None = None) -> str:
         )
         if found:
             return found.group(1)
+    if row is None and (listed := listed_id(xml, tag, text)) is not None:
+        return listed
     raise AssertionError(f"no <{tag}> {text!r} in:\n{xml}")
 
 

@@ -38,6 +38,8 @@ from urllib.parse import unquote
 import attrs
 from lxml import etree
 
+from tests.support.xmltree import listed_items
+
 __all__ = ["PERSON", "Call", "Instruction", "ObedientModel", "Person", "instructions"]
 
 
@@ -161,6 +163,10 @@ class _Seen:
     names: list[str]
 
 
+# The lists FORMAT.md writes one element per line, and the element each line is.
+_LISTED = {"links": "a", "buttons": "button"}
+
+
 def _elements(content: str) -> Iterator[_Seen]:
     """The elements with ids in a tool result, with their names (empty for plain text)."""
     start = content.find("<")
@@ -174,6 +180,12 @@ def _elements(content: str) -> Iterator[_Seen]:
     if root is None:
         return
     for element in root.iter():
+        if element.tag in _LISTED:
+            # A <links> or <buttons> list: each line is one link or button, its id
+            # then its text (FORMAT.md).
+            for eid, text in listed_items(element):
+                yield _Seen(eid, _LISTED[element.tag], [n for n in (_norm(text),) if n])
+            continue
         eid = element.get("id")
         if not eid or not isinstance(element.tag, str):
             continue

@@ -14,6 +14,8 @@ __all__ = [
     "link_id",
     "link_texts",
     "links_of",
+    "listed_id",
+    "listed_items",
     "listed_lines",
     "text_of",
     "texts",
@@ -75,7 +77,7 @@ def ids_shown(xml: str) -> int:
     return xml.count(' id="') + listed
 
 
-def _listed(element: etree._Element) -> list[tuple[str, str]]:
+def listed_items(element: etree._Element) -> list[tuple[str, str]]:
     """The lines of a `<links>` or `<buttons>` list: (id, text folded)."""
     lines = (element.text or "").strip("\n").split("\n")
     return [(eid, folded(text)) for eid, _, text in (line.partition(" ") for line in lines)]
@@ -89,7 +91,7 @@ def links_of(element: etree._Element) -> list[tuple[str, str]]:
         if inner.tag == "a":
             found.append((str(inner.get("id", "")), text_of(inner)))
         elif inner.tag == "links":
-            found.extend(_listed(inner))
+            found.extend(listed_items(inner))
     return found
 
 
@@ -104,7 +106,7 @@ def element_ids(element: etree._Element) -> list[str]:
     found: list[str] = []
     for inner in element.iter():
         if inner.tag in ("links", "buttons"):
-            found.extend(eid for eid, _ in _listed(inner))
+            found.extend(eid for eid, _ in listed_items(inner))
         elif inner.get("id") is not None:
             found.append(str(inner.get("id")))
     return found
@@ -127,3 +129,12 @@ def listed_lines(xml: str, tag: str) -> list[tuple[int, str, str]]:
             found.append((offset, eid, text))
             offset += len(line) + 1
     return found
+
+
+def listed_id(xml: str, tag: str, text: str) -> str | None:
+    """The id of the first `tag` (`a` or `button`) written as a line of a list whose
+    text has `text`; None when no line has it."""
+    for _, eid, shown in listed_lines(xml, tag):
+        if text in shown:
+            return eid
+    return None
