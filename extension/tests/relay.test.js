@@ -229,3 +229,44 @@ test("a held tab that closes, or that the host detaches, holds nothing more", as
   await assert.rejects(relay.hold(10), /No tab/);
   assert.equal(relay.waiting.size, 0);
 });
+
+test("requests the gone host had not decided are failed before the tab is detached", async () => {
+  const dbg = eventfulDebugger();
+  const relay = new CdpRelay({ send() {}, debuggerApi: dbg });
+  await relay.attach(7);
+  await relay.command({ tab: 7, method: "Fetch.enable", params: { patterns: [] } });
+  dbg.fire(7, "Fetch.requestPaused", { requestId: "i-1", resourceType: "Fetch" });
+  dbg.fire(7, "Fetch.requestPaused", { requestId: "i-2", resourceType: "Document" });
+  dbg.fire(7, "Fetch.requestPaused", { requestId: "i-3", resourceType: "XHR" });
+  // The host decided two of them (sent on, failed); one more pauses after.
+  await relay.command({ tab: 7, method: "Fetch.continueRequest", params: { requestId: "i-1" } });
+  await relay.command({ tab: 7, method: "Fetch.failRequest",
+    params: { requestId: "i-3", errorReason: "BlockedByClient" } });
+  dbg.fire(7, "Fetch.requestPaused", { requestId: "i-4", resourceType: "Fetch" });
+  dbg.sent.length = 0;
+  await relay.releaseAll("host_disconnected");
+  assert.deepEqual(dbg.sent, [
+    ["Fetch.failRequest", 7, { requestId: "i-2", errorReason: "Aborted" }],
+    ["Fetch.failRequest", 7, { requestId: "i-4", errorReason: "BlockedByClient" }],
+    ["detach", 7],
+  ]);
+  assert.equal(relay.paused.size, 0);
+});
+
+test("requests let go by Fetch.disable, or by a tab that detached, are not failed later", async () => {
+  const dbg = eventfulDebugger();
+  const relay = new CdpRelay({ send() {}, debuggerApi: dbg });
+  await relay.attach(7);
+  dbg.fire(7, "Fetch.requestPaused", { requestId: "i-1", resourceType: "Fetch" });
+  await relay.command({ tab: 7, method: "Fetch.disable", params: {} });
+  assert.equal(relay.paused.size, 0);
+  dbg.fire(7, "Fetch.requestPaused", { requestId: "i-2", resourceType: "Fetch" });
+  dbg.detachNow(7, "target_closed");
+  assert.equal(relay.paused.size, 0);
+  await relay.hold(8);
+  dbg.fire(8, "Fetch.requestPaused", PAUSED);
+  await relay.command({ tab: 8, method: "Runtime.runIfWaitingForDebugger", params: {} });
+  dbg.sent.length = 0;
+  await relay.releaseAll("host_disconnected");
+  assert.deepEqual(dbg.sent, [["detach", 8]], "the hold let its own request go");
+});

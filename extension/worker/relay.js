@@ -74,8 +74,14 @@ export class CdpRelay {
     /** Per new tab held before its first request (`hold`), until the host lets it run:
      *  its events so far, and whether the host turned its own Fetch on in it. */
     this.waiting = new Map();
+    /** Per tab, the requests Fetch paused for the host that it has not decided yet, by
+     *  session and request id: if the host goes away, they are failed before the
+     *  debugger is detached, which would send them on (Chrome lets a request go when the
+     *  session that paused it ends), undecided. */
+    this.paused = new Map();
     this.onEvent = (source, method, params) => {
       if (source.tabId === undefined || !this.attached.has(source.tabId)) return;
+      if (method === "Fetch.requestPaused") this.notePaused(source, params);
       const waiting = this.waiting.get(source.tabId);
       if (waiting) {
         // Kept for the host's guard, which listens once it set up (see `hold`).
@@ -95,6 +101,7 @@ export class CdpRelay {
       this.attached.delete(source.tabId);
       this.held.delete(source.tabId);
       this.waiting.delete(source.tabId);
+      this.paused.delete(source.tabId);
       this.post({ type: "cdp_detached", tab: source.tabId, reason });
       this.onDetached(source.tabId, reason);
     };
@@ -178,6 +185,7 @@ export class CdpRelay {
     const target = { tabId: msg.tab };
     if (msg.session) target.sessionId = msg.session;
     this.noteInput(msg.tab, msg.method, msg.params ?? {});
+    this.noteDecided(msg.tab, msg.session ?? null, msg.method, msg.params ?? {});
     const waiting = msg.session ? undefined : this.waiting.get(msg.tab);
     if (waiting && msg.method === "Fetch.enable") waiting.hostFetch = true;
     if (waiting && msg.method === "Fetch.disable") waiting.events = [];
@@ -226,11 +234,48 @@ export class CdpRelay {
       }
       return;
     }
+    this.paused.delete(tabId); // the hold's own: let go below, as the host wants
     try {
       await this.dbg.sendCommand({ tabId }, "Fetch.disable", {});
     } catch {
       // The tab closed: nothing is held any more.
     }
+  }
+
+  /**
+   * Remember a request Fetch paused in a tab, until the host decides it.
+   * @param {chrome.debugger.DebuggerSession} source
+   * @param {Record<string, any>} params
+   */
+  notePaused(source, params) {
+    const tab = /** @type {number} */ (source.tabId);
+    let paused = this.paused.get(tab);
+    if (!paused) this.paused.set(tab, (paused = new Map()));
+    const session = source.sessionId ?? null;
+    const requestId = params?.requestId;
+    // A document failed as "blocked" shows the browser's error page; aborted, the page
+    // stays as it is (the host fails documents so too).
+    const reason = params?.resourceType === "Document" ? "Aborted" : "BlockedByClient";
+    paused.set(`${session}\u0000${requestId}`, { session, requestId, reason });
+  }
+
+  /**
+   * The host decided a paused request (sent it on, failed or answered it), or turned
+   * Fetch off in a session, which lets every request paused there go.
+   * @param {number} tab
+   * @param {string|null} session
+   * @param {string} method
+   * @param {Record<string, any>} params
+   */
+  noteDecided(tab, session, method, params) {
+    const paused = this.paused.get(tab);
+    if (!paused || !method.startsWith("Fetch.")) return;
+    if (method === "Fetch.disable") {
+      for (const [key, request] of paused) if (request.session === session) paused.delete(key);
+    } else if (params.requestId !== undefined) {
+      paused.delete(`${session}\u0000${params.requestId}`);
+    }
+    if (paused.size === 0) this.paused.delete(tab);
   }
 
   /**
@@ -279,7 +324,9 @@ export class CdpRelay {
   }
 
   /** Let go of what the gone host held in one tab (a page busy in its mousedown
-   *  handler takes the release late), then detach from it. */
+   *  handler takes the release late), fail the requests it had not decided (nobody
+   *  can any more: the page sees them fail, the site never gets them), then detach
+   *  from it. */
   async release(tabId, reason) {
     for (const { method, params } of this.held.get(tabId)?.values() ?? []) {
       try {
@@ -289,6 +336,19 @@ export class CdpRelay {
       }
     }
     this.held.delete(tabId);
+    const undecided = [...(this.paused.get(tabId)?.values() ?? [])];
+    this.paused.delete(tabId);
+    await Promise.all(undecided.map(async ({ session, requestId, reason }) => {
+      /** @type {chrome.debugger.DebuggerSession} */
+      const target = { tabId };
+      if (session) target.sessionId = session;
+      try {
+        await this.dbg.sendCommand(target, "Fetch.failRequest",
+          { requestId, errorReason: reason });
+      } catch {
+        // already gone on (the tab closed, the request ended): nothing to fail
+      }
+    }));
     await this.detach(tabId);
     this.onDetached(tabId, reason);
   }
@@ -331,6 +391,7 @@ export class CdpRelay {
     this.attached.delete(tabId);
     this.held.delete(tabId);
     this.waiting.delete(tabId);
+    this.paused.delete(tabId);
     try {
       await this.dbg.detach({ tabId });
     } catch {

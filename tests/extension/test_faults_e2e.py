@@ -1,6 +1,7 @@
-"""Fault paths through the real extension and the real host: a host killed mid-action, a
-browser killed mid-capture, a tab closed mid-action, a service worker restarted
-mid-task, and a page already hung before the first request."""
+"""Fault paths through the real extension and the real host: a host killed mid-action or
+while a request it holds waits for the person, a browser killed mid-capture, a tab
+closed mid-action, a service worker restarted mid-task, and a page already hung before
+the first request."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import pytest
 import trio
 
 from tests.extension.test_consent_e2e import PlannedModel, Step, _id_of
-from tests.support import StaticServer
+from tests.support import TEST_PAGES, StaticServer
 from tests.support.agent import run_task, send_message, serve_model, submit_message
 from tests.support.e2e import (
     WORKER_PATH,
@@ -24,6 +25,7 @@ from tests.support.e2e import (
     kill_process,
     launch_with_extension,
 )
+from tests.support.recorder import Recorder, serve_recorder
 
 pytestmark = pytest.mark.browser
 
@@ -219,3 +221,42 @@ async def test_page_hung_before_the_first_request(
         ".then(() => 'answered', (e) => e.code)"
     )
     assert code == "page_unresponsive"
+
+
+async def test_host_killed_while_a_request_is_held(
+    ext: ExtensionBrowser, nursery: trio.Nursery
+) -> None:
+    """The host killed while the POST a click sent is held for the person's answer: the
+    extension fails the request before it detaches (detached, Chrome would send it on),
+    so the shop never gets it and the page sees it fail."""
+    site: Recorder = await nursery.start(serve_recorder, TEST_PAGES)
+    plan: list[Step] = [
+        lambda seen: ("capture_snapshot", {}),
+        lambda seen: ("click", {"id": _id_of(seen, r'<button id="[^"]+">1-Click buy')}),
+    ]
+    with trio.fail_after(150):
+        async with trio.open_nursery() as inner:
+            model: PlannedModel = await inner.start(serve_model, PlannedModel(plan))
+            saved = {"provider": "anthropic", "baseUrl": model.base_url, "model": "scripted",
+                     "apiKey": "sk-test", "askBeforeSubmit": True}  # fmt: skip
+            await ext.worker.evaluate(
+                f"chrome.storage.local.set({{settings: {json.dumps(saved)}}})"
+            )
+            target_id, tab_id = await ext.open_tab(site.url("127.0.0.1", "guard-shop.html"))
+            await ext.wait_loaded(tab_id)
+            page = await ext.attach(target_id)
+            panel = await ext.open_side_panel()
+            await panel.evaluate("trimtabPanel.showView('agent'); true")
+            await submit_message(panel, "Buy it.")
+            # The POST is paused and the person asked: nobody answers; pull the plug.
+            while not await ext.worker.evaluate("trimtab.questions.open.size > 0"):
+                await trio.sleep(0.05)
+            assert await ext.worker.evaluate(f"trimtab.relay.paused.has({tab_id})")
+            [pid] = ext.host_pids()
+            kill_process(pid)
+            status = "document.getElementById('status').textContent"
+            while await page.evaluate(status) == "Nothing happened yet":
+                await trio.sleep(0.05)
+            inner.cancel_scope.cancel()
+    assert await page.evaluate(status) == "The purchase failed (TypeError)"
+    assert site.sent("/api/buy") == []
