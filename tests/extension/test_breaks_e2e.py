@@ -5,7 +5,12 @@ broke and what to do, and the call after the fix works; a call in flight when th
 browser dies ends with an error at once and is never carried out later. `trimtab
 doctor` names the same broken link with its fix, and passes once it is fixed.
 
-The README's "When something breaks" table is taken from these cases."""
+The README's "When something breaks" table is taken from these cases. Not here: an
+extension reloaded, updated or reinstalled (this headless Chromium does not bring an
+unpacked extension back after ``chrome.runtime.reload()``), and a service worker Chrome
+stops while idle (the host's native port keeps it running); the host killed and a tab
+closed are in ``test_mcp_faults_e2e``, endpoint files deleted in
+``tests/link/test_endpoints.py``."""
 
 from __future__ import annotations
 
