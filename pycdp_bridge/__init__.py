@@ -11,6 +11,9 @@
   ``chrome.debugger`` relay. The extension's other messages on that port (tabs, gates)
   are the host's: a `RelayHub` is given their handlers (``trimtab.browser``).
 * `evaluate` / `call_on`: the page's JavaScript, whose exceptions are JavaScriptError.
+* `traced_commands`: a diagnostic, every command a block of work sent and how long it
+  waited (`SentCommand`; `off_the_path` marks what it does not wait for, `note_wait`
+  a wait that is no command), for breakdowns of where an action's time goes.
 * `capture`: one tab's DOM, layout and accessibility tree joined into a `PageModel`
   (`Node`, `Rect`, ...); `layout_boxes`: where each element's box is now. The model is
   built here, not by the pipeline that reads it, because the capture decodes the
@@ -41,6 +44,7 @@ from ._launcher import find_browser, launch_browser
 from ._model import AXInfo, Frame, Node, NodeType, PageModel, Rect, Style
 from ._relay import MessageHandler, RelayHub, RelayTarget, SendMessage
 from ._target import Target
+from ._trace import SentCommand, note_wait, off_the_path, traced_commands
 
 __all__ = [
     "AXInfo",
@@ -66,6 +70,7 @@ __all__ = [
     "RelayHub",
     "RelayTarget",
     "SendMessage",
+    "SentCommand",
     "Style",
     "Target",
     "TargetClosedError",
@@ -75,5 +80,8 @@ __all__ = [
     "find_browser",
     "launch_browser",
     "layout_boxes",
+    "note_wait",
+    "off_the_path",
     "protocol",
+    "traced_commands",
 ]

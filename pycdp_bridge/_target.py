@@ -11,6 +11,7 @@ the relay, are session targets.
 from __future__ import annotations
 
 import abc
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Mapping
 from contextlib import (
     AbstractAsyncContextManager,
@@ -25,6 +26,7 @@ import trio
 
 from ._command import Command
 from ._connection import CDPConnection, ConnectionStatistics, Event, Reply, Request
+from ._trace import note_sent, tracing
 
 __all__ = ["CommandChannel", "SessionTarget", "Target"]
 
@@ -162,6 +164,7 @@ class CommandChannel:
         request = self.connection.command(method, params, session_id)
         waiter = _Waiter()
         self._waiters[request.id] = waiter
+        sent = time.perf_counter() if tracing() else None
         try:
             await self._transmit(request)
             await waiter.done.wait()
@@ -169,6 +172,8 @@ class CommandChannel:
             if not waiter.done.is_set():
                 self.connection.forget(request.id)
             self._waiters.pop(request.id, None)
+            if sent is not None:
+                note_sent(method, session_id, sent)
         reply = waiter.reply
         assert reply is not None  # set together with `done`
         if reply.error is not None:

@@ -29,13 +29,16 @@ runs). Each stage is a function whose inputs and outputs are in its signature:
 from __future__ import annotations
 
 import functools
+import json
+import logging
+import time
 from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING
 
 import attrs
 import trio
 
-from pycdp_bridge import DialogOpenError
+from pycdp_bridge import DialogOpenError, SentCommand, traced_commands
 
 from ..envelope import Answer, Ask, Decided, Question, SitePolicy, act_with_consent, decide_evaluate
 from ..pipeline import xml
@@ -70,10 +73,51 @@ if TYPE_CHECKING:
 
 __all__ = ["run_call"]
 
+log = logging.getLogger("trimtab.calls")
+
 
 async def run_call(host: HostState, call: ToolCall, ask: Ask, later: Ask) -> ToolOutcome:
     """Run ``call`` through the stages above; ``ask`` asks the person during the call,
-    ``later`` about what the page sends after it answered (its trailing window)."""
+    ``later`` about what the page sends after it answered (its trailing window).
+
+    With the ``trimtab.calls`` log at DEBUG, each call's commands (CDP, and the relay's
+    own requests such as a gate) are logged as one JSON line, `traced_line`: the
+    speed bench's breakdown of what an action pays through the relay reads it."""
+    if not log.isEnabledFor(logging.DEBUG):
+        return await run_stages(host, call, ask, later)
+    started = time.perf_counter()
+    with traced_commands() as sent:
+        outcome = await run_stages(host, call, ask, later)
+    log.debug("%s", traced_line(outcome, call.name, time.perf_counter() - started, sent))
+    return outcome
+
+
+def traced_line(outcome: ToolOutcome, name: str, seconds: float, sent: list[SentCommand]) -> str:
+    """One call's trace as JSON: its number, tool, tab and milliseconds, and per command
+    method (or relay request type, or wait) how many the call waited for and their
+    milliseconds, then how many it sent in the background and theirs."""
+    methods: dict[str, list[float]] = {}
+    for command in sent:
+        counts = methods.setdefault(command.method, [0, 0.0, 0, 0.0])
+        at = 2 if command.background else 0
+        counts[at] += 1
+        counts[at + 1] += command.ms
+    return json.dumps(
+        {
+            "call": outcome.call_id,
+            "tool": name,
+            "tab": outcome.tab,
+            "ms": round(seconds * 1000, 2),
+            "commands": {
+                m: [int(n), round(ms, 2), int(bn), round(bms, 2)]
+                for m, (n, ms, bn, bms) in methods.items()
+            },
+        }
+    )
+
+
+async def run_stages(host: HostState, call: ToolCall, ask: Ask, later: Ask) -> ToolOutcome:
+    """`run_call`'s stages, in order."""
     call, named, spec, task = resolve(host.toolbox, host.tracker, host.tasks, call)
     context = task_context(host, call, named, task, ask)
     if (handler := host.toolbox.task_handler(spec)) is not None:

@@ -33,9 +33,12 @@
   same steps over the direct pipe to the same tab (a followed `Tab`: sync, snapshot),
   alternating. Target: relay at most 15% slower at the median. The same read again,
   which the host's call tracker answers, shows what the link and the sync cost alone.
+* **envelope** (``_envelope``): what one click pays for the envelope, per stage: the
+  commands of the request guard, the downloads hold and the gate, counted and timed,
+  over the pipe without and with the host's guard, and through the host and relay.
 * **parts**: ``TRIMTAB_BENCH_SPEED=relay`` (a comma-separated subset of ``first``,
-  ``generated``, ``relay``, ``memory``) runs only those parts, for a quick look at one target; the
-  tables and SUMMARY lines of the parts that ran keep their format. Naming
+  ``generated``, ``relay``, ``envelope``, ``memory``) runs only those parts, for a quick look at
+  one target; the tables and SUMMARY lines of the parts that ran keep their format. Naming
   ``debugger`` too (never run unless named) adds, per relay page, the capture's two
   large calls timed inside the extension's worker (``chrome.debugger.sendCommand``,
   no host, no native port) against the same calls over the pipe: what Chrome's
@@ -81,6 +84,7 @@ from tests.bench import (
     table,
 )
 from tests.bench._cpu import process_tree, thread_cpu_ms, tree_cpu_ms
+from tests.bench._envelope import envelope_lines, measure_envelope
 from tests.bench._linked import linked_browser
 from tests.bench.scaling import generated_pages
 from tests.support.e2e import ExtensionContext
@@ -107,7 +111,7 @@ RELAY_TARGET: Final = 1.15
 PIPELINE_TARGET_MS: Final = 10.0
 MEMORY_TARGET: Final = 1.2
 PAGE_TIMEOUT: Final = 180.0
-PARTS: Final = ("first", "generated", "relay", "memory")
+PARTS: Final = ("first", "generated", "relay", "envelope", "memory")
 EXTRA_PARTS: Final = ("debugger",)
 
 _BUTTON_JS: Final = (
@@ -622,6 +626,12 @@ def run(pattern: str | None = None, out: Callable[[str], None] = print) -> dict[
         )
     if relay_rows and split:
         out(_debugger_table(relay_rows))
+    envelope = measure_envelope(singles) if singles and "envelope" in parts else {}
+    envelope_summary: dict[str, float] = {}
+    if envelope:
+        lines, envelope_summary = envelope_lines(envelope)
+        for line in lines:
+            out(line)
     memory = _memory_in_subprocess(pattern) if "memory" in parts else {}
     settles = [s for r in good for s in r["settles"]]
     churned = sorted({c for s in settles for c in s["churn"]})
@@ -665,6 +675,7 @@ def run(pattern: str | None = None, out: Callable[[str], None] = print) -> dict[
         "direct_median_ms": median(r["direct_ms"] for r in relay_rows),
         "link_only_median_ms": median(r["link_only_ms"] for r in relay_rows),
         "memory_mb": memory,
+        "envelope": envelope_summary,
     }
     low, high = str(MEMORY_AT[0]), str(MEMORY_AT[-1])
     memory_ratio = memory.get(high, float("nan")) / memory.get(low, float("nan"))
@@ -713,6 +724,18 @@ def run(pattern: str | None = None, out: Callable[[str], None] = print) -> dict[
             f" {summary['relay_median_ms']:.1f} ms, direct {summary['direct_median_ms']:.1f} ms"
             f" (a read the host's tracker answers: {summary['link_only_median_ms']:.1f} ms)"
         )
+    if envelope_summary:
+        e = envelope_summary
+        out(
+            f"SUMMARY speed envelope: per click, on the answer's path: over the pipe the"
+            f" guard's {e['guarded_envelope_commands']:g} round trips,"
+            f" {e['guarded_envelope_ms']:.1f} ms; through the relay"
+            f" {e['relay_envelope_commands']:g}, {e['relay_envelope_ms']:.1f} ms (and"
+            f" {e['relay_envelope_background_commands']:g} in the background); the bare"
+            f" click's {e['bare_before_input_commands']:g} round trips before its input"
+            f" {e['bare_before_input_ms']:.1f} ms, after its settle"
+            f" {e['bare_after_settle_ms']:.1f} ms"
+        )
     blocks = memory.get(f"{high}_blocks", float("nan")) / memory.get(f"{low}_blocks", float("nan"))
     summary["memory_blocks_ratio"] = blocks
     if "memory" in parts:
@@ -723,7 +746,13 @@ def run(pattern: str | None = None, out: Callable[[str], None] = print) -> dict[
             f" {blocks:.2f}x; resident "
             + ", ".join(f"{k}: {v:.0f} MB" for k, v in memory.items() if k.isdigit())
         )
-    return {"rows": rows, "generated": generated, "relay": relay_rows, "summary": summary}
+    return {
+        "rows": rows,
+        "generated": generated,
+        "relay": relay_rows,
+        "envelope": envelope,
+        "summary": summary,
+    }
 
 
 if __name__ == "__main__":

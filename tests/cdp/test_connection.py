@@ -18,6 +18,7 @@ from pycdp_bridge import (
     PageCrashedError,
     TargetClosedError,
     protocol,
+    traced_commands,
 )
 from pycdp_bridge._connection import Request
 from pycdp_bridge._target import CommandChannel, SessionTarget
@@ -294,3 +295,32 @@ async def test_follow_delivers_every_event_of_its_own_session_as_it_comes() -> N
     assert [e.params["n"] for e in seen] == list(range(5000))
     assert all(e.session_id is None for e in seen)
     assert channel.statistics().events_dropped == 0
+
+
+async def test_a_traced_block_records_its_commands_and_its_tasks_but_nothing_after() -> None:
+    """`traced_commands` records each command the block and the tasks it starts send
+    (method, session, a duration), in the order of their answers; a task the block
+    started that outlives it adds nothing more, and outside the block nothing is
+    recorded."""
+    peer = _EchoPeer()
+    target = SessionTarget(peer.channel, "S1")
+    go_on = trio.Event()
+    async with trio.open_nursery() as nursery:
+        with traced_commands() as sent:
+
+            async def later() -> None:
+                await target.send("Runtime.evaluate", {"expression": "1"})
+                await go_on.wait()
+                await target.send("Page.reload")  # the block is over by now
+
+            await target.send("Page.enable", session_id="S2")
+            nursery.start_soon(later)
+            await trio.testing.wait_all_tasks_blocked()
+        go_on.set()
+    await target.send("Page.disable")
+    assert [(c.method, c.session) for c in sent] == [
+        ("Page.enable", "S2"),
+        ("Runtime.evaluate", "S1"),
+    ]
+    assert all(c.ms >= 0 for c in sent)
+    assert len(peer.sent) == 4
