@@ -58,7 +58,7 @@ from ._call import MAX_TAB, ToolCall, ToolOutcome, budget_of, check_tab_id, grou
 from ._errors import PAGE_TIMEOUT, TOOL_TIMEOUT, cdp_errors
 from ._listing import shown_tab, tabs_listing
 from ._state import HIGHLIGHT_CONFIG, HostState, HostStateStatistics, open_host_state
-from ._tab_messages import TAB_MESSAGE_TYPES, TabEvent, TabRelayHub
+from ._tab_messages import TAB_MESSAGE_TYPES, GateTurn, TabEvent, TabRelayHub
 from ._task_calls import forget_seen
 from ._toolbox import RunTool, Toolbox, read_format_page
 from ._turns import TabTurns
@@ -69,6 +69,7 @@ __all__ = [
     "PAGE_TIMEOUT",
     "TAB_MESSAGE_TYPES",
     "TOOL_TIMEOUT",
+    "GateTurn",
     "HostState",
     "HostStateStatistics",
     "RunTool",

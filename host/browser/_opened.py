@@ -17,7 +17,9 @@ before it is sent, and the extension reports it (``tab_gated``). That document i
 judged like the one the guard pauses (`judge_kept_document`, asking the site
 question); a yes loads it again (`RelayHub.pass_tab`), a no closes the tab. A gate
 blocks the redirects of such a tab's load as well, so a redirect to another site is
-kept, reported and judged the same way.
+kept, reported and judged the same way. The gate is set while the tool gets ready to
+act and only its input waits for it; it is lifted after the call, in the background,
+before the tab's next gate (`OpenedByCall.guard_each`).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from typing import Final
 import attrs
 import trio
 
-from pycdp_bridge import CDPError, DialogOpenError, TargetClosedError
+from pycdp_bridge import CDPError, DialogOpenError, TargetClosedError, off_the_path
 from pycdp_bridge import protocol as cdp
 
 from ..envelope import SitePolicy
@@ -42,7 +44,7 @@ from ..tab import (
     judge_kept_document,
 )
 from ..tracker import ToolPolicy
-from ._tab_messages import TabEvent
+from ._tab_messages import GateTurn, TabEvent
 from ._tab_messages import TabRelayHub as RelayHub
 
 __all__ = [
@@ -148,21 +150,22 @@ class OpenedByCall:
     async def guard_each(
         self,
         hub: RelayHub,
+        later: trio.Nursery,
         *,
         task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
     ) -> None:
-        """Gate the call's tab to its `domains` (None: no gate), then guard every opened
-        tab until cancelled (the call is over), and lift the gate."""
-        gated = False
-        domains = self.domains
+        """Gate the call's tab to its `domains` (None: no gate), guard every opened tab
+        until cancelled (the call is over), and lift the gate.
+
+        Neither the gate nor its lift is on the answer's path: both go in ``later`` (a
+        nursery that outlives the call), each in its turn among the tab's gate requests
+        (`RelayHub.gate_turn`: a lift goes after its gate was answered, and the tab's
+        next gate after the lift). The gate is set beside the tool's first steps (the
+        element found, ...), and only the action's input waits until it is set
+        (`Guarding.gated`, which `watch` waits for). The gate stays up a moment longer
+        than the call, never shorter."""
+        gate = None if self.domains is None else self._set_gate(hub, self.domains, later)
         try:
-            if domains is not None:
-                with (
-                    trio.move_on_after(GATE_WAIT),
-                    contextlib.suppress(CDPError, TargetClosedError),
-                ):
-                    await hub.gate(self.tab, domains)
-                    gated = True
             async with trio.open_nursery() as nursery:
                 await nursery.start(self._window_opens, hub)
                 task_status.started()
@@ -172,13 +175,26 @@ class OpenedByCall:
                     else:
                         nursery.start_soon(self._judge_kept, hub, record, kept)
         finally:
-            if gated:
-                with (
-                    trio.CancelScope(shield=True),
-                    trio.move_on_after(GATE_WAIT),
-                    contextlib.suppress(CDPError, TargetClosedError),
-                ):
-                    await hub.gate(self.tab, None)
+            if gate is not None:
+                lift = hub.gate_turn(self.tab)
+                try:
+                    later.start_soon(_send_gate, lift, None, None)
+                except RuntimeError:
+                    lift.give_up()  # the host is going away: the extension lifts its gates
+
+    def _set_gate(self, hub: RelayHub, domains: list[str], later: trio.Nursery) -> GateTurn:
+        """Start setting the call's gate in ``later``: the guard's `Guarding.gated` is set
+        once it is set, or could not be."""
+        turn = hub.gate_turn(self.tab)
+        gated = trio.Event()
+        if self.guard is not None:
+            self.guard.gated = gated
+        try:
+            later.start_soon(_send_gate, turn, domains, gated)
+        except RuntimeError:
+            turn.give_up()  # the host is going away: nothing is gated
+            gated.set()
+        return turn
 
     async def _window_opens(
         self, hub: RelayHub, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
@@ -293,6 +309,24 @@ class OpenedByCall:
             ):
                 await hub.target(record.event.tab).execute(cdp.page_stop_loading())
             opened.sent, opened.why = False, f"its page did not load within {LANDING_WAIT:g} s"
+
+
+async def _send_gate(turn: GateTurn, domains: list[str] | None, sent: trio.Event | None) -> None:
+    """Set (``domains``) or lift (None) a call's gate in its turn, within `GATE_WAIT`: one
+    that does not answer leaves the action ungated (the browser's hold still guards what
+    it wins); ``sent`` is set once it is over, answered or not."""
+    try:
+        await turn.ready()  # the tab's previous gate request is bounded alike
+        with (
+            off_the_path(),
+            trio.move_on_after(GATE_WAIT),
+            contextlib.suppress(CDPError, TargetClosedError),
+        ):
+            await turn.send(domains)
+    finally:
+        turn.give_up()
+        if sent is not None:
+            sent.set()
 
 
 def blocked_note(url: str) -> str:

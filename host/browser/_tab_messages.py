@@ -20,7 +20,7 @@ import trio
 
 from pycdp_bridge import RelayHub, SendMessage
 
-__all__ = ["TAB_MESSAGE_TYPES", "TabEvent", "TabRelayHub"]
+__all__ = ["TAB_MESSAGE_TYPES", "GateTurn", "TabEvent", "TabRelayHub"]
 
 # What the extension tells of tabs coming and going (not replies, not CDP).
 TAB_MESSAGE_TYPES: Final = frozenset({"tab_opened", "tab_closed", "tab_left", "tab_gated"})
@@ -50,6 +50,39 @@ class TabEvent:
     waiting: bool = False
 
 
+@attrs.define(eq=False)
+class GateTurn:
+    """One gate request's place among those of its tab (`TabRelayHub.gate_turn`)."""
+
+    hub: TabRelayHub
+    tab: int
+    previous: trio.Event | None
+    done: trio.Event = attrs.field(factory=trio.Event)
+
+    async def ready(self) -> None:
+        """Return once the tab's previous gate request was answered (or given up)."""
+        if self.previous is not None:
+            await self.previous.wait()
+
+    async def send(self, domains: Sequence[str] | None) -> None:
+        """Set (``domains``) or lift (None) the tab's gate once the tab's previous gate
+        request was answered (see `TabRelayHub.gate`)."""
+        try:
+            await self.ready()
+            params: dict[str, Any] = {
+                "tab": self.tab,
+                "domains": None if domains is None else [*domains],
+            }
+            await self.hub.request("tab_gate", params)
+        finally:
+            self.give_up()
+
+    def give_up(self) -> None:
+        """The turn is over (answered, failed, or never sent): the next may go."""
+        self.done.set()
+        self.hub._turn_over(self)
+
+
 class TabRelayHub(RelayHub):
     """The CDP relay of one extension connection with the extension's tab messages:
     `tab_events` to follow tabs, and the host's requests about tabs and downloads."""
@@ -57,6 +90,8 @@ class TabRelayHub(RelayHub):
     def __init__(self, send_message: SendMessage) -> None:
         super().__init__(send_message, handlers=dict.fromkeys(TAB_MESSAGE_TYPES, self._feed_tab))
         self._tab_listeners: set[trio.MemorySendChannel[TabEvent]] = set()
+        # Per tab, the latest gate request's turn (`gate_turn`).
+        self._gate_turns: dict[int, GateTurn] = {}
 
     def close(self, reason: str = "extension disconnected") -> None:
         """Fail every tab's pending commands and end every `tab_events` stream."""
@@ -104,9 +139,23 @@ class TabRelayHub(RelayHub):
     async def gate(self, tab: int, domains: Sequence[str] | None) -> None:
         """While an action in ``tab`` runs, keep every tab that opens meanwhile from
         loading a first document outside ``domains`` (the browser blocks it before it
-        is sent; the extension reports it ``tab_gated``); None lifts the gate."""
-        params: dict[str, Any] = {"tab": tab, "domains": None if domains is None else [*domains]}
-        await self.request("tab_gate", params)
+        is sent; the extension reports it ``tab_gated``); None lifts the gate. Sent in
+        its turn among the tab's gate requests (`gate_turn`)."""
+        await self.gate_turn(tab).send(domains)
+
+    def gate_turn(self, tab: int) -> GateTurn:
+        """The next turn to send ``tab`` a gate request, taken now: the request is sent
+        once the tab's previous one was answered (or given up), so a lift still on its
+        way in the background goes before the next action's gate, which it would
+        otherwise take away."""
+        previous = self._gate_turns.get(tab)
+        turn = GateTurn(self, tab, previous.done if previous is not None else None)
+        self._gate_turns[tab] = turn
+        return turn
+
+    def _turn_over(self, turn: GateTurn) -> None:
+        if self._gate_turns.get(turn.tab) is turn:
+            del self._gate_turns[turn.tab]
 
     async def pass_tab(self, tab: int, url: str) -> None:
         """Let a tab a gate kept from ``url`` go there after all (the host allowed it)."""

@@ -389,7 +389,7 @@ async def run_guarded(
         try:
             async with trio.open_nursery() as nursery:
                 # Tabs the action opens are guarded by this call's guard too.
-                await nursery.start(sink.guard_each, host.hub)
+                await nursery.start(sink.guard_each, host.hub, host.nursery)
                 # The wait for the person is outside this bound: only the tool's own
                 # runs are (a held request's question stops the clock).
                 async with cdp_errors(call.tab, timeout=TOOL_TIMEOUT) as limit:

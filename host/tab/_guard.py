@@ -147,6 +147,10 @@ class Guarding:
     # Where the downloads the action starts are held and claimed (the browser's record;
     # None, as in tests of bare tools: the download guard lets the block run as is).
     downloads: Downloads | None = None
+    # Set once the relay's gate on the tabs the action may open is up, or could not be
+    # set (the browser's, which sets it beside the tool's first steps); the action's
+    # input waits for it (`watch`). None: nothing to wait for.
+    gated: trio.Event | None = None
     _limits: dict[trio.CancelScope, float] = attrs.field(factory=dict, init=False)
     _deciding: int = attrs.field(default=0, init=False)
 
@@ -415,6 +419,7 @@ async def guard_requests(
     sessions: list[str | None] = [None, *target.child_sessions()]
     handed: Handed | None = None
     completed = False
+    flushed = False  # the guard stopped pausing and took what the browser reported
     async with target.listen(
         cdp.events.FETCH_REQUEST_PAUSED, cdp.events.PAGE_FRAME_REQUESTED_NAVIGATION
     ) as events:
@@ -481,6 +486,7 @@ async def guard_requests(
                             await each_session(target, sessions, cdp.fetch_enable, ())
                             for event, request in paused():
                                 deciders.start_soon(watch.decide, event, request)
+                        flushed = True
             completed = True
         except BaseExceptionGroup as group:
             # The deciders never fail: a group holds the block's own exception.
@@ -497,11 +503,15 @@ async def guard_requests(
                 with trio.CancelScope(shield=True), trio.move_on_after(LET_GO_TIMEOUT):
                     # Cancelled, or the above did not run: no more pausing, what was
                     # paused is sent if it needs no question and failed if it would,
-                    # and only then is Fetch turned off.
-                    for _ in range(FLUSHES):
+                    # and only then is Fetch turned off. After the flushes above, what
+                    # the browser reported while the deciders decided is taken alike,
+                    # without more round trips: it had stopped pausing by then.
+                    for _ in range(0 if flushed else FLUSHES):
                         await each_session(target, sessions, cdp.fetch_enable, ())
                         for event, request in paused():
                             await watch.decide_at_once(event, request)
+                    for event, request in paused():
+                        await watch.decide_at_once(event, request)
                     await each_session(target, sessions, disable_fetch, ())
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
@@ -26,7 +27,7 @@ from typing import Any
 import attrs
 import trio
 
-from pycdp_bridge import CDPError, DialogOpenError, Event, Target, TargetClosedError
+from pycdp_bridge import CDPError, DialogOpenError, Event, Target, TargetClosedError, note_wait
 from pycdp_bridge import protocol as cdp
 
 from ._download_guard import guard_downloads
@@ -256,6 +257,9 @@ async def watch(
     (`guard_requests`; None: nothing is held), and the downloads it begins
     (`guard_downloads`).
 
+    The block (the action's input) begins once the relay's gate on the tabs the
+    action may open is up (`Guarding.gated`).
+
     `frame_id`: the main frame's id when the caller just read it (`main_frame_id`,
     alongside its other reads before acting), which spares a round trip. `ahead`:
     work to do while the block waits for the page (see `Ahead`); once begun it is
@@ -289,6 +293,11 @@ async def watch(
             early = _Early(ahead, activity)
             if ahead is not None:
                 nursery.start_soon(early.run)
+            if guard is not None and guard.gated is not None:
+                # The action's input goes once the gate on the tabs it may open is up.
+                began = time.perf_counter()
+                await guard.gated.wait()
+                note_wait("wait: gate", began)
             yield activity
             await early.finish()
             nursery.cancel_scope.cancel()

@@ -19,7 +19,9 @@ Before each guarded and relayed action the previous click's trailing window has 
 (`TRAILING_SECONDS`), as when a model takes seconds between two actions. Each action's
 envelope commands (`ENVELOPE_COMMANDS`) are counted and timed: those on the answer's
 path run one after the other, so their sum is what they add to it; those the host
-sends in the background (`pycdp_bridge.off_the_path`) are counted apart.
+sends in the background (`pycdp_bridge.off_the_path`) are counted apart, as far as
+they were answered before the call's trace ended (a gate's lift after the answer is
+not in it).
 """
 
 from __future__ import annotations
@@ -284,8 +286,10 @@ def _envelope_of(click: Click, background: bool = False) -> tuple[int, float]:
     """A click's envelope commands (and waits) on the answer's path: how many, and
     their milliseconds (``background``: those it did not wait for)."""
     at = 2 if background else 0
-    methods = [v for m, v in click["commands"].items() if m in ENVELOPE_COMMANDS]
-    return int(sum(v[at] for v in methods)), sum(v[at + 1] for v in methods)
+    methods = {m: v for m, v in click["commands"].items() if m in ENVELOPE_COMMANDS}
+    # A wait is time on the path, and no round trip of its own.
+    trips = sum(v[at] for m, v in methods.items() if not m.startswith("wait:"))
+    return int(trips), sum(v[at + 1] for v in methods.values())
 
 
 def _per_method(clicks: list[Click]) -> str:

@@ -10,8 +10,8 @@ import pytest
 import trio
 import trio.testing
 
-from pycdp_bridge import RelayHub, TargetClosedError
-from trimtab.browser import TabEvent, TabRelayHub
+from pycdp_bridge import CDPError, RelayHub, TargetClosedError
+from trimtab.browser import GateTurn, TabEvent, TabRelayHub
 
 
 class Worker:
@@ -151,3 +151,67 @@ async def test_the_bare_relay_knows_no_tab_message_and_routes_what_it_is_given()
         assert sent == [{"type": "tab_things", "id": sent[0]["id"], "tab": 5}]
         hub.feed({"type": "cdp_result", "id": sent[0]["id"], "result": {"ok": True}})
     assert answers == [{"ok": True}]
+
+
+async def test_a_tabs_gate_requests_go_out_one_at_a_time_in_the_order_taken() -> None:
+    """Gate requests of one tab go out in the order their turns were taken, each once
+    the one before it was answered: a lift whose turn was taken before the next gate
+    goes first and the gate waits for its answer (it would otherwise take the new gate
+    away); an error answer or a turn given up lets the next go; another tab's gate does
+    not wait."""
+    worker = Worker()
+    answered: set[str] = set()
+
+    def gates(tab: int) -> list[object]:
+        return [m["domains"] for m in worker.sent if m["type"] == "tab_gate" and m["tab"] == tab]
+
+    def answer(tab: int, error: bool = False) -> None:
+        """Answer the tab's one gate request waiting for its answer."""
+        [request] = [
+            m
+            for m in worker.sent
+            if m["type"] == "tab_gate" and m["tab"] == tab and m["id"] not in answered
+        ]
+        answered.add(request["id"])
+        reply: dict[str, Any] = {"type": "cdp_result", "id": request["id"]}
+        if error:
+            reply["error"] = {"code": -32000, "message": f"No tab with id: {tab}."}
+        else:
+            reply["result"] = {}
+        worker.hub.feed(reply)
+
+    hub = worker.hub
+    failed: list[CDPError] = []
+
+    async def lift_failing(turn: GateTurn) -> None:
+        try:
+            await turn.send(None)
+        except CDPError as exc:
+            failed.append(exc)
+
+    async with trio.open_nursery() as nursery:
+        first, lift, second = hub.gate_turn(42), hub.gate_turn(42), hub.gate_turn(42)
+        # Started in reverse: the order is that of the turns, not of the tasks.
+        nursery.start_soon(second.send, ["b.test"])
+        nursery.start_soon(lift_failing, lift)
+        nursery.start_soon(first.send, ["a.test"])
+        nursery.start_soon(hub.gate, 43, ["c.test"])
+        await trio.testing.wait_all_tasks_blocked()
+        assert (gates(42), gates(43)) == ([["a.test"]], [["c.test"]])
+        answer(42)
+        await trio.testing.wait_all_tasks_blocked()
+        assert gates(42) == [["a.test"], None]
+        answer(42, error=True)  # the tab is gone: the next turn goes all the same
+        await trio.testing.wait_all_tasks_blocked()
+        assert gates(42) == [["a.test"], None, ["b.test"]]
+        answer(42)
+        answer(43)
+        given_up, after = hub.gate_turn(42), hub.gate_turn(42)
+        given_up.give_up()  # never sent (the host went away before it could be)
+        nursery.start_soon(after.send, None)
+        await trio.testing.wait_all_tasks_blocked()
+        assert gates(42) == [["a.test"], None, ["b.test"], None]
+        answer(42)
+    assert [str(e) for e in failed] == [
+        "tab_gate failed with CDP error -32000: No tab with id: 42."
+    ]

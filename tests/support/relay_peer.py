@@ -46,7 +46,8 @@ class RelayPeer:
 
     ``before_command(method)``, when given, runs before each of the host's CDP commands
     reaches the page: a test makes the page do something at that exact moment (open a
-    dialog as the host's first ``Page.enable`` is on its way).
+    dialog as the host's first ``Page.enable`` is on its way). A ``tab_gate`` is
+    answered after ``gate_delay`` seconds, and logged (``gate_log``).
     """
 
     def __init__(
@@ -64,6 +65,10 @@ class RelayPeer:
         self.before_command = before_command
         self.hub = RelayHub(self.send_message)
         self.sent: list[dict[str, Any]] = []
+        # Seconds the peer takes to answer a ``tab_gate``, and when each was asked for
+        # and answered (trio clock), with its domains (None: a lift).
+        self.gate_delay = 0.0
+        self.gate_log: list[tuple[str, float, object]] = []
         self._inbox_send, self._inbox = trio.open_memory_channel[dict[str, Any]](1000)
         self.attached = trio.Event()
         self._attached: dict[int, trio.Event] = {tab: self.attached}
@@ -253,6 +258,10 @@ class RelayPeer:
                 await page.execute(cdp.page_navigate(str(message["url"])))
                 reply["result"] = {}
             elif message["type"] == "tab_gate":
+                # What the extension's rule update takes, made longer by a test.
+                self.gate_log.append(("asked", trio.current_time(), message["domains"]))
+                await trio.sleep(self.gate_delay)
+                self.gate_log.append(("answered", trio.current_time(), message["domains"]))
                 reply["result"] = {}
             else:
                 reply["result"] = {"group": 1}
