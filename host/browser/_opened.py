@@ -25,6 +25,7 @@ before the tab's next gate (`OpenedByCall.guard_each`).
 from __future__ import annotations
 
 import contextlib
+import logging
 from typing import Final
 
 import attrs
@@ -55,6 +56,8 @@ __all__ = [
     "gate_domains",
     "opened_note",
 ]
+
+log = logging.getLogger("trimtab.browser")
 
 # Seconds a call waits, once its tool is done, for the first request of a tab it opened
 # to be decided (the person's answer does not count): a tab the browser has not sent
@@ -323,6 +326,9 @@ async def _send_gate(turn: GateTurn, domains: list[str] | None, sent: trio.Event
             contextlib.suppress(CDPError, TargetClosedError),
         ):
             await turn.send(domains)
+    except Exception:
+        # It runs in the host's own nursery, which must not fail for one gate.
+        log.exception("the gate request of tab %d failed", turn.tab)
     finally:
         turn.give_up()
         if sent is not None:
