@@ -48,6 +48,7 @@ test: $(VENV)/.installed chromium lint
 
 lint: $(VENV)/.installed
 	$(BIN)/ruff check host pycdp_bridge tests
+	$(BIN)/ruff format --check host pycdp_bridge tests
 	$(BIN)/mypy host pycdp_bridge
 
 # The README's pictures of the side panel, taken from the real panel (tests/panel_screenshot.py).

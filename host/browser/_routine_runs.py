@@ -369,8 +369,7 @@ def keep_heal(host: HostState, session: str, number: int) -> tuple[Routine, Path
     healed = host.routine_runs.healed.get(number)
     if healed is None or healed.session != session:
         raise RoutineError(
-            f"heal {number} of this session is not waiting to be kept (kept already, or "
-            "too old)"
+            f"heal {number} of this session is not waiting to be kept (kept already, or too old)"
         )
     store = host.routine_store()
     routine = amend(store.load(healed.amendment.routine), healed.amendment)

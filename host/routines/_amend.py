@@ -84,8 +84,7 @@ def heal_of(
     for number, step in enumerate(new, start=1):
         if any(secret in _typed_text(step) for secret in secrets if secret):
             raise RoutineError(
-                f"the heal's step {number} ({step.tool}) holds a secret's value; "
-                "it is not kept"
+                f"the heal's step {number} ({step.tool}) holds a secret's value; it is not kept"
             )
     known = {p.name for p in routine.parameters}
     added = tuple(p for p in params.declared() if p.name not in known)

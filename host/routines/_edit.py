@@ -90,8 +90,7 @@ def _parameter(parameter: Parameter, change: Mapping[str, object]) -> Parameter:
     if default is not None:
         if parameter.kind == "secret":
             raise RoutineError(
-                f"{where} is a secret: it never has a default (it is asked at each run, "
-                "never kept)"
+                f"{where} is a secret: it never has a default (it is asked at each run, never kept)"
             )
         if not isinstance(default, str) or len(default) > 10_000:
             raise RoutineError(f"{where}: default {default!r:.60} is not a text")

@@ -325,6 +325,7 @@ def step_of(call: Recorded, params: Parameters, *, result: bool) -> Step:
     """The step ``call`` makes: its elements as targets, its typed values as
     ``params`` says (`Parameters.value`); `RoutineError` when an element it names
     was not in the snapshot it was called on."""
+
     def target(eid: object) -> Target | None:
         return call.targets.get(eid) if isinstance(eid, str) else None
 

@@ -75,7 +75,7 @@ def test_the_grammar_reads_each_kind_of_instruction_in_varied_wording() -> None:
 
 
 def test_the_grammar_reads_a_new_tab_in_either_order() -> None:
-    """"Open URL in a new tab" and "in a new tab, open URL" are each one new_tab call,
+    """ "Open URL in a new tab" and "in a new tab, open URL" are each one new_tab call,
     not a navigate of the same URL."""
     for text in (
         "Please open http://shop.test/go?to=x in a new tab.",

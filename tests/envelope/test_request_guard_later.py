@@ -189,8 +189,8 @@ async def test_typed_text_does_not_leave_for_another_site_by_a_get(
     await until(host, "search-status", "Searched")
     (question,) = host.person.asked
     assert (question["what"], question["site"]) == ("site", f"http://{TRACKER}")
-    assert "sends text the agent typed in a GET request to http://tracker.test" in (
-        question["reason"]
+    assert (
+        "sends text the agent typed in a GET request to http://tracker.test" in (question["reason"])
     )
     assert site.sent("/api/suggest") == []
 
@@ -222,9 +222,7 @@ async def test_an_outside_clients_autosave_is_asked_after_its_call(
         code, out, err = await link.trimtab("snapshot")
         assert code == 0, err
         comment = eid(out, "textarea", "Comment")
-        code, typed, err = await link.trimtab(
-            "call", "type", f"id={comment}", "text=A clinch knot"
-        )
+        code, typed, err = await link.trimtab("call", "type", f"id={comment}", "text=A clinch knot")
         assert code == 0, err
         question = await link.answer(allow=False)
         assert question["after"] is True

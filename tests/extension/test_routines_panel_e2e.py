@@ -293,9 +293,7 @@ async def test_a_step_the_model_did_is_kept_once_the_person_says_so_and_names_ar
         )
         assert len(heal) == 1, heal
         assert heal[0]["was"].startswith("Step 5 as recorded: click the button 'Place order'")
-        assert [words.split(" (")[0] for words in heal[0]["now"]] == [
-            "click the button 'Buy now'"
-        ]
+        assert [words.split(" (")[0] for words in heal[0]["now"]] == ["click the button 'Buy now'"]
         assert heal[0]["keep"] == "Keep this in the routine"
         assert (await panel.evaluate(plan))[4].startswith("click the button 'Place order'")
 

@@ -253,9 +253,7 @@ async def test_a_last_step_done_for_a_stopped_run_is_closed_past_the_last_step(
     assert kept["routine"]["plan"][-1].startswith("click the button 'Buy now'")
 
 
-async def test_the_person_edits_a_routines_names_and_parameters(
-    host: Host, tmp_path: Path
-) -> None:
+async def test_the_person_edits_a_routines_names_and_parameters(host: Host, tmp_path: Path) -> None:
     """routine_edit renames the routine (its file follows) and a parameter (the steps
     follow, and the answer says which), sets a default and a description; a secret's
     default, a taken name and an unknown routine are refused naming the value."""

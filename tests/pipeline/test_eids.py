@@ -15,8 +15,7 @@ from trimtab.pipeline._tokens import is_one_token
 def facts(n: int, *, name: str = "Link") -> list[ControlFacts]:
     """`n` links told apart by their names and targets."""
     return [
-        ControlFacts(k, "link", f"{name} {k}", f"/page/{k}", ("main",), "", ())
-        for k in range(n)
+        ControlFacts(k, "link", f"{name} {k}", f"/page/{k}", ("main",), "", ()) for k in range(n)
     ]
 
 

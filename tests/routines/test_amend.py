@@ -208,9 +208,7 @@ def test_an_amendment_finds_its_steps_where_they_moved_and_refuses_when_they_are
         ).of("s"),
         VALUES,
     )
-    second = heal_of(
-        routine, 2, 3, healed([("click", {"id": "buy"}, True, DONE)]).of("s"), VALUES
-    )
+    second = heal_of(routine, 2, 3, healed([("click", {"id": "buy"}, True, DONE)]).of("s"), VALUES)
     once = amend(routine, first)
     assert [s.tool for s in once.steps] == ["click", "type", "type", "click", "expand"]
     twice = amend(once, second)

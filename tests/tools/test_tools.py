@@ -25,9 +25,7 @@ def eid_of(xml: str, tag: str, text: str) -> str:
     `text`, or of the first line of a `<links>`/`<buttons>` list whose text has it."""
     found = [
         (match.start(), match.group(1))
-        for match in re.finditer(
-            rf'<{tag} id="([^"]+)"(?:[^>]*/>|[^>]*>[^<]*</{tag}>)[^<]*', xml
-        )
+        for match in re.finditer(rf'<{tag} id="([^"]+)"(?:[^>]*/>|[^>]*>[^<]*</{tag}>)[^<]*', xml)
         if text in match.group(0)
     ]
     found += [(at, eid) for at, eid, shown in listed_lines(xml, tag) if text in shown]

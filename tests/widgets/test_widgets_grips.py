@@ -105,8 +105,7 @@ async def test_a_covering_picker_no_key_closes_says_only_a_click_outside(
         refused = await run_tool(tab, "click", {"id": eid(now, "Apply colour")})
     assert refused.is_error, refused.content
     assert (
-        'is covered by an open colour picker <div dom-id="picker"/> '
-        "(click outside it to close it)"
+        'is covered by an open colour picker <div dom-id="picker"/> (click outside it to close it)'
     ) in refused.content, refused.content
 
 
