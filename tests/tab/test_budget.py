@@ -291,7 +291,7 @@ async def test_a_20mb_text_fits_and_read_pages_through_it(page: PageTarget) -> N
     """A page with one text node of 20 MB (millions of tokens) gives a snapshot within
     the budget, the text cut after its head with an exact `<more text>` marker; `read`
     pages through the rest, each page within the budget, and the pages give back the
-    page's text exactly."""
+    page's text exactly; each page but the last is close to the budget."""
     tab, document = await open_tab(page, "budget-long-text.html")
     assert count_tokens(document) <= DEFAULT_BUDGET
     tree = parse_xml(document)
@@ -306,8 +306,11 @@ async def test_a_20mb_text_fits_and_read_pages_through_it(page: PageTarget) -> N
     while True:
         result = await run_tool(tab, "read", {"text": key, "at": at})
         assert not result.is_error, result.content
-        assert count_tokens(result.content) <= DEFAULT_BUDGET
+        tokens = count_tokens(result.content)
+        assert tokens <= DEFAULT_BUDGET
         (read, *more) = list(parse_xml(f"<pages>{result.content}</pages>"))
+        if more:  # a page before the last is nearly the whole budget: few calls
+            assert tokens >= 0.9 * DEFAULT_BUDGET, tokens
         assert read.get("at") == str(at)
         pages.append(read.text or "")
         if not more:
