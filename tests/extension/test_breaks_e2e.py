@@ -29,15 +29,7 @@ from mcp import Client
 from tests.link.test_doctor_cli import trimtab
 from tests.support import StaticServer
 from tests.support.e2e import ExtensionBrowser, launch_with_extension
-from tests.support.outside import (
-    TIMEOUT,
-    Places,
-    browser,
-    call,
-    mcp_client,
-    places,
-    share,
-)
+from tests.support.outside import TIMEOUT, Places, browser, call, mcp_client, open_shared, places
 from trimtab.install import install
 from trimtab.link import list_endpoints
 
@@ -82,9 +74,7 @@ async def first_error(client: Client, tool: str, **arguments: object) -> str:
 
 async def works(client: Client, ext: ExtensionBrowser, pages: StaticServer) -> None:
     """A page opened and shared in ``ext`` is read through the same client."""
-    _target, tab = await ext.open_tab(pages.url("handlers-shop.html"))
-    await ext.wait_loaded(tab)
-    await share(ext, tab)
+    tab = await open_shared(ext, pages.url("handlers-shop.html"))
     text, is_error, meta = await call(client, "capture_snapshot", tab=tab)
     assert not is_error, text
     assert "Outdoor shop" in text
@@ -150,9 +140,7 @@ async def test_a_call_in_flight_when_the_browser_dies_ends_at_once(
     next call says what broke."""
     async with mcp_client(places, "waiting") as client:
         async with panel_open(places) as ext:
-            _target, tab = await ext.open_tab(pages_server.url("handlers-shop.html"))
-            await ext.wait_loaded(tab)
-            await share(ext, tab)
+            tab = await open_shared(ext, pages_server.url("handlers-shop.html"))
             ended: list[tuple[str, bool, float]] = []
             async with trio.open_nursery() as nursery:
 

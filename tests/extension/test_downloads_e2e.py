@@ -15,7 +15,16 @@ from mcp import Client
 
 from tests.support import TEST_PAGES
 from tests.support.e2e import ExtensionBrowser, answer_question
-from tests.support.outside import TIMEOUT, Places, browser, call, eid_of, mcp_client, places, share
+from tests.support.outside import (
+    TIMEOUT,
+    Places,
+    browser,
+    call,
+    eid_of,
+    mcp_client,
+    open_shared,
+    places,
+)
 from tests.support.recorder import Recorder, serve_recorder
 
 pytestmark = pytest.mark.browser
@@ -58,9 +67,7 @@ async def test_an_outside_agent_download_asks_then_says_where_the_file_went(
     folder = places.profile.parent / "saved"
     async with browser(places) as ext, mcp_client(places, "cursor") as client:
         await _save_to(ext, folder)
-        _target, tab = await ext.open_tab(site.url("127.0.0.1", "downloads-exports.html"))
-        await ext.wait_loaded(tab)
-        await share(ext, tab)
+        tab = await open_shared(ext, site.url("127.0.0.1", "downloads-exports.html"))
         panel = await ext.open_side_panel()
         xml, is_error, _ = await call(client, "capture_snapshot", tab=tab)
         assert not is_error, xml
@@ -125,9 +132,7 @@ async def test_a_download_the_page_makes_asks_through_the_extension(
     folder = places.profile.parent / "saved"
     _save_in_profile(places, folder)
     async with browser(places) as ext, mcp_client(places, "cursor") as client:
-        _target, tab = await ext.open_tab(site.url("127.0.0.1", "downloads-made.html"))
-        await ext.wait_loaded(tab)
-        await share(ext, tab)
+        tab = await open_shared(ext, site.url("127.0.0.1", "downloads-made.html"))
         panel = await ext.open_side_panel()
         xml, is_error, _ = await call(client, "capture_snapshot", tab=tab)
         assert not is_error, xml
@@ -157,9 +162,7 @@ async def test_a_download_the_page_makes_asks_through_the_extension(
         )
 
         # A response's download: asked once (the request guard), and saved.
-        _target, tab = await ext.open_tab(site.url("127.0.0.1", "downloads-exports.html"))
-        await ext.wait_loaded(tab)
-        await share(ext, tab)
+        tab = await open_shared(ext, site.url("127.0.0.1", "downloads-exports.html"))
         xml, is_error, _ = await call(client, "capture_snapshot", tab=tab)
         link = eid_of(xml, "Download the report")
         async with trio.open_nursery() as calls:

@@ -26,6 +26,7 @@ from tests.support.outside import (
     call,
     eid_of,
     mcp_client,
+    open_shared,
     places,
     share,
 )
@@ -44,9 +45,7 @@ async def test_mcp_handshake_tabs_snapshot_tracker_and_diff(
     by the tracker, and a click answered with a diff, on a shared fixture tab; the side
     panel's log of outside agents says the click in words."""
     async with browser(places) as ext, mcp_client(places) as client:
-        _target, tab = await ext.open_tab(pages_server.url("handlers-shop.html"))
-        await ext.wait_loaded(tab)
-        await share(ext, tab)
+        tab = await open_shared(ext, pages_server.url("handlers-shop.html"))
         assert client.server_info is not None
         assert client.server_info.name == "trimtab"
         assert "<page" in (client.instructions or "")
@@ -144,9 +143,7 @@ async def test_two_clients_secret_modes_and_no_tcp_port(
     """Two MCP clients at once each get their own baseline; a wrong secret is refused; the
     folder is 0700, the socket and secret 0600; the host listens on no TCP port."""
     async with browser(places) as ext:
-        _target, tab = await ext.open_tab(pages_server.url("handlers-shop.html"))
-        await ext.wait_loaded(tab)
-        await share(ext, tab)
+        tab = await open_shared(ext, pages_server.url("handlers-shop.html"))
         async with mcp_client(places, "one") as first, mcp_client(places, "two") as second:
             results: dict[str, dict[str, Any]] = {}
 
@@ -197,18 +194,14 @@ async def test_browser_closed_and_restarted_under_a_connected_client(
     client works again without restarting."""
     async with mcp_client(places) as client:
         async with browser(places) as ext:
-            _target, tab = await ext.open_tab(pages_server.url("handlers-shop.html"))
-            await ext.wait_loaded(tab)
-            await share(ext, tab)
+            tab = await open_shared(ext, pages_server.url("handlers-shop.html"))
             text, is_error, _ = await call(client, "capture_snapshot", tab=tab)
             assert not is_error, text
         text, is_error, _ = await call(client, "tabs")
         assert is_error
         assert "no_browser" in text or "link_closed" in text
         async with browser(places) as ext:
-            _target, tab = await ext.open_tab(pages_server.url("handlers-shop.html"))
-            await ext.wait_loaded(tab)
-            await share(ext, tab)
+            tab = await open_shared(ext, pages_server.url("handlers-shop.html"))
             text, is_error, _ = await call(client, "capture_snapshot", tab=tab)
             assert not is_error, text
             assert "Outdoor shop" in text
@@ -260,9 +253,7 @@ async def test_an_outside_agents_question_highlights_its_element(
     button, and the host highlights that button (an id of the client's own view) while
     the question is open; the answer clears it."""
     async with browser(places) as ext, mcp_client(places, "cursor") as client:
-        _target, tab = await ext.open_tab(pages_server.url("consent-shop.html"))
-        await ext.wait_loaded(tab)
-        await share(ext, tab)
+        tab = await open_shared(ext, pages_server.url("consent-shop.html"))
         panel = await ext.open_side_panel()
         await ext.worker.evaluate(_SPY_HIGHLIGHTS)
         xml, is_error, _ = await call(client, "capture_snapshot", tab=tab)
@@ -340,9 +331,7 @@ async def test_an_outside_agent_scrolls_a_background_tab_that_keeps_animating(
     answer (more items of a feed) is in the answer: the host has the hidden tab rendered
     through the extension while it acts, and the tab stays behind."""
     async with browser(places) as ext, mcp_client(places) as client:
-        _target, tab = await ext.open_tab(pages_server.url("tools-background-ticker.html"))
-        await ext.wait_loaded(tab)
-        await share(ext, tab)
+        tab = await open_shared(ext, pages_server.url("tools-background-ticker.html"))
         xml, is_error, _ = await call(client, "capture_snapshot", tab=tab)
         assert not is_error, xml
         front, _ = await ext.open_tab("about:blank")
@@ -362,9 +351,7 @@ async def test_a_cancelled_submit_leaves_the_side_panel_and_a_late_allow_does_no
     timeout) is cancelled: its question leaves the real side panel at once, an Allow sent
     after that does nothing and the panel says so, and the form is never submitted."""
     async with browser(places) as ext, mcp_client(places, "cursor") as client:
-        _target, tab = await ext.open_tab(pages_server.url("consent-shop.html"))
-        await ext.wait_loaded(tab)
-        await share(ext, tab)
+        tab = await open_shared(ext, pages_server.url("consent-shop.html"))
         panel = await ext.open_side_panel()
         await _type_an_email(client, tab)
         shown: list[dict[str, Any]] = []

@@ -31,6 +31,7 @@ from tests.support.outside import (
     call,
     eid_of,
     mcp_client,
+    open_shared,
     places,
     share,
 )
@@ -173,9 +174,7 @@ async def test_malformed_and_oversized_messages_get_an_error_and_serving_goes_on
     each get a JSON-RPC error naming the problem (with the request's id where it has
     one), and the same client's next call on the same server still works."""
     async with browser(places) as ext:
-        _target, tab = await ext.open_tab(pages_server.url("handlers-shop.html"))
-        await ext.wait_loaded(tab)
-        await share(ext, tab)
+        tab = await open_shared(ext, pages_server.url("handlers-shop.html"))
         async with trio.open_nursery() as nursery:
             # Started this way, trio kills the server if the test fails midway.
             process: trio.Process = await nursery.start(
@@ -316,9 +315,7 @@ async def test_client_closed_mid_wait_for_ends_the_call_and_frees_the_tab(
     host ends the call at once (not when the wait would have timed out), ends the
     session, and another client acts on the same tab right away."""
     async with browser(places) as ext:
-        _target, tab = await ext.open_tab(pages_server.url("handlers-shop.html"))
-        await ext.wait_loaded(tab)
-        await share(ext, tab)
+        tab = await open_shared(ext, pages_server.url("handlers-shop.html"))
         [host] = ext.host_pids()
         async with trio.open_nursery() as nursery:
             cancel = trio.CancelScope()
@@ -365,9 +362,7 @@ async def test_two_clients_acting_on_one_tab_are_serialised_and_never_stale(
         mcp_client(places, "one") as first,
         mcp_client(places, "two") as second,
     ):
-        _target, tab = await ext.open_tab(pages_server.url("handlers-shop.html"))
-        await ext.wait_loaded(tab)
-        await share(ext, tab)
+        tab = await open_shared(ext, pages_server.url("handlers-shop.html"))
         seen = {}
         for name, client in (("one", first), ("two", second)):
             seen[name], is_error, _ = await call(client, "capture_snapshot", tab=tab)
@@ -477,9 +472,7 @@ async def test_closed_tab_and_restarted_host_get_clear_errors_then_the_client_wo
         gone_target, gone = await ext.open_tab(pages_server.url("handlers-shop.html"))
         await ext.wait_loaded(gone)
         await share(ext, gone)
-        _target, tab = await ext.open_tab(pages_server.url("handlers-shop.html"))
-        await ext.wait_loaded(tab)
-        await share(ext, tab)
+        tab = await open_shared(ext, pages_server.url("handlers-shop.html"))
         await ext.open_side_panel()
         text, is_error, _ = await call(client, "capture_snapshot", tab=gone)
         assert not is_error, text

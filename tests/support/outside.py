@@ -85,7 +85,16 @@ def mcp_client(places: Places, name: str = "e2e-agent") -> Client:
 
 
 async def share(ext: ExtensionBrowser, tab: int) -> None:
+    """Share `tab` with agents, as the person does in the side panel."""
     await ext.worker.evaluate(f"trimtab.agents.share({tab}).then(() => true)")
+
+
+async def open_shared(ext: ExtensionBrowser, url: str) -> int:
+    """A new tab at `url`, loaded and shared with agents: its id."""
+    _target, tab = await ext.open_tab(url)
+    await ext.wait_loaded(tab)
+    await share(ext, tab)
+    return tab
 
 
 async def call(client: Client, tool: str, **arguments: Any) -> tuple[str, bool, dict[str, Any]]:

@@ -19,7 +19,7 @@ from PIL import Image
 from pycdp_bridge import PageTarget
 from tests.support import StaticServer
 from tests.support.link_host import TAB, TIMEOUT, open_link_host
-from tests.support.outside import Places, browser, mcp_client, places, share
+from tests.support.outside import Places, browser, mcp_client, open_shared, places
 from tests.tools.test_screenshot import ORANGE, near
 
 pytestmark = pytest.mark.browser
@@ -112,9 +112,7 @@ async def test_a_shared_tab_behind_another_is_captured_through_the_extension(
     tab behind another (hidden long enough to be throttled) is captured as it is, with
     no step of the relay's own, and stays behind."""
     async with browser(places) as ext, mcp_client(places) as client:
-        _target, tab = await ext.open_tab(pages_server.url("pixels-chart.html"))
-        await ext.wait_loaded(tab)
-        await share(ext, tab)
+        tab = await open_shared(ext, pages_server.url("pixels-chart.html"))
         front, _ = await ext.open_tab("about:blank")
         await (await ext.attach(front)).send("Page.bringToFront")
         # Chromium throttles a hidden page's rendering once it has been hidden a moment.
