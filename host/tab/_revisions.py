@@ -59,6 +59,7 @@ was not watched before it.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
@@ -296,6 +297,9 @@ class PageRevisions:
         the document began a navigation to another one (``leaving``), None when the
         document went away meanwhile (a navigation is starting).
         """
+        # When the action began, on the wall clock the page reads too: the round trips
+        # below, and the call's delivery on a loaded machine, do not shorten `since_ms`.
+        began_at_ms = time.time() * 1000 - since_ms
         if not await self.install():
             # Nothing can watch this page: a person's glance at it.
             await trio.sleep(quiet_ms / 1000)
@@ -314,7 +318,7 @@ class PageRevisions:
                     _script("wait-quiet.js"),
                     quiet_ms,
                     cap_ms,
-                    round(since_ms),
+                    round(began_at_ms),
                     *in_scope,
                     context_id=context,
                 )
