@@ -51,7 +51,7 @@ from trimtab.tab import (
 )
 from trimtab.tools import _actions, run_tool
 
-__all__ = ["ENVELOPE_COMMANDS", "envelope_lines", "measure_envelope"]
+__all__ = ["BUTTON_JS", "ENVELOPE_COMMANDS", "envelope_lines", "measure_envelope"]
 
 ENVELOPE_PAGES: Final = 3
 ENVELOPE_CLICKS: Final = 5
@@ -74,7 +74,8 @@ ENVELOPE_COMMANDS: Final = frozenset(
 # command costs against the pipe.
 _PROBE: Final = "Runtime.evaluate"
 _TIMEOUT: Final = 120.0
-_BUTTON_JS: Final = (
+# The button the speed bench clicks (its handler changes its text), added to any page.
+BUTTON_JS: Final = (
     "(() => { if (!document.getElementById('trimtab-bench')) {"
     " const b = document.createElement('button'); b.id = 'trimtab-bench';"
     " b.textContent = 'Trimtab bench button'; b.style.cssText ="
@@ -165,7 +166,7 @@ async def _direct(items: list[CorpusPage]) -> dict[str, list[Click]]:
             page = await browser.new_page()
             for item in items:
                 await page.navigate(item.url, timeout=60)
-                await page.evaluate(_BUTTON_JS)
+                await page.evaluate(BUTTON_JS)
                 tab = Tab.open(page)
                 button = _button((await tab.snapshot()).xml)
                 for n in range(ENVELOPE_CLICKS):
@@ -221,7 +222,7 @@ async def _relay(items: list[CorpusPage]) -> dict[str, list[Click]]:
                 "Target.attachToTarget", {"targetId": target, "flatten": True}
             )
             page = PageTarget(ext.browser, target, str(attached["sessionId"]))
-            await page.evaluate(_BUTTON_JS)
+            await page.evaluate(BUTTON_JS)
             await ext.worker.evaluate(f"trimtab.agents.share({tab}).then(() => true)")
             first = await link.request("tool", tab=tab, name="capture_snapshot", args={})
             button = _button(str(first["content"]))

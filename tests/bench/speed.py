@@ -84,7 +84,7 @@ from tests.bench import (
     table,
 )
 from tests.bench._cpu import process_tree, thread_cpu_ms, tree_cpu_ms
-from tests.bench._envelope import envelope_lines, measure_envelope
+from tests.bench._envelope import BUTTON_JS, envelope_lines, measure_envelope
 from tests.bench._linked import linked_browser
 from tests.bench.scaling import generated_pages
 from tests.support.e2e import ExtensionContext
@@ -113,16 +113,6 @@ MEMORY_TARGET: Final = 1.2
 PAGE_TIMEOUT: Final = 180.0
 PARTS: Final = ("first", "generated", "relay", "envelope", "memory")
 EXTRA_PARTS: Final = ("debugger",)
-
-_BUTTON_JS: Final = (
-    "(() => { if (!document.getElementById('trimtab-bench')) {"
-    " const b = document.createElement('button'); b.id = 'trimtab-bench';"
-    " b.textContent = 'Trimtab bench button'; b.style.cssText ="
-    " 'position:fixed;top:0;left:0;z-index:2147483647';"
-    " b.onclick = () => { b.dataset.n = String(Number(b.dataset.n || 0) + 1);"
-    " b.textContent = 'Trimtab bench button ' + b.dataset.n; };"
-    " document.body.prepend(b); } return true; })()"
-)
 
 
 def _button(xml: str) -> str:
@@ -242,7 +232,7 @@ async def _page_figures(
         for side in (ours, reference) if n % 2 == 0 else (reference, ours):
             await side()
     await playwright.goto("about:blank")
-    await page.evaluate(_BUTTON_JS)
+    await page.evaluate(BUTTON_JS)
     tab = Tab.open(page)
     button = _button((await tab.snapshot()).xml)
     settles: list[dict[str, Any]] = []
