@@ -183,8 +183,13 @@ class DevtoolsLog:
     running: bool = False
     ready: trio.Event = attrs.field(factory=trio.Event)
     _live: dict[str, NetworkRequest] = attrs.field(factory=dict)
-    # Extra-info headers that came before their request's requestWillBeSent.
-    _early: collections.OrderedDict[str, dict[str, str]] = attrs.field(
+    # Raw headers that came before their request's requestWillBeSent: the network
+    # stack sends them apart from the page's events, in no promised order (the
+    # response's too, when the machine is busy: its Set-Cookie was lost so).
+    _early_sent: collections.OrderedDict[str, dict[str, str]] = attrs.field(
+        factory=collections.OrderedDict
+    )
+    _early_received: collections.OrderedDict[str, dict[str, str]] = attrs.field(
         factory=collections.OrderedDict
     )
     # Requests that finished lately: the browser may send a response's raw headers
@@ -212,7 +217,7 @@ class DevtoolsLog:
                 trio.open_nursery() as nursery,
             ):
                 self._nursery = nursery
-                with self.target.follow(self._take, *_EVENTS):
+                with self.target.follow(self.take, *_EVENTS):
                     for command in (cdp.runtime_enable(), cdp.log_enable(), network_enable()):
                         with contextlib.suppress(CDPError, DialogOpenError):
                             await self.target.execute(command)
@@ -309,7 +314,9 @@ class DevtoolsLog:
         while len(into) > _SECRETS_KEPT:
             into.popitem(last=False)
 
-    def _take(self, event: Event) -> None:
+    def take(self, event: Event) -> None:
+        """Take in one event: `run` has the connection call it as events arrive; it does
+        no I/O, so a test can feed it events in any order."""
         self.changes += 1
         params = event.params
         method = event.method
@@ -423,18 +430,18 @@ class DevtoolsLog:
             return
         if method == cdp.events.NETWORK_REQUEST_WILL_BE_SENT_EXTRA_INFO:
             headers = _headers(params.get("headers"))
-            entry = self._live.get(request_id)
-            if entry is not None and not entry.request_headers_extra:
+            entry = self._live.get(request_id) or self._finished.get(request_id)
+            if entry is None:
+                _keep_early(self._early_sent, request_id, headers)
+            elif not entry.request_headers_extra:
                 entry.request_headers = headers
                 entry.request_headers_extra = True
-            elif entry is None:
-                self._early[request_id] = headers
-                while len(self._early) > _HEADERS_KEPT:
-                    self._early.popitem(last=False)
             return
         entry = self._live.get(request_id)
         if entry is None and method == cdp.events.NETWORK_RESPONSE_RECEIVED_EXTRA_INFO:
             entry = self._finished.get(request_id)
+            if entry is None:
+                _keep_early(self._early_received, request_id, _headers(params.get("headers")))
         if entry is None:
             return
         if method == cdp.events.NETWORK_RESPONSE_RECEIVED:
@@ -483,10 +490,14 @@ class DevtoolsLog:
             has_post_data=bool(request.get("hasPostData")),
             request_headers=_headers(request.get("headers")),
         )
-        early = self._early.pop(request_id, None)
+        early = self._early_sent.pop(request_id, None)
         if early is not None:
             entry.request_headers = early
             entry.request_headers_extra = True
+        early = self._early_received.pop(request_id, None)
+        if early is not None:
+            entry.response_headers = early
+            entry.response_headers_extra = True
         self.requests.append(entry)
         self._live[request_id] = entry
         if len(self._live) > REQUESTS_KEPT:
@@ -506,6 +517,15 @@ class DevtoolsLog:
         self._finished[entry.request_id] = entry
         while len(self._finished) > _HEADERS_KEPT:
             self._finished.popitem(last=False)
+
+
+def _keep_early(
+    early: collections.OrderedDict[str, dict[str, str]], request_id: str, headers: dict[str, str]
+) -> None:
+    """Keep raw headers for a request not seen yet, the latest `_HEADERS_KEPT` of them."""
+    early[request_id] = headers
+    while len(early) > _HEADERS_KEPT:
+        early.popitem(last=False)
 
 
 def _argument(arg: Mapping[str, Any]) -> str:
