@@ -1,5 +1,6 @@
 """Shared fixtures: a real headless Chromium per test (a browser context of the session's
-one Chromium), pages, the corpus, servers."""
+one Chromium, where no name but `*.test` and localhost resolves), pages, the corpus,
+servers."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import trio
 from pycdp_bridge import Browser, PageTarget, launch_browser
 from tests.support import (
     LAUNCHED_PROFILES,
+    LOCAL_NAMES,
     TEST_PAGES,
     StaticServer,
     browser_processes,
@@ -116,7 +118,7 @@ async def browser(
     cookies, storage and cache, and downloads folder) of the session's one Chromium,
     disposed of afterwards; with ``--fresh-browser``, a Chromium launched for the test."""
     if shared_chromium is None:
-        async with launch_browser() as launched:
+        async with launch_browser(extra_args=[LOCAL_NAMES]) as launched:
             LAUNCHED_PROFILES.append(launched.user_data_dir)
             yield launched
         return

@@ -8,28 +8,19 @@ own fact, ``Page.windowOpen`` without a user gesture, with no tab opened for it)
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
 
 import pytest
 import trio
 
-from pycdp_bridge import Browser, PageTarget, launch_browser
-from tests.browser.test_task_tabs import LOCAL_NAMES, eid
-from tests.support import LAUNCHED_PROFILES, StaticServer
+from pycdp_bridge import PageTarget
+from tests.browser.test_task_tabs import eid
+from tests.support import StaticServer
 from tests.support.handlers_host import TAB, open_host
 from tests.support.link_host import open_link_host
 
 pytestmark = pytest.mark.browser
 
 BLOCKED = re.compile(r"it tried to open a pop-up on (\S+): the browser's pop-up blocker blocked it")
-
-
-@pytest.fixture
-async def browser() -> AsyncIterator[Browser]:
-    """A headless Chromium with its pop-up blocker on, as a person's browser has it."""
-    async with launch_browser(extra_args=[LOCAL_NAMES]) as launched:
-        LAUNCHED_PROFILES.append(launched.user_data_dir)
-        yield launched
 
 
 def orders(pages: StaticServer, query: str = "") -> str:

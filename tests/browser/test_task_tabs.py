@@ -22,7 +22,7 @@ import trio
 
 from pycdp_bridge import Browser, PageTarget, launch_browser
 from pycdp_bridge import protocol as cdp
-from tests.support import LAUNCHED_PROFILES, StaticServer
+from tests.support import LAUNCHED_PROFILES, LOCAL_NAMES, StaticServer
 from tests.support.handlers_host import SESSION, TAB, Host, open_host
 from tests.support.link_host import open_link_host
 from tests.support.xmltree import listed_id
@@ -30,8 +30,6 @@ from trimtab.browser import Toolbox
 from trimtab.tools import TASK_TOOLS, TOOLS
 
 pytestmark = pytest.mark.browser
-
-LOCAL_NAMES = "--host-resolver-rules=MAP *.test 127.0.0.1, MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"
 
 
 @pytest.fixture

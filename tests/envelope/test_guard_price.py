@@ -11,10 +11,10 @@ from collections.abc import AsyncIterator, Callable
 import pytest
 import trio
 
-from pycdp_bridge import Browser, PageTarget, launch_browser
+from pycdp_bridge import Browser, PageTarget
 from pycdp_bridge import protocol as cdp
 from tests.envelope.test_request_guard import eid, request_questions, snapshot, status
-from tests.support import LAUNCHED_PROFILES, TEST_PAGES
+from tests.support import TEST_PAGES
 from tests.support.handlers_host import Host, open_host
 from tests.support.recorder import Recorder, serve_recorder
 from trimtab.tab import trailing_windows
@@ -26,14 +26,6 @@ SHOP = "shop.test"
 # Seconds the relay peer takes to answer a gate: longer than the tool's steps before
 # its input on a small page, so an input that did not wait would come first.
 GATE_DELAY = 0.6
-
-
-@pytest.fixture
-async def browser() -> AsyncIterator[Browser]:
-    """A headless Chromium in which every ``*.test`` name is this machine (127.0.0.1)."""
-    async with launch_browser(extra_args=["--host-resolver-rules=MAP *.test 127.0.0.1"]) as b:
-        LAUNCHED_PROFILES.append(b.user_data_dir)
-        yield b
 
 
 @pytest.fixture

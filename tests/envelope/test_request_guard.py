@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 import trio
 
-from pycdp_bridge import Browser, PageTarget, launch_browser
-from tests.support import LAUNCHED_PROFILES, TEST_PAGES
+from pycdp_bridge import PageTarget
+from tests.support import TEST_PAGES
 from tests.support.handlers_host import SESSION, TAB, Host, open_host
 from tests.support.link_host import open_link_host
 from tests.support.recorder import Recorder, serve_recorder
@@ -25,15 +25,6 @@ pytestmark = pytest.mark.browser
 
 SHOP = "shop.test"
 TRACKER = "tracker.test"
-
-
-@pytest.fixture
-async def browser() -> AsyncIterator[Browser]:
-    """A headless Chromium in which every ``*.test`` name is this machine (127.0.0.1),
-    so the shop and the tracker are two sites without any traffic leaving it."""
-    async with launch_browser(extra_args=["--host-resolver-rules=MAP *.test 127.0.0.1"]) as b:
-        LAUNCHED_PROFILES.append(b.user_data_dir)
-        yield b
 
 
 @pytest.fixture

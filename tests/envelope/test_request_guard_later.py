@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 import trio
 
-from pycdp_bridge import Browser, PageTarget, launch_browser
+from pycdp_bridge import PageTarget
 from tests.envelope.test_request_guard import eid, snapshot
-from tests.support import LAUNCHED_PROFILES, TEST_PAGES
+from tests.support import TEST_PAGES
 from tests.support.handlers_host import SESSION, Host, open_host
 from tests.support.link_host import TAB, open_link_host
 from tests.support.recorder import Recorder, serve_recorder
@@ -25,15 +25,6 @@ FORUM = "forum.test"
 TRACKER = "tracker.test"
 # The page saves a draft this long after typing stops.
 AUTOSAVE = 1.2
-
-
-@pytest.fixture
-async def browser() -> AsyncIterator[Browser]:
-    """A headless Chromium in which every ``*.test`` name is this machine (127.0.0.1),
-    so the forum and the tracker are two sites without any traffic leaving it."""
-    async with launch_browser(extra_args=["--host-resolver-rules=MAP *.test 127.0.0.1"]) as b:
-        LAUNCHED_PROFILES.append(b.user_data_dir)
-        yield b
 
 
 @pytest.fixture

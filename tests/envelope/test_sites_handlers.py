@@ -16,7 +16,7 @@ import trio
 
 from pycdp_bridge import Browser, PageTarget, launch_browser
 from pycdp_bridge import protocol as cdp
-from tests.support import LAUNCHED_PROFILES, StaticServer
+from tests.support import LAUNCHED_PROFILES, LOCAL_NAMES, StaticServer
 from tests.support.handlers_host import SESSION, Host, open_host
 from tests.support.link_host import TAB, open_link_host
 from tests.support.outside import call as mcp_call
@@ -26,9 +26,6 @@ from trimtab.envelope import SITES_FILE, SitePolicy
 from trimtab.sites import site_of
 
 pytestmark = pytest.mark.browser
-
-# Every *.test name is this machine; nothing else is looked up at all.
-LOCAL_NAMES = "--host-resolver-rules=MAP *.test 127.0.0.1, MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"
 
 
 @pytest.fixture

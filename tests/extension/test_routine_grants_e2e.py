@@ -25,13 +25,12 @@ from tests.extension.test_routines_panel_e2e import (
     shop_storage,
     until,
 )
-from tests.support import StaticServer
+from tests.support import LOCAL_NAMES, StaticServer
 from tests.support.agent import ENDED, open_agent, serve_model, submit_message
 from tests.support.e2e import ExtensionBrowser, launch_with_extension
 
 pytestmark = pytest.mark.browser
 
-LOCAL_NAMES = "--host-resolver-rules=MAP *.test 127.0.0.1, MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"
 PLACE = 5  # the routine's step that clicks "Place order"
 # A name of its own: the hosts of one test session share their state folder (routines).
 NAME = "Order headlamps, paid on pay.test"

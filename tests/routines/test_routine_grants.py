@@ -18,11 +18,11 @@ from typing import Any
 import pytest
 import trio
 
-from pycdp_bridge import Browser, PageTarget, launch_browser
+from pycdp_bridge import PageTarget
 from tests.native.test_routines_panel import TASK, order_headlamps
 from tests.routines.test_routines_link import eid, start_over, storage
 from tests.routines.test_routines_mcp import order_headlamps as order_over_mcp
-from tests.support import LAUNCHED_PROFILES, StaticServer
+from tests.support import StaticServer
 from tests.support.handlers_host import SESSION, TAB, Host, open_host
 from tests.support.link_host import open_link_host
 from tests.support.outside import call
@@ -36,18 +36,9 @@ from trimtab.wire import Request
 
 pytestmark = pytest.mark.browser
 
-LOCAL_NAMES = "--host-resolver-rules=MAP *.test 127.0.0.1, MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"
 NAME = "Order headlamps"
 PLACE = 6  # the step that clicks "Place order"
 PASSWORD = {"account_password": "hunter2"}
-
-
-@pytest.fixture
-async def browser() -> AsyncIterator[Browser]:
-    """A headless Chromium that resolves ``*.test`` to 127.0.0.1."""
-    async with launch_browser(extra_args=[LOCAL_NAMES]) as launched:
-        LAUNCHED_PROFILES.append(launched.user_data_dir)
-        yield launched
 
 
 def shop(server: StaticServer, page: str = "shop.html") -> str:

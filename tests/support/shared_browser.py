@@ -48,6 +48,7 @@ from pycdp_bridge import Browser, find_browser
 from pycdp_bridge._direct import PipeTransport
 from pycdp_bridge._launcher import BASE_ARGS
 
+from . import LOCAL_NAMES
 from .processes import LAUNCHED_PROFILES, browser_processes
 
 __all__ = ["SharedChromium"]
@@ -99,6 +100,7 @@ class _Chromium:
             str(find_browser()),
             *BASE_ARGS,
             "--remote-debugging-pipe",
+            LOCAL_NAMES,
             f"--user-data-dir={profile}",
             "--window-size=1280,800",
             "about:blank",
