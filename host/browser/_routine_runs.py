@@ -38,6 +38,7 @@ from ..routines import (
     RoutineError,
     Run,
     SubmitForm,
+    TabSeen,
     amend,
     bind_values,
     element_ids,
@@ -164,6 +165,11 @@ class TabBrowser:
         assert self.base.view is not None  # a run's own view (`HostState.run_routine`)
         self.host.forget_view(self.base.view)
         return (await self.call("capture_snapshot", {})).content
+
+    async def tabs(self) -> list[TabSeen]:
+        task = self.host.tasks.get(self.base.session)
+        numbers = [t.tab for t in task] if task is not None else [self.base.tab]
+        return [TabSeen(tab, *await self.host.tab_facts(tab)) for tab in numbers]
 
     async def look(self, *, fresh: bool) -> PageSeen:
         seen = seen_before(self.host, self.base)

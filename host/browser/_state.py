@@ -201,6 +201,10 @@ class HostState:
         seen = await look_before(self, call)
         outcome = await run_call(self, call, ask, later or ask)
         form = outcome.submit_form
+        # A switch to a tab is kept with that tab's title: a routine finds it so.
+        title = ""
+        if call.name == "switch_tab" and not outcome.is_error and outcome.tab is not None:
+            title = (await self.tab_facts(outcome.tab))[0]
         self.recording.note(
             call.session,
             (call.name, call.args),
@@ -209,6 +213,7 @@ class HostState:
             ok=not outcome.is_error,
             acted=outcome.side_effects,
             form=(form.action, form.method) if form is not None else None,
+            title=title,
         )
         return outcome
 

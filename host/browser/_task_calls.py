@@ -264,7 +264,8 @@ async def answer_from(context: TaskContext, tab: int, note: str) -> ToolOutcome:
     context.tracker.note_page_change(tab, "the agent switched tabs")
     head, newline, rest = snapshot.xml.partition("\n")
     content = f"{head}{newline}{xml.element('note', content=note)}\n{rest}"
-    return attrs.evolve(text_outcome(content), kind=snapshot.kind, tab=tab)
+    url = snapshot.compaction.url
+    return attrs.evolve(text_outcome(content), kind=snapshot.kind, tab=tab, url=url)
 
 
 async def tell_opened(

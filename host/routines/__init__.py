@@ -44,7 +44,7 @@ from ._grants import (
 from ._near import near_text, near_texts, row_key
 from ._pages import SubmitForm, url_matches, url_pattern
 from ._record import Recorded, Recording, element_ids, routine_of
-from ._replay import Acted, Browser, Run, bind_values, replay
+from ._replay import Acted, Browser, Run, TabSeen, bind_values, replay
 from ._resolve import Found, PageSeen, describe, resolve
 from ._store import Listed, RoutineStore, file_stem
 
@@ -73,6 +73,7 @@ __all__ = [
     "Run",
     "Step",
     "SubmitForm",
+    "TabSeen",
     "Target",
     "amend",
     "bind_values",

@@ -39,7 +39,7 @@ REPLAYED_TOOLS: Final = frozenset(
     {
         "navigate", "back", "forward", "reload", "answer_dialog", "click", "double_click",
         "type", "press", "select", "check", "hover", "drag", "select_text", "scroll",
-        "fill", "find", "expand", "read", "wait_for",
+        "fill", "find", "expand", "read", "wait_for", "switch_tab",
     }
 )  # fmt: skip
 
@@ -108,7 +108,9 @@ class Step:
 
     ``frames``: the sites of the frames of other sites its elements were in;
     ``submits``: the form it submitted when it was recorded, as the host predicted it
-    before asking the person (`SubmitForm`), for the person's "don't ask again"."""
+    before asking the person (`SubmitForm`), for the person's "don't ask again".
+    A ``switch_tab`` step names its tab as a person picks it from the tab strip: the
+    tab's ``title`` and its page (``after``), never its number, which differs each run."""
 
     tool: str
     page: str = ""
@@ -120,9 +122,12 @@ class Step:
     result: bool = False
     frames: tuple[str, ...] = ()
     submits: SubmitForm | None = None
+    title: str = ""  # a switch_tab's: the title of the tab it goes to
 
     def words(self) -> str:
         """What the step does, in words, for the plan a person or a model reads."""
+        if self.tool == "switch_tab":
+            return f"switch to the tab {self.title!r} at {self.after}"
         said = self.tool.replace("_", " ")
         if self.target is not None:
             said += " " + self.target.words()
@@ -206,6 +211,8 @@ def _step_json(step: Step) -> dict[str, object]:
         data["frames"] = list(step.frames)
     if step.submits is not None:
         data["submits"] = {"action": step.submits.action, "method": step.submits.method}
+    if step.title:
+        data["title"] = step.title
     return data
 
 
@@ -349,10 +356,17 @@ def _step(raw: object, where: str, params: set[str]) -> Step:
         for i, raw in enumerate(_list(data.get("frames", []), f"{where}: field 'frames'"))
     )
     submits = _submits(data["submits"], f"{where}: submits") if "submits" in data else None
+    after = _text(data.get("after", data.get("page", "")), f"{where}: field 'after'")
+    title = _text(data.get("title", ""), f"{where}: field 'title'")
+    if tool == "switch_tab" and not after:
+        raise RoutineError(f"{where}: a switch_tab step needs the page of its tab ('after')")
+    if args and tool == "switch_tab":
+        raise RoutineError(f"{where}: a switch_tab step names its tab by 'title' and 'after'")
     return Step(
         tool=tool,
         page=_text(data.get("page", ""), f"{where}: field 'page'"),
-        after=_text(data.get("after", data.get("page", "")), f"{where}: field 'after'"),
+        after=after,
+        title=title,
         target=target,
         to=to,
         fields=fields,

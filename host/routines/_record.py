@@ -56,8 +56,9 @@ KEPT_CALLS: Final = 500
 # Tools whose answer a routine returns when they come after the last action.
 _READS: Final = frozenset({"find", "expand", "read"})
 # Actions a routine does not run: a session that used one is not saved without them
-# (its other steps would act in another tab, or without the file or code it needed).
-_NOT_REPLAYED: Final = frozenset({"switch_tab", "new_tab", "close_tab", "upload", "evaluate"})
+# (its other steps would act in a tab it cannot find, or without the file or code it
+# needed). A switch to a tab is run: the tab is found by its title and page.
+_NOT_REPLAYED: Final = frozenset({"new_tab", "close_tab", "upload", "evaluate"})
 # Arguments that hold what is typed or chosen: a parameter's place.
 _TYPED: Final = {"type": "text", "select": "value"}
 
@@ -80,6 +81,8 @@ class Recorded:
     frames: tuple[str, ...] = ()
     # The form it submitted after asking the person, as the host predicted it.
     submit: SubmitForm | None = None
+    # A switch_tab's: the title of the tab it went to.
+    title: str = ""
 
 
 @attrs.define
@@ -100,11 +103,13 @@ class Recording:
         ok: bool,
         acted: bool,
         form: tuple[str, str] | None = None,
+        title: str = "",
     ) -> None:
         """Keep one call of ``session``: its tool and arguments, the page it was made
         against (``seen``: the session's latest look) and the URL it left the tab on;
         ``form``: the action URL and method of the form the host predicted it would
-        submit, when it asked the person before a submit."""
+        submit, when it asked the person before a submit; ``title``: a switch_tab's,
+        the title of the tab it went to (``after`` is that tab's URL)."""
         tool, args = call
         ids = element_ids(tool, args)
         targets = {eid: t for eid in ids if (t := describe(eid, seen)) is not None}
@@ -131,6 +136,7 @@ class Recording:
             acted=acted,
             frames=tuple(sorted(frames)),
             submit=SubmitForm.predicted(*form) if form is not None else None,
+            title=title,
         )
         kept.append(recorded)
         self.noted[session] = self.noted.get(session, 0) + 1
@@ -214,13 +220,16 @@ def replayed_calls(calls: Sequence[Recorded], who: str) -> list[Recorded]:
 
 def chosen_calls(kept: Sequence[Recorded], *, reads: bool) -> list[tuple[Recorded, bool]]:
     """The calls of ``kept`` that become steps, each with whether its answer is the
-    result: every action and, with ``reads``, the reads after the last action (the
-    task's answer)."""
+    result: every action, every switch to a tab (where the next steps act; after the
+    last action its answer, the tab's page, is read) and, with ``reads``, the reads
+    after the last action (the task's answer)."""
     last_action = max((i for i, c in enumerate(kept) if c.acted), default=-1)
     return [
-        (call, i > last_action)
+        (call, reads and i > last_action)
         for i, call in enumerate(kept)
-        if call.acted or (reads and i > last_action and call.tool in _READS)
+        if call.acted
+        or call.tool == "switch_tab"
+        or (reads and i > last_action and call.tool in _READS)
     ]
 
 
@@ -361,6 +370,7 @@ def step_of(call: Recorded, params: Parameters, *, result: bool) -> Step:
         result=result,
         frames=call.frames,
         submits=call.submit,
+        title=call.title,
     )
 
 

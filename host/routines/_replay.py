@@ -25,7 +25,7 @@ from ._format import FieldStep, Parameter, Routine, RoutineError, Step, Target
 from ._pages import url_matches, url_pattern
 from ._resolve import PageSeen, resolve
 
-__all__ = ["Acted", "Browser", "Run", "bind_values", "replay"]
+__all__ = ["Acted", "Browser", "Run", "TabSeen", "bind_values", "replay"]
 
 Status = Literal["done", "needs_help", "refused"]
 
@@ -40,8 +40,18 @@ class Acted:
     url: str | None
 
 
+@attrs.frozen
+class TabSeen:
+    """One of the run's tabs as the tab strip shows it: its number, title and URL."""
+
+    tab: int
+    title: str
+    url: str
+
+
 class Browser(Protocol):
-    """The tab a routine runs in, as the replay uses it."""
+    """The tab a routine runs in, as the replay uses it (and the tabs its steps
+    opened, which a ``switch_tab`` step moves it to)."""
 
     async def act(self, tool: str, args: Mapping[str, object], at: int | None = None) -> Acted:
         """Run one tool call in the tab, through the host's envelope: step ``at``
@@ -58,6 +68,11 @@ class Browser(Protocol):
 
     async def whole_page(self) -> str:
         """The tab's page as a snapshot shows it to one who has seen nothing of it."""
+        ...
+
+    async def tabs(self) -> Sequence[TabSeen]:
+        """The tabs the run may switch to: the one it started in and those opened
+        from them."""
         ...
 
 
@@ -154,6 +169,9 @@ async def replay(
     results: list[str] = []
     # No read after the last action: the run answers with what its last step answered.
     answers_last = not any(step.result for step in steps)
+    # The tabs open before the run: a switch goes to a tab this run opened before one
+    # an earlier run left open (the person's pick between two tabs of one title).
+    open_before = {seen.tab for seen in await browser.tabs()} if _switches(steps) else set()
 
     def ended(status: Status, at: int, why: str) -> Run:
         plan = tuple(step.words() for step in steps[at:]) if status == "needs_help" else ()
@@ -180,7 +198,7 @@ async def replay(
         await browser.look(fresh=False)
     for at in range(start_at, len(steps)):
         step = steps[at]
-        args = await _arguments(step, browser, values)
+        args = await _arguments(step, browser, values, open_before)
         if isinstance(args, str):
             return ended("needs_help", at, args)
         acted = await browser.act(step.tool, args, at)
@@ -205,11 +223,17 @@ async def replay(
     return Run(routine.name, "done", len(steps), len(steps) - start_at, tuple(results))
 
 
+def _switches(steps: Sequence[Step]) -> bool:
+    return any(step.tool == "switch_tab" for step in steps)
+
+
 async def _arguments(
-    step: Step, browser: Browser, values: Mapping[str, str]
+    step: Step, browser: Browser, values: Mapping[str, str], before: set[int]
 ) -> dict[str, object] | str:
     """The step's arguments with its elements found in the tab now and its parameters
-    given, or why they cannot be."""
+    given, or why they cannot be (``before``: the tabs open before the run)."""
+    if step.tool == "switch_tab":
+        return await _tab_of(step, browser, before)
     args: dict[str, object] = {key: _given(value, values) for key, value in step.args.items()}
     targets: list[tuple[str, Target]] = []
     if step.target is not None:
@@ -250,6 +274,26 @@ async def _find(
             return [f.eid for f in found if f.eid is not None]
         why = missing.why
     return why
+
+
+async def _tab_of(step: Step, browser: Browser, before: set[int]) -> dict[str, object] | str:
+    """The arguments of a ``switch_tab`` step: the one tab with the title it recorded
+    (any, when it recorded none) showing its page, of those this run opened, else of
+    those open before it; else why not (no such tab, or several: never a guess)."""
+    tabs = await browser.tabs()
+    found = [
+        seen.tab
+        for seen in tabs
+        if url_matches(step.after, seen.url) and (not step.title or seen.title == step.title)
+    ]
+    found = [tab for tab in found if tab not in before] or found
+    if len(found) == 1:
+        return {"tab": found[0]}
+    shown = "; ".join(f"{seen.title!r} at {seen.url}" for seen in tabs) or "none"
+    which = f"the tab {step.title!r} at {step.after}"
+    if not found:
+        return f"no tab of the run is {which} (its tabs: {shown})"
+    return f"{len(found)} tabs of the run are {which}: not one to pick (its tabs: {shown})"
 
 
 def _given(value: object, values: Mapping[str, str]) -> object:

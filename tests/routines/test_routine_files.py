@@ -140,15 +140,36 @@ def test_a_session_that_did_nothing_is_not_a_routine() -> None:
         routine_of(recording.of("s"), "Empty", "")
 
 
-def test_a_session_that_switched_tabs_is_not_saved_without_them() -> None:
-    """A routine runs in one tab: a session that switched tabs (or ran code, or
-    uploaded) is refused, naming the tool, rather than saved with its steps in the
-    wrong tab."""
+def test_a_switch_to_a_tab_is_kept_naming_the_tab_as_a_person_sees_it() -> None:
+    """A switch to a tab is a step that names the tab by its title and page, never by
+    its number (another each run); after the last action its answer is read."""
     recording = Recording()
     recording.note("s", ("click", {"id": "add"}), shop_page(), SHOP, ok=True, acted=True)
     # The host answers a task tool itself: its outcome says no side effects.
-    recording.note("s", ("switch_tab", {"tab": 2}), shop_page(), SHOP, ok=True, acted=False)
-    with pytest.raises(RoutineError, match="the session used switch_tab"):
+    recording.note(
+        "s", ("switch_tab", {"tab": 7}), shop_page(), CART, ok=True, acted=False, title="Cart"
+    )
+    routine = routine_of(recording.of("s"), "Two tabs", "")
+    switch = routine.steps[1]
+    assert (switch.tool, switch.title, switch.after, switch.args) == (
+        "switch_tab",
+        "Cart",
+        url_pattern(CART),
+        {},
+    )
+    assert switch.result
+    assert switch.words() == f"switch to the tab 'Cart' at {url_pattern(CART)}"
+    assert parse_routine(json.loads(json.dumps(routine.to_json()))) == routine
+
+
+def test_a_session_that_opened_or_closed_a_tab_is_not_saved_without_it() -> None:
+    """A routine does not open a tab by its address or close one: a session that did
+    (or ran code, or uploaded) is refused, naming the tool, rather than saved with
+    its steps in the wrong tab."""
+    recording = Recording()
+    recording.note("s", ("click", {"id": "add"}), shop_page(), SHOP, ok=True, acted=True)
+    recording.note("s", ("new_tab", {"url": CART}), shop_page(), CART, ok=True, acted=False)
+    with pytest.raises(RoutineError, match="the session used new_tab"):
         routine_of(recording.of("s"), "Two tabs", "")
 
 
@@ -247,11 +268,19 @@ _STEPS = st.builds(
         args={"text": text} if text is not None else {},
         result=result,
     ),
-    st.sampled_from(sorted(REPLAYED_TOOLS - {"fill"})),
+    st.sampled_from(sorted(REPLAYED_TOOLS - {"fill", "switch_tab"})),
     st.none() | _TARGETS,
     st.sampled_from(["", SHOP]),
     st.booleans(),
     st.none() | _TEXT,
+) | st.builds(
+    lambda page, after, title, result: Step(
+        tool="switch_tab", page=page, after=after, title=title, result=result
+    ),
+    st.sampled_from(["", SHOP]),
+    st.sampled_from([SHOP, CART]),
+    _TEXT,
+    st.booleans(),
 )
 
 

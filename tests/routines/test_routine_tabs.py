@@ -1,0 +1,173 @@
+"""Routines across tabs: a step that switches to a tab finds it as a person picks it from
+the tab strip (its title and page), prefers a tab the run itself opened, and never picks
+one of several alike. Without a browser (a model of the run's tabs), then end to end
+through the link: results opened behind in tabs, each read, back to the list."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import attrs
+import pytest
+import trio
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pycdp_bridge import PageTarget
+from tests.support import StaticServer
+from tests.support.link_host import TAB, TIMEOUT, open_link_host
+from tests.support.xmltree import listed_id
+from trimtab.link import LinkClient, connect, read_secret
+from trimtab.link._paths import SECRET_FILE
+from trimtab.routines import Acted, PageSeen, Routine, Step, TabSeen, replay, url_matches
+
+LIST = "http://127.0.0.1:8000/results.html"
+OFFER = "http://127.0.0.1:8000/offer.html"
+_TITLES = ("Ridge 2 tent", "Cairn 3 tent", "")
+
+
+@attrs.define
+class Tabs:
+    """The run's tabs: those open before it, and those its steps open (here: all at
+    the first step's act, as a click that opens results behind)."""
+
+    before: list[TabSeen]
+    opened: list[TabSeen]
+    acted: list[tuple[str, dict[str, object]]] = attrs.field(factory=list)
+    current: int = 1
+
+    async def act(self, tool: str, args: Mapping[str, object], at: int | None = None) -> Acted:
+        del at
+        self.acted.append((tool, dict(args)))
+        if tool == "switch_tab":
+            self.current = int(str(args["tab"]))
+        [now] = [seen for seen in await self.tabs() if seen.tab == self.current]
+        return Acted(f"in {now.title}", is_error=False, refused=False, url=now.url)
+
+    async def look(self, *, fresh: bool) -> PageSeen:
+        del fresh
+        return PageSeen(LIST, {}, "")
+
+    async def address(self) -> str:
+        return LIST
+
+    async def whole_page(self) -> str:
+        return ""
+
+    async def tabs(self) -> Sequence[TabSeen]:
+        return [*self.before, *(self.opened if self.acted else ())]
+
+
+_TABS = st.lists(st.tuples(st.sampled_from(_TITLES), st.sampled_from([LIST, OFFER])), max_size=4)
+
+
+@settings(max_examples=300, deadline=None)
+@given(before=_TABS, opened=_TABS, title=st.sampled_from(_TITLES))
+async def test_a_switch_goes_to_the_one_tab_a_person_would_pick_or_asks(
+    before: list[tuple[str, str]], opened: list[tuple[str, str]], title: str
+) -> None:
+    """Of the tabs with the recorded title (any, when none was recorded) on the
+    recorded page, the one the run opened, else the one open before it; with none or
+    several of those, the run needs help and switches nowhere."""
+    run_tabs = Tabs(
+        [TabSeen(1, "Results", LIST), *(TabSeen(2 + i, *t) for i, t in enumerate(before))],
+        [TabSeen(20 + i, *t) for i, t in enumerate(opened)],
+    )
+    routine = Routine(
+        "Read the offer",
+        (
+            Step("scroll", page=LIST, after=LIST, args={"direction": "down"}),
+            Step("switch_tab", page=LIST, after=OFFER, title=title, result=True),
+        ),
+    )
+    run = await replay(routine, run_tabs, {})
+
+    def alike(seen: TabSeen) -> bool:
+        return url_matches(OFFER, seen.url) and (not title or seen.title == title)
+
+    fresh = [seen.tab for seen in run_tabs.opened if alike(seen)]
+    old = [seen.tab for seen in run_tabs.before if alike(seen)]
+    expected = fresh if fresh else old
+    switches = [args for tool, args in run_tabs.acted if tool == "switch_tab"]
+    if len(expected) == 1:
+        assert run.status == "done", run.why
+        assert switches == [{"tab": expected[0]}]
+    else:
+        assert run.status == "needs_help"
+        assert run.at == 1
+        assert switches == []
+        assert ("no tab of the run is" if not expected else "not one to pick") in run.why
+
+
+# -- end to end through the link -------------------------------------------------------
+
+
+def _link(xml: str, text: str) -> str:
+    found = re.search(rf'<a id="([^"]+)"[^>]*>{re.escape(text)}</a>', xml)
+    if found is None:
+        listed = listed_id(xml, "a", text)
+        assert listed is not None, xml
+        return listed
+    return found.group(1)
+
+
+def _opened(content: str) -> int:
+    found = re.search(r"new tab behind, tab (\d+)", content)
+    assert found is not None, content
+    return int(found.group(1))
+
+
+async def _tool(client: LinkClient, name: str, **args: Any) -> str:
+    with trio.fail_after(TIMEOUT):
+        reply = await client.request("tool", tab=TAB, name=name, args=args)
+    assert not reply["is_error"], reply["content"]
+    return str(reply["content"])
+
+
+@pytest.mark.browser
+async def test_results_read_in_tabs_run_again_in_the_tabs_the_run_opened(
+    page: PageTarget, pages_server: StaticServer
+) -> None:
+    """Two results opened behind, each read in its tab, then back to the list: saved,
+    each switch names its tab by title and page (no tab number), and the routine runs
+    again with no model, reading the results in the tabs this run opened, though the
+    first run's tabs of the same titles are still open."""
+    async with open_link_host(page, pages_server.url("tabs-results.html")) as linked:
+        await linked.share(TAB)
+        assert linked.link.socket_path is not None
+        secret = read_secret(linked.state / "trimtab" / SECRET_FILE)
+        async with connect(linked.link.socket_path, secret, {"name": "agent"}) as agent:
+            listed = await _tool(agent, "capture_snapshot")
+            first = _opened(await _tool(agent, "click", id=_link(listed, "Ridge 2 tent")))
+            second = _opened(await _tool(agent, "click", id=_link(listed, "Cairn 3 tent")))
+            assert "Price £110" in await _tool(agent, "switch_tab", tab=first)
+            assert "Price £120" in await _tool(agent, "switch_tab", tab=second)
+            await _tool(agent, "switch_tab", tab=TAB)
+
+            saved = await agent.request("routine_save", name="Two tents")
+            steps = saved["routine"]["steps"]
+            assert [s["tool"] for s in steps] == ["click"] * 2 + ["switch_tab"] * 3
+            assert [s["title"] for s in steps[2:]] == [
+                "Ridge 2 tent \N{EN DASH} details",
+                "Cairn 3 tent \N{EN DASH} details",
+                "Results for tents",
+            ]
+            assert all("args" not in s for s in steps[2:])
+
+            with trio.fail_after(TIMEOUT * 2):
+                ran = await agent.request("routine_run", tab=TAB, name="Two tents")
+            assert ran["status"] == "done", ran["content"]
+            ridge, cairn, back = ran["results"]
+            assert "Price £110" in ridge
+            assert "Price £120" in cairn
+            assert "Results for tents" in back
+            tabs = await _tool(agent, "tabs")
+            assert tabs.count("<tab ") == 5  # the list, and two results of each run
+            switched = [
+                int(n) for n in re.findall(r"you act in tab (\d+) now", "\n".join(ran["results"]))
+            ]
+            assert len(switched) == 3
+            assert switched[2] == TAB
+            assert not {first, second} & set(switched)
