@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 import attrs
 import trio
@@ -47,6 +47,10 @@ if TYPE_CHECKING:
     from ._toolbox import Toolbox
 
 __all__ = ["TASK_HANDLERS", "TaskContext", "TaskHandler", "forget_seen", "stray_id", "tell_opened"]
+
+# Seconds the opener of a pop-up that closed itself may take to show what the pop-up
+# told it (its DOM quiet for the settle's quiet time, or this long at most).
+OPENER_SETTLE: Final = 3.0
 
 
 @attrs.frozen
@@ -250,13 +254,18 @@ async def open_new_tab(context: TaskContext, limit: trio.CancelScope) -> ToolOut
     )
 
 
-async def answer_from(context: TaskContext, tab: int, note: str) -> ToolOutcome:
+async def answer_from(
+    context: TaskContext, tab: int, note: str, *, settle: bool = False
+) -> ToolOutcome:
     """The task's look at ``tab`` (a diff against what the caller saw of it, or its
-    first baseline), once its page has loaded, after Trimtab's ``note``."""
+    first baseline), once its page has loaded (with ``settle``, and its DOM is quiet),
+    after Trimtab's ``note``."""
     call = context.call
     state = await context.tabs.open(tab)
     view = state.view(call.view)
     await loaded(state.tab.target)
+    if settle:
+        await state.tab.quiet(OPENER_SETTLE)
     async with view.lock:
         view.memory.options = attrs.evolve(view.memory.options, budget=call.budget)
         snapshot = await view.snapshot()
@@ -319,8 +328,10 @@ async def tell_opened(
                 f"you are in tab {back}" + (", which opened it" if opener == back else ""),
             )
         )
+        # A pop-up that was done told its opener so as it closed (a sign-in's
+        # message): the opener's change is the action's effect, waited for as one.
         with contextlib.suppress(RequestError):
-            lines.append((await answer_from(context, back, "its page now")).content)
+            lines.append((await answer_from(context, back, "its page now", settle=True)).content)
         is_error = False
     lines += [xml.element("note", content=note) for note in notes]
     if front is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable
 from typing import Final
@@ -22,7 +23,7 @@ from pycdp_bridge import protocol as cdp
 from ..pipeline import Compaction
 from ._devtools import DevtoolsLog, Seen
 from ._revisions import PageRevisions
-from ._settle import QUIET_MS, Ahead
+from ._settle import QUIET_MS, Ahead, main_frame_id
 from ._snapshots import SnapshotMemory
 from ._values import Snapshot, SnapshotOptions
 
@@ -102,6 +103,14 @@ class Tab:
             return None
         after = max(_EARLIEST, QUIET_MS / 1000 - _LEAD * self._capture_seconds)
         return Ahead(self.prepare, after)
+
+    async def quiet(self, cap: float) -> None:
+        """Wait, at most ``cap`` seconds, until the page's DOM has been quiet for
+        `QUIET_MS`: for a change set off elsewhere, such as the message a pop-up sent
+        its opener as it closed (no action of this tab to settle after)."""
+        with contextlib.suppress(*_FAILURES):
+            frame = await main_frame_id(self.target)
+            await self.revisions.quiet(frame, QUIET_MS, max(QUIET_MS, round(cap * 1000)))
 
     async def prepare(self) -> None:
         """Capture the page now for the next `snapshot`, which uses this capture only

@@ -108,6 +108,24 @@ async def test_sign_in_with_a_provider_pop_up_completes_in_the_opener(host: Host
     assert await host.evaluate("document.getElementById('who').textContent") == "Signed in as Sam"
 
 
+async def test_a_pop_up_that_closed_itself_answers_with_what_its_opener_did_after(
+    page: PageTarget, pages_server: StaticServer, second_server: StaticServer, nursery: trio.Nursery
+) -> None:
+    """A shop that checks the sign-in with its server shows the name 250 ms after the
+    pop-up's message and its closing: the closing click's answer waits for the shop's
+    page to be quiet, and shows the name (it showed the shop as it was before)."""
+    url = shop(pages_server, second_server) + "&verify=250"
+    async with open_host(page, url, nursery) as host:
+        first = await host.tool("capture_snapshot")
+        opened = await host.tool(
+            "click", id=eid(first["content"], "button", "Sign in with Provider")
+        )
+        await host.tool("type", id=eid(opened["content"], "input", "Account name"), text="Sam")
+        done = await host.tool("click", id=eid(opened["content"], "button", "Continue"))
+        assert "closed itself" in done["content"], done["content"]
+        assert "Signed in as Sam" in done["content"], done["content"]
+
+
 async def test_a_refused_pop_up_sends_nothing_and_is_closed(host: Host) -> None:
     """With the person saying no to the provider's site, the pop-up's first request
     never leaves the browser, the answer says it was blocked, and the tab is gone."""
