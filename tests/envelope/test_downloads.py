@@ -16,20 +16,13 @@ import trio
 from pycdp_bridge import PageTarget
 from tests.support import TEST_PAGES
 from tests.support.handlers_host import SESSION, TAB, Host, open_host
-from tests.support.recorder import Recorder, serve_recorder
+from tests.support.recorder import Recorder
 from tests.support.xmltree import listed_id
 
 pytestmark = pytest.mark.browser
 
 SHOP = "127.0.0.1"
 REPORT = (TEST_PAGES / "downloads-report.csv").read_bytes()
-
-
-@pytest.fixture
-async def site(nursery: trio.Nursery) -> Recorder:
-    """The shop's web site, with its exports."""
-    recorder: Recorder = await nursery.start(serve_recorder, TEST_PAGES)
-    return recorder
 
 
 @pytest.fixture

@@ -14,9 +14,8 @@ import trio
 from pycdp_bridge import Browser, PageTarget
 from pycdp_bridge import protocol as cdp
 from tests.envelope.test_request_guard import eid, request_questions, snapshot, status
-from tests.support import TEST_PAGES
 from tests.support.handlers_host import Host, open_host
-from tests.support.recorder import Recorder, serve_recorder
+from tests.support.recorder import Recorder
 from trimtab.tab import trailing_windows
 from trimtab.tab._paused import PATTERNS
 
@@ -26,13 +25,6 @@ SHOP = "shop.test"
 # Seconds the relay peer takes to answer a gate: longer than the tool's steps before
 # its input on a small page, so an input that did not wait would come first.
 GATE_DELAY = 0.6
-
-
-@pytest.fixture
-async def site(nursery: trio.Nursery) -> Recorder:
-    """The shop's web site, which remembers what reached its ``/api/``."""
-    recorder: Recorder = await nursery.start(serve_recorder, TEST_PAGES)
-    return recorder
 
 
 @pytest.fixture

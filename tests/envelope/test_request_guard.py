@@ -12,10 +12,9 @@ import pytest
 import trio
 
 from pycdp_bridge import PageTarget
-from tests.support import TEST_PAGES
 from tests.support.handlers_host import SESSION, TAB, Host, open_host
 from tests.support.link_host import open_link_host
-from tests.support.recorder import Recorder, serve_recorder
+from tests.support.recorder import Recorder
 from tests.support.xmltree import listed_id
 from trimtab.envelope import SidePanel
 from trimtab.native import SidePanelDoor
@@ -25,13 +24,6 @@ pytestmark = pytest.mark.browser
 
 SHOP = "shop.test"
 TRACKER = "tracker.test"
-
-
-@pytest.fixture
-async def site(nursery: trio.Nursery) -> Recorder:
-    """The shop's web site, which remembers what reached its ``/api/``."""
-    recorder: Recorder = await nursery.start(serve_recorder, TEST_PAGES)
-    return recorder
 
 
 @pytest.fixture

@@ -13,10 +13,9 @@ import trio
 
 from pycdp_bridge import PageTarget
 from tests.envelope.test_request_guard import eid, snapshot
-from tests.support import TEST_PAGES
 from tests.support.handlers_host import SESSION, Host, open_host
 from tests.support.link_host import TAB, open_link_host
-from tests.support.recorder import Recorder, serve_recorder
+from tests.support.recorder import Recorder
 from trimtab.tab import TRAILING_SECONDS, trailing_windows
 
 pytestmark = pytest.mark.browser
@@ -25,14 +24,6 @@ FORUM = "forum.test"
 TRACKER = "tracker.test"
 # The page saves a draft this long after typing stops.
 AUTOSAVE = 1.2
-
-
-@pytest.fixture
-async def site(nursery: trio.Nursery) -> Recorder:
-    """The forum's web site (and, by another name, the tracker's), which remembers what
-    reached its ``/api/``."""
-    recorder: Recorder = await nursery.start(serve_recorder, TEST_PAGES)
-    return recorder
 
 
 @pytest.fixture
