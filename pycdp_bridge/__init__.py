@@ -44,7 +44,7 @@ from ._launcher import find_browser, launch_browser
 from ._model import AXInfo, Frame, Node, NodeType, PageModel, Rect, Style
 from ._relay import MessageHandler, RelayHub, RelayTarget, SendMessage
 from ._target import Target
-from ._trace import SentCommand, note_wait, off_the_path, traced_commands
+from ._trace import SentCommand, note_wait, off_the_path, tally, traced_commands
 
 __all__ = [
     "AXInfo",
@@ -83,5 +83,6 @@ __all__ = [
     "note_wait",
     "off_the_path",
     "protocol",
+    "tally",
     "traced_commands",
 ]

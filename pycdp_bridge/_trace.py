@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 import attrs
 
@@ -27,6 +27,7 @@ __all__ = [
     "note_sent",
     "note_wait",
     "off_the_path",
+    "tally",
     "traced_commands",
     "tracing",
 ]
@@ -48,6 +49,18 @@ class SentCommand:
     @property
     def ms(self) -> float:
         return (self.answered - self.sent) * 1000
+
+
+def tally(sent: Iterable[SentCommand]) -> dict[str, list[float]]:
+    """Per method: how many of ``sent`` the block waited for and their milliseconds,
+    then how many went in the background and theirs (``[n, ms, n, ms]``)."""
+    methods: dict[str, list[float]] = {}
+    for command in sent:
+        counts = methods.setdefault(command.method, [0, 0.0, 0, 0.0])
+        at = 2 if command.background else 0
+        counts[at] += 1
+        counts[at + 1] += command.ms
+    return methods
 
 
 @attrs.define(eq=False)

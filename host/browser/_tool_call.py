@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING
 import attrs
 import trio
 
-from pycdp_bridge import DialogOpenError, SentCommand, traced_commands
+from pycdp_bridge import DialogOpenError, SentCommand, tally, traced_commands
 
 from ..envelope import Answer, Ask, Decided, Question, SitePolicy, act_with_consent, decide_evaluate
 from ..pipeline import xml
@@ -96,12 +96,7 @@ def traced_line(outcome: ToolOutcome, name: str, seconds: float, sent: list[Sent
     """One call's trace as JSON: its number, tool, tab and milliseconds, and per command
     method (or relay request type, or wait) how many the call waited for and their
     milliseconds, then how many it sent in the background and theirs."""
-    methods: dict[str, list[float]] = {}
-    for command in sent:
-        counts = methods.setdefault(command.method, [0, 0.0, 0, 0.0])
-        at = 2 if command.background else 0
-        counts[at] += 1
-        counts[at + 1] += command.ms
+    methods = tally(sent)
     return json.dumps(
         {
             "call": outcome.call_id,

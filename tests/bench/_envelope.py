@@ -29,13 +29,12 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Final
 
 import trio
 
-from pycdp_bridge import PageTarget, SentCommand, launch_browser, traced_commands
+from pycdp_bridge import PageTarget, SentCommand, launch_browser, tally, traced_commands
 from tests.bench import CORPUS, CorpusPage, median
 from tests.bench._linked import linked_browser
 from trimtab.link import connect
@@ -94,18 +93,6 @@ def _button(xml: str) -> str:
         if "Trimtab bench button" in line and 'id="' in line:
             return line.split('id="')[1].split('"')[0]
     raise AssertionError("the bench button is not in the snapshot")
-
-
-def _by_method(sent: Iterable[SentCommand]) -> dict[str, list[float]]:
-    """Per method: how many the click waited for and their ms, then how many went in
-    the background and theirs (the host's trace has the same shape)."""
-    methods: dict[str, list[float]] = {}
-    for command in sent:
-        counts = methods.setdefault(command.method, [0, 0.0, 0, 0.0])
-        at = 2 if command.background else 0
-        counts[at] += 1
-        counts[at + 1] += command.ms
-    return methods
 
 
 def _stages(
@@ -196,7 +183,7 @@ async def _direct(items: list[CorpusPage]) -> dict[str, list[Click]]:
                             {
                                 "ms": (ended - started) * 1000,
                                 "settle_ms": sum(b - a for a, b in settles) * 1000,
-                                "commands": _by_method(sent),
+                                "commands": tally(sent),
                                 **_stages(started, ended, settles, sent),
                             }
                         )
