@@ -73,7 +73,7 @@ def link_id(xml: str, text: str) -> str | None:
 def ids_shown(xml: str) -> int:
     """How many element ids page XML shows: `id` attributes, and one per line of a
     `<links>` or `<buttons>` list."""
-    listed = sum(body.count("\n") + 1 for _, body in _LISTS.findall(xml))
+    listed = sum(match[2].count("\n") + 1 for match in _LISTS.finditer(xml))
     return xml.count(' id="') + listed
 
 
