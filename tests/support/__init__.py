@@ -9,11 +9,12 @@ from .processes import LAUNCHED_PROFILES, browser_processes
 TEST_PAGES = Path(__file__).resolve().parents[1] / "pages"
 
 #: Every test browser's names: ``*.test`` is this machine (so a test's sites have
-#: real-looking names), localhost is loopback as always, and no other name resolves,
-#: so nothing a page links to can leave the machine.
+#: real-looking names), localhost and loopback addresses (127.0.0.2 is another site
+#: than 127.0.0.1) are as always, and no other name resolves, so nothing a page links
+#: to can leave the machine.
 LOCAL_NAMES = (
     "--host-resolver-rules=MAP *.test 127.0.0.1, MAP * ~NOTFOUND, "
-    "EXCLUDE 127.0.0.1, EXCLUDE localhost"
+    "EXCLUDE 127.*, EXCLUDE localhost"
 )
 
 __all__ = [
