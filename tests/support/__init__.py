@@ -13,8 +13,7 @@ TEST_PAGES = Path(__file__).resolve().parents[1] / "pages"
 #: than 127.0.0.1) are as always, and no other name resolves, so nothing a page links
 #: to can leave the machine.
 LOCAL_NAMES = (
-    "--host-resolver-rules=MAP *.test 127.0.0.1, MAP * ~NOTFOUND, "
-    "EXCLUDE 127.*, EXCLUDE localhost"
+    "--host-resolver-rules=MAP *.test 127.0.0.1, MAP * ~NOTFOUND, EXCLUDE 127.*, EXCLUDE localhost"
 )
 
 __all__ = [
