@@ -171,7 +171,8 @@ async def replay(
     answers_last = not any(step.result for step in steps)
     # The tabs open before the run: a switch goes to a tab this run opened before one
     # an earlier run left open (the person's pick between two tabs of one title).
-    open_before = {seen.tab for seen in await browser.tabs()} if _switches(steps) else set()
+    switches = any(step.tool == "switch_tab" for step in steps)
+    open_before = {seen.tab for seen in await browser.tabs()} if switches else set()
 
     def ended(status: Status, at: int, why: str) -> Run:
         plan = tuple(step.words() for step in steps[at:]) if status == "needs_help" else ()
@@ -221,10 +222,6 @@ async def replay(
         # whoever reads the result never saw: the page whole is the result.
         results.append(await browser.whole_page())
     return Run(routine.name, "done", len(steps), len(steps) - start_at, tuple(results))
-
-
-def _switches(steps: Sequence[Step]) -> bool:
-    return any(step.tool == "switch_tab" for step in steps)
 
 
 async def _arguments(

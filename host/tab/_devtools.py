@@ -24,7 +24,7 @@ import contextlib
 import functools
 import logging
 from collections.abc import Iterable, Mapping
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 import attrs
 import trio
@@ -70,6 +70,7 @@ _FRAME_LIMIT: Final = 300
 _HEADER_LIMIT: Final = 500
 _HEADERS_CHARS: Final = 4000
 _HEADERS_KEPT: Final = 100
+_V = TypeVar("_V")
 _POST_DATA_KEPT: Final = 8000
 _STACK_FRAMES: Final = 5
 _SECRETS_KEPT: Final = 32
@@ -432,7 +433,7 @@ class DevtoolsLog:
             headers = _headers(params.get("headers"))
             entry = self._live.get(request_id) or self._finished.get(request_id)
             if entry is None:
-                _keep_early(self._early_sent, request_id, headers)
+                _keep_latest(self._early_sent, request_id, headers)
             elif not entry.request_headers_extra:
                 entry.request_headers = headers
                 entry.request_headers_extra = True
@@ -441,7 +442,7 @@ class DevtoolsLog:
         if entry is None and method == cdp.events.NETWORK_RESPONSE_RECEIVED_EXTRA_INFO:
             entry = self._finished.get(request_id)
             if entry is None:
-                _keep_early(self._early_received, request_id, _headers(params.get("headers")))
+                _keep_latest(self._early_received, request_id, _headers(params.get("headers")))
         if entry is None:
             return
         if method == cdp.events.NETWORK_RESPONSE_RECEIVED:
@@ -514,18 +515,14 @@ class DevtoolsLog:
         entry.finished = True
         if self._live.get(entry.request_id) is entry:
             del self._live[entry.request_id]
-        self._finished[entry.request_id] = entry
-        while len(self._finished) > _HEADERS_KEPT:
-            self._finished.popitem(last=False)
+        _keep_latest(self._finished, entry.request_id, entry)
 
 
-def _keep_early(
-    early: collections.OrderedDict[str, dict[str, str]], request_id: str, headers: dict[str, str]
-) -> None:
-    """Keep raw headers for a request not seen yet, the latest `_HEADERS_KEPT` of them."""
-    early[request_id] = headers
-    while len(early) > _HEADERS_KEPT:
-        early.popitem(last=False)
+def _keep_latest(kept: collections.OrderedDict[str, _V], request_id: str, value: _V) -> None:
+    """Keep ``value`` for a request, the latest `_HEADERS_KEPT` requests' only."""
+    kept[request_id] = value
+    while len(kept) > _HEADERS_KEPT:
+        kept.popitem(last=False)
 
 
 def _argument(arg: Mapping[str, Any]) -> str:
