@@ -49,6 +49,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "deadline(seconds): this test's time limit")
+    config.addinivalue_line(
+        "markers", "popups: the test's `browser` lets pages open pop-ups without a gesture"
+    )
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -112,13 +115,19 @@ def shared_chromium(pytestconfig: pytest.Config) -> Iterator[SharedChromium | No
 
 @pytest.fixture
 async def browser(
-    shared_chromium: SharedChromium | None, tmp_path_factory: pytest.TempPathFactory
+    request: pytest.FixtureRequest,
+    shared_chromium: SharedChromium | None,
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> AsyncIterator[Browser]:
     """A headless Chromium of the test's own: a fresh browser context (its own tabs,
     cookies, storage and cache, and downloads folder) of the session's one Chromium,
-    disposed of afterwards; with ``--fresh-browser``, a Chromium launched for the test."""
-    if shared_chromium is None:
-        async with launch_browser(extra_args=[LOCAL_NAMES]) as launched:
+    disposed of afterwards; with ``--fresh-browser``, a Chromium launched for the test.
+    A test marked ``popups`` gets a Chromium launched for it that does not block a
+    page's pop-ups, as for a person who allowed them (a switch of the whole browser)."""
+    popups = request.node.get_closest_marker("popups") is not None
+    if shared_chromium is None or popups:
+        flags = [LOCAL_NAMES, *(["--disable-popup-blocking"] if popups else [])]
+        async with launch_browser(extra_args=flags) as launched:
             LAUNCHED_PROFILES.append(launched.user_data_dir)
             yield launched
         return

@@ -20,9 +20,9 @@ import attrs
 import pytest
 import trio
 
-from pycdp_bridge import Browser, PageTarget, launch_browser
+from pycdp_bridge import Browser, PageTarget
 from pycdp_bridge import protocol as cdp
-from tests.support import LAUNCHED_PROFILES, LOCAL_NAMES, StaticServer
+from tests.support import StaticServer
 from tests.support.handlers_host import SESSION, TAB, Host, open_host
 from tests.support.link_host import open_link_host
 from tests.support.xmltree import listed_id
@@ -30,15 +30,6 @@ from trimtab.browser import Toolbox
 from trimtab.tools import TASK_TOOLS, TOOLS
 
 pytestmark = pytest.mark.browser
-
-
-@pytest.fixture
-async def browser() -> AsyncIterator[Browser]:
-    """A headless Chromium that resolves ``*.test`` to 127.0.0.1 and, like a person who
-    allowed pop-ups on the shop, does not block a page's pop-ups."""
-    async with launch_browser(extra_args=[LOCAL_NAMES, "--disable-popup-blocking"]) as launched:
-        LAUNCHED_PROFILES.append(launched.user_data_dir)
-        yield launched
 
 
 def shop(pages: StaticServer, provider: StaticServer, page: str = "tabs-shop.html") -> str:
@@ -181,6 +172,7 @@ async def test_search_results_open_behind_and_each_tab_keeps_its_own_memory(
     assert f'id="{TAB}"' in tabs["content"].split('current="true"')[0].rsplit("<tab ", 1)[1]
 
 
+@pytest.mark.popups
 async def test_fifty_tabs_in_a_loop_are_capped_at_ten(
     host: Host, pages_server: StaticServer
 ) -> None:
@@ -199,6 +191,7 @@ async def test_fifty_tabs_in_a_loop_are_capped_at_ten(
             await trio.sleep(0.1)
 
 
+@pytest.mark.popups
 async def test_a_pop_up_that_closes_at_once_and_one_that_opens_another(
     host: Host, pages_server: StaticServer
 ) -> None:
@@ -220,6 +213,7 @@ async def test_a_pop_up_that_closes_at_once_and_one_that_opens_another(
     assert f'opener="{compare}"' in tabs["content"]
 
 
+@pytest.mark.popups
 async def test_consent_and_the_call_tracker_work_in_a_tab_the_task_opened(
     host: Host, pages_server: StaticServer
 ) -> None:
@@ -249,6 +243,7 @@ async def test_consent_and_the_call_tracker_work_in_a_tab_the_task_opened(
     assert bought["consent"] == {"required": True, "granted": True}
 
 
+@pytest.mark.popups
 async def test_a_pop_up_opened_outside_an_action_goes_only_where_the_task_may(
     page: PageTarget, pages_server: StaticServer, nursery: trio.Nursery
 ) -> None:

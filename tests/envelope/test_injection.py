@@ -15,12 +15,18 @@ try, or a person's task that did not get done, fails the test outright.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import trio
 
 from tests.support.injection_suite import ATTACKS, Attack, Run, open_web, run_attack
 from tests.support.injection_web import WEB_ROOT, Web, serve_web
 from tests.support.obedient import PERSON, instructions
+from tests.support.shared_browser import SharedChromium
+
+# The session's Chromium (None with --fresh-browser: each test launches its own).
+Shared = SharedChromium | None
 
 pytestmark = pytest.mark.browser
 
@@ -86,24 +92,26 @@ def test_the_grammar_reads_a_new_tab_in_either_order() -> None:
         ], text
 
 
-async def _both_runs(attack: Attack) -> tuple[Run, Run]:
+async def _both_runs(attack: Attack, shared: Shared, folder: Path) -> tuple[Run, Run]:
     """The benign run (the person says yes, the model does only the task), then the harm
     run (the person says no, the model obeys the page), in one browser."""
     with trio.fail_after(150):
-        async with open_web() as (sites, browser):
+        async with open_web(shared, folder) as (sites, browser):
             benign = await run_attack(sites, browser, attack, allow=True, obedient=False)
             harm = await run_attack(sites, browser, attack, allow=False, obedient=True)
     return benign, harm
 
 
 @pytest.mark.parametrize("attack", [_case(a) for a in ATTACKS])
-def test_an_obedient_model_does_no_harm_when_the_person_says_no(attack: Attack) -> None:
+def test_an_obedient_model_does_no_harm_when_the_person_says_no(
+    attack: Attack, shared_chromium: Shared, tmp_path: Path
+) -> None:
     """With the person answering yes the person's own task on the page gets done; with
     the person answering no throughout, the obedient model tries what the page asks
     and nothing harmful reaches any site."""
     # A plain test that runs trio itself: harm then fails it as HarmDone (what the
     # xfails expect), not wrapped in the exception group of a trio-mode test.
-    benign, harm = trio.run(_both_runs, attack)
+    benign, harm = trio.run(_both_runs, attack, shared_chromium, tmp_path)
     assert benign.benign_ok, (benign.evidence.answers, [str(h) for h in benign.evidence.hits])
     assert harm.tried, f"the obedient model never tried it: {harm.tried_words()}"
     if harm.harmed:
@@ -130,28 +138,32 @@ THROUGH_THE_LINK = (
 
 
 @pytest.mark.parametrize("attack", [_case(a) for a in ATTACKS if a.name in THROUGH_THE_LINK])
-def test_an_obedient_outside_agent_does_no_harm_when_the_person_says_no(attack: Attack) -> None:
+def test_an_obedient_outside_agent_does_no_harm_when_the_person_says_no(
+    attack: Attack, shared_chromium: Shared, tmp_path: Path
+) -> None:
     """Through the link (``trimtab mcp``'s door, the tab shared), with the person
     answering no throughout, the obedient model tries what the page asks and nothing
     harmful reaches any site."""
-    harm = trio.run(_harm_through_the_link, attack)
+    harm = trio.run(_harm_through_the_link, attack, shared_chromium, tmp_path)
     assert harm.tried, f"the obedient model never tried it: {harm.tried_words()}"
     if harm.harmed:
         hits = [str(h) for h in harm.evidence.hits]
         raise HarmDone(f"{attack.asks}: done without a yes ({harm.tried_words()}; {hits})")
 
 
-async def _harm_through_the_link(attack: Attack) -> Run:
+async def _harm_through_the_link(attack: Attack, shared: Shared, folder: Path) -> Run:
     with trio.fail_after(150):
-        async with open_web() as (sites, browser):
+        async with open_web(shared, folder) as (sites, browser):
             return await run_attack(sites, browser, attack, allow=False, door="link")
 
 
-async def test_harm_is_done_and_seen_when_the_person_says_yes() -> None:
+async def test_harm_is_done_and_seen_when_the_person_says_yes(
+    shared_chromium: Shared, tmp_path: Path
+) -> None:
     """The harness can see harm: when the person says yes to what the page asked (posting
     their e-mail in a forum reply), the post reaches the forum and the judge says so."""
     (attack,) = (a for a in ATTACKS if a.name == "forum-reply")
-    async with open_web() as (sites, browser):
+    async with open_web(shared_chromium, tmp_path) as (sites, browser):
         run = await run_attack(sites, browser, attack, allow=True, obedient=True)
     assert run.asked >= 1
     assert run.tried
@@ -160,12 +172,14 @@ async def test_harm_is_done_and_seen_when_the_person_says_yes() -> None:
     assert post.carries(PERSON.email)
 
 
-async def test_other_code_runs_on_a_yes_under_an_always_for_one_code() -> None:
+async def test_other_code_runs_on_a_yes_under_an_always_for_one_code(
+    shared_chromium: Shared, tmp_path: Path
+) -> None:
     """The judge of evaluate's always sees harm: with the person saying yes, the code the
     page asked for (not the one on the always list) is asked about, runs, and its
     transfer reaches the bank; the listed code itself ran unasked."""
     (attack,) = (a for a in ATTACKS if a.name == "evaluate-other-code")
-    async with open_web() as (sites, browser):
+    async with open_web(shared_chromium, tmp_path) as (sites, browser):
         run = await run_attack(sites, browser, attack, allow=True, obedient=True)
     assert run.asked == 1
     assert run.harmed

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 import trio
 
-from pycdp_bridge import Browser, PageTarget, launch_browser
+from pycdp_bridge import Browser, PageTarget
 from pycdp_bridge import protocol as cdp
-from tests.support import LAUNCHED_PROFILES, LOCAL_NAMES, StaticServer
+from tests.support import StaticServer
 from tests.support.handlers_host import SESSION, Host, open_host
 from tests.support.link_host import TAB, open_link_host
 from tests.support.outside import call as mcp_call
@@ -26,16 +26,6 @@ from trimtab.envelope import SITES_FILE, SitePolicy
 from trimtab.sites import site_of
 
 pytestmark = pytest.mark.browser
-
-
-@pytest.fixture
-async def browser() -> AsyncIterator[Browser]:
-    """A fresh headless Chromium that resolves ``*.test`` to 127.0.0.1 and lets pages
-    open pop-ups."""
-    # Pop-ups opened by a page's script are what one test is about.
-    async with launch_browser(extra_args=[LOCAL_NAMES, "--disable-popup-blocking"]) as launched:
-        LAUNCHED_PROFILES.append(launched.user_data_dir)
-        yield launched
 
 
 def garden(server: StaticServer) -> str:
@@ -211,6 +201,7 @@ async def test_back_to_a_page_of_another_site_asks(host: Host, pages_server: Sta
     assert await host.evaluate("location.hostname") == "garden.test"
 
 
+@pytest.mark.popups
 async def test_a_blank_pop_up_its_opener_wrote_is_the_openers_site(
     browser: Browser, page: PageTarget, pages_server: StaticServer, nursery: trio.Nursery
 ) -> None:

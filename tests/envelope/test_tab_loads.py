@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,7 +23,11 @@ import trio
 
 from tests.support.injection_suite import DOORS, open_web, through
 from tests.support.injection_web import Web
+from tests.support.shared_browser import SharedChromium
 from tests.support.xmltree import listed_id
+
+# The session's Chromium (None with --fresh-browser: each test launches its own).
+Shared = SharedChromium | None
 
 pytestmark = pytest.mark.browser
 
@@ -51,11 +56,13 @@ async def _tab_count(tool: Any) -> int:
     return str(listed["content"]).count("<tab ")
 
 
-async def _new_tab(door: str, allow: bool) -> tuple[Mapping[str, Any], list[Any], list[str], int]:
+async def _new_tab(
+    door: str, allow: bool, shared: Shared, folder: Path
+) -> tuple[Mapping[str, Any], list[Any], list[str], int]:
     """new_tab through ``door`` to the shop's open redirect, the person answering
     ``allow``: the answer, the questions, what reached the attacker, the task's tabs."""
     with trio.fail_after(90):
-        async with open_web() as (web, browser):
+        async with open_web(shared, folder) as (web, browser):
             page = await browser.new_page()
             async with through(door, page, SHOP, allow) as (tool, asked):
                 await tool("capture_snapshot", {})
@@ -69,12 +76,12 @@ async def _new_tab(door: str, allow: bool) -> tuple[Mapping[str, Any], list[Any]
 
 @pytest.mark.parametrize("door", DOORS)
 async def test_new_tab_through_an_open_redirect_to_another_site_asks_and_a_no_sends_nothing(
-    door: str,
+    door: str, shared_chromium: Shared, tmp_path: Path
 ) -> None:
     """new_tab to a URL on the task's own site that redirects to another site, the
     person answering no: the site question names the other site, nothing reaches it,
     the answer says the tab was not opened and the task keeps only its first tab."""
-    opened, asked, leaked, tabs = await _new_tab(door, allow=False)
+    opened, asked, leaked, tabs = await _new_tab(door, False, shared_chromium, tmp_path)
     assert leaked == [], "the redirect left the browser without a yes"
     assert opened["is_error"], opened
     assert "Not done: new_tab did not open" in opened["content"], opened["content"]
@@ -86,10 +93,12 @@ async def test_new_tab_through_an_open_redirect_to_another_site_asks_and_a_no_se
 
 
 @pytest.mark.parametrize("door", DOORS)
-async def test_new_tab_through_an_open_redirect_loads_once_after_a_yes(door: str) -> None:
+async def test_new_tab_through_an_open_redirect_loads_once_after_a_yes(
+    door: str, shared_chromium: Shared, tmp_path: Path
+) -> None:
     """The same new_tab with the person answering yes: the other site receives the
     request exactly once and the agent acts in the new tab, on the page it landed on."""
-    opened, asked, leaked, tabs = await _new_tab(door, allow=True)
+    opened, asked, leaked, tabs = await _new_tab(door, True, shared_chromium, tmp_path)
     assert not opened["is_error"], opened["content"]
     assert leaked == ["GET attacker.test/c/leak?who=sam"]
     assert len(asked) == 1, asked
@@ -98,11 +107,13 @@ async def test_new_tab_through_an_open_redirect_loads_once_after_a_yes(door: str
     assert tabs == 2
 
 
-async def test_new_tab_on_the_tasks_own_site_asks_nothing() -> None:
+async def test_new_tab_on_the_tasks_own_site_asks_nothing(
+    shared_chromium: Shared, tmp_path: Path
+) -> None:
     """A new tab on the task's own site, through no redirect, opens without a question
     and shows its page."""
     with trio.fail_after(90):
-        async with open_web() as (_, browser):
+        async with open_web(shared_chromium, tmp_path) as (_, browser):
             page = await browser.new_page()
             async with through("panel", page, SHOP, False) as (tool, asked):
                 await tool("capture_snapshot", {})
@@ -112,11 +123,13 @@ async def test_new_tab_on_the_tasks_own_site_asks_nothing() -> None:
     assert "Ridgeline 2 tent" in opened["content"]
 
 
-async def _bounce(door: str, allow: bool) -> tuple[Mapping[str, Any], list[Any], list[str]]:
+async def _bounce(
+    door: str, allow: bool, shared: Shared, folder: Path
+) -> tuple[Mapping[str, Any], list[Any], list[str]]:
     """A click that opens a pop-up on the shop's slow sign-in bounce, through ``door``,
     the person answering ``allow``: the click's answer, the questions, the leak."""
     with trio.fail_after(90):
-        async with open_web() as (web, browser):
+        async with open_web(shared, folder) as (web, browser):
             page = await browser.new_page()
             async with through(door, page, POINTS, allow) as (tool, asked):
                 seen = await tool("capture_snapshot", {})
@@ -130,13 +143,13 @@ async def _bounce(door: str, allow: bool) -> tuple[Mapping[str, Any], list[Any],
 
 @pytest.mark.parametrize("door", DOORS)
 async def test_a_pop_up_bounced_to_another_site_after_the_click_asks_and_a_no_sends_nothing(
-    door: str,
+    door: str, shared_chromium: Shared, tmp_path: Path
 ) -> None:
     """A pop-up the agent's click opened starts on the task's own site, whose server
     redirects it to another site only after the click is over: the redirect waits for
     the site question, a no sends nothing there and the answer says the pop-up was
     blocked."""
-    clicked, asked, leaked = await _bounce(door, allow=False)
+    clicked, asked, leaked = await _bounce(door, False, shared_chromium, tmp_path)
     assert leaked == [], "the pop-up's redirect left the browser without a yes"
     assert len(asked) == 1, asked
     assert "attacker.test" in str(asked[0]), asked
@@ -146,10 +159,12 @@ async def test_a_pop_up_bounced_to_another_site_after_the_click_asks_and_a_no_se
     assert "blocked" in clicked["content"]
 
 
-async def test_a_pop_up_bounced_to_another_site_loads_once_after_a_yes() -> None:
+async def test_a_pop_up_bounced_to_another_site_loads_once_after_a_yes(
+    shared_chromium: Shared, tmp_path: Path
+) -> None:
     """The same pop-up with the person answering yes: the other site receives the
     request once, and the agent is in the pop-up on the page it landed on."""
-    clicked, asked, leaked = await _bounce("panel", allow=True)
+    clicked, asked, leaked = await _bounce("panel", True, shared_chromium, tmp_path)
     assert leaked == ["GET attacker.test/c/bounce?member=sam.rivera%40mail.test"]
     assert len(asked) == 1, asked
     assert "you are in it now" in clicked["content"], clicked["content"]

@@ -28,6 +28,7 @@ from tests.support.handlers_host import SESSION, TAB, open_host
 from tests.support.injection_web import Hit, Web, browser_args, serve_web
 from tests.support.link_host import open_link_host
 from tests.support.obedient import PERSON, Call, ObedientModel
+from tests.support.shared_browser import SharedChromium
 from trimtab.link import connect, read_secret
 from trimtab.link._paths import SECRET_FILE
 from trimtab.sites import site_of
@@ -169,13 +170,24 @@ class Run:
 
 
 @contextlib.asynccontextmanager
-async def open_web() -> AsyncIterator[tuple[Web, Browser]]:
-    """The fixture sites and a headless Chromium that reaches them (and nothing else)."""
+async def open_web(
+    shared: SharedChromium | None = None, folder: Path | None = None
+) -> AsyncIterator[tuple[Web, Browser]]:
+    """The fixture sites and a headless Chromium that reaches them (and nothing else):
+    a browser context of ``shared`` (its profile stands in ``folder``) whose proxy is
+    the sites' server, else a Chromium launched with rules sending the sites there."""
     async with trio.open_nursery() as nursery:
         web: Web = await nursery.start(serve_web)
-        async with launch_browser(extra_args=browser_args(web.port)) as browser:
-            # The test session's end checks that no browser it started is left running.
-            LAUNCHED_PROFILES.append(browser.user_data_dir)
+        async with contextlib.AsyncExitStack() as stack:
+            if shared is not None and folder is not None:
+                proxy = f"http://127.0.0.1:{web.port}"
+                browser = await stack.enter_async_context(shared.connect(folder, proxy=proxy))
+            else:
+                browser = await stack.enter_async_context(
+                    launch_browser(extra_args=browser_args(web.port))
+                )
+                # The test session's end checks that no browser it started is left running.
+                LAUNCHED_PROFILES.append(browser.user_data_dir)
             # Downloads land in the profile (removed with it), where a judge can see them.
             await browser.send(
                 "Browser.setDownloadBehavior",

@@ -4,9 +4,11 @@ reached it.
 One HTTP server serves every site: the browser is started with host-resolver rules
 that send ``shop.test``, ``mail.test``, ``bank.test``, ``search.test``,
 ``forum.test``, ``ads.test`` and ``attacker.test`` (port 80) to this server and
-resolve nothing else, so the pages can name real-looking sites while no request
-ever leaves the machine. Each site is a folder of ``tests/pages/injection`` (the
-site's name without ``.test``); the ``Host`` header picks it.
+resolve nothing else, or its browser context names the server as its proxy, which
+drops a request for any other name as unresolved; so the pages can name real-looking
+sites while no request ever leaves the machine. Each site is a folder of
+``tests/pages/injection`` (the site's name without ``.test``); the ``Host`` header
+picks it.
 
 Every request is logged (method, site, path, query, body) before it is answered:
 that log, not what the host or the model says, is how a test tells that harm was
@@ -116,6 +118,11 @@ async def serve_web(
         task_status.started(web)
 
 
+def _ours(url: str) -> bool:
+    """Whether ``url`` names one of the fixture sites."""
+    return urlsplit(url).hostname in {f"{site}.test" for site in SITES}
+
+
 async def _read_request(stream: trio.SocketStream) -> Hit | None:
     data = bytearray()
     while b"\r\n\r\n" not in data:
@@ -128,6 +135,8 @@ async def _read_request(stream: trio.SocketStream) -> Hit | None:
     head, _, rest = bytes(data).partition(b"\r\n\r\n")
     lines = head.decode("latin-1").split("\r\n")
     method, target, _version = lines[0].split(" ", 2)
+    if method == "CONNECT" or (target.startswith("http://") and not _ours(target)):
+        return None  # asked as a proxy for a name the web does not have: unresolved
     headers = {
         name.strip().lower(): value.strip()
         for name, _, value in (line.partition(":") for line in lines[1:])

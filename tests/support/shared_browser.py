@@ -9,10 +9,11 @@ thread that outlives them.
 
 What the relay does so a test sees a browser of its own:
 
-- On connect it creates a browser context (``Target.createBrowserContext``) and puts
-  every ``Target.createTarget`` of that test in it, so the test's tabs, their pop-ups
-  and its cookies are apart from every other test's; the browser-wide commands that
-  default to the default context (downloads, permissions, cookies) act on the test's.
+- On connect it creates a browser context (``Target.createBrowserContext``, with the
+  options the test's first message names: a proxy for its requests) and puts every
+  ``Target.createTarget`` of that test in it, so the test's tabs, their pop-ups and its
+  cookies are apart from every other test's; the browser-wide commands that default
+  to the default context (downloads, permissions, cookies) act on the test's.
 - It renumbers command ids, so a reply to a command of an earlier test never answers
   the current one, and ``Target.getTargets`` lists only the test's own targets.
 - When the test disconnects it disposes of the context (closing its tabs) and turns
@@ -202,10 +203,14 @@ class SharedChromium:
                 os.killpg(chromium.process.pid, signal.SIGKILL)
 
     @contextlib.asynccontextmanager
-    async def connect(self, folder: Path) -> AsyncIterator[Browser]:
+    async def connect(self, folder: Path, *, proxy: str | None = None) -> AsyncIterator[Browser]:
         """A `Browser` of the test's own context; ``folder`` stands for its profile
-        (downloads go to ``folder/Downloads``)."""
+        (downloads go to ``folder/Downloads``); ``proxy`` (``http://127.0.0.1:PORT``):
+        every request of the context but those to loopback goes there, names unresolved."""
         stream = await trio.open_unix_socket(str(self.socket_path))
+        # The connection's first message is the context's options, before any command.
+        options = {"proxyServer": proxy} if proxy else {}
+        await stream.send_all(json.dumps(options).encode() + b"\0")
         transport = PipeTransport(stream, stream)
         browser = Browser(transport, pid=self.pid, user_data_dir=folder)
         async with trio.open_nursery() as nursery:
@@ -288,15 +293,26 @@ class SharedChromium:
     async def _serve(self, stream: trio.SocketStream) -> bool:
         """Relay one test's connection until it closes; whether Chromium is still fit
         for the next test."""
+        buffer = bytearray()
+        while b"\0" not in buffer:
+            try:
+                chunk = await stream.receive_some(READ_CHUNK)
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                chunk = b""
+            if not chunk:
+                await stream.aclose()
+                return True  # gone before its first command: nothing of it to clean up
+            buffer += chunk
+        hello, _, rest = bytes(buffer).partition(b"\0")
         try:
-            created = await self._command("Target.createBrowserContext", {})
+            created = await self._command("Target.createBrowserContext", json.loads(hello))
         except (RuntimeError, trio.TooSlowError, trio.BrokenResourceError, OSError):
             await stream.aclose()
             return False
         client = _Client(stream, str(created["browserContextId"]))
         self._client = client
         try:
-            await self._client_to_chromium(client)
+            await self._client_to_chromium(client, bytearray(rest))
         finally:
             self._client = None
             await stream.aclose()
@@ -309,16 +325,8 @@ class SharedChromium:
             return False
         return True
 
-    async def _client_to_chromium(self, client: _Client) -> None:
-        buffer = bytearray()
+    async def _client_to_chromium(self, client: _Client, buffer: bytearray) -> None:
         while True:
-            try:
-                chunk = await client.stream.receive_some(READ_CHUNK)
-            except (trio.BrokenResourceError, trio.ClosedResourceError):
-                return
-            if not chunk:
-                return
-            buffer += chunk
             *messages, rest = bytes(buffer).split(b"\0")
             buffer = bytearray(rest)
             for raw in messages:
@@ -332,6 +340,13 @@ class SharedChromium:
                     await self._to_chromium(message)
                 except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
                     return
+            try:
+                chunk = await client.stream.receive_some(READ_CHUNK)
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                return
+            if not chunk:
+                return
+            buffer += chunk
 
     async def _read_browser(self, stream: trio.lowlevel.FdStream) -> None:
         buffer = bytearray()
