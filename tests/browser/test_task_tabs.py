@@ -195,13 +195,19 @@ async def test_fifty_tabs_in_a_loop_are_capped_at_ten(
 async def test_a_pop_up_that_closes_at_once_and_one_that_opens_another(
     host: Host, pages_server: StaticServer
 ) -> None:
-    """A pop-up that closes before anyone looked at it is told as opened and closed
-    again; a pop-up whose page opens its own pop-up brings both into the task, the
+    """A pop-up that closes as it loads is told as opened and closed again, and leaves
+    the task; a pop-up whose page opens its own pop-up brings both into the task, the
     second one opened by the first."""
     first = await host.tool("capture_snapshot")
     quick = await host.tool("click", id=eid(first["content"], "button", "Quick sign-in check"))
-    assert "which closed again" in quick["content"], quick["content"]
-    assert (await host.tool("tabs"))["content"].count("<tab ") == 1
+    if "which closed again" not in quick["content"]:
+        # Its script closes it once its document is there: on a busy machine that may
+        # come after the click's answer, which then tells it as opened (found at load).
+        assert "it opened a pop-up, tab " in quick["content"], quick["content"]
+        assert "tabs-provider.html?close=1" in quick["content"], quick["content"]
+    with trio.fail_after(10):
+        while (await host.tool("tabs"))["content"].count("<tab ") != 1:
+            await trio.sleep(0.1)
     listed = await host.tool(
         "navigate", url=f"http://shop.test:{pages_server.port}/tabs-results.html"
     )
