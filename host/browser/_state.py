@@ -37,6 +37,7 @@ import trio
 from ..envelope import Ask, SitePolicy
 from ..routines import (
     GRANTS_FILE,
+    PageSeen,
     Recording,
     Routine,
     RoutineError,
@@ -71,6 +72,7 @@ from ._routine_runs import (
 from ._set_off import SetOff
 from ._tab_events import follow_tabs
 from ._tab_messages import TabRelayHub as RelayHub  # the relay with the tab messages
+from ._task_calls import tab_named
 from ._task_tabs import Tasks, TaskTabs
 from ._tool_call import run_call
 from ._toolbox import Toolbox
@@ -199,10 +201,14 @@ class HostState:
         trailing window; default ``ask``). Every outcome names the tab the call acted in
         and the call's number (`ToolCall.id`, else a new one)."""
         seen = await look_before(self, call)
+        # A switch to a tab, or a close of one, is kept with that tab's title and page:
+        # a routine finds it so (a closed tab's, from before it is gone).
+        title = ""
+        if call.name == "close_tab" and (closing := self._task_tab(call)) is not None:
+            title, url = await self.tab_facts(closing)
+            seen = PageSeen(url, {}, "")
         outcome = await run_call(self, call, ask, later or ask)
         form = outcome.submit_form
-        # A switch to a tab is kept with that tab's title: a routine finds it so.
-        title = ""
         if call.name == "switch_tab" and not outcome.is_error and outcome.tab is not None:
             title = (await self.tab_facts(outcome.tab))[0]
         self.recording.note(
@@ -216,6 +222,15 @@ class HostState:
             title=title,
         )
         return outcome
+
+    def _task_tab(self, call: ToolCall) -> int | None:
+        """The tab of the caller's task a ``close_tab`` call names (None: none of its
+        tabs; the tab is not read then, the call is refused)."""
+        task = self.tasks.get(call.session)
+        tab = tab_named(call, call.tab)
+        if task is None or not isinstance(tab, int) or isinstance(tab, bool) or tab not in task:
+            return None
+        return tab
 
     # -- routines ----------------------------------------------------------------
 

@@ -46,7 +46,15 @@ if TYPE_CHECKING:
     from ._state import HostState
     from ._toolbox import Toolbox
 
-__all__ = ["TASK_HANDLERS", "TaskContext", "TaskHandler", "forget_seen", "stray_id", "tell_opened"]
+__all__ = [
+    "TASK_HANDLERS",
+    "TaskContext",
+    "TaskHandler",
+    "forget_seen",
+    "stray_id",
+    "tab_named",
+    "tell_opened",
+]
 
 # Seconds the opener of a pop-up that closed itself may take to show what the pop-up
 # told it (its DOM quiet for the settle's quiet time, or this long at most).
@@ -71,12 +79,17 @@ class TaskContext:
     toolbox: Toolbox
 
     def tab_named(self) -> object:
-        """The tab ``switch_tab`` or ``close_tab`` is about: its ``tab`` argument, else
-        (a door that takes the tab out of the arguments, MCP's) the tab the door named."""
-        tab = self.call.args.get("tab", self.named)
-        if isinstance(tab, str) and tab.strip().isdigit():
-            return int(tab)
-        return tab
+        return tab_named(self.call, self.named)
+
+
+def tab_named(call: ToolCall, named: int) -> object:
+    """The tab a ``switch_tab`` or ``close_tab`` call is about: its ``tab`` argument,
+    else (a door that takes the tab out of the arguments, MCP's) ``named``, the tab the
+    door named."""
+    tab = call.args.get("tab", named)
+    if isinstance(tab, str) and tab.strip().isdigit():
+        return int(tab)
+    return tab
 
 
 TaskHandler = Callable[[TaskContext], Awaitable[ToolOutcome]]
@@ -249,8 +262,13 @@ async def open_new_tab(context: TaskContext, limit: trio.CancelScope) -> ToolOut
     head, newline, rest = result.content.partition("\n")
     opened = xml.element("note", content=f"opened tab {tab}; you act in it now")
     content = "\n".join([f"{head}{newline}{opened}\n{rest}" if newline else result.content, *notes])
+    url = view.latest.url if view.latest is not None else None
     return attrs.evolve(
-        text_outcome(content, is_error=result.is_error), kind=result.kind, tab=tab, held=held
+        text_outcome(content, is_error=result.is_error),
+        kind=result.kind,
+        tab=tab,
+        url=url,
+        held=held,
     )
 
 

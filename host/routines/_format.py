@@ -33,13 +33,14 @@ __all__ = [
 ROUTINE_VERSION: Final = 1
 
 # The tools a step may call: those that act on the page as a person would, and the
-# reads whose answer is a routine's result. Not: evaluate (code is asked about each
-# time anyway), upload (files of one day), screenshots, the task's tabs tools.
+# reads whose answer is a routine's result, and the task's tabs tools but ``tabs`` (a
+# tab is named by its title and page, not its number). Not: evaluate (code is asked
+# about each time anyway), upload (files of one day), screenshots.
 REPLAYED_TOOLS: Final = frozenset(
     {
         "navigate", "back", "forward", "reload", "answer_dialog", "click", "double_click",
         "type", "press", "select", "check", "hover", "drag", "select_text", "scroll",
-        "fill", "find", "expand", "read", "wait_for", "switch_tab",
+        "fill", "find", "expand", "read", "wait_for", "switch_tab", "new_tab", "close_tab",
     }
 )  # fmt: skip
 
@@ -110,7 +111,8 @@ class Step:
     ``submits``: the form it submitted when it was recorded, as the host predicted it
     before asking the person (`SubmitForm`), for the person's "don't ask again".
     A ``switch_tab`` step names its tab as a person picks it from the tab strip: the
-    tab's ``title`` and its page (``after``), never its number, which differs each run."""
+    tab's ``title`` and its page (``after``), never its number, which differs each run;
+    a ``close_tab`` step names the tab it closes so too (its page is ``page``)."""
 
     tool: str
     page: str = ""
@@ -122,12 +124,14 @@ class Step:
     result: bool = False
     frames: tuple[str, ...] = ()
     submits: SubmitForm | None = None
-    title: str = ""  # a switch_tab's: the title of the tab it goes to
+    title: str = ""  # a switch_tab's or close_tab's: the title of its tab
 
     def words(self) -> str:
         """What the step does, in words, for the plan a person or a model reads."""
         if self.tool == "switch_tab":
             return f"switch to the tab {self.title!r} at {self.after}"
+        if self.tool == "close_tab":
+            return f"close the tab {self.title!r} at {self.page}"
         said = self.tool.replace("_", " ")
         if self.target is not None:
             said += " " + self.target.words()
@@ -360,8 +364,13 @@ def _step(raw: object, where: str, params: set[str]) -> Step:
     title = _text(data.get("title", ""), f"{where}: field 'title'")
     if tool == "switch_tab" and not after:
         raise RoutineError(f"{where}: a switch_tab step needs the page of its tab ('after')")
-    if args and tool == "switch_tab":
-        raise RoutineError(f"{where}: a switch_tab step names its tab by 'title' and 'after'")
+    if tool == "close_tab" and not data.get("page"):
+        raise RoutineError(f"{where}: a close_tab step needs the page of its tab ('page')")
+    if args and tool in ("switch_tab", "close_tab"):
+        where_page = "'after'" if tool == "switch_tab" else "'page'"
+        raise RoutineError(f"{where}: a {tool} step names its tab by 'title' and {where_page}")
+    if tool == "new_tab" and set(args) != {"url"}:
+        raise RoutineError(f"{where}: a new_tab step's one argument is its 'url'")
     return Step(
         tool=tool,
         page=_text(data.get("page", ""), f"{where}: field 'page'"),

@@ -56,9 +56,11 @@ KEPT_CALLS: Final = 500
 # Tools whose answer a routine returns when they come after the last action.
 _READS: Final = frozenset({"find", "expand", "read"})
 # Actions a routine does not run: a session that used one is not saved without them
-# (its other steps would act in a tab it cannot find, or without the file or code it
-# needed). A switch to a tab is run: the tab is found by its title and page.
-_NOT_REPLAYED: Final = frozenset({"new_tab", "close_tab", "upload", "evaluate"})
+# (its other steps would act without the file or code it needed).
+_NOT_REPLAYED: Final = frozenset({"upload", "evaluate"})
+# The task's tabs tools a routine runs: steps whatever their answer said of side
+# effects (a switch or a close finds its tab by title and page, `Step`).
+_TAB_STEPS: Final = frozenset({"switch_tab", "new_tab", "close_tab"})
 # Arguments that hold what is typed or chosen: a parameter's place.
 _TYPED: Final = {"type": "text", "select": "value"}
 
@@ -81,7 +83,8 @@ class Recorded:
     frames: tuple[str, ...] = ()
     # The form it submitted after asking the person, as the host predicted it.
     submit: SubmitForm | None = None
-    # A switch_tab's: the title of the tab it went to.
+    # A switch_tab's: the title of the tab it went to; a close_tab's: of the tab it
+    # closed (whose URL is ``page``).
     title: str = ""
 
 
@@ -109,7 +112,8 @@ class Recording:
         against (``seen``: the session's latest look) and the URL it left the tab on;
         ``form``: the action URL and method of the form the host predicted it would
         submit, when it asked the person before a submit; ``title``: a switch_tab's,
-        the title of the tab it went to (``after`` is that tab's URL)."""
+        the title of the tab it went to (``after`` is that tab's URL); a close_tab's,
+        of the tab it closed (``seen`` is that tab's page)."""
         tool, args = call
         ids = element_ids(tool, args)
         targets = {eid: t for eid in ids if (t := describe(eid, seen)) is not None}
@@ -220,15 +224,15 @@ def replayed_calls(calls: Sequence[Recorded], who: str) -> list[Recorded]:
 
 def chosen_calls(kept: Sequence[Recorded], *, reads: bool) -> list[tuple[Recorded, bool]]:
     """The calls of ``kept`` that become steps, each with whether its answer is the
-    result: every action, every switch to a tab (where the next steps act; after the
-    last action its answer, the tab's page, is read) and, with ``reads``, the reads
-    after the last action (the task's answer)."""
+    result: every action, every step of the task's tabs (where the next steps act;
+    after the last action a switch's or a new tab's answer, the tab's page, is read)
+    and, with ``reads``, the reads after the last action (the task's answer)."""
     last_action = max((i for i, c in enumerate(kept) if c.acted), default=-1)
     return [
-        (call, reads and i > last_action)
+        (call, reads and i > last_action and call.tool != "close_tab")
         for i, call in enumerate(kept)
         if call.acted
-        or call.tool == "switch_tab"
+        or call.tool in _TAB_STEPS
         or (reads and i > last_action and call.tool in _READS)
     ]
 

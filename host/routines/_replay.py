@@ -169,10 +169,10 @@ async def replay(
     results: list[str] = []
     # No read after the last action: the run answers with what its last step answered.
     answers_last = not any(step.result for step in steps)
-    # The tabs open before the run: a switch goes to a tab this run opened before one
-    # an earlier run left open (the person's pick between two tabs of one title).
-    switches = any(step.tool == "switch_tab" for step in steps)
-    open_before = {seen.tab for seen in await browser.tabs()} if switches else set()
+    # The tabs open before the run: a switch or a close goes to a tab this run opened
+    # before one open already (the person's pick between two tabs of one title).
+    names_tabs = any(step.tool in ("switch_tab", "close_tab") for step in steps)
+    open_before = {seen.tab for seen in await browser.tabs()} if names_tabs else set()
 
     def ended(status: Status, at: int, why: str) -> Run:
         plan = tuple(step.words() for step in steps[at:]) if status == "needs_help" else ()
@@ -230,7 +230,9 @@ async def _arguments(
     """The step's arguments with its elements found in the tab now and its parameters
     given, or why they cannot be (``before``: the tabs open before the run)."""
     if step.tool == "switch_tab":
-        return await _tab_of(step, browser, before)
+        return await _tab_of(step.title, step.after, browser, before)
+    if step.tool == "close_tab":
+        return await _tab_of(step.title, step.page, browser, before)
     args: dict[str, object] = {key: _given(value, values) for key, value in step.args.items()}
     targets: list[tuple[str, Target]] = []
     if step.target is not None:
@@ -273,21 +275,24 @@ async def _find(
     return why
 
 
-async def _tab_of(step: Step, browser: Browser, before: set[int]) -> dict[str, object] | str:
-    """The arguments of a ``switch_tab`` step: the one tab with the title it recorded
-    (any, when it recorded none) showing its page, of those this run opened, else of
-    those open before it; else why not (no such tab, or several: never a guess)."""
+async def _tab_of(
+    title: str, page: str, browser: Browser, before: set[int]
+) -> dict[str, object] | str:
+    """The arguments of a ``switch_tab`` or ``close_tab`` step: the one tab with the
+    title it recorded (any, when it recorded none) showing its page, of those this run
+    opened, else of those open before it; else why not (no such tab, or several:
+    never a guess)."""
     tabs = await browser.tabs()
     found = [
         seen.tab
         for seen in tabs
-        if url_matches(step.after, seen.url) and (not step.title or seen.title == step.title)
+        if url_matches(page, seen.url) and (not title or seen.title == title)
     ]
     found = [tab for tab in found if tab not in before] or found
     if len(found) == 1:
         return {"tab": found[0]}
     shown = "; ".join(f"{seen.title!r} at {seen.url}" for seen in tabs) or "none"
-    which = f"the tab {step.title!r} at {step.after}"
+    which = f"the tab {title!r} at {page}"
     if not found:
         return f"no tab of the run is {which} (its tabs: {shown})"
     return f"{len(found)} tabs of the run are {which}: not one to pick (its tabs: {shown})"

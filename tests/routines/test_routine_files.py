@@ -162,15 +162,36 @@ def test_a_switch_to_a_tab_is_kept_naming_the_tab_as_a_person_sees_it() -> None:
     assert parse_routine(json.loads(json.dumps(routine.to_json()))) == routine
 
 
-def test_a_session_that_opened_or_closed_a_tab_is_not_saved_without_it() -> None:
-    """A routine does not open a tab by its address or close one: a session that did
-    (or ran code, or uploaded) is refused, naming the tool, rather than saved with
-    its steps in the wrong tab."""
+def test_a_tab_opened_by_its_address_and_closed_is_kept_closing_it_by_title() -> None:
+    """A new tab is a step with its URL (its answer, the new page, read when no action
+    follows); a close names the tab it closed by title and page, never its number,
+    and is never the result; code run in a session still keeps it from being saved."""
     recording = Recording()
     recording.note("s", ("click", {"id": "add"}), shop_page(), SHOP, ok=True, acted=True)
+    # The host answers the task tools itself: their outcomes say no side effects.
     recording.note("s", ("new_tab", {"url": CART}), shop_page(), CART, ok=True, acted=False)
-    with pytest.raises(RoutineError, match="the session used new_tab"):
-        routine_of(recording.of("s"), "Two tabs", "")
+    closed = PageSeen(CART, {}, "")
+    recording.note("s", ("close_tab", {"tab": 9}), closed, CART, ok=True, acted=False, title="Cart")
+    routine = routine_of(recording.of("s"), "Peek at the cart", "")
+    opened, close = routine.steps[1:]
+    assert (opened.tool, opened.args, opened.after, opened.result) == (
+        "new_tab",
+        {"url": CART},
+        url_pattern(CART),
+        True,
+    )
+    assert (close.tool, close.title, close.page, close.args, close.result) == (
+        "close_tab",
+        "Cart",
+        url_pattern(CART),
+        {},
+        False,
+    )
+    assert close.words() == f"close the tab 'Cart' at {url_pattern(CART)}"
+    assert parse_routine(json.loads(json.dumps(routine.to_json()))) == routine
+    recording.note("s", ("evaluate", {"code": "1"}), shop_page(), SHOP, ok=True, acted=True)
+    with pytest.raises(RoutineError, match="the session used evaluate"):
+        routine_of(recording.of("s"), "Peek at the cart", "")
 
 
 def test_a_path_segment_with_a_digit_matches_any() -> None:
@@ -235,6 +256,18 @@ def minimal(**changes: Any) -> dict[str, Any]:
         ),
         ({"parameters": [{"name": "a"}, {"name": "a"}]}, "parameter 'a' is declared twice"),
         ({"steps": [{"tool": "fill"}]}, "step 1 (fill): a fill step needs its fields"),
+        (
+            {"steps": [{"tool": "close_tab", "title": "Cart"}]},
+            "step 1 (close_tab): a close_tab step needs the page of its tab ('page')",
+        ),
+        (
+            {"steps": [{"tool": "close_tab", "page": CART, "args": {"tab": 3}}]},
+            "step 1 (close_tab): a close_tab step names its tab by 'title' and 'page'",
+        ),
+        (
+            {"steps": [{"tool": "new_tab", "args": {"address": CART}}]},
+            "step 1 (new_tab): a new_tab step's one argument is its 'url'",
+        ),
     ],
 )
 def test_a_wrong_file_is_refused_naming_the_step_and_field(
@@ -259,28 +292,44 @@ _TARGETS = st.builds(
     st.integers(1, 5),
     st.integers(0, 10),
 )
-_STEPS = st.builds(
-    lambda tool, target, page, result, text: Step(
-        tool=tool,
-        page=page,
-        after=page,
-        target=target,
-        args={"text": text} if text is not None else {},
-        result=result,
-    ),
-    st.sampled_from(sorted(REPLAYED_TOOLS - {"fill", "switch_tab"})),
-    st.none() | _TARGETS,
-    st.sampled_from(["", SHOP]),
-    st.booleans(),
-    st.none() | _TEXT,
-) | st.builds(
-    lambda page, after, title, result: Step(
-        tool="switch_tab", page=page, after=after, title=title, result=result
-    ),
-    st.sampled_from(["", SHOP]),
-    st.sampled_from([SHOP, CART]),
-    _TEXT,
-    st.booleans(),
+_STEPS = (
+    st.builds(
+        lambda tool, target, page, result, text: Step(
+            tool=tool,
+            page=page,
+            after=page,
+            target=target,
+            args={"text": text} if text is not None else {},
+            result=result,
+        ),
+        st.sampled_from(sorted(REPLAYED_TOOLS - {"fill", "switch_tab", "new_tab", "close_tab"})),
+        st.none() | _TARGETS,
+        st.sampled_from(["", SHOP]),
+        st.booleans(),
+        st.none() | _TEXT,
+    )
+    | st.builds(
+        lambda page, after, title, result: Step(
+            tool="switch_tab", page=page, after=after, title=title, result=result
+        ),
+        st.sampled_from(["", SHOP]),
+        st.sampled_from([SHOP, CART]),
+        _TEXT,
+        st.booleans(),
+    )
+    | st.builds(
+        lambda page, title: Step(tool="close_tab", page=page, after=page, title=title),
+        st.sampled_from([SHOP, CART]),
+        _TEXT,
+    )
+    | st.builds(
+        lambda page, url, result: Step(
+            tool="new_tab", page=page, after=page, args={"url": url}, result=result
+        ),
+        st.sampled_from(["", SHOP]),
+        st.sampled_from([SHOP, CART]),
+        st.booleans(),
+    )
 )
 
 

@@ -1,7 +1,8 @@
-"""Routines across tabs: a step that switches to a tab finds it as a person picks it from
-the tab strip (its title and page), prefers a tab the run itself opened, and never picks
-one of several alike. Without a browser (a model of the run's tabs), then end to end
-through the link: results opened behind in tabs, each read, back to the list."""
+"""Routines across tabs: a step that switches to a tab or closes one finds it as a person
+picks it from the tab strip (its title and page), prefers a tab the run itself opened,
+and never picks one of several alike. Without a browser (a model of the run's tabs),
+then end to end through the link: results opened behind in tabs, each read, back to
+the list; a result read in a tab the run opened by its address, and closed."""
 
 from __future__ import annotations
 
@@ -43,6 +44,10 @@ class Tabs:
         self.acted.append((tool, dict(args)))
         if tool == "switch_tab":
             self.current = int(str(args["tab"]))
+        if tool == "close_tab":
+            self.before = [seen for seen in self.before if seen.tab != args["tab"]]
+            self.opened = [seen for seen in self.opened if seen.tab != args["tab"]]
+            return Acted(f"closed tab {args['tab']}", is_error=False, refused=False, url=None)
         [now] = [seen for seen in await self.tabs() if seen.tab == self.current]
         return Acted(f"in {now.title}", is_error=False, refused=False, url=now.url)
 
@@ -63,14 +68,25 @@ class Tabs:
 _TABS = st.lists(st.tuples(st.sampled_from(_TITLES), st.sampled_from([LIST, OFFER])), max_size=4)
 
 
+_NAMING: Mapping[str, Step] = {
+    "switch_tab": Step("switch_tab", page=LIST, after=OFFER, result=True),
+    "close_tab": Step("close_tab", page=OFFER),
+}
+
+
 @settings(max_examples=300, deadline=None)
-@given(before=_TABS, opened=_TABS, title=st.sampled_from(_TITLES))
-async def test_a_switch_goes_to_the_one_tab_a_person_would_pick_or_asks(
-    before: list[tuple[str, str]], opened: list[tuple[str, str]], title: str
+@given(
+    before=_TABS,
+    opened=_TABS,
+    title=st.sampled_from(_TITLES),
+    tool=st.sampled_from(sorted(_NAMING)),
+)
+async def test_a_switch_or_a_close_goes_to_the_one_tab_a_person_would_pick_or_asks(
+    before: list[tuple[str, str]], opened: list[tuple[str, str]], title: str, tool: str
 ) -> None:
     """Of the tabs with the recorded title (any, when none was recorded) on the
     recorded page, the one the run opened, else the one open before it; with none or
-    several of those, the run needs help and switches nowhere."""
+    several of those, the run needs help and switches to or closes no tab."""
     run_tabs = Tabs(
         [TabSeen(1, "Results", LIST), *(TabSeen(2 + i, *t) for i, t in enumerate(before))],
         [TabSeen(20 + i, *t) for i, t in enumerate(opened)],
@@ -79,10 +95,9 @@ async def test_a_switch_goes_to_the_one_tab_a_person_would_pick_or_asks(
         "Read the offer",
         (
             Step("scroll", page=LIST, after=LIST, args={"direction": "down"}),
-            Step("switch_tab", page=LIST, after=OFFER, title=title, result=True),
+            attrs.evolve(_NAMING[tool], title=title),
         ),
     )
-    run = await replay(routine, run_tabs, {})
 
     def alike(seen: TabSeen) -> bool:
         return url_matches(OFFER, seen.url) and (not title or seen.title == title)
@@ -90,7 +105,8 @@ async def test_a_switch_goes_to_the_one_tab_a_person_would_pick_or_asks(
     fresh = [seen.tab for seen in run_tabs.opened if alike(seen)]
     old = [seen.tab for seen in run_tabs.before if alike(seen)]
     expected = fresh if fresh else old
-    switches = [args for tool, args in run_tabs.acted if tool == "switch_tab"]
+    run = await replay(routine, run_tabs, {})
+    switches = [args for done, args in run_tabs.acted if done == tool]
     if len(expected) == 1:
         assert run.status == "done", run.why
         assert switches == [{"tab": expected[0]}]
@@ -171,3 +187,63 @@ async def test_results_read_in_tabs_run_again_in_the_tabs_the_run_opened(
             assert len(switched) == 3
             assert switched[2] == TAB
             assert not {first, second} & set(switched)
+
+
+async def _result_tabs(page: PageTarget, server: StaticServer) -> list[str]:
+    """The titles of the browser's tabs on this test's result pages."""
+    targets = await page.browser.send("Target.getTargets")
+    prefix = server.url("tabs-result.html")
+    return sorted(
+        t["title"]
+        for t in targets["targetInfos"]
+        if t["type"] == "page" and t["url"].startswith(prefix)
+    )
+
+
+@pytest.mark.browser
+async def test_a_result_read_in_a_tab_opened_by_its_address_and_closed_runs_again(
+    page: PageTarget, pages_server: StaticServer
+) -> None:
+    """A result opened behind and closed once read, and another opened by its address
+    and closed: saved with each close naming its tab by title and page, the routine
+    runs again with no model, reads both, and leaves no tab of its own open."""
+    async with open_link_host(page, pages_server.url("tabs-results.html")) as linked:
+        await linked.share(TAB)
+        assert linked.link.socket_path is not None
+        secret = read_secret(linked.state / "trimtab" / SECRET_FILE)
+        async with connect(linked.link.socket_path, secret, {"name": "agent"}) as agent:
+            listed = await _tool(agent, "capture_snapshot")
+            first = _opened(await _tool(agent, "click", id=_link(listed, "Ridge 2 tent")))
+            assert "Price £110" in await _tool(agent, "switch_tab", tab=first)
+            assert f"closed tab {first}" in await _tool(agent, "close_tab", tab=first)
+            offer = pages_server.url("tabs-result.html?n=2")
+            opened = await _tool(agent, "new_tab", url=offer)
+            assert "Price £120" in opened
+            second = int(re.findall(r"opened tab (\d+)", opened)[0])
+            assert f"closed tab {second}" in await _tool(agent, "close_tab", tab=second)
+            assert await _result_tabs(page, pages_server) == []
+
+            saved = await agent.request("routine_save", name="Two prices")
+            steps = saved["routine"]["steps"]
+            assert [s["tool"] for s in steps] == [
+                "click",
+                "switch_tab",
+                "close_tab",
+                "new_tab",
+                "close_tab",
+            ]
+            ridge, cairn = "Ridge 2 tent \N{EN DASH} details", "Cairn 3 tent \N{EN DASH} details"
+            assert [(s.get("title"), "args" in s) for s in steps[2::2]] == [
+                (ridge, False),
+                (cairn, False),
+            ]
+            assert steps[3]["args"] == {"url": offer}
+
+            with trio.fail_after(TIMEOUT * 2):
+                ran = await agent.request("routine_run", tab=TAB, name="Two prices")
+            assert ran["status"] == "done", ran["content"]
+            read_first, read_second = ran["results"]
+            assert "Price £110" in read_first
+            assert "Price £120" in read_second
+            assert await _result_tabs(page, pages_server) == []
+            assert (await _tool(agent, "tabs")).count("<tab ") == 1
