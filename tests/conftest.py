@@ -52,6 +52,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "popups: the test's `browser` lets pages open pop-ups without a gesture"
     )
+    config.addinivalue_line(
+        "markers", "long: takes a quarter of a minute or more; the run starts it first"
+    )
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -60,6 +63,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         if isinstance(item, pytest.Function) and inspect.iscoroutinefunction(test):
             marker = item.get_closest_marker("deadline")
             item.obj = _with_deadline(test, float(marker.args[0]) if marker else DEADLINE)
+    # The long tests first: started last, one of them would end the run alone while
+    # the other test processes wait (the test processes take tests in this order).
+    items.sort(key=lambda item: item.get_closest_marker("long") is None)
 
 
 def _with_deadline(

@@ -348,15 +348,25 @@ async def tell_opened(
         )
         # A pop-up that was done told its opener so as it closed (a sign-in's
         # message): the opener's change is the action's effect, waited for as one.
-        with contextlib.suppress(RequestError):
-            lines.append((await answer_from(context, back, "its page now", settle=True)).content)
+        lines.append(await _look_at(context, back, "its page now", settle=True))
         is_error = False
     lines += [xml.element("note", content=note) for note in notes]
     if front is not None:
         task.current = front
-        with contextlib.suppress(RequestError):
-            lines.append((await answer_from(context, front, f"tab {front}, the pop-up")).content)
+        lines.append(await _look_at(context, front, f"tab {front}, the pop-up"))
     return "\n".join(lines), is_error
+
+
+async def _look_at(context: TaskContext, tab: int, note: str, *, settle: bool = False) -> str:
+    """`answer_from`'s look at ``tab`` for a call's answer, or, when the tab closed or
+    stopped answering meanwhile (a pop-up that closes itself as it is read), a note
+    that says so: the call acted, and its answer must not fail for it."""
+    try:
+        async with cdp_errors(tab):
+            return (await answer_from(context, tab, note, settle=settle)).content
+    except RequestError as exc:
+        said = f"tab {tab} closed or stopped answering before it could be read ({exc.message})"
+        return xml.element("note", content=said)
 
 
 async def loaded(target: Target, timeout: float = 10.0) -> None:

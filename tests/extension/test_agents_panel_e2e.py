@@ -106,6 +106,7 @@ async def test_the_panel_stops_one_outside_agent_and_the_other_goes_on(
                 await trio.sleep(0.05)
 
 
+@pytest.mark.long
 async def test_a_frozen_page_in_one_clients_tab_never_delays_the_other(
     places: Places, pages_server: StaticServer, nursery: trio.Nursery
 ) -> None:

@@ -110,6 +110,7 @@ async def test_a_client_started_before_the_browser_works_once_it_runs(
 
 
 @pytest.mark.parametrize("how", ["quit", "killed"])
+@pytest.mark.long
 async def test_a_browser_that_quit_or_was_killed_and_started_again(
     places: Places, pages_server: StaticServer, tmp_path: Path, how: str
 ) -> None:

@@ -207,6 +207,7 @@ async def _stop_worker(ext: ExtensionBrowser) -> None:
                 return
 
 
+@pytest.mark.long
 async def test_page_hung_before_the_first_request(
     ext: ExtensionBrowser, pages_server: StaticServer
 ) -> None:

@@ -103,6 +103,7 @@ async def placed(shop: ExtensionContext) -> Any:
 ITEM = f"document.querySelector('li.routine[data-routine={json.dumps(NAME)}]')"
 
 
+@pytest.mark.long
 async def test_a_finished_task_is_saved_as_a_routine_and_runs_again_from_the_routines_view(
     ext: ExtensionBrowser, pages_server: StaticServer
 ) -> None:

@@ -338,7 +338,11 @@ async def test_a_frozen_tab_never_delays_another_tabs_calls(
         page = (await tool(worker, "capture_snapshot"))["content"]
         email, work = eid(page, r'[^>]*type="email"'), eid(page, "Work")
 
+        clicked: list[float] = []
+
         async def rounds() -> list[float]:
+            """The times of three rounds of calls; while the frozen click waits, of
+            those that ended before it did (a busy machine may not fit three)."""
             times = []
             for n in range(3):
                 for name, args in (
@@ -349,11 +353,12 @@ async def test_a_frozen_tab_never_delays_another_tabs_calls(
                     began = trio.current_time()
                     result = await tool(worker, name, **args)
                     assert not result["is_error"], result["content"]
+                    if clicked:
+                        return times
                     times.append(trio.current_time() - began)
             return times
 
         before = await rounds()
-        clicked: list[float] = []
         async with trio.open_nursery() as frozen_calls:
 
             async def click_frozen() -> None:
@@ -365,8 +370,7 @@ async def test_a_frozen_tab_never_delays_another_tabs_calls(
             frozen_calls.start_soon(click_frozen)
             await trio.sleep(1.0)  # the page is busy by now
             during = await rounds()
-            still_frozen = not clicked
-        assert still_frozen, "the frozen page's click ended before the other tab's calls"
+        assert len(during) >= 3, f"no round of calls ended while the frozen click waited: {during}"
         slowest_before = max(before)
         assert max(during) < max(3.0, 2 * slowest_before), (before, during)
 

@@ -116,6 +116,7 @@ async def test_a_granted_site_is_not_asked_about_in_the_run_but_is_in_another_ta
     assert [(q["what"], q["site"]) for q in host.person.asked[-1:]] == [("site", "http://pay.test")]
 
 
+@pytest.mark.long
 async def test_a_marked_submit_is_not_asked_about_only_while_its_form_is_the_recorded_one(
     host: Host, page: PageTarget, pages_server: StaticServer
 ) -> None:

@@ -49,6 +49,7 @@ async def ok(host: LinkHost, *args: str) -> str:
     return out
 
 
+@pytest.mark.long
 async def test_calls_of_one_session_are_saved_listed_and_run_again(
     shop: LinkHost, page: PageTarget
 ) -> None:
@@ -224,6 +225,7 @@ async def trimtab_at_a_terminal(
             os.close(terminal)
 
 
+@pytest.mark.long
 async def test_a_secret_is_asked_at_a_terminal_or_read_from_stdin_never_the_command_line(
     shop: LinkHost, page: PageTarget
 ) -> None:

@@ -237,6 +237,7 @@ async def open_tab(page: PageTarget, fixture: str, budget: int = DEFAULT_BUDGET)
 
 
 @pytest.mark.deadline(900)
+@pytest.mark.long
 async def test_a_page_of_100k_elements_fits_and_expand_pages_through_it(page: PageTarget) -> None:
     """A page of 100,000 elements (about a million tokens) gives a snapshot within the
     budget that keeps the beginning of the page: regions in order, the first lines of
@@ -287,6 +288,7 @@ async def test_a_page_of_100k_elements_fits_and_expand_pages_through_it(page: Pa
 
 
 @pytest.mark.deadline(900)
+@pytest.mark.long
 async def test_a_20mb_text_fits_and_read_pages_through_it(page: PageTarget) -> None:
     """A page with one text node of 20 MB (millions of tokens) gives a snapshot within
     the budget, the text cut after its head with an exact `<more text>` marker; `read`

@@ -183,6 +183,7 @@ def hover_shifts(draw: st.DrawFn) -> dict[str, object]:
         "action": "double_click",
     }
 )
+@pytest.mark.long
 def test_no_press_lands_outside_the_named_suggestion(
     chromium: Chromium, shift: dict[str, object]
 ) -> None:

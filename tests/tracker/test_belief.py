@@ -389,6 +389,7 @@ def _settings(request: pytest.FixtureRequest, examples: int, steps: int) -> sett
     )
 
 
+@pytest.mark.long
 def test_the_agent_believes_what_the_page_shows(
     direct: Driver, request: pytest.FixtureRequest
 ) -> None:
@@ -404,6 +405,7 @@ def test_the_agent_believes_what_the_page_shows(
         assert READINGS.get(form, 0) > 0, (form, READINGS)
 
 
+@pytest.mark.long
 def test_the_agent_believes_what_the_page_shows_through_mcp(
     through_mcp: Driver, request: pytest.FixtureRequest
 ) -> None:

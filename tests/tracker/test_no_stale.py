@@ -269,6 +269,7 @@ async def _host(relay: RelayPeer, page: PageTarget, recorder: Recorder) -> Async
         yield Host.serving(state, relay, page)
 
 
+@pytest.mark.long
 async def test_no_cached_answer_is_ever_stale(
     relay: RelayPeer,
     page: PageTarget,
