@@ -315,13 +315,15 @@ async def test_a_request_held_while_the_page_shows_a_dialog_is_still_decided(
     timer): the no still fails the request although the page is blocked in its
     dialog, the answer shows the dialog and says what was held, and the page, once the
     dialog is answered, sees the request fail; the site never does."""
-    cancel = eid(await snapshot(host), "button", "Cancel all orders")
-    host.person.allow = None
     # The test answers itself, once the dialog is up: a wait a loaded machine cannot
-    # outlast, as a person's.
+    # outlast, as a person's. The panel is this one from the first call on: a request
+    # can be judged in the trailing window of the call before it, whose questions go
+    # to that call's panel.
     panel = SidePanel(host.person.send, timeout=60)
     host.person.panel = panel
     host.door = SidePanelDoor(host.state, panel)
+    cancel = eid(await snapshot(host), "button", "Cancel all orders")
+    host.person.allow = None
     answers: list[dict[str, Any]] = []
     async with trio.open_nursery() as nursery:
 
