@@ -6,8 +6,9 @@ the list; a result read in a tab the run opened by its address, and closed."""
 
 from __future__ import annotations
 
+import contextlib
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -142,6 +143,17 @@ async def _tool(client: LinkClient, name: str, **args: Any) -> str:
     return str(reply["content"])
 
 
+@contextlib.asynccontextmanager
+async def _agent(page: PageTarget, server: StaticServer) -> AsyncIterator[LinkClient]:
+    """An agent over the link, on the results list in the shared tab `TAB`."""
+    async with open_link_host(page, server.url("tabs-results.html")) as linked:
+        await linked.share(TAB)
+        assert linked.link.socket_path is not None
+        secret = read_secret(linked.state / "trimtab" / SECRET_FILE)
+        async with connect(linked.link.socket_path, secret, {"name": "agent"}) as agent:
+            yield agent
+
+
 @pytest.mark.browser
 async def test_results_read_in_tabs_run_again_in_the_tabs_the_run_opened(
     page: PageTarget, pages_server: StaticServer
@@ -150,43 +162,39 @@ async def test_results_read_in_tabs_run_again_in_the_tabs_the_run_opened(
     each switch names its tab by title and page (no tab number), and the routine runs
     again with no model, reading the results in the tabs this run opened, though the
     first run's tabs of the same titles are still open."""
-    async with open_link_host(page, pages_server.url("tabs-results.html")) as linked:
-        await linked.share(TAB)
-        assert linked.link.socket_path is not None
-        secret = read_secret(linked.state / "trimtab" / SECRET_FILE)
-        async with connect(linked.link.socket_path, secret, {"name": "agent"}) as agent:
-            listed = await _tool(agent, "capture_snapshot")
-            first = _opened(await _tool(agent, "click", id=_link(listed, "Ridge 2 tent")))
-            second = _opened(await _tool(agent, "click", id=_link(listed, "Cairn 3 tent")))
-            assert "Price £110" in await _tool(agent, "switch_tab", tab=first)
-            assert "Price £120" in await _tool(agent, "switch_tab", tab=second)
-            await _tool(agent, "switch_tab", tab=TAB)
+    async with _agent(page, pages_server) as agent:
+        listed = await _tool(agent, "capture_snapshot")
+        first = _opened(await _tool(agent, "click", id=_link(listed, "Ridge 2 tent")))
+        second = _opened(await _tool(agent, "click", id=_link(listed, "Cairn 3 tent")))
+        assert "Price £110" in await _tool(agent, "switch_tab", tab=first)
+        assert "Price £120" in await _tool(agent, "switch_tab", tab=second)
+        await _tool(agent, "switch_tab", tab=TAB)
 
-            saved = await agent.request("routine_save", name="Two tents")
-            steps = saved["routine"]["steps"]
-            assert [s["tool"] for s in steps] == ["click"] * 2 + ["switch_tab"] * 3
-            assert [s["title"] for s in steps[2:]] == [
-                "Ridge 2 tent \N{EN DASH} details",
-                "Cairn 3 tent \N{EN DASH} details",
-                "Results for tents",
-            ]
-            assert all("args" not in s for s in steps[2:])
+        saved = await agent.request("routine_save", name="Two tents")
+        steps = saved["routine"]["steps"]
+        assert [s["tool"] for s in steps] == ["click"] * 2 + ["switch_tab"] * 3
+        assert [s["title"] for s in steps[2:]] == [
+            "Ridge 2 tent \N{EN DASH} details",
+            "Cairn 3 tent \N{EN DASH} details",
+            "Results for tents",
+        ]
+        assert all("args" not in s for s in steps[2:])
 
-            with trio.fail_after(TIMEOUT * 2):
-                ran = await agent.request("routine_run", tab=TAB, name="Two tents")
-            assert ran["status"] == "done", ran["content"]
-            ridge, cairn, back = ran["results"]
-            assert "Price £110" in ridge
-            assert "Price £120" in cairn
-            assert "Results for tents" in back
-            tabs = await _tool(agent, "tabs")
-            assert tabs.count("<tab ") == 5  # the list, and two results of each run
-            switched = [
-                int(n) for n in re.findall(r"you act in tab (\d+) now", "\n".join(ran["results"]))
-            ]
-            assert len(switched) == 3
-            assert switched[2] == TAB
-            assert not {first, second} & set(switched)
+        with trio.fail_after(TIMEOUT * 2):
+            ran = await agent.request("routine_run", tab=TAB, name="Two tents")
+        assert ran["status"] == "done", ran["content"]
+        ridge, cairn, back = ran["results"]
+        assert "Price £110" in ridge
+        assert "Price £120" in cairn
+        assert "Results for tents" in back
+        tabs = await _tool(agent, "tabs")
+        assert tabs.count("<tab ") == 5  # the list, and two results of each run
+        switched = [
+            int(n) for n in re.findall(r"you act in tab (\d+) now", "\n".join(ran["results"]))
+        ]
+        assert len(switched) == 3
+        assert switched[2] == TAB
+        assert not {first, second} & set(switched)
 
 
 async def _result_tabs(page: PageTarget, server: StaticServer) -> list[str]:
@@ -207,43 +215,39 @@ async def test_a_result_read_in_a_tab_opened_by_its_address_and_closed_runs_agai
     """A result opened behind and closed once read, and another opened by its address
     and closed: saved with each close naming its tab by title and page, the routine
     runs again with no model, reads both, and leaves no tab of its own open."""
-    async with open_link_host(page, pages_server.url("tabs-results.html")) as linked:
-        await linked.share(TAB)
-        assert linked.link.socket_path is not None
-        secret = read_secret(linked.state / "trimtab" / SECRET_FILE)
-        async with connect(linked.link.socket_path, secret, {"name": "agent"}) as agent:
-            listed = await _tool(agent, "capture_snapshot")
-            first = _opened(await _tool(agent, "click", id=_link(listed, "Ridge 2 tent")))
-            assert "Price £110" in await _tool(agent, "switch_tab", tab=first)
-            assert f"closed tab {first}" in await _tool(agent, "close_tab", tab=first)
-            offer = pages_server.url("tabs-result.html?n=2")
-            opened = await _tool(agent, "new_tab", url=offer)
-            assert "Price £120" in opened
-            second = int(re.findall(r"opened tab (\d+)", opened)[0])
-            assert f"closed tab {second}" in await _tool(agent, "close_tab", tab=second)
-            assert await _result_tabs(page, pages_server) == []
+    async with _agent(page, pages_server) as agent:
+        listed = await _tool(agent, "capture_snapshot")
+        first = _opened(await _tool(agent, "click", id=_link(listed, "Ridge 2 tent")))
+        assert "Price £110" in await _tool(agent, "switch_tab", tab=first)
+        assert f"closed tab {first}" in await _tool(agent, "close_tab", tab=first)
+        offer = pages_server.url("tabs-result.html?n=2")
+        opened = await _tool(agent, "new_tab", url=offer)
+        assert "Price £120" in opened
+        second = int(re.findall(r"opened tab (\d+)", opened)[0])
+        assert f"closed tab {second}" in await _tool(agent, "close_tab", tab=second)
+        assert await _result_tabs(page, pages_server) == []
 
-            saved = await agent.request("routine_save", name="Two prices")
-            steps = saved["routine"]["steps"]
-            assert [s["tool"] for s in steps] == [
-                "click",
-                "switch_tab",
-                "close_tab",
-                "new_tab",
-                "close_tab",
-            ]
-            ridge, cairn = "Ridge 2 tent \N{EN DASH} details", "Cairn 3 tent \N{EN DASH} details"
-            assert [(s.get("title"), "args" in s) for s in steps[2::2]] == [
-                (ridge, False),
-                (cairn, False),
-            ]
-            assert steps[3]["args"] == {"url": offer}
+        saved = await agent.request("routine_save", name="Two prices")
+        steps = saved["routine"]["steps"]
+        assert [s["tool"] for s in steps] == [
+            "click",
+            "switch_tab",
+            "close_tab",
+            "new_tab",
+            "close_tab",
+        ]
+        ridge, cairn = "Ridge 2 tent \N{EN DASH} details", "Cairn 3 tent \N{EN DASH} details"
+        assert [(s.get("title"), "args" in s) for s in steps[2::2]] == [
+            (ridge, False),
+            (cairn, False),
+        ]
+        assert steps[3]["args"] == {"url": offer}
 
-            with trio.fail_after(TIMEOUT * 2):
-                ran = await agent.request("routine_run", tab=TAB, name="Two prices")
-            assert ran["status"] == "done", ran["content"]
-            read_first, read_second = ran["results"]
-            assert "Price £110" in read_first
-            assert "Price £120" in read_second
-            assert await _result_tabs(page, pages_server) == []
-            assert (await _tool(agent, "tabs")).count("<tab ") == 1
+        with trio.fail_after(TIMEOUT * 2):
+            ran = await agent.request("routine_run", tab=TAB, name="Two prices")
+        assert ran["status"] == "done", ran["content"]
+        read_first, read_second = ran["results"]
+        assert "Price £110" in read_first
+        assert "Price £120" in read_second
+        assert await _result_tabs(page, pages_server) == []
+        assert (await _tool(agent, "tabs")).count("<tab ") == 1
