@@ -128,6 +128,12 @@ class ToolOutcome:
     # Where the form goes that the call's submit question was about, as the host
     # predicted it (None: no such question, or a form it could not read).
     submit_form: PredictedForm | None = None
+    # The title of the tab switch_tab went to or close_tab closed: a routine names a
+    # tab by its title and page, never by its number.
+    tab_title: str = ""
+    # The page the call acted on when it is not the one the caller last looked at:
+    # the tab close_tab closed, read before it was gone.
+    acted_on: str | None = None
 
     def __attrs_post_init__(self) -> None:
         # Every outcome both doors send passes here, whoever built it: an error's text

@@ -72,7 +72,6 @@ from ._routine_runs import (
 from ._set_off import SetOff
 from ._tab_events import follow_tabs
 from ._tab_messages import TabRelayHub as RelayHub  # the relay with the tab messages
-from ._task_calls import tab_named
 from ._task_tabs import Tasks, TaskTabs
 from ._tool_call import run_call
 from ._toolbox import Toolbox
@@ -201,16 +200,10 @@ class HostState:
         trailing window; default ``ask``). Every outcome names the tab the call acted in
         and the call's number (`ToolCall.id`, else a new one)."""
         seen = await look_before(self, call)
-        # A switch to a tab, or a close of one, is kept with that tab's title and page:
-        # a routine finds it so (a closed tab's, from before it is gone).
-        title = ""
-        if call.name == "close_tab" and (closing := self._task_tab(call)) is not None:
-            title, url = await self.tab_facts(closing)
-            seen = PageSeen(url, {}, "")
         outcome = await run_call(self, call, ask, later or ask)
+        if outcome.acted_on is not None:  # a tab that is gone: close_tab's
+            seen = PageSeen(outcome.acted_on, {}, "")
         form = outcome.submit_form
-        if call.name == "switch_tab" and not outcome.is_error and outcome.tab is not None:
-            title = (await self.tab_facts(outcome.tab))[0]
         self.recording.note(
             call.session,
             (call.name, call.args),
@@ -219,18 +212,9 @@ class HostState:
             ok=not outcome.is_error,
             acted=outcome.side_effects,
             form=(form.action, form.method) if form is not None else None,
-            title=title,
+            title=outcome.tab_title,
         )
         return outcome
-
-    def _task_tab(self, call: ToolCall) -> int | None:
-        """The tab of the caller's task a ``close_tab`` call names (None: none of its
-        tabs; the tab is not read then, the call is refused)."""
-        task = self.tasks.get(call.session)
-        tab = tab_named(call, call.tab)
-        if task is None or not isinstance(tab, int) or isinstance(tab, bool) or tab not in task:
-            return None
-        return tab
 
     # -- routines ----------------------------------------------------------------
 

@@ -164,7 +164,11 @@ async def switch_tab(context: TaskContext) -> ToolOutcome:
     assert isinstance(tab, int)
     context.task.current = tab
     async with cdp_errors(context.call.tab, timeout=TOOL_TIMEOUT):
-        return await answer_from(context, tab, f"you act in tab {tab} now")
+        outcome = await answer_from(context, tab, f"you act in tab {tab} now")
+        if outcome.is_error:
+            return outcome
+        title, _ = await context.tabs.facts(tab)
+    return attrs.evolve(outcome, tab_title=title)
 
 
 async def close_tab(context: TaskContext) -> ToolOutcome:
@@ -179,11 +183,13 @@ async def close_tab(context: TaskContext) -> ToolOutcome:
             "close_tab: this is the task's only tab", is_error=True, quotes_page=False
         )
     async with cdp_errors(context.call.tab, timeout=TOOL_TIMEOUT):
+        title, url = await context.tabs.facts(tab)
         with contextlib.suppress(CDPError, TargetClosedError):
             await context.hub.close_tab(tab)
     task.remove(tab)
     context.tabs.forget(tab)
-    return text_outcome(f"closed tab {tab}; you act in tab {task.current}")
+    closed = text_outcome(f"closed tab {tab}; you act in tab {task.current}")
+    return attrs.evolve(closed, tab_title=title, acted_on=url)
 
 
 async def new_tab(context: TaskContext) -> ToolOutcome:
