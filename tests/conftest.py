@@ -22,7 +22,7 @@ from tests.support import (
     browser_processes,
     serve_static,
 )
-from tests.support.shared_browser import SharedChromium
+from tests.support.shared_browser import Shared, SharedChromium
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO.parent / "shared" / "corpus"
@@ -104,7 +104,7 @@ def _no_leftover_browsers() -> Iterator[None]:
 
 
 @pytest.fixture(scope="session")
-def shared_chromium(pytestconfig: pytest.Config) -> Iterator[SharedChromium | None]:
+def shared_chromium(pytestconfig: pytest.Config) -> Iterator[Shared]:
     """One headless Chromium for the session's `browser` fixtures, stopped (with its
     whole process group) at the end; `_no_leftover_browsers` checks it went. None with
     ``--fresh-browser``."""
@@ -122,7 +122,7 @@ def shared_chromium(pytestconfig: pytest.Config) -> Iterator[SharedChromium | No
 @pytest.fixture
 async def browser(
     request: pytest.FixtureRequest,
-    shared_chromium: SharedChromium | None,
+    shared_chromium: Shared,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> AsyncIterator[Browser]:
     """A headless Chromium of the test's own: a fresh browser context (its own tabs,

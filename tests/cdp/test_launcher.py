@@ -21,7 +21,7 @@ from pycdp_bridge import (
     launch_browser,
 )
 from tests.support import LAUNCHED_PROFILES, TEST_PAGES, StaticServer, browser_processes
-from tests.support.shared_browser import SharedChromium
+from tests.support.shared_browser import Shared
 
 pytestmark = pytest.mark.browser
 
@@ -164,7 +164,7 @@ async def test_given_profile_dir_is_kept(tmp_path: Path) -> None:
 
 
 async def test_each_test_gets_a_browser_of_its_own_from_theshared_chromium(
-    shared_chromium: SharedChromium | None, tmp_path: Path, pages_server: StaticServer
+    shared_chromium: Shared, tmp_path: Path, pages_server: StaticServer
 ) -> None:
     """Two connections to the shared Chromium in turn: the second sees none of the first's
     tabs, cookies or storage, and a tab it opens is in a context of its own."""

@@ -23,10 +23,7 @@ import trio
 from tests.support.injection_suite import ATTACKS, Attack, Run, open_web, run_attack
 from tests.support.injection_web import WEB_ROOT, Web, serve_web
 from tests.support.obedient import PERSON, instructions
-from tests.support.shared_browser import SharedChromium
-
-# The session's Chromium (None with --fresh-browser: each test launches its own).
-Shared = SharedChromium | None
+from tests.support.shared_browser import Shared
 
 pytestmark = pytest.mark.browser
 

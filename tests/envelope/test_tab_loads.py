@@ -23,11 +23,8 @@ import trio
 
 from tests.support.injection_suite import DOORS, open_web, through
 from tests.support.injection_web import Web
-from tests.support.shared_browser import SharedChromium
+from tests.support.shared_browser import Shared
 from tests.support.xmltree import listed_id
-
-# The session's Chromium (None with --fresh-browser: each test launches its own).
-Shared = SharedChromium | None
 
 pytestmark = pytest.mark.browser
 

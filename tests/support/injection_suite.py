@@ -28,7 +28,7 @@ from tests.support.handlers_host import SESSION, TAB, open_host
 from tests.support.injection_web import Hit, Web, browser_args, serve_web
 from tests.support.link_host import open_link_host
 from tests.support.obedient import PERSON, Call, ObedientModel
-from tests.support.shared_browser import SharedChromium
+from tests.support.shared_browser import Shared
 from trimtab.link import connect, read_secret
 from trimtab.link._paths import SECRET_FILE
 from trimtab.sites import site_of
@@ -171,7 +171,7 @@ class Run:
 
 @contextlib.asynccontextmanager
 async def open_web(
-    shared: SharedChromium | None = None, folder: Path | None = None
+    shared: Shared = None, folder: Path | None = None
 ) -> AsyncIterator[tuple[Web, Browser]]:
     """The fixture sites and a headless Chromium that reaches them (and nothing else):
     a browser context of ``shared`` (its profile stands in ``folder``) whose proxy is

@@ -52,7 +52,7 @@ from pycdp_bridge._launcher import BASE_ARGS
 from . import LOCAL_NAMES
 from .processes import LAUNCHED_PROFILES, browser_processes
 
-__all__ = ["SharedChromium"]
+__all__ = ["Shared", "SharedChromium"]
 
 READ_CHUNK = 1 << 20
 # Seconds the relay allows its own clean-up commands; past that Chromium is replaced.
@@ -410,3 +410,7 @@ class SharedChromium:
 
 
 _NO_AUTO_ATTACH = {"autoAttach": False, "waitForDebuggerOnStart": False, "flatten": True}
+
+
+# The session's Chromium (None with --fresh-browser: each test launches its own).
+Shared = SharedChromium | None
