@@ -25,7 +25,7 @@ from pycdp_bridge import protocol as cdp
 from tests.support import StaticServer
 from tests.support.handlers_host import SESSION, TAB, Host, open_host
 from tests.support.link_host import open_link_host
-from tests.support.xmltree import listed_id
+from tests.support.xmltree import control_id
 from trimtab.browser import Toolbox
 from trimtab.tools import TASK_TOOLS, TOOLS
 
@@ -34,18 +34,6 @@ pytestmark = pytest.mark.browser
 
 def shop(pages: StaticServer, provider: StaticServer, page: str = "tabs-shop.html") -> str:
     return f"http://shop.test:{pages.port}/{page}?provider=http://provider.test:{provider.port}"
-
-
-def eid(xml: str, tag: str, text: str) -> str:
-    """The id of the ``tag`` element whose text (or, for a field, whose label before
-    it) is ``text``."""
-    found = re.search(rf'<{tag} id="([^"]+)"[^>]*>{re.escape(text)}<', xml)
-    if found is None:
-        found = re.search(rf'{re.escape(text)}\s*<{tag} id="([^"]+)"', xml)
-    if found is None and (listed := listed_id(xml, tag, text)) is not None:
-        return listed
-    assert found is not None, f"no <{tag}> {text!r} in {xml}"
-    return found.group(1)
 
 
 def opened_tab(content: str) -> int:
@@ -78,17 +66,21 @@ async def test_sign_in_with_a_provider_pop_up_completes_in_the_opener(host: Host
     there; the pop-up posts the name to the shop and closes itself, and that answer
     says so and gives the shop's diff, which shows the signed-in name."""
     first = await host.tool("capture_snapshot")
-    opened = await host.tool("click", id=eid(first["content"], "button", "Sign in with Provider"))
+    opened = await host.tool(
+        "click", id=control_id(first["content"], "button", "Sign in with Provider")
+    )
     assert not opened["is_error"], opened["content"]
     popup = opened_tab(opened["content"])
     assert "you are in it now" in opened["content"]
     assert "Sign in to Provider" in opened["content"]
     (site,) = [q for q in host.person.asked if q["what"] == "site"]
     assert site["site"] == "http://provider.test"
-    typed = await host.tool("type", id=eid(opened["content"], "input", "Account name"), text="Sam")
+    typed = await host.tool(
+        "type", id=control_id(opened["content"], "input", "Account name"), text="Sam"
+    )
     assert typed["tab"] == popup, typed["content"]
     assert not typed["is_error"], typed["content"]
-    done = await host.tool("click", id=eid(opened["content"], "button", "Continue"))
+    done = await host.tool("click", id=control_id(opened["content"], "button", "Continue"))
     assert not done["is_error"], done["content"]
     assert f"tab {popup} closed itself" in done["content"]
     assert "Signed in as Sam" in done["content"]
@@ -109,10 +101,12 @@ async def test_a_pop_up_that_closed_itself_answers_with_what_its_opener_did_afte
     async with open_host(page, url, nursery) as host:
         first = await host.tool("capture_snapshot")
         opened = await host.tool(
-            "click", id=eid(first["content"], "button", "Sign in with Provider")
+            "click", id=control_id(first["content"], "button", "Sign in with Provider")
         )
-        await host.tool("type", id=eid(opened["content"], "input", "Account name"), text="Sam")
-        done = await host.tool("click", id=eid(opened["content"], "button", "Continue"))
+        await host.tool(
+            "type", id=control_id(opened["content"], "input", "Account name"), text="Sam"
+        )
+        done = await host.tool("click", id=control_id(opened["content"], "button", "Continue"))
         assert "closed itself" in done["content"], done["content"]
         assert "Signed in as Sam" in done["content"], done["content"]
 
@@ -123,7 +117,9 @@ async def test_a_refused_pop_up_sends_nothing_and_is_closed(host: Host) -> None:
     host.person.allow = False
     first = await host.tool("capture_snapshot")
     before = len(await page_targets(host.page.browser))
-    refused = await host.tool("click", id=eid(first["content"], "button", "Sign in with Provider"))
+    refused = await host.tool(
+        "click", id=control_id(first["content"], "button", "Sign in with Provider")
+    )
     assert "tried to open a pop-up on http://provider.test" in refused["content"]
     assert "blocked" in refused["content"]
     with trio.fail_after(10):
@@ -142,8 +138,8 @@ async def test_search_results_open_behind_and_each_tab_keeps_its_own_memory(
     listed = await host.tool(
         "navigate", url=f"http://shop.test:{pages_server.port}/tabs-results.html"
     )
-    one = await host.tool("click", id=eid(listed["content"], "a", "Ridge 2 tent"))
-    two = await host.tool("click", id=eid(listed["content"], "a", "Cairn 3 tent"))
+    one = await host.tool("click", id=control_id(listed["content"], "a", "Ridge 2 tent"))
+    two = await host.tool("click", id=control_id(listed["content"], "a", "Cairn 3 tent"))
     first, second = opened_tab(one["content"]), opened_tab(two["content"])
     assert "new tab behind" in one["content"]
     assert f"switch_tab({first}) to act in it (you are in tab {TAB})" in one["content"]
@@ -151,11 +147,11 @@ async def test_search_results_open_behind_and_each_tab_keeps_its_own_memory(
     read_one = await host.tool("switch_tab", tab=first)
     assert "Price £110" in read_one["content"]
     assert 'snapshot="baseline"' in read_one["content"]
-    stray = await host.tool("click", id=eid(listed["content"], "a", "Fell 1 bivy"))
+    stray = await host.tool("click", id=control_id(listed["content"], "a", "Fell 1 bivy"))
     assert stray["is_error"]
     assert f"is from tab {TAB}" in stray["content"]
     assert f"acts in tab {first}" in stray["content"]
-    added = await host.tool("click", id=eid(read_one["content"], "button", "Add to basket"))
+    added = await host.tool("click", id=control_id(read_one["content"], "button", "Add to basket"))
     assert added["tab"] == first
     assert "In basket" in added["content"]
     read_two = await host.tool("switch_tab", tab=second)
@@ -181,7 +177,7 @@ async def test_fifty_tabs_in_a_loop_are_capped_at_ten(
     listed = await host.tool(
         "navigate", url=f"http://shop.test:{pages_server.port}/tabs-results.html"
     )
-    flood = await host.tool("click", id=eid(listed["content"], "button", "Open all offers"))
+    flood = await host.tool("click", id=control_id(listed["content"], "button", "Open all offers"))
     assert "it opened 41 more tabs, blocked: the task keeps at most 10" in flood["content"]
     tabs = await host.tool("tabs")
     assert tabs["content"].count("<tab ") == 10
@@ -199,7 +195,9 @@ async def test_a_pop_up_that_closes_at_once_and_one_that_opens_another(
     the task; a pop-up whose page opens its own pop-up brings both into the task, the
     second one opened by the first."""
     first = await host.tool("capture_snapshot")
-    quick = await host.tool("click", id=eid(first["content"], "button", "Quick sign-in check"))
+    quick = await host.tool(
+        "click", id=control_id(first["content"], "button", "Quick sign-in check")
+    )
     if "which closed again" not in quick["content"]:
         # Its script closes it once its document is there: on a busy machine that may
         # come after the click's answer, which then tells it as opened (found at load).
@@ -211,7 +209,9 @@ async def test_a_pop_up_that_closes_at_once_and_one_that_opens_another(
     listed = await host.tool(
         "navigate", url=f"http://shop.test:{pages_server.port}/tabs-results.html"
     )
-    chained = await host.tool("click", id=eid(listed["content"], "button", "Compare in a window"))
+    chained = await host.tool(
+        "click", id=control_id(listed["content"], "button", "Compare in a window")
+    )
     compare = opened_tab(chained["content"])
     with trio.fail_after(20):
         while (tabs := await host.tool("tabs"))["content"].count("<tab ") < 3:
@@ -227,7 +227,9 @@ async def test_a_pop_up_that_closes_itself_while_it_is_read_leaves_a_clear_answe
     """A pop-up that closes itself a moment after it opened, whenever that falls
     (before the click's answer, while its page is read for it, after it), leaves the
     click answered without an error, and the task back in the tab that opened it."""
-    button = eid((await host.tool("capture_snapshot"))["content"], "button", "Quick sign-in check")
+    button = control_id(
+        (await host.tool("capture_snapshot"))["content"], "button", "Quick sign-in check"
+    )
     # (on an idle machine the closing falls into the read near 150-250 ms)
     for delay in range(0, 400, 25):
         # (the same page each time: its main region is told as unchanged, the id holds)
@@ -248,7 +250,9 @@ async def test_consent_and_the_call_tracker_work_in_a_tab_the_task_opened(
     listed = await host.tool(
         "navigate", url=f"http://shop.test:{pages_server.port}/tabs-results.html"
     )
-    chained = await host.tool("click", id=eid(listed["content"], "button", "Compare in a window"))
+    chained = await host.tool(
+        "click", id=control_id(listed["content"], "button", "Compare in a window")
+    )
     compare = opened_tab(chained["content"])
     # The comparison page opens its detail window as it loads: on a busy machine that
     # comes after the click's answer, and tells the tracker the comparison changed.
@@ -262,7 +266,7 @@ async def test_consent_and_the_call_tracker_work_in_a_tab_the_task_opened(
     assert again["cached"]
     assert again["tab"] == compare
     # The pop-up's first page came with the answer of the click that opened it.
-    bought = await host.tool("click", id=eid(chained["content"], "button", "Buy now"))
+    bought = await host.tool("click", id=control_id(chained["content"], "button", "Buy now"))
     assert not bought["is_error"], bought["content"]
     (asked,) = [q for q in host.person.asked if q["what"] == "submit"]
     assert asked["tab"] == compare
@@ -280,7 +284,7 @@ async def test_a_pop_up_opened_outside_an_action_goes_only_where_the_task_may(
     url = f"http://shop.test:{pages_server.port}/tabs-shop.html?provider=http://provider.test:{provider.port}"
     async with open_host(page, url, nursery) as host:
         first = await host.tool("capture_snapshot")
-        await host.tool("click", id=eid(first["content"], "button", "Compare prices"))
+        await host.tool("click", id=control_id(first["content"], "button", "Compare prices"))
         with trio.fail_after(20):
             while not any(m["type"] == "cdp_close_tab" for m in host.peer.sent):
                 await trio.sleep(0.05)
@@ -334,7 +338,7 @@ async def test_bad_tab_ids_and_a_tab_closed_mid_action_get_clear_answers(
     listed = await host.tool(
         "navigate", url=f"http://shop.test:{pages_server.port}/tabs-results.html"
     )
-    one = await host.tool("click", id=eid(listed["content"], "a", "Ridge 2 tent"))
+    one = await host.tool("click", id=control_id(listed["content"], "a", "Ridge 2 tent"))
     tab = opened_tab(one["content"])
     await host.tool("switch_tab", tab=tab)
     target = next(t["targetId"] for t in await page_targets(host.page.browser) if "n=1" in t["url"])
@@ -361,7 +365,9 @@ async def test_the_opener_navigating_away_leaves_the_pop_up_in_the_task(
     """While the provider's pop-up is open the shop's tab goes to another page; the
     pop-up stays in the task, still named as opened by the shop's tab, and answers."""
     first = await host.tool("capture_snapshot")
-    opened = await host.tool("click", id=eid(first["content"], "button", "Sign in with Provider"))
+    opened = await host.tool(
+        "click", id=control_id(first["content"], "button", "Sign in with Provider")
+    )
     popup = opened_tab(opened["content"])
     await host.tool("switch_tab", tab=TAB)
     away = await host.tool(
@@ -420,17 +426,17 @@ async def test_an_outside_agent_signs_in_through_a_pop_up_of_its_shared_tab(
                 first = await client.call_tool("capture_snapshot", {})
                 xml = first.content[0].text
                 opened = await client.call_tool(
-                    "click", {"id": eid(xml, "button", "Sign in with Provider")}
+                    "click", {"id": control_id(xml, "button", "Sign in with Provider")}
                 )
                 text = opened.content[0].text
                 popup = opened_tab(text)
                 typed = await client.call_tool(
                     "type",
-                    {"tab": popup, "id": eid(text, "input", "Account name"), "text": "Kim"},
+                    {"tab": popup, "id": control_id(text, "input", "Account name"), "text": "Kim"},
                 )
                 assert not typed.is_error, typed.content[0].text
                 done = await client.call_tool(
-                    "click", {"tab": popup, "id": eid(text, "button", "Continue")}
+                    "click", {"tab": popup, "id": control_id(text, "button", "Continue")}
                 )
                 assert "Signed in as Kim" in done.content[0].text, done.content[0].text
                 # A tab of its own, opened and closed again.

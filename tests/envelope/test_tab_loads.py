@@ -13,7 +13,6 @@ what the host says.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -24,7 +23,7 @@ import trio
 from tests.support.injection_suite import DOORS, open_web, through
 from tests.support.injection_web import Web
 from tests.support.shared_browser import Shared
-from tests.support.xmltree import listed_id
+from tests.support.xmltree import control_id
 
 pytestmark = pytest.mark.browser
 
@@ -38,14 +37,6 @@ OPEN_REDIRECT = f"http://shop.test/go?to={LEAK.replace('?', '%3F').replace('=', 
 def _leaked(web: Web, mark: int, path: str) -> list[str]:
     """What reached the attacker's ``path`` since ``mark``."""
     return [str(h) for h in web.since(mark) if h.host == "attacker.test" and h.path == path]
-
-
-def _eid(xml: str, text: str) -> str:
-    found = re.search(rf'<button id="([^"]+)"[^>]*>{re.escape(text)}<', xml)
-    if found is None and (listed := listed_id(xml, "button", text)) is not None:
-        return listed
-    assert found is not None, xml
-    return found.group(1)
 
 
 async def _tab_count(tool: Any) -> int:
@@ -131,7 +122,9 @@ async def _bounce(
             async with through(door, page, POINTS, allow) as (tool, asked):
                 seen = await tool("capture_snapshot", {})
                 mark = len(web.hits)
-                clicked = await tool("click", {"id": _eid(seen["content"], "Refresh my points")})
+                clicked = await tool(
+                    "click", {"id": control_id(seen["content"], "button", "Refresh my points")}
+                )
                 # Whatever the pop-up would still send lands before the log is read.
                 await trio.sleep(2)
                 return clicked, list(asked), _leaked(web, mark, "/c/bounce")

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from pycdp_bridge import PageTarget
 from pycdp_bridge import protocol as cdp
 from tests.support import StaticServer, serve_static
 from tests.support.link_host import TAB, TIMEOUT, LinkHost, extension_request, open_link_host
+from tests.support.xmltree import id_matching
 from trimtab.link import (
     MAX_CALLS_IN_FLIGHT,
     MAX_CLIENTS,
@@ -58,14 +58,6 @@ async def tool(agent: LinkClient, name: str, tab: int = TAB, **args: Any) -> dic
         return result
 
 
-def eid(xml: str, pattern: str) -> str:
-    found = re.search(rf'<[^>]* id="(\w+)"[^>]*>{pattern}', xml) or re.search(
-        rf'id="(\w+)"[^>]*{pattern}', xml
-    )
-    assert found is not None, f"{pattern!r} not in {xml[:2000]}"
-    return found.group(1)
-
-
 Ended = list[dict[str, Any] | LinkError]
 
 
@@ -81,9 +73,9 @@ async def hold_with_question(
     (once the question is shown). ``seen``: the page as ``agent`` saw it last, if it
     did."""
     page = seen or (await tool(agent, "capture_snapshot", tab))["content"]
-    typed = await tool(agent, "type", tab, id=eid(page, r'[^>]*type="email"'), text="a@b.c")
+    typed = await tool(agent, "type", tab, id=id_matching(page, r'[^>]*type="email"'), text="a@b.c")
     assert not typed["is_error"], typed["content"]
-    buy = eid(page, "Buy now")
+    buy = id_matching(page, "Buy now")
     ended: Ended = []
 
     async def submit() -> None:
@@ -167,7 +159,7 @@ async def test_calls_queued_by_a_client_that_left_never_run(linked: LinkHost) ->
         async with trio.open_nursery() as nursery:
             async with client(linked, "Leaver") as leaver:
                 xml = (await tool(leaver, "capture_snapshot"))["content"]
-                presses = [eid(xml, f"Left-{n}") for n in (1, 2, 3)]
+                presses = [id_matching(xml, f"Left-{n}") for n in (1, 2, 3)]
                 held, ask = await hold_with_question(linked, first, nursery)
                 async with trio.open_nursery() as queued:
                     for target in presses:
@@ -332,11 +324,11 @@ async def test_a_frozen_tab_never_delays_another_tabs_calls(
     other: StaticServer = await nursery.start(_serve_elsewhere)
     async with client(linked, "Freezer") as freezer, client(linked, "Worker") as worker:
         frozen, xml = await new_tab(linked, freezer, other.url("agents-frozen.html"))
-        freeze = eid(xml, "Freeze the page")
+        freeze = id_matching(xml, "Freeze the page")
         await add_buttons(linked.page, "Work")
 
         page = (await tool(worker, "capture_snapshot"))["content"]
-        email, work = eid(page, r'[^>]*type="email"'), eid(page, "Work")
+        email, work = id_matching(page, r'[^>]*type="email"'), id_matching(page, "Work")
 
         clicked: list[float] = []
 

@@ -13,6 +13,7 @@ import trio
 from pycdp_bridge import PageTarget
 from tests.support import StaticServer
 from tests.support.link_host import TAB, TIMEOUT, LinkHost, open_link_host
+from tests.support.xmltree import id_matching
 from trimtab.browser import TabTurns, ToolCall
 from trimtab.link import LinkClient, connect, read_secret
 from trimtab.link._paths import SECRET_FILE
@@ -46,14 +47,6 @@ async def tool(agent: LinkClient, name: str, **args: Any) -> dict[str, Any]:
         return result
 
 
-def eid(xml: str, pattern: str) -> str:
-    found = re.search(rf'<[^>]* id="(\w+)"[^>]*>{pattern}', xml) or re.search(
-        rf'id="(\w+)"[^>]*{pattern}', xml
-    )
-    assert found is not None, f"{pattern!r} not in {xml[:2000]}"
-    return found.group(1)
-
-
 async def test_a_call_behind_a_question_is_told_who_holds_the_tab(linked: LinkHost) -> None:
     """While one agent's submit waits for the person, another agent's call on the same
     tab is answered within the bound with who holds the tab and that it waits for the
@@ -61,10 +54,10 @@ async def test_a_call_behind_a_question_is_told_who_holds_the_tab(linked: LinkHo
     second agent's call runs."""
     async with client(linked, "Claude Code") as first, client(linked, "Cursor") as second:
         page = (await tool(first, "capture_snapshot"))["content"]
-        email = eid(page, r'[^>]*type="email"')
+        email = id_matching(page, r'[^>]*type="email"')
         typed = await tool(first, "type", id=email, text="a@b.c")
         assert not typed["is_error"], typed["content"]
-        buy = eid(page, "Buy now")
+        buy = id_matching(page, "Buy now")
         async with trio.open_nursery() as nursery:
             results: list[dict[str, Any]] = []
 
@@ -116,9 +109,9 @@ async def test_calls_on_one_tab_run_one_at_a_time_in_arrival_order(linked: LinkH
         for each in (b, c):
             await tool(each, "capture_snapshot")
         targets = [
-            (a, eid(xml, "Red")),
-            (b, eid(xml, "Green")),
-            (c, eid(xml, "Blue")),
+            (a, id_matching(xml, "Red")),
+            (b, id_matching(xml, "Green")),
+            (c, id_matching(xml, "Blue")),
         ]
         answered: list[int] = []
         async with trio.open_nursery() as nursery:

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from pycdp_bridge import PageTarget
 from tests.support import StaticServer
 from tests.support.link_host import TAB, TIMEOUT, open_link_host
-from tests.support.xmltree import listed_id
+from tests.support.xmltree import control_id
 from trimtab.link import LinkClient, connect, read_secret
 from trimtab.link._paths import SECRET_FILE
 from trimtab.routines import Acted, PageSeen, Routine, Step, TabSeen, replay, url_matches
@@ -121,15 +121,6 @@ async def test_a_switch_or_a_close_goes_to_the_one_tab_a_person_would_pick_or_as
 # -- end to end through the link -------------------------------------------------------
 
 
-def _link(xml: str, text: str) -> str:
-    found = re.search(rf'<a id="([^"]+)"[^>]*>{re.escape(text)}</a>', xml)
-    if found is None:
-        listed = listed_id(xml, "a", text)
-        assert listed is not None, xml
-        return listed
-    return found.group(1)
-
-
 def _opened(content: str) -> int:
     found = re.search(r"new tab behind, tab (\d+)", content)
     assert found is not None, content
@@ -164,8 +155,8 @@ async def test_results_read_in_tabs_run_again_in_the_tabs_the_run_opened(
     first run's tabs of the same titles are still open."""
     async with _agent(page, pages_server) as agent:
         listed = await _tool(agent, "capture_snapshot")
-        first = _opened(await _tool(agent, "click", id=_link(listed, "Ridge 2 tent")))
-        second = _opened(await _tool(agent, "click", id=_link(listed, "Cairn 3 tent")))
+        first = _opened(await _tool(agent, "click", id=control_id(listed, "a", "Ridge 2 tent")))
+        second = _opened(await _tool(agent, "click", id=control_id(listed, "a", "Cairn 3 tent")))
         assert "Price £110" in await _tool(agent, "switch_tab", tab=first)
         assert "Price £120" in await _tool(agent, "switch_tab", tab=second)
         await _tool(agent, "switch_tab", tab=TAB)
@@ -217,7 +208,7 @@ async def test_a_result_read_in_a_tab_opened_by_its_address_and_closed_runs_agai
     runs again with no model, reads both, and leaves no tab of its own open."""
     async with _agent(page, pages_server) as agent:
         listed = await _tool(agent, "capture_snapshot")
-        first = _opened(await _tool(agent, "click", id=_link(listed, "Ridge 2 tent")))
+        first = _opened(await _tool(agent, "click", id=control_id(listed, "a", "Ridge 2 tent")))
         assert "Price £110" in await _tool(agent, "switch_tab", tab=first)
         assert f"closed tab {first}" in await _tool(agent, "close_tab", tab=first)
         offer = pages_server.url("tabs-result.html?n=2")

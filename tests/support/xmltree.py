@@ -8,8 +8,10 @@ from html import unescape
 from lxml import etree
 
 __all__ = [
+    "control_id",
     "element_ids",
     "folded",
+    "id_matching",
     "ids_shown",
     "link_id",
     "link_texts",
@@ -138,3 +140,27 @@ def listed_id(xml: str, tag: str, text: str) -> str | None:
         if text in shown:
             return eid
     return None
+
+
+def control_id(xml: str, tag: str, text: str) -> str:
+    """The id of the `tag` element that reads `text`: ``<tag id="X" ...>text<``, a
+    field right after its label (``text <tag id="X"``), or the first line of a
+    `<links>`/`<buttons>` list whose text has it; AssertionError when none does."""
+    found = re.search(rf'<{tag} id="([^"]+)"[^>]*>{re.escape(text)}<', xml)
+    if found is None:
+        found = re.search(rf'{re.escape(text)}\s*<{tag} id="([^"]+)"', xml)
+    if found is not None:
+        return found.group(1)
+    listed = listed_id(xml, tag, text)
+    assert listed is not None, f"no <{tag}> {text!r} in {xml}"
+    return listed
+
+
+def id_matching(xml: str, pattern: str) -> str:
+    """The id of the first element whose text, or else whose markup after its id,
+    matches the regular expression `pattern`; AssertionError when none does."""
+    found = re.search(rf'<[^>]* id="(\w+)"[^>]*>{pattern}', xml) or re.search(
+        rf'id="(\w+)"[^>]*{pattern}', xml
+    )
+    assert found is not None, f"{pattern!r} not in {xml[:2000]}"
+    return found.group(1)
