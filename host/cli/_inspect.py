@@ -182,7 +182,7 @@ def _figures(record: dict[str, object], breakdown: TokenBreakdown | None) -> str
         saved += f"; behind budget markers={record['budget_hidden']} tokens"
     parts.append(
         f"  load {record['load_ms']} ms, snapshot {record['snapshot_ms']} ms "
-        f"(capture {record['capture_ms']} ms, pipeline {record['pipeline_ms']} ms); {saved}"
+        f"(capture {record['capture_ms']:.1f} ms, pipeline {record['pipeline_ms']:.1f} ms); {saved}"
     )
     if record.get("missing"):
         parts.append(f"  degraded: missing {record['missing']}")
