@@ -13,10 +13,10 @@ import pytest
 import trio
 
 from pycdp_bridge import PageTarget
-from tests.browser.test_task_tabs import eid
 from tests.support import StaticServer
 from tests.support.handlers_host import TAB, open_host
 from tests.support.link_host import open_link_host
+from tests.support.xmltree import control_id
 
 pytestmark = pytest.mark.browser
 
@@ -34,7 +34,9 @@ async def test_a_click_that_opens_two_windows_gets_one_and_hears_of_the_other(
     and is told as opened; the second is named as blocked by the browser, once."""
     async with open_host(page, orders(pages_server), nursery) as host:
         first = await host.tool("capture_snapshot")
-        answer = await host.tool("click", id=eid(first["content"], "button", "Open both receipts"))
+        answer = await host.tool(
+            "click", id=control_id(first["content"], "button", "Open both receipts")
+        )
         content = str(answer["content"])
         assert not answer["is_error"], content
         assert [m.group(1) for m in BLOCKED.finditer(content)] == [
@@ -52,7 +54,7 @@ async def test_a_window_that_opens_is_not_called_blocked(
     """A click that opens one window says so and names no blocked pop-up."""
     async with open_host(page, orders(pages_server), nursery) as host:
         first = await host.tool("capture_snapshot")
-        one = eid(first["content"], "button", "Open the first receipt")
+        one = control_id(first["content"], "button", "Open the first receipt")
         answer = await host.tool("click", id=one)
         assert "pop-up blocker" not in str(answer["content"]), answer["content"]
         assert "receipt-1" in str(answer["content"])
