@@ -11,6 +11,7 @@ import trio
 import trio.testing
 
 from pycdp_bridge import (
+    Browser,
     CDPError,
     DialogOpenError,
     OpenedPage,
@@ -248,6 +249,9 @@ class RelayPeer:
                 if page is None:
                     raise CDPError("tabs.remove", -32000, f"No tab with id: {message['tab']}.")
                 await browser.execute(cdp.target_close_target(page.target_id))
+                # chrome.tabs.remove resolves once the tab is gone; closeTarget answers
+                # before the browser has taken its target down.
+                await _gone(browser, page.target_id)
                 reply["result"] = {}
             elif message["type"] == "tab_pass":
                 # Never asked for here: the browser's own hold keeps every new page
@@ -282,3 +286,18 @@ class RelayPeer:
                         "params": dict(event.params),
                     }
                 )
+
+
+# Seconds a closed tab's target may take to leave the browser's list.
+_CLOSE_TIMEOUT = 10.0
+
+
+async def _gone(browser: Browser, target_id: str) -> None:
+    """Wait until the browser no longer lists target ``target_id`` (at most
+    `_CLOSE_TIMEOUT`, as a tab that stays is the browser's to report, not the peer's)."""
+    with trio.move_on_after(_CLOSE_TIMEOUT):
+        while True:
+            listed = await browser.execute(cdp.target_get_targets())
+            if all(t["targetId"] != target_id for t in listed["targetInfos"]):
+                return
+            await trio.sleep(0.02)
