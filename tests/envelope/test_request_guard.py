@@ -336,7 +336,10 @@ async def test_a_request_held_while_the_page_shows_a_dialog_is_still_decided(
         while host.page.open_dialog is None:
             await trio.sleep(0.02)
         (question,) = request_questions(host)
-        assert panel.answer(question["ask"], allow=False)
+        assert panel.answer(question["ask"], allow=False), (
+            host.person.withdrawn,
+            [a["content"] for a in answers],
+        )
     (answer,) = answers
     assert question["request"]["method"] == "DELETE"
     assert answer["dialog"]["message"] == "Your orders are being cancelled"
