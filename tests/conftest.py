@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import hypothesis
 import pytest
 import trio
 
@@ -26,6 +27,10 @@ from tests.support.shared_browser import Shared, SharedChromium
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO.parent / "shared" / "corpus"
+# Hypothesis times no example: a timed assertion is a benchmark's, not a test's, and an
+# example slowed by a busy machine (two suites side by side) is not a failure.
+hypothesis.settings.register_profile("trimtab", deadline=None)
+hypothesis.settings.load_profile("trimtab")
 # Every async test runs under a deadline, so a test that waits on a browser, a host or
 # a socket that never answers fails with TooSlowError instead of hanging the run.
 # `@pytest.mark.deadline(seconds)` sets another one for a test that needs longer.
