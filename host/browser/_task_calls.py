@@ -52,7 +52,6 @@ __all__ = [
     "TaskHandler",
     "forget_seen",
     "stray_id",
-    "tab_named",
     "tell_opened",
 ]
 
@@ -79,17 +78,13 @@ class TaskContext:
     toolbox: Toolbox
 
     def tab_named(self) -> object:
-        return tab_named(self.call, self.named)
-
-
-def tab_named(call: ToolCall, named: int) -> object:
-    """The tab a ``switch_tab`` or ``close_tab`` call is about: its ``tab`` argument,
-    else (a door that takes the tab out of the arguments, MCP's) ``named``, the tab the
-    door named."""
-    tab = call.args.get("tab", named)
-    if isinstance(tab, str) and tab.strip().isdigit():
-        return int(tab)
-    return tab
+        """The tab a ``switch_tab`` or ``close_tab`` call is about: its ``tab``
+        argument, else (a door that takes the tab out of the arguments, MCP's) the tab
+        the door named."""
+        tab = self.call.args.get("tab", self.named)
+        if isinstance(tab, str) and tab.strip().isdigit():
+            return int(tab)
+        return tab
 
 
 TaskHandler = Callable[[TaskContext], Awaitable[ToolOutcome]]
