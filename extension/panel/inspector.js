@@ -219,7 +219,11 @@ export function mountInspector({ store, worker }) {
       store.update({ highlighted: null });
     } else if (event.event === "detached"
         && (state.tab?.id === event.tab || state.shownTab === event.tab)) {
-      showInspectError(`Trimtab lost access to this tab: ${detachReason(event.reason)}.`);
+      // A closed tab is not a tab to explain: Chrome shows another one, and so does the
+      // view. This news and Chrome's onActivated come in either order; both end on the
+      // tab Chrome shows now.
+      if (event.reason === "target_closed") refresh();
+      else showInspectError(`Trimtab lost access to this tab: ${detachReason(event.reason)}.`);
     }
   });
   // What failed while the host was gone is stale now (whatever the view: the error

@@ -334,7 +334,8 @@ async def test_relay_commands_events_and_errors(
 async def test_tab_closed_reaches_host_and_side_panel(
     faked: tuple[ExtensionBrowser, FakeHost], pages_server: StaticServer
 ) -> None:
-    """Closing a debugged tab sends cdp_detached to the host and a clear error to the panel."""
+    """Closing a debugged tab sends cdp_detached to the host, and the side panel that showed
+    it moves on to the tab Chrome shows next, whichever of the two news comes first."""
     ext, host = faked
     target_id, tab_id = await ext.open_tab(pages_server.url("e2e-relay.html"))
     await ext.wait_loaded(tab_id)
@@ -345,12 +346,15 @@ async def test_tab_closed_reaches_host_and_side_panel(
         await trio.sleep(0.05)
     await ext.browser.send("Target.closeTarget", {"targetId": target_id})
     detached = await host.next_message("cdp_detached")
-    while not await panel.evaluate("trimtabPanel.state.inspectError"):
+    active = "chrome.tabs.query({active: true, currentWindow: true}).then(([t]) => t?.id ?? null)"
+    while (shown := await panel.evaluate("trimtabPanel.state.shownTab")) in (tab_id, None) or (
+        shown != await panel.evaluate(active)
+    ):
         await trio.sleep(0.05)
     error = await panel.evaluate("document.getElementById('inspect-error').textContent")
     attached = await ext.worker.evaluate("trimtab.relay.attachedTabs()")
     assert detached == {"type": "cdp_detached", "tab": tab_id, "reason": "target_closed"}
-    assert error == "Trimtab lost access to this tab: the tab was closed."
+    assert "lost access" not in error
     assert tab_id not in attached
 
 
