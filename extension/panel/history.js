@@ -3,8 +3,9 @@
 // task, where it ran, what the panel showed and what it cost; never settings, so
 // never the API key.
 
+import { DEFAULT_KEEP } from "../agent/model-settings.js";
+
 export const HISTORY_KEY = "taskHistory";
-export const DEFAULT_KEEP = 20;
 /** A step's page content is cut to this many characters in the stored record. */
 export const CONTENT_LIMIT = 2_000;
 

@@ -5,7 +5,7 @@
 
 import { closedReason } from "../shared/tab-access.js";
 import { $, activeTab } from "./dom.js";
-import { loadSettings } from "./settings.js";
+import { loadSettings } from "../agent/model-settings.js";
 import { detachReason } from "./status.js";
 import { renderXml } from "./xmlview.js";
 

@@ -7,7 +7,7 @@ import { healWords } from "../shared/routine-edits.js";
 import { el } from "./dom.js";
 
 /**
- * @typedef {import("./routine-runner.js").Healed} Healed
+ * @typedef {import("../agent/routine-run.js").Healed} Healed
  * @param {{heals: Healed[], worker: import("./worker-client.js").WorkerClient,
  *          onKept: (heal: Healed) => Promise<void>, onDropped: (heal: Healed) => void}} parts
  * @returns {HTMLElement}

@@ -1,7 +1,7 @@
 // The Routines view: the routines the host keeps (and the files that do not read),
 // each with its steps in words, a form for its parameters (a secret is a password
 // field, never kept), Run and Stop, Delete, its schedule (schedule-form.js) and its
-// last runs. A run goes through routine-runner.js; one runs at a time from here.
+// last runs. A run goes through agent/routine-run.js; one runs at a time from here.
 // A run that stopped before a step offers to try it again or, once the person did it,
 // to go on from the next. Page-derived words (the steps, the results) go on screen
 // through textContent only. After a run in which the model did a step, that step is
@@ -11,7 +11,7 @@
 import { formFields, describeRun, listRuns, paramsFrom, runsOf } from "../shared/routines.js";
 import { $, el } from "./dom.js";
 import { grantsBox } from "./routine-grants.js";
-import { runRoutine } from "./routine-runner.js";
+import { runRoutine } from "../agent/routine-run.js";
 import { mountRoutineEdit } from "./routine-edit.js";
 import { healList } from "./routine-heals.js";
 import { mountScheduleForm } from "./schedule-form.js";
@@ -191,6 +191,7 @@ export function mountRoutines({ store, worker, openSettings }) {
     try {
       ran = await runRoutine({
         worker, routine, params, texts, heal, going, signal: controller.signal,
+        storage: chrome.storage.local, tabs: chrome.tabs, groups: chrome.tabGroups,
         onStatus: (words) => {
           store.update({ routineRun: { routine: routine.name, status: words } });
         },

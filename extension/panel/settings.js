@@ -1,55 +1,16 @@
 // The Settings box of the Agent view: provider, model and key, the tool groups, the
 // budgets and prices, and the "Allowed sites" (panel/sites-box.js); the first-run
-// prompt; and the model client made from what is saved. Settings live in
-// chrome.storage.local. The API key is read only to be sent to the chosen provider:
-// never to the host, never to a log.
+// prompt. What the settings are, their defaults and the model client made from them
+// are agent/model-settings.js's.
 
-import { DEFAULT_GROUPS } from "../agent/agent.js";
 import { DEFAULT_BUDGET } from "../agent/compact.js";
-import { AnthropicClient } from "../agent/llm/anthropic.js";
-import { OPENAI_BASE_URL, OpenAIClient } from "../agent/llm/openai.js";
+import {
+  DEFAULT_KEEP, DEFAULT_MODELS, baseUrlFor, clientFor, loadSettings, needsSetup,
+} from "../agent/model-settings.js";
 import { testConnection } from "../agent/llm/probe.js";
 import { $ } from "./dom.js";
-import { DEFAULT_KEEP } from "./history.js";
 import { mountSitesBox } from "./sites-box.js";
 import { siteName } from "./step-words.js";
-
-export const DEFAULT_MODELS = {
-  anthropic: "claude-sonnet-4-5",
-  openai: "gpt-4.1",
-  compatible: "",
-};
-
-/**
- * The settings with a default for every field the stored ones lack.
- * @param {object | undefined} stored what chrome.storage.local holds, if anything
- */
-export function withDefaults(stored) {
-  return {
-    provider: "anthropic",
-    baseUrl: "",
-    model: DEFAULT_MODELS.anthropic,
-    apiKey: "",
-    askBeforeSubmit: true,
-    // The tool groups the agent gets besides the core ones.
-    groups: [...DEFAULT_GROUPS],
-    budget: DEFAULT_BUDGET,
-    // Tokens one snapshot may take (the host's `budget` field); null: the host's default.
-    pageBudget: /** @type {number|null} */ (null),
-    prices: { input: null, cachedInput: null, output: null },
-    keepTasks: DEFAULT_KEEP,
-    // Whether the agent may call evaluate (run its JavaScript in the page): off by
-    // default; on, every call is still asked about unless allowed for its site.
-    allowEvaluate: false,
-    ...(stored ?? {}),
-  };
-}
-
-/** The saved settings, with defaults. */
-export async function loadSettings() {
-  const { settings } = await chrome.storage.local.get("settings");
-  return withDefaults(settings);
-}
 
 /**
  * A number as a settings field holds it, or null when it is empty, not a number or
@@ -71,27 +32,6 @@ export function numberFrom(raw) {
 export function pageBudgetFrom(value, limits) {
   if (value === null || value === 0) return value;
   return Math.round(limits ? Math.max(limits.min, value) : value);
-}
-
-/** The provider's base URL the settings `s` call. */
-export function baseUrlFor(s) {
-  if (s.baseUrl) return s.baseUrl;
-  return s.provider === "anthropic" ? "https://api.anthropic.com" : OPENAI_BASE_URL;
-}
-
-/** Whether the agent still lacks what it needs to call a model (first run). */
-export function needsSetup(s) {
-  return s.provider !== "compatible" ? !s.apiKey : !s.baseUrl;
-}
-
-/** The client for settings `s`; `maxTokens` for a short probe. */
-export function clientFor(s, maxTokens = undefined) {
-  if (s.provider !== "compatible" && !s.apiKey) {
-    throw new Error("Add an API key in Settings first.");
-  }
-  const options = { apiKey: s.apiKey, model: s.model, baseUrl: s.baseUrl || undefined,
-    ...(maxTokens ? { maxTokens } : {}) };
-  return s.provider === "anthropic" ? new AnthropicClient(options) : new OpenAIClient(options);
 }
 
 /** The model client of the saved settings, and those settings. */

@@ -7,7 +7,7 @@
 //   chat.js        the conversation and the bar's controls; steps.js draws a step
 //   history-box.js the History box (history.js keeps the tasks)
 //   save-routine.js "Save as routine" after a task
-//   routines-box.js the Routines view (routine-runner.js runs one, schedule-form.js)
+//   routines-box.js the Routines view (agent/routine-run.js runs one, schedule-form.js)
 // with the question bar (question-bar.js) and the outside agents (agents-box.js).
 // Page-derived text is put on screen only through textContent / text nodes.
 

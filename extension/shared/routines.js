@@ -80,6 +80,18 @@ export function paramsFrom(routine, values) {
 }
 
 /**
+ * The text values a run's model may see, each text parameter's value in `params` or
+ * else its default (never a secret).
+ * @param {Routine} routine
+ * @param {Record<string, string>} params
+ * @returns {Record<string, string>}
+ */
+export function textsOf(routine, params) {
+  return Object.fromEntries(routine.parameters.filter((p) => p.kind !== "secret")
+    .map((p) => [p.name, String(params[p.name] ?? p.default ?? "")]));
+}
+
+/**
  * The parameters a schedule runs with: the form's texts (what is kept), never a secret,
  * which is asked at each run: a routine that takes one cannot run by itself.
  * @param {Routine} routine

@@ -1,6 +1,6 @@
 // The extension's folders follow its runtimes: worker/ (the service worker), panel/
-// (the side panel page), agent/ (the agent loop, run by the panel) and shared/ (pure
-// modules for all). This checks who may import whom, and that the manifest's entry
+// (the side panel page), agent/ (the agent loop, run by the panel and by the worker's
+// scheduled runs) and shared/ (pure modules for all). This checks who may import whom, and that the manifest's entry
 // points exist.
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -12,7 +12,7 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
 /** Which folders each folder's modules may import from. */
 const MAY_IMPORT = {
-  worker: ["worker", "shared"],
+  worker: ["worker", "agent", "shared"],
   panel: ["panel", "agent", "shared"],
   agent: ["agent", "shared"],
   shared: ["shared"],

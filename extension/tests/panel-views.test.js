@@ -6,11 +6,11 @@ import assert from "node:assert/strict";
 import { DEFAULT_GROUPS } from "../agent/agent.js";
 import { OPENAI_BASE_URL } from "../agent/llm/openai.js";
 import { activityWords, workingWords } from "../panel/chat.js";
-import { DEFAULT_KEEP } from "../panel/history.js";
-import { FIGURES, figuresOf } from "../panel/inspector.js";
 import {
-  DEFAULT_MODELS, baseUrlFor, clientFor, needsSetup, numberFrom, pageBudgetFrom, withDefaults,
-} from "../panel/settings.js";
+  DEFAULT_KEEP, DEFAULT_MODELS, baseUrlFor, clientFor, needsSetup, withDefaults,
+} from "../agent/model-settings.js";
+import { FIGURES, figuresOf } from "../panel/inspector.js";
+import { numberFrom, pageBudgetFrom } from "../panel/settings.js";
 import { detachReason } from "../panel/status.js";
 import { siteName } from "../panel/step-words.js";
 import { compactedWords, modelWords, retryWords, toolMeta } from "../panel/steps.js";

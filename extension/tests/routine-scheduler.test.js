@@ -1,7 +1,8 @@
 // The service worker's scheduled runs with fake chrome APIs and a fake clock: a schedule
 // sets its alarm; the alarm runs the routine in a background tab of its own, grouped,
-// through the host, always asking; the run goes into the history with a notification;
-// late alarms note what was missed; the next start reports a run the browser cut short.
+// through the host, always asking, a step it cannot do handed to the model; the run goes
+// into the history with a notification; late alarms note what was missed; the next start
+// reports a run the browser cut short.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 
@@ -13,11 +14,13 @@ process.env.TZ = "Europe/Berlin";
 const at = (text) => new Date(text).getTime();
 
 const ROUTINE = { name: "Order headlamps", task: "Order 2 headlamps", start:
-  "http://127.0.0.1:8000/routines/shop.html", steps: 7, plan: [], parameters: [] };
+  "http://127.0.0.1:8000/routines/shop.html", steps: 7, plan: [],
+  parameters: [{ name: "quantity", kind: "text", default: "2", about: "" }] };
 
 function fakes({ now, reply = { status: "done", steps: 7, done: 7, at: null, why: "",
-  plan: [], results: ["Total: $48.00"], content: "" } } = {}) {
-  const items = {};
+  plan: [], results: ["Total: $48.00"], content: "" }, settings = undefined,
+  makeClient = undefined } = {}) {
+  const items = settings ? { settings } : {};
   const clock = { now };
   const log = { requests: [], created: [], grouped: [], titles: [], removed: [], alarms: {},
     notes: [], sets: [] };
@@ -26,7 +29,7 @@ function fakes({ now, reply = { status: "done", steps: 7, done: 7, at: null, why
       log.requests.push({ request, options });
       if (request.type === "routines") return { routines: [ROUTINE], problems: [] };
       if (reply instanceof Error) throw reply;
-      return reply;
+      return typeof reply === "function" ? reply(request) : reply;
     } },
     storage: {
       get: async (key) => (key in items ? { [key]: structuredClone(items[key]) } : {}),
@@ -52,6 +55,7 @@ function fakes({ now, reply = { status: "done", steps: 7, done: 7, at: null, why
     now: () => clock.now,
     makeId: (() => { let n = 0; return () => String(++n); })(),
     sleep: async () => {},
+    makeClient,
   });
   return { scheduler, items, clock, log };
 }
@@ -82,9 +86,10 @@ test("an alarm runs the routine in a background tab of its own, grouped, always 
   assert.deepEqual(log.grouped, [[40]]);
   assert.deepEqual(log.titles, [[3, "Routine: Order headlamps"]]);
   const run = log.requests.find((r) => r.request.type === "routine_run");
-  assert.deepEqual(run.request, { type: "routine_run", session: "routine-sched-1", tab: 40,
+  assert.match(run.request.session, /^agent-routine-/);
+  assert.deepEqual(run.request, { type: "routine_run", session: run.request.session, tab: 40,
     name: "Order headlamps", params: { quantity: "3" }, ask_before_submit: true,
-    task: "Routine: Order headlamps" });
+    task: "Routine: Order headlamps", start_at: 1 });
   assert.ok(run.options.timeoutMs >= 10 * 60_000);
   assert.equal(record.outcome, "done");
   assert.deepEqual(log.removed, [40]); // nothing to look at after a run that went well
@@ -114,6 +119,63 @@ test("a run the person said no to keeps its tab and says where it stopped", asyn
   assert.deepEqual((await scheduler.op({ action: "list" })).schedules, {});
   assert.deepEqual(log.alarms, {});
 });
+
+test("a step a scheduled run cannot do goes to the model of the settings, then the run goes on",
+  async () => {
+    const help = { status: "needs_help", steps: 7, done: 3, at: 4, why: "no the button 'Buy'",
+      plan: ["click the button 'Buy'"], results: [], content: "" };
+    const done = { status: "done", steps: 7, done: 3, at: null, why: "", plan: [],
+      results: ["Total: $48.00"], content: "" };
+    const runs = [help, done];
+    const sent = [];
+    const usage = { input: 10, cacheRead: 0, cacheWrite: 0, output: 2 };
+    const client = { send: async (request) => {
+      sent.push(request);
+      const toolCalls = sent.length === 1
+        ? [{ id: "c1", name: "click", args: { id: "b1" } }] : [];
+      return { assistant: { role: "assistant", text: "", toolCalls, raw: {} },
+        text: "Pressed Buy now.", toolCalls, usage };
+    } };
+    const { scheduler, log } = fakes({
+      now: at("2026-12-02T10:00"),
+      // The person turned "ask before a submit" off: a scheduled run asks all the same.
+      settings: { apiKey: "k", askBeforeSubmit: false },
+      makeClient: () => client,
+      reply: (request) => {
+        if (request.type === "routine_run") return runs.shift();
+        if (request.type === "tools") {
+          return { tools: [{ name: "click", description: "click",
+            input_schema: { type: "object" } }], format: "format" };
+        }
+        if (request.type === "tab_shown") return { title: request.title, url: request.url };
+        return { kind: "diff", content: "<clicked/>", tab: request.tab };
+      },
+    });
+    const record = await scheduler.runNow("Order headlamps", { quantity: "3" });
+    const calls = log.requests.map((r) => r.request);
+    const steps = calls.filter((r) => r.type === "routine_run");
+    assert.deepEqual(steps.map((r) => [r.start_at, r.tab, r.ask_before_submit]),
+      [[1, 40, true], [5, 40, true]]);
+    const click = calls.find((r) => r.type === "tool");
+    assert.deepEqual([click.session, click.tab, click.name], [steps[0].session, 40, "click"]);
+    assert.match(JSON.stringify(sent[0].history), /quantity = 3/);
+    assert.deepEqual([record.outcome, record.healed, record.scheduled, record.totals.calls],
+      ["done", 1, true, 2]);
+    assert.deepEqual(log.created, [{ url: ROUTINE.start, active: false }]);
+    assert.deepEqual(log.removed, [40]);
+  });
+
+test("with no model set up, a scheduled run stops at the step it cannot do and keeps its tab",
+  async () => {
+    const help = { status: "needs_help", steps: 7, done: 3, at: 4, why: "no the button 'Buy'",
+      plan: ["click the button 'Buy'"], results: [], content: "" };
+    const { scheduler, log } = fakes({ now: at("2026-12-02T10:00"), reply: help });
+    const record = await scheduler.runNow("Order headlamps", {});
+    assert.deepEqual([record.outcome, record.at], ["needs help", 4]);
+    assert.match(record.why, /no model is set up/);
+    assert.deepEqual(log.removed, []);
+    assert.match(log.notes[0].message, /no model is set up/);
+  });
 
 test("a late alarm runs once and notes each time missed while the browser was closed", async () => {
   const { scheduler, items, clock } = fakes({ now: at("2026-12-01T20:00") });

@@ -4,16 +4,18 @@
 // never the person's active tab. It always asks before a submit or a download (the
 // host asks in the side panel; with no panel open, or no answer, that is a no), its
 // run goes into the history with the panel's runs, and a notification says how it
-// ended. A run the browser's closing cut short is reported at the next start.
+// ended. A step the run cannot do as recorded goes to the model of the settings, as in
+// a run from the panel (agent/routine-run.js); with no model set up, the run stops there.
+// A run the browser's closing cut short is reported at the next start.
 //
 // Free of chrome.* (every API is passed in), so `node --test` runs it with fakes.
 
 import {
   SCHEDULES_KEY, alarmName, armTime, checkRule, describeRule, routineOfAlarm, whenAlarm,
 } from "../shared/schedule.js";
+import { runRoutine } from "../agent/routine-run.js";
 import {
-  RUNS_KEY, RUN_TIMEOUT_MS, describeRun, endRunning, listRuns, markRunning, openRunTab,
-  runRecord, runTitle, saveRuns, takeUnfinished,
+  RUNS_KEY, describeRun, listRuns, runRecord, saveRuns, takeUnfinished, textsOf,
 } from "../shared/routines.js";
 
 /**
@@ -29,11 +31,15 @@ export class RoutineScheduler {
    *          groups: {update: Function},
    *          notify: (id: string, title: string, message: string) => void,
    *          now?: () => number, makeId?: () => string,
-   *          sleep?: (ms: number) => Promise<void>}} options
+   *          sleep?: (ms: number) => Promise<void>,
+   *          makeClient?: typeof import("../agent/model-settings.js").clientFor}} options
+   *   `makeClient`: the model client of the settings (tests give their own)
    */
   constructor({ host, storage, alarms, tabs, groups, notify, now = Date.now,
-    makeId = () => Math.random().toString(16).slice(2, 14), sleep = undefined }) {
-    Object.assign(this, { host, storage, alarms, tabs, groups, notify, now, makeId, sleep });
+    makeId = () => Math.random().toString(16).slice(2, 14), sleep = undefined,
+    makeClient = undefined }) {
+    Object.assign(this, { host, storage, alarms, tabs, groups, notify, now, makeId, sleep,
+      makeClient });
     /** The routines running now by their schedule: one run of each at a time. */
     this.running = new Set();
     /** The schedules' bookkeeping, one change at a time (an alarm that fires while the
@@ -192,7 +198,9 @@ export class RoutineScheduler {
   }
 
   /**
-   * Run routine `name` now in a background tab of its own, through the host.
+   * Run routine `name` now in a background tab of its own, through the host, as a run
+   * from the panel goes (agent/routine-run.js): a step it cannot do as recorded goes to
+   * the model of the settings, if one is set up; else the run stops there.
    * @param {string} name
    * @param {Record<string, string>} params
    * @returns {Promise<import("../shared/routines.js").RunRecord|null>}
@@ -200,33 +208,34 @@ export class RoutineScheduler {
   async runNow(name, params) {
     if (this.running.has(name)) return null;
     this.running.add(name);
-    const id = `sched-${this.makeId()}`;
-    const started = this.now();
-    await markRunning(this.storage, { id, routine: name, started, scheduled: true });
-    let reply = null;
-    let error = null;
+    let record;
     let tab = null;
     try {
       const { routines } = await this.host.request({ type: "routines" });
       const routine = routines.find((r) => r.name === name);
       if (!routine) throw new Error(`there is no routine “${name}” any more`);
-      tab = await openRunTab({ tabs: this.tabs, groups: this.groups, url: routine.start,
-        title: runTitle(name), active: false, sleep: this.sleep });
-      reply = await this.host.request({
-        type: "routine_run", session: `routine-${id}`, tab: tab.id, name, params,
-        ask_before_submit: true, task: runTitle(name),
-      }, { timeoutMs: RUN_TIMEOUT_MS });
+      const ran = await runRoutine({
+        worker: { host: (request, options) => this.host.request(request, options) },
+        routine, params, texts: textsOf(routine, params), heal: "model",
+        signal: new AbortController().signal, storage: this.storage,
+        tabs: { ...this.tabs, create: async (props) => (tab = await this.tabs.create(props)) },
+        groups: this.groups, scheduled: true, sleep: this.sleep, now: this.now,
+        makeClient: this.makeClient,
+      });
+      record = ran.record;
     } catch (err) {
-      error = { code: err?.code, message: String(err?.message ?? err) };
+      // No routine to run (or the history could not be written): said in the history.
+      const now = this.now();
+      record = runRecord({ id: `sched-${this.makeId()}`, routine: name, started: now,
+        ended: now, error: { code: err?.code, message: String(err?.message ?? err) },
+        scheduled: true });
+      await saveRuns(this.storage, [record]).catch(() => {});
+    } finally {
+      this.running.delete(name);
     }
-    const record = runRecord({ id, routine: name, started, ended: this.now(), reply, error,
-      scheduled: true });
-    await saveRuns(this.storage, [record]);
-    await endRunning(this.storage, id);
-    this.running.delete(name);
     // A run that ended well leaves nothing to look at; any other keeps its tab.
     if (record.outcome === "done" && tab) await this.tabs.remove(tab.id).catch(() => {});
-    this.notify(`routine-${id}`, `Routine “${name}”: ${record.outcome}`,
+    this.notify(`routine-${record.id}`, `Routine “${name}”: ${record.outcome}`,
       [describeRun(record), record.why, ...record.results.slice(0, 1)].filter(Boolean)
         .join("\n").slice(0, 300));
     return record;

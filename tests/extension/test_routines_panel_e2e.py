@@ -2,7 +2,7 @@
 (tests/pages/routines/) with a scripted model on 127.0.0.1: a finished task saved as a
 routine, run again from the Routines view without the model, a changed button done by
 the model for that one step, and the same routine run by its schedule in a background
-tab of its own."""
+tab of its own, where the service worker hands the model the step it cannot do."""
 
 from __future__ import annotations
 
@@ -112,7 +112,8 @@ async def test_a_finished_task_is_saved_as_a_routine_and_runs_again_from_the_rou
     order; on the changed site the model does only the renamed button's step (its tokens
     the run's) and the run goes on; a schedule sets its alarm, and the scheduled run
     opens a background tab of its own in a group, asks in the panel, and leaves its
-    outcome in the history with a notification. At 360 px neither the save form nor the
+    outcome in the history with a notification; on the changed site, a scheduled run has
+    the model do the renamed button's step. At 360 px neither the save form nor the
     Routines view reaches past the panel's edge."""
     async with trio.open_nursery() as nursery:
         model: ShopModel = await nursery.start(serve_model, ShopModel("anthropic"))
@@ -230,6 +231,20 @@ async def test_a_finished_task_is_saved_as_a_routine_and_runs_again_from_the_rou
                 for key in await ext.worker.evaluate("chrome.notifications.getAll()")
             ):
                 await trio.sleep(0.1)
+
+        # By its schedule on the changed site: the worker hands the model the one step
+        # (the agent loop runs in the service worker too), and the person allows the order.
+        await shop_storage(shop, perturb="wording")
+        model_calls = len(model.requests)
+        await ext.worker.evaluate(
+            f"trimtab.routines.runNow({json.dumps(NAME)}, {{quantity: '4'}}); true"
+        )
+        asked = await until(panel, f"{RUNS} === 4")
+        assert any("Buy now" in q for q in asked), asked
+        record = (await panel.evaluate("trimtabPanel.state.routineRuns"))[0]
+        assert (record["outcome"], record["scheduled"], record["healed"]) == ("done", True, 1)
+        assert len(model.requests) == model_calls + 3  # find, click, the answer
+        assert await placed(shop) == {"cart": {"Headlamp": {"qty": 4, "price": 24}}, "name": "Ada"}
         await panel.evaluate(
             f"for (const d of {ITEM}.querySelectorAll('details')) d.open = true; true"
         )

@@ -1,22 +1,26 @@
-// A routine run from the side panel: in a tab of its own (a tab group named for it),
-// through the host without a model, asked in the side panel like any task. A step it
-// cannot do as recorded (`needs_help`) goes, when a model is set up and the person did
-// not choose "ask me", to the agent loop as one short task in the same host session
-// and tab (its tokens counted as the run's, at most MAX_HEAL_TURNS model turns per
-// run); then the run goes on from the next step. Otherwise the run stops there, and
-// the person may do the step and go on (`going`). The host answers the run that goes on
-// after the model's step with that step as the steps that would replace it in the
-// routine (`healed`): the run returns them for the person to keep or not (after the last
-// step, a run past it, which runs nothing, asks the host for them).
+// One run of a routine, from the side panel or by its schedule (the service worker's
+// worker/routines.js): in a tab of its own (a tab group named for it), through the host
+// without a model, asked in the side panel like any task. A step it cannot do as
+// recorded (`needs_help`) goes, when a model is set up and the person did not choose
+// "ask me", to the agent loop as one short task in the same host session and tab (its
+// tokens counted as the run's, at most MAX_HEAL_TURNS model turns per run); then the run
+// goes on from the next step. Otherwise the run stops there, and the person may do the
+// step and go on (`going`). The host answers the run that goes on after the model's step
+// with that step as the steps that would replace it in the routine (`healed`): the run
+// returns them for the person to keep or not (after the last step, a run past it, which
+// runs nothing, asks the host for them).
+//
+// Free of chrome.* (the storage, tabs and tab groups are passed in), so `node --test`
+// runs it with fakes.
 
-import { Agent } from "../agent/agent.js";
-import { makeNonce, wrapUntrusted } from "../agent/untrusted.js";
+import { Agent } from "./agent.js";
+import { clientFor, loadSettings, needsSetup } from "./model-settings.js";
+import { makeNonce, wrapUntrusted } from "./untrusted.js";
 import { costOf } from "../shared/cost.js";
 import {
   MAX_HEAL_TURNS, RUN_TIMEOUT_MS, endRunning, healTask, markRunning, openRunTab, runRecord,
   runTitle, saveRuns,
 } from "../shared/routines.js";
-import { clientFor, loadSettings, needsSetup } from "./settings.js";
 
 /**
  * @typedef {{session: string, tab: number, at: number, step: string}} Going where a
@@ -31,28 +35,35 @@ import { clientFor, loadSettings, needsSetup } from "./settings.js";
 
 /**
  * Run `routine` to its end, keep the run in the history and return it.
- * @param {{worker: import("./worker-client.js").WorkerClient,
+ * @param {{worker: {host: (request: object, options?: object) => Promise<any>},
  *          routine: import("../shared/routines.js").Routine,
  *          params: Record<string, string>, texts: Record<string, string>,
  *          heal: "model"|"ask", going?: Going|null, signal: AbortSignal,
+ *          storage: import("../shared/routines.js").Store,
+ *          tabs: {create: Function, get: Function, group: Function},
+ *          groups: {update: Function}, scheduled?: boolean,
+ *          sleep?: (ms: number) => Promise<void>, now?: () => number,
  *          onStep?: (step: object) => void, onStatus?: (words: string) => void,
  *          makeClient?: typeof clientFor}} o
- *   `params`: the run's values (secrets too, never kept); `texts`: its text values, the
- *   only ones a model may see; `going`: go on from `going.at`, in its session and tab;
+ *   `worker.host` sends a request to the host; `params`: the run's values (secrets too,
+ *   never kept); `texts`: its text values, the only ones a model may see; `going`: go on
+ *   from `going.at`, in its session and tab; `storage`, `tabs`, `groups`: chrome's
+ *   (storage.local, tabs, tabGroups); `scheduled`: run by its schedule, in a tab opened
+ *   in the background, asking before every submit whatever the settings say;
  *   `makeClient`: the model client of the settings (tests give their own)
  * @returns {Promise<{record: import("../shared/routines.js").RunRecord,
  *                    going: Going|null, heals: Healed[]}>} `heals`: the steps the model
  *   did, each as the host would keep it in the routine (or why it cannot)
  */
 export async function runRoutine({ worker, routine, params, texts, heal, going = null, signal,
+  storage, tabs, groups, scheduled = false, sleep = undefined, now = Date.now,
   onStep = () => {}, onStatus = () => {}, makeClient = clientFor }) {
-  const settings = await loadSettings();
-  const store = chrome.storage.local;
-  const id = `run-${makeNonce()}`;
-  const started = Date.now();
+  const settings = await loadSettings(storage);
+  const id = `${scheduled ? "sched" : "run"}-${makeNonce()}`;
+  const started = now();
   const session = going?.session ?? `agent-routine-${makeNonce()}`;
   const title = runTitle(routine.name);
-  await markRunning(store, { id, routine: routine.name, started, scheduled: false });
+  await markRunning(storage, { id, routine: routine.name, started, scheduled });
   /** @type {any} */
   let reply = null;
   let error = null;
@@ -84,14 +95,14 @@ export async function runRoutine({ worker, routine, params, texts, heal, going =
   try {
     if (tabId === null) {
       onStatus("opening its tab…");
-      tabId = (await openRunTab({ tabs: chrome.tabs, groups: chrome.tabGroups,
-        url: routine.start, title, active: true })).id;
+      tabId = (await openRunTab({ tabs, groups, url: routine.start, title,
+        active: !scheduled, sleep })).id;
     }
     for (let at = going?.at ?? 1; ;) {
       onStatus(`running step ${at} of ${routine.steps} and on, without the model…`);
       const request = {
         type: "routine_run", session, tab: tabId, name: routine.name, params,
-        ask_before_submit: settings.askBeforeSubmit, task: title,
+        ask_before_submit: scheduled || settings.askBeforeSubmit, task: title,
         ...(settings.pageBudget ? { budget: settings.pageBudget } : {}),
       };
       reply = await worker.host({ ...request, start_at: at },
@@ -108,7 +119,7 @@ export async function runRoutine({ worker, routine, params, texts, heal, going =
           + "this run are spent" };
         break;
       }
-      const tab = await chrome.tabs.get(tabId);
+      const tab = await tabs.get(tabId);
       agent ??= new Agent({
         worker, client: makeClient(settings), tab: { id: tabId, title: tab.title, url: tab.url },
         askBeforeSubmit: settings.askBeforeSubmit, session, budget: settings.budget,
@@ -155,13 +166,13 @@ export async function runRoutine({ worker, routine, params, texts, heal, going =
   }
   const totals = agent?.totals ?? null;
   const record = runRecord({
-    id, routine: routine.name, started, ended: Date.now(), error, healed, totals,
+    id, routine: routine.name, started, ended: now(), error, healed, totals,
     reply: reply && { ...reply, done: doneBefore + reply.done, unasked },
-    cost: totals ? costOf(totals, settings.prices ?? {}, settings.provider) : null,
+    cost: totals ? costOf(totals, settings.prices ?? {}, settings.provider) : null, scheduled,
     ...(results ? { results } : {}),
   });
-  await saveRuns(store, [record]);
-  await endRunning(store, id);
+  await saveRuns(storage, [record]);
+  await endRunning(storage, id);
   const stopped = reply?.status === "needs_help" && tabId !== null;
   return { record, heals, going: stopped
     ? { session, tab: /** @type {number} */ (tabId), at: reply.at, step: reply.plan[0] ?? "" }

@@ -1,26 +1,27 @@
-// A routine run from the side panel, with a fake host, fake chrome APIs and a scripted
-// model: the step the run could not do goes to the model in the run's own session and
+// A routine run (from the side panel here; by its schedule in routine-scheduler.test.js),
+// with a fake host, fake chrome APIs and a scripted model: the step the run could not do goes to the model in the run's own session and
 // tab (its tokens the run's), then the run goes on from the next step; with "ask me",
 // with no model, or past the model's turns, the run stops at that step for the person.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 
+import { runRoutine } from "../agent/routine-run.js";
 import { MAX_HEAL_TURNS, RUNNING_KEY } from "../shared/routines.js";
 
 const items = {};
-globalThis.chrome = {
-  storage: { local: {
+/** chrome's storage.local, tabs and tabGroups, as the run gets them. */
+const CHROME = {
+  storage: {
     get: async (key) => (key in items ? { [key]: structuredClone(items[key]) } : {}),
     set: async (patch) => { Object.assign(items, structuredClone(patch)); },
-  } },
+  },
   tabs: {
     create: async (props) => ({ id: 11, status: "complete", url: props.url, title: "Shop" }),
     get: async (id) => ({ id, status: "complete", title: "Shop", url: "https://shop.example/" }),
     group: async () => 2,
   },
-  tabGroups: { update: async () => {} },
+  groups: { update: async () => {} },
 };
-const { runRoutine } = await import("../panel/routine-runner.js");
 
 const ROUTINE = { name: "Order headlamps", task: "", start: "https://shop.example/", steps: 6,
   plan: [], parameters: [] };
@@ -63,7 +64,7 @@ async function run({ runs, heal = "model", settings = { apiKey: "k" }, client = 
   const worker = fakeHost(runs);
   const steps = [];
   const ran = await runRoutine({ worker, routine: ROUTINE, params: { account_password: "pw" },
-    texts: { quantity: "3" }, heal, going, signal, onStep: (s) => steps.push(s),
+    texts: { quantity: "3" }, heal, going, signal, ...CHROME, onStep: (s) => steps.push(s),
     makeClient: () => client });
   return { ...ran, requests: worker.requests, steps, client };
 }
@@ -148,7 +149,7 @@ test("a host that refuses the run, and Stop, are kept as failed and stopped", as
     throw Object.assign(new Error("there is no routine 'X'"), { code: "bad_request" });
   } };
   const failed = await runRoutine({ worker: refusing, routine: ROUTINE, params: {}, texts: {},
-    heal: "model", signal: new AbortController().signal });
+    heal: "model", signal: new AbortController().signal, ...CHROME });
   assert.deepEqual([failed.record.outcome, failed.record.why],
     ["failed", "there is no routine 'X'"]);
   const controller = new AbortController();
@@ -160,7 +161,7 @@ test("a host that refuses the run, and Stop, are kept as failed and stopped", as
     throw Object.assign(new Error("cancelled"), { code: "cancelled" });
   } };
   const stopped = await runRoutine({ worker: stopping, routine: ROUTINE, params: {}, texts: {},
-    heal: "model", signal: controller.signal });
+    heal: "model", signal: controller.signal, ...CHROME });
   assert.equal(stopped.record.outcome, "stopped");
   assert.deepEqual(sent, ["routine_run", "task_stop"]);
 });
