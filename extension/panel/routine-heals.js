@@ -9,7 +9,8 @@ import { el } from "./dom.js";
 /**
  * @typedef {import("../agent/routine-run.js").Healed} Healed
  * @param {{heals: Healed[], worker: import("./worker-client.js").WorkerClient,
- *          onKept: (heal: Healed) => Promise<void>, onDropped: (heal: Healed) => void}} parts
+ *          onKept: (heal: Healed) => Promise<void>,
+ *          onDropped: (heal: Healed) => Promise<void>}} parts
  * @returns {HTMLElement}
  */
 export function healList({ heals, worker, onKept, onDropped }) {

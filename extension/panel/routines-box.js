@@ -8,7 +8,9 @@
 // offered to keep in the routine (routine-heals.js); a routine's names and parameters
 // are edited in place (routine-edit.js).
 
-import { formFields, describeRun, listRuns, paramsFrom, runsOf } from "../shared/routines.js";
+import {
+  describeRun, formFields, listHeals, listRuns, paramsFrom, runsOf, setHeals,
+} from "../shared/routines.js";
 import { $, el } from "./dom.js";
 import { grantsBox } from "./routine-grants.js";
 import { runRoutine } from "../agent/routine-run.js";
@@ -30,9 +32,14 @@ export function mountRoutines({ store, worker, openSettings }) {
   /** What the person typed in each routine's text fields (never a secret), by routine
    *  and parameter: a list drawn again keeps it. */
   const typed = new Map();
-  /** The steps the model did in each routine's last run, to keep or not, by routine:
-   *  a list drawn again keeps them. */
+  /** The steps the model did in each routine's last run (the panel's or a scheduled
+   *  one), to keep or not, by routine; kept in chrome.storage.local until answered. */
   const heals = new Map();
+  /** Set routine `name`'s waiting steps, here and in storage. */
+  async function keepHeals(name, left) {
+    heals.set(name, left);
+    await setHeals(chrome.storage.local, name, left);
+  }
   let controller = null;
 
   /** The list as the host has it now; one refresh at a time (a second joins it). */
@@ -55,6 +62,10 @@ export function mountRoutines({ store, worker, openSettings }) {
       const { schedules } = await worker.call("routines", { action: "list" });
       store.update({ routines, routineProblems: problems, schedules,
         routineRuns: await listRuns(chrome.storage.local) });
+      heals.clear();
+      for (const [name, waiting] of Object.entries(await listHeals(chrome.storage.local))) {
+        heals.set(name, waiting);
+      }
     } catch (err) {
       $("routines-note").textContent = `The routines could not be listed: ${err.message}`;
       return;
@@ -162,13 +173,13 @@ export function mountRoutines({ store, worker, openSettings }) {
     const left = heals.get(name) ?? [];
     item.healed.replaceChildren(...(left.length ? [healList({ heals: left, worker,
       onKept: async (heal) => {
-        heals.set(name, (heals.get(name) ?? []).filter((h) => h !== heal));
+        await keepHeals(name, (heals.get(name) ?? []).filter((h) => h !== heal));
         await refresh();
         $("routines-note").textContent = `Kept in “${name}”: the next run does step `
           + `${heal.at} as the model did it.`;
       },
-      onDropped: (heal) => {
-        heals.set(name, (heals.get(name) ?? []).filter((h) => h !== heal));
+      onDropped: async (heal) => {
+        await keepHeals(name, (heals.get(name) ?? []).filter((h) => h !== heal));
         drawHeals(item);
       } })] : []));
   }
@@ -209,7 +220,7 @@ export function mountRoutines({ store, worker, openSettings }) {
       store.update({ routineRun: null, routineRuns: await listRuns(chrome.storage.local) });
     }
     const { record, going: next } = ran;
-    heals.set(routine.name, ran.heals ?? []);
+    await keepHeals(routine.name, ran.heals ?? []);
     drawHeals(item);
     item.status.textContent = !record ? `The run failed: ${ran.error}`
       : record.outcome === "done" ? `Done: ${record.done} of ${record.steps} steps.`
@@ -279,6 +290,16 @@ export function mountRoutines({ store, worker, openSettings }) {
   chrome.storage.onChanged.addListener((changes, area) => {
     if (area === "local" && changes.routineRuns) {
       store.update({ routineRuns: changes.routineRuns.newValue ?? [] });
+    }
+    // A scheduled run's steps by the model: offered under its routine at once.
+    if (area === "local" && changes.routineHeals && !state.routineRun) {
+      for (const [name, item] of items) {
+        const waiting = changes.routineHeals.newValue?.[name] ?? [];
+        if (JSON.stringify(waiting) !== JSON.stringify(heals.get(name) ?? [])) {
+          heals.set(name, waiting);
+          drawHeals(item);
+        }
+      }
     }
   });
   $("routines-refresh").addEventListener("click", () => refresh());

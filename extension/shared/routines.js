@@ -9,6 +9,8 @@ import { unaskedWords } from "./grants.js";
 
 export const RUNS_KEY = "routineRuns";
 export const RUNNING_KEY = "routineRunning";
+/** The steps the model did in a routine's last run, waiting for the person's keep. */
+export const HEALS_KEY = "routineHeals";
 /** Runs kept, all routines together, newest first. */
 export const KEEP_RUNS = 50;
 /** A result is cut to this many characters in the history. */
@@ -77,6 +79,29 @@ export function paramsFrom(routine, values) {
     else if (p.kind === "secret" || (value === "" && p.default === null)) missing.push(p.name);
   }
   return { params, missing };
+}
+
+/**
+ * The steps the model did that wait for the person to keep them or not, by routine: a
+ * scheduled run's as well as the panel's, until the person answers.
+ * @param {Store} store chrome.storage.local
+ * @returns {Promise<Record<string, any[]>>}
+ */
+export async function listHeals(store) {
+  return (await store.get(HEALS_KEY))?.[HEALS_KEY] ?? {};
+}
+
+/**
+ * Set the steps of routine `name` that wait for the person (none: nothing waits).
+ * @param {Store} store
+ * @param {string} name
+ * @param {any[]} heals
+ */
+export async function setHeals(store, name, heals) {
+  const all = await listHeals(store);
+  if (heals.length) all[name] = heals;
+  else delete all[name];
+  await store.set({ [HEALS_KEY]: all });
 }
 
 /**

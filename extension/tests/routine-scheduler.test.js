@@ -6,7 +6,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 
-import { RUNNING_KEY, listRuns, markRunning } from "../shared/routines.js";
+import {
+  HEALS_KEY, RUNNING_KEY, listHeals, listRuns, markRunning, setHeals,
+} from "../shared/routines.js";
 import { SCHEDULES_KEY, alarmName } from "../shared/schedule.js";
 import { RoutineScheduler } from "../worker/routines.js";
 
@@ -124,8 +126,10 @@ test("a step a scheduled run cannot do goes to the model of the settings, then t
   async () => {
     const help = { status: "needs_help", steps: 7, done: 3, at: 4, why: "no the button 'Buy'",
       plan: ["click the button 'Buy'"], results: [], content: "" };
+    const healed = { id: 2, routine: "Order headlamps", at: 4, old: ["click the button 'Buy'"],
+      new: ["click the button 'Buy now'"], parameters: [] };
     const done = { status: "done", steps: 7, done: 3, at: null, why: "", plan: [],
-      results: ["Total: $48.00"], content: "" };
+      results: ["Total: $48.00"], content: "", healed, heal_problem: "" };
     const runs = [help, done];
     const sent = [];
     const usage = { input: 10, cacheRead: 0, cacheWrite: 0, output: 2 };
@@ -136,7 +140,7 @@ test("a step a scheduled run cannot do goes to the model of the settings, then t
       return { assistant: { role: "assistant", text: "", toolCalls, raw: {} },
         text: "Pressed Buy now.", toolCalls, usage };
     } };
-    const { scheduler, log } = fakes({
+    const { scheduler, items, log } = fakes({
       now: at("2026-12-02T10:00"),
       // The person turned "ask before a submit" off: a scheduled run asks all the same.
       settings: { apiKey: "k", askBeforeSubmit: false },
@@ -163,6 +167,12 @@ test("a step a scheduled run cannot do goes to the model of the settings, then t
       ["done", 1, true, 2]);
     assert.deepEqual(log.created, [{ url: ROUTINE.start, active: false }]);
     assert.deepEqual(log.removed, [40]);
+    // What the model did waits in the Routines view for the person to keep or not.
+    assert.deepEqual(await listHeals(scheduler.storage),
+      { "Order headlamps": [{ ...healed, session: steps[0].session }] });
+    assert.match(log.notes[0].message, /Keep the model's step in the routine, or not/);
+    await setHeals(scheduler.storage, "Order headlamps", []);
+    assert.deepEqual(items[HEALS_KEY], {});
   });
 
 test("with no model set up, a scheduled run stops at the step it cannot do and keeps its tab",

@@ -15,7 +15,7 @@ import {
 } from "../shared/schedule.js";
 import { runRoutine } from "../agent/routine-run.js";
 import {
-  RUNS_KEY, describeRun, listRuns, runRecord, saveRuns, takeUnfinished, textsOf,
+  RUNS_KEY, describeRun, listRuns, runRecord, saveRuns, setHeals, takeUnfinished, textsOf,
 } from "../shared/routines.js";
 
 /**
@@ -210,6 +210,7 @@ export class RoutineScheduler {
     this.running.add(name);
     let record;
     let tab = null;
+    let kept = 0;
     try {
       const { routines } = await this.host.request({ type: "routines" });
       const routine = routines.find((r) => r.name === name);
@@ -223,6 +224,9 @@ export class RoutineScheduler {
         makeClient: this.makeClient,
       });
       record = ran.record;
+      kept = ran.heals.length;
+      // The steps the model did wait in the Routines view for the person to keep or not.
+      if (kept) await setHeals(this.storage, name, ran.heals);
     } catch (err) {
       // No routine to run (or the history could not be written): said in the history.
       const now = this.now();
@@ -236,8 +240,9 @@ export class RoutineScheduler {
     // A run that ended well leaves nothing to look at; any other keeps its tab.
     if (record.outcome === "done" && tab) await this.tabs.remove(tab.id).catch(() => {});
     this.notify(`routine-${record.id}`, `Routine “${name}”: ${record.outcome}`,
-      [describeRun(record), record.why, ...record.results.slice(0, 1)].filter(Boolean)
-        .join("\n").slice(0, 300));
+      [describeRun(record), record.why, ...record.results.slice(0, 1),
+        kept ? "Keep the model's step in the routine, or not, in the Routines view." : ""]
+        .filter(Boolean).join("\n").slice(0, 300));
     return record;
   }
 }

@@ -113,7 +113,8 @@ async def test_a_finished_task_is_saved_as_a_routine_and_runs_again_from_the_rou
     the run's) and the run goes on; a schedule sets its alarm, and the scheduled run
     opens a background tab of its own in a group, asks in the panel, and leaves its
     outcome in the history with a notification; on the changed site, a scheduled run has
-    the model do the renamed button's step. At 360 px neither the save form nor the
+    the model do the renamed button's step, which the person keeps from the Routines
+    view. At 360 px neither the save form nor the
     Routines view reaches past the panel's edge."""
     async with trio.open_nursery() as nursery:
         model: ShopModel = await nursery.start(serve_model, ShopModel("anthropic"))
@@ -236,6 +237,8 @@ async def test_a_finished_task_is_saved_as_a_routine_and_runs_again_from_the_rou
         # (the agent loop runs in the service worker too), and the person allows the order.
         await shop_storage(shop, perturb="wording")
         model_calls = len(model.requests)
+        heal_ids = f"[...{ITEM}.querySelectorAll('.healed-step')].map((li) => li.dataset.heal)"
+        offered = await panel.evaluate(heal_ids)
         await ext.worker.evaluate(
             f"trimtab.routines.runNow({json.dumps(NAME)}, {{quantity: '4'}}); true"
         )
@@ -245,6 +248,19 @@ async def test_a_finished_task_is_saved_as_a_routine_and_runs_again_from_the_rou
         assert (record["outcome"], record["scheduled"], record["healed"]) == ("done", True, 1)
         assert len(model.requests) == model_calls + 3  # find, click, the answer
         assert await placed(shop) == {"cart": {"Headlamp": {"qty": 4, "price": 24}}, "name": "Ada"}
+        # Its step waits under the routine, as after a run from here; the person keeps it.
+        await until(panel, f"(({heal_ids}).join()) !== {json.dumps(','.join(offered))}")
+        [heal] = await panel.evaluate(heal_ids)
+        await click(panel, f"li.healed-step[data-heal='{heal}'] .healed-keep")
+        await until(
+            panel, "document.getElementById('routines-note').textContent.startsWith('Kept in')"
+        )
+        assert (
+            await ext.worker.evaluate(
+                "chrome.storage.local.get('routineHeals').then((r) => r.routineHeals)"
+            )
+            == {}
+        )
         await panel.evaluate(
             f"for (const d of {ITEM}.querySelectorAll('details')) d.open = true; true"
         )
