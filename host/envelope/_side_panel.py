@@ -60,6 +60,8 @@ class SidePanel:
 
     async def ask(self, question: Question) -> Answer:
         """Ask the person and wait for their answer (an `Ask`)."""
+        # A call already over (a judge run only to fail what would ask) shows nothing.
+        await trio.lowlevel.checkpoint_if_cancelled()
         ask_id = f"q{next(self._numbers)}"
         pending = _Open()
         self._open[ask_id] = pending

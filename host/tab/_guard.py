@@ -420,6 +420,7 @@ async def guard_requests(
     handed: Handed | None = None
     completed = False
     flushed = False  # the guard stopped pausing and took what the browser reported
+    ended_on: Exception | None = None  # the block's error (a dialog the page opened)
     async with target.listen(
         cdp.events.FETCH_REQUEST_PAUSED, cdp.events.PAGE_FRAME_REQUESTED_NAVIGATION
     ) as events:
@@ -460,12 +461,15 @@ async def guard_requests(
                 try:
                     yield
                     acted = True
-                except BaseException as exc:
-                    if not isinstance(exc, Exception):
-                        # Cancelled: requests still waiting for a decision are failed
-                        # (shielded, in `decide`) before the nursery is left.
-                        cancelled = True
-                        deciders.cancel_scope.cancel()
+                except Exception as exc:
+                    # Raised only once the nursery is left: an error leaving its body
+                    # would cancel the deciders, and with them the person's questions.
+                    ended_on = exc
+                except BaseException:
+                    # Cancelled: requests still waiting for a decision are failed
+                    # (shielded, in `decide`) before the nursery is left.
+                    cancelled = True
+                    deciders.cancel_scope.cancel()
                     raise
                 finally:
                     pumping.cancel()
@@ -513,6 +517,8 @@ async def guard_requests(
                     for event, request in paused():
                         await watch.decide_at_once(event, request)
                     await each_session(target, sessions, disable_fetch, ())
+        if ended_on is not None:
+            raise ended_on
 
 
 class Handed(Protocol):
