@@ -35,7 +35,7 @@ class _Panel:
 _DELAYS = st.one_of(st.none(), st.floats(min_value=0.0, max_value=80.0))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(
     answer=st.sampled_from([True, False]),
     answer_after=_DELAYS,

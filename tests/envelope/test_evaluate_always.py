@@ -122,7 +122,7 @@ async def test_no_unicode_normalisation_joins_two_codes() -> None:
     assert code_digest(composed) != code_digest(decomposed)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(allowed=st.text(_ANY, max_size=40), other=st.text(_ANY, max_size=40))
 def test_an_always_for_one_code_never_runs_another(allowed: str, other: str) -> None:
     """Whatever two texts are, the always for one allows the other only when they are

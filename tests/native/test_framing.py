@@ -385,7 +385,7 @@ JSON_VALUES = st.recursive(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(
     result=JSON_VALUES,
     request_id=st.none() | st.integers(-(2**53) + 1, 2**53 - 1) | st.text(max_size=12),

@@ -31,7 +31,7 @@ def encoder_ends(text: str, encoding: str) -> list[int]:
     return list(itertools.accumulate(sizes))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(text=st.one_of(texts, st.text(max_size=100)), encoding=st.sampled_from(ENCODINGS))
 @example(text='<a id="qsx">Compare all models</a>\n', encoding="o200k_base")
 @example(text="\ud800 lone", encoding="o200k_base")
@@ -105,7 +105,7 @@ def test_an_empty_text_has_no_tokens() -> None:
 page_texts = st.text(st.sampled_from(CLASSES), min_size=1, max_size=40)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(
     lines=st.lists(
         st.tuples(

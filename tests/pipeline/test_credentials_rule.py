@@ -138,7 +138,7 @@ def test_a_bare_key_counts_only_where_it_is_one() -> None:
     }
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(
     st.lists(
         st.tuples(
@@ -182,7 +182,7 @@ TEXT_FORMS = (
 AROUND = ("", "fetch failed:", "state\n", "(", "{", "ok, ")
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(
     credential_names(),
     SECRET_VALUES,
@@ -205,7 +205,7 @@ def test_a_credential_in_text_is_never_shown(
     assert credentials.hide_text(shown) == shown
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(credential_names(), SECRET_VALUES)
 def test_a_credential_header_is_hidden(name: str, value: str) -> None:
     """A header named like a credential shows (hidden), its value nowhere."""
@@ -213,7 +213,7 @@ def test_a_credential_header_is_hidden(name: str, value: str) -> None:
     assert credentials.hide_header(name, f"Bearer {value}") == HIDDEN
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(
     st.lists(st.sampled_from((*ORDINARY, "the", "a", "is", "failed", "loaded", "ms")), max_size=30),
     st.sampled_from([" ", ", ", ". ", "\n", " - "]),
@@ -254,7 +254,7 @@ def _leaks(value: object, shown: object, named: bool = False) -> list[object]:
     return [shown] if named and secret and shown != HIDDEN else []
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(JSON_VALUES)
 def test_a_json_value_hides_its_credential_fields(value: object) -> None:
     """``evaluate``'s value keeps its shape (same keys, same lengths), shows no field

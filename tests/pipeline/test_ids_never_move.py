@@ -138,7 +138,6 @@ async def test_an_id_never_names_two_live_elements(
 
     @settings(
         max_examples=12,
-        deadline=None,
         derandomize=True,
         suppress_health_check=[HealthCheck.too_slow],
     )

@@ -151,7 +151,7 @@ link_text = st.one_of(
 )
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
 @given(texts=st.lists(link_text, min_size=2, max_size=15))
 def test_page_text_never_forges_a_line_of_a_list(texts: list[str]) -> None:
     """Whatever the links' texts, the XML parses, each list line is one of our links

@@ -52,7 +52,7 @@ text_of_classes = st.text(st.sampled_from(CLASSES), max_size=300)
 any_text = st.text(st.characters(exclude_categories=("Cs",)), max_size=200)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=400)
 @given(text=st.one_of(text_of_classes, any_text), encoding=st.sampled_from(ENCODINGS))
 @example(text="<|endoftext|> it's 123456 ÉTÉ\r\n\n  /a/b", encoding="o200k_base")
 @example(text="TTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTT", encoding="cl100k_base")
@@ -61,7 +61,6 @@ def test_counts_equal_the_plain_encoder(text: str, encoding: str) -> None:
     assert count_tokens(text, encoding) == plain_count(text, encoding)
 
 
-@settings(deadline=None)  # the first example loads the encodings
 @given(text=st.text(st.characters(exclude_categories=()), max_size=60))
 @example(text="\ud800")
 @example(text="a\udfff\ud800b")
@@ -80,7 +79,7 @@ runs = st.lists(
 ).map(lambda parts: "".join(unit * times for unit, times in parts))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(piece=st.one_of(runs, st.text(st.sampled_from(CLASSES), min_size=1, max_size=200)))
 @example(piece="T" * 1000)
 @example(piece="é" * 500)
@@ -91,7 +90,7 @@ def test_the_heap_merge_is_the_encoders_merge(piece: str) -> None:
     assert tokens._merge_count(data, ranks, 128) == len(byte_pair_encode(data, ranks))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(text=st.one_of(runs, text_of_classes), encoding=st.sampled_from(ENCODINGS))
 def test_long_pretokens_are_counted_within_the_cut_error(text: str, encoding: str) -> None:
     """A pre-token longer than the chunk is counted within CUT_ERROR tokens per cut."""
@@ -145,7 +144,7 @@ long_texts = st.lists(
 ).map(lambda parts: "".join(unit * times for unit, times in parts)[:200_000])
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=25, suppress_health_check=[HealthCheck.too_slow])
 @given(text=long_texts)
 @example(text="T" * 200_000)
 @example(text="é" * 200_000)
@@ -282,7 +281,7 @@ option_text = st.one_of(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(
     options=st.lists(st.tuples(option_text, st.booleans()), min_size=1, max_size=12),
     multiple=st.booleans(),
@@ -485,7 +484,7 @@ def text_model(text: str) -> PageModel:
     return attrs.evolve(model, nodes=nodes)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(
     text=st.text(st.sampled_from("ab \n\t<&\x01é"), min_size=1, max_size=400),
     limit=st.integers(1, 60),

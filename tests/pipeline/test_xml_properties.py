@@ -134,7 +134,7 @@ def build_model(
     )
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
 @given(
     url=page_text,
     title=page_text,
@@ -257,7 +257,7 @@ def built_text(node: OutNode) -> str:
     return "".join(c if isinstance(c, str) else built_text(c) for c in node.children)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
 @given(regions())
 def test_rendered_trees_parse_to_exactly_the_built_elements(region: OutNode) -> None:
     """A rendered region parses back to the same elements, attributes and text."""
@@ -270,7 +270,7 @@ def test_rendered_trees_parse_to_exactly_the_built_elements(region: OutNode) -> 
 # -- the escaping functions ----------------------------------------------------------
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=500)
 @given(page_text)
 def test_attribute_escaping_round_trips_exactly(value: str) -> None:
     """`attr()` of any string is one attribute value that parses back to the cleaned string."""
@@ -280,7 +280,7 @@ def test_attribute_escaping_round_trips_exactly(value: str) -> None:
     assert len(element.attrib) == 2
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=500)
 @given(page_text.filter(lambda s: "\r" not in s))
 def test_text_escaping_round_trips(value: str) -> None:
     """`text()` of any string (no CR) is element content that parses back to the cleaned string."""

@@ -293,7 +293,7 @@ def pages_and_heals(draw: st.DrawFn) -> tuple[PageSeen, list[tuple[str, dict[str
     return page, calls
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(pages_and_heals())
 async def test_a_healed_step_replays_on_its_page_as_the_healer_did_it(
     drawn: tuple[PageSeen, list[tuple[str, dict[str, Any]]]],

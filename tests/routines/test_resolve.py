@@ -156,7 +156,7 @@ def changed(elements: list[Element], seed: int, extra: list[Element]) -> list[El
     return placed
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(
     pages(),
     st.data(),

@@ -333,7 +333,7 @@ _STEPS = (
 )
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(st.lists(_STEPS, min_size=1, max_size=5), _TEXT.filter(str.strip), _TEXT)
 def test_a_routine_reads_back_as_it_was_written(steps: list[Step], name: str, task: str) -> None:
     """Whatever a routine holds, its file's JSON reads back as the same routine."""

@@ -75,7 +75,7 @@ _NAMING: Mapping[str, Step] = {
 }
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(
     before=_TABS,
     opened=_TABS,

@@ -192,7 +192,7 @@ def memory_for(budget: int | None) -> SnapshotMemory:
     return SnapshotMemory(cast(Target, None), SnapshotOptions(trim=False, budget=budget))
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow])
 @given(landmarks=_landmarks, budget=st.integers(MIN_BUDGET, 6_000))
 def test_any_page_fits_any_budget_and_pages_back(landmarks: list[Landmark], budget: int) -> None:
     """For any budget from the minimum, a snapshot is well-formed and within it, its

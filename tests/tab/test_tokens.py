@@ -18,7 +18,7 @@ texts = st.text(st.sampled_from(_NEAR_BREAKS), max_size=200)
 lines = st.lists(st.text(st.sampled_from(_NEAR_BREAKS), max_size=12), max_size=30).map("\n".join)
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=500)
 @given(text=st.one_of(texts, lines), encoding=st.sampled_from(ENCODINGS))
 @example(text="<a>\n/b\n c\n\n<d/>\n", encoding="o200k_base")
 @example(text="x  \n\n", encoding="cl100k_base")
@@ -33,7 +33,7 @@ def test_memo_counts_equal_whole_counts(text: str, encoding: str) -> None:
     assert least_tokens(text) <= whole
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(text=st.one_of(texts, lines), limit=st.integers(0, 40))
 def test_within_is_the_count_or_none(text: str, limit: int) -> None:
     """`within` gives the exact count when it is at most the limit, else None, as

@@ -46,7 +46,7 @@ def _info(tag: str, text: str) -> ElementInfo:
     )  # fmt: skip
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=400)
 @given(tag=PAGE_TEXT, text=PAGE_TEXT)
 def test_describe_never_forges(tag: str, text: str) -> None:
     """How a refusal names an element shows the page's tag and text without any tag or id
@@ -58,7 +58,7 @@ def test_describe_never_forges(tag: str, text: str) -> None:
     assert set(elements[0].attrib) == {"id"}
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=400)
 @given(
     tag=PAGE_TEXT, dom_id=PAGE_TEXT, cls=PAGE_TEXT, text=PAGE_TEXT, eid=st.sampled_from(["", "z1"])
 )
@@ -75,7 +75,7 @@ def test_cover_description_never_forges(
     assert set(elements[0].attrib) <= {"id", "dom-id", "class"}
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(
     role=PAGE_TEXT,
     name=PAGE_TEXT,
@@ -103,7 +103,7 @@ def test_covering_layer_never_forges(
     assert words in ("", "an open colour picker", "an open pop-up") or role in roles, words
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(kind=st.sampled_from(["confirm", "prompt", "beforeunload", "alert"]), message=PAGE_TEXT)
 def test_dialog_reason_never_forges(kind: str, message: str) -> None:
     """A consent question about a dialog keeps the page's message out of Trimtab's words:
@@ -143,7 +143,7 @@ _FACTS = st.builds(
 )
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=500)
 @given(facts=_FACTS)
 def test_rules_ask_whenever_a_commit_is_possible(facts: CommitFacts) -> None:
     """Unknown always asks; a submit button always asks on click, Enter and Space; a field

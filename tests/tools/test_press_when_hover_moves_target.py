@@ -169,7 +169,7 @@ def hover_shifts(draw: st.DrawFn) -> dict[str, object]:
     }
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=15, suppress_health_check=[HealthCheck.too_slow])
 @given(shift=hover_shifts())
 # Found in CI: the re-aim picked a point a third of a pixel below the list's clip edge,
 # which the whole-pixel hit test gave to the suggestion and the mouse gave to <main>.

@@ -380,7 +380,6 @@ def _settings(request: pytest.FixtureRequest, examples: int, steps: int) -> sett
     return settings(
         max_examples=examples * 10 if long else examples,
         stateful_step_count=steps * 3 if long else steps,
-        deadline=None,
         database=None,
         # The same sequences on every run of `make test`; --long explores new ones.
         derandomize=not long,

@@ -771,7 +771,7 @@ LIMITS = st.builds(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(limits=LIMITS, operations=st.lists(OPERATIONS, min_size=10, max_size=80))
 def test_cached_answer_always_equals_a_fresh_run(
     limits: TrackerLimits, operations: list[tuple[Any, ...]]
