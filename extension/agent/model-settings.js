@@ -73,3 +73,9 @@ export function clientFor(s, maxTokens = undefined) {
     ...(maxTokens ? { maxTokens } : {}) };
   return s.provider === "anthropic" ? new AnthropicClient(options) : new OpenAIClient(options);
 }
+
+/** The model client of the saved settings, and those settings. */
+export async function makeClient() {
+  const s = await loadSettings();
+  return { client: clientFor(s), settings: s };
+}

@@ -52,8 +52,9 @@ import {
  *   in the background, asking before every submit whatever the settings say;
  *   `makeClient`: the model client of the settings (tests give their own)
  * @returns {Promise<{record: import("../shared/routines.js").RunRecord,
- *                    going: Going|null, heals: Healed[]}>} `heals`: the steps the model
- *   did, each as the host would keep it in the routine (or why it cannot)
+ *                    going: Going|null, heals: Healed[], tab: number|null}>} `heals`: the
+ *   steps the model did, each as the host would keep it in the routine (or why it
+ *   cannot); `tab`: the tab it ran in (null: none was opened)
  */
 export async function runRoutine({ worker, routine, params, texts, heal, going = null, signal,
   storage, tabs, groups, scheduled = false, sleep = undefined, now = Date.now,
@@ -174,7 +175,7 @@ export async function runRoutine({ worker, routine, params, texts, heal, going =
   await saveRuns(storage, [record]);
   await endRunning(storage, id);
   const stopped = reply?.status === "needs_help" && tabId !== null;
-  return { record, heals, going: stopped
+  return { record, heals, tab: tabId, going: stopped
     ? { session, tab: /** @type {number} */ (tabId), at: reply.at, step: reply.plan[0] ?? "" }
     : null };
 }

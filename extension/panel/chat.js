@@ -5,12 +5,11 @@
 // the history (panel/history.js); a stored task can be shown again (`reopen`).
 
 import { Agent } from "../agent/agent.js";
-import { loadSettings } from "../agent/model-settings.js";
+import { loadSettings, makeClient } from "../agent/model-settings.js";
 import { costOf, describeTotals, emptyTotals } from "../shared/cost.js";
 import { closedReason } from "../shared/tab-access.js";
 import { $, activeTab, el } from "./dom.js";
 import { listTasks, outcomeOf, saveTask } from "./history.js";
-import { makeClient } from "./settings.js";
 import { detachReason } from "./status.js";
 import { siteName, spansTabs } from "./step-words.js";
 import { retryWords, stepItem } from "./steps.js";

@@ -34,12 +34,6 @@ export function pageBudgetFrom(value, limits) {
   return Math.round(limits ? Math.max(limits.min, value) : value);
 }
 
-/** The model client of the saved settings, and those settings. */
-export async function makeClient() {
-  const s = await loadSettings();
-  return { client: clientFor(s), settings: s };
-}
-
 /**
  * @param {{store: import("./store.js").Store<ReturnType<typeof import("./store.js").panelState>>,
  *          worker: import("./worker-client.js").WorkerClient}} parts

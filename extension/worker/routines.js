@@ -210,7 +210,7 @@ export class RoutineScheduler {
     this.running.add(name);
     let record;
     let tab = null;
-    let kept = 0;
+    let waiting = 0;
     try {
       const { routines } = await this.host.request({ type: "routines" });
       const routine = routines.find((r) => r.name === name);
@@ -219,14 +219,13 @@ export class RoutineScheduler {
         worker: { host: (request, options) => this.host.request(request, options) },
         routine, params, texts: textsOf(routine, params), heal: "model",
         signal: new AbortController().signal, storage: this.storage,
-        tabs: { ...this.tabs, create: async (props) => (tab = await this.tabs.create(props)) },
-        groups: this.groups, scheduled: true, sleep: this.sleep, now: this.now,
+        tabs: this.tabs, groups: this.groups, scheduled: true, sleep: this.sleep, now: this.now,
         makeClient: this.makeClient,
       });
-      record = ran.record;
-      kept = ran.heals.length;
+      ({ record, tab } = ran);
+      waiting = ran.heals.length;
       // The steps the model did wait in the Routines view for the person to keep or not.
-      if (kept) await setHeals(this.storage, name, ran.heals);
+      if (waiting) await setHeals(this.storage, name, ran.heals);
     } catch (err) {
       // No routine to run (or the history could not be written): said in the history.
       const now = this.now();
@@ -238,10 +237,10 @@ export class RoutineScheduler {
       this.running.delete(name);
     }
     // A run that ended well leaves nothing to look at; any other keeps its tab.
-    if (record.outcome === "done" && tab) await this.tabs.remove(tab.id).catch(() => {});
+    if (record.outcome === "done" && tab !== null) await this.tabs.remove(tab).catch(() => {});
     this.notify(`routine-${record.id}`, `Routine “${name}”: ${record.outcome}`,
       [describeRun(record), record.why, ...record.results.slice(0, 1),
-        kept ? "Keep the model's step in the routine, or not, in the Routines view." : ""]
+        waiting ? "Keep the model's step in the routine, or not, in the Routines view." : ""]
         .filter(Boolean).join("\n").slice(0, 300));
     return record;
   }
