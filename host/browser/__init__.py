@@ -49,6 +49,11 @@ Every call is noted for routines (``_routine_runs``): any session can be saved a
 (`HostState.run_routine`); what the caller did for a step its run stopped at is kept
 in the routine once the person says so (`HostState.keep_heal`).
 
+Settings, read from the environment when used (``trimtab.wire.seconds_setting``):
+``TRIMTAB_PAGE_TIMEOUT``, how long a page that does not answer is waited on (30 s,
+``_errors``); ``TRIMTAB_TAB_WAIT``, a call's wait for its tab's turn (10 s);
+``TRIMTAB_MAX_TABS``, the tabs a task keeps (10, ``_task_tabs``).
+
 May import ``trimtab.wire``, ``trimtab.envelope``, ``trimtab.tab``, ``trimtab.tools``,
 ``trimtab.tracker``, ``trimtab.routines``, ``trimtab.pipeline``, ``trimtab.sites`` and
 ``pycdp_bridge``.

@@ -18,15 +18,23 @@ from pycdp_bridge import (
 
 from ..pipeline import credentials
 from ..tab import PageChangedError
-from ..wire import ErrorCode, RequestError, unwrap_group
+from ..wire import ErrorCode, RequestError, seconds_setting, unwrap_group
 
-__all__ = ["PAGE_TIMEOUT", "TOOL_TIMEOUT", "cdp_errors", "page_unresponsive"]
+__all__ = ["PAGE_TIMEOUT", "TOOL_TIMEOUT", "cdp_errors", "page_timeout", "page_unresponsive"]
 
-# A request that touches the page answers page_unresponsive after this long: a
-# script stuck in a loop blocks every command. Tools stop themselves after 60 s
-# (trimtab.tools.ACTION_TIMEOUT), so a tool's run waits longer than that.
+# A request that touches the page answers page_unresponsive after this long
+# (`page_timeout`): a script stuck in a loop blocks every command. Tools stop
+# themselves after 60 s (trimtab.tools.ACTION_TIMEOUT), so a tool's run waits longer
+# than that.
 PAGE_TIMEOUT: Final = 30.0
 TOOL_TIMEOUT: Final = 90.0
+
+
+def page_timeout() -> float:
+    """How long the host waits on a page that does not answer: ``TRIMTAB_PAGE_TIMEOUT``
+    seconds, else `PAGE_TIMEOUT`."""
+    return seconds_setting("TRIMTAB_PAGE_TIMEOUT", PAGE_TIMEOUT)
+
 
 # What a request that touches the page answers for each error; subclasses first.
 _ERROR_CODES: Final[tuple[tuple[type[BaseException], ErrorCode], ...]] = (
@@ -51,8 +59,8 @@ def page_unresponsive(tab: int, timeout: float) -> RequestError:
 async def cdp_errors(tab: int, timeout: float | None = None) -> AsyncIterator[trio.CancelScope]:
     """Turn the browser's refusals into the protocol's error replies, and a page that
     stops answering (a script stuck in a loop) into one after `timeout` seconds
-    (`PAGE_TIMEOUT` by default). Yields the time limit's scope."""
-    timeout = PAGE_TIMEOUT if timeout is None else timeout
+    (`page_timeout` by default). Yields the time limit's scope."""
+    timeout = page_timeout() if timeout is None else timeout
     try:
         with trio.fail_after(timeout) as limit:
             yield limit

@@ -17,7 +17,7 @@ from ..envelope import Answer, Ask, Question
 from ..tab import Downloads, Seen, SnapshotMemory, Tab
 from ..tracker import CallTracker
 from ..wire import RequestError
-from ._errors import PAGE_TIMEOUT, page_unresponsive
+from ._errors import page_timeout, page_unresponsive
 
 log = logging.getLogger("trimtab.browser")
 
@@ -111,12 +111,13 @@ class OpenTabs:
             )
         # A page already stuck in a script never lets the observer install: the wait
         # is bounded like every request that touches the page.
-        with trio.move_on_after(PAGE_TIMEOUT) as waited:
+        limit = page_timeout()
+        with trio.move_on_after(limit) as waited:
             await state.tab.revisions.ready.wait()
             # A first call may be `console`: the log follows the tab before it runs.
             await state.tab.devtools.ready.wait()
         if waited.cancelled_caught:
-            raise page_unresponsive(tab, PAGE_TIMEOUT)
+            raise page_unresponsive(tab, limit)
         if state.tab.target.closed:
             raise RequestError("target_closed", f"tab {tab} is closed or its debugger detached")
         return state
@@ -129,7 +130,7 @@ class OpenTabs:
         if target.closed:
             return "", ""
         with contextlib.suppress(CDPError, TargetClosedError, KeyError, IndexError, TypeError):
-            with trio.move_on_after(PAGE_TIMEOUT):
+            with trio.move_on_after(page_timeout()):
                 history = await target.execute(cdp.page_get_navigation_history())
                 entry = history["entries"][history["currentIndex"]]
                 return str(entry.get("title", "")), str(entry.get("url", ""))

@@ -35,7 +35,7 @@ from pycdp_bridge import protocol as cdp
 from ..envelope import Answer, Ask, SitePolicy, decide_site
 from ..sites import Site, site_note, site_of
 from ._call import ToolCall
-from ._errors import PAGE_TIMEOUT
+from ._errors import page_timeout
 
 __all__ = [
     "PageFacts",
@@ -194,7 +194,7 @@ async def _page_facts(target: Target) -> PageFacts:
 
 async def _creator_site(target: Target, url: str) -> Site | None:
     """The site an ``about:`` page belongs to, from its frame's security origin."""
-    with trio.move_on_after(PAGE_TIMEOUT):
+    with trio.move_on_after(page_timeout()):
         try:
             tree: Mapping[str, Any] = await target.execute(cdp.page_get_frame_tree())
         except CDPError:

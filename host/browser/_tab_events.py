@@ -23,7 +23,7 @@ from ..envelope import Answer, Question
 from ..sites import site_of
 from ..tab import Activity, Guarding, guard_opened, refusing_all
 from ._call import ToolCall
-from ._errors import PAGE_TIMEOUT
+from ._errors import page_timeout
 from ._opened import OPENED_WAIT
 from ._requests import request_judge
 from ._tab_messages import TabEvent, TabRelayHub
@@ -106,7 +106,7 @@ async def guard_unasked(host: HostState, event: TabEvent, session: str) -> None:
     refused = False
     guard = Guarding(judge)
     with (
-        trio.move_on_after(PAGE_TIMEOUT),
+        trio.move_on_after(page_timeout()),
         contextlib.suppress(CDPError, TargetClosedError, DialogOpenError),
     ):
         activity = Activity("", guard=guard)
@@ -129,7 +129,7 @@ async def decide_kept(host: HostState, event: TabEvent) -> None:
     if owner is not None:
         allowed = host.sites.verdict(owner, site_of(event.url)) == "allow"
     with (
-        trio.move_on_after(PAGE_TIMEOUT),
+        trio.move_on_after(page_timeout()),
         contextlib.suppress(CDPError, TargetClosedError, ValueError),
     ):
         if allowed:
@@ -142,7 +142,7 @@ async def decide_kept(host: HostState, event: TabEvent) -> None:
 async def name_task_group(hub: TabRelayHub, tabs: list[int], title: str) -> None:
     # An extension that does not answer must not leave the request waiting forever.
     with (
-        trio.move_on_after(PAGE_TIMEOUT),
+        trio.move_on_after(page_timeout()),
         contextlib.suppress(CDPError, TargetClosedError, ValueError),
     ):
         await hub.tab_group(tabs, title or "Trimtab")
@@ -152,7 +152,7 @@ async def close_blocked(host: HostState, event: TabEvent) -> None:
     """Close a tab opened past the task's limit; one the browser holds is let run
     only with its requests failed (closing it as it waits could wait forever)."""
     with (
-        trio.move_on_after(PAGE_TIMEOUT),
+        trio.move_on_after(page_timeout()),
         contextlib.suppress(CDPError, TargetClosedError, DialogOpenError),
     ):
         if event.waiting:
@@ -164,7 +164,7 @@ async def close_blocked(host: HostState, event: TabEvent) -> None:
 
 async def let_run(host: HostState, tab: int) -> None:
     with (
-        trio.move_on_after(PAGE_TIMEOUT),
+        trio.move_on_after(page_timeout()),
         contextlib.suppress(CDPError, TargetClosedError, DialogOpenError),
     ):
         await host.hub.target(tab).execute(cdp.runtime_run_if_waiting_for_debugger())

@@ -15,12 +15,12 @@ takes out of the task's group, leaves the task.
 from __future__ import annotations
 
 import contextlib
-import os
 from collections.abc import Iterator
 from typing import Final
 
 import attrs
 
+from ..wire import count_setting
 from ._call import ToolCall
 from ._opened import OpenedByCall
 
@@ -30,12 +30,8 @@ MAX_TASK_TABS: Final = 10
 
 
 def max_task_tabs() -> int:
-    """The most tabs a task keeps: ``TRIMTAB_MAX_TABS`` (at least 1), else 10."""
-    raw = os.environ.get("TRIMTAB_MAX_TABS", "")
-    try:
-        return max(1, int(raw)) if raw else MAX_TASK_TABS
-    except ValueError:
-        return MAX_TASK_TABS
+    """The most tabs a task keeps: ``TRIMTAB_MAX_TABS``, else `MAX_TASK_TABS`."""
+    return count_setting("TRIMTAB_MAX_TABS", MAX_TASK_TABS)
 
 
 @attrs.define

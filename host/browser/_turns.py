@@ -15,8 +15,6 @@ turn at once (``target_closed``), instead of letting each in turn find it gone.
 from __future__ import annotations
 
 import contextlib
-import math
-import os
 from collections.abc import AsyncIterator, Mapping
 from typing import Final
 
@@ -24,7 +22,7 @@ import attrs
 import trio
 
 from ..envelope import Answer, Ask, Question
-from ..wire import JSONObject, RequestError
+from ..wire import JSONObject, RequestError, seconds_setting
 from ._call import ToolCall
 
 __all__ = ["TAB_WAIT", "TabBusy", "TabTurns", "Turn", "turn_wait"]
@@ -34,18 +32,9 @@ TAB_WAIT: Final = 10.0
 
 
 def turn_wait() -> float:
-    """How long a call waits for its tab's turn: ``TRIMTAB_TAB_WAIT`` seconds (a
-    positive number), else `TAB_WAIT`."""
-    raw = os.environ.get("TRIMTAB_TAB_WAIT", "").strip()
-    if not raw:
-        return TAB_WAIT
-    try:
-        seconds = float(raw)
-    except ValueError:
-        raise ValueError(f"TRIMTAB_TAB_WAIT = {raw!r} is not a number of seconds") from None
-    if not math.isfinite(seconds) or seconds <= 0:
-        raise ValueError(f"TRIMTAB_TAB_WAIT = {raw!r} is not a positive number of seconds")
-    return seconds
+    """How long a call waits for its tab's turn: ``TRIMTAB_TAB_WAIT`` seconds, else
+    `TAB_WAIT`."""
+    return seconds_setting("TRIMTAB_TAB_WAIT", TAB_WAIT)
 
 
 class TabBusy(Exception):

@@ -20,6 +20,9 @@ Environment:
 - ``TRIMTAB_HOST_DEBUG=1``: also register the test-only ``debug_*`` request types.
 - ``TRIMTAB_HOST_EOF_GRACE``: seconds in-flight requests get after stdin closes.
 - ``TRIMTAB_ASK_TIMEOUT``: seconds a question waits for the person (default 50).
+- ``TRIMTAB_PAGE_TIMEOUT``, ``TRIMTAB_TAB_WAIT``, ``TRIMTAB_MAX_TABS``: see
+  ``trimtab.browser``. A bad value of any of them is logged and the default holds
+  (``trimtab.wire.seconds_setting``).
 - ``TRIMTAB_LINK``: the link's transport, ``unix``, ``tcp`` or ``tcp:PORT``
   (``trimtab.link``; default: the Unix socket, TCP on Windows).
 """
@@ -28,7 +31,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import math
 import os
 import stat
 import sys
@@ -55,6 +57,7 @@ from ..wire import (
     collect_less_often,
     configure_logging,
     host_version,
+    seconds_setting,
 )
 from ._debug_handlers import debug_handlers
 from ._handlers import SidePanelDoor
@@ -295,26 +298,6 @@ def origin_refusal(origin: str | None) -> str | None:
     return None
 
 
-def _seconds_from_env(
-    environ: Mapping[str, str], name: str, default: float, *, positive: bool = False
-) -> float:
-    """Seconds from the variable ``name``; ``default`` (logged) when it is not a number
-    of seconds (>= 0, or > 0 when ``positive``)."""
-    raw = environ.get(name)
-    if raw is None:
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        value = math.nan
-    if not (value >= 0 and math.isfinite(value)) or (positive and value == 0):
-        log.warning(
-            "ignoring %s=%r: not a number of seconds %s 0", name, raw, ">" if positive else ">="
-        )
-        return default
-    return value
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``trimtab-host``; returns the process exit code."""
     args = sys.argv[1:] if argv is None else list(argv)
@@ -323,8 +306,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     log_path = configure_logging()
     origin, others = _parse_args(args)
     debug = os.environ.get("TRIMTAB_HOST_DEBUG") == "1"
-    eof_grace = _seconds_from_env(os.environ, "TRIMTAB_HOST_EOF_GRACE", DEFAULT_EOF_GRACE)
-    ask_timeout = _seconds_from_env(os.environ, "TRIMTAB_ASK_TIMEOUT", ASK_TIMEOUT, positive=True)
+    eof_grace = seconds_setting("TRIMTAB_HOST_EOF_GRACE", DEFAULT_EOF_GRACE, positive=False)
+    ask_timeout = seconds_setting("TRIMTAB_ASK_TIMEOUT", ASK_TIMEOUT)
     log.info(
         "trimtab-host %s starting: pid=%d origin=%s other_args=%s debug=%s log=%s",
         host_version(),

@@ -9,8 +9,9 @@ replies over Chrome's 1 MB limit are chunked); `_server` reads requests, runs ea
 its own task and writes replies through one `Outbox`; `_logging` writes the host's
 log file (stdout is the protocol channel and carries nothing else). Beside them, what
 the host's processes share below every floor: `loads_json` (JSON off the wire, fast),
-`gc_paused` and `collect_less_often` (the garbage collector around large steps), and
-`unwrap_group` (one error out of a nursery's group).
+`gc_paused` and `collect_less_often` (the garbage collector around large steps),
+`unwrap_group` (one error out of a nursery's group), and `seconds_setting` and
+`count_setting` (the host's settings from its environment, read one way).
 
 Imports nothing of the host, nor the CDP layer: it is the floor under both.
 """
@@ -49,6 +50,7 @@ from ._server import (
     RequestError,
     host_version,
 )
+from ._settings import count_setting, seconds_setting
 
 __all__ = [
     "DEFAULT_CHUNK_THRESHOLD",
@@ -77,6 +79,7 @@ __all__ = [
     "RequestId",
     "collect_less_often",
     "configure_logging",
+    "count_setting",
     "default_log_dir",
     "encode_frame",
     "encode_json",
@@ -84,5 +87,6 @@ __all__ = [
     "gc_paused",
     "host_version",
     "loads_json",
+    "seconds_setting",
     "unwrap_group",
 ]

@@ -10,7 +10,6 @@ import pytest
 import trio
 import trio.testing
 
-import trimtab.browser._errors
 from pycdp_bridge import PageTarget, protocol
 from tests.support import StaticServer
 from tests.support.handlers_host import SESSION, TAB, Host, open_host
@@ -456,8 +455,9 @@ async def test_a_page_stuck_in_a_script_answers_page_unresponsive(
     host: Host, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A snapshot of a page whose script keeps the main thread busy ends with a
-    page_unresponsive error after PAGE_TIMEOUT instead of waiting for ever."""
-    monkeypatch.setattr(trimtab.browser._errors, "PAGE_TIMEOUT", 1.0)
+    page_unresponsive error after the page timeout (TRIMTAB_PAGE_TIMEOUT) instead of
+    waiting for ever."""
+    monkeypatch.setenv("TRIMTAB_PAGE_TIMEOUT", "1")
     await host.request("snapshot", tab=TAB)
     # Busy for a few seconds only: later tests may share this renderer process.
     await host.evaluate(

@@ -20,9 +20,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import tempfile
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any, ClassVar
 
 import attrs
@@ -206,16 +204,16 @@ def running(kind: str, driver: Driver) -> Iterator[Driver]:
 
 
 @pytest.fixture(scope="module")
-def direct() -> Iterator[Driver]:
+def direct(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Driver]:
     """One Chromium for the direct transport's state machine runs."""
-    with running("direct", DirectDriver(Path(tempfile.mkdtemp(prefix="trimtab-belief-")))) as d:
+    with running("direct", DirectDriver(tmp_path_factory.mktemp("belief"))) as d:
         yield d
 
 
 @pytest.fixture(scope="module")
-def through_mcp() -> Iterator[Driver]:
+def through_mcp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Driver]:
     """One Chromium for the state machine runs through ``trimtab mcp``."""
-    with running("mcp", McpDriver(Path(tempfile.mkdtemp(prefix="trimtab-belief-mcp-")))) as d:
+    with running("mcp", McpDriver(tmp_path_factory.mktemp("belief-mcp"))) as d:
         yield d
 
 
