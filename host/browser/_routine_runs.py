@@ -15,8 +15,9 @@ the run says which steps submitted unasked (`Run.unasked`).
 A run that stops before a step (``needs_help``) is noted for its caller (`Stopped`:
 where, and how many of the caller's calls were noted then). When the caller runs that
 routine again from a later step, the calls it made in between did the steps it skips:
-they become a `Healed` amendment (`heal_of`), kept for the person's yes
-(`keep_heal`), or written at once when the caller asked to keep it (``keep_healed``).
+they become a `Healed` amendment (`heal_of`), kept for the person's yes (`keep_heal`;
+`WaitingHeals` keeps it in a file beside the routines' folder, so it outlives the
+host), or written at once when the caller asked to keep it (``keep_healed``).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from ..envelope import Ask
 from ..pipeline import compact
 from ..routines import (
     Acted,
-    Amendment,
+    Healed,
     PageSeen,
     Recording,
     Routine,
@@ -39,6 +40,7 @@ from ..routines import (
     Run,
     SubmitForm,
     TabSeen,
+    WaitingHeals,
     amend,
     bind_values,
     element_ids,
@@ -53,7 +55,6 @@ if TYPE_CHECKING:
     from ._state import HostState
 
 __all__ = [
-    "Healed",
     "RoutineRun",
     "RoutineRuns",
     "StepWatch",
@@ -65,8 +66,6 @@ __all__ = [
     "seen_before",
 ]
 
-# Heals waiting for the person's yes, all sessions together: the oldest go first.
-KEPT_HEALS: Final = 20
 # How long a look to describe a call's element may take before the call goes on.
 LOOK_SECONDS: Final = 5.0
 
@@ -190,19 +189,6 @@ class Stopped:
 
 
 @attrs.frozen
-class Healed:
-    """What caller ``session`` did for the steps its run skipped, as the steps that
-    would replace them (``number``: the heal's, for the person's yes)."""
-
-    number: int
-    session: str
-    amendment: Amendment
-
-    def to_json(self) -> JSONObject:
-        return {"id": self.number, **self.amendment.to_json()}
-
-
-@attrs.frozen
 class RoutineRun:
     """A run, and what its caller did for the steps before it (``healed``, or why
     that cannot be kept: ``heal_problem``); ``kept``: the file it was written into."""
@@ -225,12 +211,12 @@ class _Closed:
 @attrs.define
 class RoutineRuns:
     """The routines running now, by the tab they run in; where each caller's last run
-    stopped; the heals waiting for the person's yes, by number."""
+    stopped; the heals waiting for the person's yes (kept in a file beside the
+    routines' folder by the native host: they outlive it)."""
 
     running: dict[int, str] = attrs.field(factory=dict)
     stopped: dict[str, Stopped] = attrs.field(factory=dict)
-    healed: dict[int, Healed] = attrs.field(factory=dict)
-    heals: int = 0  # heals made so far: the next one's number follows
+    heals: WaitingHeals = attrs.field(factory=WaitingHeals)
 
     async def run(
         self,
@@ -275,12 +261,7 @@ class RoutineRuns:
             amendment = heal_of(routine, stopped.at, start_at, calls, values)
         except RoutineError as exc:
             return _Closed(stopped, None, f"what was done for step {stopped.at + 1}: {exc}")
-        self.heals += 1
-        healed = Healed(self.heals, session, amendment)
-        self.healed[healed.number] = healed
-        while len(self.healed) > KEPT_HEALS:
-            del self.healed[next(iter(self.healed))]
-        return _Closed(stopped, healed, "")
+        return _Closed(stopped, self.heals.add(session, amendment), "")
 
     def ended(self, session: str, run: Run, mark: int) -> None:
         """Note how ``session``'s run ended (``mark``: the session's calls noted)."""
@@ -372,13 +353,13 @@ def keep_heal(host: HostState, session: str, number: int) -> tuple[Routine, Path
     """Write heal ``number`` of ``session`` into its routine's file as the routine is
     now (`amend`): the routine and its file; `RoutineError` when no such heal waits or
     the routine no longer has the steps it replaces."""
-    healed = host.routine_runs.healed.get(number)
-    if healed is None or healed.session != session:
+    healed = host.routine_runs.heals.get(number, session)
+    if healed is None:
         raise RoutineError(
             f"heal {number} of this session is not waiting to be kept (kept already, or too old)"
         )
     store = host.routine_store()
     routine = amend(store.load(healed.amendment.routine), healed.amendment)
     path = store.save(routine, replace=True)
-    del host.routine_runs.healed[number]
+    host.routine_runs.heals.remove(number)
     return routine, path

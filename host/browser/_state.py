@@ -37,12 +37,15 @@ import trio
 from ..envelope import Ask, SitePolicy
 from ..routines import (
     GRANTS_FILE,
+    HEALS_FILE,
     PageSeen,
     Recording,
     Routine,
     RoutineError,
     RoutineGrants,
     RoutineStore,
+    WaitingHeals,
+    edit_routine,
     routine_of,
 )
 from ..tab import (
@@ -273,6 +276,25 @@ class HostState:
         except RoutineError as exc:
             raise RequestError("bad_request", str(exc)) from None
 
+    def edit_routine(
+        self, name: str, new_name: str | None, parameters: Mapping[str, Mapping[str, object]]
+    ) -> tuple[Routine, Routine, str]:
+        """Rename routine ``name`` and edit its ``parameters`` (`edit_routine`): the
+        routine before and after, and its file. Its grants and waiting heals go with
+        it (the grants lapse, as its file changed; the heals follow its parameters'
+        names); ``bad_request`` saying why an edit cannot be."""
+        store = self.routine_store()
+        try:
+            routine = store.load(name)
+            edited = edit_routine(routine, name=new_name, parameters=parameters)
+            path = store.rewrite(name, edited)
+        except RoutineError as exc:
+            raise RequestError("bad_request", str(exc)) from None
+        if self.grants is not None:
+            self.grants.rename(routine.name, edited.name)
+        self.routine_runs.heals.follow(routine, edited)
+        return routine, edited, path.name
+
     def keep_heal(self, session: str, number: int) -> tuple[Routine, str]:
         """Write heal ``number`` (a run's `RoutineRun.healed`) of ``session`` into its
         routine, as the person confirmed: the routine and its file; ``bad_request``
@@ -323,6 +345,8 @@ async def open_host_state(
     """
     if grants is None and routines is not None:
         grants = RoutineGrants.load(routines.folder.parent / GRANTS_FILE)
+    # The heals waiting for the person's yes, beside the routines' folder too.
+    heals = WaitingHeals.load(routines.folder.parent / HEALS_FILE if routines else None)
     tracker = CallTracker(limits=limits) if limits is not None else CallTracker()
     async with trio.open_nursery() as nursery:
         state = HostState(
@@ -333,6 +357,7 @@ async def open_host_state(
             sites=sites if sites is not None else SitePolicy(),
             downloads=downloads if downloads is not None else Downloads(),
             routines=routines,
+            routine_runs=RoutineRuns(heals=heals),
             grants=grants,
         )
         nursery.start_soon(follow_tabs, state, name="tabs opened and closed")

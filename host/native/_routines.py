@@ -21,7 +21,7 @@ from typing import Final
 
 from ..browser import HostState, ToolCall, budget_of, check_tab_id
 from ..envelope import SidePanel
-from ..routines import Routine, RoutineError, edit_routine, routine_of
+from ..routines import Routine, RoutineError, routine_of
 from ..wire import Handler, JSONObject, Request, RequestError
 from ._routine_grants import grant_facts, grant_from
 
@@ -165,23 +165,14 @@ def routine_handlers(state: HostState, panel: SidePanel) -> dict[str, Handler]:
         name = _name(request)
         new_name = request.get("new_name", str, default=None)
         changes = request.get("parameters", dict, default={})
-        store = state.routine_store()
-        try:
-            routine = store.load(name)
-            edited = edit_routine(routine, name=new_name, parameters=changes)
-            path = store.rewrite(name, edited)
-        except RoutineError as exc:
-            raise RequestError("bad_request", str(exc)) from None
-        if state.grants is not None:
-            # Its grants go with its name; they lapsed as its file changed (the list
-            # offers them to confirm again).
-            state.grants.rename(routine.name, edited.name)
+        # Its grants lapse as its file changed: the list offers them to confirm again.
+        routine, edited, file = state.edit_routine(name, new_name, changes)
         renamed = {
             old.name: new.name
             for old, new in zip(routine.parameters, edited.parameters, strict=True)
             if old.name != new.name
         }
-        return {"routine": described(edited), "file": path.name, "renamed": renamed}
+        return {"routine": described(edited), "file": file, "renamed": renamed}
 
     return {
         "routines": routines,

@@ -9,8 +9,9 @@ format is host/ROUTINES.md) and run by `replay`, which finds every element again
 (`resolve`), acts through the host's envelope like any task and checks each step's
 effect; a step it cannot do as recorded ends the run as ``needs_help`` instead of a
 guess. The calls that did such a step instead become the steps in its place
-(`heal_of`, an `Amendment` that `amend` writes once confirmed), and the person edits a
-routine's names and parameters (`edit_routine`).
+(`heal_of`, an `Amendment` that `amend` writes once confirmed; until then it waits in
+`WaitingHeals`, a file that outlives the host), and the person edits a routine's names
+and parameters (`edit_routine`).
 
 The person's grants for a routine (`RoutineGrants`, kept apart from its file and
 bound to its digest) are the sites its runs may act on unasked and the steps whose
@@ -41,6 +42,7 @@ from ._grants import (
     grantable,
     routine_digest,
 )
+from ._heals import HEALS_FILE, KEPT_HEALS, Healed, WaitingHeals
 from ._near import near_text, near_texts, row_key
 from ._pages import SubmitForm, url_matches, url_pattern
 from ._record import Recorded, Recording, element_ids, routine_of
@@ -50,6 +52,8 @@ from ._store import Listed, RoutineStore, file_stem
 
 __all__ = [
     "GRANTS_FILE",
+    "HEALS_FILE",
+    "KEPT_HEALS",
     "MAX_ROUTINE_NAME",
     "REPLAYED_TOOLS",
     "ROUTINE_VERSION",
@@ -61,6 +65,7 @@ __all__ = [
     "Grant",
     "GrantState",
     "Grantable",
+    "Healed",
     "Listed",
     "PageSeen",
     "Parameter",
@@ -75,6 +80,7 @@ __all__ = [
     "SubmitForm",
     "TabSeen",
     "Target",
+    "WaitingHeals",
     "amend",
     "bind_values",
     "describe",

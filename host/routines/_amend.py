@@ -24,10 +24,20 @@ from collections.abc import Mapping, Sequence
 
 import attrs
 
-from ._format import Parameter, Routine, RoutineError, Step, parse_routine
+from ._format import (
+    Parameter,
+    Routine,
+    RoutineError,
+    Step,
+    parameter_json,
+    parse_parameter,
+    parse_routine,
+    parse_steps,
+    steps_json,
+)
 from ._record import Parameters, Recorded, chosen_calls, replayed_calls, step_of
 
-__all__ = ["Amendment", "amend", "heal_of"]
+__all__ = ["Amendment", "amend", "amendment_of", "heal_of"]
 
 
 @attrs.frozen
@@ -54,6 +64,46 @@ class Amendment:
                 for p in self.parameters
             ],
         }
+
+    def to_data(self) -> dict[str, object]:
+        """The amendment as a file keeps it (`amendment_of` reads it back): its steps as
+        a routine's file writes them."""
+        return {
+            "routine": self.routine,
+            "at": self.at,
+            "old": steps_json(self.old),
+            "new": steps_json(self.new),
+            "parameters": [parameter_json(p) for p in self.parameters],
+            # The parameters its steps use, declared in the routine or here.
+            "uses": sorted({name for step in (*self.old, *self.new) for name in _uses(step)}),
+        }
+
+
+def amendment_of(data: object, *, where: str = "amendment") -> Amendment:
+    """The amendment `Amendment.to_data` wrote; `RoutineError` naming the field or step
+    that does not read."""
+    if not isinstance(data, Mapping):
+        raise RoutineError(f"{where}: {data!r:.60} is not an object")
+    routine, at, uses = data.get("routine"), data.get("at"), data.get("uses", [])
+    if not isinstance(routine, str) or not routine:
+        raise RoutineError(f"{where}: field 'routine' = {routine!r:.60} is not a routine's name")
+    if not isinstance(at, int) or isinstance(at, bool) or at < 0:
+        raise RoutineError(f"{where}: field 'at' = {at!r:.40} is not a step's place")
+    if not isinstance(uses, list) or not all(isinstance(name, str) for name in uses):
+        raise RoutineError(f"{where}: field 'uses' = {uses!r:.60} is not a list of names")
+    parameters = data.get("parameters", [])
+    if not isinstance(parameters, list):
+        raise RoutineError(f"{where}: field 'parameters' = {parameters!r:.60} is not a list")
+    old = parse_steps(data.get("old"), f"{where}: field 'old'", uses)
+    if not old:
+        raise RoutineError(f"{where}: it replaces no step")
+    return Amendment(
+        routine,
+        at,
+        old,
+        parse_steps(data.get("new"), f"{where}: field 'new'", uses),
+        tuple(parse_parameter(p, f"{where}: parameter {i + 1}") for i, p in enumerate(parameters)),
+    )
 
 
 def heal_of(

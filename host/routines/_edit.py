@@ -15,10 +15,11 @@ from typing import Final
 
 import attrs
 
+from ._amend import Amendment
 from ._format import FieldStep, Parameter, Routine, RoutineError, Step, parse_routine
 from ._store import file_stem
 
-__all__ = ["MAX_ROUTINE_NAME", "edit_routine"]
+__all__ = ["MAX_ROUTINE_NAME", "edit_routine", "edited_amendment"]
 
 #: The longest routine name (the side panel's and the link's limit).
 MAX_ROUTINE_NAME: Final = 100
@@ -58,6 +59,22 @@ def edit_routine(
         routine, name=routine.name if name is None else name, parameters=edited, steps=steps
     )
     return parse_routine(changed.to_json(), where=f"routine {changed.name!r}")
+
+
+def edited_amendment(amendment: Amendment, before: Routine, after: Routine) -> Amendment:
+    """``amendment`` of routine ``before`` as it reads once the person edited the
+    routine into ``after`` (`edit_routine`): the routine's new name, and each
+    parameter the routine declared by its new name in the steps it replaces and writes,
+    so that `amend` finds those steps in the edited routine."""
+    renamed = {
+        old.name: new.name for old, new in zip(before.parameters, after.parameters, strict=True)
+    }
+    return attrs.evolve(
+        amendment,
+        routine=after.name,
+        old=tuple(_step(step, renamed) for step in amendment.old),
+        new=tuple(_step(step, renamed) for step in amendment.new),
+    )
 
 
 def _routine_name(name: object) -> str:

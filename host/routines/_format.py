@@ -9,7 +9,7 @@ the step and the field a problem is in.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Final, Literal
 
 import attrs
@@ -26,7 +26,11 @@ __all__ = [
     "RoutineError",
     "Step",
     "Target",
+    "parameter_json",
+    "parse_parameter",
     "parse_routine",
+    "parse_steps",
+    "steps_json",
 ]
 
 # The file format's version; a file of a newer one is refused, naming it.
@@ -165,9 +169,19 @@ class Routine:
             "name": self.name,
             "task": self.task,
             "start": self.start,
-            "parameters": [_compact(attrs.asdict(p)) for p in self.parameters],
-            "steps": [_step_json(step) for step in self.steps],
+            "parameters": [parameter_json(p) for p in self.parameters],
+            "steps": steps_json(self.steps),
         }
+
+
+def parameter_json(parameter: Parameter) -> dict[str, object]:
+    """A parameter as a routine's file declares it."""
+    return _compact(attrs.asdict(parameter))
+
+
+def steps_json(steps: Sequence[Step]) -> list[dict[str, object]]:
+    """Steps as a routine's file holds them."""
+    return [_step_json(step) for step in steps]
 
 
 def _ordinal(index: int) -> str:
@@ -237,7 +251,7 @@ def parse_routine(data: object, *, where: str = "routine") -> Routine:
         )
     name = _text(top.get("name"), f"{where}: field 'name'", empty=False)
     parameters = tuple(
-        _parameter(raw, f"{where}: parameter {i + 1}")
+        parse_parameter(raw, f"{where}: parameter {i + 1}")
         for i, raw in enumerate(_list(top.get("parameters", []), f"{where}: field 'parameters'"))
     )
     names = [p.name for p in parameters]
@@ -284,7 +298,19 @@ def _count(raw: object, where: str, *, least: int) -> int:
     return raw
 
 
-def _parameter(raw: object, where: str) -> Parameter:
+def parse_steps(raw: object, where: str, params: Iterable[str]) -> tuple[Step, ...]:
+    """Steps as a file holds them (`steps_json`), that use only the parameters named in
+    ``params``, every field checked; none is a list too. `RoutineError` naming the step
+    (``where`` names the list) otherwise."""
+    declared = set(params)
+    return tuple(
+        _step(step, f"{where}: step {i + 1}", declared) for i, step in enumerate(_list(raw, where))
+    )
+
+
+def parse_parameter(raw: object, where: str) -> Parameter:
+    """A parameter as a file declares it (`parameter_json`); `RoutineError` naming the
+    field otherwise."""
     data = _object(raw, where)
     name = _text(data.get("name"), f"{where}: field 'name'", empty=False)
     kind = data.get("kind", "text")

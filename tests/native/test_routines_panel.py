@@ -17,6 +17,7 @@ from pycdp_bridge import PageTarget
 from tests.routines.test_routines_link import eid, start_over, storage
 from tests.support import StaticServer
 from tests.support.handlers_host import SESSION, TAB, Host, open_host
+from trimtab.browser import open_host_state
 from trimtab.native._routines import ROUTINE_CLIENT
 from trimtab.routines import RoutineStore
 
@@ -220,6 +221,40 @@ async def test_the_step_done_for_a_stopped_run_is_kept_only_once_the_person_says
     assert (clean["status"], clean["done"]) == ("done", 7), clean["content"]
     assert "$48.00" in clean["results"][0]
     assert (await storage(page, "placed"))["name"] == "Ada"
+
+
+async def test_a_step_done_for_a_stopped_run_waits_through_a_host_restart_and_a_rename(
+    host: Host, page: PageTarget, tmp_path: Path
+) -> None:
+    """The heal a run made waits in a file beside the routines: a host started afresh
+    on that folder (Chrome started again) keeps it when the person says so, after they
+    renamed the routine; the file then presses "Buy now" and the heal waits no more."""
+    await order_headlamps(host)
+    await host.request("routine_save", session=SESSION, name="Order headlamps", task=TASK)
+    await start_over(page, "wording")
+    run = {"session": "agent-heal", "tab": TAB, "name": "Order headlamps"}
+    params = {"account_password": "hunter2"}
+    await host.request("routine_run", **run, params=params)
+    await heal_order(host, "agent-heal")
+    healed = (await host.request("routine_run", **run, params=params, start_at=7))["healed"]
+    waiting = json.loads((tmp_path / "routine-heals.json").read_text())
+    assert [(h["id"], h["session"], h["routine"]) for h in waiting["heals"]] == [
+        (healed["id"], "agent-heal", "Order headlamps")
+    ]
+    assert "hunter2" not in json.dumps(waiting)
+
+    store = RoutineStore(tmp_path / "routines")
+    async with open_host_state(host.peer.hub, routines=store) as state:
+        again = Host.serving(state, host.peer, page)
+        await again.request("routine_edit", name="Order headlamps", new_name="Order lamps")
+        kept = await again.request("routine_amend", session="agent-heal", heal=healed["id"])
+        assert kept["routine"]["name"] == "Order lamps"
+        assert kept["routine"]["plan"][5].startswith("click the button 'Buy now'")
+        steps = json.loads((tmp_path / "routines" / "order-lamps.json").read_text())["steps"]
+        assert steps[5]["target"]["name"] == "Buy now"
+        twice = await again.error("routine_amend", session="agent-heal", heal=healed["id"])
+        assert "is not waiting to be kept" in twice.message
+    assert json.loads((tmp_path / "routine-heals.json").read_text())["heals"] == []
 
 
 async def test_a_last_step_done_for_a_stopped_run_is_closed_past_the_last_step(
