@@ -21,7 +21,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Final, Literal
@@ -29,6 +28,7 @@ from typing import Final, Literal
 import attrs
 
 from ..sites import Site, SiteError, parse_site, site_of
+from ._files import read_json, write_json
 from ._format import Routine, RoutineError
 from ._pages import SubmitForm
 
@@ -122,12 +122,8 @@ class RoutineGrants:
         if file is None or not file.is_file():
             return grants
         try:
-            with file.open("rb") as opened:
-                raw = opened.read(_MAX_FILE + 1)
-            if len(raw) > _MAX_FILE:
-                raise ValueError(f"it is larger than {_MAX_FILE} bytes")
-            grants._grants = _parse(json.loads(raw.decode("utf-8")))
-        except (OSError, ValueError, RoutineError) as exc:
+            grants._grants = _parse(read_json(file, _MAX_FILE))
+        except RoutineError as exc:
             log.warning("the routines' grants in %s were not read: %s", file, exc)
         return grants
 
@@ -228,19 +224,14 @@ class RoutineGrants:
         return True
 
     def save(self) -> None:
-        """Write every grant to ``file``: 0600, whole (a temporary file renamed over it)."""
+        """Write every grant to ``file`` (`write_json`: whole, private)."""
         if self.file is None:
             return
         data = {
             "version": _VERSION,
             "routines": {name: grant.to_json() for name, grant in sorted(self._grants.items())},
         }
-        self.file.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        temporary = self.file.with_name(self.file.name + ".tmp")
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-        os.replace(temporary, self.file)
+        write_json(self.file, data)
 
 
 def _parse(data: object) -> dict[str, Grant]:

@@ -10,9 +10,7 @@ with no heal (and is logged): the person is asked to keep nothing a broken file 
 
 from __future__ import annotations
 
-import json
 import logging
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Final
@@ -21,6 +19,7 @@ import attrs
 
 from ._amend import Amendment, amendment_of
 from ._edit import edited_amendment
+from ._files import read_json, write_json
 from ._format import Routine, RoutineError
 
 __all__ = ["HEALS_FILE", "KEPT_HEALS", "Healed", "WaitingHeals"]
@@ -65,12 +64,8 @@ class WaitingHeals:
         if file is None or not file.is_file():
             return heals
         try:
-            with file.open("rb") as opened:
-                raw = opened.read(_MAX_FILE + 1)
-            if len(raw) > _MAX_FILE:
-                raise ValueError(f"it is larger than {_MAX_FILE} bytes")
-            heals._made, heals._waiting = _parse(json.loads(raw.decode("utf-8")))
-        except (OSError, ValueError, RoutineError) as exc:
+            heals._made, heals._waiting = _parse(read_json(file, _MAX_FILE))
+        except RoutineError as exc:
             log.warning("the heals waiting in %s were not read: %s", file, exc)
         return heals
 
@@ -111,8 +106,7 @@ class WaitingHeals:
             self.save()
 
     def save(self) -> None:
-        """Write every waiting heal to ``file``: 0600, whole (a temporary file renamed
-        over it)."""
+        """Write every waiting heal to ``file`` (`write_json`: whole, private)."""
         if self.file is None:
             return
         data = {
@@ -123,12 +117,7 @@ class WaitingHeals:
                 for h in self._waiting.values()
             ],
         }
-        self.file.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        temporary = self.file.with_name(self.file.name + ".tmp")
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-        os.replace(temporary, self.file)
+        write_json(self.file, data)
 
 
 def _parse(data: object) -> tuple[int, dict[int, Healed]]:

@@ -8,14 +8,13 @@ listed with what is wrong with it instead of hiding the others.
 
 from __future__ import annotations
 
-import json
-import os
 import re
 from pathlib import Path
 from typing import Final
 
 import attrs
 
+from ._files import read_json, write_json
 from ._format import Routine, RoutineError, parse_routine
 
 __all__ = ["Listed", "RoutineStore"]
@@ -76,13 +75,7 @@ class RoutineStore:
         path = self.path(routine.name)
         if path.exists() and not replace:
             raise RoutineError(f"a routine {routine.name!r} exists already ({path.name})")
-        self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-        text = json.dumps(routine.to_json(), indent=2, ensure_ascii=False) + "\n"
-        temporary = path.with_suffix(".json.tmp")
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.replace(temporary, path)
+        write_json(path, routine.to_json())
         return path
 
     def rewrite(self, name: str, routine: Routine) -> Path:
@@ -111,15 +104,4 @@ class RoutineStore:
         return True
 
     def _read(self, path: Path) -> Routine:
-        try:
-            with path.open("rb") as file:
-                raw = file.read(_MAX_FILE + 1)
-        except OSError as exc:
-            raise RoutineError(f"{path.name}: cannot be read ({exc.strerror})") from None
-        if len(raw) > _MAX_FILE:
-            raise RoutineError(f"{path.name}: is larger than {_MAX_FILE} bytes")
-        try:
-            data = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise RoutineError(f"{path.name}: is not JSON ({exc})") from None
-        return parse_routine(data, where=path.name)
+        return parse_routine(read_json(path, _MAX_FILE), where=path.name)
