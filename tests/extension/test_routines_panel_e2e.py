@@ -281,8 +281,9 @@ async def test_a_step_the_model_did_is_kept_once_the_person_says_so_and_names_ar
     """On the changed site the model does the renamed button's step; after the run the
     Routines view shows that step as recorded beside what the model did, and the
     routine keeps its old step until the person presses "Keep this in the routine";
-    then the next run on that site is done without the model. Editing its names renames
-    the routine and a parameter and sets that parameter's default."""
+    then the next run on that site is done without the model. An edit in between (the
+    routine and a parameter renamed, that parameter's default set) takes the waiting
+    step along to the routine's new name, where it is kept."""
     # (The hosts of one test run share a state folder: a name of this test's own.)
     name, item = "Lamps for Ada", item_of("Lamps for Ada")
     async with trio.open_nursery() as nursery:
@@ -329,22 +330,8 @@ async def test_a_step_the_model_did_is_kept_once_the_person_says_so_and_names_ar
         assert heal[0]["keep"] == "Keep this in the routine"
         assert (await panel.evaluate(plan))[4].startswith("click the button 'Place order'")
 
-        # Kept: the routine presses "Buy now", and runs on that site without the model.
-        await click(panel, f"li.routine[data-routine={json.dumps(name)}] .healed-keep")
-        await until(panel, "/^Kept in/.test(document.getElementById('routines-note').textContent)")
-        assert (await panel.evaluate(plan))[4].startswith("click the button 'Buy now'")
-        assert await panel.evaluate(f"{item}.querySelectorAll('.healed-step').length") == 0
-        model_calls = len(model.requests)
-        await shop_storage(shop, perturb="wording")
-        await click(panel, f"li.routine[data-routine={json.dumps(name)}] button.routine-run")
-        await until(panel, f"{RUNS} === 2 && !trimtabPanel.state.routineRun")
-        again = (await panel.evaluate("trimtabPanel.state.routineRuns"))[0]
-        assert (again["outcome"], again["healed"], again["done"]) == ("done", 0, 6), again
-        assert again["totals"] is None
-        assert len(model.requests) == model_calls  # no model call
-        assert (await placed(shop))["name"] == "Ada"
-
-        # Edit: the routine and its quantity renamed, the quantity's default set.
+        # Edit before keeping: the routine and its quantity renamed, the quantity's
+        # default set; the step the model did waits under the new name.
         await panel.evaluate(
             f"""const edit = {item}.querySelector('.routine-edit');
             edit.open = true;
@@ -357,11 +344,28 @@ async def test_a_step_the_model_did_is_kept_once_the_person_says_so_and_names_ar
         await until(
             panel, "document.getElementById('routines-note').textContent === 'Saved “Ada lamps”.'"
         )
-        renamed = item_of("Ada lamps")
+        name, renamed = "Ada lamps", item_of("Ada lamps")
         fields = await panel.evaluate(
             f"[...{renamed}.querySelectorAll('input[data-param]')]"
             ".map((i) => [i.dataset.param, i.value])"
         )
         assert fields == [["count", "3"], ["name", "Ada"]]
         assert await panel.evaluate(f"{item} === null")
+        assert await panel.evaluate(f"{renamed}.querySelectorAll('.healed-step').length") == 1
+        plan = f"[...{renamed}.querySelectorAll('.plan li')].map((li) => li.textContent)"
+
+        # Kept: the routine presses "Buy now", and runs on that site without the model.
+        await click(panel, f"li.routine[data-routine={json.dumps(name)}] .healed-keep")
+        await until(panel, "/^Kept in/.test(document.getElementById('routines-note').textContent)")
+        assert (await panel.evaluate(plan))[4].startswith("click the button 'Buy now'")
+        assert await panel.evaluate(f"{renamed}.querySelectorAll('.healed-step').length") == 0
+        model_calls = len(model.requests)
+        await shop_storage(shop, perturb="wording")
+        await click(panel, f"li.routine[data-routine={json.dumps(name)}] button.routine-run")
+        await until(panel, f"{RUNS} === 2 && !trimtabPanel.state.routineRun")
+        again = (await panel.evaluate("trimtabPanel.state.routineRuns"))[0]
+        assert (again["outcome"], again["healed"], again["done"]) == ("done", 0, 6), again
+        assert again["totals"] is None
+        assert len(model.requests) == model_calls  # no model call
+        assert (await placed(shop))["name"] == "Ada"
         nursery.cancel_scope.cancel()
