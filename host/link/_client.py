@@ -57,7 +57,9 @@ HOW_TO_SHARE: Final = (
 
 _RECEIVE_SIZE: Final = 256 * 1024
 CONNECT_TIMEOUT: Final = 10.0
-_GONE: Final = "the host closed the link: the browser quit or restarted"
+_GONE: Final = (
+    "the host closed the link: the browser quit or restarted, or the extension was reloaded"
+)
 _GONE_IN_HELLO: Final = (
     "the browser's host closed the link before answering the hello (the browser is "
     "quitting or restarting; try again in a moment)"
@@ -184,8 +186,8 @@ class LinkClient:
         what = "the call" if kind == "tool" else f"the {kind} request"
         return LinkError(
             "link_closed",
-            f"the browser went away during {what} ({reason}); what it did before is not "
-            "known: read the tab again once the browser is back",
+            f"the browser or its extension went away during {what} ({reason}); what it did "
+            "before is not known: read the tab again once it is back",
         )
 
     async def _read(self, decoder: FrameDecoder) -> None:

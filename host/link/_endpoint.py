@@ -288,7 +288,11 @@ async def open_link(
                 yield link
             finally:
                 with trio.CancelScope(shield=True):
-                    await link.stop_all("the browser's host is shutting down", "host_exit")
+                    await link.stop_all(
+                        "the browser's host is shutting down: the browser quit, or the "
+                        "Trimtab extension was reloaded or updated",
+                        "host_exit",
+                    )
                 nursery.cancel_scope.cancel()
     finally:
         kept.remove()

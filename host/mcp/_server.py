@@ -17,6 +17,7 @@ from mcp.shared.exceptions import MCPError
 
 from ..link import (
     HOW_TO_SHARE,
+    Endpoint,
     LinkAddress,
     LinkClient,
     LinkError,
@@ -88,10 +89,22 @@ def mcp_tool(spec: ToolSpec) -> types.Tool:
     )
 
 
+# A host that shut down while its browser may still run (the extension was reloaded or
+# updated: Chrome starts a new host at once) is waited for this long before a call
+# says that no browser runs.
+HOST_BACK_WAIT: Final = 3.0
+# Said with a refusal of a tab by a host that started since this client's last call.
+_HOST_STARTED_AGAIN: Final = (
+    "the browser's host started again since this client's last call: the browser "
+    "restarted, or the Trimtab extension was reloaded or updated, which ends every share"
+)
+
+
 @attrs.define(eq=False)
 class LinkHolder:
     """The connection to the browser: made on first use, made again after it broke
-    (the browser quit and came back), so a client never has to restart."""
+    (the browser quit and came back, the extension was reloaded), so a client never has
+    to restart."""
 
     nursery: trio.Nursery
     browser: str | None = None
@@ -101,6 +114,11 @@ class LinkHolder:
     _client: LinkClient | None = None
     _lock: trio.Lock = attrs.field(factory=trio.Lock)
     _done: trio.Event = attrs.field(factory=trio.Event)
+    # Until when a call waits for a host that shut down to be back (None: it does not).
+    _back_by: float | None = None
+    # The link broke under this client, and no tool call has worked since: the host's
+    # refusals of a tab say why shares are gone.
+    _started_again: bool = False
 
     async def client(self) -> LinkClient:
         async with self._lock:
@@ -112,15 +130,35 @@ class LinkHolder:
                 # later call connects again (and unshared tabs are asked anew).
                 self._client = None
                 raise LinkError("stopped", current.closed_reason or "stopped by the person")
-            endpoint = choose_endpoint(self.browser, self.endpoint_folder)
+            if current is not None and current.closed_code == "host_exit" and not self._back_by:
+                self._back_by = trio.current_time() + HOST_BACK_WAIT
+            # A link that broke under this client (not the person's Stop): the host it
+            # finds next started since, with no share of the old one's.
+            self._started_again = self._started_again or current is not None
+            self._client = None
+            endpoint = await self._endpoint()
             try:
                 secret = secret_of(endpoint, self.secret_file)
             except (OSError, PermissionProblem) as exc:
                 raise LinkError("no_secret", f"cannot read the link's secret: {exc}") from exc
             assert endpoint.address is not None  # choose_endpoint picks reachable ones
             new: LinkClient = await self.nursery.start(self._hold, endpoint.address, secret)
-            self._client = new
+            self._client, self._back_by = new, None
             return new
+
+    async def _endpoint(self) -> Endpoint:
+        """The browser's endpoint; for a host that just shut down, waiting until
+        ``_back_by`` for its successor to publish one."""
+        while True:
+            try:
+                return choose_endpoint(self.browser, self.endpoint_folder)
+            except LinkError as exc:
+                if exc.code != "no_browser" or self._back_by is None:
+                    raise
+                if trio.current_time() >= self._back_by:
+                    self._back_by = None
+                    raise
+            await trio.sleep(0.1)
 
     async def _hold(
         self, address: LinkAddress, secret: str, *, task_status: trio.TaskStatus[LinkClient]
@@ -138,8 +176,12 @@ class LinkHolder:
         for attempt in range(2):
             client = await self.client()
             try:
-                return await client.request(kind, on_progress=on_progress, **fields)
+                result = await client.request(kind, on_progress=on_progress, **fields)
             except LinkError as exc:
+                if self._started_again and exc.code == "forbidden":
+                    raise LinkError(
+                        exc.code, f"{exc.message} ({_HOST_STARTED_AGAIN})", facts=exc.facts
+                    ) from None
                 if client.closed_code == "stopped" and exc.code in ("link_closed", "stopped"):
                     self._client = None
                     raise LinkError("stopped", exc.message) from None
@@ -147,6 +189,10 @@ class LinkHolder:
                 # browser went away may have acted, and must not act twice.
                 if exc.code != "link_closed" or not exc.unsent or attempt:
                     raise
+            else:
+                if kind == "tool":
+                    self._started_again = False
+                return result
         raise AssertionError("unreachable")  # pragma: no cover
 
     def close(self) -> None:

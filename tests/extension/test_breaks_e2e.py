@@ -5,12 +5,12 @@ broke and what to do, and the call after the fix works; a call in flight when th
 browser dies ends with an error at once and is never carried out later. `trimtab
 doctor` names the same broken link with its fix, and passes once it is fixed.
 
-The README's "When something breaks" table is taken from these cases. Not here: an
-extension reloaded, updated or reinstalled (this headless Chromium does not bring an
-unpacked extension back after ``chrome.runtime.reload()``), and a service worker Chrome
-stops while idle (the host's native port keeps it running); the host killed and a tab
-closed are in ``test_mcp_faults_e2e``, endpoint files deleted in
-``tests/link/test_endpoints.py``."""
+The README's "When something breaks" table is taken from these cases. The extension
+is reloaded over CDP (`ExtensionBrowser.reload_extension`), which is what a developer's
+reload and an update do to it. Not here: an extension uninstalled and installed again,
+and a service worker Chrome stops while idle (the host's native port keeps it
+running); the host killed and a tab closed are in ``test_mcp_faults_e2e``, endpoint
+files deleted in ``tests/link/test_endpoints.py``."""
 
 from __future__ import annotations
 
@@ -28,8 +28,17 @@ from mcp import Client
 
 from tests.link.test_doctor_cli import trimtab
 from tests.support import StaticServer
-from tests.support.e2e import ExtensionBrowser, launch_with_extension
-from tests.support.outside import TIMEOUT, Places, browser, call, mcp_client, open_shared, places
+from tests.support.e2e import RELOADABLE, ExtensionBrowser, launch_with_extension
+from tests.support.outside import (
+    TIMEOUT,
+    Places,
+    browser,
+    call,
+    mcp_client,
+    open_shared,
+    places,
+    share,
+)
 from trimtab.install import install
 from trimtab.link import list_endpoints
 
@@ -82,9 +91,11 @@ async def works(client: Client, ext: ExtensionBrowser, pages: StaticServer) -> N
 
 
 @contextlib.asynccontextmanager
-async def panel_open(places: Places) -> AsyncIterator[ExtensionBrowser]:
+async def panel_open(
+    places: Places, extra_args: tuple[str, ...] = ()
+) -> AsyncIterator[ExtensionBrowser]:
     """The browser with its host listening and the side panel open."""
-    async with browser(places) as ext:
+    async with browser(places, extra_args) as ext:
         await ext.open_side_panel()
         yield ext
 
@@ -158,9 +169,11 @@ async def test_a_call_in_flight_when_the_browser_dies_ends_at_once(
             [(text, is_error, at)] = ended
             assert is_error, text
             assert at - killed < SAY_WITHIN, text
-            assert text.startswith("link_closed: the browser went away during the call ("), text
+            assert text.startswith(
+                "link_closed: the browser or its extension went away during the call ("
+            ), text
             assert text.endswith(
-                "what it did before is not known: read the tab again once the browser is back"
+                "what it did before is not known: read the tab again once it is back"
             ), text
         # The killed host's endpoint may still be listed for a moment (its file
         # stays until the next host prunes it): then the socket does not answer.
@@ -171,6 +184,55 @@ async def test_a_call_in_flight_when_the_browser_dies_ends_at_once(
                 ": the browser quit or crashed; open the browser, or run `trimtab doctor`"
             )
         ), said
+
+
+async def test_an_extension_reloaded_under_a_client(
+    places: Places, pages_server: StaticServer
+) -> None:
+    """The extension reloaded (or updated) under a working client: a call in flight ends
+    at once saying so; the next call, once the new host is up, says the tab is no longer
+    shared and why, within 5 s; once the person opens the side panel again and shares
+    the tab, the same client works on it."""
+    async with mcp_client(places, "steady") as client, panel_open(places, (RELOADABLE,)) as ext:
+        tab = await open_shared(ext, pages_server.url("handlers-shop.html"))
+        shop, is_error, _ = await call(client, "capture_snapshot", tab=tab)
+        assert not is_error, shop
+        ended: list[tuple[str, bool, float]] = []
+        async with trio.open_nursery() as nursery:
+
+            async def wait() -> None:
+                text, is_error, _ = await call(
+                    client, "wait_for", tab=tab, text="never on the page", timeout=30
+                )
+                ended.append((text, is_error, trio.current_time()))
+
+            nursery.start_soon(wait)
+            await trio.sleep(1.0)
+            reloaded = trio.current_time()
+            await ext.reload_extension()
+        [(text, is_error, at)] = ended
+        assert is_error, text
+        assert at - reloaded < SAY_WITHIN, text
+        assert text.startswith(
+            "link_closed: the browser or its extension went away during the call (the "
+            "browser's host is shutting down: the browser quit, or the Trimtab extension "
+            "was reloaded or updated); "
+        ), text
+
+        said = await first_error(client, "capture_snapshot", tab=tab)
+        assert said.startswith(f"forbidden: tab {tab} is not shared with agents"), said
+        assert said.endswith(
+            "(the browser's host started again since this client's last call: the browser "
+            "restarted, or the Trimtab extension was reloaded or updated, which ends every "
+            "share)"
+        ), said
+
+        await ext.open_side_panel()
+        await share(ext, tab)
+        text, is_error, meta = await call(client, "capture_snapshot", tab=tab)
+        assert not is_error, text
+        assert "Outdoor shop" in text
+        assert meta["tab"] == tab
 
 
 async def test_two_browsers_then_one_closed(

@@ -168,5 +168,7 @@ async def test_a_call_in_flight_when_the_browser_goes_away_says_so(
             host.closed.cancel()
         text, is_error, _ = results[0]
         assert is_error
-        assert text.startswith("link_closed: the browser went away during the call ("), text
+        assert text.startswith(
+            "link_closed: the browser or its extension went away during the call ("
+        ), text
         assert "during hello" not in text

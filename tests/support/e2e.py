@@ -36,6 +36,7 @@ __all__ = [
     "ARTIFACTS",
     "EXTENSION_DIR",
     "PANEL_PATH",
+    "RELOADABLE",
     "REPO",
     "WORKER_PATH",
     "ExtensionBrowser",
@@ -53,6 +54,9 @@ ARTIFACTS = REPO / "test-artifacts"
 #: The service worker's and the side panel's paths in the extension (its manifest's).
 WORKER_PATH = "worker/background.js"
 PANEL_PATH = "panel/sidepanel.html"
+# The switch that lets a test reload the extension over CDP (`Extensions.loadUnpacked`),
+# as a developer's reload or an update from the store does.
+RELOADABLE = "--enable-unsafe-extension-debugging"
 
 
 @attrs.frozen
@@ -109,6 +113,21 @@ class ExtensionBrowser:
     async def attach(self, target_id: str) -> ExtensionContext:
         """A flattened session to the target ``target_id``."""
         return await _attach(self.browser, target_id)
+
+    async def reload_extension(self, timeout: float = 30.0) -> None:
+        """Reload the unpacked extension, as its developer's reload or an update does:
+        its pages close, its service worker and the host Chrome started for it go, and
+        a new worker starts, which `worker` is then. The browser must have been
+        launched with `RELOADABLE`."""
+        worker_url = f"chrome-extension://{self.extension_id}/{WORKER_PATH}"
+        old = {
+            str(info["targetId"])
+            for info in (await self.browser.send("Target.getTargets"))["targetInfos"]
+            if info["url"] == worker_url
+        }
+        await self.browser.send("Extensions.loadUnpacked", {"path": str(EXTENSION_DIR)})
+        with trio.fail_after(timeout):
+            self.worker = await _started_worker(self.browser, worker_url, exclude=frozenset(old))
 
     async def wait_for_target(
         self, kind: str, url: str, *, exclude: frozenset[str] = frozenset()
@@ -290,13 +309,22 @@ async def launch_with_extension(
     async with launch_browser(extra_args=args, user_data_dir=profile) as browser:
         worker_url = f"chrome-extension://{ext_id}/{WORKER_PATH}"
         with trio.fail_after(startup_timeout):
-            worker_id = await _wait_for_target(browser, "service_worker", worker_url)
-            worker = await _attach(browser, worker_id)
-            # Poll from here rather than in the worker: an evaluation that starts
-            # before the worker's module has run never sees the module's globals.
-            while not await worker.evaluate("typeof globalThis.trimtab === 'object'"):
-                await trio.sleep(0.05)
+            worker = await _started_worker(browser, worker_url)
         yield ExtensionBrowser(browser, profile, ext_id, worker)
+
+
+async def _started_worker(
+    browser: Browser, worker_url: str, *, exclude: frozenset[str] = frozenset()
+) -> ExtensionContext:
+    """The extension's service worker (not one of ``exclude``), once its module ran."""
+    worker = await _attach(
+        browser, await _wait_for_target(browser, "service_worker", worker_url, exclude=exclude)
+    )
+    # Poll from here rather than in the worker: an evaluation that starts before the
+    # worker's module has run never sees the module's globals.
+    while not await worker.evaluate("typeof globalThis.trimtab === 'object'"):
+        await trio.sleep(0.05)
+    return worker
 
 
 # --------------------------------------------------------------------------- fake host

@@ -67,9 +67,12 @@ def places(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Places]:
 
 
 @contextlib.asynccontextmanager
-async def browser(places: Places) -> AsyncIterator[ExtensionBrowser]:
-    """The browser with the extension, once its host listens on the endpoint."""
-    async with launch_with_extension(places.profile) as ext:
+async def browser(
+    places: Places, extra_args: tuple[str, ...] = ()
+) -> AsyncIterator[ExtensionBrowser]:
+    """The browser with the extension, once its host listens on the endpoint;
+    ``extra_args`` go to Chromium too."""
+    async with launch_with_extension(places.profile, extra_args=extra_args) as ext:
         with trio.fail_after(TIMEOUT):
             while not [e for e in list_endpoints(places.endpoints) if e.alive]:
                 await trio.sleep(0.05)
