@@ -208,6 +208,14 @@ chrome.sidePanel.setPanelBehavior({ openPanelOnActionClick: true }).catch(() => 
 // The relay must be ready when the host starts sending commands, and the port
 // keeps this worker alive while the host runs.
 host.ensureConnected();
+// Should Chrome stop this worker all the same (the port closed, the worker idled), an
+// alarm wakes it, and waking connects the host: outside agents get their browser back
+// within 30 s (Chrome's shortest period) with nobody at the browser. Created once, so a
+// wake does not push the next one back.
+const WAKE_ALARM = "trimtab-wake";
+chrome.alarms.get(WAKE_ALARM)
+  .then((alarm) => alarm ?? chrome.alarms.create(WAKE_ALARM, { periodInMinutes: 0.5 }))
+  .catch(() => {});
 
 // A handle for debugging from the worker's console and for the end-to-end tests,
 // which drive the worker over CDP (Runtime.evaluate in the service_worker target).

@@ -93,6 +93,12 @@ def mcp_tool(spec: ToolSpec) -> types.Tool:
 # updated: Chrome starts a new host at once) is waited for this long before a call
 # says that no browser runs.
 HOST_BACK_WAIT: Final = 3.0
+# Said, until a host answers again, for no browser after this client's host shut down.
+_HOST_GONE: Final = (
+    "the browser's host shut down under this client and is not back: if the browser "
+    "still runs, Trimtab starts it again within 30 s (opening its side panel does it "
+    "now); else open the browser, or run `trimtab doctor`"
+)
 # Said with a refusal of a tab by a host that started since this client's last call.
 _HOST_STARTED_AGAIN: Final = (
     "the browser's host started again since this client's last call: the browser "
@@ -114,8 +120,10 @@ class LinkHolder:
     _client: LinkClient | None = None
     _lock: trio.Lock = attrs.field(factory=trio.Lock)
     _done: trio.Event = attrs.field(factory=trio.Event)
-    # Until when a call waits for a host that shut down to be back (None: it does not).
+    # Until when a call waits for a host that shut down to be back (None: it does not),
+    # and whether no host has answered since one shut down under this client.
     _back_by: float | None = None
+    _host_gone: bool = False
     # The link broke under this client, and no tool call has worked since: the host's
     # refusals of a tab say why shares are gone.
     _started_again: bool = False
@@ -132,6 +140,7 @@ class LinkHolder:
                 raise LinkError("stopped", current.closed_reason or "stopped by the person")
             if current is not None and current.closed_code == "host_exit" and not self._back_by:
                 self._back_by = trio.current_time() + HOST_BACK_WAIT
+                self._host_gone = True
             # A link that broke under this client (not the person's Stop): the host it
             # finds next started since, with no share of the old one's.
             self._started_again = self._started_again or current is not None
@@ -143,7 +152,7 @@ class LinkHolder:
                 raise LinkError("no_secret", f"cannot read the link's secret: {exc}") from exc
             assert endpoint.address is not None  # choose_endpoint picks reachable ones
             new: LinkClient = await self.nursery.start(self._hold, endpoint.address, secret)
-            self._client, self._back_by = new, None
+            self._client, self._back_by, self._host_gone = new, None, False
             return new
 
     async def _endpoint(self) -> Endpoint:
@@ -153,11 +162,11 @@ class LinkHolder:
             try:
                 return choose_endpoint(self.browser, self.endpoint_folder)
             except LinkError as exc:
-                if exc.code != "no_browser" or self._back_by is None:
+                if exc.code != "no_browser" or not self._host_gone:
                     raise
-                if trio.current_time() >= self._back_by:
+                if self._back_by is None or trio.current_time() >= self._back_by:
                     self._back_by = None
-                    raise
+                    raise LinkError("no_browser", _HOST_GONE) from None
             await trio.sleep(0.1)
 
     async def _hold(

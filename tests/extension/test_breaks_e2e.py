@@ -7,10 +7,10 @@ doctor` names the same broken link with its fix, and passes once it is fixed.
 
 The README's "When something breaks" table is taken from these cases. The extension
 is reloaded over CDP (`ExtensionBrowser.reload_extension`), which is what a developer's
-reload and an update do to it. Not here: an extension uninstalled and installed again,
-and a service worker Chrome stops while idle (the host's native port keeps it
-running); the host killed and a tab closed are in ``test_mcp_faults_e2e``, endpoint
-files deleted in ``tests/link/test_endpoints.py``."""
+reload and an update do to it, and its service worker stopped over CDP, as Chrome stops
+an idle one. Not here: an extension uninstalled and installed again; the host killed
+and a tab closed are in ``test_mcp_faults_e2e``, endpoint files deleted in
+``tests/link/test_endpoints.py``."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ from mcp import Client
 
 from tests.link.test_doctor_cli import trimtab
 from tests.support import StaticServer
-from tests.support.e2e import RELOADABLE, ExtensionBrowser, launch_with_extension
+from tests.support.e2e import RELOADABLE, WORKER_PATH, ExtensionBrowser, launch_with_extension
 from tests.support.outside import (
     TIMEOUT,
     Places,
@@ -46,11 +46,18 @@ pytestmark = pytest.mark.browser
 
 __all__ = ["places"]  # the fixture, used by name
 
+WORKER_URL = "chrome-extension://{}/" + WORKER_PATH
 # What a client may take to say that something broke.
 SAY_WITHIN = 5.0
 NO_BROWSER = (
     "no_browser: no running browser with the Trimtab extension (endpoints: none); "
     "open the browser, or run `trimtab doctor`"
+)
+# The same, to a client whose host shut down under it (the browser may still run).
+HOST_GONE = (
+    "no_browser: the browser's host shut down under this client and is not back: if the "
+    "browser still runs, Trimtab starts it again within 30 s (opening its side panel does "
+    "it now); else open the browser, or run `trimtab doctor`"
 )
 
 
@@ -68,6 +75,11 @@ def first_broken(report: dict[str, Any]) -> dict[str, Any]:
     """The check doctor names as the first broken link."""
     [check] = [c for c in report["checks"] if c["name"] == report["first_broken"]]
     return check
+
+
+def _listening(places: Places) -> bool:
+    """Whether a host listens on an endpoint of the test's folder."""
+    return any(e.alive for e in list_endpoints(places.endpoints))
 
 
 async def first_error(client: Client, tool: str, **arguments: object) -> str:
@@ -126,8 +138,8 @@ async def test_a_browser_that_quit_or_was_killed_and_started_again(
     places: Places, pages_server: StaticServer, tmp_path: Path, how: str
 ) -> None:
     """The browser quits (or is killed) under a working client: the next call says no
-    browser runs and to open it, and once it is started again the same client works
-    on a tab shared anew."""
+    browser runs (after its host said it shut down: that it is not back) and to open
+    it, and once it is started again the same client works on a tab shared anew."""
     async with mcp_client(places, "steady") as client:
         async with panel_open(places) as ext:
             await works(client, ext, pages_server)
@@ -138,7 +150,10 @@ async def test_a_browser_that_quit_or_was_killed_and_started_again(
             with trio.fail_after(TIMEOUT):
                 while [e for e in list_endpoints(places.endpoints) if e.alive]:
                     await trio.sleep(0.05)
-            assert await first_error(client, "tabs") == NO_BROWSER
+            # A browser that quits closes its host's stdin: the host says it shuts down.
+            # Killed with it, the host says nothing; the link just breaks.
+            said = await first_error(client, "tabs")
+            assert said == (HOST_GONE if how == "quit" else NO_BROWSER), said
             assert first_broken(await doctor(places, tmp_path / "home"))["name"] == "host"
         async with panel_open(places) as ext:
             await works(client, ext, pages_server)
@@ -229,6 +244,40 @@ async def test_an_extension_reloaded_under_a_client(
 
         await ext.open_side_panel()
         await share(ext, tab)
+        text, is_error, meta = await call(client, "capture_snapshot", tab=tab)
+        assert not is_error, text
+        assert "Outdoor shop" in text
+        assert meta["tab"] == tab
+
+
+@pytest.mark.long
+@pytest.mark.deadline(150)
+async def test_a_service_worker_chrome_stopped_comes_back_by_itself(
+    places: Places, pages_server: StaticServer
+) -> None:
+    """Chrome stops the extension's service worker (as after idling; a worker whose port
+    to the host is open is not stopped, so CDP stops it here): its host goes, and the
+    client's next call says so within 5 s. With nobody at the browser, the worker's
+    alarm wakes it within 30 s, it starts the host again, the tab is still shared, and
+    the same client reads it."""
+    async with mcp_client(places, "steady") as client, panel_open(places) as ext:
+        tab = await open_shared(ext, pages_server.url("handlers-shop.html"))
+        text, is_error, _ = await call(client, "capture_snapshot", tab=tab)
+        assert not is_error, text
+        [host] = ext.host_pids()
+        worker = await ext.wait_for_target("service_worker", WORKER_URL.format(ext.extension_id))
+        await ext.browser.send("Target.closeTarget", {"targetId": worker})
+        with trio.fail_after(TIMEOUT):
+            while host in ext.host_pids() or [
+                e for e in list_endpoints(places.endpoints) if e.alive
+            ]:
+                await trio.sleep(0.05)
+        assert await first_error(client, "capture_snapshot", tab=tab) == HOST_GONE
+        stopped = trio.current_time()
+        with trio.fail_after(60):
+            while not _listening(places):
+                await trio.sleep(0.2)
+        assert trio.current_time() - stopped < 40  # the alarm's 30 s, and a start
         text, is_error, meta = await call(client, "capture_snapshot", tab=tab)
         assert not is_error, text
         assert "Outdoor shop" in text
