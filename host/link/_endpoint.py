@@ -290,7 +290,7 @@ async def open_link(
                 with trio.CancelScope(shield=True):
                     await link.stop_all(
                         "the browser's host is shutting down: the browser quit, or the "
-                        "Trimtab extension was reloaded or updated",
+                        "Trimtab extension was reloaded, updated or reinstalled",
                         "host_exit",
                     )
                 nursery.cancel_scope.cancel()

@@ -102,7 +102,8 @@ _HOST_GONE: Final = (
 # Said with a refusal of a tab by a host that started since this client's last call.
 _HOST_STARTED_AGAIN: Final = (
     "the browser's host started again since this client's last call: the browser "
-    "restarted, or the Trimtab extension was reloaded or updated, which ends every share"
+    "restarted, or the Trimtab extension was reloaded, updated or reinstalled, which ends "
+    "every share"
 )
 
 

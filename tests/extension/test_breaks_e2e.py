@@ -7,9 +7,9 @@ doctor` names the same broken link with its fix, and passes once it is fixed.
 
 The README's "When something breaks" table is taken from these cases. The extension
 is reloaded over CDP (`ExtensionBrowser.reload_extension`), which is what a developer's
-reload and an update do to it, and its service worker stopped over CDP, as Chrome stops
-an idle one. Not here: an extension uninstalled and installed again; the host killed
-and a tab closed are in ``test_mcp_faults_e2e``, endpoint files deleted in
+reload and an update do to it, uninstalled and installed again over CDP, and its
+service worker stopped over CDP, as Chrome stops an idle one. The host killed and a
+tab closed are in ``test_mcp_faults_e2e``, endpoint files deleted in
 ``tests/link/test_endpoints.py``."""
 
 from __future__ import annotations
@@ -201,15 +201,20 @@ async def test_a_call_in_flight_when_the_browser_dies_ends_at_once(
         ), said
 
 
+@pytest.mark.parametrize("how", ["reloaded", "reinstalled"])
 async def test_an_extension_reloaded_under_a_client(
-    places: Places, pages_server: StaticServer
+    places: Places, pages_server: StaticServer, how: str
 ) -> None:
-    """The extension reloaded (or updated) under a working client: a call in flight ends
+    """The extension reloaded (or updated), or uninstalled and installed again, under a
+    working client: a call in flight ends
     at once saying so; the next call, made at once, says the tab is no longer shared
     and why, within 5 s (not that no browser runs, while the new host starts); once
     the person opens the side panel again and shares the tab, the same client works on
     it."""
     async with mcp_client(places, "steady") as client, panel_open(places, (RELOADABLE,)) as ext:
+        if how == "reinstalled":
+            await ext.reload_extension()  # (so that CDP may uninstall it)
+            await ext.open_side_panel()
         tab = await open_shared(ext, pages_server.url("handlers-shop.html"))
         shop, is_error, _ = await call(client, "capture_snapshot", tab=tab)
         assert not is_error, shop
@@ -229,20 +234,23 @@ async def test_an_extension_reloaded_under_a_client(
             nursery.start_soon(wait)
             await trio.sleep(1.0)
             reloaded = trio.current_time()
-            await ext.reload_extension()
+            if how == "reloaded":
+                await ext.reload_extension()
+            else:
+                await ext.reinstall_extension()
         [(text, is_error, at)] = ended
         assert is_error, text
         assert at - reloaded < SAY_WITHIN, text
         assert text.startswith(
             "link_closed: the browser or its extension went away during the call (the "
             "browser's host is shutting down: the browser quit, or the Trimtab extension "
-            "was reloaded or updated); "
+            "was reloaded, updated or reinstalled); "
         ), text
         assert said.startswith(f"forbidden: tab {tab} is not shared with agents"), said
         assert said.endswith(
             "(the browser's host started again since this client's last call: the browser "
-            "restarted, or the Trimtab extension was reloaded or updated, which ends every "
-            "share)"
+            "restarted, or the Trimtab extension was reloaded, updated or reinstalled, which "
+            "ends every share)"
         ), said
 
         await ext.open_side_panel()

@@ -119,6 +119,16 @@ class ExtensionBrowser:
         its pages close, its service worker and the host Chrome started for it go, and
         a new worker starts, which `worker` is then. The browser must have been
         launched with `RELOADABLE`."""
+        await self._load_again(timeout)
+
+    async def reinstall_extension(self, timeout: float = 30.0) -> None:
+        """Uninstall the extension (its storage goes with it) and install it again, as a
+        person who removed Trimtab and added it back; `worker` is the new one. Chrome
+        lets CDP uninstall only an extension CDP loaded: reload it first."""
+        await self.browser.send("Extensions.uninstall", {"id": self.extension_id})
+        await self._load_again(timeout)
+
+    async def _load_again(self, timeout: float) -> None:
         worker_url = f"chrome-extension://{self.extension_id}/{WORKER_PATH}"
         old = {
             str(info["targetId"])
