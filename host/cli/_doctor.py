@@ -264,7 +264,9 @@ def _host(browser: str | None, recorded: list[Path]) -> Check:
     )
     fix = (
         f"open the browser{started} with the Trimtab extension loaded (chrome://extensions); "
-        "it starts the host when it loads. See the host's log if it still does not appear"
+        "it starts the host when it loads. Is the browser open? Open Trimtab's side panel, "
+        "which starts it (it also starts by itself within 30 s). See the host's log if it "
+        "still does not appear"
     )
     if not alive:
         return Check("host", False, f"no running host has an endpoint in {folder}", fix)

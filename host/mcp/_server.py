@@ -89,13 +89,13 @@ def mcp_tool(spec: ToolSpec) -> types.Tool:
     )
 
 
-# A host that shut down while its browser may still run (the extension was reloaded or
-# updated: Chrome starts a new host at once) is waited for this long before a call
-# says that no browser runs.
+# A host that went away while its browser may still run (the extension was reloaded or
+# updated: Chrome starts a new host at once) is waited for this long, once, before a
+# call says that it is not back.
 HOST_BACK_WAIT: Final = 3.0
 # Said, until a host answers again, for no browser after this client's host shut down.
 _HOST_GONE: Final = (
-    "the browser's host shut down under this client and is not back: if the browser "
+    "the browser's host went away under this client and is not back: if the browser "
     "still runs, Trimtab starts it again within 30 s (opening its side panel does it "
     "now); else open the browser, or run `trimtab doctor`"
 )
@@ -121,8 +121,8 @@ class LinkHolder:
     _client: LinkClient | None = None
     _lock: trio.Lock = attrs.field(factory=trio.Lock)
     _done: trio.Event = attrs.field(factory=trio.Event)
-    # Until when a call waits for a host that shut down to be back (None: it does not),
-    # and whether no host has answered since one shut down under this client.
+    # Until when a call waits for a host that went away to be back (None: it does not),
+    # and whether no host has answered since one went away under this client.
     _back_by: float | None = None
     _host_gone: bool = False
     # The link broke under this client, and no tool call has worked since: the host's
@@ -139,33 +139,50 @@ class LinkHolder:
                 # later call connects again (and unshared tabs are asked anew).
                 self._client = None
                 raise LinkError("stopped", current.closed_reason or "stopped by the person")
-            if current is not None and current.closed_code == "host_exit" and not self._back_by:
-                self._back_by = trio.current_time() + HOST_BACK_WAIT
-                self._host_gone = True
-            # A link that broke under this client (not the person's Stop): the host it
-            # finds next started since, with no share of the old one's.
-            self._started_again = self._started_again or current is not None
-            self._client = None
-            endpoint = await self._endpoint()
-            try:
-                secret = secret_of(endpoint, self.secret_file)
-            except (OSError, PermissionProblem) as exc:
-                raise LinkError("no_secret", f"cannot read the link's secret: {exc}") from exc
-            assert endpoint.address is not None  # choose_endpoint picks reachable ones
-            new: LinkClient = await self.nursery.start(self._hold, endpoint.address, secret)
-            self._client, self._back_by, self._host_gone = new, None, False
-            return new
+            if current is not None:
+                # The link broke under this client (the host shut down, or was killed
+                # with its browser): the host it finds next started since, with none of
+                # the old one's shares; it may be starting now (the extension reloaded).
+                self._client, self._started_again = None, True
+                if not self._host_gone:
+                    self._host_gone = True
+                    self._back_by = trio.current_time() + HOST_BACK_WAIT
+            while True:
+                endpoint = await self._endpoint()
+                try:
+                    secret = secret_of(endpoint, self.secret_file)
+                except (OSError, PermissionProblem) as exc:
+                    raise LinkError("no_secret", f"cannot read the link's secret: {exc}") from exc
+                assert endpoint.address is not None  # choose_endpoint picks reachable ones
+                try:
+                    new: LinkClient = await self.nursery.start(self._hold, endpoint.address, secret)
+                except LinkError as exc:
+                    # The old host, still listed while it shuts down (or after it was
+                    # killed), closes the hello or does not answer.
+                    if exc.code not in ("link_closed", "no_browser") or not self._host_gone:
+                        raise
+                    if not self._waiting_back():
+                        self._back_by = None
+                        raise LinkError("no_browser", _HOST_GONE) from None
+                    await trio.sleep(0.1)
+                    continue
+                self._client, self._back_by, self._host_gone = new, None, False
+                return new
+
+    def _waiting_back(self) -> bool:
+        """Whether a call still waits for a host that shut down under this client."""
+        return self._back_by is not None and trio.current_time() < self._back_by
 
     async def _endpoint(self) -> Endpoint:
-        """The browser's endpoint; for a host that just shut down, waiting until
-        ``_back_by`` for its successor to publish one."""
+        """The browser's endpoint; after a host shut down under this client, waiting
+        until ``_back_by`` for its successor to publish one."""
         while True:
             try:
                 return choose_endpoint(self.browser, self.endpoint_folder)
             except LinkError as exc:
                 if exc.code != "no_browser" or not self._host_gone:
                     raise
-                if self._back_by is None or trio.current_time() >= self._back_by:
+                if not self._waiting_back():
                     self._back_by = None
                     raise LinkError("no_browser", _HOST_GONE) from None
             await trio.sleep(0.1)
