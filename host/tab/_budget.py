@@ -57,8 +57,9 @@ _MARKER_RESERVE = 80
 # Markers of whole regions after the cut take at most this share of the budget; the
 # regions beyond are counted in one last marker.
 _MARKERS_SHARE = 4
-# Characters per token a text page starts from (English runs about 4 per token).
-_TEXT_CHARS_PER_TOKEN = 3
+# A text page's first length comes from how the text's next this many characters
+# count (a few milliseconds), so that a page is most often counted once.
+_TEXT_SAMPLE = 4_000
 # A text page over its budget is tried again this many hundredths as long as the
 # budget's share of it: the text's tokens are not spread evenly, and the page's own
 # markup counts too.
@@ -281,7 +282,13 @@ def page_text(compaction: Compaction, key: str, at: int, budget: int) -> str:
     close to it: a page too long is cut in proportion to how far over it was (a little
     more), not halved, so a text is read in as few pages, and calls, as the budget
     allows."""
-    limit = _TEXT_CHARS_PER_TOKEN * budget
+    sample = read_text(compaction, key, at, _TEXT_SAMPLE)  # (a bad key or offset: raises)
+    tokens = count_tokens(sample)
+    rest = len(compaction.texts[key]) - at
+    if rest <= _TEXT_SAMPLE and tokens <= budget:
+        return sample  # the rest of the text, within the budget
+    sampled = min(rest, _TEXT_SAMPLE)
+    limit = max(1, sampled * budget * _REFIT // (max(tokens, 1) * 100))
     while True:
         page = read_text(compaction, key, at, limit)
         tokens = count_tokens(page)  # at most `limit` characters: counted in one go
