@@ -154,10 +154,12 @@ export function mountRoutines({ store, worker, openSettings }) {
     const schedule = mountScheduleForm({ routine, worker, store, values });
     const edit = mountRoutineEdit({ routine, worker, onSaved: async (reply) => {
       // The steps waiting to be kept go with the routine's name, as the host's do.
-      const waiting = heals.get(routine.name) ?? [];
-      await keepHeals(routine.name, []);
       const name = reply.routine.name;
-      await keepHeals(name, waiting.map((h) => ({ ...h, routine: name })));
+      if (name !== routine.name) {
+        const waiting = heals.get(routine.name) ?? [];
+        await keepHeals(routine.name, []);
+        await keepHeals(name, waiting.map((h) => ({ ...h, routine: name })));
+      }
       typed.delete(routine.name);
       await refresh();
       $("routines-note").textContent = `Saved “${reply.routine.name}”.`;

@@ -161,17 +161,10 @@ class LinkHolder:
                     # killed), closes the hello or does not answer.
                     if exc.code not in ("link_closed", "no_browser") or not self._host_gone:
                         raise
-                    if not self._waiting_back():
-                        self._back_by = None
-                        raise LinkError("no_browser", _HOST_GONE) from None
-                    await trio.sleep(0.1)
-                    continue
-                self._client, self._back_by, self._host_gone = new, None, False
-                return new
-
-    def _waiting_back(self) -> bool:
-        """Whether a call still waits for a host that shut down under this client."""
-        return self._back_by is not None and trio.current_time() < self._back_by
+                else:
+                    self._client, self._back_by, self._host_gone = new, None, False
+                    return new
+                await self._wait_back()
 
     async def _endpoint(self) -> Endpoint:
         """The browser's endpoint; after a host shut down under this client, waiting
@@ -182,10 +175,15 @@ class LinkHolder:
             except LinkError as exc:
                 if exc.code != "no_browser" or not self._host_gone:
                     raise
-                if not self._waiting_back():
-                    self._back_by = None
-                    raise LinkError("no_browser", _HOST_GONE) from None
-            await trio.sleep(0.1)
+            await self._wait_back()
+
+    async def _wait_back(self) -> None:
+        """A moment's wait for the host that went away under this client to be back;
+        once ``_back_by`` has passed, the error that says it is not."""
+        if self._back_by is None or trio.current_time() >= self._back_by:
+            self._back_by = None
+            raise LinkError("no_browser", _HOST_GONE)
+        await trio.sleep(0.1)
 
     async def _hold(
         self, address: LinkAddress, secret: str, *, task_status: trio.TaskStatus[LinkClient]
