@@ -115,6 +115,11 @@ _MAX_CLIENT_NAME: Final = 100
 # script threw, the browser's words about the page.
 _QUOTES_THE_PAGE: Final = frozenset({"dialog_open", "cdp_error"})
 _RECEIVE_SIZE: Final = 64 * 1024
+# A host Chrome just started (the browser's worker woke, or the browser restarted)
+# knows the shared tabs once the extension lists them, which it does as soon as it is
+# connected: a client's first call waits this long for that list rather than being
+# refused a tab the person shared.
+SHARES_WAIT: Final = 5.0
 
 
 @attrs.frozen
@@ -167,6 +172,8 @@ class Link:
     sessions: dict[int, LinkSession] = attrs.field(factory=dict)
     # Set by the person's Stop; until they share a tab again nobody is asked for one.
     stopped: bool = False
+    # Set by the extension's first list of shared tabs (``agents_tabs``).
+    shares_known: trio.Event = attrs.field(factory=trio.Event)
     _numbers: itertools.count[int] = attrs.field(factory=lambda: itertools.count(1))
     # Named sessions that left: what cancels their forgetting when one comes back.
     _parked: dict[str, trio.CancelScope] = attrs.field(factory=dict)
@@ -196,6 +203,7 @@ class Link:
                 id=item["id"], title=str(item.get("title", "")), url=str(item.get("url", ""))
             )
         self.shared = shared
+        self.shares_known.set()
         if shared:
             self.stopped = False
         return {"shared": len(shared), "clients": len(self.sessions)}
@@ -254,6 +262,7 @@ class Link:
     def session_handlers(self, session: LinkSession) -> dict[str, Handler]:
         async def tabs(request: Request) -> JSONObject:
             del request
+            await self.wait_for_shares()
             listed = [tab.to_json() for tab in self.shared.values()]
             for tab in sorted(session.allowed - self.shared.keys()):
                 # A tab the person allowed for this client, with what the browser says of it.
@@ -383,7 +392,14 @@ class Link:
             **routine_handlers(self, session),
         }
 
+    async def wait_for_shares(self) -> None:
+        """Wait, at most `SHARES_WAIT`, for the extension's first list of shared tabs."""
+        with trio.move_on_after(SHARES_WAIT):
+            await self.shares_known.wait()
+
     async def check_access(self, session: LinkSession, tab: int, ask: Ask) -> None:
+        if tab not in self.shared:
+            await self.wait_for_shares()
         if tab in self.shared or tab in session.allowed:
             return
         if self.state.in_task(session.key, tab):

@@ -21,6 +21,7 @@ import pytest
 import trio
 import trio.testing
 
+from tests.support.link_host import extension_request
 from tests.support.transports import TRANSPORTS
 from trimtab.browser import TabRelayHub, Toolbox, open_host_state
 from trimtab.envelope import SidePanel
@@ -39,7 +40,7 @@ from trimtab.link import (
 )
 from trimtab.link._paths import ORPHAN_AGE, SECRET_FILE, prune_stale
 from trimtab.link._transport import loopback_refusal, transport_from
-from trimtab.wire import Outbox
+from trimtab.wire import Outbox, encode_frame
 
 ORIGIN = f"chrome-extension://{extension_id()}/"
 TIMEOUT = 60
@@ -129,6 +130,8 @@ async def bare_link(
             transport=transport,
         ) as link,
     ):
+        # The extension lists the shared tabs (none) once connected.
+        await link.handle_agents_tabs(extension_request("agents_tabs", tabs=[]))
         yield link
     hub.close()
 
@@ -368,6 +371,9 @@ async def _start_host(
             task_status=task_status,
         )
     )
+    # The extension lists the shared tabs (none) once connected.
+    assert process.stdin is not None
+    await process.stdin.send_all(encode_frame({"type": "agents_tabs", "id": 1, "tabs": []}))
     return process
 
 

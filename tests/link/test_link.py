@@ -22,7 +22,7 @@ from mcp.shared.exceptions import MCPError
 from pycdp_bridge import PageTarget
 from tests.support import StaticServer
 from tests.support.handlers_host import TAB
-from tests.support.link_host import ExtensionEnd, extension_request
+from tests.support.link_host import TIMEOUT, ExtensionEnd, extension_request, open_link_host
 from tests.support.relay_peer import RelayPeer
 from tests.support.transports import open_raw
 from trimtab.browser import Toolbox, open_host_state
@@ -37,6 +37,7 @@ from trimtab.link import (
     open_link,
     read_secret,
 )
+from trimtab.link import _server as link_server
 from trimtab.link._events import shown_args
 from trimtab.link._paths import SECRET_FILE, ensure_private_dir, list_endpoints
 from trimtab.mcp import build_server, open_holder
@@ -665,3 +666,51 @@ async def _mcp_client(folder: Path) -> AsyncIterator[Client]:
         Client(build_server(holder)) as mcp,
     ):
         yield mcp
+
+
+async def test_a_call_sent_before_the_extension_lists_the_shared_tabs_waits_for_the_list(
+    page: PageTarget, pages_server: StaticServer
+) -> None:
+    """A host that just started (Chrome woke the extension's worker) knows the shared
+    tabs only once the extension lists them: a read of a shared tab sent before then
+    waits for the list and is answered, and the person is not asked about the tab."""
+    async with open_link_host(page, pages_server.url("handlers-shop.html"), listed=False) as host:
+        said: list[tuple[int, str, str]] = []
+        async with trio.open_nursery() as nursery:
+
+            async def read() -> None:
+                said.append(await host.trimtab("snapshot", "--tab", str(TAB)))
+
+            nursery.start_soon(read)
+            with trio.fail_after(TIMEOUT):
+                while not any(s.in_flight for s in host.link.sessions.values()):
+                    await trio.sleep(0.02)
+            await trio.sleep(0.2)  # (it waits for the list, not for the person)
+            await host.share(TAB)
+        [(code, out, err)] = said
+        assert code == 0, err
+        assert "Outdoor shop" in out
+        with trio.move_on_after(0.5):
+            asked = await host.extension.next("ask")
+            raise AssertionError(f"the person was asked: {asked}")
+
+
+async def test_a_host_the_extension_never_lists_shares_to_still_asks_the_person(
+    page: PageTarget, pages_server: StaticServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When the extension's list of shared tabs does not come within `SHARES_WAIT`, a
+    call on a tab asks the person as for any unshared tab, and goes on with their yes."""
+    monkeypatch.setattr(link_server, "SHARES_WAIT", 0.5)
+    async with open_link_host(page, pages_server.url("handlers-shop.html"), listed=False) as host:
+        said: list[tuple[int, str, str]] = []
+        async with trio.open_nursery() as nursery:
+
+            async def read() -> None:
+                said.append(await host.trimtab("snapshot", "--tab", str(TAB)))
+
+            nursery.start_soon(read)
+            question = await host.answer(allow=True)
+        assert question["what"] == "tab"
+        [(code, out, err)] = said
+        assert code == 0, err
+        assert "Outdoor shop" in out

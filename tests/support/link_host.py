@@ -31,7 +31,7 @@ from trimtab.routines import RoutineStore
 from trimtab.tab import Downloads
 from trimtab.wire import DecodedMessage, FrameDecoder, Outbox, Request
 
-__all__ = ["TAB", "TIMEOUT", "ExtensionEnd", "LinkHost", "open_link_host"]
+__all__ = ["TAB", "TIMEOUT", "ExtensionEnd", "LinkHost", "extension_request", "open_link_host"]
 
 TIMEOUT = 60
 
@@ -120,9 +120,11 @@ async def open_link_host(
     url: str,
     *,
     before_command: Callable[[str], Awaitable[None]] | None = None,
+    listed: bool = True,
 ) -> AsyncIterator[LinkHost]:
     """A host state and its link on ``page`` (tab `TAB`, at ``url``), nothing shared;
-    ``before_command`` is the relay peer's (`RelayPeer`)."""
+    ``before_command`` is the relay peer's (`RelayPeer`). Not ``listed``: the
+    extension has not yet told the host which tabs are shared."""
     # Unix socket paths are short: the runtime folder is a short temporary one.
     runtime = Path(tempfile.mkdtemp(prefix="tc-"))
     os.chmod(runtime, 0o700)
@@ -160,6 +162,11 @@ async def open_link_host(
                                 secret_folder=state / "trimtab",
                             ) as link,
                         ):
+                            if listed:
+                                # The extension lists the shared tabs (none) once connected.
+                                await link.handle_agents_tabs(
+                                    extension_request("agents_tabs", tabs=[])
+                                )
                             opened.append(link)
                             ready.set()
                             await trio.sleep_forever()
