@@ -339,9 +339,14 @@ async def _link(browser: str | None) -> Check:
             f"the endpoint did not answer: {exc}",
             "restart the browser; if that does not help, see the host's log",
         )
-    return Check(
-        "link", True, f"host {pong.get('version')} answers; {len(tabs)} tab(s) shared with agents"
+    shared = (
+        f"{len(tabs)} tab(s) shared with agents"
+        if tabs
+        # Not a broken link, but what an agent meets next: after the browser restarted
+        # or the extension was reloaded, every share is gone.
+        else "no tab is shared with agents yet (the side panel's Share this tab with agents)"
     )
+    return Check("link", True, f"host {pong.get('version')} answers; {shared}")
 
 
 def _mcp_command() -> list[str]:

@@ -194,14 +194,14 @@ async def test_a_call_in_flight_when_the_browser_dies_ends_at_once(
 
 @pytest.mark.parametrize("how", ["reloaded", "reinstalled"])
 async def test_an_extension_reloaded_under_a_client(
-    places: Places, pages_server: StaticServer, how: str
+    places: Places, pages_server: StaticServer, how: str, tmp_path: Path
 ) -> None:
     """The extension reloaded (or updated), or uninstalled and installed again, under a
     working client: a call in flight ends
     at once saying so; the next call, made at once, says the tab is no longer shared
     and why, within 5 s (not that no browser runs, while the new host starts); once
     the person opens the side panel again and shares the tab, the same client works on
-    it."""
+    it. Doctor meanwhile finds every link working and no tab shared."""
     async with mcp_client(places, "steady") as client, panel_open(places, (RELOADABLE,)) as ext:
         if how == "reinstalled":
             await ext.reload_extension()  # (so that CDP may uninstall it)
@@ -243,6 +243,12 @@ async def test_an_extension_reloaded_under_a_client(
             "restarted, or the Trimtab extension was reloaded, updated or reinstalled, which "
             "ends every share)"
         ), said
+
+        # Doctor finds every link working, and says what the agent met: no shares.
+        report = await doctor(places, tmp_path / "home")
+        assert report["ok"], report
+        [link] = [c for c in report["checks"] if c["name"] == "link"]
+        assert "no tab is shared with agents yet" in link["detail"], link
 
         await ext.open_side_panel()
         await share(ext, tab)
