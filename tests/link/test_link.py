@@ -22,7 +22,13 @@ from mcp.shared.exceptions import MCPError
 from pycdp_bridge import PageTarget
 from tests.support import StaticServer
 from tests.support.handlers_host import TAB
-from tests.support.link_host import TIMEOUT, ExtensionEnd, extension_request, open_link_host
+from tests.support.link_host import (
+    TIMEOUT,
+    ExtensionEnd,
+    LinkHost,
+    extension_request,
+    open_link_host,
+)
 from tests.support.relay_peer import RelayPeer
 from tests.support.transports import open_raw
 from trimtab.browser import Toolbox, open_host_state
@@ -668,6 +674,18 @@ async def _mcp_client(folder: Path) -> AsyncIterator[Client]:
         yield mcp
 
 
+def _read_soon(nursery: trio.Nursery, host: LinkHost) -> list[tuple[int, str, str]]:
+    """`trimtab snapshot --tab TAB` started in ``nursery``: its exit code, stdout and
+    stderr land in the list returned."""
+    said: list[tuple[int, str, str]] = []
+
+    async def read() -> None:
+        said.append(await host.trimtab("snapshot", "--tab", str(TAB)))
+
+    nursery.start_soon(read)
+    return said
+
+
 async def test_a_call_sent_before_the_extension_lists_the_shared_tabs_waits_for_the_list(
     page: PageTarget, pages_server: StaticServer
 ) -> None:
@@ -675,13 +693,8 @@ async def test_a_call_sent_before_the_extension_lists_the_shared_tabs_waits_for_
     tabs only once the extension lists them: a read of a shared tab sent before then
     waits for the list and is answered, and the person is not asked about the tab."""
     async with open_link_host(page, pages_server.url("handlers-shop.html"), listed=False) as host:
-        said: list[tuple[int, str, str]] = []
         async with trio.open_nursery() as nursery:
-
-            async def read() -> None:
-                said.append(await host.trimtab("snapshot", "--tab", str(TAB)))
-
-            nursery.start_soon(read)
+            said = _read_soon(nursery, host)
             with trio.fail_after(TIMEOUT):
                 while not any(s.in_flight for s in host.link.sessions.values()):
                     await trio.sleep(0.02)
@@ -702,13 +715,8 @@ async def test_a_host_the_extension_never_lists_shares_to_still_asks_the_person(
     call on a tab asks the person as for any unshared tab, and goes on with their yes."""
     monkeypatch.setattr(link_server, "SHARES_WAIT", 0.5)
     async with open_link_host(page, pages_server.url("handlers-shop.html"), listed=False) as host:
-        said: list[tuple[int, str, str]] = []
         async with trio.open_nursery() as nursery:
-
-            async def read() -> None:
-                said.append(await host.trimtab("snapshot", "--tab", str(TAB)))
-
-            nursery.start_soon(read)
+            said = _read_soon(nursery, host)
             question = await host.answer(allow=True)
         assert question["what"] == "tab"
         [(code, out, err)] = said
