@@ -14,6 +14,7 @@ import {
 import { $, el } from "./dom.js";
 import { grantsBox } from "./routine-grants.js";
 import { runRoutine } from "../agent/routine-run.js";
+import { followEdit } from "../shared/routine-edits.js";
 import { mountRoutineEdit } from "./routine-edit.js";
 import { healList } from "./routine-heals.js";
 import { mountScheduleForm } from "./schedule-form.js";
@@ -153,12 +154,14 @@ export function mountRoutines({ store, worker, openSettings }) {
     const runs = el("ul", "routine-runs");
     const schedule = mountScheduleForm({ routine, worker, store, values });
     const edit = mountRoutineEdit({ routine, worker, onSaved: async (reply) => {
-      // The steps waiting to be kept go with the routine's name, as the host's do.
+      // The steps waiting to be kept go with the routine's name and read as the host
+      // now words them (a renamed parameter by its new name).
       const name = reply.routine.name;
-      if (name !== routine.name) {
-        const waiting = heals.get(routine.name) ?? [];
-        await keepHeals(routine.name, []);
-        await keepHeals(name, waiting.map((h) => ({ ...h, routine: name })));
+      const waiting = heals.get(routine.name) ?? [];
+      const followed = followEdit(waiting, reply);
+      if (name !== routine.name) await keepHeals(routine.name, []);
+      if (name !== routine.name || JSON.stringify(followed) !== JSON.stringify(waiting)) {
+        await keepHeals(name, followed);
       }
       typed.delete(routine.name);
       await refresh();

@@ -67,3 +67,19 @@ export function editRequest(routine, typed) {
   return { fields: { ...(name !== routine.name ? { new_name: name } : {}),
     ...(Object.keys(parameters).length ? { parameters } : {}) }, problem: "" };
 }
+
+/**
+ * A routine's waiting heals after the person edited it: each as the host's answer to the
+ * edit words it now (the parameters' new names), else as it was under the routine's new
+ * name. A heal that cannot be kept (`problem`) is not the host's to word: it stays.
+ * @param {Array<Heal & {session: string} | {problem: string, at: number, session: string}>}
+ *   waiting the heals shown before the edit
+ * @param {{routine: {name: string}, heals?: Array<Heal & {session: string}>}} reply
+ *   `routine_edit`'s answer
+ */
+export function followEdit(waiting, reply) {
+  const name = reply.routine.name;
+  const key = (/** @type {{session: string, id?: number}} */ h) => `${h.session} ${h.id}`;
+  const worded = new Map((reply.heals ?? []).map((h) => [key(h), h]));
+  return waiting.map((h) => ("problem" in h ? h : worded.get(key(h)) ?? { ...h, routine: name }));
+}

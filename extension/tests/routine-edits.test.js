@@ -4,7 +4,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 
-import { editRequest, healWords } from "../shared/routine-edits.js";
+import { editRequest, followEdit, healWords } from "../shared/routine-edits.js";
 import { RUNS_KEY } from "../shared/routines.js";
 import { SCHEDULES_KEY, alarmName } from "../shared/schedule.js";
 import { RoutineScheduler } from "../worker/routines.js";
@@ -29,6 +29,22 @@ test("a healed step says the step as recorded, the steps done instead and what i
   const gone = healWords({ ...heal, old: ["click A", "click B"], new: [], parameters: [] });
   assert.equal(gone.was, "Steps 6–7 as recorded: click A; click B");
   assert.equal(gone.none, "Nothing: the step is no longer needed.");
+});
+
+test("after an edit a waiting heal reads as the host words it, else moves to the new name", () => {
+  const step = { id: 4, session: "agent-1", routine: "Order", at: 3, parameters: [],
+    old: ["type {quantity} into the textbox 'Qty'"], new: ["type {quantity} into 'Amount'"] };
+  const unknown = { ...step, id: 5 };
+  const problem = { problem: "the routine changed", at: 2, session: "agent-1" };
+  const reply = { routine: { name: "Order lamps" }, heals: [{ ...step, routine: "Order lamps",
+    old: ["type {count} into the textbox 'Qty'"], new: ["type {count} into 'Amount'"] }] };
+  const [worded, moved, kept] = followEdit([step, unknown, problem], reply);
+  assert.deepEqual(worded.new, ["type {count} into 'Amount'"]);
+  assert.equal(worded.routine, "Order lamps");
+  assert.deepEqual(moved, { ...unknown, routine: "Order lamps" });
+  assert.equal(kept, problem);
+  // An answer of an older host, without heals: each moves under the new name as it was.
+  assert.deepEqual(followEdit([step], { routine: { name: "Order" } }), [step]);
 });
 
 test("the edit form sends only what changed, an empty default as none", () => {

@@ -172,7 +172,13 @@ def routine_handlers(state: HostState, panel: SidePanel) -> dict[str, Handler]:
             for old, new in zip(routine.parameters, edited.parameters, strict=True)
             if old.name != new.name
         }
-        return {"routine": described(edited), "file": file, "renamed": renamed}
+        # Its waiting heals as they now read (the parameters' new names), for the
+        # side panel, which shows them until the person keeps them or not.
+        heals = [
+            {**h.to_json(), "session": h.session}
+            for h in state.routine_runs.heals.of_routine(edited.name)
+        ]
+        return {"routine": described(edited), "file": file, "renamed": renamed, "heals": heals}
 
     return {
         "routines": routines,

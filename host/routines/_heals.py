@@ -88,6 +88,10 @@ class WaitingHeals:
         healed = self._waiting.get(number)
         return healed if healed is not None and healed.session == session else None
 
+    def of_routine(self, name: str) -> list[Healed]:
+        """The heals waiting for routine ``name``, oldest first."""
+        return [h for h in self._waiting.values() if h.amendment.routine == name]
+
     def remove(self, number: int) -> None:
         """Heal ``number`` no longer waits (it was kept)."""
         if self._waiting.pop(number, None) is not None:

@@ -228,7 +228,8 @@ async def test_a_step_done_for_a_stopped_run_waits_through_a_host_restart_and_a_
 ) -> None:
     """The heal a run made waits in a file beside the routines: a host started afresh
     on that folder (Chrome started again) keeps it when the person says so, after they
-    renamed the routine; the file then presses "Buy now" and the heal waits no more."""
+    renamed the routine (the edit's answer lists it under the new name); the file then
+    presses "Buy now" and the heal waits no more."""
     await order_headlamps(host)
     await host.request("routine_save", session=SESSION, name="Order headlamps", task=TASK)
     await start_over(page, "wording")
@@ -246,7 +247,11 @@ async def test_a_step_done_for_a_stopped_run_waits_through_a_host_restart_and_a_
     store = RoutineStore(tmp_path / "routines")
     async with open_host_state(host.peer.hub, routines=store) as state:
         again = Host.serving(state, host.peer, page)
-        await again.request("routine_edit", name="Order headlamps", new_name="Order lamps")
+        edited = await again.request("routine_edit", name="Order headlamps", new_name="Order lamps")
+        assert [(h["id"], h["session"], h["routine"]) for h in edited["heals"]] == [
+            (healed["id"], "agent-heal", "Order lamps")
+        ]
+        assert edited["heals"][0]["new"] == healed["new"]
         kept = await again.request("routine_amend", session="agent-heal", heal=healed["id"])
         assert kept["routine"]["name"] == "Order lamps"
         assert kept["routine"]["plan"][5].startswith("click the button 'Buy now'")
