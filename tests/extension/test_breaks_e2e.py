@@ -2,7 +2,8 @@
 client, never restarted, through the real extension and host, with the side panel
 open. For each break its next call fails within 5 s with one line that names what
 broke and what to do, and the call after the fix works; a call in flight when the
-browser dies ends with an error at once and is never carried out later. `trimtab
+browser dies or quits, its worker stops, or the extension is reloaded or reinstalled
+ends with an error at once and is never carried out later. `trimtab
 doctor` names the same broken link with its fix, and passes once it is fixed.
 
 The README's "When something breaks" table is taken from these cases. The extension
@@ -156,12 +157,13 @@ async def test_a_browser_that_quit_or_was_killed_and_started_again(
             await works(client, ext, pages_server)
 
 
+@pytest.mark.parametrize("how", ["killed", "quit", "worker stopped"])
 async def test_a_call_in_flight_when_the_browser_dies_ends_at_once(
-    places: Places, pages_server: StaticServer
+    places: Places, pages_server: StaticServer, how: str
 ) -> None:
-    """A wait for text that never comes, in flight when the browser is killed, ends
-    with an error within seconds instead of running out its 30 s, and the client's
-    next call says what broke."""
+    """A wait for text that never comes, in flight when the browser is killed or quits,
+    or Chrome stops the extension's worker, ends with an error within seconds instead
+    of running out its 30 s, and the client's next call says what broke."""
     async with mcp_client(places, "waiting") as client:
         async with panel_open(places) as ext:
             tab = await open_shared(ext, pages_server.url("handlers-shop.html"))
@@ -177,7 +179,15 @@ async def test_a_call_in_flight_when_the_browser_dies_ends_at_once(
                 nursery.start_soon(wait)
                 await trio.sleep(1.0)
                 killed = trio.current_time()
-                os.killpg(ext.browser.pid, signal.SIGKILL)
+                if how == "killed":
+                    os.killpg(ext.browser.pid, signal.SIGKILL)
+                elif how == "quit":
+                    await ext.browser.send("Browser.close")
+                else:
+                    worker = await ext.wait_for_target(
+                        "service_worker", WORKER_URL.format(ext.extension_id)
+                    )
+                    await ext.browser.send("Target.closeTarget", {"targetId": worker})
             [(text, is_error, at)] = ended
             assert is_error, text
             assert at - killed < SAY_WITHIN, text
