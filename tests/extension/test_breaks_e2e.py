@@ -2,8 +2,8 @@
 client, never restarted, through the real extension and host, with the side panel
 open. For each break its next call fails within 5 s with one line that names what
 broke and what to do, and the call after the fix works; a call in flight when the
-browser dies or quits, its worker stops, or the extension is reloaded or reinstalled
-ends with an error at once and is never carried out later. `trimtab
+browser dies or quits, its worker stops, its host is killed, or the extension is
+reloaded or reinstalled ends with an error at once and is never carried out later. `trimtab
 doctor` names the same broken link with its fix, and passes once it is fixed.
 
 The README's "When something breaks" table is taken from these cases. The extension
@@ -29,7 +29,13 @@ from mcp import Client
 
 from tests.link.test_doctor_cli import trimtab
 from tests.support import StaticServer
-from tests.support.e2e import RELOADABLE, WORKER_PATH, ExtensionBrowser, launch_with_extension
+from tests.support.e2e import (
+    RELOADABLE,
+    WORKER_PATH,
+    ExtensionBrowser,
+    kill_process,
+    launch_with_extension,
+)
 from tests.support.outside import (
     TIMEOUT,
     Places,
@@ -157,13 +163,14 @@ async def test_a_browser_that_quit_or_was_killed_and_started_again(
             await works(client, ext, pages_server)
 
 
-@pytest.mark.parametrize("how", ["killed", "quit", "worker stopped"])
+@pytest.mark.parametrize("how", ["killed", "quit", "worker stopped", "host killed"])
 async def test_a_call_in_flight_when_the_browser_dies_ends_at_once(
     places: Places, pages_server: StaticServer, how: str
 ) -> None:
     """A wait for text that never comes, in flight when the browser is killed or quits,
-    or Chrome stops the extension's worker, ends with an error within seconds instead
-    of running out its 30 s, and the client's next call says what broke."""
+    Chrome stops the extension's worker, or the host is killed, ends with an error
+    within seconds instead of running out its 30 s, and the client's next call says
+    what broke."""
     async with mcp_client(places, "waiting") as client:
         async with panel_open(places) as ext:
             tab = await open_shared(ext, pages_server.url("handlers-shop.html"))
@@ -183,6 +190,9 @@ async def test_a_call_in_flight_when_the_browser_dies_ends_at_once(
                     os.killpg(ext.browser.pid, signal.SIGKILL)
                 elif how == "quit":
                     await ext.browser.send("Browser.close")
+                elif how == "host killed":
+                    [host] = ext.host_pids()
+                    kill_process(host)
                 else:
                     worker = await ext.wait_for_target(
                         "service_worker", WORKER_URL.format(ext.extension_id)
