@@ -22,6 +22,7 @@ host), or written at once when the caller asked to keep it (``keep_healed``).
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
@@ -50,6 +51,7 @@ from ..routines import (
 from ..wire import JSONObject, RequestError
 from ._call import ToolCall, ToolOutcome
 from ._errors import cdp_errors
+from ._task_calls import loaded
 
 if TYPE_CHECKING:
     from ._state import HostState
@@ -168,7 +170,14 @@ class TabBrowser:
     async def tabs(self) -> list[TabSeen]:
         task = self.host.tasks.get(self.base.session)
         numbers = [t.tab for t in task] if task is not None else [self.base.tab]
-        return [TabSeen(tab, *await self.host.tab_facts(tab)) for tab in numbers]
+        seen = []
+        for tab in numbers:
+            # Its page's title as a person reads it in the tab strip: once it loaded.
+            with contextlib.suppress(RequestError):
+                async with cdp_errors(tab):
+                    await loaded((await self.host.tabs.open(tab)).tab.target)
+            seen.append(TabSeen(tab, *await self.host.tab_facts(tab)))
+        return seen
 
     async def look(self, *, fresh: bool) -> PageSeen:
         seen = seen_before(self.host, self.base)

@@ -16,10 +16,11 @@ such a step, the page it ends on, whole.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Literal, Protocol
+from typing import Final, Literal, Protocol
 from urllib.parse import urldefrag
 
 import attrs
+import trio
 
 from ._format import FieldStep, Parameter, Routine, RoutineError, Step, Target
 from ._pages import url_matches, url_pattern
@@ -28,6 +29,11 @@ from ._resolve import PageSeen, resolve
 __all__ = ["Acted", "Browser", "Run", "TabSeen", "bind_values", "replay"]
 
 Status = Literal["done", "needs_help", "refused"]
+
+# A tab a step just opened shows no page in the tab strip until its first one commits
+# (a click that opens a result behind): a switch to it waits this long for it, as a
+# person waits for the tab to show its page before picking it.
+OPENING_WAIT: Final = 10.0
 
 
 @attrs.frozen
@@ -281,8 +287,15 @@ async def _tab_of(
     """The arguments of a ``switch_tab`` or ``close_tab`` step: the one tab with the
     title it recorded (any, when it recorded none) showing its page, of those this run
     opened, else of those open before it; else why not (no such tab, or several:
-    never a guess)."""
-    tabs = await browser.tabs()
+    never a guess). A tab the run opened that shows no page yet is waited for first
+    (`OPENING_WAIT`)."""
+    waited_by = trio.current_time() + OPENING_WAIT
+    while True:
+        tabs = await browser.tabs()
+        opening = [seen for seen in tabs if seen.tab not in before and _opening(seen)]
+        if not opening or trio.current_time() >= waited_by:
+            break
+        await trio.sleep(0.1)
     found = [
         seen.tab
         for seen in tabs
@@ -296,6 +309,11 @@ async def _tab_of(
     if not found:
         return f"no tab of the run is {which} (its tabs: {shown})"
     return f"{len(found)} tabs of the run are {which}: not one to pick (its tabs: {shown})"
+
+
+def _opening(seen: TabSeen) -> bool:
+    """Whether tab ``seen`` shows no page yet (opened, its first page not committed)."""
+    return seen.url in ("", "about:blank")
 
 
 def _given(value: object, values: Mapping[str, str]) -> object:

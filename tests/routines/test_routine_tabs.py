@@ -14,6 +14,7 @@ from typing import Any
 import attrs
 import pytest
 import trio
+import trio.testing
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -24,6 +25,7 @@ from tests.support.xmltree import control_id
 from trimtab.link import LinkClient, connect, read_secret
 from trimtab.link._paths import SECRET_FILE
 from trimtab.routines import Acted, PageSeen, Routine, Step, TabSeen, replay, url_matches
+from trimtab.routines._replay import OPENING_WAIT
 
 LIST = "http://127.0.0.1:8000/results.html"
 OFFER = "http://127.0.0.1:8000/offer.html"
@@ -116,6 +118,60 @@ async def test_a_switch_or_a_close_goes_to_the_one_tab_a_person_would_pick_or_as
         assert run.at == 1
         assert switches == []
         assert ("no tab of the run is" if not expected else "not one to pick") in run.why
+
+
+@attrs.define
+class OpeningTabs(Tabs):
+    """The run's tabs, where those its steps open show no page for the first
+    ``blank`` looks at the tab strip, as a tab a click just opened behind."""
+
+    blank: int = 3
+
+    async def tabs(self) -> Sequence[TabSeen]:
+        listed = await super().tabs()
+        if not self.acted or self.blank <= 0:
+            return listed
+        self.blank -= 1
+        return [seen if seen in self.before else TabSeen(seen.tab, "", "") for seen in listed]
+
+
+def _switch_to_the_tent(title: str) -> Routine:
+    return Routine(
+        "Read the tent",
+        (
+            Step("scroll", page=LIST, after=LIST, args={"direction": "down"}),
+            Step("switch_tab", page=LIST, after=OFFER, title=title, result=True),
+        ),
+    )
+
+
+async def test_a_switch_waits_for_a_tab_the_run_opened_to_show_its_page() -> None:
+    """A tab the run opened that shows no page yet (its first page not committed) is
+    waited for, and the switch goes to it once it shows the recorded title and page."""
+    run_tabs = OpeningTabs(
+        [TabSeen(1, "Results", LIST)], [TabSeen(20, "Ridge 2 tent", OFFER)], blank=3
+    )
+    run = await replay(_switch_to_the_tent("Ridge 2 tent"), run_tabs, {})
+    assert run.status == "done", run.why
+    assert ("switch_tab", {"tab": 20}) in run_tabs.acted
+    assert run_tabs.blank == 0
+
+
+async def test_a_tab_that_never_shows_a_page_is_waited_for_a_bounded_time(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """A tab the run opened that never shows a page is waited for `OPENING_WAIT`, then
+    the run needs help at the switch, naming what it looked for; no tab is switched to."""
+    del autojump_clock
+    run_tabs = OpeningTabs(
+        [TabSeen(1, "Results", LIST)], [TabSeen(20, "Ridge 2 tent", OFFER)], blank=10**6
+    )
+    started = trio.current_time()
+    run = await replay(_switch_to_the_tent("Ridge 2 tent"), run_tabs, {})
+    assert trio.current_time() - started >= OPENING_WAIT
+    assert (run.status, run.at) == ("needs_help", 1)
+    assert "no tab of the run is the tab 'Ridge 2 tent'" in run.why
+    assert [tool for tool, _ in run_tabs.acted] == ["scroll"]
 
 
 # -- end to end through the link -------------------------------------------------------
