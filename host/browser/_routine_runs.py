@@ -172,10 +172,10 @@ class TabBrowser:
         numbers = [t.tab for t in task] if task is not None else [self.base.tab]
         seen = []
         for tab in numbers:
-            # Its page's title as a person reads it in the tab strip: once it loaded.
+            # Its page's title as a person reads it in the tab strip: once it is known.
             with contextlib.suppress(RequestError):
                 async with cdp_errors(tab):
-                    await loaded((await self.host.tabs.open(tab)).tab.target)
+                    await loaded((await self.host.tabs.open(tab)).tab.target, parsed=True)
             seen.append(TabSeen(tab, *await self.host.tab_facts(tab)))
         return seen
 

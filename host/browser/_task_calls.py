@@ -370,11 +370,14 @@ async def _look_at(context: TaskContext, tab: int, note: str, *, settle: bool = 
         return xml.element("note", content=said)
 
 
-async def loaded(target: Target, timeout: float = 10.0) -> None:
-    """Wait (bounded) until the tab's document finished loading: a tab just opened."""
+async def loaded(target: Target, timeout: float = 10.0, *, parsed: bool = False) -> None:
+    """Wait (bounded) until the tab's document finished loading: a tab just opened;
+    with ``parsed``, only until it is parsed (its title is known; images and the like
+    may still come)."""
+    enough = ("interactive", "complete") if parsed else ("complete",)
     with trio.move_on_after(timeout), contextlib.suppress(CDPError, JavaScriptError):
         while True:
-            if await evaluate(target, page_script("trimtab.tab", "ready-state.js")) == "complete":
+            if await evaluate(target, page_script("trimtab.tab", "ready-state.js")) in enough:
                 return
             await trio.sleep(0.05)
 

@@ -1,2 +1,3 @@
-// Whether the tab's document finished loading: a tab just opened is read once it has.
+// How far the tab's document has loaded ("loading", "interactive": parsed, "complete"): a
+// tab just opened is read once it has.
 document.readyState
