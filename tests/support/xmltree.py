@@ -115,6 +115,8 @@ def element_ids(element: etree._Element) -> list[str]:
 
 
 _LISTED_BY_TAG = {"a": "links", "button": "buttons"}
+#: The lists whose lines are each an element: its id, a space, its text (FORMAT.md).
+LIST_TAGS = frozenset(_LISTED_BY_TAG.values())
 
 
 def listed_lines(xml: str, tag: str) -> list[tuple[int, str, str]]:
