@@ -201,12 +201,16 @@ async def test_a_call_in_flight_when_the_browser_dies_ends_at_once(
             [(text, is_error, at)] = ended
             assert is_error, text
             assert at - killed < SAY_WITHIN, text
-            assert text.startswith(
-                "link_closed: the browser or its extension went away during the call ("
-            ), text
-            assert text.endswith(
-                "what it did before is not known: read the tab again once it is back"
-            ), text
+            if how == "quit" and "the tab closed or stopped being debugged" in text:
+                # A browser that quits closes its tabs first: the call may hear that.
+                assert "wait_for failed: the tab closed" in text, text
+            else:
+                assert text.startswith(
+                    "link_closed: the browser or its extension went away during the call ("
+                ), text
+                assert text.endswith(
+                    "what it did before is not known: read the tab again once it is back"
+                ), text
         # (The killed host's endpoint may still be listed for a moment: its file stays
         # until the next host prunes it, and its socket does not answer.)
         assert await first_error(client, "tabs") == HOST_GONE
