@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import itertools
 import json
 import logging
 import os
@@ -88,20 +89,32 @@ _BACKLOG: Final = 128
 _REPUBLISH_EVERY: Final = 1.0
 
 
+# Names a socket is bound under before it is renamed into place, unique in this process.
+_unix_binds: Final = itertools.count()
+
+
 async def _bind_unix(path: Path) -> trio.SocketListener:
-    if len(os.fsencode(path)) > MAX_SOCKET_PATH:
+    """Listen on a Unix socket at ``path``, replacing in one step whatever is there: a
+    socket a crashed host left, or the previous host's, which Chrome replaced with this
+    one (this host is the live one)."""
+    # Bound under a name of its own, then renamed over the path: the path never lacks a
+    # socket, so the previous host, which may run on for a while beside this one, never
+    # finds it missing and puts its own back in the moment between (EADDRINUSE here).
+    made = path.with_name(f".{os.getpid()}-{next(_unix_binds)}{ENDPOINT_SUFFIX}")
+    if max(len(os.fsencode(path)), len(os.fsencode(made))) > MAX_SOCKET_PATH:
         raise PermissionProblem(f"socket path {path} is too long for a Unix socket")
-    # A socket left by a host that crashed (or by the previous host of this
-    # browser, which Chrome replaced) is taken over: this host is the live one.
     with contextlib.suppress(FileNotFoundError):
-        path.unlink()
+        made.unlink()
     sock = trio.socket.socket(stdlib_socket.AF_UNIX, stdlib_socket.SOCK_STREAM)
     try:
-        await sock.bind(os.fspath(path))
-        os.chmod(path, 0o600)
+        await sock.bind(os.fspath(made))
+        os.chmod(made, 0o600)
         sock.listen(_BACKLOG)
+        os.replace(made, path)
     except BaseException:
         sock.close()
+        with contextlib.suppress(FileNotFoundError):
+            made.unlink()
         raise
     return trio.SocketListener(sock)
 
@@ -176,32 +189,52 @@ class _Published:
 
 
 async def _keep_published(
-    link: Link, folder: Path, info: EndpointInfo, published: _Published, nursery: trio.Nursery
+    link: Link,
+    folder: Path,
+    info: EndpointInfo,
+    published: _Published,
+    nursery: trio.Nursery,
+    *,
+    task_status: trio.TaskStatus[trio.CancelScope] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Put the endpoint's files back when they go missing while the host runs: a new
     socket at the same path (served beside the old one, whose clients stay connected)
-    and the info file. A file that is there but not ours (a newer host of the same
-    browser took the name over) is left to its owner."""
-    while True:
-        await trio.sleep(_REPUBLISH_EVERY)
-        path = published.socket_path
-        if path is not None and not os.path.lexists(path):
-            try:
-                listener = await _bind_unix(path)
-            except (OSError, PermissionProblem) as exc:
-                log.warning("could not make the link's socket %s again: %s", path, exc)
-            else:
-                published.socket_inode = path.lstat().st_ino
-                nursery.start_soon(_serve_closing, link, listener)
-                log.info("the link's socket %s was deleted: listening there again", path)
-        if not os.path.lexists(published.info_path):
-            try:
-                ensure_private_dir(folder)
-                published.info_path, published.info_inode = _publish(folder, info)
-            except (OSError, PermissionProblem) as exc:
-                log.warning("could not write the link's endpoint file again: %s", exc)
-            else:
-                log.info("the link's endpoint file was deleted: written again")
+    and the info file. Stops for good once a newer host of the same browser has taken
+    the name over (the info file is there and not ours); the scope it starts with
+    stops it when the host begins to shut down."""
+    with trio.CancelScope() as keeping:
+        task_status.started(keeping)
+        while True:
+            await trio.sleep(_REPUBLISH_EVERY)
+            if _replaced(published.info_path, published.info_inode):
+                log.info("a newer host took the endpoint %s over", info.name)
+                return
+            path = published.socket_path
+            if path is not None and not os.path.lexists(path):
+                try:
+                    listener = await _bind_unix(path)
+                except (OSError, PermissionProblem) as exc:
+                    log.warning("could not make the link's socket %s again: %s", path, exc)
+                else:
+                    published.socket_inode = path.lstat().st_ino
+                    nursery.start_soon(_serve_closing, link, listener)
+                    log.info("the link's socket %s was deleted: listening there again", path)
+            if not os.path.lexists(published.info_path):
+                try:
+                    ensure_private_dir(folder)
+                    published.info_path, published.info_inode = _publish(folder, info)
+                except (OSError, PermissionProblem) as exc:
+                    log.warning("could not write the link's endpoint file again: %s", exc)
+                else:
+                    log.info("the link's endpoint file was deleted: written again")
+
+
+def _replaced(path: Path, inode: int) -> bool:
+    """Whether ``path`` is there and no longer the file this host made."""
+    try:
+        return path.lstat().st_ino != inode
+    except FileNotFoundError:
+        return False
 
 
 async def _serve_closing(link: Link, listener: trio.SocketListener) -> None:
@@ -283,10 +316,13 @@ async def open_link(
     try:
         async with listener, trio.open_nursery() as nursery:
             await nursery.start(link.serve, listener)
-            nursery.start_soon(_keep_published, link, folder, info, kept, nursery)
+            keeping = await nursery.start(_keep_published, link, folder, info, kept, nursery)
             try:
                 yield link
             finally:
+                # A host shutting down no longer puts its endpoint back: a newer host
+                # of this browser may be taking it over already.
+                keeping.cancel()
                 with trio.CancelScope(shield=True):
                     await link.stop_all(
                         "the browser's host is shutting down: the browser quit, or the "

@@ -239,6 +239,60 @@ async def test_endpoint_files_deleted_while_the_host_runs_are_put_back(
     assert list(endpoints.iterdir()) == []
 
 
+async def _pings(address: Path, secret: str) -> bool:
+    """Whether the host listening at ``address`` takes ``secret`` and answers."""
+    try:
+        async with connect(address, secret) as client:
+            return bool((await client.request("ping"))["pong"])
+    except LinkError:
+        return False
+
+
+async def test_a_new_host_takes_the_endpoint_over_from_one_still_shutting_down(
+    folder: Path, nursery: trio.Nursery, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When Chrome replaces the host (the extension reloaded), the old host runs on for a
+    while beside the new one: the new host always opens its link, clients reach it from
+    the first moment, a deleted socket comes back as the new host's, and the old
+    host's exit leaves the new host's endpoint in place."""
+    # The old host looks for a missing socket at every turn of the loop, so that a
+    # moment without a socket at the path (the race this test is about) is met.
+    monkeypatch.setattr("trimtab.link._endpoint._REPUBLISH_EVERY", 0)
+    endpoints = folder / "trimtab"
+    for attempt in range(10):
+        # Two secrets tell the hosts apart: each takes only its own.
+        old_secrets, new_secrets = folder / f"old-{attempt}", folder / f"new-{attempt}"
+        old_started, old_may_end, old_ended = trio.Event(), trio.Event(), trio.Event()
+        old_address: list[Path] = []
+
+        async def old_host() -> None:
+            async with bare_link(endpoints, old_secrets) as old:  # noqa: B023
+                assert isinstance(old.address, Path)
+                old_address.append(old.address)  # noqa: B023
+                old_started.set()  # noqa: B023
+                await old_may_end.wait()  # noqa: B023
+            old_ended.set()  # noqa: B023
+
+        nursery.start_soon(old_host)
+        await old_started.wait()
+        async with bare_link(endpoints, new_secrets) as new:
+            assert new.problem is None, f"attempt {attempt}: {new.problem}"
+            assert new.address == old_address[0]
+            assert isinstance(new.address, Path)
+            secret = read_secret(new_secrets / SECRET_FILE)
+            assert await _pings(new.address, secret)
+            new.address.unlink()
+            with trio.fail_after(10):
+                while not os.path.lexists(new.address):
+                    await trio.sleep(0.01)
+            assert await _pings(new.address, secret), "the old host put the socket back"
+            old_may_end.set()
+            await old_ended.wait()
+            assert choose_endpoint(folder=endpoints).address == new.address
+            assert await _pings(new.address, secret)
+        assert list(endpoints.iterdir()) == []
+
+
 # ---------------------------------------------------- what crashed hosts leave
 
 
