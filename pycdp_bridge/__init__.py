@@ -40,7 +40,7 @@ from ._errors import (
     TargetClosedError,
 )
 from ._javascript import ObjectRef, call_on, evaluate
-from ._launcher import find_browser, launch_browser
+from ._launcher import browser_env, find_browser, launch_browser
 from ._model import AXInfo, Frame, Node, NodeType, PageModel, Rect, Style
 from ._relay import MessageHandler, RelayHub, RelayTarget, SendMessage
 from ._target import Target
@@ -74,6 +74,7 @@ __all__ = [
     "Style",
     "Target",
     "TargetClosedError",
+    "browser_env",
     "call_on",
     "capture",
     "evaluate",

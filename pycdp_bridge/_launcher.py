@@ -25,7 +25,7 @@ from . import _protocol as cdp
 from ._direct import Browser, PipeTransport
 from ._errors import BrowserNotFoundError
 
-__all__ = ["BASE_ARGS", "find_browser", "launch_browser"]
+__all__ = ["BASE_ARGS", "browser_env", "find_browser", "launch_browser"]
 
 CHROME_ENV = "TRIMTAB_CHROME"
 CANDIDATES = ("chromium", "chromium-browser", "google-chrome")
@@ -45,6 +45,11 @@ BASE_ARGS: tuple[str, ...] = (
 
 PROFILE_PREFIX = "trimtab-chrome-"
 LOG_NAME = "chrome.log"
+# The longest Unix socket path (sun_path less its NUL, macOS's being the shortest), and
+# what Chromium adds to its temporary folder for the socket that keeps one browser per
+# profile: org.chromium.Chromium.XXXXXX/SingletonSocket.
+_MAX_SOCKET_PATH = 103
+_SINGLETON_SUFFIX = len("/org.chromium.Chromium.XXXXXX/SingletonSocket")
 # Seconds allowed for each shutdown step before the next, harsher one.
 CLOSE_GRACE = 3.0
 TERMINATE_GRACE = 2.0
@@ -69,6 +74,17 @@ def find_browser() -> Path:
             return Path(found)
         tried.append(f"{name} on PATH")
     raise BrowserNotFoundError(tried)
+
+
+def browser_env(profile: Path) -> dict[str, str]:
+    """The environment to start Chromium with on ``profile``: its temporary folder in the
+    profile, so that the folder of its one-browser-per-profile socket goes with the
+    profile (a killed browser leaves it behind in /tmp otherwise), when that socket's
+    path fits."""
+    env = dict(os.environ)
+    if len(os.fsencode(profile)) + _SINGLETON_SUFFIX <= _MAX_SOCKET_PATH:
+        env["TMPDIR"] = str(profile)
+    return env
 
 
 @contextlib.asynccontextmanager
@@ -109,6 +125,7 @@ async def launch_browser(
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=log,
+                env=browser_env(profile),
                 start_new_session=True,
                 # fds 3 and 4 are the pipe ends after _wire_pipe_fds ran in the child.
                 pass_fds=(3, 4),

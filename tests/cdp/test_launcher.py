@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 from pathlib import Path
 
 import cdp.page
@@ -116,6 +118,19 @@ async def test_shutdown_leaves_no_process_and_no_profile() -> None:
         assert (browser.user_data_dir / "chrome.log").is_file()
     assert browser_processes(browser.user_data_dir) == []
     assert not browser.user_data_dir.exists()
+
+
+async def test_a_killed_browser_leaves_nothing_outside_its_profile() -> None:
+    """Chromium's one-browser-per-profile socket lives in a folder of the profile (not
+    of /tmp), so a browser killed outright leaves nothing once its profile is removed."""
+    async with launch_browser() as browser:
+        LAUNCHED_PROFILES.append(browser.user_data_dir)
+        await browser.new_page()
+        socket = os.readlink(browser.user_data_dir / "SingletonSocket")
+        assert Path(socket).is_relative_to(browser.user_data_dir), socket
+        assert Path(socket).is_socket()
+        os.killpg(browser.pid, signal.SIGKILL)
+    assert not Path(socket).parent.exists()
 
 
 async def test_exception_in_body_still_stops_browser() -> None:

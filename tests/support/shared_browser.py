@@ -45,7 +45,7 @@ from typing import Any
 import attrs
 import trio
 
-from pycdp_bridge import Browser, find_browser
+from pycdp_bridge import Browser, browser_env, find_browser
 from pycdp_bridge._direct import PipeTransport
 from pycdp_bridge._launcher import BASE_ARGS
 
@@ -112,6 +112,7 @@ class _Chromium:
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=log,
+                env=browser_env(profile),
                 start_new_session=True,
                 pass_fds=(3, 4),
                 preexec_fn=_wire_pipe_fds(to_browser_read, from_browser_write),
