@@ -35,7 +35,7 @@ from ._paths import (
     read_or_create_secret,
     state_dir,
 )
-from ._server import Link
+from ._server import HOST_EXIT, Link
 from ._transport import (
     LINK_ENV,
     LOOPBACK,
@@ -324,11 +324,7 @@ async def open_link(
                 # of this browser may be taking it over already.
                 keeping.cancel()
                 with trio.CancelScope(shield=True):
-                    await link.stop_all(
-                        "the browser's host is shutting down: the browser quit, or the "
-                        "Trimtab extension was reloaded, updated or reinstalled",
-                        "host_exit",
-                    )
+                    await link.stop_all(HOST_EXIT, "host_exit")
                 nursery.cancel_scope.cancel()
     finally:
         kept.remove()

@@ -78,6 +78,7 @@ from ._untrusted import new_marker, page_data
 
 __all__ = [
     "HELLO_TIMEOUT",
+    "HOST_EXIT",
     "MAX_CALLS_IN_FLIGHT",
     "MAX_CLIENTS",
     "PARKED_SESSION_LIFETIME",
@@ -89,6 +90,11 @@ __all__ = [
 
 log = logging.getLogger("trimtab.link")
 
+# Why every client's session ends when the host goes away (Chrome closed its pipe).
+HOST_EXIT: Final = (
+    "the browser's host is shutting down: the browser quit, or the Trimtab extension was "
+    "reloaded, updated or reinstalled"
+)
 # While a call waits for the person, the client hears from the host this often.
 PROGRESS_INTERVAL: Final = 10.0
 # How long a named session's memory outlives its connection.
@@ -476,6 +482,28 @@ class Link:
                 stream = await listener.accept()
                 nursery.start_soon(self._serve_client, stream)
 
+    def _ended_with_the_extension(self, session: LinkSession, handler: Handler) -> Handler:
+        """``handler``, except that a request that fails because the extension's pipe
+        broke under it gets no answer of its own: the session ends as at the host's exit
+        (``closed``, `HOST_EXIT`), which the host is about to reach, so that the client
+        says what broke as for every other request in flight then, instead of reading an
+        internal error."""
+
+        async def handle(request: Request) -> Mapping[str, Any]:
+            try:
+                return await handler(request)
+            except RequestError:
+                raise
+            except Exception:
+                if not self.extension.closed:
+                    raise
+                log.info("link client %d: the extension went away during a request", session.number)
+                await self.end_session(session, HOST_EXIT, "host_exit")
+                await trio.lowlevel.checkpoint()  # the session's scope is cancelled: ends here
+                raise
+
+        return handle
+
     async def _serve_client(self, stream: trio.SocketStream) -> None:
         async with stream:
             try:
@@ -490,11 +518,11 @@ class Link:
                     {"event": "connected", "session": session.number, "client": session.client}
                 )
                 with session.scope:
-                    server = HostServer(
-                        outbox=session.outbox,
-                        handlers=self.session_handlers(session),
-                        eof_grace=0.0,
-                    )
+                    handlers = {
+                        kind: self._ended_with_the_extension(session, handler)
+                        for kind, handler in self.session_handlers(session).items()
+                    }
+                    server = HostServer(outbox=session.outbox, handlers=handlers, eof_grace=0.0)
                     await server.serve(stream)
             finally:
                 del self.sessions[session.number]

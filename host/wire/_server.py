@@ -208,6 +208,11 @@ class Outbox:
                 self._frames += 1
                 self._bytes += len(frame)
 
+    @property
+    def closed(self) -> bool:
+        """Whether the stream is gone (a send found it broken): nothing more goes out."""
+        return self._closed
+
     def statistics(self) -> OutboxStatistics:
         return OutboxStatistics(
             frames_sent=self._frames,

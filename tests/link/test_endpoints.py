@@ -293,6 +293,28 @@ async def test_a_new_host_takes_the_endpoint_over_from_one_still_shutting_down(
         assert list(endpoints.iterdir()) == []
 
 
+async def test_a_call_whose_extension_goes_away_ends_as_at_the_hosts_exit(folder: Path) -> None:
+    """A tool call that finds the extension's pipe closed under it (Chrome closed it:
+    the worker stopped, the browser quit) gets no internal error: its client hears that
+    the browser or its extension went away during the call, with the host's reason,
+    as a call in flight at the host's exit does."""
+    async with bare_link(folder / "trimtab", folder / "xdg-state" / "trimtab") as link:
+        assert link.address is not None
+        await link.handle_agents_tabs(
+            extension_request("agents_tabs", tabs=[{"id": 7, "title": "Shop", "url": "http://x/"}])
+        )
+        secret = read_secret(folder / "xdg-state" / "trimtab" / SECRET_FILE)
+        async with connect(link.address, secret) as client:
+            await link.extension.stream.aclose()  # as Chrome closes the host's stdout
+            with trio.fail_after(10), pytest.raises(LinkError) as caught:
+                await client.request("tool", tab=7, name="capture_snapshot", args={})
+    assert caught.value.code == "link_closed", caught.value
+    assert str(caught.value).startswith(
+        "link_closed: the browser or its extension went away during the call (the "
+        "browser's host is shutting down: "
+    ), caught.value
+
+
 # ---------------------------------------------------- what crashed hosts leave
 
 
