@@ -231,10 +231,16 @@ async def _keep_published(
 
 def _replaced(path: Path, inode: int) -> bool:
     """Whether ``path`` is there and no longer the file this host made."""
+    found = _inode_of(path)
+    return found is not None and found != inode
+
+
+def _inode_of(path: Path) -> int | None:
+    """The inode at ``path`` (not followed), or None when nothing is there."""
     try:
-        return path.lstat().st_ino != inode
-    except FileNotFoundError:
-        return False
+        return path.lstat().st_ino
+    except OSError:
+        return None
 
 
 async def _serve_closing(link: Link, listener: trio.SocketListener) -> None:
@@ -244,8 +250,8 @@ async def _serve_closing(link: Link, listener: trio.SocketListener) -> None:
 
 def _remove_if_ours(path: Path, inode: int) -> None:
     """Remove ``path`` unless a newer host has replaced it."""
-    with contextlib.suppress(OSError):
-        if path.lstat().st_ino == inode:
+    if _inode_of(path) == inode:
+        with contextlib.suppress(OSError):
             path.unlink()
 
 

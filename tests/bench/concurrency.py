@@ -14,7 +14,7 @@ their ratio to one client alone in the same run, the p50 of the host's own share
 a call (``host_ms``: the rest is the ``trimtab mcp`` process and the link), wrong
 answers and errors. The p50 is compared kind by kind (snapshot, click, type, read,
 find), and the ratio given is the largest of the five: half the mix are actions, which
-wait about 300 ms for the page to settle, and half are answered in about 30 ms, so the
+wait about 300 ms for the page to settle, and half are answered in 10 to 25 ms, so the
 p50 of all calls together sits on the edge between the two and jumps from one to the
 other with a single call (50 calls put it on the last fast one, 100 on the first slow
 one), whatever the load. Each tab's
@@ -70,6 +70,8 @@ MIX: Final = (
     "read",
     "click",
 )
+# The kinds of call, each compared with its own kind at one client.
+KINDS: Final = tuple(sorted(set(MIX)))
 _MARK_JS: Final = (
     "(() => { let p = document.getElementById('bench-marker');"
     " if (!p) { p = document.createElement('p'); p.id = 'bench-marker';"
@@ -343,7 +345,7 @@ def _p50_by_kind(outcomes: list[Outcome], field: str) -> dict[str, float]:
             ],
             0.5,
         )
-        for kind in sorted(set(MIX))
+        for kind in KINDS
     }
 
 
@@ -401,17 +403,16 @@ def run(pattern: str | None, out: Callable[[str], None]) -> dict[str, Any]:
             rows,
         )
     )
-    kinds = sorted(set(MIX))
     by_kind = [
         (
             label,
-            *(f"{f['p50_ms_by_kind'][k]:.0f} / {f['host_p50_ms_by_kind'][k]:.0f}" for k in kinds),
+            *(f"{f['p50_ms_by_kind'][k]:.0f} / {f['host_p50_ms_by_kind'][k]:.0f}" for k in KINDS),
         )
         for label, f in [(f"{c} client{'s' if c > 1 else ''}", runs[str(c)]) for c in LEVELS]
         + [("8, one tab never loads: the 7 others", stalled["others"])]
     ]
     out("p50 ms by kind of call (as the client sees it / in the host):")
-    out(table(("run", *kinds), by_kind))
+    out(table(("run", *KINDS), by_kind))
     named = [(f"{c} clients", runs[str(c)]) for c in LEVELS]
     named += [("stalled, others", stalled["others"]), ("stalled tab", stalled["stalled_tab"])]
     for label, figures in named:
