@@ -72,7 +72,7 @@ from ._settle import (
     settle,
     watch,
 )
-from ._snapshots import SnapshotMemory
+from ._snapshots import RenderedAhead, SnapshotMemory
 from ._tab import Tab
 from ._trailing import TRAILING_SECONDS, Trailing, end_trailing, trailing_windows
 from ._values import Snapshot, SnapshotOptions, TrimLimits
@@ -105,6 +105,7 @@ __all__ = [
     "PageChangedError",
     "PageRevisions",
     "PausedRequest",
+    "RenderedAhead",
     "RevisionStatistics",
     "Ruling",
     "Seen",

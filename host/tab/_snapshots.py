@@ -25,7 +25,9 @@ each id it sent names (`_issued`).
 
 Nothing the memory holds is changed in place: each snapshot puts new values in its
 fields. `fork` relies on it: the side panel's inspector renders on a fork, which
-starts from what the agent saw and changes nothing the agent's next answer reads.
+starts from what the agent saw and changes nothing the agent's next answer reads. So
+does `render_ahead`: an action's answer is rendered on a fork while the page settles,
+and `adopt` takes the fork's state only when the memory is still the one it forked.
 """
 
 from __future__ import annotations
@@ -46,10 +48,20 @@ from ._diff import render_diff
 from ._issued import IssuedIds
 from ._values import Seen, Snapshot, SnapshotOptions, keys_within
 
-__all__ = ["SnapshotMemory"]
+__all__ = ["RenderedAhead", "SnapshotMemory"]
 
 # Pages whose regions the memory keeps as the agent last saw them, newest last.
 SEEN_PAGES = 8
+
+
+@attrs.frozen(eq=False)
+class RenderedAhead:
+    """An answer rendered ahead on a fork (`SnapshotMemory.render_ahead`): the memory's
+    state it started from (`basis`), the answer, and the fork's state after it."""
+
+    basis: tuple[object, ...]
+    snapshot: Snapshot
+    after: SnapshotMemory
 
 
 @attrs.define
@@ -114,6 +126,28 @@ class SnapshotMemory:
         is its own, and so are its options. Only the token counts' cache is shared.
         """
         return attrs.evolve(self)
+
+    def render_ahead(self, model: PageModel, *, capture_ms: float = 0.0) -> RenderedAhead:
+        """The answer `render` would give for ``model`` (not a forced baseline),
+        rendered on a fork: this memory is unchanged until `adopt` takes it."""
+        basis = self._state()
+        after = self.fork()
+        return RenderedAhead(basis, after.render(model, capture_ms=capture_ms), after)
+
+    def adopt(self, ahead: RenderedAhead) -> Snapshot | None:
+        """``ahead``'s answer, the memory moved to the state it rendered it in; None (and
+        nothing changed) when the memory changed since it was rendered: it would no
+        longer be the answer `render` gives."""
+        if not all(now is then for now, then in zip(self._state(), ahead.basis, strict=True)):
+            return None
+        for field in attrs.fields(SnapshotMemory):
+            setattr(self, field.name, getattr(ahead.after, field.name))
+        return ahead.snapshot
+
+    def _state(self) -> tuple[object, ...]:
+        """Every field, by identity: no field is changed in place (the module's
+        docstring), so the same objects are the same state."""
+        return tuple(getattr(self, field.name) for field in attrs.fields(SnapshotMemory))
 
     async def snapshot(self, *, baseline: bool = False) -> Snapshot:
         """Capture the tab and answer with a baseline or a diff."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import time
 from collections.abc import Callable
 from typing import Final
@@ -24,15 +25,15 @@ from ..pipeline import Compaction
 from ._devtools import DevtoolsLog, Seen
 from ._revisions import PageRevisions
 from ._settle import QUIET_MS, Ahead, main_frame_id
-from ._snapshots import SnapshotMemory
+from ._snapshots import RenderedAhead, SnapshotMemory
 from ._values import Snapshot, SnapshotOptions
 
 __all__ = ["Tab"]
 
-# An action's answer is captured while its settle waits, this long (in times the
-# page's last capture took) before the settle's quiet would end, at the earliest this
-# many seconds after the action began; and not at all when the page's captures take
-# longer than `_MOST_AHEAD`: a long capture would hold the page up as it settles.
+# An action's answer is captured (and rendered) while its settle waits, this long (in
+# times the page's last capture, and rendering, took) before the settle's quiet would
+# end, at the earliest this many seconds after the action began; and not at all when
+# that takes longer than `_MOST_AHEAD`: it would hold the page up as it settles.
 _LEAD: Final = 1.5
 _EARLIEST: Final = 0.05
 _MOST_AHEAD: Final = (QUIET_MS / 1000 - _EARLIEST) / _LEAD
@@ -47,12 +48,14 @@ def _ignore(reason: str) -> None:
 
 @attrs.frozen
 class _Prepared:
-    """A capture taken ahead of the snapshot, and the page's state when it began."""
+    """A capture taken ahead of the snapshot, the page's state when it began, and the
+    answer rendered from it ahead (None when it was not)."""
 
     token: str
     loader: str
     model: PageModel
     capture_ms: float
+    rendered: RenderedAhead | None = None
 
 
 @attrs.define(eq=False)
@@ -76,7 +79,11 @@ class Tab:
     )
     seen: Seen = attrs.field(factory=Seen)
     _prepared: _Prepared | None = attrs.field(default=None, init=False)
+    # How long the last capture (and rendering ahead, `prepare`) took.
     _capture_seconds: float = attrs.field(default=_FIRST_GUESS, init=False)
+    _render_seconds: float = attrs.field(default=0.0, init=False)
+    # Whether the last capture taken ahead was the answer's (see `prepare`).
+    _ahead_used: bool = attrs.field(default=True, init=False)
 
     @classmethod
     def open(
@@ -99,10 +106,16 @@ class Tab:
         """For an action's `watch`: the answer's capture, taken while the settle waits
         (`prepare`), timed to end before the settle's quiet would; None for a page whose
         captures take too long for that."""
-        if self._capture_seconds > _MOST_AHEAD:
+        lead = self._capture_seconds
+        render = self._ahead_used and lead + self._render_seconds <= _MOST_AHEAD
+        if render:
+            lead += self._render_seconds
+        if lead > _MOST_AHEAD:
             return None
-        after = max(_EARLIEST, QUIET_MS / 1000 - _LEAD * self._capture_seconds)
-        return Ahead(self.prepare, after)
+        return Ahead(
+            functools.partial(self.prepare, render=render),
+            max(_EARLIEST, QUIET_MS / 1000 - _LEAD * lead),
+        )
 
     async def quiet(self, cap: float) -> None:
         """Wait, at most ``cap`` seconds, until the page's DOM has been quiet for
@@ -112,11 +125,15 @@ class Tab:
             frame = await main_frame_id(self.target)
             await self.revisions.quiet(frame, QUIET_MS, max(QUIET_MS, round(cap * 1000)))
 
-    async def prepare(self) -> None:
+    async def prepare(self, *, render: bool = False) -> None:
         """Capture the page now for the next `snapshot`, which uses this capture only
         if the page's revision token and document are still those read before it began
         (the page changed nothing the observer sees since), and captures afresh
-        otherwise."""
+        otherwise. With ``render``, the answer is rendered from it too, on a fork of the
+        memory (`SnapshotMemory.render_ahead`): the settle's wait is idle time, and the
+        answer then only has to check it. `ahead` asks for that unless the tab's last
+        capture ahead went unused: on a page that changes under every capture, the
+        rendering would only be thrown away."""
         self._prepared = None
         failed = False
         try:
@@ -133,14 +150,25 @@ class Tab:
             return
         if model.navigated or model.document_id != loader:
             return
-        capture_ms = (time.perf_counter() - started) * 1000
+        captured = time.perf_counter()
+        capture_ms = (captured - started) * 1000
         self._capture_seconds = capture_ms / 1000
-        self._prepared = _Prepared(token, loader, model, capture_ms)
+        rendered = None
+        if render:
+            rendered = self.memory.render_ahead(model, capture_ms=capture_ms)
+            self._render_seconds = time.perf_counter() - captured
+        self._ahead_used = False  # until `snapshot` uses it
+        self._prepared = _Prepared(token, loader, model, capture_ms, rendered)
 
     async def snapshot(self, *, baseline: bool = False) -> Snapshot:
         """Capture the page and answer with a baseline or a diff (`SnapshotMemory`)."""
         prepared, self._prepared = self._prepared, None
         if prepared is not None and await self._unchanged(prepared):
+            self._ahead_used = True
+            if prepared.rendered is not None and not baseline:
+                rendered = self.memory.adopt(prepared.rendered)
+                if rendered is not None:
+                    return rendered
             return self.memory.render(
                 prepared.model, capture_ms=prepared.capture_ms, baseline=baseline
             )
