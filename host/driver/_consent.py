@@ -13,12 +13,13 @@ frame it cannot see into, a page that does not answer), the answer is to ask.
 The facts are read in an isolated world of the element's frame, where the page's own
 scripts cannot patch the DOM accessors they rely on; which scripts listen on the
 element's event path comes from the browser (``DOMDebugger.getEventListeners``), not
-from the page.
+from the page. That takes a few round trips per node of the path, so it is read only
+when a rule asks (`CommitFacts.hears`): a click outside any form never does.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any, Final, Literal, TypeAlias
 
@@ -29,7 +30,6 @@ from pycdp_bridge import protocol as cdp
 
 from ..pipeline import Secret, xml
 from ._element import Located, secret_of
-from ._gather import gather
 from ._keyboard import KeyDef
 from ._listeners import OBJECT_GROUP, listener_types
 from ._scripts import script
@@ -41,6 +41,7 @@ __all__ = [
     "DownloadReason",
     "EvaluateReason",
     "FormReason",
+    "ListenersUnread",
     "PredictedForm",
     "SecretReason",
     "activation_reason",
@@ -157,10 +158,14 @@ class ConsentNeeded(Exception):
         )
 
 
+class ListenersUnread(Exception):
+    """A rule asked `CommitFacts.hears` of facts whose listeners were not read yet."""
+
+
 @attrs.frozen
 class CommitFacts:
     """What acting on one element may commit (``js/commit-facts.js``), and the types
-    of the listeners on its event path (from the browser)."""
+    of the listeners on its event path (from the browser; None until read)."""
 
     tag: str = ""
     unknown: bool = False
@@ -175,11 +180,20 @@ class CommitFacts:
     script_href: bool = False
     downloads: bool = False  # a link with a download attribute: a click saves a file
     secret: Secret | None = None  # the kind of secret the field holds (`secret_of`)
-    listeners: frozenset[str] = frozenset()
+    listeners: frozenset[str] | None = None
     form: PredictedForm | None = None  # where the element's form would go
 
+    def hears(self, types: frozenset[str]) -> bool:
+        """Whether a page script listens to one of `types` on the element's event path;
+        ListenersUnread before the listeners are read (the rules ask only this)."""
+        if self.listeners is None:
+            raise ListenersUnread
+        return not self.listeners.isdisjoint(types)
+
     @classmethod
-    def from_page(cls, facts: Mapping[str, Any], listeners: frozenset[str]) -> CommitFacts:
+    def from_page(
+        cls, facts: Mapping[str, Any], listeners: frozenset[str] | None = None
+    ) -> CommitFacts:
         return cls(
             tag=str(facts.get("tag", "")),
             unknown=bool(facts.get("unknown")),
@@ -210,7 +224,7 @@ def change_reason(facts: CommitFacts) -> str | None:
         return _UNSEEN
     if facts.change_script:
         return "changing it runs the page's onchange handler, which may submit its form"
-    if facts.in_form and facts.listeners & _CHANGE_EVENTS:
+    if facts.in_form and facts.hears(_CHANGE_EVENTS):
         return "a page script handles changes in its form; the change may submit it"
     return None
 
@@ -227,7 +241,7 @@ def activation_reason(facts: CommitFacts) -> str | None:
         return change_reason(facts)
     if facts.in_form and facts.script_href:
         return "it clicks a javascript: link inside a form; the script may submit it"
-    if facts.in_form and facts.listeners & _CLICK_EVENTS:
+    if facts.in_form and facts.hears(_CLICK_EVENTS):
         return "it clicks an element inside a form that a page script handles; it may submit"
     return None
 
@@ -244,7 +258,7 @@ def enter_reason(facts: CommitFacts, modifiers: int = 0) -> str | None:
             return reason
     if modifiers and (facts.in_form or facts.editable):
         return "Enter with a modifier sends or submits in many editors and forms"
-    if facts.listeners & _KEY_EVENTS:
+    if facts.hears(_KEY_EVENTS):
         return "a page script handles Enter here; it may send or submit"
     if facts.in_form and not facts.editable:
         return "Enter inside a form may submit it"
@@ -357,17 +371,20 @@ async def key_reason(target: Target, key: KeyDef, modifiers: int) -> str | None:
         object_id = focused.get("objectId")
         if object_id is None:
             return "Trimtab could not tell which element has the focus"
-        facts = await _facts(target, None, str(object_id))
+        return await _judged(
+            target, None, str(object_id), partial(key_reason_for, key=key, modifiers=modifiers)
+        )
     except _UNKNOWN as exc:
         return f"Trimtab could not tell what the key would act on ({exc})"
-    return _with_form(key_reason_for(facts, key, modifiers), facts)
 
 
 # Whatever goes wrong while reading the facts means "cannot tell", which means ask.
 _UNKNOWN = (CDPError, JavaScriptError, KeyError, ValueError)
 
 
-async def _decide(target: Target, element: Located, rule: Any) -> str | None:
+async def _decide(
+    target: Target, element: Located, rule: Callable[[CommitFacts], str | None]
+) -> str | None:
     try:
         context = await _isolated_context(target, element.session, element)
         resolved = await target.execute(
@@ -378,11 +395,9 @@ async def _decide(target: Target, element: Located, rule: Any) -> str | None:
             ),
             session_id=element.session,
         )
-        facts = await _facts(target, element.session, str(resolved["object"]["objectId"]))
+        return await _judged(target, element.session, str(resolved["object"]["objectId"]), rule)
     except _UNKNOWN as exc:
         return f"Trimtab could not tell whether this submits ({exc})"
-    reason: str | None = rule(facts)
-    return _with_form(reason, facts)
 
 
 async def _isolated_context(target: Target, session: str | None, element: Located | None) -> int:
@@ -422,11 +437,20 @@ async def _frame_of(target: Target, element: Located) -> str:
     return str(frame) if frame is not None else await _main_frame(target, element.session)
 
 
-async def _facts(target: Target, session: str | None, object_id: str) -> CommitFacts:
-    # Independent reads of the same object: their commands share one round trip.
-    found, listeners = await gather(
-        lambda: call_on(target, object_id, script("commit-facts.js"), session_id=session),
-        lambda: listener_types(target, session, object_id),
-    )
-    facts: Mapping[str, Any] = found or {}
-    return CommitFacts.from_page(facts, listeners)
+async def _judged(
+    target: Target,
+    session: str | None,
+    object_id: str,
+    rule: Callable[[CommitFacts], str | None],
+) -> str | None:
+    """`rule`'s reason for the element `object_id` (of Trimtab's world), with its form.
+    The listeners on its event path are read only if the rule asks about them: then
+    the rule runs again on the facts with them."""
+    found = await call_on(target, object_id, script("commit-facts.js"), session_id=session)
+    facts = CommitFacts.from_page(found or {})
+    try:
+        return _with_form(rule(facts), facts)
+    except ListenersUnread:
+        pass
+    facts = attrs.evolve(facts, listeners=await listener_types(target, session, object_id))
+    return _with_form(rule(facts), facts)

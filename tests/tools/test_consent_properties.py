@@ -3,6 +3,8 @@ the consent rules hold for every combination of facts."""
 
 from __future__ import annotations
 
+import attrs
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from lxml import etree
@@ -10,11 +12,13 @@ from lxml import etree
 from trimtab.driver._consent import (
     CommitFacts,
     DownloadReason,
+    ListenersUnread,
     activation_reason,
     change_reason,
     dialog_element,
     dialog_reason,
     key_reason_for,
+    typing_reason,
 )
 from trimtab.driver._element import ElementInfo, Located, cover_description, describe
 from trimtab.driver._keyboard import parse_key
@@ -166,6 +170,41 @@ def test_rules_ask_whenever_a_commit_is_possible(facts: CommitFacts) -> None:
         assert change_reason(facts) is not None
     for key in ("Tab", "Escape"):
         assert key_reason_for(facts, parse_key(key), 0) is None
+
+
+_KEYS = ("Enter", "Space", "a", "ArrowDown", "Tab", "Escape")
+
+
+@settings(max_examples=500)
+@given(facts=_FACTS, key=st.sampled_from(_KEYS), modifiers=st.sampled_from((0, 2, 8)))
+def test_a_rule_that_decides_without_listeners_decides_as_with_them(
+    facts: CommitFacts, key: str, modifiers: int
+) -> None:
+    """Listeners are read only when a rule asks about them: every rule, on the facts
+    without listeners, either asks (ListenersUnread) or gives the reason it gives with
+    the listeners read, whatever they are."""
+    rules = {
+        "click": activation_reason,
+        "change": change_reason,
+        "typing then Enter": lambda f: typing_reason(f, submit=True),
+        f"key {key}": lambda f: key_reason_for(f, parse_key(key), modifiers),
+    }
+    unread = attrs.evolve(facts, listeners=None)
+    for name, rule in rules.items():
+        try:
+            reason = rule(unread)
+        except ListenersUnread:
+            continue
+        assert reason == rule(facts), name
+
+
+def test_a_click_outside_a_form_never_asks_for_listeners() -> None:
+    """The commonest action, a click on a plain button or link outside any form, is
+    decided without the listeners (their read is several round trips per node)."""
+    for facts in (CommitFacts(tag="button", activates=True), CommitFacts(tag="a")):
+        assert activation_reason(facts) is None
+    with pytest.raises(ListenersUnread):
+        activation_reason(CommitFacts(tag="div", in_form=True))
 
 
 def test_every_enter_spelling_is_enter() -> None:
