@@ -100,6 +100,13 @@ class Target(abc.ABC):
         Maps each session id to the ``targetInfo`` the browser announced it with.
         """
 
+    def holding(self, group: str) -> tuple[str | None, ...]:
+        """The sessions (None: the target's own) that may hold remote objects of the
+        object group ``group``: those to send ``Runtime.releaseObjectGroup`` to. Here
+        every session; a target that sees its commands says which did put some there."""
+        del group
+        return (None, *self.child_sessions())
+
     async def execute(
         self,
         command: Command[T],
@@ -265,6 +272,9 @@ class SessionTarget(Target):
     def __init__(self, channel: CommandChannel, session_id: str | None = None) -> None:
         self._channel = channel
         self._session_id = session_id
+        # Object group -> the sessions (as `send` named them) a command of this target
+        # asked to put remote objects in since the group's release there (`holding`).
+        self._groups: dict[str, set[str | None]] = {}
 
     @property
     def session_id(self) -> str | None:
@@ -293,7 +303,30 @@ class SessionTarget(Target):
         *,
         session_id: str | None = None,
     ) -> dict[str, Any]:
-        return await self._channel.call(method, params, session_id or self._session_id)
+        group = params.get("objectGroup") if params is not None else None
+        if group is None:
+            return await self._channel.call(method, params, session_id or self._session_id)
+        sessions = self._groups.setdefault(str(group), set())
+        if method != "Runtime.releaseObjectGroup":
+            sessions.add(session_id)
+            return await self._channel.call(method, params, session_id or self._session_id)
+        # Forgotten before the release is sent: objects a command puts there meanwhile
+        # are noted again, and released next time.
+        held = session_id in sessions
+        sessions.discard(session_id)
+        try:
+            return await self._channel.call(method, params, session_id or self._session_id)
+        except BaseException:
+            if held:
+                sessions.add(session_id)
+            raise
+
+    def holding(self, group: str) -> tuple[str | None, ...]:
+        sessions = self._groups.get(group, set())
+        attached = self.child_sessions()
+        # A child session that went away took its objects with it.
+        sessions.intersection_update({None, self._session_id, *attached})
+        return tuple(sorted(sessions, key=lambda s: (s is not None, s or "")))
 
     def listen(
         self,

@@ -82,8 +82,8 @@ class CallContext:
         target = self.tab.target
         if target.closed:
             return
-        sessions: list[str | None] = [None, *target.child_sessions()]
-        for session in sessions:
+        # Only where the call put some: most reads make none.
+        for session in target.holding(OBJECT_GROUP):
             # Blocked by a dialog: the group is released after the next call instead.
             with contextlib.suppress(CDPError, TargetClosedError, DialogOpenError):
                 await target.execute(

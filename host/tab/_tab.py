@@ -5,8 +5,8 @@ from __future__ import annotations
 import contextlib
 import functools
 import time
-from collections.abc import Callable
-from typing import Final
+from collections.abc import Callable, Mapping
+from typing import Any, Final
 
 import attrs
 import trio
@@ -137,11 +137,12 @@ class Tab:
         self._prepared = None
         failed = False
         try:
-            token, loader = await self._state()
+            token, loader, tree = await self._state()
             if token is None:
                 return  # the observer cannot tell whether the page changes
             started = time.perf_counter()
-            model = await self.memory.capture()
+            # The tree just read is the capture's first (the document it captures).
+            model = await self.memory.capture(tree)
         except* _FAILURES:
             # Only a head start: the action's own steps meet whatever went wrong (the
             # capture's concurrent commands fail together, as a group: a dialog).
@@ -180,19 +181,21 @@ class Tab:
         """Whether the page is as it was when `prepared` began: same document, same
         revision token. Whatever fails to say so means a fresh capture."""
         try:
-            return await self._state() == (prepared.token, prepared.loader)
+            token, loader, _ = await self._state()
         except _FAILURES:
             return False
+        return (token, loader) == (prepared.token, prepared.loader)
 
-    async def _state(self) -> tuple[str | None, str]:
-        """The page's revision token and its main frame's loader, read together (one
-        round trip); raises the first failure of the two."""
+    async def _state(self) -> tuple[str | None, str, Mapping[str, Any]]:
+        """The page's revision token, its main frame's loader and the frame tree that
+        names it, read together (one round trip); raises the first failure of the two."""
         token: str | None = None
         loader = ""
+        tree: Mapping[str, Any] = {}
         failures: list[Exception] = []
 
-        async def read_loader() -> None:
-            nonlocal loader
+        async def read_tree() -> None:
+            nonlocal loader, tree
             try:
                 tree = await self.target.execute(cdp.page_get_frame_tree())
                 loader = str(tree["frameTree"]["frame"].get("loaderId", ""))
@@ -200,14 +203,14 @@ class Tab:
                 failures.append(exc)
 
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(read_loader)
+            nursery.start_soon(read_tree)
             try:
                 token = await self.revisions.token()
             except Exception as exc:  # raised below, outside the nursery
                 failures.insert(0, exc)
         if failures:
             raise failures[0]
-        return token, loader
+        return token, loader, tree
 
     def expand(self, region: str, at: int = 0) -> str:
         """Everything of one region of the latest snapshot (a page of it from line

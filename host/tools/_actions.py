@@ -134,7 +134,7 @@ async def type_text(call: CallContext, args: Mapping[str, object]) -> ToolResult
     aim, reason, frame = await point_and_consent(tab, element, info, reason_of)
     # A password or card field: the person is asked before anything is typed.
     call.require(secret_reason(info.secret) or reason, describe(element, info))
-    async with call.watch(frame) as activity:
+    async with call.watch(frame, tab.ahead()) as activity:
         try:
             note = await type_into(tab, element, info, aim, typed, clear=clear, before=before)
         except NoFocus as exc:
@@ -162,7 +162,7 @@ async def _set_picker(
     reason_of = submit_after_typing_reason if submit else no_reason
     _, reason, frame = await point_and_consent(tab, element, info, reason_of)
     call.require(secret_reason(info.secret) or reason, describe(element, info))
-    async with call.watch(frame) as activity:
+    async with call.watch(frame, tab.ahead()) as activity:
         await pick(tab, element, info, value)
         if submit:
             await key_press(target, parse_key("Enter"))
@@ -209,7 +209,7 @@ async def press(call: CallContext, args: Mapping[str, object]) -> ToolResult:
     modifiers = _modifier_bits(args)
     submits = key.key == "Enter" and not modifiers and await focused_enter_submits(tab)
     call.require(await key_reason(tab.target, key, modifiers))
-    async with call.watch() as activity:
+    async with call.watch(None, tab.ahead()) as activity:
         await key_press(tab.target, key, modifiers)
         settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT)
     return await after_action(call, activity, settled, submits=submits)
@@ -346,7 +346,7 @@ async def scroll(call: CallContext, args: Mapping[str, object]) -> ToolResult:
     target = tab.target
     if eid is not None and direction is None:
         element, info = await locate_with_info(tab, eid)
-        async with call.watch() as activity:
+        async with call.watch(None, tab.ahead()) as activity:
             await scroll_into_view(target, element, info)
             settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT)
         return await after_action(call, activity, settled)
@@ -360,7 +360,7 @@ async def scroll(call: CallContext, args: Mapping[str, object]) -> ToolResult:
     delta = round(height * 0.8) * (1 if direction != "up" else -1)
     before = await scroll_position(target)
     # Scrolling loads content anywhere (lists that grow as you scroll): the whole page.
-    async with call.watch() as activity:
+    async with call.watch(None, tab.ahead()) as activity:
         await wheel(target, point, delta)
         settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT)
     note = None

@@ -324,3 +324,65 @@ async def test_a_traced_block_records_its_commands_and_its_tasks_but_nothing_aft
     ]
     assert all(c.ms >= 0 for c in sent)
     assert len(peer.sent) == 4
+
+
+class _GroupPeer:
+    """A fake browser that answers at once, but holds each ``Runtime.releaseObjectGroup``
+    until told, and fails those of the session ``blocked`` (a dialog holds it)."""
+
+    def __init__(self) -> None:
+        self.channel = CommandChannel(self.transmit)
+        self.releases: list[Request] = []
+        self.blocked: str | None = None
+
+    async def transmit(self, request: Request) -> None:
+        if request.method != "Runtime.releaseObjectGroup":
+            self.channel.feed({"id": request.id, "result": {}})
+        elif request.session_id == self.blocked:
+            error = {"code": -32000, "message": "a dialog is open"}
+            self.channel.feed({"id": request.id, "error": error})
+        else:
+            self.releases.append(request)
+
+    def answer_releases(self) -> None:
+        for request in self.releases:
+            self.channel.feed({"id": request.id, "result": {}})
+        self.releases.clear()
+
+
+async def test_an_object_group_is_released_only_where_commands_put_objects() -> None:
+    """`holding` names the sessions whose commands asked for remote objects in a group,
+    and none other; a release forgets its session unless it fails, objects put there
+    while a release is in flight are held again, and a child session that went away
+    is dropped."""
+    peer = _GroupPeer()
+    target = SessionTarget(peer.channel)
+    for child in ("C1", "C2"):
+        peer.channel.feed(
+            {
+                "method": "Target.attachedToTarget",
+                "params": {"sessionId": child, "targetInfo": {"type": "iframe"}},
+            }
+        )
+    release = {"objectGroup": "g"}
+    await target.send("Runtime.evaluate", {"expression": "1"})
+    await target.send("Runtime.evaluate", {"expression": "1", "objectGroup": "other"})
+    assert target.holding("g") == ()
+    await target.send("DOM.resolveNode", {"backendNodeId": 1, "objectGroup": "g"}, session_id="C1")
+    await target.send("Runtime.evaluate", {"expression": "1", "objectGroup": "g"})
+    assert target.holding("g") == (None, "C1")
+    # A release that fails keeps its session; one that goes forgets it.
+    peer.blocked = "C1"
+    with pytest.raises(CDPError, match="dialog"):
+        await target.send("Runtime.releaseObjectGroup", release, session_id="C1")
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(target.send, "Runtime.releaseObjectGroup", release)
+        await trio.testing.wait_all_tasks_blocked()
+        assert target.holding("g") == ("C1",)
+        # Put there while the release is on its way: held again after it.
+        await target.send("Runtime.evaluate", {"expression": "2", "objectGroup": "g"})
+        peer.answer_releases()
+    assert target.holding("g") == (None, "C1")
+    await target.send("DOM.resolveNode", {"backendNodeId": 2, "objectGroup": "g"}, session_id="C2")
+    peer.channel.feed({"method": "Target.detachedFromTarget", "params": {"sessionId": "C2"}})
+    assert target.holding("g") == (None, "C1")

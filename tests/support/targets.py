@@ -57,6 +57,9 @@ class WrappedTarget(Target):
     def child_sessions(self) -> Mapping[str, Mapping[str, Any]]:
         return self.inner.child_sessions()
 
+    def holding(self, group: str) -> tuple[str | None, ...]:
+        return self.inner.holding(group)
+
 
 class FailingTarget(WrappedTarget):
     """A target that refuses chosen CDP methods, to simulate a broken capture part."""
