@@ -35,7 +35,7 @@ from ._paths import (
     read_or_create_secret,
     state_dir,
 )
-from ._server import HOST_EXIT, Link
+from ._server import Link
 from ._transport import (
     LINK_ENV,
     LOOPBACK,
@@ -330,7 +330,7 @@ async def open_link(
                 # of this browser may be taking it over already.
                 keeping.cancel()
                 with trio.CancelScope(shield=True):
-                    await link.stop_all(HOST_EXIT, "host_exit")
+                    await link.host_exiting()
                 nursery.cancel_scope.cancel()
     finally:
         kept.remove()

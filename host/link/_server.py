@@ -248,6 +248,10 @@ class Link:
         for session in list(self.sessions.values()):
             await self.end_session(session, reason, code)
 
+    async def host_exiting(self) -> None:
+        """End every session as the host goes away (``host_exit``, `HOST_EXIT`)."""
+        await self.stop_all(HOST_EXIT, "host_exit")
+
     @staticmethod
     async def end_session(session: LinkSession, reason: str, code: str) -> None:
         """Tell a client why its session ends (``closed``), then end it: its calls are

@@ -34,7 +34,7 @@ import logging
 import os
 import stat
 import sys
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Final, TypeAlias
 
@@ -91,10 +91,12 @@ class HostContext:
 
 @attrs.frozen
 class HostSetup:
-    """The pluggable part of the host: request handlers and the CDP relay hook."""
+    """The pluggable part of the host: request handlers, the CDP relay hook, and what
+    to do the moment the extension's input ends (`HostServer.on_eof`)."""
 
     handlers: Mapping[str, Handler] = attrs.field(factory=dict)
     on_relay_message: RelayHook | None = None
+    on_eof: Callable[[], Awaitable[None]] | None = None
 
 
 SetupFactory: TypeAlias = Callable[[HostContext], AbstractAsyncContextManager[HostSetup]]
@@ -139,7 +141,9 @@ async def build_setup(context: HostContext) -> AsyncIterator[HostSetup]:
                 else:
                     relay.feed(message)
 
-            yield HostSetup(handlers=handlers, on_relay_message=relayed)
+            # Outside agents hear at once that the host is going: their calls cannot
+            # end otherwise, and Chrome kills the host two seconds after it let go.
+            yield HostSetup(handlers=handlers, on_relay_message=relayed, on_eof=link.host_exiting)
     finally:
         # Commands still waiting on the extension fail with target_closed.
         relay.close("the extension disconnected")
@@ -163,6 +167,7 @@ async def run_host(
             outbox=outbox,
             handlers=plugins.handlers,
             on_relay_message=plugins.on_relay_message,
+            on_eof=plugins.on_eof,
             eof_grace=eof_grace,
         )
         await server.serve(inbound)

@@ -258,13 +258,16 @@ class HostServer:
     ``handlers`` maps request ``type`` to its handler; ``ping`` is built in unless
     ``handlers`` overrides it. ``on_relay_message`` receives every ``cdp_result``,
     ``cdp_event``, ``cdp_detached`` and ``download`` in arrival order (sync or async; an async hook
-    holds up reading while it runs, so it must not wait for further input).
+    holds up reading while it runs, so it must not wait for further input). ``on_eof``
+    runs as soon as the input ends, before the requests' grace: Chrome kills a host
+    whose port it closed two seconds later, so what must be said then is said there.
     """
 
     outbox: Outbox
     handlers: Mapping[str, Handler] = attrs.field(factory=dict)
     on_relay_message: RelayHook | None = None
     eof_grace: float = DEFAULT_EOF_GRACE
+    on_eof: Callable[[], Awaitable[None]] | None = None
     _registry: dict[str, Handler] = attrs.field(init=False)
     _decoder: FrameDecoder = attrs.field(factory=FrameDecoder, init=False)
     _scope: trio.CancelScope | None = attrs.field(default=None, init=False)
@@ -310,6 +313,8 @@ class HostServer:
                         break
                 log.info("input closed; %d request(s) in flight", self._in_flight)
                 nursery.cancel_scope.deadline = trio.current_time() + self.eof_grace
+                if self.on_eof is not None:
+                    await self.on_eof()
             if nursery.cancel_scope.cancelled_caught:
                 log.warning("cancelled requests still running %.1fs after EOF", self.eof_grace)
         if self._scope.cancelled_caught:

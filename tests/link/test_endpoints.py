@@ -424,7 +424,7 @@ def test_clients_never_choose_an_endpoint_whose_host_is_gone(folder: Path) -> No
 
 
 async def _start_host(
-    nursery: trio.Nursery, folder: Path, profile: str, transport: str
+    nursery: trio.Nursery, folder: Path, profile: str, transport: str, **env_extra: str
 ) -> trio.Process:
     """A real host process, as Chrome starts it, under a parent whose command line
     names ``profile`` (the endpoint's name comes from it, as from a browser's)."""
@@ -433,6 +433,7 @@ async def _start_host(
         **places_in(folder),
         TRIMTAB_LOG_DIR=str(folder / "logs"),
         TRIMTAB_LINK=transport,
+        **env_extra,
     )
     # sh stays the host's parent (it runs `:` after it): --user-data-dir is in its argv.
     command = ["sh", "-c", '"$@"; :', f"--user-data-dir={folder / profile}"]
@@ -502,3 +503,43 @@ async def test_a_killed_hosts_endpoint_is_pruned_by_the_next_host(
     with trio.fail_after(TIMEOUT):
         await second.wait()
     assert not list((folder / "trimtab").glob("*.json"))
+
+
+async def test_outside_agents_hear_at_once_that_the_host_goes_when_its_input_ends(
+    folder: Path, nursery: trio.Nursery
+) -> None:
+    """When Chrome closes the host's input (the extension reloaded or reinstalled, the
+    browser quit), a client's call in flight ends at once with the host's reason, while
+    a side panel request still has its grace: Chrome kills the host two seconds after
+    it let go, and what is not said by then is never said."""
+    host = await _start_host(nursery, folder, "profile-1", "unix", TRIMTAB_HOST_DEBUG="1")
+    assert host.stdin is not None
+    shared = [{"id": 7, "title": "Shop", "url": "http://127.0.0.1/"}]
+    await host.stdin.send_all(encode_frame({"type": "agents_tabs", "id": 2, "tabs": shared}))
+    # A side panel request that never ends on its own: the host's grace waits for it.
+    await host.stdin.send_all(encode_frame({"type": "debug_wait", "id": 3, "key": "never"}))
+    endpoint = await _endpoint_of(folder, "profile-1")
+    secret = read_secret(folder / "xdg-state" / "trimtab" / SECRET_FILE)
+    async with connect(endpoint.address, secret) as client:
+        ended: list[tuple[float, LinkError]] = []
+
+        async def call() -> None:
+            # The extension never answers its commands: the call waits on the tab.
+            with pytest.raises(LinkError) as caught:
+                await client.request("tool", tab=7, name="capture_snapshot", args={})
+            ended.append((trio.current_time(), caught.value))
+
+        with trio.fail_after(TIMEOUT):
+            async with trio.open_nursery() as calls:
+                calls.start_soon(call)
+                await trio.sleep(0.5)
+                closed = trio.current_time()
+                await host.stdin.aclose()
+    [(at, error)] = ended
+    assert at - closed < 1.5, (at - closed, error)
+    assert str(error).startswith(
+        "link_closed: the browser or its extension went away during the call (the "
+        "browser's host is shutting down: "
+    ), error
+    with trio.fail_after(TIMEOUT):
+        await host.wait()
