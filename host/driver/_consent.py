@@ -191,9 +191,8 @@ class CommitFacts:
         return not self.listeners.isdisjoint(types)
 
     @classmethod
-    def from_page(
-        cls, facts: Mapping[str, Any], listeners: frozenset[str] | None = None
-    ) -> CommitFacts:
+    def from_page(cls, facts: Mapping[str, Any]) -> CommitFacts:
+        """The facts ``js/commit-facts.js`` read, without the listeners (`hears`)."""
         return cls(
             tag=str(facts.get("tag", "")),
             unknown=bool(facts.get("unknown")),
@@ -208,7 +207,6 @@ class CommitFacts:
             script_href=bool(facts.get("scriptHref")),
             downloads=bool(facts.get("downloads")),
             secret=secret_of(facts.get("hints")),
-            listeners=listeners,
             form=PredictedForm.from_page(facts.get("form")),
         )
 
