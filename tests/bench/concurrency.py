@@ -7,7 +7,10 @@ loopback address, 127.0.0.N, so each is its own site and renderer, as tabs of
 different sites are). All clients of a level start together and each makes the same
 mix of 50 calls: snapshots, clicks, types and reads (``read``, ``find``). Then one
 more run of 8 clients where one tab holds a page that never stops loading (an image
-whose response never comes).
+whose response never comes), and one of a single client whose calls all run while
+another client's click waits on a frozen page (``agents-frozen.html``: its script
+keeps its renderer busy until the run is over), which the suite's tests prove ends
+no call late by order alone; here is how fast.
 
 Per level: calls per second, p50 and p95 call latency (as the client sees it) and
 their ratio to one client alone in the same run, the p50 of the host's own share of
@@ -57,6 +60,9 @@ PAGE: Final = "handlers-shop.html"
 # The page that never stops loading: the same page with an image whose response never
 # comes, so its load never ends (the tab's spinner turns for ever).
 NEVER: Final = "never-loads/" + PAGE
+# The page whose script loops until told to stop: between its busy slices it asks
+# ``/still-frozen`` whether to go on (see `Freeze`).
+FROZEN: Final = "agents-frozen.html"
 # The ten calls each client repeats five times: what an agent does on a shop page.
 MIX: Final = (
     "capture_snapshot",
@@ -90,9 +96,19 @@ class Site:
         return f"http://{self.host}:{self.port}/{path}"
 
 
-async def _serve(host: str, *, task_status: trio.TaskStatus[Site]) -> None:
-    """tests/pages on ``host``; ``/stall`` never answers, and ``/never-loads/PAGE`` is
-    PAGE with an image from ``/stall``."""
+@attrs.define
+class Freeze:
+    """Whether the frozen page's script goes on (``/still-frozen`` answers 200 while
+    it does), and how often it asked."""
+
+    held: bool = True
+    asked: int = 0
+
+
+async def _serve(host: str, freeze: Freeze, *, task_status: trio.TaskStatus[Site]) -> None:
+    """tests/pages on ``host``; ``/stall`` never answers, ``/never-loads/PAGE`` is
+    PAGE with an image from ``/stall``, and ``/still-frozen`` tells the frozen page
+    whether to go on (`Freeze`)."""
 
     async def handle(stream: trio.SocketStream) -> None:
         async with stream:
@@ -106,7 +122,12 @@ async def _serve(host: str, *, task_status: trio.TaskStatus[Site]) -> None:
             never = path.startswith("/never-loads/")
             if never:
                 head = head.replace(b"/never-loads/", b"/", 1)
-            status, content_type, body = respond_file(PAGES, head)
+            if path.startswith("/still-frozen"):
+                freeze.asked += 1
+                status = "200 OK" if freeze.held else "404 Not Found"
+                content_type, body = "text/plain", b"yes" if freeze.held else b"no"
+            else:
+                status, content_type, body = respond_file(PAGES, head)
             if never:
                 body = body.replace(b"</body>", b'<img src="/stall.png" alt=""></body>')
             header = (
@@ -283,6 +304,43 @@ async def _level(
     return outcomes, wall
 
 
+async def _beside_frozen(
+    linked: LinkedBrowser, tabs: list[Tab], freeze: Freeze
+) -> tuple[list[Outcome], float, bool]:
+    """One client's 50 calls while another client's click waits on the frozen page in
+    another tab: its outcome, the wall time, and whether the page stayed frozen for
+    the whole run (else the figures say nothing of a frozen tab)."""
+    worker_tab, frozen_tab = tabs[0], tabs[1]
+    await _reset(linked, worker_tab, PAGE)
+    await _reset(linked, frozen_tab, FROZEN)
+    freeze.held, freeze.asked = True, 0
+    outcome = Outcome(worker_tab.id)
+    clicked = trio.Event()
+    async with _clients(linked, 2) as (worker, freezer):
+        with trio.fail_after(CALL_TIMEOUT):
+            first = await freezer.call_tool("capture_snapshot", {"tab": frozen_tab.id})
+        button = _eid(_text_of(first), "Freeze the page")
+
+        async def click_frozen() -> None:
+            with contextlib.suppress(Exception), trio.fail_after(CALL_TIMEOUT * 4):
+                await freezer.call_tool("click", {"tab": frozen_tab.id, "id": button})
+            clicked.set()
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(click_frozen)
+            with trio.fail_after(CALL_TIMEOUT):
+                while not freeze.asked:
+                    await trio.sleep(0.05)
+            start = trio.Event()
+            start.set()
+            began = time.perf_counter()
+            await _client_run(worker, worker_tab, [worker_tab, frozen_tab], start, outcome)
+            wall = time.perf_counter() - began
+            throughout = not clicked.is_set()
+            freeze.held = False
+    return [outcome], wall, throughout
+
+
 def _pct(values: list[float], q: float) -> float:
     if not values:
         return float("nan")
@@ -293,8 +351,9 @@ def _pct(values: list[float], q: float) -> float:
 async def _run() -> dict[str, Any]:
     async with linked_browser("concurrency") as linked, trio.open_nursery() as nursery:
         tabs: list[Tab] = []
+        freeze = Freeze()
         for n in range(max(LEVELS)):
-            site: Site = await nursery.start(_serve, f"127.0.0.{10 + n}")
+            site: Site = await nursery.start(_serve, f"127.0.0.{10 + n}", freeze)
             target, tab_id = await linked.ext.open_tab(site.url(PAGE))
             await linked.ext.wait_loaded(tab_id)
             attached = await linked.ext.browser.send(
@@ -311,6 +370,8 @@ async def _run() -> dict[str, Any]:
             "others": _figures(outcomes[:-1], wall),
             "stalled_tab": _figures(outcomes[-1:], wall),
         }
+        outcomes, wall, throughout = await _beside_frozen(linked, tabs, freeze)
+        runs["frozen"] = {**_figures(outcomes, wall), "frozen_throughout": throughout}
         nursery.cancel_scope.cancel()
     return runs
 
@@ -385,6 +446,8 @@ def run(pattern: str | None, out: Callable[[str], None]) -> dict[str, Any]:
     stalled = runs["stalled"]
     rows.append(row("8, one tab never loads: the 7 others", stalled["others"]))
     rows.append(row("8, one tab never loads: that tab", stalled["stalled_tab"]))
+    frozen = runs["frozen"]
+    rows.append(row("1, beside a frozen tab's click", frozen))
     out(
         table(
             (
@@ -410,17 +473,26 @@ def run(pattern: str | None, out: Callable[[str], None]) -> dict[str, Any]:
         )
         for label, f in [(f"{c} client{'s' if c > 1 else ''}", runs[str(c)]) for c in LEVELS]
         + [("8, one tab never loads: the 7 others", stalled["others"])]
+        + [("1, beside a frozen tab's click", frozen)]
     ]
     out("p50 ms by kind of call (as the client sees it / in the host):")
     out(table(("run", *KINDS), by_kind))
     named = [(f"{c} clients", runs[str(c)]) for c in LEVELS]
     named += [("stalled, others", stalled["others"]), ("stalled tab", stalled["stalled_tab"])]
+    named += [("beside a frozen tab", frozen)]
     for label, figures in named:
         for kind in ("wrong", "errors"):
             for line in figures[kind][:3]:
                 out(f"  {label}: {kind}: {line}")
     eight = runs[str(max(LEVELS))]
     others = stalled["others"]
+    out(
+        f"SUMMARY concurrency frozen: beside another client's click on a page whose script "
+        f"keeps its renderer busy, one client's p50 is {_p50_vs(frozen, one):.2f}x one "
+        f"client's alone, p95 {frozen['p95_ms'] / one['p95_ms']:.2f}x, "
+        f"wrong={len(frozen['wrong'])} errors={len(frozen['errors'])}"
+        + ("" if frozen["frozen_throughout"] else " (NOT MEASURED: the page thawed during the run)")
+    )
     out(
         f"SUMMARY concurrency stalled: with one of 8 tabs never done loading, the other 7 "
         f"clients' p50 is {_p50_vs(others, one):.2f}x one client's, p95 "
