@@ -304,11 +304,9 @@ class PageRevisions:
             # Nothing can watch this page: a person's glance at it.
             await trio.sleep(quiet_ms / 1000)
             return Quiet(settled=True)
+        context: int | None = None
         try:
-            world = await self.target.execute(
-                cdp.page_create_isolated_world(frame_id, world_name=WORLD_NAME)
-            )
-            context = int(world["executionContextId"])
+            context = await self._context_in(frame_id)
             nodes = [await self._resolve(backend_id, context) for backend_id in scopes]
             in_scope = [ObjectRef(node) for node in nodes if node is not None]
             for _ in range(2):
@@ -334,9 +332,23 @@ class PageRevisions:
                 await evaluate(self.target, _observer_source(), context_id=context)
         except (CDPError, JavaScriptError):
             # The context went with its document while the promise was pending (the
-            # page's side of that is a JavaScriptError, the protocol's a CDPError).
+            # page's side of that is a JavaScriptError, the protocol's a CDPError), or
+            # before the wait began, when its end was not in yet: the next wait makes
+            # a new one.
+            if context is not None and context == self._context:
+                self._context = None
             return None
         return None
+
+    async def _context_in(self, frame_id: str) -> int:
+        """The observer's world in `frame_id`: in the main frame the one kept from the
+        last time (a round trip less on every action's settle), else a new one."""
+        if frame_id == self._main_frame:
+            return await self._world_context()
+        world = await self.target.execute(
+            cdp.page_create_isolated_world(frame_id, world_name=WORLD_NAME)
+        )
+        return int(world["executionContextId"])
 
     async def renders(self, within_ms: int) -> bool:
         """Whether the main frame's page renders a frame within `within_ms` (an animation

@@ -48,6 +48,7 @@ class Recorder:
 
     def __init__(self, page: PageTarget) -> None:
         self.sent: list[tuple[str, int]] = []
+        self.params: list[Any] = []
         self.spans: list[tuple[int, int]] = []  # (sent at, answered at)
         self._in_flight = 0
         self._clock = 0
@@ -57,6 +58,7 @@ class Recorder:
     async def send(self, method: str, params: Any = None, **kwargs: Any) -> Any:
         index = len(self.sent)
         self.sent.append((method, self._in_flight))
+        self.params.append(params)
         self.spans.append((self._tick(), -1))
         self._in_flight += 1
         try:
@@ -108,6 +110,30 @@ async def test_click_reads_go_out_together(page: PageTarget, pages_server: Stati
     # taken while the settle waited still stands (`Tab.snapshot`).
     assert "Page.getFrameTree" in recorder.overlapping(release)
     parse(result.content)
+
+
+@pytest.mark.browser
+async def test_a_settle_waits_in_the_observers_world_it_already_has(
+    page: PageTarget, pages_server: StaticServer
+) -> None:
+    """An action's wait for quiet runs in the page observer's world the tab already
+    knows (made once per document), not in one asked for on every action; after a
+    navigation it is found again, and the click after it still settles."""
+    tab, xml = await open_tab(page, pages_server.url("tools-round-trips.html"))
+    await act(tab, "click", {"id": eid_of(xml, "button", "Inner")})
+    recorder = Recorder(page)
+    result = await act(tab, "click", {"id": eid_of(xml, "button", "Plain")})
+    assert "Plain clicked" in result.content
+    worlds = [
+        params["worldName"]
+        for method, params in zip(recorder.methods(), recorder.params, strict=True)
+        if method == "Page.createIsolatedWorld"
+    ]
+    assert "trimtab-revisions" not in worlds, worlds
+    navigated = await act(tab, "navigate", {"url": pages_server.url("tools-round-trips.html")})
+    assert not navigated.is_error, navigated.content
+    again = await act(tab, "click", {"id": eid_of(navigated.content, "button", "Plain")})
+    assert "Plain clicked" in again.content
 
 
 @pytest.mark.browser
