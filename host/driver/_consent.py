@@ -29,7 +29,7 @@ from pycdp_bridge import CDPError, JavaScriptError, Target, call_on, evaluate
 from pycdp_bridge import protocol as cdp
 
 from ..pipeline import Secret, xml
-from ._element import Located, secret_of
+from ._element import Located, frame_of, secret_of
 from ._keyboard import KeyDef
 from ._listeners import OBJECT_GROUP, listener_types
 from ._scripts import script
@@ -401,7 +401,7 @@ async def _decide(
 async def _isolated_context(target: Target, session: str | None, element: Located | None) -> int:
     """An execution context of Trimtab's own world in the element's frame."""
     frame_id = (
-        await _main_frame(target, session) if element is None else await _frame_of(target, element)
+        await _main_frame(target, session) if element is None else await frame_of(target, element)
     )
     world = await target.execute(
         cdp.page_create_isolated_world(frame_id, world_name=_WORLD), session_id=session
@@ -412,27 +412,6 @@ async def _isolated_context(target: Target, session: str | None, element: Locate
 async def _main_frame(target: Target, session: str | None) -> str:
     tree = await target.execute(cdp.page_get_frame_tree(), session_id=session)
     return str(tree["frameTree"]["frame"]["id"])
-
-
-async def _frame_of(target: Target, element: Located) -> str:
-    """The frame id of the document that holds `element`."""
-    if element.session is None and element.control.frame == 0:
-        # The latest capture found it in the tab's main document. Were it moved to
-        # another frame's document since, resolving it in this frame's world fails:
-        # "cannot tell", which asks, as an unknown should.
-        return await _main_frame(target, None)
-    document = await call_on(
-        target,
-        element.object_id,
-        script("owner-document.js"),
-        return_by_value=False,
-        session_id=element.session,
-    )
-    described = await target.execute(
-        cdp.dom_describe_node(object_id=str(document["objectId"])), session_id=element.session
-    )
-    frame = described["node"].get("frameId")
-    return str(frame) if frame is not None else await _main_frame(target, element.session)
 
 
 async def _judged(
@@ -450,5 +429,7 @@ async def _judged(
         return _with_form(rule(facts), facts)
     except ListenersUnread:
         pass
-    facts = attrs.evolve(facts, listeners=await listener_types(target, session, object_id))
+    facts = attrs.evolve(
+        facts, listeners=await listener_types(target, session, object_id, page_world=False)
+    )
     return _with_form(rule(facts), facts)

@@ -56,6 +56,7 @@ __all__ = [
     "cover_description",
     "describe",
     "element_info",
+    "frame_of",
     "locate",
     "locate_with_info",
     "move_to",
@@ -129,6 +130,9 @@ class Located:
     object_id: str  # Runtime remote object of the element, in `session`
     # Out-of-process iframe owners from the element's document up to the tab.
     boundaries: tuple[Boundary, ...] = ()
+    # The frame whose document holds it, when the locator knew that (the tab's main
+    # frame as its page observer follows it); None: `frame_of` asks the browser.
+    frame_id: str | None = None
 
     @property
     def backend_id(self) -> int:
@@ -169,7 +173,7 @@ async def locate(tab: Tab, eid: object) -> Located:
     if control is not None:
         object_id = await _live_object(tab.target, None, control.backend_node_id)
         if object_id is not None:
-            return Located(eid, control, None, object_id)
+            return Located(eid, control, None, object_id, frame_id=_known_frame(tab, None, control))
     return await _locate_by_capture(tab, eid)
 
 
@@ -186,7 +190,10 @@ async def locate_with_info(tab: Tab, eid: object) -> tuple[Located, ElementInfo]
             raw = None
         # A backend node id never names another node: connected, it is the element.
         if isinstance(raw, Mapping) and raw.get("connected") is True:
-            return Located(eid, control, None, object_id), _element_info(raw)
+            located = Located(
+                eid, control, None, object_id, frame_id=_known_frame(tab, None, control)
+            )
+            return located, _element_info(raw)
     element = await _locate_by_capture(tab, eid)
     return element, await element_info(tab.target, element)
 
@@ -243,7 +250,14 @@ async def _locate_by_capture(tab: Tab, eid: str) -> Located:
     object_id = await _live_object(tab.target, frame.session_id, control.backend_node_id)
     if object_id is None:
         raise Refusal(stale)
-    return Located(eid, control, frame.session_id, object_id, _boundaries(model, control.frame))
+    return Located(
+        eid,
+        control,
+        frame.session_id,
+        object_id,
+        _boundaries(model, control.frame),
+        _known_frame(tab, frame.session_id, control),
+    )
 
 
 async def _covered_now(tab: Tab, eid: str) -> str | None:
@@ -256,7 +270,7 @@ async def _covered_now(tab: Tab, eid: str) -> str | None:
     object_id = await _live_object(tab.target, None, seen.backend_node_id)
     if object_id is None:
         return None
-    element = Located(eid, seen, None, object_id)
+    element = Located(eid, seen, None, object_id, frame_id=_known_frame(tab, None, seen))
     try:
         await aim_at(tab.target, element, await element_info(tab.target, element), tab.latest)
     except Covered as exc:
@@ -573,6 +587,39 @@ async def _document_origins(
     }
 
 
+def _known_frame(tab: Tab, session: str | None, control: Control) -> str | None:
+    """The id of the frame whose document holds `control`, when the tab knows it
+    without asking: its main frame's, for an element of the main document."""
+    return tab.revisions.main_frame if session is None and control.frame == 0 else None
+
+
+async def frame_of(target: Target, element: Located) -> str:
+    """The frame id of the document that holds `element`."""
+    if element.session is None and element.control.frame == 0:
+        # The latest capture found it in the tab's main document. Were it moved to
+        # another frame's document since, resolving it in this frame's world fails:
+        # "cannot tell", which asks, as an unknown should.
+        if element.frame_id is not None:
+            return element.frame_id
+        tree = await target.execute(cdp.page_get_frame_tree())
+        return str(tree["frameTree"]["frame"]["id"])
+    document, tree = await gather(
+        lambda: call_on(
+            target,
+            element.object_id,
+            script("owner-document.js"),
+            return_by_value=False,
+            session_id=element.session,
+        ),
+        lambda: target.execute(cdp.page_get_frame_tree(), session_id=element.session),
+    )
+    described = await target.execute(
+        cdp.dom_describe_node(object_id=str(document["objectId"])), session_id=element.session
+    )
+    frame = described["node"].get("frameId")
+    return str(frame if frame is not None else tree["frameTree"]["frame"]["id"])
+
+
 async def _object_for(target: Target, session: str | None, backend_id: int) -> str:
     resolved = await target.execute(
         cdp.dom_resolve_node(backend_node_id=backend_id, object_group=OBJECT_GROUP),
@@ -607,7 +654,7 @@ async def _hears_keys(target: Target, session: str | None, hit_object: str) -> b
     (the cover, its ancestors, the document, the window): only then may Escape close
     it; None when the browser could not say."""
     try:
-        return bool(KEY_EVENTS & await listener_types(target, session, hit_object))
+        return bool(KEY_EVENTS & await listener_types(target, session, hit_object, page_world=True))
     except (CDPError, JavaScriptError, ValueError):
         return None
 

@@ -18,7 +18,7 @@ from pycdp_bridge import CDPError, JavaScriptError, Target, call_on, evaluate
 from pycdp_bridge import protocol as cdp
 
 from ..pipeline import xml
-from ..tab import Tab, main_frame_id
+from ..tab import Tab
 from ._element import (
     Aim,
     ElementInfo,
@@ -78,7 +78,7 @@ async def point_and_consent(
     return await gather(
         lambda: aim_at(tab.target, element, info, tab.latest),
         lambda: reason_of(tab.target, element),
-        lambda: main_frame_id(tab.target),
+        tab.main_frame_id,
     )
 
 
@@ -122,7 +122,9 @@ async def type_into(
         await call_on(target, element.object_id, script("caret-end.js"), session_id=element.session)
     how: str | None = None
     if typed:
-        if KEY_EVENTS & await listener_types(target, element.session, element.object_id):
+        if KEY_EVENTS & await listener_types(
+            target, element.session, element.object_id, page_world=True
+        ):
             # A widget that reads keys one by one (a terminal, an editor, a search that
             # reacts to keydown) hears each character as a person's key press.
             for character in typed:

@@ -30,8 +30,14 @@ KEY_EVENTS = frozenset({"keydown", "keypress", "keyup"})
 """The listener types through which a script hears a key press."""
 
 
-async def listener_types(target: Target, session: str | None, object_id: str) -> frozenset[str]:
-    """The event types scripts listen to on the element's event path, up to the window."""
+async def listener_types(
+    target: Target, session: str | None, object_id: str, *, page_world: bool
+) -> frozenset[str]:
+    """The event types scripts listen to on the element's event path, up to the window.
+
+    ``page_world``: `object_id` is an object of the page's own world, as its path's
+    nodes then are; otherwise (Trimtab's isolated world) each node is first found
+    again in the page's world, two more round trips each."""
     path = await call_on(
         target,
         object_id,
@@ -48,13 +54,13 @@ async def listener_types(target: Target, session: str | None, object_id: str) ->
         value: Mapping[str, Any] = member.get("value") or {}
         if str(member.get("name", "")).isdigit() and value.get("objectId") is not None:
             members.append(value)
-    # One node's listeners take three round trips: every node of the path at once,
-    # and the first failure in path order raised as it would be one by one.
+    # A node's listeners take one to three round trips: every node of the path at
+    # once, and the first failure in path order raised as it would be one by one.
     found: list[frozenset[str] | Exception] = [frozenset()] * len(members)
 
     async def read(index: int, value: Mapping[str, Any]) -> None:
         try:
-            found[index] = await _listeners_of(target, session, value)
+            found[index] = await _listeners_of(target, session, value, page_world)
         except Exception as exc:  # re-raised below, outside the nursery
             found[index] = exc
 
@@ -70,12 +76,14 @@ async def listener_types(target: Target, session: str | None, object_id: str) ->
 
 
 async def _listeners_of(
-    target: Target, session: str | None, value: Mapping[str, Any]
+    target: Target, session: str | None, value: Mapping[str, Any], page_world: bool
 ) -> frozenset[str]:
     """The event types the page's scripts listen to on one node of an event path."""
     # The browser lists the listeners of the world the object belongs to: the
     # page's scripts live in the main world, so ask about the main world's object.
-    if value.get("className") == "Window":
+    if page_world:
+        main: Mapping[str, Any] = value
+    elif value.get("className") == "Window":
         main = await evaluate(
             target,
             script("main-window.js"),

@@ -37,6 +37,7 @@ from ._element import (
     aim_at,
     cover_description,
     describe,
+    frame_of,
     reaches,
 )
 from ._gather import gather
@@ -301,7 +302,7 @@ def witness_note(named: str, seen: Mapping[str, Any], clicks: int) -> str | None
 async def watch_presses(target: Target, element: Located) -> Witness:
     """Start watching which element each press of the element's document reaches."""
     try:
-        frame = await _frame_of(target, element)
+        frame = await frame_of(target, element)
         world = await target.execute(
             cdp.page_create_isolated_world(frame, world_name=_WORLD), session_id=element.session
         )
@@ -324,25 +325,3 @@ async def watch_presses(target: Target, element: Located) -> Witness:
         return Witness(target, element, None)
     object_id = record.get("objectId")
     return Witness(target, element, None if object_id is None else str(object_id))
-
-
-async def _frame_of(target: Target, element: Located) -> str:
-    """The frame id of the document that holds `element`."""
-    if element.session is None and element.control.frame == 0:
-        tree = await target.execute(cdp.page_get_frame_tree())
-        return str(tree["frameTree"]["frame"]["id"])
-    document, tree = await gather(
-        lambda: call_on(
-            target,
-            element.object_id,
-            script("owner-document.js"),
-            return_by_value=False,
-            session_id=element.session,
-        ),
-        lambda: target.execute(cdp.page_get_frame_tree(), session_id=element.session),
-    )
-    described = await target.execute(
-        cdp.dom_describe_node(object_id=str(document["objectId"])), session_id=element.session
-    )
-    frame = described["node"].get("frameId")
-    return str(frame if frame is not None else tree["frameTree"]["frame"]["id"])

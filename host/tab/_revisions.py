@@ -232,6 +232,12 @@ class PageRevisions:
         revision is left as it was."""
         return await self._read_token()
 
+    @property
+    def main_frame(self) -> str | None:
+        """The main frame's id as the page's events follow it; None until the observer
+        is installed (or when it could not be)."""
+        return self._main_frame if self._installed else None
+
     def statistics(self) -> RevisionStatistics:
         return RevisionStatistics(
             installed=self._installed,

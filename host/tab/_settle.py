@@ -260,16 +260,16 @@ async def watch(
     The block (the action's input) begins once the relay's gate on the tabs the
     action may open is up (`Guarding.gated`).
 
-    `frame_id`: the main frame's id when the caller just read it (`main_frame_id`,
-    alongside its other reads before acting), which spares a round trip. `ahead`:
-    work to do while the block waits for the page (see `Ahead`); once begun it is
-    finished before the block ends, and not begun, it is dropped.
+    `frame_id`: the main frame's id when the caller has it (`Tab.main_frame_id`, read
+    alongside its other reads before acting); else the page observer's, or the
+    browser's. `ahead`: work to do while the block waits for the page (see `Ahead`);
+    once begun it is finished before the block ends, and not begun, it is dropped.
     """
     target = revisions.target
     await revisions.enable_activity_events()
-    activity = Activity(
-        frame_id if frame_id is not None else await main_frame_id(target), guard=guard
-    )
+    if frame_id is None:
+        frame_id = revisions.main_frame or await main_frame_id(target)
+    activity = Activity(frame_id, guard=guard)
     try:
         async with (
             target.listen(*ACTIVITY_EVENTS) as events,

@@ -117,12 +117,18 @@ class Tab:
             max(_EARLIEST, QUIET_MS / 1000 - _LEAD * lead),
         )
 
+    async def main_frame_id(self) -> str:
+        """The id of the tab's main frame: as the page observer follows it from the
+        page's events, or read from the browser when the tab has no observer."""
+        known = self.revisions.main_frame
+        return known if known is not None else await main_frame_id(self.target)
+
     async def quiet(self, cap: float) -> None:
         """Wait, at most ``cap`` seconds, until the page's DOM has been quiet for
         `QUIET_MS`: for a change set off elsewhere, such as the message a pop-up sent
         its opener as it closed (no action of this tab to settle after)."""
         with contextlib.suppress(*_FAILURES):
-            frame = await main_frame_id(self.target)
+            frame = await self.main_frame_id()
             await self.revisions.quiet(frame, QUIET_MS, max(QUIET_MS, round(cap * 1000)))
 
     async def prepare(self, *, render: bool = False) -> None:

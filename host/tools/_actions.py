@@ -51,7 +51,7 @@ from ..driver import (
     viewport_size,
     wheel,
 )
-from ..tab import main_frame_id, settle
+from ..tab import settle
 from ._common import (
     ACT,
     ID_SCHEMA,
@@ -257,9 +257,7 @@ async def _select_on_face(
     consent a native select's change would need (its hidden select's rule), answered
     with the page's changes; an error when the option was not chosen."""
     tab = call.tab
-    reason, frame = await gather(
-        lambda: face_change_reason(tab.target, face), lambda: main_frame_id(tab.target)
-    )
+    reason, frame = await gather(lambda: face_change_reason(tab.target, face), tab.main_frame_id)
     call.require(reason, describe(face, info))
     failed = False
     async with call.watch(frame, tab.ahead()) as activity:
@@ -315,7 +313,7 @@ async def hover(call: CallContext, args: Mapping[str, object]) -> ToolResult:
     element, info = await locate_with_info(tab, id_arg(args))
     aim, frame = await gather(
         lambda: aim_at(tab.target, element, info, tab.latest),
-        lambda: main_frame_id(tab.target),
+        tab.main_frame_id,
     )
     # A hover commits nothing the host can predict; what it makes the page send is
     # held by the request guard, whose questions name the element.

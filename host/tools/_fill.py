@@ -44,7 +44,7 @@ from ..driver import (
     still_not,
     type_into,
 )
-from ..tab import Tab, main_frame_id, settle
+from ..tab import Tab, settle
 from ._common import (
     ACT,
     ID_SCHEMA,
@@ -114,7 +114,7 @@ async def fill(call: CallContext, args: Mapping[str, object]) -> ToolResult:
         call.require(type(reason)(f"{reason}{more}") if more else reason, field.name, field.eid)
     else:
         call.require(None, fields[0].name)
-    frame = await main_frame_id(tab.target)
+    frame = await tab.main_frame_id()
     done: list[str] = []
     notes: list[str] = []
     stopped: str | None = None

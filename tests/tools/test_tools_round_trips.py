@@ -11,7 +11,7 @@ import trio
 from pycdp_bridge import PageTarget
 from tests.support import StaticServer
 from tests.tools.test_tools import act, eid_of, open_tab, parse
-from trimtab.driver import gather
+from trimtab.driver import gather, locate
 from trimtab.tools import run_tool
 
 
@@ -134,6 +134,51 @@ async def test_a_settle_waits_in_the_observers_world_it_already_has(
     assert not navigated.is_error, navigated.content
     again = await act(tab, "click", {"id": eid_of(navigated.content, "button", "Plain")})
     assert "Plain clicked" in again.content
+
+
+@pytest.mark.browser
+async def test_the_main_frame_is_known_without_asking(
+    page: PageTarget, pages_server: StaticServer
+) -> None:
+    """Once the page observer is in, the tab names its main frame without a round trip,
+    as the browser names it, also after a navigation; an element of the main document
+    is located with it, so a click asks the browser for no frame tree before its
+    input."""
+    tab, xml = await open_tab(page, pages_server.url("tools-round-trips.html"))
+    for _ in range(2):
+        recorder = Recorder(page)
+        frame = await tab.main_frame_id()
+        assert recorder.methods() == []
+        tree = await page.send("Page.getFrameTree")
+        assert frame == tree["frameTree"]["frame"]["id"]
+        element = await locate(tab, eid_of(xml, "button", "Plain"))
+        assert element.frame_id == frame
+        recorder = Recorder(page)
+        result = await act(tab, "click", {"id": eid_of(xml, "button", "Plain")})
+        assert "Plain clicked" in result.content
+        methods = recorder.methods()
+        assert "Page.getFrameTree" not in methods[: methods.index("Input.dispatchMouseEvent")]
+        navigated = await act(tab, "navigate", {"url": pages_server.url("tools-round-trips.html")})
+        xml = navigated.content
+
+
+@pytest.mark.browser
+async def test_typing_reads_the_listeners_of_the_fields_own_objects(
+    page: PageTarget, pages_server: StaticServer
+) -> None:
+    """To tell whether the page hears keys on a field's way up (here on its parent),
+    `type` asks the browser for the listeners of the field's own objects, without
+    finding each node of the path again; it then types key by key, and the page hears
+    them."""
+    tab, xml = await open_tab(page, pages_server.url("tools-round-trips.html"))
+    recorder = Recorder(page)
+    result = await act(tab, "type", {"id": eid_of(xml, "input", 'type="search"'), "text": "hat"})
+    assert "typed key by key" in (parse(result.content).findtext(".//note") or "")
+    assert "Keys heard" in result.content
+    methods = recorder.methods()
+    # The field, its label, the div, main, body, html, the document and the window.
+    assert methods.count("DOMDebugger.getEventListeners") == 8
+    assert "DOM.describeNode" not in methods
 
 
 @pytest.mark.browser
