@@ -36,7 +36,7 @@ from pycdp_bridge import (
 from pycdp_bridge import protocol as cdp
 
 from ..pipeline import Compaction, Control, Secret, compact, secret_kind, xml
-from ..tab import Tab
+from ..tab import Tab, main_frame_id
 from ._gather import gather
 from ._listeners import KEY_EVENTS, OBJECT_GROUP, listener_types
 from ._naming import cover_description, describe, names_layer
@@ -601,8 +601,7 @@ async def frame_of(target: Target, element: Located) -> str:
         # "cannot tell", which asks, as an unknown should.
         if element.frame_id is not None:
             return element.frame_id
-        tree = await target.execute(cdp.page_get_frame_tree())
-        return str(tree["frameTree"]["frame"]["id"])
+        return await main_frame_id(target)
     document, tree = await gather(
         lambda: call_on(
             target,

@@ -60,14 +60,13 @@ from ._guard import (
     refusing_all,
 )
 from ._page_text import page_token_counts
-from ._revisions import PageRevisions, RevisionStatistics
+from ._revisions import PageRevisions, RevisionStatistics, main_frame_id
 from ._scripts import page_script
 from ._settle import (
     ACTIVITY_EVENTS,
     QUIET_MS,
     Activity,
     Ahead,
-    main_frame_id,
     rendered,
     settle,
     watch,

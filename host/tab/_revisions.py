@@ -88,6 +88,7 @@ __all__ = [
     "PageRevisions",
     "Quiet",
     "RevisionStatistics",
+    "main_frame_id",
 ]
 
 log = logging.getLogger("trimtab.revisions")
@@ -126,6 +127,12 @@ class Quiet:
     settled: bool
     churn: tuple[str, ...] = ()
     leaving: bool = False
+
+
+async def main_frame_id(target: Target) -> str:
+    """The id of the tab's main frame, read from the browser."""
+    tree: Mapping[str, Any] = await target.execute(cdp.page_get_frame_tree())
+    return str(tree["frameTree"]["frame"]["id"])
 
 
 def _script(name: str) -> str:
@@ -237,6 +244,11 @@ class PageRevisions:
         """The main frame's id as the page's events follow it; None until the observer
         is installed (or when it could not be)."""
         return self._main_frame if self._installed else None
+
+    async def main_frame_id(self) -> str:
+        """The main frame's id: `main_frame`, or read from the browser without it."""
+        known = self.main_frame
+        return known if known is not None else await main_frame_id(self.target)
 
     def statistics(self) -> RevisionStatistics:
         return RevisionStatistics(
@@ -398,8 +410,7 @@ class PageRevisions:
                     _observer_source(), world_name=WORLD_NAME, run_immediately=True
                 )
             )
-            tree = await self.target.execute(cdp.page_get_frame_tree())
-            self._main_frame = str(tree["frameTree"]["frame"]["id"])
+            self._main_frame = await main_frame_id(self.target)
         except DialogOpenError as exc:
             # Not the page's last word: tried again once the dialog is closed (each
             # step is harmless to repeat, and the observer's script runs once per world).

@@ -20,9 +20,8 @@ from __future__ import annotations
 import contextlib
 import math
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
-from typing import Any
 
 import attrs
 import trio
@@ -40,7 +39,6 @@ __all__ = [
     "QUIET_MS",
     "Activity",
     "Ahead",
-    "main_frame_id",
     "rendered",
     "settle",
     "watch",
@@ -86,12 +84,6 @@ ACTIVITY_EVENTS = (
     cdp.events.PAGE_WINDOW_OPEN,
     cdp.events.PAGE_FRAME_REQUESTED_NAVIGATION,
 )
-
-
-async def main_frame_id(target: Target) -> str:
-    """The id of the tab's main frame."""
-    tree: Mapping[str, Any] = await target.execute(cdp.page_get_frame_tree())
-    return str(tree["frameTree"]["frame"]["id"])
 
 
 @attrs.define(eq=False)
@@ -268,7 +260,7 @@ async def watch(
     target = revisions.target
     await revisions.enable_activity_events()
     if frame_id is None:
-        frame_id = revisions.main_frame or await main_frame_id(target)
+        frame_id = await revisions.main_frame_id()
     activity = Activity(frame_id, guard=guard)
     try:
         async with (

@@ -24,7 +24,7 @@ from pycdp_bridge import protocol as cdp
 from ..pipeline import Compaction
 from ._devtools import DevtoolsLog, Seen
 from ._revisions import PageRevisions
-from ._settle import QUIET_MS, Ahead, main_frame_id
+from ._settle import QUIET_MS, Ahead
 from ._snapshots import RenderedAhead, SnapshotMemory
 from ._values import Snapshot, SnapshotOptions
 
@@ -120,8 +120,7 @@ class Tab:
     async def main_frame_id(self) -> str:
         """The id of the tab's main frame: as the page observer follows it from the
         page's events, or read from the browser when the tab has no observer."""
-        known = self.revisions.main_frame
-        return known if known is not None else await main_frame_id(self.target)
+        return await self.revisions.main_frame_id()
 
     async def quiet(self, cap: float) -> None:
         """Wait, at most ``cap`` seconds, until the page's DOM has been quiet for
