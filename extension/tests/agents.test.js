@@ -1,8 +1,9 @@
-// The pure parts of worker/agents.js: the shared list and the activity log.
+// worker/agents.js: the pure parts (the shared list, the activity log), and the hub over
+// a fake chrome and a fake host.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 
-import { RECENT_ACTIONS, RECENT_CLIENTS, applyEvent, elementsOf, sharedList }
+import { AgentsHub, RECENT_ACTIONS, RECENT_CLIENTS, applyEvent, elementsOf, sharedList }
   from "../worker/agents.js";
 
 test("sharedList gives id, title and URL in id order, as strings", () => {
@@ -87,4 +88,56 @@ test("applyEvent keeps each client's calls acting now until their call event", (
   assert.equal(applyEvent(ended, { event: "acting", session: 2, tab: 1, tool: "x" }, 4), ended);
   const left = applyEvent(ended, { event: "disconnected", session: 2 }, 5);
   assert.deepEqual(left.get(2).acting, [], "a client that left acts no more");
+});
+
+/** Enough of chrome.* for an AgentsHub: tabs that exist, storage, the toolbar icon. */
+function fakeChrome() {
+  const listen = { addListener: () => {} };
+  globalThis.chrome = {
+    tabs: { onRemoved: listen, onUpdated: listen,
+      get: async (id) => ({ id, title: `Tab ${id}`, url: `http://127.0.0.1/${id}` }) },
+    storage: { session: { get: async () => ({}), set: async () => {} } },
+    action: { setBadgeText: async () => {}, setTitle: async () => {} },
+  };
+}
+
+/** A host that answers when told to and applies each list of shared tabs as it
+ *  answers it, in any order: the real host runs every request as a task of its own. */
+function slowHost() {
+  return {
+    connected: true,
+    waiting: [],
+    mostWaiting: 0,
+    applied: null,
+    request(msg) {
+      return new Promise((resolve) => {
+        this.waiting.push(() => { this.applied = msg.tabs.map((t) => t.id); resolve({}); });
+        this.mostWaiting = Math.max(this.mostWaiting, this.waiting.length);
+      });
+    },
+    /** Answer the request at `index` of those waiting, once the hub has had its turn. */
+    async answer(index) {
+      await new Promise((r) => setTimeout(r, 0));
+      this.waiting.splice(index, 1)[0]?.();
+      await new Promise((r) => setTimeout(r, 0));
+    },
+  };
+}
+
+test("AgentsHub sends one list of shared tabs at a time, so the host keeps the newest", async () => {
+  fakeChrome();
+  const host = slowHost();
+  const hub = new AgentsHub({ host, broadcast: () => {} });
+  // The person shares a tab while the host starts; the host's start asks for the list.
+  const shared = hub.share(5);
+  await new Promise((r) => setTimeout(r, 0));
+  hub.onHost("connected");
+  // The share's list answered first, then always the newest: the order in which a host
+  // that took two lists at once could apply the older one last.
+  await host.answer(0);
+  while (host.waiting.length) await host.answer(-1);
+  await shared;
+  assert.equal(host.mostWaiting, 1, "a list waits for the host's answer to the one before");
+  assert.deepEqual(host.applied, [5]);
+  assert.ok(hub.isShared(5));
 });

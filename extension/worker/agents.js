@@ -122,6 +122,8 @@ export class AgentsHub {
     /** @type {Map<number, {id: number, title: string, url: string}>} */
     this.shared = new Map();
     this.clients = new Map();
+    /** The last list of shared tabs sent to the host, answered or not (see `tell`). */
+    this.told = Promise.resolve();
     this.loaded = this.load();
     chrome.tabs.onRemoved.addListener((tabId) => {
       if (this.shared.delete(tabId)) this.changed();
@@ -177,8 +179,7 @@ export class AgentsHub {
     if (on) {
       const tab = await chrome.tabs.get(tabId);
       const entry = { id: tabId, title: tab.title ?? "", url: tab.url ?? "" };
-      const tabs = sharedList(new Map([...this.shared, [tabId, entry]]));
-      await this.host.request({ type: "agents_tabs", tabs });
+      await this.tell(() => sharedList(new Map([...this.shared, [tabId, entry]])));
       this.shared.set(tabId, entry);
     } else {
       this.shared.delete(tabId);
@@ -232,9 +233,19 @@ export class AgentsHub {
 
   async push() {
     await this.loaded;
-    if (this.host.connected) {
-      await this.host.request({ type: "agents_tabs", tabs: sharedList(this.shared) });
-    }
+    if (this.host.connected) await this.tell(() => sharedList(this.shared));
+  }
+
+  /**
+   * Send the host a list of shared tabs, made by `list` when it goes. The host runs
+   * each request as a task of its own, so two lists in flight at once could be applied
+   * in either order and leave it with the older one (a share made while the host
+   * starts is sent beside the list its start asks for): one list at a time, in order.
+   */
+  tell(list) {
+    const sent = this.told.then(() => this.host.request({ type: "agents_tabs", tabs: list() }));
+    this.told = sent.catch(() => {});
+    return sent;
   }
 
   notify() {
