@@ -58,7 +58,7 @@ export function mountSitesBox(doc, worker) {
         remove.dataset.list = which;
         remove.setAttribute("aria-label", `Remove ${site} from the ${which === "always"
           ? "always allowed" : "never allowed"} sites`);
-        remove.addEventListener("click", () => save(withoutSite(lists, which, site),
+        remove.addEventListener("click", () => save((now) => withoutSite(now, which, site),
           `Removed ${site}.`));
         li.append(name, remove);
         list.append(li);
@@ -136,14 +136,25 @@ export function mountSitesBox(doc, worker) {
     }
   }
 
-  async function save(lists, done) {
-    try {
-      const stored = await worker.host({ type: "sites_set", ...lists }, { timeoutMs: 10_000 });
-      show(listsOf(stored));
-      say(done);
-    } catch (err) {
-      say(sitesError(err));
-    }
+  // One save at a time, each an edit of the lists the host stored last: two edits made
+  // before the host answered the first (two Removes clicked in a row) both hold. Made
+  // from the lists shown when clicked, the second would put back what the first took
+  // off, and the host, which runs requests at once, could store either one last.
+  let saving = Promise.resolve();
+
+  /** Save `edit` of the lists the host stored last, then say `done`. */
+  function save(edit, done) {
+    saving = saving.then(async () => {
+      if (!sitesView.lists) return; // the host's lists are not known: nothing to edit
+      try {
+        const stored = await worker.host({ type: "sites_set", ...edit(sitesView.lists) },
+          { timeoutMs: 10_000 });
+        show(listsOf(stored));
+        say(done);
+      } catch (err) {
+        say(sitesError(err));
+      }
+    });
   }
 
   form.addEventListener("submit", (e) => {
@@ -156,7 +167,7 @@ export function mountSitesBox(doc, worker) {
       return;
     }
     input.value = "";
-    save(withNever(sitesView.lists, typed.site), `${typed.site} is never allowed now.`);
+    save((now) => withNever(now, typed.site), `${typed.site} is never allowed now.`);
   });
 
   return { load };

@@ -228,6 +228,35 @@ async def test_allowed_sites_round_trip_the_host_lists(
     ]  # fmt: skip
 
 
+async def test_two_removes_in_a_row_both_hold(
+    faked: tuple[ExtensionBrowser, SitesHost],
+) -> None:
+    """Two Removes clicked before the host answered the first both hold: each save edits
+    the lists the host stored last, one at a time, so the second does not put back the
+    site the first took off."""
+    ext, host = faked
+    host.lists = {
+        "always": ["https://shop.example", "https://mail.example", "https://bank.example"],
+        "never": [],
+    }
+    panel = await ext.open_side_panel()
+    await _open_settings(panel)
+    await _lists_until(panel, "s.always.length === 3")
+    await panel.evaluate(
+        """for (const site of ['https://shop.example', 'https://bank.example']) {
+            document.querySelector(`#sites-always button[data-site="${site}"]`).click();
+        }
+        true"""
+    )
+    shown = await _lists_until(panel, "s.note === 'Removed https://bank.example.'")
+    assert shown["always"] == ["https://mail.example"]
+    assert host.lists == {"always": ["https://mail.example"], "never": []}
+    assert [saved["always"] for saved in host.saved] == [
+        ["https://mail.example", "https://bank.example"],
+        ["https://mail.example"],
+    ]
+
+
 async def test_allowed_sites_say_plainly_when_the_host_does_not_know_them(
     faked: tuple[ExtensionBrowser, SitesHost],
 ) -> None:
