@@ -9,6 +9,7 @@
 import {
   alwaysCodesOf, listsOf, siteFromInput, sitesError, withNever, withoutSite,
 } from "../shared/sites.js";
+import { oneAtATime } from "../shared/serial.js";
 
 /** What the section shows, readable by the end-to-end tests. */
 export const sitesView = {
@@ -140,11 +141,11 @@ export function mountSitesBox(doc, worker) {
   // before the host answered the first (two Removes clicked in a row) both hold. Made
   // from the lists shown when clicked, the second would put back what the first took
   // off, and the host, which runs requests at once, could store either one last.
-  let saving = Promise.resolve();
+  const inOrder = oneAtATime();
 
   /** Save `edit` of the lists the host stored last, then say `done`. */
   function save(edit, done) {
-    saving = saving.then(async () => {
+    inOrder(async () => {
       if (!sitesView.lists) return; // the host's lists are not known: nothing to edit
       try {
         const stored = await worker.host({ type: "sites_set", ...edit(sitesView.lists) },

@@ -12,6 +12,8 @@
 // The pure parts (the shared list, the activity log) are exported for `node --test`;
 // `AgentsHub` wires them to chrome.* in the worker.
 
+import { oneAtATime } from "../shared/serial.js";
+
 /** Actions kept per client for the side panel's list. */
 export const RECENT_ACTIONS = 20;
 /** Clients kept after they left, so the person can still see what they did. */
@@ -122,8 +124,8 @@ export class AgentsHub {
     /** @type {Map<number, {id: number, title: string, url: string}>} */
     this.shared = new Map();
     this.clients = new Map();
-    /** The last list of shared tabs sent to the host, answered or not (see `tell`). */
-    this.told = Promise.resolve();
+    /** Sends the lists of shared tabs one at a time (see `tell`). */
+    this.inOrder = oneAtATime();
     this.loaded = this.load();
     chrome.tabs.onRemoved.addListener((tabId) => {
       if (this.shared.delete(tabId)) this.changed();
@@ -243,9 +245,7 @@ export class AgentsHub {
    * starts is sent beside the list its start asks for): one list at a time, in order.
    */
   tell(list) {
-    const sent = this.told.then(() => this.host.request({ type: "agents_tabs", tabs: list() }));
-    this.told = sent.catch(() => {});
-    return sent;
+    return this.inOrder(() => this.host.request({ type: "agents_tabs", tabs: list() }));
   }
 
   notify() {

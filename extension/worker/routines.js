@@ -17,6 +17,7 @@ import { runRoutine } from "../agent/routine-run.js";
 import {
   RUNS_KEY, describeRun, listRuns, runRecord, saveRuns, setHeals, takeUnfinished, textsOf,
 } from "../shared/routines.js";
+import { oneAtATime } from "../shared/serial.js";
 
 /**
  * @typedef {import("../shared/schedule.js").Schedule} Schedule
@@ -42,16 +43,9 @@ export class RoutineScheduler {
       makeClient });
     /** The routines running now by their schedule: one run of each at a time. */
     this.running = new Set();
-    /** The schedules' bookkeeping, one change at a time (an alarm that fires while the
-     *  worker starts and sets lost alarms must not run a time twice). */
-    this.queue = Promise.resolve();
-  }
-
-  /** Run `change` after the changes before it. @template T @param {() => Promise<T>} change */
-  serial(change) {
-    const done = this.queue.then(change);
-    this.queue = done.catch(() => {});
-    return done;
+    /** Runs the schedules' bookkeeping one change at a time (an alarm that fires while
+     *  the worker starts and sets lost alarms must not run a time twice). */
+    this.serial = oneAtATime();
   }
 
   /** @returns {Promise<Record<string, Schedule>>} */
