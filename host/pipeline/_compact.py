@@ -417,17 +417,20 @@ def _head_end(text: str, start: int, limit: int) -> int:
     return end
 
 
-def _marker(key: str, text: str, at: int) -> OutNode:
-    rest = text[at:]
+def _marker(key: str, text: str, at: int, *, with_rest: bool = True) -> OutNode:
+    """The `MORE` marker for `text` from `at`; ``with_rest`` gives it the rest as its
+    child (a snapshot's marker, whose text is read), else no child: a page of `read`
+    needs only the tag, and copying a 20 MB rest for each page made paging through a
+    long text take time in the square of its length."""
     return OutNode(
         MORE,
         [
             ("text", key),
             ("at", str(at)),
-            ("chars", str(len(rest))),
-            ("lines", str(rest.count("\n"))),
+            ("chars", str(len(text) - at)),
+            ("lines", str(text.count("\n", at))),
         ],
-        [rest],
+        [text[at:]] if with_rest else [],
     )
 
 
@@ -455,7 +458,7 @@ def read_text(compaction: Compaction, key: str, at: int, limit: int = LONG_TEXT)
     head = f'<text key="{_xml.attr(key)}" at="{at}" chars="{len(page)}">'
     xml = head + _xml.text(page) + "</text>\n"
     if end < len(text):
-        xml += open_tag(_marker(key, text, end))[:-1] + "/>\n"
+        xml += open_tag(_marker(key, text, end, with_rest=False))[:-1] + "/>\n"
     return xml
 
 

@@ -12,6 +12,7 @@ import json
 import re
 import subprocess
 import sys
+import tracemalloc
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -518,6 +519,25 @@ def test_any_long_text_pages_back_exactly(text: str, limit: int) -> None:
     cut_in_word = not (run[at - 1].isspace() or run[at].isspace())
     read = run[:at] + " " + run[at:] if cut_in_word else run
     assert compaction.root.text() == " ".join(read.split())
+
+
+def test_a_page_of_a_long_text_costs_the_page_not_the_rest() -> None:
+    """Reading one page of a 10 MB text allocates about the page, not a copy of the rest
+    (paging through a text would otherwise take time in the square of its length), and
+    its marker's counts stay exact."""
+    text = "line of words\n" * 750_000
+    compaction = compact(text_model(text), long_text=LONG_TEXT)
+    (key,) = compaction.texts
+    run = compaction.texts[key]
+    tracemalloc.start()
+    try:
+        page = read_text(compaction, key, 1_000)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 100_000, peak
+    (marker,) = xp(parse_xml(f"<pages>{page}</pages>"), "more")
+    assert_marker_is_exact(marker, run)
 
 
 def test_reading_an_unknown_text_or_offset_is_refused() -> None:
