@@ -102,7 +102,7 @@ function fakeChrome() {
 }
 
 /** A host that answers when told to and applies each list of shared tabs as it
- *  answers it, in any order: the real host runs every request as a task of its own. */
+ *  answers it, in any order: the worst a host could do with lists in flight at once. */
 function slowHost() {
   return {
     connected: true,

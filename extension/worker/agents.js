@@ -239,10 +239,10 @@ export class AgentsHub {
   }
 
   /**
-   * Send the host a list of shared tabs, made by `list` when it goes. The host runs
-   * each request as a task of its own, so two lists in flight at once could be applied
-   * in either order and leave it with the older one (a share made while the host
-   * starts is sent beside the list its start asks for): one list at a time, in order.
+   * Send the host a list of shared tabs, made by `list` when it goes. A list made
+   * before a share but sent after it would undo the share (a share made while the host
+   * starts is sent beside the list its start asks for): one list at a time, each made
+   * from the tabs shared when its turn comes.
    */
   tell(list) {
     return this.inOrder(() => this.host.request({ type: "agents_tabs", tabs: list() }));

@@ -2,9 +2,11 @@
 
 ``HostServer.serve`` reads frames from a byte stream (stdin in production), runs each
 request in its own task, and writes every reply through an ``Outbox``: one lock, one
-frame at a time, so frames never interleave mid-way. Messages that answer the host's
-own CDP commands (``cdp_result``, ``cdp_event``, ``cdp_detached``) are not requests;
-they go, in arrival order, to the relay hook the server was given.
+frame at a time, so frames never interleave mid-way. Requests start in arrival order:
+what a handler does before its first await happens before the next request is read.
+Messages that answer the host's own CDP commands (``cdp_result``, ``cdp_event``,
+``cdp_detached``) are not requests; they go, in arrival order, to the relay hook the
+server was given.
 
 Handlers are plain async callables registered by request ``type``. They report a
 request they cannot take by raising ``RequestError(code, message)``; any other
@@ -369,7 +371,10 @@ class HostServer:
             )
             return
         self._in_flight += 1
-        nursery.start_soon(self._run, handler, request, name=f"request {kind} {request_id!r}")
+        # `start`, not `start_soon`: the next request is read only once this one's
+        # handler ran up to its first await (trio starts a batch of tasks in no fixed
+        # order), so requests that replace state take effect in the order they came.
+        await nursery.start(self._run, handler, request, name=f"request {kind} {request_id!r}")
 
     async def _relay(self, message: JSONObject) -> None:
         self._relayed += 1
@@ -391,13 +396,17 @@ class HostServer:
         scope.cancel()
         return {"cancelled": True}
 
-    async def _run(self, handler: Handler, request: Request) -> None:
+    async def _run(
+        self, handler: Handler, request: Request, *, task_status: trio.TaskStatus[None]
+    ) -> None:
         started = trio.current_time()
         cancellable = request.id is not None and request.id not in self._running
         try:
             with trio.CancelScope() as scope:
                 if cancellable:
                     self._running[request.id] = scope
+                # No checkpoint between this and the handler's first step (see `_dispatch`).
+                task_status.started()
                 reply = await self._call(handler, request)
             if scope.cancelled_caught:
                 log.info("%s %r cancelled by its sender", request.type, request.id)

@@ -726,3 +726,29 @@ async def test_run_host_plugs_in_a_setup(nursery: trio.Nursery) -> None:
     assert contexts[0].origin == ORIGIN
     assert contexts[0].debug is False
     assert stats.results_sent == 1
+
+
+async def test_requests_start_in_arrival_order(nursery: trio.Nursery) -> None:
+    """Requests read together start in the order they came: what a handler does before
+    its first await (a new list of shared tabs or sites replacing the old) happens in
+    arrival order, so an older list never lands after a newer one."""
+    applied: list[int] = []
+
+    async def replace(request: Request) -> JSONObject:
+        applied.append(request.get("n", int))  # the state changes before any await
+        await trio.lowlevel.checkpoint()
+        return {}
+
+    client = await nursery.start(
+        serve_in_process, lambda outbox: HostServer(outbox, handlers={"replace": replace})
+    )
+    # Trio runs a batch of newly started tasks reversed half of the time: twelve
+    # batches of eight would all come out in order by chance once in 4,096 runs.
+    for batch in range(12):
+        numbers = range(batch * 8, batch * 8 + 8)
+        await client.to_host.send_all(
+            b"".join(nm_frame({"type": "replace", "id": n, "n": n}) for n in numbers)
+        )
+        for _ in numbers:
+            await client.receive()
+    assert applied == list(range(96))
