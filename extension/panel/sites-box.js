@@ -140,7 +140,7 @@ export function mountSitesBox(doc, worker) {
   // One save at a time, each an edit of the lists the host stored last: two edits made
   // before the host answered the first (two Removes clicked in a row) both hold. Made
   // from the lists shown when clicked, the second would put back what the first took
-  // off, and the host, which runs requests at once, could store either one last.
+  // off.
   const inOrder = oneAtATime();
 
   /** Save `edit` of the lists the host stored last, then say `done`. */
