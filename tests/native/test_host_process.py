@@ -752,3 +752,25 @@ async def test_requests_start_in_arrival_order(nursery: trio.Nursery) -> None:
         for _ in numbers:
             await client.receive()
     assert applied == list(range(96))
+
+
+async def test_a_cancel_sent_with_its_request_always_finds_it(nursery: trio.Nursery) -> None:
+    """A client that sends a call and its cancel in one write (it gave up at once) has
+    the call cancelled every time, never left running because the cancel ran first."""
+
+    async def forever(request: Request) -> JSONObject:
+        await trio.sleep_forever()
+        raise AssertionError("unreachable")
+
+    client = await nursery.start(
+        serve_in_process, lambda outbox: HostServer(outbox, handlers={"forever": forever})
+    )
+    for n in range(12):
+        await client.to_host.send_all(
+            nm_frame({"type": "forever", "id": f"call{n}"})
+            + nm_frame({"type": "cancel", "id": f"cancel{n}", "request": f"call{n}"})
+        )
+        with trio.fail_after(10):
+            replies = {reply["id"]: reply for reply in [await client.receive() for _ in "ab"]}
+        assert replies[f"cancel{n}"]["result"] == {"cancelled": True}
+        assert replies[f"call{n}"]["error"]["code"] == "cancelled"
