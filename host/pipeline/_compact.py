@@ -420,8 +420,8 @@ def _head_end(text: str, start: int, limit: int) -> int:
 def _marker(key: str, text: str, at: int, *, with_rest: bool = True) -> OutNode:
     """The `MORE` marker for `text` from `at`; ``with_rest`` gives it the rest as its
     child (a snapshot's marker, whose text is read), else no child: a page of `read`
-    needs only the tag, and copying a 20 MB rest for each page made paging through a
-    long text take time in the square of its length."""
+    needs only the tag, and would otherwise copy the whole rest (20 MB of a 20 MB
+    text) for every page."""
     return OutNode(
         MORE,
         [
