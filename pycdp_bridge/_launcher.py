@@ -28,10 +28,12 @@ from ._errors import BrowserNotFoundError
 __all__ = ["BASE_ARGS", "browser_env", "find_browser", "launch_browser"]
 
 CHROME_ENV = "TRIMTAB_CHROME"
+#: The features that preload the omnibox popup (`BASE_ARGS`).
+_NO_OMNIBOX_POPUP = ("WebUIOmniboxPopup", "WebUIOmniboxAimPopup", "WebUIOmniboxFullPopup")
 CANDIDATES = ("chromium", "chromium-browser", "google-chrome")
 
-#: Flags every Trimtab-launched browser gets: headless, no sandbox (containers), and no
-#: traffic of its own (QUIC, background fetches, updates, sync).
+#: Flags every Trimtab-launched browser gets: headless, no sandbox (containers), no
+#: traffic of its own (QUIC, background fetches, updates, sync), and no omnibox popup.
 BASE_ARGS: tuple[str, ...] = (
     "--headless=new",
     "--no-sandbox",
@@ -41,6 +43,10 @@ BASE_ARGS: tuple[str, ...] = (
     "--disable-background-networking",
     "--disable-component-update",
     "--disable-sync",
+    # A headless window has no address bar, yet Chromium 156 preloads its popup's
+    # WebUI pages in a renderer of their own for every window (every browser context):
+    # about 0.75 CPU-s each, measured, which a page never sees.
+    "--disable-features=" + ",".join(_NO_OMNIBOX_POPUP),
 )
 
 PROFILE_PREFIX = "trimtab-chrome-"

@@ -120,6 +120,23 @@ async def test_shutdown_leaves_no_process_and_no_profile() -> None:
     assert not browser.user_data_dir.exists()
 
 
+async def test_a_new_window_preloads_no_browser_ui() -> None:
+    """A launched browser's windows, the first and one per new browser context, load no
+    page of Chromium's own UI (the omnibox popup's WebUI, a renderer per window)."""
+    async with launch_browser() as browser:
+        LAUNCHED_PROFILES.append(browser.user_data_dir)
+        context = await browser.send("Target.createBrowserContext")
+        await browser.send(
+            "Target.createTarget",
+            {"url": "about:blank", "browserContextId": context["browserContextId"]},
+        )
+        # Chromium creates the popup's pages with the window; give it the time it takes.
+        await trio.sleep(1)
+        found = await browser.send("Target.getTargets", {"filter": [{}]})
+        kinds = {info["type"] for info in found["targetInfos"]}
+        assert kinds <= {"page", "tab"}, found["targetInfos"]
+
+
 async def test_a_killed_browser_leaves_nothing_outside_its_profile() -> None:
     """Chromium's one-browser-per-profile socket lives in a folder of the profile (not
     of /tmp), so a browser killed outright leaves nothing once its profile is removed."""
