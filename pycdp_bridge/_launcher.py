@@ -28,6 +28,7 @@ from ._errors import BrowserNotFoundError
 __all__ = ["BASE_ARGS", "browser_env", "find_browser", "launch_browser"]
 
 CHROME_ENV = "TRIMTAB_CHROME"
+_DISABLE_FEATURES = "--disable-features="
 #: The features that preload the omnibox popup (`BASE_ARGS`).
 _NO_OMNIBOX_POPUP = ("WebUIOmniboxPopup", "WebUIOmniboxAimPopup", "WebUIOmniboxFullPopup")
 CANDIDATES = ("chromium", "chromium-browser", "google-chrome")
@@ -46,7 +47,7 @@ BASE_ARGS: tuple[str, ...] = (
     # A headless window has no address bar, yet Chromium 156 preloads its popup's
     # WebUI pages in a renderer of their own for every window (every browser context):
     # about 0.75 CPU-s each, measured, which a page never sees.
-    "--disable-features=" + ",".join(_NO_OMNIBOX_POPUP),
+    _DISABLE_FEATURES + ",".join(_NO_OMNIBOX_POPUP),
 )
 
 PROFILE_PREFIX = "trimtab-chrome-"
@@ -62,6 +63,20 @@ TERMINATE_GRACE = 2.0
 # Seconds the killed group may take to die (SIGKILL cannot be refused; this only
 # bounds a wait for the kernel).
 GROUP_EXIT_WAIT = 2.0
+
+
+def _merged_features(*flags: str) -> list[str]:
+    """`flags` with every ``--disable-features`` list joined into one, last: Chromium
+    keeps only the last such switch, so a caller's own would turn `BASE_ARGS`' back on."""
+    names = [
+        name
+        for flag in flags
+        if flag.startswith(_DISABLE_FEATURES)
+        for name in flag.removeprefix(_DISABLE_FEATURES).split(",")
+        if name
+    ]
+    kept = [flag for flag in flags if not flag.startswith(_DISABLE_FEATURES)]
+    return [*kept, _DISABLE_FEATURES + ",".join(dict.fromkeys(names))] if names else kept
 
 
 def find_browser() -> Path:
@@ -114,11 +129,13 @@ async def launch_browser(
     width, height = window_size
     argv = [
         str(binary),
-        *BASE_ARGS,
-        "--remote-debugging-pipe",
-        f"--user-data-dir={profile}",
-        f"--window-size={width},{height}",
-        *extra_args,
+        *_merged_features(
+            *BASE_ARGS,
+            "--remote-debugging-pipe",
+            f"--user-data-dir={profile}",
+            f"--window-size={width},{height}",
+            *extra_args,
+        ),
         "about:blank",
     ]
     to_browser_read, to_browser_write = os.pipe()

@@ -120,10 +120,12 @@ async def test_shutdown_leaves_no_process_and_no_profile() -> None:
     assert not browser.user_data_dir.exists()
 
 
-async def test_a_new_window_preloads_no_browser_ui() -> None:
+@pytest.mark.parametrize("extra_args", [(), ("--disable-features=Translate",)])
+async def test_a_new_window_preloads_no_browser_ui(extra_args: tuple[str, ...]) -> None:
     """A launched browser's windows, the first and one per new browser context, load no
-    page of Chromium's own UI (the omnibox popup's WebUI, a renderer per window)."""
-    async with launch_browser() as browser:
+    page of Chromium's own UI (the omnibox popup's WebUI, a renderer per window), also
+    when the caller turns features of its own off (Chromium keeps one such switch)."""
+    async with launch_browser(extra_args=extra_args) as browser:
         LAUNCHED_PROFILES.append(browser.user_data_dir)
         context = await browser.send("Target.createBrowserContext")
         await browser.send(
