@@ -10,10 +10,10 @@ task's ``schedstat`` gives its run time in nanoseconds; where ``/proc`` has none
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
-__all__ = ["process_tree", "thread_cpu_ms", "tree_cpu_ms"]
+__all__ = ["busy_ms", "cpu_by_kind", "process_tree", "thread_cpu_ms", "tree_cpu_ms"]
 
 _PROC = Path("/proc")
 
@@ -56,6 +56,35 @@ def tree_cpu_ms(pids: Iterable[int]) -> float:
             except (OSError, ValueError, IndexError):
                 continue
     return total / 1e6 if seen else float("nan")
+
+
+def cpu_by_kind(root: int, kind: Callable[[str], str]) -> dict[str, float]:
+    """Milliseconds `root` and every process below it have run so far, summed by the
+    `kind` of each one's command line (arguments joined by spaces)."""
+    totals: dict[str, float] = {}
+    for pid in process_tree(root):
+        try:
+            command = (_PROC / str(pid) / "cmdline").read_bytes().replace(b"\0", b" ")
+        except OSError:
+            continue  # gone meanwhile
+        ms = tree_cpu_ms([pid])
+        if ms == ms:
+            name = kind(command.decode("utf-8", "replace"))
+            totals[name] = totals.get(name, 0.0) + ms
+    return totals
+
+
+def busy_ms() -> float:
+    """Milliseconds of CPU the whole machine has spent so far, summed over its cores
+    (``/proc/stat``: all but idle and I/O wait; NaN without it)."""
+    try:
+        fields = (_PROC / "stat").read_text().split("\n", 1)[0].split()[1:]
+    except OSError:
+        return float("nan")
+    ticks = [int(f) for f in fields]
+    idle = ticks[3] + (ticks[4] if len(ticks) > 4 else 0)
+    # user, nice, system, idle, iowait, irq, softirq, steal (guest is within user)
+    return (sum(ticks[:8]) - idle) * 1000 / os.sysconf("SC_CLK_TCK")
 
 
 def thread_cpu_ms(thread: int | None) -> float:

@@ -20,17 +20,22 @@ find), and the ratio given is the largest of the five: half the mix are actions,
 wait about 300 ms for the page to settle, and half are answered in 10 to 25 ms, so the
 p50 of all calls together sits on the edge between the two and jumps from one to the
 other with a single call (50 calls put it on the last fast one, 100 on the first slow
-one), whatever the load. Each tab's
-page carries a marker text of its own (set over CDP after it loads, not by a client):
-an answer is wrong when it shows another tab's marker or another tab's address, or
-when a client's first snapshot lacks its own marker. Target: at 8 clients p50 at most
-3x one client's (every kind of call), no wrong answer, no error.
+one), whatever the load. Each tab's page carries a marker text of its own (set over
+CDP after it loads, not by a client): an answer is wrong when it shows another tab's
+marker or another tab's address, or when a client's first snapshot lacks its own
+marker. Target: at 8 clients p50 at most 3x one client's (every kind of call), no
+wrong answer, no error.
+
+A second table says where the CPU went at each level: how many of the machine's cores
+were busy, and each kind of process's milliseconds of CPU per call (`_process_kind`).
+Once the cores are busy, a short call waits for the others' work, whatever its own.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import os
 import secrets
 import statistics
 import sys
@@ -46,6 +51,7 @@ from mcp.client.stdio import StdioServerParameters
 from mcp_types import Implementation
 
 from tests.bench import table
+from tests.bench._cpu import busy_ms, cpu_by_kind
 from tests.bench._linked import LinkedBrowser, linked_browser
 from tests.support.http import read_head, respond_file
 
@@ -78,6 +84,8 @@ MIX: Final = (
 )
 # The kinds of call, each compared with its own kind at one client.
 KINDS: Final = tuple(sorted(set(MIX)))
+# The processes of a run, by what they are (`_process_kind`), in the CPU table.
+PROCESSES: Final = ("browser", "renderers", "other Chromium", "host", "trimtab mcp", "bench")
 _MARK_JS: Final = (
     "(() => { let p = document.getElementById('bench-marker');"
     " if (!p) { p = document.createElement('p'); p.id = 'bench-marker';"
@@ -241,6 +249,45 @@ async def _client_run(
             outcome.wrong.append(f"{name}: {why}")
 
 
+def _process_kind(command: str) -> str:
+    """What a process of the run is, from its command line: Chromium's browser process
+    (which carries the relay's CDP through ``chrome.debugger``), its renderers (the
+    pages' and the extension's service worker's), its other processes (GPU, network,
+    utilities), the host, a client's ``trimtab mcp``, or this process (the clients'
+    SDK sessions and the pages' servers)."""
+    if "trimtab-host" in command:
+        return "host"
+    if "-m trimtab mcp" in command:
+        return "trimtab mcp"
+    if "tests.bench" in command:
+        return "bench"
+    if "--type=renderer" in command:
+        return "renderers"
+    if "--type=" in command:
+        return "other Chromium"
+    return "browser" if "chrom" in command else "other"
+
+
+@attrs.define
+class CpuMeter:
+    """CPU spent during a run by each kind of process of the bench (`_process_kind`),
+    and by the whole machine."""
+
+    processes: dict[str, float] = attrs.field(factory=dict)
+    machine: float = 0.0
+
+    def start(self) -> None:
+        self.processes = cpu_by_kind(os.getpid(), _process_kind)
+        self.machine = busy_ms()
+
+    def spent(self) -> dict[str, float]:
+        """Milliseconds since `start`, by kind, and the machine's as ``machine``."""
+        now = cpu_by_kind(os.getpid(), _process_kind)
+        spent = {kind: ms - self.processes.get(kind, 0.0) for kind, ms in now.items()}
+        spent["machine"] = busy_ms() - self.machine
+        return spent
+
+
 @contextlib.asynccontextmanager
 async def _clients(linked: LinkedBrowser, count: int) -> AsyncIterator[list[Client]]:
     """``count`` real ``trimtab mcp`` processes behind the SDK's client."""
@@ -282,9 +329,10 @@ async def _reset(linked: LinkedBrowser, tab: Tab, path: str) -> None:
 
 async def _level(
     linked: LinkedBrowser, tabs: list[Tab], count: int, stalled: bool = False
-) -> tuple[list[Outcome], float]:
+) -> tuple[list[Outcome], float, dict[str, float]]:
     """``count`` clients at once, the last on the never-loading page when ``stalled``;
-    their outcomes and the wall time of the measured calls (seconds)."""
+    their outcomes, the wall time of the measured calls (seconds) and the CPU spent
+    meanwhile (`CpuMeter.spent`)."""
     used = tabs[:count]
     for n, tab in enumerate(used):
         await _reset(linked, tab, NEVER if stalled and n == count - 1 else PAGE)
@@ -298,10 +346,13 @@ async def _level(
             with trio.fail_after(CALL_TIMEOUT * 2):
                 while not all(o.looked for o in outcomes):
                     await trio.sleep(0.05)
+            meter = CpuMeter()
+            meter.start()
             began = time.perf_counter()
             start.set()
         wall = time.perf_counter() - began
-    return outcomes, wall
+        cpu = meter.spent()  # before the clients' processes end
+    return outcomes, wall, cpu
 
 
 async def _beside_frozen(
@@ -363,12 +414,13 @@ async def _run() -> dict[str, Any]:
             await linked.ext.worker.evaluate(f"trimtab.agents.share({tab_id}).then(() => true)")
         runs: dict[str, Any] = {}
         for count in LEVELS:
-            outcomes, wall = await _level(linked, tabs, count)
-            runs[str(count)] = _figures(outcomes, wall)
-        outcomes, wall = await _level(linked, tabs, max(LEVELS), stalled=True)
+            outcomes, wall, cpu = await _level(linked, tabs, count)
+            runs[str(count)] = {**_figures(outcomes, wall), "cpu_ms": cpu}
+        outcomes, wall, cpu = await _level(linked, tabs, max(LEVELS), stalled=True)
         runs["stalled"] = {
             "others": _figures(outcomes[:-1], wall),
             "stalled_tab": _figures(outcomes[-1:], wall),
+            "cpu_ms": cpu,
         }
         outcomes, wall, throughout = await _beside_frozen(linked, tabs, freeze)
         runs["frozen"] = {**_figures(outcomes, wall), "frozen_throughout": throughout}
@@ -416,6 +468,43 @@ def _p50_vs(figures: dict[str, Any], one: dict[str, Any]) -> float:
         float(p50 / one["p50_ms_by_kind"][kind])
         for kind, p50 in figures["p50_ms_by_kind"].items()
         if p50 == p50 and one["p50_ms_by_kind"][kind] > 0  # NaN: no call of the kind
+    )
+
+
+def _cpu_table(runs: dict[str, Any]) -> str:
+    """Where the CPU went at each level: the cores the machine kept busy, and each kind
+    of process's milliseconds per call; then the line that says what bounds the ratio."""
+    cores = os.cpu_count() or 1
+    levels = [(f"{c} client{'s' if c > 1 else ''}", runs[str(c)], runs[str(c)]) for c in LEVELS]
+    stalled = runs["stalled"]
+    calls = stalled["others"]["calls"] + stalled["stalled_tab"]["calls"]
+    wall = stalled["others"]["wall_s"]
+    levels.append(("8, one tab never loads", {"calls": calls, "wall_s": wall}, stalled))
+    rows = []
+    for label, figures, measured in levels:
+        cpu = measured["cpu_ms"]
+        per_call = max(1, figures["calls"])
+        rows.append(
+            (
+                label,
+                f"{cpu['machine'] / 1000 / figures['wall_s']:.2f} of {cores}",
+                *(f"{cpu.get(kind, 0.0) / per_call:.1f}" for kind in PROCESSES),
+                f"{sum(v for k, v in cpu.items() if k != 'machine') / per_call:.1f}",
+            )
+        )
+    one, most = runs["1"], runs[str(max(LEVELS))]
+
+    def total(figures: dict[str, Any]) -> float:
+        spent = sum(v for k, v in figures["cpu_ms"].items() if k != "machine")
+        return float(spent / max(1, figures["calls"]))
+
+    busy = most["cpu_ms"]["machine"] / 1000 / most["wall_s"] / cores
+    return (
+        "CPU per call, ms, by process (the run's own processes; cores busy: the machine's):\n"
+        + table(("run", "cores busy", *PROCESSES, "all"), rows)
+        + f"\ncpu: at {max(LEVELS)} clients the machine's {cores} cores were {busy:.0%} busy;"
+        f" a call cost {total(most):.0f} ms of CPU in all, {total(one):.0f} ms at one client,"
+        f" whose calls kept {one['cpu_ms']['machine'] / 1000 / one['wall_s']:.2f} cores busy"
     )
 
 
@@ -477,6 +566,7 @@ def run(pattern: str | None, out: Callable[[str], None]) -> dict[str, Any]:
     ]
     out("p50 ms by kind of call (as the client sees it / in the host):")
     out(table(("run", *KINDS), by_kind))
+    out(_cpu_table(runs))
     named = [(f"{c} clients", runs[str(c)]) for c in LEVELS]
     named += [("stalled, others", stalled["others"]), ("stalled tab", stalled["stalled_tab"])]
     named += [("beside a frozen tab", frozen)]
