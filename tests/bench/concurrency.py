@@ -85,7 +85,15 @@ MIX: Final = (
 # The kinds of call, each compared with its own kind at one client.
 KINDS: Final = tuple(sorted(set(MIX)))
 # The processes of a run, by what they are (`_process_kind`), in the CPU table.
-PROCESSES: Final = ("browser", "renderers", "other Chromium", "host", "trimtab mcp", "bench")
+PROCESSES: Final = (
+    "browser",
+    "extension",
+    "pages",
+    "other Chromium",
+    "host",
+    "trimtab mcp",
+    "bench",
+)
 _MARK_JS: Final = (
     "(() => { let p = document.getElementById('bench-marker');"
     " if (!p) { p = document.createElement('p'); p.id = 'bench-marker';"
@@ -251,10 +259,11 @@ async def _client_run(
 
 def _process_kind(command: str) -> str:
     """What a process of the run is, from its command line: Chromium's browser process
-    (which carries the relay's CDP through ``chrome.debugger``), its renderers (the
-    pages' and the extension's service worker's), its other processes (GPU, network,
-    utilities), the host, a client's ``trimtab mcp``, or this process (the clients'
-    SDK sessions and the pages' servers)."""
+    (which carries the relay's CDP through ``chrome.debugger``), the extension's
+    renderer (its service worker relays every tab's CDP to the host), the pages'
+    renderers, Chromium's other processes (GPU, network, utilities), the host, a
+    client's ``trimtab mcp``, or this process (the clients' SDK sessions and the
+    pages' servers)."""
     if "trimtab-host" in command:
         return "host"
     if "-m trimtab mcp" in command:
@@ -262,7 +271,7 @@ def _process_kind(command: str) -> str:
     if "tests.bench" in command:
         return "bench"
     if "--type=renderer" in command:
-        return "renderers"
+        return "extension" if "--extension-process" in command else "pages"
     if "--type=" in command:
         return "other Chromium"
     return "browser" if "chrom" in command else "other"

@@ -41,12 +41,15 @@ def test_a_child_processs_cpu_is_counted_under_its_kind() -> None:
 
 
 def test_the_concurrency_sections_processes_are_named_by_their_command_lines() -> None:
-    """Chromium's browser, renderer and other processes, the host, a client's
+    """Chromium's browser process, the extension's renderer, the pages' renderers and
+    Chromium's other processes, the host, a client's
     ``trimtab mcp`` and the bench itself each get their own name."""
     assert _process_kind("/usr/lib/chromium/chromium --headless=new --user-data-dir=/x") == (
         "browser"
     )
-    assert _process_kind("/usr/lib/chromium/chromium --type=renderer --lang=en") == "renderers"
+    assert _process_kind("/usr/lib/chromium/chromium --type=renderer --lang=en") == "pages"
+    extension = "/usr/lib/chromium/chromium --type=renderer --extension-process --lang=en"
+    assert _process_kind(extension) == "extension"
     assert _process_kind("/usr/lib/chromium/chromium --type=gpu-process") == "other Chromium"
     assert _process_kind("/v/bin/python /v/bin/trimtab-host chrome-extension://abc/") == "host"
     assert _process_kind("/v/bin/python -m trimtab mcp") == "trimtab mcp"
