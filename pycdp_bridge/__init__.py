@@ -6,7 +6,8 @@
   JSON: a generator would still need this table beside it (which commands, Trimtab's
   defaults and checks), and ``cdp-use`` already gives the types.
 * Transports: `launch_browser` / `Browser` / `PageTarget`, a Chromium Trimtab starts
-  itself, spoken to over ``--remote-debugging-pipe`` (the CLI, tests and benchmarks);
+  itself (with `browser_args`), spoken to over ``--remote-debugging-pipe`` (the CLI,
+  tests and benchmarks);
   `RelayHub` / `RelayTarget`, the same `Target` over the extension's
   ``chrome.debugger`` relay. The extension's other messages on that port (tabs, gates)
   are the host's: a `RelayHub` is given their handlers (``trimtab.browser``).
@@ -40,7 +41,7 @@ from ._errors import (
     TargetClosedError,
 )
 from ._javascript import ObjectRef, call_on, evaluate
-from ._launcher import browser_env, find_browser, launch_browser
+from ._launcher import browser_args, browser_env, find_browser, launch_browser
 from ._model import AXInfo, Frame, Node, NodeType, PageModel, Rect, Style
 from ._relay import MessageHandler, RelayHub, RelayTarget, SendMessage
 from ._target import Target
@@ -74,6 +75,7 @@ __all__ = [
     "Style",
     "Target",
     "TargetClosedError",
+    "browser_args",
     "browser_env",
     "call_on",
     "capture",

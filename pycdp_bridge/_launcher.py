@@ -25,13 +25,14 @@ from . import _protocol as cdp
 from ._direct import Browser, PipeTransport
 from ._errors import BrowserNotFoundError
 
-__all__ = ["BASE_ARGS", "browser_env", "find_browser", "launch_browser"]
+__all__ = ["BASE_ARGS", "browser_args", "browser_env", "find_browser", "launch_browser"]
 
 CHROME_ENV = "TRIMTAB_CHROME"
+CANDIDATES = ("chromium", "chromium-browser", "google-chrome")
+
 _DISABLE_FEATURES = "--disable-features="
 #: The features that preload the omnibox popup (`BASE_ARGS`).
 _NO_OMNIBOX_POPUP = ("WebUIOmniboxPopup", "WebUIOmniboxAimPopup", "WebUIOmniboxFullPopup")
-CANDIDATES = ("chromium", "chromium-browser", "google-chrome")
 
 #: Flags every Trimtab-launched browser gets: headless, no sandbox (containers), no
 #: traffic of its own (QUIC, background fetches, updates, sync), and no omnibox popup.
@@ -65,9 +66,11 @@ TERMINATE_GRACE = 2.0
 GROUP_EXIT_WAIT = 2.0
 
 
-def _merged_features(*flags: str) -> list[str]:
-    """`flags` with every ``--disable-features`` list joined into one, last: Chromium
-    keeps only the last such switch, so a caller's own would turn `BASE_ARGS`' back on."""
+def browser_args(*extra: str) -> list[str]:
+    """The switches a Trimtab browser starts with: `BASE_ARGS`, then `extra`, with every
+    ``--disable-features`` list joined into one, last. Chromium keeps only the last
+    such switch, so a caller's own would turn `BASE_ARGS`' back on."""
+    flags = (*BASE_ARGS, *extra)
     names = [
         name
         for flag in flags
@@ -129,8 +132,7 @@ async def launch_browser(
     width, height = window_size
     argv = [
         str(binary),
-        *_merged_features(
-            *BASE_ARGS,
+        *browser_args(
             "--remote-debugging-pipe",
             f"--user-data-dir={profile}",
             f"--window-size={width},{height}",

@@ -26,8 +26,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import attrs
 import trio
 
-from pycdp_bridge import find_browser
-from pycdp_bridge._launcher import BASE_ARGS
+from pycdp_bridge import browser_args, find_browser
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page
@@ -220,9 +219,7 @@ class PlaywrightWorker:
                 # Only what our launcher passes too (`launch_browser`), the pipe and
                 # the profile included, which Playwright would otherwise add itself.
                 args = [
-                    *BASE_ARGS,
-                    "--remote-debugging-pipe",
-                    f"--user-data-dir={profile}",
+                    *browser_args("--remote-debugging-pipe", f"--user-data-dir={profile}"),
                     "about:blank",
                 ]
                 browser = playwright.chromium.launch(

@@ -19,6 +19,7 @@ from pycdp_bridge import (
     NavigationError,
     PageTarget,
     TargetClosedError,
+    browser_args,
     find_browser,
     launch_browser,
 )
@@ -137,6 +138,20 @@ async def test_a_new_window_preloads_no_browser_ui(extra_args: tuple[str, ...]) 
         found = await browser.send("Target.getTargets", {"filter": [{}]})
         kinds = {info["type"] for info in found["targetInfos"]}
         assert kinds <= {"page", "tab"}, found["targetInfos"]
+
+
+def test_the_switches_keep_one_list_of_disabled_features_last() -> None:
+    """`browser_args` puts the base switches first and the caller's after them, and
+    joins every ``--disable-features`` list, the base's and the caller's, into one
+    switch at the end (each name once); with no list of the caller's, the base's."""
+    base = browser_args()
+    [features] = [flag for flag in base if flag.startswith("--disable-features=")]
+    assert base[-1] == features
+    args = browser_args("--a", "--disable-features=Translate,WebUIOmniboxPopup", "--b")
+    assert args[: len(base) - 1] == base[:-1]
+    assert args[len(base) - 1 : -1] == ["--a", "--b"]
+    assert args[-1] == f"{features},Translate"
+    assert browser_args("--disable-features=") == base
 
 
 async def test_a_killed_browser_leaves_nothing_outside_its_profile() -> None:

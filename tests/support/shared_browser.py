@@ -45,9 +45,8 @@ from typing import Any
 import attrs
 import trio
 
-from pycdp_bridge import Browser, browser_env, find_browser
+from pycdp_bridge import Browser, browser_args, browser_env, find_browser
 from pycdp_bridge._direct import PipeTransport
-from pycdp_bridge._launcher import BASE_ARGS
 
 from . import LOCAL_NAMES
 from .processes import LAUNCHED_PROFILES, browser_processes
@@ -99,11 +98,12 @@ class _Chromium:
         self.from_browser, from_browser_write = os.pipe()
         argv = [
             str(find_browser()),
-            *BASE_ARGS,
-            "--remote-debugging-pipe",
-            LOCAL_NAMES,
-            f"--user-data-dir={profile}",
-            "--window-size=1280,800",
+            *browser_args(
+                "--remote-debugging-pipe",
+                LOCAL_NAMES,
+                f"--user-data-dir={profile}",
+                "--window-size=1280,800",
+            ),
             "about:blank",
         ]
         with open(profile / "chrome.log", "ab") as log:
