@@ -27,7 +27,8 @@ marker. Target: at 8 clients p50 at most 3x one client's (every kind of call), n
 wrong answer, no error.
 
 A second table says where the CPU went at each level: how many of the machine's cores
-were busy, and each kind of process's milliseconds of CPU per call (`_process_kind`).
+were busy, and each kind of process's milliseconds of CPU per call (`_process_kind`);
+then what one call of each kind costs, made by one client `KIND_CALLS` times in a row.
 Once the cores are busy, a short call waits for the others' work, whatever its own.
 """
 
@@ -59,6 +60,11 @@ __all__ = ["run"]
 
 LEVELS: Final = (1, 2, 4, 8)
 CALLS: Final = 50
+# Calls of each kind in a row, one client, for the CPU each kind costs.
+KIND_CALLS: Final = 10
+# Figures beside the processes' CPU that are no process's: the whole machine's CPU,
+# and a kind's median call and its errors.
+_NOT_CPU: Final = frozenset({"machine", "ms", "errors"})
 TARGET_P50: Final = 3.0
 CALL_TIMEOUT: Final = 120.0
 PAGES: Final = Path(__file__).resolve().parent.parent / "pages"
@@ -210,9 +216,16 @@ def _wrongness(text: str, own: Tab, tabs: list[Tab]) -> str | None:
 
 
 async def _client_run(
-    client: Client, tab: Tab, tabs: list[Tab], start: trio.Event, outcome: Outcome
+    client: Client,
+    tab: Tab,
+    tabs: list[Tab],
+    start: trio.Event,
+    outcome: Outcome,
+    kind: str | None = None,
+    calls: int = CALLS,
 ) -> None:
-    """The first look (not measured), then the 50 calls once ``start`` is set."""
+    """The first look (not measured), then `calls` calls once ``start`` is set: the
+    mix, or calls of one `kind`."""
     with trio.fail_after(CALL_TIMEOUT):
         first = await client.call_tool("capture_snapshot", {"tab": tab.id})
     xml = _text_of(first)
@@ -227,8 +240,8 @@ async def _client_run(
         outcome.errors.append(f"the page lacks its button or field: {xml[:300]}")
     outcome.looked = True
     await start.wait()
-    for n in range(CALLS):
-        name = MIX[n % len(MIX)]
+    for n in range(calls):
+        name = MIX[n % len(MIX)] if kind is None else kind
         args: dict[str, Any] = {"tab": tab.id}
         if name == "click":
             args["id"] = button
@@ -364,6 +377,33 @@ async def _level(
     return outcomes, wall, cpu
 
 
+async def _kinds_alone(linked: LinkedBrowser, tab: Tab) -> dict[str, dict[str, float]]:
+    """One client making `KIND_CALLS` calls of one kind after another, kind by kind: the
+    CPU each kind costs per call, by process (`CpuMeter.spent`, per call)."""
+    await _reset(linked, tab, PAGE)
+    costs: dict[str, dict[str, float]] = {}
+    for kind in KINDS:
+        outcome = Outcome(tab.id)
+        start = trio.Event()
+        async with _clients(linked, 1) as (client,), trio.open_nursery() as nursery:
+            nursery.start_soon(_client_run, client, tab, [tab], start, outcome, kind, KIND_CALLS)
+            with trio.fail_after(CALL_TIMEOUT):
+                while not outcome.looked:
+                    await trio.sleep(0.05)
+            meter = CpuMeter()
+            meter.start()
+            start.set()
+            with trio.fail_after(CALL_TIMEOUT * 2):
+                while len(outcome.ms) + len(outcome.errors) < KIND_CALLS:
+                    await trio.sleep(0.02)
+            spent = meter.spent()
+        calls = max(1, len(outcome.ms))
+        costs[kind] = {k: v / calls for k, v in spent.items()}
+        costs[kind]["ms"] = statistics.median(outcome.ms) if outcome.ms else float("nan")
+        costs[kind]["errors"] = len(outcome.errors)
+    return costs
+
+
 async def _beside_frozen(
     linked: LinkedBrowser, tabs: list[Tab], freeze: Freeze
 ) -> tuple[list[Outcome], float, bool]:
@@ -433,6 +473,7 @@ async def _run() -> dict[str, Any]:
         }
         outcomes, wall, throughout = await _beside_frozen(linked, tabs, freeze)
         runs["frozen"] = {**_figures(outcomes, wall), "frozen_throughout": throughout}
+        runs["kinds_alone"] = await _kinds_alone(linked, tabs[0])
         nursery.cancel_scope.cancel()
     return runs
 
@@ -498,19 +539,29 @@ def _cpu_table(runs: dict[str, Any]) -> str:
                 label,
                 f"{cpu['machine'] / 1000 / figures['wall_s']:.2f} of {cores}",
                 *(f"{cpu.get(kind, 0.0) / per_call:.1f}" for kind in PROCESSES),
-                f"{sum(v for k, v in cpu.items() if k != 'machine') / per_call:.1f}",
+                f"{sum(v for k, v in cpu.items() if k not in _NOT_CPU) / per_call:.1f}",
             )
         )
+    alone = runs["kinds_alone"]
+    kinds = [
+        (
+            f"{kind} alone",
+            "",
+            *(f"{alone[kind].get(p, 0.0):.1f}" for p in PROCESSES),
+            f"{sum(v for k, v in alone[kind].items() if k not in _NOT_CPU):.1f}",
+        )
+        for kind in KINDS
+    ]
     one, most = runs["1"], runs[str(max(LEVELS))]
 
     def total(figures: dict[str, Any]) -> float:
-        spent = sum(v for k, v in figures["cpu_ms"].items() if k != "machine")
+        spent = sum(v for k, v in figures["cpu_ms"].items() if k not in _NOT_CPU)
         return float(spent / max(1, figures["calls"]))
 
     busy = most["cpu_ms"]["machine"] / 1000 / most["wall_s"] / cores
     return (
         "CPU per call, ms, by process (the run's own processes; cores busy: the machine's):\n"
-        + table(("run", "cores busy", *PROCESSES, "all"), rows)
+        + table(("run", "cores busy", *PROCESSES, "all"), [*rows, *kinds])
         + f"\ncpu: at {max(LEVELS)} clients the machine's {cores} cores were {busy:.0%} busy;"
         f" a call cost {total(most):.0f} ms of CPU in all, {total(one):.0f} ms at one client,"
         f" whose calls kept {one['cpu_ms']['machine'] / 1000 / one['wall_s']:.2f} cores busy"
