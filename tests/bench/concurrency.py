@@ -545,7 +545,8 @@ def _cpu_table(runs: dict[str, Any]) -> str:
     alone = runs["kinds_alone"]
     kinds = [
         (
-            f"{kind} alone",
+            f"{kind} alone"
+            + (f" ({alone[kind]['errors']:g} errors)" if alone[kind]["errors"] else ""),
             "",
             *(f"{alone[kind].get(p, 0.0):.1f}" for p in PROCESSES),
             f"{sum(v for k, v in alone[kind].items() if k not in _NOT_CPU):.1f}",
