@@ -62,9 +62,6 @@ LEVELS: Final = (1, 2, 4, 8)
 CALLS: Final = 50
 # Calls of each kind in a row, one client, for the CPU each kind costs.
 KIND_CALLS: Final = 10
-# Figures beside the processes' CPU that are no process's: the whole machine's CPU,
-# and a kind's median call and its errors.
-_NOT_CPU: Final = frozenset({"machine", "ms", "errors"})
 TARGET_P50: Final = 3.0
 CALL_TIMEOUT: Final = 120.0
 PAGES: Final = Path(__file__).resolve().parent.parent / "pages"
@@ -350,11 +347,17 @@ async def _reset(linked: LinkedBrowser, tab: Tab, path: str) -> None:
 
 
 async def _level(
-    linked: LinkedBrowser, tabs: list[Tab], count: int, stalled: bool = False
+    linked: LinkedBrowser,
+    tabs: list[Tab],
+    count: int,
+    stalled: bool = False,
+    kind: str | None = None,
+    calls: int = CALLS,
 ) -> tuple[list[Outcome], float, dict[str, float]]:
-    """``count`` clients at once, the last on the never-loading page when ``stalled``;
-    their outcomes, the wall time of the measured calls (seconds) and the CPU spent
-    meanwhile (`CpuMeter.spent`)."""
+    """``count`` clients at once, the last on the never-loading page when ``stalled``,
+    each making `calls` calls (the mix, or of one `kind`); their outcomes, the wall
+    time of the measured calls (seconds) and the CPU spent meanwhile
+    (`CpuMeter.spent`)."""
     used = tabs[:count]
     for n, tab in enumerate(used):
         await _reset(linked, tab, NEVER if stalled and n == count - 1 else PAGE)
@@ -363,7 +366,7 @@ async def _level(
     async with _clients(linked, count) as clients:
         async with trio.open_nursery() as nursery:
             for client, tab, outcome in zip(clients, used, outcomes, strict=True):
-                nursery.start_soon(_client_run, client, tab, used, start, outcome)
+                nursery.start_soon(_client_run, client, tab, used, start, outcome, kind, calls)
             # Every client has had its first look before the clock starts.
             with trio.fail_after(CALL_TIMEOUT * 2):
                 while not all(o.looked for o in outcomes):
@@ -377,30 +380,13 @@ async def _level(
     return outcomes, wall, cpu
 
 
-async def _kinds_alone(linked: LinkedBrowser, tab: Tab) -> dict[str, dict[str, float]]:
-    """One client making `KIND_CALLS` calls of one kind after another, kind by kind: the
-    CPU each kind costs per call, by process (`CpuMeter.spent`, per call)."""
-    await _reset(linked, tab, PAGE)
-    costs: dict[str, dict[str, float]] = {}
+async def _kinds_alone(linked: LinkedBrowser, tab: Tab) -> dict[str, dict[str, Any]]:
+    """One client making `KIND_CALLS` calls of one kind after another, kind by kind:
+    each kind's figures, with the CPU it cost (``cpu_ms``)."""
+    costs: dict[str, dict[str, Any]] = {}
     for kind in KINDS:
-        outcome = Outcome(tab.id)
-        start = trio.Event()
-        async with _clients(linked, 1) as (client,), trio.open_nursery() as nursery:
-            nursery.start_soon(_client_run, client, tab, [tab], start, outcome, kind, KIND_CALLS)
-            with trio.fail_after(CALL_TIMEOUT):
-                while not outcome.looked:
-                    await trio.sleep(0.05)
-            meter = CpuMeter()
-            meter.start()
-            start.set()
-            with trio.fail_after(CALL_TIMEOUT * 2):
-                while len(outcome.ms) + len(outcome.errors) < KIND_CALLS:
-                    await trio.sleep(0.02)
-            spent = meter.spent()
-        calls = max(1, len(outcome.ms))
-        costs[kind] = {k: v / calls for k, v in spent.items()}
-        costs[kind]["ms"] = statistics.median(outcome.ms) if outcome.ms else float("nan")
-        costs[kind]["errors"] = len(outcome.errors)
+        outcomes, wall, cpu = await _level(linked, [tab], 1, kind=kind, calls=KIND_CALLS)
+        costs[kind] = {**_figures(outcomes, wall), "cpu_ms": cpu}
     return costs
 
 
@@ -521,48 +507,58 @@ def _p50_vs(figures: dict[str, Any], one: dict[str, Any]) -> float:
     )
 
 
+def _processes_ms(cpu: dict[str, float]) -> float:
+    """The CPU of the run's own processes in `CpuMeter.spent`, less the machine's."""
+    return sum(ms for kind, ms in cpu.items() if kind != "machine")
+
+
 def _cpu_table(runs: dict[str, Any]) -> str:
-    """Where the CPU went at each level: the cores the machine kept busy, and each kind
-    of process's milliseconds per call; then the line that says what bounds the ratio."""
+    """Where the CPU went at each level and for each kind of call made alone: the cores
+    the machine kept busy, and each kind of process's milliseconds per call; then the
+    line that says what bounds the ratio."""
     cores = os.cpu_count() or 1
-    levels = [(f"{c} client{'s' if c > 1 else ''}", runs[str(c)], runs[str(c)]) for c in LEVELS]
-    stalled = runs["stalled"]
-    calls = stalled["others"]["calls"] + stalled["stalled_tab"]["calls"]
-    wall = stalled["others"]["wall_s"]
-    levels.append(("8, one tab never loads", {"calls": calls, "wall_s": wall}, stalled))
-    rows = []
-    for label, figures, measured in levels:
-        cpu = measured["cpu_ms"]
-        per_call = max(1, figures["calls"])
-        rows.append(
-            (
-                label,
-                f"{cpu['machine'] / 1000 / figures['wall_s']:.2f} of {cores}",
-                *(f"{cpu.get(kind, 0.0) / per_call:.1f}" for kind in PROCESSES),
-                f"{sum(v for k, v in cpu.items() if k not in _NOT_CPU) / per_call:.1f}",
-            )
-        )
-    alone = runs["kinds_alone"]
-    kinds = [
+    # Each row: its label, its calls, their wall time and the CPU spent meanwhile.
+    measured = [
         (
-            f"{kind} alone"
-            + (f" ({alone[kind]['errors']:g} errors)" if alone[kind]["errors"] else ""),
-            "",
-            *(f"{alone[kind].get(p, 0.0):.1f}" for p in PROCESSES),
-            f"{sum(v for k, v in alone[kind].items() if k not in _NOT_CPU):.1f}",
+            f"{c} client{'s' if c > 1 else ''}",
+            runs[str(c)]["calls"],
+            runs[str(c)]["wall_s"],
+            runs[str(c)]["cpu_ms"],
         )
-        for kind in KINDS
+        for c in LEVELS
+    ]
+    stalled = runs["stalled"]
+    measured.append(
+        (
+            "8, one tab never loads",
+            stalled["others"]["calls"] + stalled["stalled_tab"]["calls"],
+            stalled["others"]["wall_s"],
+            stalled["cpu_ms"],
+        )
+    )
+    for kind, figures in runs["kinds_alone"].items():
+        errors = f" ({len(figures['errors'])} errors)" if figures["errors"] else ""
+        measured.append(
+            (f"{kind} alone{errors}", figures["calls"], figures["wall_s"], figures["cpu_ms"])
+        )
+    rows = [
+        (
+            label,
+            f"{cpu['machine'] / 1000 / wall:.2f} of {cores}",
+            *(f"{cpu.get(kind, 0.0) / max(1, calls):.1f}" for kind in PROCESSES),
+            f"{_processes_ms(cpu) / max(1, calls):.1f}",
+        )
+        for label, calls, wall, cpu in measured
     ]
     one, most = runs["1"], runs[str(max(LEVELS))]
 
     def total(figures: dict[str, Any]) -> float:
-        spent = sum(v for k, v in figures["cpu_ms"].items() if k not in _NOT_CPU)
-        return float(spent / max(1, figures["calls"]))
+        return _processes_ms(figures["cpu_ms"]) / max(1, figures["calls"])
 
     busy = most["cpu_ms"]["machine"] / 1000 / most["wall_s"] / cores
     return (
         "CPU per call, ms, by process (the run's own processes; cores busy: the machine's):\n"
-        + table(("run", "cores busy", *PROCESSES, "all"), [*rows, *kinds])
+        + table(("run", "cores busy", *PROCESSES, "all"), rows)
         + f"\ncpu: at {max(LEVELS)} clients the machine's {cores} cores were {busy:.0%} busy;"
         f" a call cost {total(most):.0f} ms of CPU in all, {total(one):.0f} ms at one client,"
         f" whose calls kept {one['cpu_ms']['machine'] / 1000 / one['wall_s']:.2f} cores busy"

@@ -20,7 +20,7 @@ _SPIN = (
 )
 
 
-def test_a_child_processs_cpu_is_counted_under_its_kind() -> None:
+def test_a_child_process_cpu_is_counted_under_its_kind() -> None:
     """A child that spins for 0.3 s of CPU shows at least that much under its own kind,
     and the machine's busy time grows by at least as much."""
     machine = busy_ms()
@@ -42,8 +42,8 @@ def test_a_child_processs_cpu_is_counted_under_its_kind() -> None:
 
 def test_the_concurrency_sections_processes_are_named_by_their_command_lines() -> None:
     """Chromium's browser process, the extension's renderer, the pages' renderers and
-    Chromium's other processes, the host, a client's
-    ``trimtab mcp`` and the bench itself each get their own name."""
+    Chromium's other processes, the host, a client's ``trimtab mcp`` and the bench
+    itself each get their own name."""
     assert _process_kind("/usr/lib/chromium/chromium --headless=new --user-data-dir=/x") == (
         "browser"
     )
