@@ -19,6 +19,7 @@ from ._breakdown import PARTS, TokenBreakdown, token_breakdown
 from ._build import BuildOptions
 from ._compact import (
     LONG_TEXT,
+    TEXT_MARKER,
     Compaction,
     CompactionStats,
     Item,
@@ -33,13 +34,16 @@ from ._compact import (
     render_node,
     text_key,
 )
+from ._render import LISTS
 from ._secrets import Secret, mask, secret_kind
 from ._tokens import TokenMemo, count_tokens, least_tokens
 from ._tree import Control, OutNode
 
 __all__ = [
+    "LISTS",
     "LONG_TEXT",
     "PARTS",
+    "TEXT_MARKER",
     "BuildOptions",
     "Compaction",
     "CompactionStats",

@@ -29,6 +29,7 @@ from ._tree import Control, OutNode
 
 __all__ = [
     "LONG_TEXT",
+    "TEXT_MARKER",
     "Compaction",
     "CompactionStats",
     "Item",
@@ -48,6 +49,9 @@ __all__ = [
 LONG_TEXT = 2_000
 # A long text is cut at a space when one stands in the last quarter of the head.
 _CUT_SLACK = LONG_TEXT // 4
+# How a long text's marker begins in the XML (`_marker`, rendered): page text and
+# attribute values are escaped, so nothing else there holds it.
+TEXT_MARKER = f'<{MORE} text="'
 
 # Frames the walk may need: the builder takes about three per level of the page.
 _RECURSION_LIMIT = 3 * MAX_DEPTH + 1_000
@@ -113,6 +117,8 @@ class Compaction:
     root: OutNode
     # Long texts shown cut (see `compact`'s ``long_text``): key → the whole text.
     texts: Mapping[str, str] = attrs.field(factory=dict)
+    # The tags of the elements a long text was cut in.
+    cut_in: frozenset[str] = frozenset()
 
 
 def compact(
@@ -182,6 +188,15 @@ class Prepared:
     _undo: list[Callable[[], None]] = attrs.field(factory=list)
     # What the latest `finish` made that the next one takes where it is the same.
     _last: _Rendered | None = None
+    _text_chars: int = attrs.field(default=0, init=False)
+
+    def text_chars(self) -> int:
+        """Characters of page text the built page holds (built here first if need
+        be): a guess of its size before it is rendered, which a snapshot over its
+        budget uses to render it once instead of twice."""
+        with _walking():
+            self._build()
+        return self._text_chars
 
     def finish(
         self,
@@ -194,16 +209,21 @@ class Prepared:
         # One pause of the collector for the build and the rendering: each resume
         # sweeps what was made meanwhile.
         with _walking():
-            if self.built is None:
-                t0 = time.perf_counter()
-                self.visibility = filter_page(self.model)
-                t1 = time.perf_counter()
-                self.built = build_tree(self.model, self.visibility, self.options)
-                _make_encodable(self.built.root)
-                self.seconds = {"filter": t1 - t0, "build": time.perf_counter() - t1}
+            built = self._build()
             while self._undo:
                 self._undo.pop()()
-            return self._finish(self.built, count=count, long_text=long_text, reserved=reserved)
+            return self._finish(built, count=count, long_text=long_text, reserved=reserved)
+
+    def _build(self) -> Built:
+        """Stages 1 to 3, once: the filter and the build."""
+        if self.built is None:
+            t0 = time.perf_counter()
+            self.visibility = filter_page(self.model)
+            t1 = time.perf_counter()
+            self.built = build_tree(self.model, self.visibility, self.options)
+            self._text_chars = _make_encodable(self.built.root)
+            self.seconds = {"filter": t1 - t0, "build": time.perf_counter() - t1}
+        return self.built
 
     def _finish(
         self,
@@ -216,7 +236,7 @@ class Prepared:
         model, undo = self.model, self._undo
         assert self.visibility is not None
         t0 = time.perf_counter()
-        cut: set[int] = set()  # ids of the output nodes a long text was cut in
+        cut: dict[int, str] = {}  # id → tag of each output node a long text was cut in
         texts = _cut_long_texts(built.root, long_text, undo, cut) if long_text is not None else {}
         t1 = time.perf_counter()
         live, nodes = self._bound(built, reserved)
@@ -263,7 +283,17 @@ class Prepared:
                 "tokens": (t3 - t2) * 1000,
             },
         )
-        return Compaction(url, title, xml, tuple(regions), controls, stats, built.root, texts)
+        return Compaction(
+            url,
+            title,
+            xml,
+            tuple(regions),
+            controls,
+            stats,
+            built.root,
+            texts,
+            frozenset(cut.values()),
+        )
 
     def _bound(
         self, built: Built, reserved: Mapping[str, int] | None
@@ -351,10 +381,10 @@ def _drop_eids(controls: list[tuple[OutNode, ControlFacts]]) -> None:
 
 
 def _cut_long_texts(
-    root: OutNode, limit: int, undo: list[Callable[[], None]], cut: set[int]
+    root: OutNode, limit: int, undo: list[Callable[[], None]], cut: dict[int, str]
 ) -> dict[str, str]:
     """Put a `MORE` marker after the head of every text run longer than `limit`; `cut`
-    gains the ids of the nodes whose text was cut.
+    gains the ids of the nodes whose text was cut, each with its tag.
 
     The marker holds the rest of the text as its child: rendering shows only the
     marker's attributes, `OutNode.text()` still reads the whole text. A key is made
@@ -379,11 +409,11 @@ def _cut_long_texts(
             children.append(_marker(key, child, at))
         undo.append(functools.partial(setattr, node, "children", node.children))
         node.children = children
-        cut.add(id(node))
+        cut[id(node)] = node.tag
     return texts
 
 
-def _regions_cut(top: list[OutNode], cut: set[int]) -> set[int]:
+def _regions_cut(top: list[OutNode], cut: Mapping[int, str]) -> set[int]:
     """The ids of the region nodes in `top` that hold a node of `cut` (at any depth)."""
     if not cut:
         return set()
@@ -462,13 +492,15 @@ def read_text(compaction: Compaction, key: str, at: int, limit: int = LONG_TEXT)
     return xml
 
 
-def _make_encodable(root: OutNode) -> None:
-    """Replace lone surrogates in the page's strings of the output tree (see `_xml`).
+def _make_encodable(root: OutNode) -> int:
+    """Replace lone surrogates in the page's strings of the output tree (see `_xml`);
+    returns the characters of text the tree holds (its one walk over every text).
 
     Here page strings enter what the pipeline hands on: the XML is escaped anyway,
     but texts, names and labels also go to token counts, tool messages and logs.
     """
     clean = _xml.encodable
+    chars = 0
     stack = [root]
     while stack:
         node = stack.pop()
@@ -479,10 +511,12 @@ def _make_encodable(root: OutNode) -> None:
         children = node.children
         for k, child in enumerate(children):
             if isinstance(child, str):
+                chars += len(child)
                 if not child.isascii():
                     children[k] = clean(child)
             else:
                 stack.append(child)
+    return chars
 
 
 # Regions that stand inside the page's flow; between stray content they stay
@@ -494,7 +528,7 @@ def _regions(
     root: OutNode,
     undo: list[Callable[[], None]],
     reused: Mapping[str, Region],
-    cut: set[int],
+    cut: Mapping[int, str],
     touched: set[str],
 ) -> list[Region]:
     """Wrap stray top-level content in implicit "main" regions; render every region

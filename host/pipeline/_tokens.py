@@ -325,6 +325,24 @@ class TokenMemo:
                 return None
         return total
 
+    def over_outside(self, text: str, limit: int, mark: str) -> bool:
+        """Whether the pieces of `text` (cut where counts add up) that hold no `mark`
+        cost more than `limit` tokens together. They stay whole pieces of a text made
+        from `text` by changing only what follows the first character of pieces that
+        hold `mark`, so that such a text costs more than `limit` too."""
+        total = 0
+        for piece, counted in self._lines_of(text, longest=4 * limit):
+            if mark in piece:
+                continue
+            if counted is None:
+                counted = _within_long(piece, limit - total, self.encoding)
+                if counted is None:
+                    return True
+            total += counted
+            if total > limit:
+                return True
+        return False
+
     def fits(self, text: str, limit: int) -> bool:
         """Whether `text` costs at most `limit` tokens. A token is at least one byte
         of UTF-8, so a text of at most `limit` bytes fits without being counted."""

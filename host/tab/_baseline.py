@@ -15,7 +15,18 @@ from __future__ import annotations
 
 import difflib
 
-from ..pipeline import Compaction, Item, OutNode, Region, TokenMemo, lines_shown, open_tag, xml
+from ..pipeline import (
+    LISTS,
+    TEXT_MARKER,
+    Compaction,
+    Item,
+    OutNode,
+    Region,
+    TokenMemo,
+    lines_shown,
+    open_tag,
+    xml,
+)
 from ._budget import LineTokens, fit_baseline
 from ._values import (
     Counted,
@@ -42,16 +53,24 @@ def render_baseline(
     long_text: int,
     memo: TokenMemo,
     line_tokens: LineTokens,
+    cut_ahead: bool = False,
 ) -> Snapshot | None:
     """The baseline of `current` against what the client saw of the page (`previous`);
     over the budget, fitted to it (`fit_baseline`), or None when the page has long
-    texts (over `long_text` characters) to cut first."""
+    texts (over `long_text` characters) to cut first.
+
+    `cut_ahead`: `current` has its long texts cut already, on a guess that the page is
+    over the budget with them whole (and `previous` is empty): also None unless this
+    rendering shows that it is (`_over_whole`), and the caller renders it whole."""
     parts, untrimmed, collapsed, trimmed = _baseline_parts(current, previous, options)
     head = page_open(current, "baseline")
     document = head + "".join(shown for _, shown in parts) + "</page>\n"
     budget = options.budget
+    cut_ahead = cut_ahead and bool(current.texts)
     if budget is not None and not memo.fits(document, budget):
         if not current.texts and _has_long_text(current, long_text):
+            return None
+        if cut_ahead and not _over_whole(current, document, budget, memo):
             return None
         fitted, hidden, tokens, unseen = fit_baseline(current, head, parts, budget, line_tokens)
         return Snapshot(
@@ -64,6 +83,8 @@ def render_baseline(
             regions_unseen=unseen,
             counted=Counted.now(Figures(tokens, tokens + hidden, budget_hidden=hidden)),
         )
+    if cut_ahead:
+        return None  # within the budget cut: whole, it may be too
     whole = head + "".join(untrimmed) + "</page>\n" if trimmed else document
 
     def count() -> Figures:
@@ -167,6 +188,23 @@ def _baseline_parts(
             parts.append((region, shown))
             untrimmed.append(plain)
     return parts, untrimmed, collapsed, trimmed
+
+
+def _over_whole(current: Compaction, document: str, budget: int, memo: TokenMemo) -> bool:
+    """Whether the first baseline of `current`'s page with its long texts whole would
+    be over `budget`, judged from `document`, that baseline with them cut.
+
+    With nothing to compare with, a region renders alike both ways but for the lines
+    that hold a cut text, unless cutting changes how many lines a region has (a
+    trimmable one is trimmed by that count) or which lines form a list (a link or
+    button whose text was cut may be one of `LISTS` whole). Otherwise every piece of
+    `document` without a marker is a piece of the whole baseline too, and those cost
+    more than `budget` already when `over_outside` says so."""
+    if current.cut_in & LISTS.keys():
+        return False
+    if any(r.name in TRIMMABLE and TEXT_MARKER in r.xml for r in current.regions):
+        return False
+    return memo.over_outside(document, budget, TEXT_MARKER)
 
 
 def _has_long_text(current: Compaction, limit: int) -> bool:

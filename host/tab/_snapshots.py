@@ -40,7 +40,7 @@ import attrs
 
 from pycdp_bridge import PageModel, Target, capture
 
-from ..pipeline import LONG_TEXT, Compaction, Control, TokenMemo, prepare
+from ..pipeline import LONG_TEXT, Compaction, Control, Prepared, TokenMemo, prepare
 from ._baseline import render_baseline
 from ._budget import DEFAULT_BUDGET, LineTokens, page_region, page_text, region_of_key
 from ._capture import capture_document
@@ -52,6 +52,9 @@ __all__ = ["RenderedAhead", "SnapshotMemory"]
 
 # Pages whose regions the memory keeps as the agent last saw them, newest last.
 SEEN_PAGES = 8
+# Characters of page text per token above which a page is taken to be over its
+# budget before it is rendered (`SnapshotMemory._over_at_sight`).
+_CHARS_PER_TOKEN = 4
 
 
 @attrs.frozen(eq=False)
@@ -210,17 +213,20 @@ class SnapshotMemory:
         started = time.perf_counter()
         self.ids = self.ids.of_document(model.document_id)
         self.line_tokens = LineTokens(self.token_memo)
-        # Tokens are counted for what is sent; the full page only when compared.
-        long_text = self._long_text() if model.document_id == self.cut_document else None
-        prepared = prepare(model)
-        current = prepared.finish(count=False, long_text=long_text, reserved=self.reserved(model))
-        pipeline = current.stats.stage_ms
-        answering = time.perf_counter()
-        self.ids = self.ids.with_sent(model, current)
         previous = self.latest
         same_document = (
             previous is not None and model.document_id == self.latest_document and not baseline
         )
+        prepared = prepare(model)
+        # Tokens are counted for what is sent; the full page only when compared.
+        long_text = self._long_text() if model.document_id == self.cut_document else None
+        cut_ahead = long_text is None and not same_document and self._over_at_sight(prepared)
+        if cut_ahead:
+            long_text = self._long_text()
+        current = prepared.finish(count=False, long_text=long_text, reserved=self.reserved(model))
+        pipeline = current.stats.stage_ms
+        answering = time.perf_counter()
+        self.ids = self.ids.with_sent(model, current)
         snapshot: Snapshot | None = None
         if same_document:
             assert previous is not None
@@ -239,7 +245,13 @@ class SnapshotMemory:
             # a page it left and came back to (back, forward, a link to it), what it
             # last saw there.
             base = self.view.beside(self.seen.get(current.url))
-            snapshot = self._baseline(current, capture_ms, base)
+            snapshot = self._baseline(current, capture_ms, base, cut_ahead=cut_ahead)
+            if snapshot is None and cut_ahead:  # not surely over the budget whole
+                current = prepared.finish(count=False, reserved=self.reserved(model))
+                self.ids = self.ids.with_sent(model, current)
+                snapshot = self._baseline(current, capture_ms, base)
+            elif cut_ahead and current.texts:
+                self.cut_document = model.document_id
             if snapshot is None:  # over the budget with long texts: they are cut first
                 self.cut_document = model.document_id
                 # Rendered again from the same build: only the rendering changes.
@@ -286,7 +298,9 @@ class SnapshotMemory:
         pages.append((current.url, self.view))
         self.seen = dict(pages[-SEEN_PAGES:])
 
-    def _baseline(self, current: Compaction, capture_ms: float, base: Seen) -> Snapshot | None:
+    def _baseline(
+        self, current: Compaction, capture_ms: float, base: Seen, *, cut_ahead: bool = False
+    ) -> Snapshot | None:
         return render_baseline(
             current,
             capture_ms,
@@ -295,7 +309,20 @@ class SnapshotMemory:
             long_text=self._long_text(),
             memo=self.token_memo,
             line_tokens=self.line_tokens,
+            cut_ahead=cut_ahead,
         )
+
+    def _over_at_sight(self, prepared: Prepared) -> bool:
+        """Whether a first baseline of `prepared`'s page is likely over the budget with
+        its long texts whole, so that they are cut before the first rendering: a page
+        over its budget is then rendered once, not whole and then cut. Only where the
+        client holds nothing to compare with (see `render_baseline`'s ``cut_ahead``);
+        the guess is checked, and a page it was wrong about is rendered whole after."""
+        budget = self.options.budget
+        if budget is None or self.view.regions or self.view.items or self.seen:
+            return False
+        # No page of the corpus has more than 3.9 characters of text per token.
+        return prepared.text_chars() > _CHARS_PER_TOKEN * budget
 
     def _long_text(self) -> int:
         """Characters of a long text a snapshot shows: `LONG_TEXT`, fewer for a small

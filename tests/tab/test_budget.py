@@ -18,7 +18,7 @@ from pycdp_bridge import Frame, Node, NodeType, PageModel, PageTarget, Rect, Sty
 from tests.support.handlers_host import TAB, Host, open_host
 from tests.support.pages import page_url, parse_xml
 from tests.support.xmltree import LIST_TAGS
-from trimtab.pipeline import count_tokens
+from trimtab.pipeline import Prepared, count_tokens
 from trimtab.pipeline import xml as xmlw
 from trimtab.tab import DEFAULT_BUDGET, MIN_BUDGET, SnapshotMemory, SnapshotOptions, Tab
 from trimtab.tab._budget import region_of_key, tokens_within
@@ -154,7 +154,8 @@ class _Builder:
         return node.index
 
 
-Row = tuple[str, bool]  # a paragraph's text, and whether a link follows it
+# A paragraph's text, and whether a link follows it (its text, if not "go N").
+Row = tuple[str, bool | str]
 Landmark = tuple[str, list[Row], list[Row]]  # tag, rows, rows of a nav nested in it
 
 
@@ -172,7 +173,8 @@ def page_model(landmarks: list[Landmark], title: str = "Budget") -> PageModel:
             build.add(NodeType.TEXT, "#text", paragraph, text)
             if link:
                 anchor = build.add(NodeType.ELEMENT, "a", paragraph, href=f"#r{number}")
-                build.add(NodeType.TEXT, "#text", anchor, f"go {number}")
+                label = link if isinstance(link, str) else f"go {number}"
+                build.add(NodeType.TEXT, "#text", anchor, label)
 
     for tag, items, inner in landmarks:
         landmark = build.add(NodeType.ELEMENT, tag, body)
@@ -230,6 +232,120 @@ def test_any_page_fits_any_budget_and_pages_back(landmarks: list[Landmark], budg
         assert document == whole
     assert_markers_exact(memory, document)
     assert words_and_ids(splice(memory, document, budget)) == words_and_ids(parse_xml(whole))
+
+
+# -- long texts cut before the first rendering ---------------------------------------------
+
+
+def _first_looks(model: PageModel, budget: int, *, guess: bool) -> tuple[object, ...]:
+    """What a fresh memory answers for `model` twice in a row (a baseline, then the
+    same page again), with its figures and the document it cuts long texts in; without
+    `guess`, long texts are never cut before the page was rendered whole."""
+    with pytest.MonkeyPatch.context() as patch:
+        if not guess:
+            patch.setattr(SnapshotMemory, "_over_at_sight", lambda self, prepared: False)
+        memory = SnapshotMemory(cast(Target, None), SnapshotOptions(budget=budget))
+        first = memory.render(model)
+        again = memory.render(model)
+        return first.xml, first.counted.get(), again.xml, again.counted.get(), memory.cut_document
+
+
+def _renderings(patch: pytest.MonkeyPatch) -> list[bool]:
+    """Whether each `Prepared.finish` from here on cut long texts."""
+    calls: list[bool] = []
+    finish = Prepared.finish
+
+    def counted(self: Prepared, **options: Any) -> Any:
+        calls.append(options.get("long_text") is not None)
+        return finish(self, **options)
+
+    patch.setattr(Prepared, "finish", counted)
+    return calls
+
+
+# Short lines, enough to pass a budget by themselves, and long texts as often as one
+# line in `rarity`: of words, of one character, of lines starting with "/", or as a
+# link's text (all a long text's lines hold a marker, then, and nothing is proved).
+_long = st.sampled_from(["x " * 1500, "z" * 2100, "/\n" * 1100, "y " * 1100])
+_short = st.text(st.sampled_from("ab /<&é\n"), min_size=8, max_size=40)
+
+
+def _now_and_then(rarity: int) -> st.SearchStrategy[bool]:
+    """True once in `rarity` draws (not `st.integers`, nor True first: Hypothesis
+    draws the bounds far more often)."""
+    return st.sampled_from([False] * (rarity - 1) + [True])
+
+
+def _cut_rows(rarity: int, size: int) -> st.SearchStrategy[list[Row]]:
+    # A link's text is long four times more rarely: a cut one proves nothing.
+    row = st.tuples(
+        _now_and_then(rarity).flatmap(lambda long: _long if long else _short),
+        _now_and_then(4 * rarity).flatmap(lambda long: _long if long else st.booleans()),
+    )
+    return st.lists(row, min_size=size // 2, max_size=size)
+
+
+# A main region of many lines, and a few small ones, trimmable or not.
+_cut_landmarks = st.tuples(st.sampled_from([16, 64, 256]), st.sampled_from([100, 400])).flatmap(
+    lambda shape: st.tuples(
+        _cut_rows(*shape),
+        _cut_rows(4 * shape[0], 6),
+        st.lists(
+            st.tuples(
+                st.sampled_from(["header", "nav", "aside", "footer", "div"]),
+                _cut_rows(4 * shape[0], 12),
+                _cut_rows(4 * shape[0], 6),
+            ),
+            max_size=2,
+        ),
+    ).map(lambda parts: [("main", parts[0], parts[1]), *parts[2]])
+)
+
+
+@settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow])
+@given(landmarks=_cut_landmarks, budget=st.integers(MIN_BUDGET, 2_000))
+def test_a_first_look_is_the_same_whether_long_texts_are_cut_ahead(
+    landmarks: list[Landmark], budget: int
+) -> None:
+    """A page's first baseline, its figures, the next answer and whether the memory
+    cuts long texts from then on are the same when a page that looks over its budget
+    has its long texts cut before its first rendering as when it is rendered whole
+    first: long texts in trimmable regions, in links and in runs of one character."""
+    model = page_model(landmarks)
+    assert _first_looks(model, budget, guess=True) == _first_looks(model, budget, guess=False)
+
+
+def test_a_page_over_its_budget_with_long_texts_is_rendered_once() -> None:
+    """A first look at a page over its budget whose long texts make it so renders the
+    page once, its long texts cut, not whole first and then cut."""
+    rows: list[Row] = [(f"line {n} of plain words", n % 3 == 0) for n in range(600)]
+    rows[10:10] = [("w " * 1200, False)] * 5
+    model = page_model([("main", rows, [])])
+    budget = MIN_BUDGET * 2
+    with pytest.MonkeyPatch.context() as patch:
+        calls = _renderings(patch)
+        memory = SnapshotMemory(cast(Target, None), SnapshotOptions(budget=budget))
+        document = memory.render(model).xml
+    assert calls == [True]
+    assert '<more text="' in document
+    assert memory.cut_document == "doc"
+    assert count_tokens(document) <= budget
+
+
+def test_a_page_that_only_looks_over_its_budget_is_shown_whole() -> None:
+    """A page with more characters than its budget's worth that fits it all the same
+    (a run of one character is few tokens) is rendered whole after the cut rendering
+    showed it may fit, and sent whole, as without the guess."""
+    model = page_model([("main", [("a" * 3000, False)] * 3, [])])
+    budget = MIN_BUDGET * 2
+    with pytest.MonkeyPatch.context() as patch:
+        calls = _renderings(patch)
+        memory = SnapshotMemory(cast(Target, None), SnapshotOptions(budget=budget))
+        document = memory.render(model).xml
+    assert calls == [True, False]
+    assert "<more" not in document
+    assert memory.cut_document == ""
+    assert document == memory_for(None).render(model).xml
 
 
 def test_counting_within_a_limit_ends_for_any_limit() -> None:
