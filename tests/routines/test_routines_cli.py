@@ -42,6 +42,20 @@ async def person(host: LinkHost, *, allow: bool = True) -> None:
         await host.answer(allow)
 
 
+async def saved_by_an_agent(shop: LinkHost) -> None:
+    """An outside agent orders two headlamps and saves that as the routine `NAME`."""
+    assert shop.link.socket_path is not None
+    secret = read_secret(shop.state / "trimtab" / SECRET_FILE)
+    async with (
+        trio.open_nursery() as nursery,
+        connect(shop.link.socket_path, secret, {"name": "agent", "version": "1"}) as agent,
+    ):
+        nursery.start_soon(person, shop)
+        await order_headlamps(agent)
+        await agent.request("routine_save", name=NAME, task=TASK)
+        nursery.cancel_scope.cancel()
+
+
 async def ok(host: LinkHost, *args: str) -> str:
     """``trimtab ARGS``, which must succeed with nothing on stderr; its stdout."""
     code, out, err = await host.trimtab(*args)
@@ -55,9 +69,7 @@ async def test_calls_of_one_session_are_saved_listed_and_run_again(
 ) -> None:
     """A session's ``trimtab call``s (``--session``) saved with ``routines save`` are
     listed by ``routines`` (and as JSON), and ``trimtab run`` orders again with the
-    parameters given as text after its options, printing the result; a missing secret
-    (stdin no terminal), a pair that is no key=value and a run from step 0 are bad usage
-    (2) in one line."""
+    parameters given as text after its options, printing the result."""
     session = ("--session", "shopper")
     async with trio.open_nursery() as nursery:
         nursery.start_soon(person, shop)
@@ -104,6 +116,13 @@ async def test_calls_of_one_session_are_saved_listed_and_run_again(
         "name": "Ada",
     }
 
+
+async def test_bad_usage_of_run_exits_2_with_one_line(shop: LinkHost, page: PageTarget) -> None:
+    """A missing secret (stdin no terminal), a pair that is no key=value, a run from
+    step 0 and a routine that does not exist are bad usage (2), each said in one line
+    on stderr, and nothing is ordered."""
+    await saved_by_an_agent(shop)
+    await start_over(page)
     for args, said in (
         (
             (NAME,),
@@ -125,6 +144,7 @@ async def test_calls_of_one_session_are_saved_listed_and_run_again(
         assert err.startswith(said), (args, err)
         assert err.count("\n") == 1, err
     assert "or run it from a terminal to be asked" in (await shop.trimtab("run", NAME))[2]
+    assert await storage(page, "placed") is None
 
 
 async def test_a_run_that_needs_help_exits_1_and_one_the_person_refuses_exits_4(
@@ -134,16 +154,7 @@ async def test_a_run_that_needs_help_exits_1_and_one_the_person_refuses_exits_4(
     line saying to do that step and the command that goes on, then the run's words and
     plan, ordering nothing; done so, ``--start-at`` runs the rest; a run whose question
     the person refuses exits 4."""
-    assert shop.link.socket_path is not None
-    secret = read_secret(shop.state / "trimtab" / SECRET_FILE)
-    async with (
-        trio.open_nursery() as nursery,
-        connect(shop.link.socket_path, secret, {"name": "agent", "version": "1"}) as agent,
-    ):
-        nursery.start_soon(person, shop)
-        await order_headlamps(agent)
-        await agent.request("routine_save", name=NAME, task=TASK)
-        nursery.cancel_scope.cancel()
+    await saved_by_an_agent(shop)
 
     await start_over(page, "wording")
     async with trio.open_nursery() as nursery:
@@ -233,16 +244,7 @@ async def test_a_secret_is_asked_at_a_terminal_or_read_from_stdin_never_the_comm
     echo, and the run types it; ``key=-`` reads it from stdin, also when going on after
     a step done by hand with ``--keep-healed``, which keeps that step so the next run
     needs no help; stdin that ends before the value is bad usage."""
-    assert shop.link.socket_path is not None
-    secret = read_secret(shop.state / "trimtab" / SECRET_FILE)
-    async with (
-        trio.open_nursery() as nursery,
-        connect(shop.link.socket_path, secret, {"name": "agent", "version": "1"}) as agent,
-    ):
-        nursery.start_soon(person, shop)
-        await order_headlamps(agent)
-        await agent.request("routine_save", name=NAME, task=TASK)
-        nursery.cancel_scope.cancel()
+    await saved_by_an_agent(shop)
 
     await start_over(page)
     async with trio.open_nursery() as nursery:

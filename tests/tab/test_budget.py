@@ -263,9 +263,9 @@ def _renderings(patch: pytest.MonkeyPatch) -> list[bool]:
     return calls
 
 
-# Short lines, enough to pass a budget by themselves, and long texts as often as one
-# line in `rarity`: of words, of one character, of lines starting with "/", or as a
-# link's text (all a long text's lines hold a marker, then, and nothing is proved).
+# Short lines, enough to pass a budget by themselves, and now and then a long text: of
+# words, of one character, of lines starting with "/", or a link's text (rarer: with
+# one the cut page proves nothing, and the page is rendered whole).
 _long = st.sampled_from(["x " * 1500, "z" * 2100, "/\n" * 1100, "y " * 1100])
 _short = st.text(st.sampled_from("ab /<&é\n"), min_size=8, max_size=40)
 
