@@ -7,11 +7,9 @@ again when it saw the page navigate, and gives up with `PageChangedError`.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from collections.abc import Awaitable, Callable
 
-from pycdp_bridge import PageModel, Target
-from pycdp_bridge import protocol as cdp
+from pycdp_bridge import PageModel
 
 __all__ = ["CAPTURE_ATTEMPTS", "PageChangedError", "capture_document"]
 
@@ -30,19 +28,19 @@ class PageChangedError(Exception):
         self.attempts = attempts
 
 
-async def capture_document(
-    target: Target, capture_once: Callable[[Mapping[str, Any]], Awaitable[PageModel]]
-) -> PageModel:
+async def capture_document(capture_once: Callable[[], Awaitable[PageModel]]) -> PageModel:
     """A capture (`capture_once`) of one document: the capture reads the main frame's
-    loader after its commands (`navigated`), and one that saw the page navigate is
-    taken again; PageChangedError after `CAPTURE_ATTEMPTS` of them."""
+    loader with its first commands and again after its DOM calls have answered
+    (`navigated`), and one that saw the page navigate is taken again;
+    PageChangedError after `CAPTURE_ATTEMPTS` of them.
+
+    No read of its own comes first: one session's commands run in the order they are
+    sent, even across a cross-process navigation (the browser sends those not yet
+    answered to the new renderer, in order), so the capture's two frame trees bracket
+    its DOM calls. A navigation committed before all of them gives a capture of the new
+    document alone, which is the page as it is."""
     for _ in range(CAPTURE_ATTEMPTS):
-        # Asked and answered before the capture starts (a navigation the browser
-        # commits ahead of the capture's calls is seen), and handed to the capture as
-        # its first frame tree, which it would otherwise ask for with its other calls.
-        tree = await target.execute(cdp.page_get_frame_tree())
-        before = str(tree["frameTree"]["frame"].get("loaderId", ""))
-        model = await capture_once(tree)
-        if not model.navigated and model.document_id == before:
+        model = await capture_once()
+        if not model.navigated:
             return model
     raise PageChangedError(CAPTURE_ATTEMPTS)

@@ -156,7 +156,7 @@ class SnapshotMemory:
         """Capture the tab and answer with a baseline or a diff."""
         started = time.perf_counter()
         try:
-            model = await capture_document(self.target, self.capture)
+            model = await capture_document(self.capture)
         except Exception:
             self.forget()
             raise

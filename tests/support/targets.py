@@ -74,16 +74,35 @@ class FailingTarget(WrappedTarget):
 
 
 class NavigatingTarget(WrappedTarget):
-    """A tab whose page navigates right before its DOMSnapshot is taken (a race)."""
+    """A tab whose page navigates in the middle of each capture, at the next of `urls`:
+    once every frame tree asked so far has been answered (the capture has read which
+    document it captures), and before its DOMSnapshot is sent."""
 
     def __init__(self, page: PageTarget, urls: list[str]) -> None:
         super().__init__(page)
         self.page = page
         self.urls = urls  # where to go at each snapshot, in turn; empty: stay
+        self._frame_trees: list[trio.Event] = []  # set once each is answered
 
-    async def before_send(self, method: str) -> None:
+    async def send(
+        self,
+        method: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        session_id: str | None = None,
+    ) -> dict[str, Any]:
         if method == "DOMSnapshot.captureSnapshot" and self.urls:
+            for answered in self._frame_trees:
+                await answered.wait()
             await self.page.navigate(self.urls.pop(0))
+        if method != "Page.getFrameTree":
+            return await self.inner.send(method, params, session_id=session_id)
+        answered = trio.Event()
+        self._frame_trees.append(answered)
+        try:
+            return await self.inner.send(method, params, session_id=session_id)
+        finally:
+            answered.set()
 
 
 class RecordingTarget(WrappedTarget):

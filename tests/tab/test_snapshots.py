@@ -7,7 +7,9 @@ page after changing it through ``Runtime.evaluate``. Every XML is parsed with lx
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 import trio
@@ -16,7 +18,7 @@ from lxml import etree
 from pycdp_bridge import PageModel, PageTarget
 from tests.support import StaticServer
 from tests.support.pages import load, page_url, parse_xml
-from tests.support.targets import NavigatingTarget, RecordingTarget
+from tests.support.targets import NavigatingTarget, RecordingTarget, WrappedTarget
 from tests.support.xmltree import (
     element_ids,
     folded,
@@ -792,6 +794,38 @@ async def test_a_page_that_keeps_navigating_gets_a_clear_error(page: PageTarget)
     with pytest.raises(PageChangedError, match="navigated while it was being captured"):
         await session.snapshot()
     assert session.latest is None  # nothing half-captured is remembered
+
+
+class _FrameTreeAnsweredLate(WrappedTarget):
+    """Answers the main frame's tree only once a DOMSnapshot has been sent: a snapshot
+    that waited for that answer before its DOM calls would wait forever."""
+
+    def __init__(self, inner: PageTarget) -> None:
+        super().__init__(inner)
+        self.snapshot_sent = trio.Event()
+
+    async def send(
+        self,
+        method: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        session_id: str | None = None,
+    ) -> dict[str, Any]:
+        if method == "DOMSnapshot.captureSnapshot":
+            self.snapshot_sent.set()
+        reply = await self.inner.send(method, params, session_id=session_id)
+        if method == "Page.getFrameTree" and session_id is None:
+            await self.snapshot_sent.wait()
+        return reply
+
+
+async def test_a_snapshot_asks_which_document_it_is_of_with_its_capture(page: PageTarget) -> None:
+    """A snapshot sends its DOM calls without waiting for the main frame's tree (which
+    its capture asks for with them and after them): no round trip of its own first."""
+    await load(page, "snapshots-site-1.html")
+    with trio.fail_after(TIMEOUT):
+        snapshot = await SnapshotMemory(_FrameTreeAnsweredLate(page)).snapshot()
+    assert snapshot.compaction.title == "Shop: home"
 
 
 async def test_a_page_with_shadow_roots_asks_for_the_dom_tree_up_front(
