@@ -19,6 +19,7 @@ from ._breakdown import PARTS, TokenBreakdown, token_breakdown
 from ._build import BuildOptions
 from ._compact import (
     LONG_TEXT,
+    NOTED_RUN,
     TEXT_MARKER,
     Compaction,
     CompactionStats,
@@ -42,6 +43,7 @@ from ._tree import Control, OutNode
 __all__ = [
     "LISTS",
     "LONG_TEXT",
+    "NOTED_RUN",
     "PARTS",
     "TEXT_MARKER",
     "BuildOptions",

@@ -29,6 +29,7 @@ from ._tree import Control, OutNode
 
 __all__ = [
     "LONG_TEXT",
+    "NOTED_RUN",
     "TEXT_MARKER",
     "Compaction",
     "CompactionStats",
@@ -52,6 +53,10 @@ _CUT_SLACK = LONG_TEXT // 4
 # How a long text's marker begins in the XML (`_marker`, rendered): page text and
 # attribute values are escaped, so nothing else there holds it.
 TEXT_MARKER = f'<{MORE} text="'
+# Text runs longer than this are listed in `Compaction.long_runs` where shown whole:
+# what a client may have seen whole of the texts a later snapshot cuts (a snapshot
+# memory cuts at a tenth of its budget, and budgets are of 1,000 tokens at least).
+NOTED_RUN = 100
 
 # Frames the walk may need: the builder takes about three per level of the page.
 _RECURSION_LIMIT = 3 * MAX_DEPTH + 1_000
@@ -119,6 +124,8 @@ class Compaction:
     texts: Mapping[str, str] = attrs.field(factory=dict)
     # The tags of the elements a long text was cut in.
     cut_in: frozenset[str] = frozenset()
+    # The text runs over `NOTED_RUN` characters the rendering shows whole.
+    long_runs: tuple[str, ...] = ()
 
 
 def compact(
@@ -189,6 +196,7 @@ class Prepared:
     # What the latest `finish` made that the next one takes where it is the same.
     _last: _Rendered | None = None
     _text_chars: int = attrs.field(default=0, init=False)
+    _long_runs: list[str] = attrs.field(factory=list, init=False)
 
     def text_chars(self) -> int:
         """Characters of page text the built page holds (built here first if need
@@ -221,7 +229,7 @@ class Prepared:
             self.visibility = filter_page(self.model)
             t1 = time.perf_counter()
             self.built = build_tree(self.model, self.visibility, self.options)
-            self._text_chars = _make_encodable(self.built.root)
+            self._text_chars, self._long_runs = _make_encodable(self.built.root)
             self.seconds = {"filter": t1 - t0, "build": time.perf_counter() - t1}
         return self.built
 
@@ -293,6 +301,7 @@ class Prepared:
             built.root,
             texts,
             frozenset(cut.values()),
+            tuple(self._long_runs if long_text is None else _shorter(self._long_runs, long_text)),
         )
 
     def _bound(
@@ -492,15 +501,17 @@ def read_text(compaction: Compaction, key: str, at: int, limit: int = LONG_TEXT)
     return xml
 
 
-def _make_encodable(root: OutNode) -> int:
+def _make_encodable(root: OutNode) -> tuple[int, list[str]]:
     """Replace lone surrogates in the page's strings of the output tree (see `_xml`);
-    returns the characters of text the tree holds (its one walk over every text).
+    returns the characters of text the tree holds and its text runs over `NOTED_RUN`
+    characters (its one walk over every text).
 
     Here page strings enter what the pipeline hands on: the XML is escaped anyway,
     but texts, names and labels also go to token counts, tool messages and logs.
     """
     clean = _xml.encodable
     chars = 0
+    runs: list[str] = []
     stack = [root]
     while stack:
         node = stack.pop()
@@ -511,12 +522,20 @@ def _make_encodable(root: OutNode) -> int:
         children = node.children
         for k, child in enumerate(children):
             if isinstance(child, str):
-                chars += len(child)
+                size = len(child)
+                chars += size
                 if not child.isascii():
-                    children[k] = clean(child)
+                    child = children[k] = clean(child)
+                if size > NOTED_RUN:
+                    runs.append(child)
             else:
                 stack.append(child)
-    return chars
+    return chars, runs
+
+
+def _shorter(runs: list[str], limit: int) -> list[str]:
+    """The `runs` a rendering with texts cut at `limit` shows whole."""
+    return [run for run in runs if len(run) <= limit]
 
 
 # Regions that stand inside the page's flow; between stray content they stay

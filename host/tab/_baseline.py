@@ -17,6 +17,7 @@ import difflib
 
 from ..pipeline import (
     LISTS,
+    NOTED_RUN,
     TEXT_MARKER,
     Compaction,
     Item,
@@ -59,9 +60,9 @@ def render_baseline(
     over the budget, fitted to it (`fit_baseline`), or None when the page has long
     texts (over `long_text` characters) to cut first.
 
-    `cut_ahead`: `current` has its long texts cut already, on a guess that the page is
-    over the budget with them whole (and `previous` is empty): also None unless this
-    rendering shows that it is (`_over_whole`), and the caller renders it whole."""
+    `cut_ahead`: `current` has its long texts cut already (at `long_text`), on a guess
+    that the page is over the budget with them whole: also None unless this rendering
+    shows that it is (`_over_whole`), and the caller renders it whole."""
     parts, untrimmed, collapsed, trimmed = _baseline_parts(current, previous, options)
     head = page_open(current, "baseline")
     document = head + "".join(shown for _, shown in parts) + "</page>\n"
@@ -70,7 +71,7 @@ def render_baseline(
     if budget is not None and not memo.fits(document, budget):
         if not current.texts and _has_long_text(current, long_text):
             return None
-        if cut_ahead and not _over_whole(current, document, budget, memo):
+        if cut_ahead and not _over_whole(current, document, budget, memo, previous, long_text):
             return None
         fitted, hidden, tokens, unseen = fit_baseline(current, head, parts, budget, line_tokens)
         return Snapshot(
@@ -190,20 +191,40 @@ def _baseline_parts(
     return parts, untrimmed, collapsed, trimmed
 
 
-def _over_whole(current: Compaction, document: str, budget: int, memo: TokenMemo) -> bool:
-    """Whether the first baseline of `current`'s page with its long texts whole would
-    be over `budget`, judged from `document`, that baseline with them cut.
+def _over_whole(
+    current: Compaction,
+    document: str,
+    budget: int,
+    memo: TokenMemo,
+    previous: Seen,
+    long_text: int,
+) -> bool:
+    """Whether the baseline of `current`'s page against `previous` with its long texts
+    whole would be over `budget`, judged from `document`, that baseline with them cut
+    at `long_text`.
 
-    With nothing to compare with, a region renders alike both ways but for the lines
-    that hold a cut text, unless cutting changes how many lines a region has (a
-    trimmable one is trimmed by that count) or which lines form a list (a link or
-    button whose text was cut may be one of `LISTS` whole). Otherwise every piece of
-    `document` without a marker is a piece of the whole baseline too, and those cost
-    more than `budget` already when `over_outside` says so."""
+    The two render alike but for the lines that hold a cut text, unless cutting
+    changes how many lines a region has (a trimmable one is trimmed by that count),
+    which lines form a list (a link or button whose text was cut may be one of `LISTS`
+    whole), or what matches what the client saw: a region or line holding a cut text
+    that it saw (cut, on a page before), or one that it may have seen whole (one of
+    its `Seen.whole_runs`), could collapse in one rendering and not in the other, and
+    move which of its lines match (`_runs`). Otherwise every piece of `document`
+    without a marker is a piece of the whole baseline too, and those cost more than
+    `budget` already when `over_outside` says so."""
     if current.cut_in & LISTS.keys():
         return False
-    if any(r.name in TRIMMABLE and TEXT_MARKER in r.xml for r in current.regions):
+    cut = [r for r in current.regions if TEXT_MARKER in r.xml]
+    if any(r.name in TRIMMABLE for r in cut):
         return False
+    if previous.regions or previous.items:
+        if long_text < NOTED_RUN or not set(previous.whole_runs).isdisjoint(current.texts.values()):
+            return False
+        if any(previous.regions.get(r.key) == r.xml for r in cut):
+            return False
+        lines = {item.xml for item in previous.items}
+        if any(item.xml in lines for r in cut for item in r.items if TEXT_MARKER in item.xml):
+            return False
     return memo.over_outside(document, budget, TEXT_MARKER)
 
 

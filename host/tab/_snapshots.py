@@ -313,13 +313,13 @@ class SnapshotMemory:
         )
 
     def _over_at_sight(self, prepared: Prepared) -> bool:
-        """Whether a first baseline of `prepared`'s page is likely over the budget with
-        its long texts whole, so that they are cut before the first rendering: a page
-        over its budget is then rendered once, not whole and then cut. Only where the
-        client holds nothing to compare with (see `render_baseline`'s ``cut_ahead``);
-        the guess is checked, and a page it was wrong about is rendered whole after."""
+        """Whether a baseline of a new document, `prepared`'s page, is likely over the
+        budget with its long texts whole, so that they are cut before its first
+        rendering: a page over its budget is then rendered once, not whole and then
+        cut. The guess is checked (see `render_baseline`'s ``cut_ahead``), and a page it
+        was wrong about is rendered whole after."""
         budget = self.options.budget
-        if budget is None or self.view.regions or self.view.items or self.seen:
+        if budget is None:
             return False
         # The corpus's pages have 2.6 characters of text per token at the median, 4.8
         # at most: a page this long is over the budget but for a few (a wrong guess

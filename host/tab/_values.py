@@ -165,6 +165,8 @@ class Seen:
     regions: dict[str, str] = attrs.field(factory=dict)  # region key → rendered XML
     items: tuple[Item, ...] = ()
     trimmed: frozenset[str] = frozenset()
+    # The text runs over `NOTED_RUN` characters it may hold whole (`long_runs`).
+    whole_runs: tuple[str, ...] = ()
 
     @classmethod
     def of(
@@ -186,6 +188,7 @@ class Seen:
             {r.key: r.xml for r in compaction.regions if r.key not in unseen},
             tuple(item for r in whole for item in r.items),
             trimmed - unseen,
+            compaction.long_runs,
         )
 
     def beside(self, earlier: Seen | None) -> Seen:
@@ -195,7 +198,12 @@ class Seen:
         if earlier is None:
             return self
         kept = {k for k in self.trimmed if k not in earlier.regions}
-        return Seen({**self.regions, **earlier.regions}, earlier.items, earlier.trimmed | kept)
+        return Seen(
+            {**self.regions, **earlier.regions},
+            earlier.items,
+            earlier.trimmed | kept,
+            self.whole_runs + earlier.whole_runs,
+        )
 
 
 def keys_within(compaction: Compaction, region: Region) -> list[str]:

@@ -315,6 +315,101 @@ def test_a_first_look_is_the_same_whether_long_texts_are_cut_ahead(
     assert _first_looks(model, budget, guess=True) == _first_looks(model, budget, guess=False)
 
 
+def _looks_along(models: list[PageModel], budget: int, *, guess: bool) -> list[object]:
+    """What a fresh memory answers for each of `models` in turn, with its figures, and
+    the document it cuts long texts in at the end; without `guess`, long texts are
+    never cut before the page was rendered whole."""
+    with pytest.MonkeyPatch.context() as patch:
+        if not guess:
+            patch.setattr(SnapshotMemory, "_over_at_sight", lambda self, prepared: False)
+        memory = SnapshotMemory(cast(Target, None), SnapshotOptions(budget=budget))
+        answers: list[object] = []
+        for model in models:
+            snapshot = memory.render(model)
+            answers += [snapshot.xml, snapshot.counted.get()]
+        return [*answers, memory.cut_document]
+
+
+def _short_links(rows: list[Row]) -> list[Row]:
+    return [(text, link if isinstance(link, bool) else True) for text, link in rows]
+
+
+@st.composite
+def _site(draw: st.DrawFn) -> list[PageModel]:
+    """A page, another page of its site (the main region's lines shifted: some left, some
+    new, so runs of them are ones the client saw), at another address or the same one,
+    then the first page again (its address's lines as the client last saw them). A
+    long text on both pages may be cut on one and whole on the other."""
+    first = draw(_cut_landmarks)
+    if not draw(_now_and_then(4)):
+        # A link's long text is kept rarely here: with one the new page proves nothing,
+        # and what the client saw would not matter.
+        first = [(tag, _short_links(rows), _short_links(inner)) for tag, rows, inner in first]
+    (tag, rows, inner), *others = first
+    kept = draw(st.integers(0, len(rows)))
+    # Now and then many more lines: a page over its budget after one within it.
+    more = draw(_cut_rows(16, draw(st.sampled_from([32, 32, 400]))))
+    second = [(tag, rows[kept:] + _short_links(more), inner), *others]
+    if draw(st.booleans()):
+        # A small region on both pages with a long text: the same on the second page
+        # (it may collapse), or with a line more (its lines may match the first's).
+        box: list[Row] = [(draw(_long), False), *draw(_cut_rows(64, 4))]
+        first = [("div", box, []), *first]
+        second = [("div", box + draw(st.sampled_from([[], [("one more", False)]])), []), *second]
+    one = page_model(first)
+    other = page_model(second, title="Budget, too")
+    other.document_id = "doc-2"
+    if draw(st.booleans()):
+        other.url = "http://budget.test/2"
+    return [one, other, other, one]
+
+
+def _whole_then_cut() -> list[PageModel]:
+    """A page within its budget showing a long text whole, then one over it holding the
+    same text (cut there, and seen whole before)."""
+    box: list[Row] = [("z" * 2100, False), ("a short line", False)]
+    first = page_model([("div", box, []), ("main", [(f"line {n}", False) for n in range(20)], [])])
+    rows: list[Row] = [(f"row {n} of words", n % 2 == 0) for n in range(400)]
+    second = page_model([("div", box, []), ("main", rows, [])], title="Budget, too")
+    second.document_id = "doc-2"
+    return [first, second, second, first]
+
+
+@settings(max_examples=40, suppress_health_check=[HealthCheck.too_slow])
+@given(models=_site(), budget=st.integers(MIN_BUDGET, 2_000))
+# Rare in what is drawn: the text a new page cuts is one the client saw whole.
+@example(models=_whole_then_cut(), budget=2_000)
+def test_a_look_after_a_navigation_is_the_same_whether_long_texts_are_cut_ahead(
+    models: list[PageModel], budget: int
+) -> None:
+    """Along pages of one site (a navigation, the same page again, back to the first),
+    every answer, its figures and whether the memory cuts long texts at the end are the
+    same when a new document that looks over its budget has its long texts cut before
+    its first rendering as when it is rendered whole first, whatever the client saw
+    before: lines and regions holding the same cut texts, and long texts seen whole."""
+    assert _looks_along(models, budget, guess=True) == _looks_along(models, budget, guess=False)
+
+
+def test_a_page_over_its_budget_after_a_navigation_is_rendered_once() -> None:
+    """A navigation from a page whose long texts were cut to another page over its
+    budget with long texts renders the new page once, its long texts cut."""
+    rows: list[Row] = [(f"line {n} of plain words", n % 3 == 0) for n in range(600)]
+    rows[10:10] = [("w " * 1200, False)] * 5
+    first = page_model([("main", rows, [])])
+    second = page_model([("main", [("v " * 1200, False), *rows[300:]], [])], title="Next")
+    second.document_id = "doc-2"
+    budget = MIN_BUDGET * 2
+    memory = SnapshotMemory(cast(Target, None), SnapshotOptions(budget=budget))
+    memory.render(first)
+    with pytest.MonkeyPatch.context() as patch:
+        calls = _renderings(patch)
+        document = memory.render(second).xml
+    assert calls == [True]
+    assert document.count('<more text="') >= 1
+    assert memory.cut_document == "doc-2"
+    assert count_tokens(document) <= budget
+
+
 def test_a_page_over_its_budget_with_long_texts_is_rendered_once() -> None:
     """A first look at a page over its budget whose long texts make it so renders the
     page once, its long texts cut, not whole first and then cut."""
