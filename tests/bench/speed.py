@@ -552,10 +552,10 @@ def _breakdown(row: dict[str, Any]) -> str:
     cpu = row["cpu"]
     return (
         f"  {row['id']}: {row['first_ms']:.0f} ms ({row['first_ratio']:.2f}x Playwright's"
-        f" {row['pw_ms']:.0f}) = loader check {stage['capture'] - capture:.0f} + capture"
-        f" {capture:.0f} ({', '.join(calls)}: parse {stage['parse']:.0f}; decode"
-        f" {stage.get('capture.decode', 0.0):.0f}, tree {stage.get('capture.tree', 0.0):.0f},"
-        f" join {stage.get('capture.join', 0.0):.0f}) + filter {stage['filter']:.0f} + build"
+        f" {row['pw_ms']:.0f}) = capture {capture:.0f} ({', '.join(calls)}: parse"
+        f" {stage['parse']:.0f}; decode {stage.get('capture.decode', 0.0):.0f}, tree"
+        f" {stage.get('capture.tree', 0.0):.0f}, join {stage.get('capture.join', 0.0):.0f})"
+        f" + after it {stage['capture'] - capture:.0f} + filter {stage['filter']:.0f} + build"
         f" {stage['build']:.0f} + encode {stage['encode']:.0f} + answer {stage['answer']:.0f}\n"
         f"    cpu: ours {cpu['python'] + cpu['browser']:.0f} ms (host {cpu['python']:.0f},"
         f" browser {cpu['browser']:.0f}), Playwright {cpu['playwright']:.0f} ms"
