@@ -71,7 +71,7 @@ from ._decode import (
     subframe_ids,
     viewport,
 )
-from ._errors import CDPError, TargetClosedError
+from ._errors import CDPError, DialogOpenError, TargetClosedError
 from ._gc import gc_paused
 from ._join import SessionCapture, join
 from ._model import PageModel, Rect
@@ -124,7 +124,8 @@ async def capture(
     ``Page.getFrameTree`` reply the caller read just before (to know the document it
     captures): the capture takes it as its first frame tree instead of asking again.
     Raises CDPError only when the DOM tree itself cannot be read, TargetClosedError
-    when the tab went away.
+    when the tab went away, DialogOpenError when the page shows a dialog (each once,
+    not in a group of the concurrent calls').
     """
     options = _Options(ax, dom_snapshot, rects, dom_tree or not dom_snapshot)
     # The collector waits from the first request to the end of the join: the replies'
@@ -239,15 +240,20 @@ async def _capture(
 
 @contextlib.contextmanager
 def _one_error() -> Iterator[None]:
-    """Concurrent calls to a tab that closed or crashed all fail alike: raise the first
-    of those errors rather than a group of them, as the docstring of `capture` says."""
+    """Concurrent calls to a tab that closed or crashed, or whose page shows a dialog,
+    all fail alike: raise the first of those errors rather than a group of them (the
+    tab's going first: it outlasts the dialog), as the docstring of `capture` says."""
     try:
         yield
     except BaseExceptionGroup as group:
         closed, rest = group.split(TargetClosedError)
-        if closed is None or rest is not None:
+        blocked = None
+        if rest is not None:
+            blocked, rest = rest.split(DialogOpenError)
+        found = closed if closed is not None else blocked
+        if rest is not None or found is None:
             raise
-        first: BaseException = closed
+        first: BaseException = found
         while isinstance(first, BaseExceptionGroup):
             first = first.exceptions[0]
         raise first from group

@@ -11,6 +11,7 @@ import pytest
 import trio
 
 from pycdp_bridge import (
+    DialogOpenError,
     Node,
     NodeType,
     PageCrashedError,
@@ -309,6 +310,24 @@ async def test_ax_failure_degrades(
     assert "ax_tree" in full_tree.missing
     assert all(n.ax is None for n in model.nodes)
     assert by_id(model, "main-link").bounds is not None
+
+
+async def test_a_page_showing_a_dialog_fails_its_capture_once(
+    page: PageTarget, pages_server: StaticServer
+) -> None:
+    """A capture of a page that shows a dialog raises one DialogOpenError naming it (all
+    of its concurrent calls meet the dialog), not a group of them."""
+    await page.navigate(pages_server.url("frames/index.html"))
+    await page.evaluate("setTimeout(() => alert('Hold on'), 0)")
+    with trio.fail_after(30):
+        while page.open_dialog is None:
+            await trio.sleep(0.02)
+    try:
+        with pytest.raises(DialogOpenError, match="Hold on"):
+            await capture(page)
+    finally:
+        await page.execute(protocol.page_handle_javascript_dialog(accept=True))
+    assert not (await capture(page)).navigated
 
 
 async def test_frame_trees_bracket_the_dom_calls(
