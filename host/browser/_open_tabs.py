@@ -14,7 +14,7 @@ from pycdp_bridge import CDPError, RelayHub, RelayTarget, Target, TargetClosedEr
 from pycdp_bridge import protocol as cdp
 
 from ..envelope import Answer, Ask, Question
-from ..tab import Downloads, Seen, SnapshotMemory, Tab
+from ..tab import Downloads, LogRead, SnapshotMemory, Tab
 from ..tracker import CallTracker
 from ..wire import RequestError
 from ._errors import page_timeout, page_unresponsive
@@ -51,7 +51,9 @@ class OpenTab:
         view = self.views.get(name)
         if view is None:
             # Its own place in the tab's console and network log too.
-            view = attrs.evolve(self.tab, memory=SnapshotMemory(self.tab.target), seen=Seen())
+            view = attrs.evolve(
+                self.tab, memory=SnapshotMemory(self.tab.target), log_read=LogRead()
+            )
             self.views[name] = view
         return view
 

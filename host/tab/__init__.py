@@ -16,7 +16,7 @@ After an action that typed or clicked, the guard stays on for a trailing window
 (`Trailing`, `TRAILING_SECONDS`) that ends at the tab's next action, or at once with
 `end_trailing` (Stop).
 `DevtoolsLog` keeps the tab's console messages and requests, bounded, for the devtools
-tools (each view of the tab reads it from its own `Seen` on). `page_script` reads the
+tools (each view of the tab reads it from its own `LogRead` on). `page_script` reads the
 page-side scripts of this package's ``js/`` folder and of
 `trimtab.driver`'s and `trimtab.tools`' (one function or expression a file), with the helpers of
 ``js/helpers.js`` each asks for.
@@ -32,8 +32,8 @@ from ._devtools import (
     REQUESTS_KEPT,
     ConsoleMessage,
     DevtoolsLog,
+    LogRead,
     NetworkRequest,
-    Seen,
 )
 from ._download_guard import refuse_unclaimed
 from ._downloads import (
@@ -99,6 +99,7 @@ __all__ = [
     "Held",
     "HeldDownload",
     "Judge",
+    "LogRead",
     "NetworkRequest",
     "OpenedTab",
     "PageChangedError",
@@ -107,7 +108,6 @@ __all__ = [
     "RenderedAhead",
     "RevisionStatistics",
     "Ruling",
-    "Seen",
     "Snapshot",
     "SnapshotMemory",
     "SnapshotOptions",

@@ -6,7 +6,7 @@ browser itself logs, ``Log.entryAdded``: CORS, failed loads) and the requests of
 Network domain's events (never Fetch: the request guard pauses requests with it during
 actions, and reading must not disturb that). Memory is bounded whatever the page does:
 the latest `CONSOLE_KEPT` messages and `REQUESTS_KEPT` requests are kept, each string
-cut, and what fell out is counted. Each client's view of the tab has its own `Seen`,
+cut, and what fell out is counted. Each client's view of the tab has its own `LogRead`,
 so "since your last call" is per client.
 
 Response bodies are read from the browser on demand, and only bodies the browser kept
@@ -48,8 +48,8 @@ __all__ = [
     "REQUESTS_KEPT",
     "ConsoleMessage",
     "DevtoolsLog",
+    "LogRead",
     "NetworkRequest",
-    "Seen",
     "network_enable",
 ]
 
@@ -157,7 +157,7 @@ class NetworkRequest:
 
 
 @attrs.define
-class Seen:
+class LogRead:
     """How far one client has read a tab's log: the last sequence numbers it was shown."""
 
     console: int = 0

@@ -22,7 +22,7 @@ from pycdp_bridge import (
 from pycdp_bridge import protocol as cdp
 
 from ..pipeline import Compaction
-from ._devtools import DevtoolsLog, Seen
+from ._devtools import DevtoolsLog, LogRead
 from ._revisions import PageRevisions
 from ._settle import QUIET_MS, Ahead
 from ._snapshots import RenderedAhead, SnapshotMemory
@@ -77,7 +77,7 @@ class Tab:
     devtools: DevtoolsLog = attrs.field(
         default=attrs.Factory(lambda self: DevtoolsLog(self.target), takes_self=True)
     )
-    seen: Seen = attrs.field(factory=Seen)
+    log_read: LogRead = attrs.field(factory=LogRead)
     _prepared: _Prepared | None = attrs.field(default=None, init=False)
     # How long the last capture (and rendering ahead, `prepare`) took.
     _capture_seconds: float = attrs.field(default=_FIRST_GUESS, init=False)

@@ -2,7 +2,7 @@
 
 Both read the tab's `DevtoolsLog` (``trimtab.tab``), which the host fills from when
 it holds the tab; each view of the tab reads on from where its last call stopped
-(`Tab.seen`). What the page wrote (messages, URLs, headers, bodies) is page data,
+(`Tab.log_read`). What the page wrote (messages, URLs, headers, bodies) is page data,
 written through the one XML writer. Credentials are hidden by the one rule of
 ``trimtab.pipeline.credentials`` (headers, URL parameters and body fields by name,
 tokens by look), and the values of the page's password fields are masked wherever
@@ -66,8 +66,8 @@ async def console(call: CallContext, args: Mapping[str, object]) -> ToolResult:
     if stopped is not None:
         return stopped
     log = tab.devtools
-    messages, dropped = log.console_since(tab.seen.console)
-    tab.seen.console = log.console_count
+    messages, dropped = log.console_since(tab.log_read.console)
+    tab.log_read.console = log.console_count
     lowest = _LEVEL_ORDER[level]
     wanted = [m for m in messages if _LEVEL_ORDER.get(m.level, 1) >= lowest]
     shown = wanted[-_SHOWN:]
@@ -124,8 +124,8 @@ async def network(call: CallContext, args: Mapping[str, object]) -> ToolResult:
         entries = [r for r in log.requests if needle in _shown_url(r.url, secrets).casefold()]
         dropped = 0
     else:
-        entries, dropped = log.requests_since(tab.seen.network)
-        tab.seen.network = log.request_count
+        entries, dropped = log.requests_since(tab.log_read.network)
+        tab.log_read.network = log.request_count
     shown = entries[-_SHOWN:]
     head = {
         "new" if url is None else "matching": len(entries),
