@@ -25,6 +25,10 @@ from trimtab.link._paths import SECRET_FILE
 pytestmark = pytest.mark.browser
 
 NAME = "Order headlamps"
+# How a shell is told of the routine `NAME` saved (`routines save`) and listed.
+LISTED = (
+    "Order headlamps: 7 steps; parameters quantity=2, name=Ada, account_password (secret, needed)"
+)
 
 
 @pytest.fixture
@@ -64,12 +68,12 @@ async def ok(host: LinkHost, *args: str) -> str:
 
 
 @pytest.mark.long
-async def test_calls_of_one_session_are_saved_listed_and_run_again(
+async def test_calls_of_one_session_are_saved_and_run_again(
     shop: LinkHost, page: PageTarget
 ) -> None:
-    """A session's ``trimtab call``s (``--session``) saved with ``routines save`` are
-    listed by ``routines`` (and as JSON), and ``trimtab run`` orders again with the
-    parameters given as text after its options, printing the result."""
+    """A session's ``trimtab call``s (``--session``) are saved with ``routines save``,
+    and ``trimtab run`` orders again with the parameters given as text after its
+    options, printing the result."""
     session = ("--session", "shopper")
     async with trio.open_nursery() as nursery:
         nursery.start_soon(person, shop)
@@ -87,20 +91,9 @@ async def test_calls_of_one_session_are_saved_listed_and_run_again(
         assert "$48.00" in await ok(shop, "call", "expand", "region=main", *session)
         nursery.cancel_scope.cancel()
 
-    # Another session did nothing a routine repeats: nothing to save, said in one line.
-    code, out, err = await shop.trimtab("routines", "save", NAME, "--session", "idle")
-    assert (code, out) == (2, "")
-    assert err == (
-        "trimtab: bad_request: routine 'Order headlamps': the session did nothing a routine "
-        "can repeat (no action or read succeeded)\n"
-    )
     out = await ok(shop, "routines", "save", NAME, "--task", TASK, *session)
     assert out.startswith("Saved routine 'Order headlamps' in ")
-    line = "Order headlamps: 7 steps; parameters quantity=2, name=Ada, account_password "
-    assert line + "(secret, needed)" in out
-    assert "- " + line in await ok(shop, "routines")
-    listed = json.loads(await ok(shop, "routines", "--json"))
-    assert [(r["name"], r["steps"]) for r in listed["routines"]] == [(NAME, 7)]
+    assert LISTED in out
 
     await start_over(page)
     async with trio.open_nursery() as nursery:
@@ -117,10 +110,28 @@ async def test_calls_of_one_session_are_saved_listed_and_run_again(
     }
 
 
-async def test_bad_usage_of_run_exits_2_with_one_line(shop: LinkHost, page: PageTarget) -> None:
-    """A missing secret (stdin no terminal), a pair that is no key=value, a run from
-    step 0 and a routine that does not exist are bad usage (2), each said in one line
-    on stderr, and nothing is ordered."""
+async def test_saved_routines_are_listed_as_lines_and_as_json(shop: LinkHost) -> None:
+    """``trimtab routines`` lists each saved routine on a line of its own with its steps
+    and parameters, and ``--json`` gives the same as data."""
+    await saved_by_an_agent(shop)
+    assert f"- {LISTED}" in await ok(shop, "routines")
+    listed = json.loads(await ok(shop, "routines", "--json"))
+    assert [(r["name"], r["steps"]) for r in listed["routines"]] == [(NAME, 7)]
+
+
+async def test_bad_usage_of_run_and_save_exits_2_with_one_line(
+    shop: LinkHost, page: PageTarget
+) -> None:
+    """Saving a session that did nothing a routine repeats, and running with a missing
+    secret (stdin no terminal), a pair that is no key=value, a run from step 0 or a
+    routine that does not exist are bad usage (2), each said in one line on stderr,
+    and nothing is ordered."""
+    code, out, err = await shop.trimtab("routines", "save", NAME, "--session", "idle")
+    assert (code, out) == (2, "")
+    assert err == (
+        "trimtab: bad_request: routine 'Order headlamps': the session did nothing a routine "
+        "can repeat (no action or read succeeded)\n"
+    )
     await saved_by_an_agent(shop)
     await start_over(page)
     for args, said in (
