@@ -18,47 +18,7 @@ Its parts, from the doors down to the page, the way a call flows:
 clients of the link on top, with the installer (`trimtab.install`) beside
 the command line. CDP and the page model are in `pycdp_bridge`.
 
-May import (this face) ``trimtab.wire``, ``trimtab.tab`` and ``trimtab.tracker``.
+Imports nothing. Each part is imported through its own face (``from trimtab.tab
+import SnapshotMemory``), so a command loads only the parts it needs: ``trimtab call``
+needs the link and the catalogue, not the pipeline.
 """
-
-from .tab import PageChangedError, Snapshot, SnapshotMemory, SnapshotOptions, TrimLimits
-from .tracker import (
-    CallTracker,
-    ToolPolicy,
-    TrackedResult,
-    TrackerLimits,
-    TrackerStatistics,
-)
-from .wire import (
-    MAX_INCOMING_FRAME,
-    ChunkAssembler,
-    FrameDecoder,
-    HostServer,
-    Outbox,
-    Request,
-    RequestError,
-    encode_frame,
-    encode_reply_frames,
-)
-
-__all__ = [
-    "MAX_INCOMING_FRAME",
-    "CallTracker",
-    "ChunkAssembler",
-    "FrameDecoder",
-    "HostServer",
-    "Outbox",
-    "PageChangedError",
-    "Request",
-    "RequestError",
-    "Snapshot",
-    "SnapshotMemory",
-    "SnapshotOptions",
-    "ToolPolicy",
-    "TrackedResult",
-    "TrackerLimits",
-    "TrackerStatistics",
-    "TrimLimits",
-    "encode_frame",
-    "encode_reply_frames",
-]

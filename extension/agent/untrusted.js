@@ -1,5 +1,5 @@
 // The untrusted block: where page data begins and ends in what the model reads.
-// The syntax is the host's for outside agents (host/link/_untrusted.py), described
+// The syntax is the host's for outside agents (host/link/server/_untrusted.py), described
 // once in the format page (host/FORMAT.md): <<<PAGE DATA X>>>, the data,
 // <<<END PAGE DATA X>>>, X a random marker per conversation. No page can read the
 // marker, and no page string can write a marker at all: inside a block, every "<"

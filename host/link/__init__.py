@@ -16,20 +16,15 @@ by the wire's request loop (``trimtab.wire.HostServer``).
 - `_paths`: the endpoint folder, the secret, endpoint names, the list of endpoints, and
   the pruning of endpoints whose host is gone.
 - `_wsl`: from WSL, the Windows host's state folder under ``/mnt/c/Users/NAME``.
-- `_endpoint`: `open_link`, the endpoint and its info file while the host runs.
-- `_server`: `Link`, the listening side inside the host: one `LinkSession` per
-  client (its own tracker session and its own snapshot memory per tab), the tabs
-  the person shared (pushed by the extension); the person is asked in the side
-  panel through ``trimtab.envelope``.
 - `_client`: `LinkClient`, the connecting side (``trimtab mcp``, the command line),
   and the choice of an endpoint (live ones only).
-- `_untrusted`: `page_data`, the one writer of the untrusted block around every page
-  string a client is sent (a tool's content, the tab listing), with each session's
-  own `marker`.
+- `trimtab.link.server`: the listening side, which runs inside the host. Only the host
+  (``trimtab.native``, which opens it) imports it, so a client loads none of the
+  browser's state, the tools or the pipeline behind it.
 
-It is the second door on ``trimtab.wire``, beside ``trimtab.native``, which opens it.
-May import ``trimtab.wire``, ``trimtab.browser`` (`HostState`, which runs the tools)
-and ``trimtab.envelope``.
+It is the second door on ``trimtab.wire``, beside ``trimtab.native``.
+May import ``trimtab.wire`` (the server, a package of its own, stands on the browser's
+state).
 """
 
 from ._client import (
@@ -41,7 +36,6 @@ from ._client import (
     connect,
     find_endpoints,
 )
-from ._endpoint import open_link
 from ._paths import (
     ENDPOINT_SUFFIX,
     Endpoint,
@@ -55,32 +49,17 @@ from ._paths import (
     secret_path,
     state_dir,
 )
-from ._server import (
-    MAX_CALLS_IN_FLIGHT,
-    MAX_CLIENTS,
-    PARKED_SESSION_LIFETIME,
-    PROGRESS_INTERVAL,
-    Link,
-    LinkSession,
-)
 from ._transport import LINK_ENV, LinkAddress, TcpAddress, Transport, TransportProblem
-from ._untrusted import new_marker, page_data
 
 __all__ = [
     "ENDPOINT_SUFFIX",
     "HOW_TO_SHARE",
     "LINK_ENV",
-    "MAX_CALLS_IN_FLIGHT",
-    "MAX_CLIENTS",
-    "PARKED_SESSION_LIFETIME",
-    "PROGRESS_INTERVAL",
     "Endpoint",
     "EndpointInfo",
-    "Link",
     "LinkAddress",
     "LinkClient",
     "LinkError",
-    "LinkSession",
     "OnProgress",
     "PermissionProblem",
     "SecretMissing",
@@ -92,9 +71,6 @@ __all__ = [
     "endpoint_dir",
     "find_endpoints",
     "list_endpoints",
-    "new_marker",
-    "open_link",
-    "page_data",
     "read_secret",
     "secret_of",
     "secret_path",

@@ -8,10 +8,10 @@ with one `trimtab.envelope.SidePanel` through which both doors ask the person; t
 panel's routine requests are `_routines`, and the person's grants for a routine, which
 only this door makes, `_routine_grants`. `_debug_handlers` are test-only request types.
 
-May import ``trimtab.wire``, ``trimtab.browser``, ``trimtab.envelope``, ``trimtab.link``,
-``trimtab.sites`` (its error for a bad site), ``trimtab.routines`` (the routines'
-folder, a routine made of a session, the grants) and ``trimtab.install`` (the
-extension's id).
+May import ``trimtab.wire``, ``trimtab.browser``, ``trimtab.envelope``, ``trimtab.link``
+and its server ``trimtab.link.server`` (open while the host runs), ``trimtab.sites``
+(its error for a bad site), ``trimtab.routines`` (the routines' folder, a routine made
+of a session, the grants) and ``trimtab.install`` (the extension's id).
 """
 
 from ._handlers import SidePanelDoor

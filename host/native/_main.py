@@ -44,7 +44,8 @@ import trio
 from ..browser import TabRelayHub, open_host_state
 from ..envelope import ASK_TIMEOUT, SidePanel, SitePolicy
 from ..install import extension_id
-from ..link import open_link, state_dir
+from ..link import state_dir
+from ..link.server import open_link
 from ..routines import GRANTS_FILE, RoutineGrants, RoutineStore
 from ..wire import (
     DEFAULT_EOF_GRACE,

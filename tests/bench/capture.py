@@ -30,7 +30,7 @@ import trio
 from pycdp_bridge import PageModel, PageTarget, capture, launch_browser, protocol
 from pycdp_bridge._capture import SNAPSHOT_STYLES
 from tests.bench import CORPUS, PlaywrightWorker, corpus_pages, open_playwright, table
-from trimtab import SnapshotMemory, SnapshotOptions
+from trimtab.tab import SnapshotMemory, SnapshotOptions
 
 RUNS = 5
 

@@ -33,8 +33,8 @@ from lxml import etree
 from pycdp_bridge import PageModel, Target, capture, launch_browser
 from tests.bench import CorpusPage, PlaywrightWorker, corpus_flows, open_playwright, table
 from tests.support.lossless import LossError, reconstruct
-from trimtab import SnapshotMemory, SnapshotOptions
 from trimtab.pipeline import count_tokens
+from trimtab.tab import SnapshotMemory, SnapshotOptions
 
 # Capture as the product does (a tab session's options), so the figures are its figures.
 PRODUCT = SnapshotOptions()

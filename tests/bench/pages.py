@@ -38,8 +38,8 @@ from tests.bench import (
     table,
 )
 from tests.support.oracle import judge
-from trimtab import SnapshotMemory, SnapshotOptions
 from trimtab.pipeline import PARTS, TokenBreakdown, compact, count_tokens, token_breakdown
+from trimtab.tab import SnapshotMemory, SnapshotOptions
 
 RUNS = 5
 TEXT_TARGET = 0.995

@@ -27,8 +27,8 @@ import trio
 
 from pycdp_bridge import capture, launch_browser
 from tests.bench import median, table
-from trimtab import SnapshotOptions
 from trimtab.pipeline import _tokens, compact, count_tokens
+from trimtab.tab import SnapshotOptions
 
 # Capture as the product does (a tab session's options), so the figures are its figures.
 PRODUCT = SnapshotOptions()

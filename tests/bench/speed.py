@@ -88,9 +88,8 @@ from tests.bench._envelope import BUTTON_JS, envelope_lines, measure_envelope
 from tests.bench._linked import linked_browser
 from tests.bench.scaling import generated_pages
 from tests.support.e2e import ExtensionContext
-from trimtab import SnapshotMemory
 from trimtab.link import LinkClient, connect
-from trimtab.tab import Tab
+from trimtab.tab import SnapshotMemory, Tab
 from trimtab.tools import _actions, run_tool
 from trimtab.wire import collect_less_often
 

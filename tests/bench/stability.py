@@ -26,8 +26,8 @@ import trio
 
 from pycdp_bridge import PageModel, PageTarget, capture, launch_browser
 from tests.bench import CorpusPage, corpus_pages, median, table
-from trimtab import SnapshotOptions
 from trimtab.pipeline import Compaction, compact
+from trimtab.tab import SnapshotOptions
 
 # Capture as the product does (a tab session's options), so the figures are its figures.
 PRODUCT = SnapshotOptions()

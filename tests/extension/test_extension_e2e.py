@@ -30,8 +30,8 @@ from tests.support.e2e import (
 )
 from tests.support.png import Image, decode_png
 from tests.support.xmltree import ids_shown
-from trimtab import SnapshotMemory
 from trimtab.install import host_launcher
+from trimtab.tab import SnapshotMemory
 
 pytestmark = pytest.mark.browser
 

@@ -18,15 +18,9 @@ from tests.support import StaticServer
 from tests.support.frozen import frozen_site
 from tests.support.link_host import TAB, TIMEOUT, LinkHost, extension_request, open_link_host
 from tests.support.xmltree import id_matching
-from trimtab.link import (
-    MAX_CALLS_IN_FLIGHT,
-    MAX_CLIENTS,
-    LinkClient,
-    LinkError,
-    connect,
-    read_secret,
-)
+from trimtab.link import LinkClient, LinkError, connect, read_secret
 from trimtab.link._paths import SECRET_FILE
+from trimtab.link.server import MAX_CALLS_IN_FLIGHT, MAX_CLIENTS
 
 pytestmark = pytest.mark.browser
 

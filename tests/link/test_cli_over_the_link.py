@@ -149,14 +149,15 @@ async def test_consecutive_calls_answer_with_diffs(
         assert json.loads(out)["kind"] == "baseline"
 
 
-def test_the_command_line_starts_without_the_mcp_sdk() -> None:
+def test_the_command_line_starts_without_the_mcp_sdk_or_the_host() -> None:
     """`trimtab call`, `tabs` and `snapshot` load neither the MCP SDK nor Trimtab's MCP
-    server (only `trimtab mcp` does): a shell agent pays its second of start-up on
-    every step otherwise."""
+    server (only `trimtab mcp` does), nor the host's side of the link and the browser's
+    state behind it: a shell agent pays their start-up on every step otherwise."""
     check = (
         "import sys, trimtab.cli; "
-        "print(sorted(m for m in sys.modules"
-        " if m == 'mcp' or m.startswith(('mcp.', 'trimtab.mcp'))))"
+        "print(sorted(m for m in sys.modules if m == 'mcp' or m.startswith(("
+        "'mcp.', 'trimtab.mcp', 'trimtab.link.server', 'trimtab.browser', 'trimtab.envelope'"
+        "))))"
     )
     done = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]", done.stdout

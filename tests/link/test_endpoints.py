@@ -27,7 +27,6 @@ from trimtab.browser import TabRelayHub, Toolbox, open_host_state
 from trimtab.envelope import SidePanel
 from trimtab.install import extension_id
 from trimtab.link import (
-    Link,
     LinkError,
     TcpAddress,
     Transport,
@@ -35,11 +34,11 @@ from trimtab.link import (
     choose_endpoint,
     connect,
     list_endpoints,
-    open_link,
     read_secret,
 )
 from trimtab.link._paths import ORPHAN_AGE, SECRET_FILE, prune_stale
 from trimtab.link._transport import loopback_refusal, transport_from
+from trimtab.link.server import Link, open_link
 from trimtab.wire import Outbox, encode_frame
 
 ORIGIN = f"chrome-extension://{extension_id()}/"
@@ -257,7 +256,7 @@ async def test_a_new_host_takes_the_endpoint_over_from_one_still_shutting_down(
     host's exit leaves the new host's endpoint in place."""
     # The old host looks for a missing socket at every turn of the loop, so that a
     # moment without a socket at the path (the race this test is about) is met.
-    monkeypatch.setattr("trimtab.link._endpoint._REPUBLISH_EVERY", 0)
+    monkeypatch.setattr("trimtab.link.server._endpoint._REPUBLISH_EVERY", 0)
     endpoints = folder / "trimtab"
     for attempt in range(10):
         # Two secrets tell the hosts apart: each takes only its own.

@@ -33,19 +33,11 @@ from tests.support.relay_peer import RelayPeer
 from tests.support.transports import open_raw
 from trimtab.browser import Toolbox, open_host_state
 from trimtab.envelope import SidePanel
-from trimtab.link import (
-    Link,
-    LinkAddress,
-    LinkClient,
-    LinkError,
-    TcpAddress,
-    connect,
-    open_link,
-    read_secret,
-)
-from trimtab.link import _server as link_server
-from trimtab.link._events import shown_args
+from trimtab.link import LinkAddress, LinkClient, LinkError, TcpAddress, connect, read_secret
 from trimtab.link._paths import SECRET_FILE, ensure_private_dir, list_endpoints
+from trimtab.link.server import Link, open_link
+from trimtab.link.server import _server as link_server
+from trimtab.link.server._events import shown_args
 from trimtab.mcp import build_server, open_holder
 from trimtab.wire import FrameDecoder, Outbox
 

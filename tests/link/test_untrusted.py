@@ -12,7 +12,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from tests.support.e2e import EXTENSION_DIR
-from trimtab.link import new_marker, page_data
+from trimtab.link.server import new_marker, page_data
 
 MARKER = "0123456789abcdef"
 SAMPLES = [

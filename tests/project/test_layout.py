@@ -50,7 +50,12 @@ ALLOWED: dict[str, frozenset[str]] = {
             "trimtab.wire",
         }
     ),
-    "trimtab.link": frozenset({"trimtab.browser", "trimtab.envelope", "trimtab.wire"}),
+    # The link's client (``trimtab mcp``, the command line) stands on the wire alone;
+    # its server runs inside the host, over the browser's state.
+    "trimtab.link": frozenset({"trimtab.wire"}),
+    "trimtab.link.server": frozenset(
+        {"trimtab.browser", "trimtab.envelope", "trimtab.link", "trimtab.wire"}
+    ),
     "trimtab.install": frozenset(),
     "trimtab.native": frozenset(
         {
@@ -58,6 +63,7 @@ ALLOWED: dict[str, frozenset[str]] = {
             "trimtab.envelope",
             "trimtab.install",
             "trimtab.link",
+            "trimtab.link.server",
             "trimtab.routines",
             "trimtab.sites",
             "trimtab.wire",
@@ -76,8 +82,8 @@ ALLOWED: dict[str, frozenset[str]] = {
             "trimtab.wire",
         }
     ),
-    # The package's own face re-exports a few values of its parts.
-    "trimtab": frozenset({"trimtab.tab", "trimtab.tracker", "trimtab.wire"}),
+    # The package's own face imports nothing: each part is reached through its own face.
+    "trimtab": frozenset(),
     # ``python -m trimtab`` is the command line, and nothing else.
     "trimtab.__main__": frozenset({"trimtab.cli"}),
 }
@@ -127,12 +133,15 @@ def imports(path: Path) -> Iterator[Import]:
 
 
 def package_of(name: tuple[str, ...]) -> str:
-    """The package a module belongs to for the floors: ``trimtab.<part>``, or
-    ``pycdp_bridge``, or ``trimtab`` itself for the top-level modules."""
+    """The package a module belongs to for the floors: ``trimtab.<part>`` (or a package
+    inside a part, ``trimtab.link.server``), or ``pycdp_bridge``, or ``trimtab`` itself
+    for the top-level modules."""
     if name[0] == "pycdp_bridge":
         return "pycdp_bridge"
     if name == ("trimtab", "__main__"):
         return "trimtab.__main__"
+    if len(name) > 2 and (ROOTS["trimtab"] / name[1] / name[2] / "__init__.py").is_file():
+        return ".".join(name[:3])
     if len(name) > 1 and (ROOTS["trimtab"] / name[1]).is_dir():
         return f"trimtab.{name[1]}"
     return "trimtab"
@@ -274,12 +283,14 @@ def test_no_module_outgrows_its_room(path: Path) -> None:
 
 def stated_imports(doc: str) -> frozenset[str]:
     """The packages a face's "May import" (or "Imports nothing") sentence names, up to
-    its end or a semicolon: each ``trimtab.<part>`` and ``pycdp_bridge`` in it, whatever
-    else it says about them (Pillow, "the catalogue only")."""
+    its end or a semicolon: each ``trimtab.<part>`` (or package inside one) and
+    ``pycdp_bridge`` in it, whatever else it says about them (Pillow, "the catalogue
+    only")."""
     found = re.search(r"(May import|Imports nothing)(.*?)(;|\.\s|\.$|$)", doc, re.DOTALL)
     if found is None:
         return frozenset()
-    return frozenset(re.findall(r"\b(trimtab\.[a-z_]+|pycdp_bridge)\b", found.group(2)))
+    named = re.findall(r"\b(trimtab(?:\.[a-z_]+)+|pycdp_bridge)\b", found.group(2))
+    return frozenset(package_of(tuple(name.split("."))) for name in named)
 
 
 def real_imports() -> dict[str, frozenset[str]]:
@@ -331,6 +342,8 @@ def test_the_stated_list_is_read_from_the_sentence_that_states_it() -> None:
     )
     assert stated_imports(doc) == {"trimtab.link", "trimtab.tools", "pycdp_bridge"}
     assert stated_imports("Imports nothing of the host (``trimtab``).") == frozenset()
+    inner = "May import ``trimtab.link.server`` and ``trimtab.wire.host_version``."
+    assert stated_imports(inner) == {"trimtab.link.server", "trimtab.wire"}
 
 
 def test_the_checks_find_a_private_reach_and_a_floor_breach(tmp_path: Path) -> None:

@@ -69,7 +69,7 @@ async def test_an_mcp_client_saves_its_session_and_runs_it_again_hearing_progres
     order with another quantity sent as a number, while the client hears progress; a
     list for a parameter is refused naming it, before anything runs."""
     # The link tells a running routine's client at once instead of every 10 s.
-    monkeypatch.setattr("trimtab.link._routines.RUN_PROGRESS_INTERVAL", 0.05)
+    monkeypatch.setattr("trimtab.link.server._routines.RUN_PROGRESS_INTERVAL", 0.05)
     async with shop.mcp_client() as client, trio.open_nursery() as nursery:
         nursery.start_soon(person, shop)
         assert "$48.00" in await order_headlamps(client)

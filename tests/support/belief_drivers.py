@@ -236,7 +236,7 @@ class DirectDriver(Driver):
         return tab
 
 
-# The block an MCP answer carries the page's words in (host/link/_untrusted.py).
+# The block an MCP answer carries the page's words in (host/link/server/_untrusted.py).
 _OPENING = re.compile(r"<<<PAGE DATA ([0-9a-f]{16})>>>\n")
 
 

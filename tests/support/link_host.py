@@ -26,7 +26,7 @@ from tests.support.handlers_host import TAB
 from tests.support.relay_peer import RelayPeer
 from trimtab.browser import Toolbox, open_host_state
 from trimtab.envelope import SidePanel
-from trimtab.link import Link, open_link
+from trimtab.link.server import Link, open_link
 from trimtab.routines import RoutineStore
 from trimtab.tab import Downloads
 from trimtab.wire import DecodedMessage, FrameDecoder, Outbox, Request

@@ -15,8 +15,8 @@ import attrs
 from lxml import etree
 
 from pycdp_bridge import PageModel, PageTarget, capture
-from trimtab import SnapshotOptions
 from trimtab.pipeline import Compaction, compact
+from trimtab.tab import SnapshotOptions
 
 # Capture as the product does (a tab session's options), so the figures are its figures.
 PRODUCT = SnapshotOptions()

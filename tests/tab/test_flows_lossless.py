@@ -17,7 +17,7 @@ import trio
 from pycdp_bridge import PageModel, PageTarget
 from tests.support.lossless import LossError, reconstruct
 from tests.support.pages import load
-from trimtab import SnapshotMemory, SnapshotOptions
+from trimtab.tab import SnapshotMemory, SnapshotOptions
 
 pytestmark = pytest.mark.browser
 

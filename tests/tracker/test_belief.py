@@ -31,8 +31,8 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 
 from tests.support.belief import Belief, compare, fresh_regions
 from tests.support.belief_drivers import Answer, DirectDriver, Driver, McpDriver, page_data
-from trimtab.link import new_marker
-from trimtab.link import page_data as block
+from trimtab.link.server import new_marker
+from trimtab.link.server import page_data as block
 
 pytestmark = pytest.mark.browser
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
-from ..wire import JSONObject
+from ...wire import JSONObject
 
 __all__ = ["call_event"]
 

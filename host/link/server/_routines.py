@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Final
 
 import trio
 
-from ..browser import ToolCall, budget_of, check_tab_id
-from ..wire import Handler, JSONObject, OutboxClosed, Request, RequestError
+from ...browser import ToolCall, budget_of, check_tab_id
+from ...wire import Handler, JSONObject, OutboxClosed, Request, RequestError
 from ._events import call_event
 from ._untrusted import page_data
 

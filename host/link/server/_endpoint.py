@@ -19,10 +19,10 @@ from typing import Final
 import attrs
 import trio
 
-from ..browser import HostState
-from ..envelope import SidePanel
-from ..wire import Outbox, host_version
-from ._paths import (
+from ...browser import HostState
+from ...envelope import SidePanel
+from ...wire import Outbox, host_version
+from .._paths import (
     ENDPOINT_SUFFIX,
     INFO_SUFFIX,
     MAX_SOCKET_PATH,
@@ -35,8 +35,7 @@ from ._paths import (
     read_or_create_secret,
     state_dir,
 )
-from ._server import Link
-from ._transport import (
+from .._transport import (
     LINK_ENV,
     LOOPBACK,
     LinkAddress,
@@ -45,6 +44,7 @@ from ._transport import (
     TransportProblem,
     transport_from,
 )
+from ._server import Link
 
 __all__ = ["open_link"]
 

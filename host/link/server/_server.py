@@ -47,7 +47,7 @@ from typing import Any, Final
 import attrs
 import trio
 
-from ..browser import (
+from ...browser import (
     HostState,
     ToolCall,
     budget_of,
@@ -56,8 +56,8 @@ from ..browser import (
     shown_tab,
     tabs_listing,
 )
-from ..envelope import Answer, Ask, Question, SidePanel
-from ..wire import (
+from ...envelope import Answer, Ask, Question, SidePanel
+from ...wire import (
     DecodedMessage,
     FrameDecoder,
     Handler,
@@ -70,10 +70,10 @@ from ..wire import (
     encode_frame,
     host_version,
 )
+from .._paths import EndpointInfo
+from .._transport import LinkAddress, loopback_refusal
 from ._events import call_event
-from ._paths import EndpointInfo
 from ._routines import routine_handlers
-from ._transport import LinkAddress, loopback_refusal
 from ._untrusted import new_marker, page_data
 
 __all__ = [
