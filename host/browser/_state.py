@@ -35,6 +35,7 @@ import attrs
 import trio
 
 from ..envelope import Ask, SitePolicy
+from ..pipeline import load_in_background
 from ..routines import (
     GRANTS_FILE,
     HEALS_FILE,
@@ -343,6 +344,8 @@ async def open_host_state(
     ``routines``: where routines are kept (the native host: its state folder);
     ``grants``: the person's grants for them (default: a file beside that folder).
     """
+    # The first snapshot counts tokens: their tables load while the host waits for it.
+    load_in_background()
     if grants is None and routines is not None:
         grants = RoutineGrants.load(routines.folder.parent / GRANTS_FILE)
     # The heals waiting for the person's yes, beside the routines' folder too.

@@ -20,7 +20,7 @@ from pycdp_bridge import (
 )
 from pycdp_bridge import protocol as cdp
 
-from ..pipeline import TokenBreakdown, count_tokens, token_breakdown
+from ..pipeline import TokenBreakdown, count_tokens, load_in_background, token_breakdown
 from ..tab import (
     MIN_BUDGET,
     Snapshot,
@@ -52,8 +52,9 @@ async def run_inspect(args: argparse.Namespace) -> int:
     outputs: list[str] = []
     records: list[dict[str, object]] = []
     breakdowns: list[TokenBreakdown | None] = []
-    count_tokens("")  # load the tokenizer's tables now, not inside the first timing
+    load_in_background()  # the tokenizer's tables, while the browser starts
     async with launch_browser() as browser, trio.open_nursery() as nursery:
+        count_tokens("")  # that load done, not inside the first timing
         page = await browser.new_page()
         await nursery.start(_answer_dialogs, page)
         memory = SnapshotMemory(page, options)

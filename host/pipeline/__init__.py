@@ -37,7 +37,7 @@ from ._compact import (
 )
 from ._render import LISTS
 from ._secrets import Secret, mask, secret_kind
-from ._tokens import TokenMemo, count_tokens, least_tokens
+from ._tokens import TokenMemo, count_tokens, least_tokens, load_in_background
 from ._tree import Control, OutNode
 
 __all__ = [
@@ -62,6 +62,7 @@ __all__ = [
     "credentials",
     "least_tokens",
     "lines_shown",
+    "load_in_background",
     "mask",
     "open_tag",
     "prepare",

