@@ -254,15 +254,19 @@ class _Counter:
         return known
 
 
-def load_in_background(encoding: str = "o200k_base") -> None:
+def load_in_background(encoding: str = "o200k_base") -> threading.Thread | None:
     """Start loading `encoding`'s tables in a thread of their own, unless they are
-    loaded: about a third of a second of CPU that a process which waits anyway (a host
-    for its first request, ``trimtab inspect`` for its browser) then does not pay in its
-    first count. A count meanwhile waits for that load rather than making a second."""
-    if encoding not in _LOADED:
-        threading.Thread(
-            target=_counter, args=(encoding,), name=f"load {encoding}", daemon=True
-        ).start()
+    loaded (then None): about a third of a second of CPU that a process which waits
+    anyway (a host for its first request, ``trimtab inspect`` for its browser) then
+    does not pay in its first count. A count meanwhile waits for that load rather than
+    making a second."""
+    if encoding in _LOADED:
+        return None
+    loading = threading.Thread(
+        target=_counter, args=(encoding,), name=f"load {encoding}", daemon=True
+    )
+    loading.start()
+    return loading
 
 
 # Each encoding's counter, made once per process, under the lock so that a count and
