@@ -9,9 +9,8 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[2]
-# Where each importable name lives: ``host/`` imports as ``trimtab``.
-ROOTS = {"trimtab": REPO / "host", "pycdp_bridge": REPO / "pycdp_bridge"}
+from tests.project.test_layout import REPO, ROOTS, module_name
+
 # Files of the host's folders that only a clone uses: `make demo`'s page.
 CLONE_ONLY = frozenset({"host/demo/outdoor-shop.html"})
 
@@ -22,10 +21,7 @@ def _setuptools() -> dict[str, Any]:
 
 
 def _package_of(folder: Path) -> str:
-    for name, root in ROOTS.items():
-        if folder.is_relative_to(root):
-            return ".".join((name, *folder.relative_to(root).parts))
-    raise ValueError(f"{folder} is outside {sorted(ROOTS)}")
+    return ".".join(module_name(folder / "__init__.py"))
 
 
 def _files() -> list[Path]:
