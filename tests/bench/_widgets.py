@@ -14,6 +14,8 @@ import re
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+from tests.support.xmltree import listed_lines
+
 __all__ = ["WIDGET_CLASSES", "Says", "WidgetScenario"]
 
 Act = Callable[[str, Mapping[str, object]], Awaitable[str]]
@@ -23,12 +25,14 @@ WidgetScenario = Callable[[str, Act, Says], Awaitable[bool]]
 
 
 def _control(xml: str, tag: str, name: str) -> str:
-    """The id of the one `<tag>` named `name` (its text, or an ``icon``/``label``)."""
+    """The id of the one `<tag>` named `name` (its text, or an ``icon``/``label``), or
+    of the one line of a `<links>`/`<buttons>` list that is its text."""
     found = [
         match.group(1)
         for match in re.finditer(rf'<{tag} id="(\w+)"([^>]*?)(?:/>|>([^<]*)</{tag}>)', xml)
         if match.group(3) == name or f'icon="{name}"' in match.group(2)
     ]
+    found += [eid for _, eid, shown in listed_lines(xml, tag) if shown == name]
     if len(found) != 1:
         raise LookupError(f"expected one <{tag}> named {name!r}, found {found}")
     return found[0]

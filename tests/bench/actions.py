@@ -37,6 +37,7 @@ from pycdp_bridge import CDPError, JavaScriptError, ObjectRef, PageTarget, call_
 from pycdp_bridge import protocol as cdp
 from tests.bench import median, table
 from tests.support import TEST_PAGES, StaticServer, serve_static
+from tests.support.xmltree import eid_of
 from trimtab.tab import Tab
 from trimtab.tools import run_tool
 
@@ -58,14 +59,6 @@ Act = Callable[[str, Mapping[str, object]], Awaitable[str]]
 Scenario = Callable[[str, Act], Awaitable[None]]
 
 
-def _id(xml: str, tag: str, text: str) -> str:
-    """The id of the first `<tag>` whose markup or following text holds `text`."""
-    for match in re.finditer(rf'<{tag} id="([^"]+)"(?:[^>]*/>|[^>]*>[^<]*</{tag}>)[^<]*', xml):
-        if text in match.group(0):
-            return match.group(1)
-    raise LookupError(f"no <{tag}> with {text!r} in the page")
-
-
 def _field_after(xml: str, label: str) -> str:
     match = re.search(re.escape(label) + r' <(?:input|textarea) id="([^"]+)"', xml)
     if match is None:
@@ -74,21 +67,23 @@ def _field_after(xml: str, label: str) -> str:
 
 
 async def _form(xml: str, act: Act) -> None:
-    await act("type", {"id": _id(xml, "input", "placeholder name"), "text": "Ada Lovelace"})
-    await act("type", {"id": _id(xml, "input", 'type="email"'), "text": "ada@example.org"})
+    await act("type", {"id": eid_of(xml, "input", "placeholder name"), "text": "Ada Lovelace"})
+    await act("type", {"id": eid_of(xml, "input", 'type="email"'), "text": "ada@example.org"})
 
 
 async def _popup(xml: str, act: Act) -> None:
-    opened = await act("click", {"id": _id(xml, "button", "OK")})
-    await act("click", {"id": _id(opened, "button", "OK")})
+    opened = await act("click", {"id": eid_of(xml, "button", "OK")})
+    await act("click", {"id": eid_of(opened, "button", "OK")})
 
 
 async def _pointer(xml: str, act: Act) -> None:
-    await act("double_click", {"id": _id(xml, "option", "notes.txt")})
-    await act("select_text", {"id": _id(xml, "textbox", "Hello world"), "text": "world"})
-    await act("drag", {"id": _id(xml, "clickable", ""), "dx": 120})
+    await act("double_click", {"id": eid_of(xml, "option", "notes.txt")})
+    await act("select_text", {"id": eid_of(xml, "textbox", "Hello world"), "text": "world"})
+    await act("drag", {"id": eid_of(xml, "clickable", ""), "dx": 120})
     done = xml.index("<h2>Done</h2>")
-    await act("drag", {"id": _id(xml, "a", "Fix login bug"), "to": _id(xml[done:], "button", "")})
+    await act(
+        "drag", {"id": eid_of(xml, "a", "Fix login bug"), "to": eid_of(xml[done:], "button", "")}
+    )
 
 
 async def _focus(xml: str, act: Act) -> None:
@@ -97,37 +92,38 @@ async def _focus(xml: str, act: Act) -> None:
 
 
 async def _ticker(xml: str, act: Act) -> None:
-    await act("click", {"id": _id(xml, "button", "Add to watchlist")})
-    await act("click", {"id": _id(xml, "button", "Show details")})
+    await act("click", {"id": eid_of(xml, "button", "Add to watchlist")})
+    await act("click", {"id": eid_of(xml, "button", "Show details")})
     await act("type", {"id": _field_after(xml, "Symbol"), "text": "XYZ"})
     await act("press", {"key": "Tab"})
     await act("reload", {})
 
 
 async def _autocomplete(xml: str, act: Act) -> None:
-    await act("hover", {"id": _id(xml, "option", "Rapid Valley, SD")})
-    await act("click", {"id": _id(xml, "option", "Rapid City, SD")})
+    await act("hover", {"id": eid_of(xml, "option", "Rapid Valley, SD")})
+    await act("click", {"id": eid_of(xml, "option", "Rapid City, SD")})
 
 
 async def _icons(xml: str, act: Act) -> None:
     # The star and the pin come back under the pointer; the snooze icon does not, and
     # its row gets the release: the answer says so.
-    await act("click", {"id": _id(xml, "button", "Star")})
-    await act("click", {"id": _id(xml, "button", "Pin")})
-    await act("click", {"id": _id(xml, "button", "Snooze")})
+    await act("click", {"id": eid_of(xml, "button", "Star")})
+    await act("click", {"id": eid_of(xml, "button", "Pin")})
+    await act("click", {"id": eid_of(xml, "button", "Snooze")})
 
 
 async def _sortable(xml: str, act: Act) -> None:
     # Lifting the row closes its gap: the goal moves up during the drag.
     await act(
-        "drag", {"id": _id(xml, "clickable", "Moby-Dick"), "to": _id(xml, "clickable", "Walden")}
+        "drag",
+        {"id": eid_of(xml, "clickable", "Moby-Dick"), "to": eid_of(xml, "clickable", "Walden")},
     )
 
 
 async def _background(xml: str, act: Act) -> None:
-    deal = _id(xml, "clickable", "Two-person tent")
+    deal = eid_of(xml, "clickable", "Two-person tent")
     await act("click", {"id": deal})
-    await act("hover", {"id": _id(xml, "a", "Camping")})
+    await act("hover", {"id": eid_of(xml, "a", "Camping")})
     await act("scroll", {"direction": "down"})
     await act("double_click", {"id": deal})
 

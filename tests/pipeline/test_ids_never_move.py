@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 from pycdp_bridge import PageTarget
 from tests.support import StaticServer
-from tests.tools.test_tools import act, eid_of, open_tab
+from tests.support.xmltree import eid_of
+from tests.tools.test_tools import act, open_tab
 from trimtab.tab import Tab
 from trimtab.tools import run_tool
 

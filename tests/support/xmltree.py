@@ -9,6 +9,7 @@ from lxml import etree
 
 __all__ = [
     "control_id",
+    "eid_of",
     "element_ids",
     "folded",
     "id_matching",
@@ -133,6 +134,20 @@ def listed_lines(xml: str, tag: str) -> list[tuple[int, str, str]]:
             found.append((offset, eid, text))
             offset += len(line) + 1
     return found
+
+
+def eid_of(xml: str, tag: str, text: str) -> str:
+    """The id of the first `<tag ...>` whose markup, text or the text right after it has
+    `text`, or of the first line of a `<links>`/`<buttons>` list whose text has it."""
+    found = [
+        (match.start(), match.group(1))
+        for match in re.finditer(rf'<{tag} id="([^"]+)"(?:[^>]*/>|[^>]*>[^<]*</{tag}>)[^<]*', xml)
+        if text in match.group(0)
+    ]
+    found += [(at, eid) for at, eid, shown in listed_lines(xml, tag) if text in shown]
+    if found:
+        return min(found)[1]
+    raise AssertionError(f"no <{tag}> with {text!r} in:\n{xml}")
 
 
 def listed_id(xml: str, tag: str, text: str) -> str | None:

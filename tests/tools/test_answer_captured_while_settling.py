@@ -10,7 +10,8 @@ import trio
 
 from pycdp_bridge import PageTarget
 from tests.support import StaticServer
-from tests.tools.test_tools import act, eid_of, open_tab, parse
+from tests.support.xmltree import eid_of
+from tests.tools.test_tools import act, open_tab, parse
 from trimtab.tab import _tab
 
 pytestmark = pytest.mark.browser

@@ -9,7 +9,8 @@ import pytest
 
 from pycdp_bridge import PageTarget
 from tests.support import StaticServer
-from tests.tools.test_tools import act, eid_of, open_tab, parse
+from tests.support.xmltree import eid_of
+from tests.tools.test_tools import act, open_tab, parse
 from trimtab.tools import run_tool, tool_spec
 
 pytestmark = pytest.mark.browser

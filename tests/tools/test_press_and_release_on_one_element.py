@@ -11,7 +11,8 @@ import pytest
 
 from pycdp_bridge import PageTarget
 from tests.support import StaticServer
-from tests.tools.test_tools import act, eid_of, open_tab, parse
+from tests.support.xmltree import eid_of
+from tests.tools.test_tools import act, open_tab, parse
 from trimtab.driver._press import witness_note
 
 pytestmark = pytest.mark.browser

@@ -11,7 +11,8 @@ from PIL import Image
 
 from pycdp_bridge import PageTarget, protocol
 from tests.support import StaticServer
-from tests.tools.test_tools import eid_of, open_tab
+from tests.support.xmltree import eid_of
+from tests.tools.test_tools import open_tab
 from trimtab.tab import Tab
 from trimtab.tools import ToolImage, ToolResult, run_tool, tool_spec
 from trimtab.tools._pixels import MARK_COLOUR, MAX_SIDE_ENV, PAGE_CAP

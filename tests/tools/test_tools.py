@@ -13,25 +13,11 @@ from lxml import etree
 from pycdp_bridge import Browser, PageTarget, protocol
 from tests.support import StaticServer, serve_static
 from tests.support.targets import RecordingTarget
-from tests.support.xmltree import listed_lines
+from tests.support.xmltree import eid_of, listed_lines
 from trimtab.tab import Tab
 from trimtab.tools import TOOLS, ToolResult, run_tool, tool_spec
 
 pytestmark = pytest.mark.browser
-
-
-def eid_of(xml: str, tag: str, text: str) -> str:
-    """The id of the first `<tag ...>` whose markup, text or the text right after it has
-    `text`, or of the first line of a `<links>`/`<buttons>` list whose text has it."""
-    found = [
-        (match.start(), match.group(1))
-        for match in re.finditer(rf'<{tag} id="([^"]+)"(?:[^>]*/>|[^>]*>[^<]*</{tag}>)[^<]*', xml)
-        if text in match.group(0)
-    ]
-    found += [(at, eid) for at, eid, shown in listed_lines(xml, tag) if text in shown]
-    if found:
-        return min(found)[1]
-    raise AssertionError(f"no <{tag}> with {text!r} in:\n{xml}")
 
 
 def parse(xml: str) -> etree._Element:

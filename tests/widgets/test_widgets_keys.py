@@ -11,7 +11,8 @@ from pycdp_bridge import PageTarget
 from tests.support import StaticServer
 from tests.support.link_host import TAB, open_link_host
 from tests.support.outside import call
-from tests.tools.test_tools import act, eid_of, open_tab, parse
+from tests.support.xmltree import eid_of
+from tests.tools.test_tools import act, open_tab, parse
 
 pytestmark = pytest.mark.browser
 
