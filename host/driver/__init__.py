@@ -7,7 +7,8 @@ point of its visible box that the browser's own hit test gives to it (`Covered`
 when something is drawn over all of it). Pressing (`click_element`, `pointer_onto`,
 `press_element`: ``_press``) tests that point again once the page reacted to the
 pointer and to the press, re-aims at an element that moved, and has a witness in
-Trimtab's own world say where each press went; a pressed button is released even
+Trimtab's own world watch the pointer stay on it for a frame and say where each
+press went; a pressed button is released even
 when the call fails or is cancelled (``_button``). The keyboard (``_keyboard``),
 fields typed into, set as their picker sets them or chosen in (``_fields``),
 drags and text selections (``_drag``), and an item of a sortable list dragged before

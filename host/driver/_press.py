@@ -11,10 +11,18 @@ while for an element that left (collapsed, hidden) to come back; if it does not,
 nothing is pressed (`Refusal`), or, when the button is already down, the release
 lands where the pointer is and the answer says so. A witness in Trimtab's own world
 of the element's frame tells which element each press and release reached.
+
+One hit test sees one moment. A hover that moves the element away also hovers what
+came under the pointer, whose hover may move the element back: the layout then flips
+at every frame under a still pointer, and a press one round trip after the hit test
+lands in either phase. So before each press the witness also watches the pointer for
+a rendered frame (`Witness.steady`), and a pointer that went over anything else
+meanwhile counts as one that moved away.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
 from typing import Any
 
@@ -61,6 +69,9 @@ _REAIM_PAUSE = 0.02
 # How long the pointer waits for an element that left it (collapsed to no size while
 # its hover image loads, hidden by its own mouseover) to come back.
 _COME_BACK = 1.0
+# How long `Witness.steady` waits for a frame: a tab that renders none (in the
+# background, where Chrome updates no hover either) is not waited for longer.
+_FRAME_WAIT_MS = 100
 _WORLD = "trimtab-press"
 # What a failed witness read means: the page went away (a navigation), or the world
 # could not be made; the answer then says nothing about where the presses went.
@@ -104,28 +115,36 @@ async def pointer_onto(
     *,
     button: ButtonDown | None = None,
     there: bool = False,
+    witness: Witness | None = None,
 ) -> Aim:
     """Move the pointer to `aim` (unless it is `there` already) and make sure the element
     is still under it once the page reacted: re-aim at the element's new box (bounded
     tries, a bounded wait for an element that left), or `Refusal` naming what is under
-    the pointer now (`PageLeft` when the page went away meanwhile). With the ``button``
-    down the page is not scrolled and the moves carry the button, so the page sees
-    one press dragged back onto the element."""
+    the pointer now (`PageLeft` when the page went away meanwhile). Before a press
+    the pointer must also stay on the element for a rendered frame (`Witness.steady`):
+    `witness` watches it, else one watches for this call alone. With the ``button``
+    down the page is not scrolled, the moves carry the button, and only the hit test
+    checks, so the page sees one press dragged back onto the element."""
+    if witness is None and button is None:
+
+        async def arrive() -> None:
+            if not there:
+                await _move(target, aim.point, None)
+
+        own, _ = await gather(lambda: watch_presses(target, element), arrive)
+        try:
+            return await pointer_onto(target, element, info, latest, aim, there=True, witness=own)
+        finally:
+            await own.stop()
     deadline = trio.current_time() + _COME_BACK
     moves = 0
     if not there:
         await _move(target, aim.point, button)
         moves = 1
-    cover = await _still_reaches(target, element, info, latest, aim)
+    cover, flipped = await _under_pointer(target, element, info, latest, aim, witness)
     while cover is not None:
         if moves > _REAIM_TRIES or trio.current_time() >= deadline:
-            raise Refusal(
-                f"{describe(element, info)} moved away from under the pointer as the page "
-                f"reacted to it (its layout changes on hover or on press): the point "
-                f"({aim.point.x:.0f}, {aim.point.y:.0f}) is now over {cover}, after "
-                f"{moves} tries to follow it; nothing was pressed there. Take a snapshot "
-                "and try again."
-            )
+            raise Refusal(_left_pointer(element, info, aim, cover, flipped, moves))
         await trio.sleep(_REAIM_PAUSE)
         try:
             aim = await aim_at(target, element, info, latest, scroll=button is None)
@@ -142,8 +161,46 @@ async def pointer_onto(
             continue
         await _move(target, aim.point, button)
         moves += 1
-        cover = await _still_reaches(target, element, info, latest, aim)
+        cover, flipped = await _under_pointer(target, element, info, latest, aim, witness)
     return aim
+
+
+async def _under_pointer(
+    target: Target,
+    element: Located,
+    info: ElementInfo,
+    latest: Compaction | None,
+    aim: Aim,
+    witness: Witness | None,
+) -> tuple[str | None, bool]:
+    """What is under the pointer instead of the element (None: the element), and whether
+    that came and went under the still pointer during a frame (the layout flips)."""
+    went = None if witness is None else await witness.steady()
+    cover = await _still_reaches(target, element, info, latest, aim)
+    if cover is None and went is not None:
+        return went, True
+    return cover, False
+
+
+def _left_pointer(
+    element: Located, info: ElementInfo, aim: Aim, cover: str, flipped: bool, moves: int
+) -> str:
+    """The refusal for an element the pointer could not stay on."""
+    named = describe(element, info)
+    at = f"({aim.point.x:.0f}, {aim.point.y:.0f})"
+    if flipped:
+        return (
+            f"{named} does not stay under the pointer: as the page reacts to the hover, "
+            f"{cover} comes under the still pointer at {at} and goes again (the layout "
+            f"changes back and forth), after {moves} tries to find a steady point; nothing "
+            "was pressed there. Take a snapshot and try again."
+        )
+    return (
+        f"{named} moved away from under the pointer as the page reacted to it (its "
+        f"layout changes on hover or on press): the point {at} is now over {cover}, after "
+        f"{moves} tries to follow it; nothing was pressed there. Take a snapshot and try "
+        "again."
+    )
 
 
 async def press_element(
@@ -195,29 +252,29 @@ async def click_element(
     clicks: int = 1,
 ) -> str | None:
     """A person's click (`clicks` 2: double-click) on the element, aimed at `aim`: the
-    pointer moves there and must still be on the element once the page reacted
-    (`pointer_onto`, else `Refusal` and nothing is pressed), each press and release
+    pointer moves there and must still be on the element, steadily, once the page
+    reacted (`pointer_onto`, else `Refusal` and nothing is pressed), each press and release
     is checked (`press_element`), and a witness watches where they went. Returns the
     answer's note when they did not all reach the element, else None."""
 
-    async def onto() -> Aim | Refusal:
-        try:
-            return await pointer_onto(target, element, info, latest, aim)
-        except Refusal as refusal:
-            return refusal
-
-    witness, moved = await gather(lambda: watch_presses(target, element), onto)
-    if isinstance(moved, Refusal):
+    # The witness is made while the pointer moves, and then watches it settle there.
+    witness, _ = await gather(
+        lambda: watch_presses(target, element), lambda: _move(target, aim.point, None)
+    )
+    try:
+        aim = await pointer_onto(target, element, info, latest, aim, there=True, witness=witness)
+    except Refusal:
         await witness.note(info, clicks)  # stops watching
-        raise moved
-    aim, missed = moved, None
+        raise
+    missed: str | None = None
     for count in range(1, clicks + 1):
         if count > 1:
             # The first click may have moved or hidden it, or left the page: the next
             # press follows it or is not made.
             try:
-                if await _still_reaches(target, element, info, latest, aim) is not None:
-                    aim = await pointer_onto(target, element, info, latest, aim)
+                aim = await pointer_onto(
+                    target, element, info, latest, aim, there=True, witness=witness
+                )
             except Refusal:
                 unpressed = (
                     f"{describe(element, info)} left the pointer after click {count - 1} of "
@@ -249,6 +306,35 @@ class Witness:
     def known(self) -> bool:
         """Whether the witness watches (it could not in a page that went away)."""
         return self.record is not None
+
+    async def steady(self) -> str | None:
+        """What the still pointer went over outside the element while the page rendered
+        a frame (``press-witness-steady.js``); None when it stayed on the element, or
+        when the witness cannot tell (the hit test that follows sees a page that left)."""
+        if self.record is None:
+            return None
+        try:
+            went: Mapping[str, Any] | None = await call_on(
+                self.target,
+                self.record,
+                script("press-witness-steady.js"),
+                _FRAME_WAIT_MS,
+                session_id=self.element.session,
+            )
+        except _UNKNOWN:
+            return None
+        return None if went is None else cover_description(went, None)
+
+    async def stop(self) -> None:
+        """Stop watching, reading nothing."""
+        if self.record is not None:
+            with contextlib.suppress(*_UNKNOWN):
+                await call_on(
+                    self.target,
+                    self.record,
+                    script("press-witness-read.js"),
+                    session_id=self.element.session,
+                )
 
     async def note(self, info: ElementInfo, clicks: int) -> str | None:
         """What to tell the model when the presses did not all reach the element (None

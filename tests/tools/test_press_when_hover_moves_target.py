@@ -8,7 +8,8 @@ from __future__ import annotations
 import json
 import queue
 import threading
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from typing import Any
 
 import attrs
 import pytest
@@ -18,7 +19,10 @@ from hypothesis import strategies as st
 
 from pycdp_bridge import Browser, PageTarget, launch_browser
 from tests.support import TEST_PAGES, StaticServer, serve_static
-from tests.tools.test_tools import act, eid_of, open_tab, parse
+from tests.support.targets import WrappedTarget
+from tests.support.xmltree import eid_of
+from tests.tools.test_tools import act, open_tab, parse
+from trimtab.tab import Tab
 from trimtab.tools import run_tool
 
 pytestmark = pytest.mark.browser
@@ -106,6 +110,53 @@ async def test_a_suggestion_that_keeps_leaving_the_pointer_is_refused_unpressed(
     parse(f"<r>{result.content}</r>")
     assert await heard(page) == []
     assert await page.evaluate("document.getElementById('destination').value") == "Rap"
+
+
+class _PressedAFrameLate(WrappedTarget):
+    """A link on which each press reaches the page one rendered frame after it was sent
+    (a relay on a loaded machine): whatever the page's layout does at that frame, the
+    press meets."""
+
+    async def send(
+        self,
+        method: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        session_id: str | None = None,
+    ) -> dict[str, Any]:
+        if method == "Input.dispatchMouseEvent" and (params or {}).get("type") == "mousePressed":
+            await self.inner.send(
+                "Runtime.evaluate",
+                {"expression": "new Promise(requestAnimationFrame)", "awaitPromise": True},
+                session_id=session_id,
+            )
+        return await self.inner.send(method, params, session_id=session_id)
+
+
+async def test_a_suggestion_that_swaps_with_its_neighbour_at_every_frame_is_pressed_where_it_stays(
+    page: PageTarget, pages_server: StaticServer
+) -> None:
+    """With a 6 px preview row and an 11 px hover font, hovering "Rapid River, MI" moves
+    "Rapids City, IL" under the still pointer and hovering that moves it back, at every
+    frame; with each press reaching the page a frame after the hit test, the click
+    re-aims at a point that stays on the suggestion named, and no press reaches its
+    neighbour (found under load in CI, where a round trip outlasted a frame)."""
+    tab = Tab.open(_PressedAFrameLate(page))
+    result = await run_tool(tab, "navigate", {"url": pages_server.url(PAGE)})
+    await page.evaluate(
+        """(() => {
+          const menu = document.getElementById('ui-id-1');
+          menu.style.setProperty('--hover-border', '0px');
+          menu.style.setProperty('--hover-padding', '0px');
+          menu.style.setProperty('--hover-font', '11px');
+          menu.dataset.preview = 'above';
+          menu.dataset.previewHeight = '6px';
+        })()"""
+    )
+    named = "Rapid River, MI"
+    result = await act(tab, "click", {"id": eid_of(result.content, "option", named)})
+    assert await heard(page) == [("mousedown", named), ("mouseup", named), ("click", named)]
+    assert f"Driving to {named}" in result.content
 
 
 @attrs.frozen

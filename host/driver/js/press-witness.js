@@ -2,7 +2,8 @@
 // Watches, from Trimtab's own world, which mouse presses of this element's document
 // reach this element (or something inside it, or its label) and what gets the others:
 // the page can neither see nor remove these listeners. Returns the record that
-// press-witness-read.js reads (and stops).
+// press-witness-read.js reads (and stops) and press-witness-steady.js asks whether the
+// pointer stays on the element.
 function() {
   const element = this;
   const view = element.ownerDocument.defaultView;
@@ -27,6 +28,32 @@ function() {
     }
   };
   for (const type of types) view.addEventListener(type, listen, true);
+  // Resolves, once the page rendered a frame, with what the still pointer went over
+  // meanwhile outside the element (null: it stayed on it). Chrome updates the hover
+  // under a still pointer when a frame begins, before the frame's animation callbacks,
+  // so a layout that the hover itself changes shows here as a trusted mouseover. A
+  // hidden document renders no frame and updates no hover; `limit` ms bound the wait.
+  record.steady = (limit) => new Promise((resolve) => {
+    let left = null;
+    const over = (event) => {
+      if (left === null && event.isTrusted && !reaches(event.composedPath())) {
+        left = name(event.composedPath()[0]);
+      }
+    };
+    let timer = 0;
+    const done = () => {
+      clearTimeout(timer);
+      view.removeEventListener('mouseover', over, true);
+      resolve(left);
+    };
+    view.addEventListener('mouseover', over, true);
+    if (element.ownerDocument.visibilityState === 'hidden') {
+      done();
+      return;
+    }
+    timer = setTimeout(done, limit);
+    view.requestAnimationFrame(done);
+  });
   record.stop = () => {
     for (const type of types) view.removeEventListener(type, listen, true);
   };
