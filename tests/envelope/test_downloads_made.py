@@ -17,7 +17,7 @@ from tests.envelope.test_downloads import click, folder, saved
 from tests.support import TEST_PAGES
 from tests.support.handlers_host import Host, open_host
 from tests.support.link_host import TAB, open_link_host
-from tests.support.outside import call, eid_of
+from tests.support.outside import call, eid_on_line
 from tests.support.recorder import Recorder, serve_recorder
 
 pytestmark = pytest.mark.browser
@@ -116,7 +116,7 @@ async def test_an_outside_agent_download_of_a_made_file_asks_in_the_panel(
         async with host.mcp_client() as client:
             xml, is_error, _ = await call(client, "capture_snapshot", tab=TAB)
             assert not is_error, xml
-            button = eid_of(xml, "Save the itinerary")
+            button = eid_on_line(xml, "Save the itinerary")
             results: list[tuple[str, bool, dict[str, Any]]] = []
 
             async def run() -> None:

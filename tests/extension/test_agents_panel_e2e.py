@@ -13,7 +13,16 @@ import trio
 
 from tests.support import StaticServer
 from tests.support.frozen import frozen_site
-from tests.support.outside import TIMEOUT, Places, browser, call, eid_of, mcp_client, places, share
+from tests.support.outside import (
+    TIMEOUT,
+    Places,
+    browser,
+    call,
+    eid_on_line,
+    mcp_client,
+    places,
+    share,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -93,7 +102,9 @@ async def test_the_panel_stops_one_outside_agent_and_the_other_goes_on(
             while any(r["text"].startswith("agent-a") for r in await _acting(panel)):
                 await trio.sleep(0.05)
         # agent-b goes on: it reads and clicks in its tab; the tabs stay shared.
-        clicked, is_error, _ = await call(second, "click", tab=other, id=eid_of(seen, "Add to bag"))
+        clicked, is_error, _ = await call(
+            second, "click", tab=other, id=eid_on_line(seen, "Add to bag")
+        )
         assert not is_error, clicked
         assert "Clicks: 1" in clicked
         assert await ext.worker.evaluate("trimtab.agents.status().shared.length") == 1
@@ -125,7 +136,7 @@ async def test_a_frozen_page_in_one_clients_tab_never_delays_the_other(
             await share(ext, tab)
         page, is_error, _ = await call(worker, "capture_snapshot", tab=shop)
         assert not is_error, page
-        bag = eid_of(page, "Add to bag")
+        bag = eid_on_line(page, "Add to bag")
         xml, is_error, _ = await call(freezer, "capture_snapshot", tab=frozen)
         assert not is_error, xml
         froze: list[str] = []
@@ -133,7 +144,7 @@ async def test_a_frozen_page_in_one_clients_tab_never_delays_the_other(
 
             async def click_freeze() -> None:
                 text, is_error, _ = await call(
-                    freezer, "click", tab=frozen, id=eid_of(xml, "Freeze the page")
+                    freezer, "click", tab=frozen, id=eid_on_line(xml, "Freeze the page")
                 )
                 assert not is_error, text
                 froze.append(text)

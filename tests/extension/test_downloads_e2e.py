@@ -20,7 +20,7 @@ from tests.support.outside import (
     Places,
     browser,
     call,
-    eid_of,
+    eid_on_line,
     mcp_client,
     open_shared,
     places,
@@ -71,7 +71,7 @@ async def test_an_outside_agent_download_asks_then_says_where_the_file_went(
         panel = await ext.open_side_panel()
         xml, is_error, _ = await call(client, "capture_snapshot", tab=tab)
         assert not is_error, xml
-        link = eid_of(xml, "Download the report")
+        link = eid_on_line(xml, "Download the report")
 
         results: list[Any] = []
         async with trio.open_nursery() as calls:
@@ -136,7 +136,7 @@ async def test_a_download_the_page_makes_asks_through_the_extension(
         panel = await ext.open_side_panel()
         xml, is_error, _ = await call(client, "capture_snapshot", tab=tab)
         assert not is_error, xml
-        button = eid_of(xml, "Save the itinerary")
+        button = eid_on_line(xml, "Save the itinerary")
 
         results: list[Any] = []
         async with trio.open_nursery() as calls:
@@ -164,7 +164,7 @@ async def test_a_download_the_page_makes_asks_through_the_extension(
         # A response's download: asked once (the request guard), and saved.
         tab = await open_shared(ext, site.url("127.0.0.1", "downloads-exports.html"))
         xml, is_error, _ = await call(client, "capture_snapshot", tab=tab)
-        link = eid_of(xml, "Download the report")
+        link = eid_on_line(xml, "Download the report")
         async with trio.open_nursery() as calls:
             calls.start_soon(_click, results, client, tab, link)
             question = await _answer_in_panel(panel, allow=True)

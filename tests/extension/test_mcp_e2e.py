@@ -24,7 +24,7 @@ from tests.support.outside import (
     Places,
     browser,
     call,
-    eid_of,
+    eid_on_line,
     mcp_client,
     open_shared,
     places,
@@ -75,7 +75,9 @@ async def test_mcp_handshake_tabs_snapshot_tracker_and_diff(
         assert repeat["cached_from"] == meta["call_id"]
         assert "Same result as call" in again
 
-        clicked, is_error, meta = await call(client, "click", tab=tab, id=eid_of(xml, "Add to bag"))
+        clicked, is_error, meta = await call(
+            client, "click", tab=tab, id=eid_on_line(xml, "Add to bag")
+        )
         assert not is_error, clicked
         assert meta["kind"] == "diff"
         assert "Clicks: 1" in clicked
@@ -220,7 +222,7 @@ async def _type_an_email(client: Client, tab: int) -> None:
     xml, is_error, _ = await call(client, "capture_snapshot", tab=tab)
     assert not is_error, xml
     typed, is_error, _ = await call(
-        client, "type", tab=tab, id=eid_of(xml, 'type="email"'), text="a@b.c"
+        client, "type", tab=tab, id=eid_on_line(xml, 'type="email"'), text="a@b.c"
     )
     assert not is_error, typed
 

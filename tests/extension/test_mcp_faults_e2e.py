@@ -29,7 +29,7 @@ from tests.support.outside import (
     Places,
     browser,
     call,
-    eid_of,
+    eid_on_line,
     mcp_client,
     open_shared,
     places,
@@ -278,7 +278,7 @@ async def test_client_killed_mid_click_leaves_no_button_down_and_frees_the_tab(
                 async with mcp_client(places, "doomed") as client:
                     xml, is_error, _ = await call(client, "capture_snapshot", tab=tab)
                     assert not is_error, xml
-                    await call(client, "click", tab=tab, id=eid_of(xml, "Slow button"))
+                    await call(client, "click", tab=tab, id=eid_on_line(xml, "Slow button"))
 
         nursery.start_soon(doomed)
         with trio.fail_after(TIMEOUT):
@@ -302,7 +302,7 @@ async def test_client_killed_mid_click_leaves_no_button_down_and_frees_the_tab(
         async with mcp_client(places, "next") as client:
             xml, is_error, _ = await call(client, "capture_snapshot", tab=tab)
             assert not is_error, xml
-            clicked, is_error, _ = await call(client, "click", tab=tab, id=eid_of(xml, "Slow"))
+            clicked, is_error, _ = await call(client, "click", tab=tab, id=eid_on_line(xml, "Slow"))
             assert not is_error, clicked
             assert "Downs 2, ups 2, clicks 2" in clicked
         nursery.cancel_scope.cancel()
@@ -342,7 +342,7 @@ async def test_client_closed_mid_wait_for_ends_the_call_and_frees_the_tab(
             xml, is_error, _ = await call(client, "capture_snapshot", tab=tab)
             assert not is_error, xml
             clicked, is_error, _ = await call(
-                client, "click", tab=tab, id=eid_of(xml, "Add to bag")
+                client, "click", tab=tab, id=eid_on_line(xml, "Add to bag")
             )
             assert not is_error, clicked
             assert "Clicks: 1" in clicked
@@ -371,7 +371,9 @@ async def test_two_clients_acting_on_one_tab_are_serialised_and_never_stale(
         clicked: dict[str, str] = {}
 
         async def click(name: str, client: Any) -> None:
-            text, is_error, _ = await call(client, "click", tab=tab, id=eid_of(seen[name], "Add"))
+            text, is_error, _ = await call(
+                client, "click", tab=tab, id=eid_on_line(seen[name], "Add")
+            )
             assert not is_error, text
             clicked[name] = text
 
@@ -387,7 +389,7 @@ async def test_two_clients_acting_on_one_tab_are_serialised_and_never_stale(
         again, is_error, meta = await call(first, "capture_snapshot", tab=tab)
         assert not is_error, again
         clicked_two, is_error, _ = await call(
-            second, "click", tab=tab, id=eid_of(seen["two"], "Add")
+            second, "click", tab=tab, id=eid_on_line(seen["two"], "Add")
         )
         assert "Clicks: 3" in clicked_two
         fresh, is_error, fresh_meta = await call(first, "capture_snapshot", tab=tab)
@@ -414,7 +416,7 @@ async def test_side_panel_agent_works_while_an_outside_agent_acts(
         read = await _page_reader(ext, target)
         xml, is_error, _ = await call(client, "capture_snapshot", tab=shared)
         assert not is_error, xml
-        add = eid_of(xml, "Add to bag")
+        add = eid_on_line(xml, "Add to bag")
         outside: list[tuple[str, str, bool]] = []  # tool, text, is_error
         agent_done = trio.Event()
         spans: list[tuple[float, float]] = []  # when each outside call began and ended

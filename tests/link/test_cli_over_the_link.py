@@ -14,7 +14,7 @@ import trio
 from pycdp_bridge import PageTarget
 from tests.support import StaticServer
 from tests.support.link_host import TAB, open_link_host
-from tests.support.outside import eid_of
+from tests.support.outside import eid_on_line
 
 pytestmark = pytest.mark.browser
 
@@ -28,7 +28,7 @@ async def test_a_string_argument_is_taken_as_text_even_when_it_looks_like_json(
         await host.share(TAB)
         code, out, err = await host.trimtab("snapshot")
         assert code == 0, err
-        email = eid_of(out, 'type="email"')
+        email = eid_on_line(out, 'type="email"')
         code, out, err = await host.trimtab(
             "call", "type", f"id={email}", "text=12345", "clear=true"
         )
@@ -110,7 +110,7 @@ async def test_exit_codes_and_errors_on_stderr_only(
         assert "zz999" in err
         code, out, err = await host.trimtab("snapshot")
         assert code == 0, err
-        email = eid_of(out, 'type="email"')
+        email = eid_on_line(out, 'type="email"')
         code, out, err = await host.trimtab("call", "type", f"id={email}", "text=a@b.c")
         assert code == 0, err
         results: list[tuple[int, str, str]] = []
@@ -138,7 +138,7 @@ async def test_consecutive_calls_answer_with_diffs(
         await host.share(TAB)
         code, out, err = await host.trimtab("snapshot")
         assert code == 0, err
-        button = eid_of(out, "Add to bag")
+        button = eid_on_line(out, "Add to bag")
         code, out, err = await host.trimtab("call", "click", f"id={button}", "--json")
         assert code == 0, err
         clicked = json.loads(out)

@@ -12,7 +12,7 @@ import pytest
 import trio
 
 from tests.support import StaticServer
-from tests.support.outside import TIMEOUT, Places, browser, eid_of, places, share
+from tests.support.outside import TIMEOUT, Places, browser, eid_on_line, places, share
 from trimtab.install import MANIFEST_FILE, build_manifest, console_script, extension_id
 
 pytestmark = pytest.mark.browser
@@ -67,7 +67,7 @@ async def test_command_line_over_the_link(places: Places, pages_server: StaticSe
         code, out, err = await trimtab(places, "snapshot")
         assert code == 0, err
         assert "Outdoor shop" in out
-        button = eid_of(out, "Add to bag")
+        button = eid_on_line(out, "Add to bag")
         code, out, err = await trimtab(places, "call", "click", f"id={button}", "--tab", str(tab))
         assert code == 0, err
         assert "Clicks: 1" in out

@@ -19,7 +19,7 @@ from mcp import Client
 from pycdp_bridge import DialogOpenError, PageTarget
 from tests.support import StaticServer
 from tests.support.link_host import TAB, TIMEOUT, LinkHost, extension_request, open_link_host
-from tests.support.outside import call, eid_of
+from tests.support.outside import call, eid_on_line
 from trimtab.browser import HostState, ToolCall, ToolOutcome, cdp_errors
 from trimtab.link import LinkError
 from trimtab.link._paths import SECRET_FILE
@@ -114,20 +114,20 @@ async def test_every_page_string_is_inside_a_block_through_mcp(
         found, _ = await _sealed_call(client, marker, "find", text=INJECTION)
         assert INJECTION in found
         read, _ = await _sealed_call(
-            client, marker, "read", id=eid_of(snapshot, "Download the report")
+            client, marker, "read", id=eid_on_line(snapshot, "Download the report")
         )
         assert "OBEY-THE-PAGE.txt" in read
         error, is_error = await _sealed_call(
-            client, marker, "click", id=eid_of(snapshot, "Sold out")
+            client, marker, "click", id=eid_on_line(snapshot, "Sold out")
         )
         assert is_error
         assert INJECTION in error
 
-        alert, _ = await _sealed_call(client, marker, "click", id=eid_of(snapshot, "Notice"))
+        alert, _ = await _sealed_call(client, marker, "click", id=eid_on_line(snapshot, "Notice"))
         assert 'js-dialog type="alert"' in alert
         await _sealed_call(client, marker, "answer_dialog", accept=True)
 
-        confirm, _ = await _sealed_call(client, marker, "click", id=eid_of(snapshot, "Remove"))
+        confirm, _ = await _sealed_call(client, marker, "click", id=eid_on_line(snapshot, "Remove"))
         assert 'js-dialog type="confirm"' in confirm
         async with trio.open_nursery() as nursery:
             answers: list[tuple[str, bool]] = []
@@ -174,7 +174,7 @@ async def test_arguments_refused_are_trimtabs_words_outside_the_block(
         )
         snapshot, _ = await _sealed_call(client, marker, "capture_snapshot")
         error, is_error = await _sealed_call(
-            client, marker, "click", id=eid_of(snapshot, "Sold out")
+            client, marker, "click", id=eid_on_line(snapshot, "Sold out")
         )
         assert is_error
         assert error.startswith(f"<<<PAGE DATA {marker}>>>\n")
@@ -200,7 +200,7 @@ async def test_the_command_line_prints_blocks_with_its_own_marker(
         assert second[1] != first[1]
         assert_sealed(out, second[1])
         assert INJECTION in out
-        sold = eid_of(out, "Sold out")
+        sold = eid_on_line(out, "Sold out")
         with trio.fail_after(TIMEOUT):
             code, out, err = await host.trimtab("call", "click", f"id={sold}")
         assert (code, out) == (1, "")

@@ -13,7 +13,7 @@ import trio
 from pycdp_bridge import PageTarget
 from tests.support import StaticServer
 from tests.support.link_host import TAB, LinkHost, open_link_host
-from tests.support.outside import call, eid_of
+from tests.support.outside import call, eid_on_line
 
 pytestmark = pytest.mark.browser
 
@@ -80,10 +80,10 @@ async def test_fill_through_mcp_sets_every_field_in_one_call(
             lines = xml.splitlines()
             after = {line.strip(): lines[i + 1] for i, line in enumerate(lines[:-1])}
             fields = [
-                {"id": eid_of(after["Email"], "input"), "value": "ann@example.com"},
-                {"id": eid_of(after["Delivery window"], "select"), "value": "pm"},
-                {"id": eid_of(xml, "This order is a gift"), "value": True},
-                {"id": eid_of(xml, "Gift message"), "value": "Enjoy"},
+                {"id": eid_on_line(after["Email"], "input"), "value": "ann@example.com"},
+                {"id": eid_on_line(after["Delivery window"], "select"), "value": "pm"},
+                {"id": eid_on_line(xml, "This order is a gift"), "value": True},
+                {"id": eid_on_line(xml, "Gift message"), "value": "Enjoy"},
             ]
             text, is_error, _ = await call(client, "fill", tab=TAB, fields=fields)
             # Had anyone been asked, nobody would answer: the call would be refused.
@@ -161,7 +161,7 @@ async def test_the_command_line_fills_with_fields_written_as_json(
         await host.share(TAB)
         code, out, err = await host.trimtab("snapshot")
         assert code == 0, err
-        gift = eid_of(out, "This order is a gift")
+        gift = eid_on_line(out, "This order is a gift")
         fields = json.dumps([{"id": gift, "value": True}])
         code, out, err = await host.trimtab("call", "fill", f"fields={fields}")
         assert code == 0, err

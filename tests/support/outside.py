@@ -24,7 +24,7 @@ from tests.support.xmltree import listed_lines
 from trimtab.link import list_endpoints
 from trimtab.link._paths import SECRET_FILE
 
-__all__ = ["TIMEOUT", "Places", "browser", "call", "eid_of", "mcp_client", "places", "share"]
+__all__ = ["TIMEOUT", "Places", "browser", "call", "eid_on_line", "mcp_client", "places", "share"]
 
 
 TIMEOUT = 60
@@ -108,7 +108,7 @@ async def call(client: Client, tool: str, **arguments: Any) -> tuple[str, bool, 
     return text, bool(result.is_error), dict((result.meta or {}).get("trimtab", {}))
 
 
-def eid_of(xml: str, needle: str) -> str:
+def eid_on_line(xml: str, needle: str) -> str:
     """The id on the first line that has `needle`: an `id` attribute, or the id that
     starts a line of a `<links>`/`<buttons>` list."""
     listed = {at: eid for tag in ("a", "button") for at, eid, _ in listed_lines(xml, tag)}
