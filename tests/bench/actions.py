@@ -79,7 +79,7 @@ async def _popup(xml: str, act: Act) -> None:
 async def _pointer(xml: str, act: Act) -> None:
     await act("double_click", {"id": eid_of(xml, "option", "notes.txt")})
     await act("select_text", {"id": eid_of(xml, "textbox", "Hello world"), "text": "world"})
-    await act("drag", {"id": eid_of(xml, "clickable", ""), "dx": 120})
+    await act("drag", {"id": eid_of(xml, "slider", ""), "dx": 120})
     done = xml.index("<h2>Done</h2>")
     await act(
         "drag", {"id": eid_of(xml, "a", "Fix login bug"), "to": eid_of(xml[done:], "button", "")}
