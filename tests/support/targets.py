@@ -31,7 +31,9 @@ class WrappedTarget(Target):
     def open_dialog(self) -> Mapping[str, Any] | None:
         return self.inner.open_dialog
 
-    async def before_send(self, method: str) -> None:
+    async def before_send(
+        self, method: str, params: Mapping[str, Any] | None, session_id: str | None
+    ) -> None:
         """Runs before each command is passed on."""
 
     async def send(
@@ -41,7 +43,7 @@ class WrappedTarget(Target):
         *,
         session_id: str | None = None,
     ) -> dict[str, Any]:
-        await self.before_send(method)
+        await self.before_send(method, params, session_id)
         return await self.inner.send(method, params, session_id=session_id)
 
     def listen(
@@ -68,7 +70,9 @@ class FailingTarget(WrappedTarget):
         super().__init__(inner)
         self.refuse = refuse
 
-    async def before_send(self, method: str) -> None:
+    async def before_send(
+        self, method: str, params: Mapping[str, Any] | None, session_id: str | None
+    ) -> None:
         if method in self.refuse:
             raise CDPError(method, -32000, "refused by the test")
 
@@ -112,5 +116,7 @@ class RecordingTarget(WrappedTarget):
         super().__init__(inner)
         self.methods: list[str] = []
 
-    async def before_send(self, method: str) -> None:
+    async def before_send(
+        self, method: str, params: Mapping[str, Any] | None, session_id: str | None
+    ) -> None:
         self.methods.append(method)

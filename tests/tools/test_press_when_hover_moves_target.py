@@ -117,20 +117,15 @@ class _PressedAFrameLate(WrappedTarget):
     (a relay on a loaded machine): whatever the page's layout does at that frame, the
     press meets."""
 
-    async def send(
-        self,
-        method: str,
-        params: Mapping[str, Any] | None = None,
-        *,
-        session_id: str | None = None,
-    ) -> dict[str, Any]:
+    async def before_send(
+        self, method: str, params: Mapping[str, Any] | None, session_id: str | None
+    ) -> None:
         if method == "Input.dispatchMouseEvent" and (params or {}).get("type") == "mousePressed":
             await self.inner.send(
                 "Runtime.evaluate",
                 {"expression": "new Promise(requestAnimationFrame)", "awaitPromise": True},
                 session_id=session_id,
             )
-        return await self.inner.send(method, params, session_id=session_id)
 
 
 async def test_a_suggestion_that_swaps_with_its_neighbour_at_every_frame_is_pressed_where_it_stays(
