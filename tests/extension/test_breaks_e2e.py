@@ -239,7 +239,6 @@ async def _new_host_up(places: Places, old: set[int], nursery: trio.Nursery) -> 
 
 
 @pytest.mark.parametrize("how", ["reloaded", "reinstalled"])
-@pytest.mark.long
 async def test_an_extension_reloaded_under_a_client(
     places: Places, pages_server: StaticServer, how: str, tmp_path: Path
 ) -> None:

@@ -44,7 +44,6 @@ async def ext(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[
         yield browser
 
 
-@pytest.mark.long
 async def test_a_routine_saved_with_a_site_and_a_submit_allowed_runs_without_a_question(
     ext: ExtensionBrowser, pages_server: StaticServer
 ) -> None:

@@ -275,7 +275,6 @@ def item_of(name: str) -> str:
     return f"document.querySelector('li.routine[data-routine={json.dumps(name)}]')"
 
 
-@pytest.mark.long
 async def test_a_step_the_model_did_is_kept_once_the_person_says_so_and_names_are_edited(
     ext: ExtensionBrowser, pages_server: StaticServer
 ) -> None:

@@ -257,7 +257,6 @@ def claim(seen: str) -> tuple[str, dict[str, Any]]:
     return "click", {"id": _id_of(seen, r'<button id="[^"]+"[^>]*>Claim your reward')}
 
 
-@pytest.mark.long
 async def test_a_pop_up_to_another_site_is_refused_before_its_first_request(
     ext_sites: ExtensionBrowser, site: Recorder
 ) -> None:

@@ -130,7 +130,6 @@ async def test_doctor_on_the_test_profile_passes(places: Places, tmp_path: Path)
         assert out.rstrip().endswith("every check passed")
 
 
-@pytest.mark.long
 async def test_doctor_checks_the_manifest_where_the_browser_reads_it(
     places: Places, tmp_path: Path
 ) -> None:

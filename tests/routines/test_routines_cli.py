@@ -158,7 +158,6 @@ async def test_bad_usage_of_run_and_save_exits_2_with_one_line(
     assert await storage(page, "placed") is None
 
 
-@pytest.mark.long
 async def test_a_run_that_needs_help_exits_1_and_one_the_person_refuses_exits_4(
     shop: LinkHost, page: PageTarget
 ) -> None:

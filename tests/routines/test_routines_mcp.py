@@ -143,7 +143,6 @@ async def test_an_mcp_client_saves_its_session_and_runs_it_again_hearing_progres
         assert await storage(page, "placed") is None
 
 
-@pytest.mark.long
 async def test_a_needed_step_is_handed_to_the_model_with_what_to_do(
     shop: LinkHost, page: PageTarget
 ) -> None:

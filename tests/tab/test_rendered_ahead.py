@@ -73,7 +73,6 @@ def _same(ahead: Snapshot, direct: Snapshot) -> None:
     assert ahead.regions_collapsed == direct.regions_collapsed
 
 
-@pytest.mark.long
 async def test_an_answer_rendered_ahead_is_the_answer_rendered_then(page: PageTarget) -> None:
     """Through any sequence of the memory's calls, an answer rendered ahead and adopted
     equals the one rendering at that moment gives, with the same ids and the same later
