@@ -22,7 +22,6 @@ meanwhile counts as one that moved away.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Mapping
 from typing import Any
 
@@ -126,12 +125,7 @@ async def pointer_onto(
     down the page is not scrolled, the moves carry the button, and only the hit test
     checks, so the page sees one press dragged back onto the element."""
     if witness is None and button is None:
-
-        async def arrive() -> None:
-            if not there:
-                await _move(target, aim.point, None)
-
-        own, _ = await gather(lambda: watch_presses(target, element), arrive)
+        own = await _watch_while_moving(target, element, aim, there)
         try:
             return await pointer_onto(target, element, info, latest, aim, there=True, witness=own)
         finally:
@@ -163,6 +157,18 @@ async def pointer_onto(
         moves += 1
         cover, flipped = await _under_pointer(target, element, info, latest, aim, witness)
     return aim
+
+
+async def _watch_while_moving(target: Target, element: Located, aim: Aim, there: bool) -> Witness:
+    """A witness of the element, made while the pointer moves to `aim` (unless it is
+    `there` already), so that it then watches the pointer settle there."""
+
+    async def arrive() -> None:
+        if not there:
+            await _move(target, aim.point, None)
+
+    witness, _ = await gather(lambda: watch_presses(target, element), arrive)
+    return witness
 
 
 async def _under_pointer(
@@ -257,10 +263,7 @@ async def click_element(
     is checked (`press_element`), and a witness watches where they went. Returns the
     answer's note when they did not all reach the element, else None."""
 
-    # The witness is made while the pointer moves, and then watches it settle there.
-    witness, _ = await gather(
-        lambda: watch_presses(target, element), lambda: _move(target, aim.point, None)
-    )
+    witness = await _watch_while_moving(target, element, aim, False)
     try:
         aim = await pointer_onto(target, element, info, latest, aim, there=True, witness=witness)
     except Refusal:
@@ -327,18 +330,17 @@ class Witness:
 
     async def stop(self) -> None:
         """Stop watching, reading nothing."""
-        if self.record is not None:
-            with contextlib.suppress(*_UNKNOWN):
-                await call_on(
-                    self.target,
-                    self.record,
-                    script("press-witness-read.js"),
-                    session_id=self.element.session,
-                )
+        await self._read()
 
     async def note(self, info: ElementInfo, clicks: int) -> str | None:
         """What to tell the model when the presses did not all reach the element (None
         when they did, or when the page went away and cannot tell)."""
+        seen = await self._read()
+        return None if seen is None else witness_note(describe(self.element, info), seen, clicks)
+
+    async def _read(self) -> Mapping[str, Any] | None:
+        """Stop watching and say what the witness saw (``press-witness-read.js``); None
+        when it was not watching or the page went away."""
         if self.record is None:
             return None
         try:
@@ -350,7 +352,7 @@ class Witness:
             )
         except _UNKNOWN:
             return None
-        return witness_note(describe(self.element, info), seen, clicks)
+        return seen
 
 
 def witness_note(named: str, seen: Mapping[str, Any], clicks: int) -> str | None:
