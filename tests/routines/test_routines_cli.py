@@ -6,6 +6,7 @@ say how it ended as ``call``'s do."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import pty
 import subprocess
@@ -43,7 +44,8 @@ async def shop(page: PageTarget, pages_server: StaticServer) -> AsyncIterator[Li
 async def person(host: LinkHost, *, allow: bool = True) -> None:
     """The person: ``allow`` to every question."""
     while True:
-        await host.answer(allow)
+        # A person at the browser waits for the next question as long as the test runs.
+        await host.answer(allow, within=math.inf)
 
 
 async def saved_by_an_agent(shop: LinkHost) -> None:

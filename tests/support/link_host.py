@@ -44,10 +44,10 @@ class ExtensionEnd:
     decoder: FrameDecoder = attrs.field(factory=FrameDecoder)
     pending: list[dict[str, Any]] = attrs.field(factory=list)
 
-    async def next(self, *kinds: str) -> dict[str, Any]:
+    async def next(self, *kinds: str, within: float = TIMEOUT) -> dict[str, Any]:
         """The next message of a type in ``kinds`` the host sent to the extension
-        (others before it are dropped)."""
-        with trio.fail_after(TIMEOUT):
+        (others before it are dropped), within `within` seconds."""
+        with trio.fail_after(within):
             while True:
                 while self.pending:
                     message = self.pending.pop(0)
@@ -84,9 +84,10 @@ class LinkHost:
         listed = [{"id": tab, "title": "Shop", "url": "http://x/"} for tab in tabs]
         await self.link.handle_agents_tabs(extension_request("agents_tabs", tabs=listed))
 
-    async def answer(self, allow: bool) -> dict[str, Any]:
-        """Answer the next question the person is asked; return the question."""
-        ask = await self.extension.next("ask")
+    async def answer(self, allow: bool, *, within: float = TIMEOUT) -> dict[str, Any]:
+        """Answer the next question the person is asked (asked within `within`
+        seconds); return the question."""
+        ask = await self.extension.next("ask", within=within)
         assert self.panel.answer(ask["ask"], allow=allow), f"{ask} was withdrawn"
         return ask
 
