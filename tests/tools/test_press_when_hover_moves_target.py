@@ -155,6 +155,59 @@ async def test_a_suggestion_that_swaps_with_its_neighbour_at_every_frame_is_pres
     assert f"Driving to {named}" in result.content
 
 
+class _FlickerAtEverySteadyCheck(WrappedTarget):
+    """A page whose layout flips under the still pointer at every check: a frame before
+    the witness asks whether the pointer stays on the element, a sheet comes over the
+    whole page, and the page takes it away in the next frame's animation callbacks. The
+    browser updates the hover at the start of that frame, from the layout with the
+    sheet, so the check sees the pointer go over it (a real, trusted mouseover), and the
+    hit test after it finds the element again, wherever the pointer aims."""
+
+    async def before_send(
+        self, method: str, params: Mapping[str, Any] | None, session_id: str | None
+    ) -> None:
+        if method == "Runtime.callFunctionOn" and "this.steady(" in str(
+            (params or {}).get("functionDeclaration", "")
+        ):
+            # Answered in the frame that lays the sheet out, before the check is sent;
+            # its removal is asked for first, so it runs before the check's callback.
+            await self.inner.send(
+                "Runtime.evaluate",
+                {
+                    "expression": """new Promise((shown) => {
+                      const sheet = document.createElement('div');
+                      sheet.id = 'sheet';
+                      sheet.style.cssText = 'position:fixed;inset:0;z-index:2147483647;'
+                        + 'background:white';
+                      document.body.append(sheet);
+                      requestAnimationFrame(() => {
+                        requestAnimationFrame(() => sheet.remove());
+                        shown(true);
+                      });
+                    })""",
+                    "awaitPromise": True,
+                },
+                session_id=session_id,
+            )
+
+
+async def test_an_element_that_never_stays_under_the_pointer_is_refused_naming_the_flip(
+    page: PageTarget, pages_server: StaticServer
+) -> None:
+    """When at every try the pointer went over something else during a frame and the
+    element came back under it, the click presses nothing and its refusal says the
+    layout changes back and forth under the still pointer, naming what came over it."""
+    tab = Tab.open(_FlickerAtEverySteadyCheck(page))
+    opened = await run_tool(tab, "navigate", {"url": pages_server.url("handlers-shop.html")})
+    assert not opened.is_error, opened.content
+    result = await run_tool(tab, "click", {"id": eid_of(opened.content, "button", "Add to bag")})
+    assert result.is_error, result.content
+    assert "does not stay under the pointer" in result.content, result.content
+    assert '<div dom-id="sheet"/> comes under the still pointer' in result.content, result.content
+    assert "nothing was pressed" in result.content
+    assert await page.evaluate("document.getElementById('count').textContent") == "Clicks: 0"
+
+
 @attrs.frozen
 class Chromium:
     """A headless Chromium and the pages server, run by their own trio loop in a thread,
