@@ -155,38 +155,46 @@ async def test_a_suggestion_that_swaps_with_its_neighbour_at_every_frame_is_pres
     assert f"Driving to {named}" in result.content
 
 
+# Lays a new sheet over the whole page at every frame until stopped: the element under
+# the still pointer changes at every frame, so the browser sends a trusted mouseover
+# (on the new sheet) when each frame begins. Answered once a sheet has been laid out.
+_FLICKER_JS = """new Promise((laidOut) => {
+  if (window.flicker) window.flicker.stop();
+  let sheet = null;
+  const lay = () => {
+    if (sheet) sheet.remove();
+    sheet = document.createElement('div');
+    sheet.id = 'sheet';
+    sheet.style.cssText = 'position:fixed;inset:0;z-index:2147483647;background:white';
+    document.body.append(sheet);
+    frame = requestAnimationFrame(lay);
+  };
+  let frame = 0;
+  lay();
+  window.flicker = {stop() { cancelAnimationFrame(frame); sheet.remove(); }};
+  requestAnimationFrame(() => requestAnimationFrame(() => laidOut(true)));
+})"""
+
+
 class _FlickerAtEverySteadyCheck(WrappedTarget):
-    """A page whose layout flips under the still pointer at every check: a frame before
-    the witness asks whether the pointer stays on the element, a sheet comes over the
-    whole page, and the page takes it away in the next frame's animation callbacks. The
-    browser updates the hover at the start of that frame, from the layout with the
-    sheet, so the check sees the pointer go over it (a real, trusted mouseover), and the
-    hit test after it finds the element again, wherever the pointer aims."""
+    """A page whose layout flips under the still pointer at every check, however late
+    the check comes: before the witness asks whether the pointer stays on the element,
+    a new sheet comes over the whole page at every frame (so whenever the check
+    listens, the frame it waits for begins with a mouseover outside the element), and
+    before the hit test that follows, the sheets stop and go (so it finds the element
+    again, wherever the pointer aims)."""
 
     async def before_send(
         self, method: str, params: Mapping[str, Any] | None, session_id: str | None
     ) -> None:
-        if method == "Runtime.callFunctionOn" and "this.steady(" in str(
+        steady = method == "Runtime.callFunctionOn" and "this.steady(" in str(
             (params or {}).get("functionDeclaration", "")
-        ):
-            # Answered in the frame that lays the sheet out, before the check is sent;
-            # its removal is asked for first, so it runs before the check's callback.
+        )
+        if steady or method == "DOM.getNodeForLocation":
+            expression = _FLICKER_JS if steady else "window.flicker && window.flicker.stop()"
             await self.inner.send(
                 "Runtime.evaluate",
-                {
-                    "expression": """new Promise((shown) => {
-                      const sheet = document.createElement('div');
-                      sheet.id = 'sheet';
-                      sheet.style.cssText = 'position:fixed;inset:0;z-index:2147483647;'
-                        + 'background:white';
-                      document.body.append(sheet);
-                      requestAnimationFrame(() => {
-                        requestAnimationFrame(() => sheet.remove());
-                        shown(true);
-                      });
-                    })""",
-                    "awaitPromise": True,
-                },
+                {"expression": expression, "awaitPromise": True},
                 session_id=session_id,
             )
 
