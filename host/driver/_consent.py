@@ -29,7 +29,7 @@ from pycdp_bridge import CDPError, JavaScriptError, Target, call_on, evaluate
 from pycdp_bridge import protocol as cdp
 
 from ..pipeline import Secret, xml
-from ._element import Located, frame_of, secret_of
+from ._element import OWN_WORLD, Located, own_object, secret_of
 from ._keyboard import KeyDef
 from ._listeners import OBJECT_GROUP, listener_types
 from ._scripts import script
@@ -57,7 +57,6 @@ __all__ = [
     "typing_reason",
 ]
 
-_WORLD: Final = "trimtab-consent"
 # Listener types through which a script may act on a click, a change, a key.
 _CLICK_EVENTS: Final = frozenset(
     {"click", "mousedown", "mouseup", "pointerdown", "pointerup", "touchstart", "touchend"}
@@ -358,7 +357,7 @@ async def key_reason(target: Target, key: KeyDef, modifiers: int) -> str | None:
     if key.key in _MOVING_KEYS:
         return None
     try:
-        context = await _isolated_context(target, None, None)
+        context = await _main_frame_world(target)
         focused = await evaluate(
             target,
             script("focused-element.js"),
@@ -384,34 +383,17 @@ async def _decide(
     target: Target, element: Located, rule: Callable[[CommitFacts], str | None]
 ) -> str | None:
     try:
-        context = await _isolated_context(target, element.session, element)
-        resolved = await target.execute(
-            cdp.dom_resolve_node(
-                backend_node_id=element.backend_id,
-                execution_context_id=context,
-                object_group=OBJECT_GROUP,
-            ),
-            session_id=element.session,
-        )
-        return await _judged(target, element.session, str(resolved["object"]["objectId"]), rule)
+        return await _judged(target, element.session, await own_object(target, element), rule)
     except _UNKNOWN as exc:
         return f"Trimtab could not tell whether this submits ({exc})"
 
 
-async def _isolated_context(target: Target, session: str | None, element: Located | None) -> int:
-    """An execution context of Trimtab's own world in the element's frame."""
-    frame_id = (
-        await _main_frame(target, session) if element is None else await frame_of(target, element)
-    )
-    world = await target.execute(
-        cdp.page_create_isolated_world(frame_id, world_name=_WORLD), session_id=session
-    )
+async def _main_frame_world(target: Target) -> int:
+    """An execution context of `OWN_WORLD` in the tab's main frame."""
+    tree = await target.execute(cdp.page_get_frame_tree())
+    frame_id = str(tree["frameTree"]["frame"]["id"])
+    world = await target.execute(cdp.page_create_isolated_world(frame_id, world_name=OWN_WORLD))
     return int(world["executionContextId"])
-
-
-async def _main_frame(target: Target, session: str | None) -> str:
-    tree = await target.execute(cdp.page_get_frame_tree(), session_id=session)
-    return str(tree["frameTree"]["frame"]["id"])
 
 
 async def _judged(

@@ -20,9 +20,10 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Final
 
 import attrs
+import trio
 
 from pycdp_bridge import (
     CDPError,
@@ -44,6 +45,7 @@ from ._scripts import script
 
 __all__ = [
     "OBJECT_GROUP",
+    "OWN_WORLD",
     "Aim",
     "Box",
     "Covered",
@@ -60,6 +62,7 @@ __all__ = [
     "locate",
     "locate_with_info",
     "move_to",
+    "own_object",
     "reaches",
     "scroll_into_view",
     "scroll_position",
@@ -79,6 +82,12 @@ class Refusal(Exception):
 class Covered(Refusal):
     """The element is in view, but at every point of it the hit test finds another
     element drawn over it."""
+
+
+#: Trimtab's own world, where the driver reads and watches an element (the submit
+#: prediction's facts, the press witness): the page's scripts can neither see it nor
+#: patch what it calls.
+OWN_WORLD: Final = "trimtab-driver"
 
 
 def _whole(value: float) -> float:
@@ -133,10 +142,20 @@ class Located:
     # The frame whose document holds it, when the locator knew that (the tab's main
     # frame as its page observer follows it); None: `frame_of` asks the browser.
     frame_id: str | None = None
+    # The element in `OWN_WORLD`, once `own_object` made it for this call.
+    own: _InOwnWorld = attrs.field(factory=lambda: _InOwnWorld(), eq=False, repr=False)
 
     @property
     def backend_id(self) -> int:
         return self.control.backend_node_id
+
+
+@attrs.define(eq=False)
+class _InOwnWorld:
+    """A located element's remote object in `OWN_WORLD`, made once (`own_object`)."""
+
+    object_id: str | None = None
+    lock: trio.Lock = attrs.field(factory=trio.Lock)
 
 
 @attrs.frozen
@@ -617,6 +636,31 @@ async def frame_of(target: Target, element: Located) -> str:
     )
     frame = described["node"].get("frameId")
     return str(frame if frame is not None else tree["frameTree"]["frame"]["id"])
+
+
+async def own_object(target: Target, element: Located) -> str:
+    """The element as a remote object of `OWN_WORLD` in its frame: made on first use
+    (the world, then the node resolved in it) and kept for the rest of the call, so
+    the submit prediction and the press witness share one world and one object.
+    Raises what the browser raised (the page went away: `CDPError`)."""
+    own = element.own
+    async with own.lock:
+        if own.object_id is None:
+            frame = await frame_of(target, element)
+            world = await target.execute(
+                cdp.page_create_isolated_world(frame, world_name=OWN_WORLD),
+                session_id=element.session,
+            )
+            resolved = await target.execute(
+                cdp.dom_resolve_node(
+                    backend_node_id=element.backend_id,
+                    execution_context_id=int(world["executionContextId"]),
+                    object_group=OBJECT_GROUP,
+                ),
+                session_id=element.session,
+            )
+            own.object_id = str(resolved["object"]["objectId"])
+        return own.object_id
 
 
 async def _object_for(target: Target, session: str | None, backend_id: int) -> str:

@@ -34,7 +34,6 @@ from pycdp_bridge import protocol as cdp
 from ..pipeline import Compaction
 from ._button import ButtonDown, button_down
 from ._element import (
-    OBJECT_GROUP,
     Aim,
     Covered,
     ElementInfo,
@@ -44,7 +43,7 @@ from ._element import (
     aim_at,
     cover_description,
     describe,
-    frame_of,
+    own_object,
     reaches,
 )
 from ._gather import gather
@@ -71,7 +70,6 @@ _COME_BACK = 1.0
 # How long `Witness.steady` waits for a frame: a tab that renders none (in the
 # background, where Chrome updates no hover either) is not waited for longer.
 _FRAME_WAIT_MS = 100
-_WORLD = "trimtab-press"
 # What a failed witness read means: the page went away (a navigation), or the world
 # could not be made; the answer then says nothing about where the presses went.
 _UNKNOWN = (CDPError, JavaScriptError, KeyError, TypeError, ValueError)
@@ -390,21 +388,9 @@ def witness_note(named: str, seen: Mapping[str, Any], clicks: int) -> str | None
 async def watch_presses(target: Target, element: Located) -> Witness:
     """Start watching which element each press of the element's document reaches."""
     try:
-        frame = await frame_of(target, element)
-        world = await target.execute(
-            cdp.page_create_isolated_world(frame, world_name=_WORLD), session_id=element.session
-        )
-        resolved = await target.execute(
-            cdp.dom_resolve_node(
-                backend_node_id=element.backend_id,
-                execution_context_id=int(world["executionContextId"]),
-                object_group=OBJECT_GROUP,
-            ),
-            session_id=element.session,
-        )
         record = await call_on(
             target,
-            str(resolved["object"]["objectId"]),
+            await own_object(target, element),
             script("press-witness.js"),
             return_by_value=False,
             session_id=element.session,

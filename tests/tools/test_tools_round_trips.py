@@ -161,13 +161,39 @@ async def test_the_main_frame_is_known_without_asking(
         assert (reason, watched) == (None, frame)
         assert await click_element(page, element, info, tab.latest, aim) is None
         assert "Page.getFrameTree" not in recorder.methods()
-        assert "Page.createIsolatedWorld" in recorder.methods()  # the consent's, the press's
+        # One world of Trimtab's own, for the submit check and the press witness.
+        assert recorder.methods().count("Page.createIsolatedWorld") == 1
         assert await page.evaluate("document.getElementById('plain').textContent") == (
             "Plain clicked"
         )
         await act(tab, "navigate", {"url": pages_server.url("tools-round-trips.html")})
         tab.forget()  # the next snapshot shows the page whole, not "as you last saw it"
         xml = (await tab.snapshot()).xml
+
+
+@pytest.mark.browser
+async def test_the_submit_check_and_the_press_witness_share_one_object(
+    page: PageTarget, pages_server: StaticServer
+) -> None:
+    """A click reads whether it may submit and watches where its presses land from one
+    object of the element in Trimtab's own world, made once per call: one world and one
+    resolve into it, not one each; the next click makes its own, and lands too."""
+    tab, xml = await open_tab(page, pages_server.url("tools-round-trips.html"))
+    for _ in range(2):
+        await page.evaluate("document.getElementById('plain').textContent = 'Plain'")
+        recorder = Recorder(page)
+        result = await act(tab, "click", {"id": eid_of(xml, "button", "Plain")})
+        assert not result.is_error, result.content
+        assert await page.evaluate("document.getElementById('plain').textContent") == (
+            "Plain clicked"
+        )
+        sent = list(zip(recorder.methods(), recorder.params, strict=True))
+        worlds = [p["worldName"] for m, p in sent if m == "Page.createIsolatedWorld"]
+        assert worlds.count("trimtab-driver") == 1, worlds
+        # (The settle resolves the element once more, in the page observer's world.)
+        resolves = [p for m, p in sent if m == "DOM.resolveNode"]
+        resolved = [p for p in resolves if p.get("objectGroup") and "executionContextId" in p]
+        assert len(resolved) == 1, resolved
 
 
 @pytest.mark.browser
