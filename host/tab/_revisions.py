@@ -233,10 +233,11 @@ class PageRevisions:
             self._change("the page is changing")
 
     async def token(self) -> str | None:
-        """The page's revision token as of now (mutation count, form controls, scroll,
-        viewport, URL), or None when the observer cannot tell. Equal tokens at two
-        moments mean the observer saw no change in between; `sync`'s own record of the
-        revision is left as it was."""
+        """The page's revision token as of now (a key of the document's own, mutation
+        count, form controls, scroll, viewport, URL), or None when the observer cannot
+        tell. Equal tokens at two moments mean the same document, in which the observer
+        saw no change in between; `sync`'s own record of the revision is left as it
+        was."""
         return await self._read_token()
 
     @property

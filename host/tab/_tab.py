@@ -48,11 +48,11 @@ def _ignore(reason: str) -> None:
 
 @attrs.frozen
 class _Prepared:
-    """A capture taken ahead of the snapshot, the page's state when it began, and the
-    answer rendered from it ahead (None when it was not)."""
+    """A capture taken ahead of the snapshot, the page's revision token when it began
+    (which names the document too), and the answer rendered from it ahead (None when it
+    was not)."""
 
     token: str
-    loader: str
     model: PageModel
     capture_ms: float
     rendered: RenderedAhead | None = None
@@ -164,7 +164,7 @@ class Tab:
             rendered = self.memory.render_ahead(model, capture_ms=capture_ms)
             self._render_seconds = time.perf_counter() - captured
         self._ahead_used = False  # until `snapshot` uses it
-        self._prepared = _Prepared(token, loader, model, capture_ms, rendered)
+        self._prepared = _Prepared(token, model, capture_ms, rendered)
 
     async def snapshot(self, *, baseline: bool = False) -> Snapshot:
         """Capture the page and answer with a baseline or a diff (`SnapshotMemory`)."""
@@ -183,13 +183,14 @@ class Tab:
         return snapshot
 
     async def _unchanged(self, prepared: _Prepared) -> bool:
-        """Whether the page is as it was when `prepared` began: same document, same
-        revision token. Whatever fails to say so means a fresh capture."""
+        """Whether the page is as it was when `prepared` began: the same revision token,
+        which names its document too (no frame tree to read). Whatever fails to say so
+        means a fresh capture."""
         try:
-            token, loader, _ = await self._state()
+            token = await self.revisions.token()
         except _FAILURES:
             return False
-        return (token, loader) == (prepared.token, prepared.loader)
+        return token is not None and token == prepared.token
 
     async def _state(self) -> tuple[str | None, str, Mapping[str, Any]]:
         """The page's revision token, its main frame's loader and the frame tree that

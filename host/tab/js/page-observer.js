@@ -9,6 +9,9 @@
   // still serves `settle`; it just reports to no one.
   const report = typeof globalThis[binding] === "function" ? globalThis[binding] : () => {};
   let seq = 0, reported = 0, open = false, lastChange = performance.now();
+  // Names this document in the token: two documents never share one, whatever they hold.
+  // (`crypto.randomUUID` exists only in secure contexts; a plain http page has none.)
+  const documentKey = crypto.getRandomValues(new Uint32Array(2)).join(".");
   const quietWaiters = new Set();
   const send = (kind) => { try { report(kind); } catch (e) {} };
   const tick = () => {
@@ -170,7 +173,8 @@
   globalThis.__trimtab = {
     revision() {
       if (watchShadows(document)) seq++;
-      return [seq, controls(), scrollX, scrollY, innerWidth, innerHeight, location.href].join("|");
+      const state = [seq, controls(), scrollX, scrollY, innerWidth, innerHeight, location.href];
+      return [documentKey, ...state].join("|");
     },
     // Resolves {settled, churn, leaving} once `quietMs` pass without a change that counts, or at
     // `capMs` with settled false. With `scopes` (nodes the action touched) only changes
