@@ -67,9 +67,11 @@ _REAIM_PAUSE = 0.02
 # How long the pointer waits for an element that left it (collapsed to no size while
 # its hover image loads, hidden by its own mouseover) to come back.
 _COME_BACK = 1.0
-# How long `Witness.steady` waits for a frame: a tab that renders none (in the
-# background, where Chrome updates no hover either) is not waited for longer.
-_FRAME_WAIT_MS = 100
+# How long `Witness.steady` waits for a frame in a shown document (a hidden one renders
+# none and updates no hover, and is not waited for). A frame takes 16 ms on an idle
+# machine, but far longer on a loaded one: with 100 ms, a busy run's check ended before
+# any frame began, watched nothing, and the press landed in the layout's other phase.
+_FRAME_WAIT_MS = 1000
 # What a failed witness read means: the page went away (a navigation), or the world
 # could not be made; the answer then says nothing about where the presses went.
 _UNKNOWN = (CDPError, JavaScriptError, KeyError, TypeError, ValueError)
