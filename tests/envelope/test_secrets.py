@@ -48,6 +48,12 @@ def field(tree: etree._Element, label: str) -> etree._Element:
     raise AssertionError(f"no field labelled {label!r} in:\n{etree.tostring(tree).decode()}")
 
 
+def without_address(answer: str, server: StaticServer) -> str:
+    """An answer without the test server's address, whose random port may hold any
+    digits (port 40005 holds "4000"): what is left is what the page and Trimtab said."""
+    return answer.replace(server.origin, "")
+
+
 def leaks(text: str) -> list[str]:
     return [secret for secret in SECRETS if secret in text]
 
@@ -153,23 +159,24 @@ async def test_typing_a_card_number_diffs_only_its_last_four_digits(
     assert not coded.is_error, coded.content
     assert typed.kind == "diff"
     assert "•••• 5556" in typed.content
-    for shown in (typed.content, coded.content):
-        parse(shown)
+    for answer in (typed.content, coded.content):
+        parse(answer)
+        shown = without_address(answer, pages_server)
         assert [digits for digits in ("4000", "0566", "9031") if digits in shown] == [], shown
     assert await page.evaluate("document.getElementById('number').value") == ("4000 0566 5566 5556")
     read = await run_tool(tab, "read", {"id": number})
     assert "•••• 5556" in read.content, read.content
-    assert "4000" not in read.content
+    assert "4000" not in without_address(read.content, pages_server)
     read_cvc = await run_tool(tab, "read", {"id": cvc})
     assert "••••" in read_cvc.content, read_cvc.content
-    assert "9031" not in read_cvc.content
+    assert "9031" not in without_address(read_cvc.content, pages_server)
     found = await run_tool(tab, "find", {"text": "4000 0566 5566 5556"})
     assert 'count="0"' in found.content, found.content
     for probe in ("5556", "4000"):
         selected = await run_tool(tab, "select_text", {"id": number, "text": probe})
         assert selected.is_error, selected.content
         assert "is a card number field" in selected.content
-        assert "0566" not in selected.content
+        assert "0566" not in without_address(selected.content, pages_server)
 
 
 async def test_a_typed_secret_the_page_changes_is_not_echoed(
@@ -182,7 +189,7 @@ async def test_a_typed_secret_the_page_changes_is_not_echoed(
     cvc = field(parse(xml), "CVC").get("id")
     typed = await run_tool(tab, "type", {"id": cvc, "text": "4821"}, consented=True)
     assert "holds 3 characters, not the 4 typed" in typed.content, typed.content
-    assert "482" not in typed.content
+    assert "482" not in without_address(typed.content, pages_server)
 
 
 # --- asking before typing a secret -------------------------------------------------------------
