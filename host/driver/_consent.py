@@ -352,12 +352,16 @@ async def submit_after_typing_reason(target: Target, element: Located) -> str | 
     return await _decide(target, element, partial(typing_reason, submit=True))
 
 
-async def key_reason(target: Target, key: KeyDef, modifiers: int) -> str | None:
-    """Why pressing `key` now (on whatever has the focus) may commit, or None."""
+async def key_reason(target: Target, main_frame: str, key: KeyDef, modifiers: int) -> str | None:
+    """Why pressing `key` now (on whatever has the focus of the tab's `main_frame`) may
+    commit, or None."""
     if key.key in _MOVING_KEYS:
         return None
     try:
-        context = await _main_frame_world(target)
+        world = await target.execute(
+            cdp.page_create_isolated_world(main_frame, world_name=OWN_WORLD)
+        )
+        context = int(world["executionContextId"])
         focused = await evaluate(
             target,
             script("focused-element.js"),
@@ -386,14 +390,6 @@ async def _decide(
         return await _judged(target, element.session, await own_object(target, element), rule)
     except _UNKNOWN as exc:
         return f"Trimtab could not tell whether this submits ({exc})"
-
-
-async def _main_frame_world(target: Target) -> int:
-    """An execution context of `OWN_WORLD` in the tab's main frame."""
-    tree = await target.execute(cdp.page_get_frame_tree())
-    frame_id = str(tree["frameTree"]["frame"]["id"])
-    world = await target.execute(cdp.page_create_isolated_world(frame_id, world_name=OWN_WORLD))
-    return int(world["executionContextId"])
 
 
 async def _judged(

@@ -129,6 +129,14 @@ class Boundary:
     parent_session: str | None
 
 
+@attrs.define(eq=False)
+class _InOwnWorld:
+    """A located element's remote object in `OWN_WORLD`, made once (`own_object`)."""
+
+    object_id: str | None = None
+    lock: trio.Lock = attrs.field(factory=trio.Lock)
+
+
 @attrs.frozen
 class Located:
     """A live element the tools may act on."""
@@ -143,19 +151,11 @@ class Located:
     # frame as its page observer follows it); None: `frame_of` asks the browser.
     frame_id: str | None = None
     # The element in `OWN_WORLD`, once `own_object` made it for this call.
-    own: _InOwnWorld = attrs.field(factory=lambda: _InOwnWorld(), eq=False, repr=False)
+    own: _InOwnWorld = attrs.field(factory=_InOwnWorld, eq=False, repr=False)
 
     @property
     def backend_id(self) -> int:
         return self.control.backend_node_id
-
-
-@attrs.define(eq=False)
-class _InOwnWorld:
-    """A located element's remote object in `OWN_WORLD`, made once (`own_object`)."""
-
-    object_id: str | None = None
-    lock: trio.Lock = attrs.field(factory=trio.Lock)
 
 
 @attrs.frozen
