@@ -126,6 +126,41 @@ class Compaction:
     cut_in: frozenset[str] = frozenset()
     # The text runs over `NOTED_RUN` characters the rendering shows whole.
     long_runs: tuple[str, ...] = ()
+    # Per long text, where its line breaks are (`_LineBreaks`), made when it is first
+    # read: each page's marker says how many lines follow it.
+    _breaks: dict[str, _LineBreaks] = attrs.field(factory=dict, init=False, eq=False, repr=False)
+
+    def lines_after(self, key: str, at: int) -> int:
+        """How many line breaks the long text `key` has from character `at` on."""
+        breaks = self._breaks.get(key)
+        if breaks is None:
+            breaks = self._breaks[key] = _LineBreaks.of(self.texts[key])
+        return breaks.after(at)
+
+
+@attrs.frozen
+class _LineBreaks:
+    """The line breaks of one long text, counted by block, so that those after any
+    offset are counted in one block's time, not the rest of the text's: `read` pages
+    through a text of millions of characters, and each page's marker counts them."""
+
+    text: str
+    # before[i]: line breaks in text[: i * _BLOCK].
+    before: tuple[int, ...]
+
+    @classmethod
+    def of(cls, text: str) -> _LineBreaks:
+        before = [0]
+        for start in range(0, len(text), _BLOCK):
+            before.append(before[-1] + text.count("\n", start, start + _BLOCK))
+        return cls(text, tuple(before))
+
+    def after(self, at: int) -> int:
+        block = at // _BLOCK
+        return self.before[-1] - self.before[block] - self.text.count("\n", block * _BLOCK, at)
+
+
+_BLOCK = 1 << 16
 
 
 def compact(
@@ -456,21 +491,14 @@ def _head_end(text: str, start: int, limit: int) -> int:
     return end
 
 
-def _marker(key: str, text: str, at: int, *, with_rest: bool = True) -> OutNode:
-    """The `MORE` marker for `text` from `at`; ``with_rest`` gives it the rest as its
-    child (a snapshot's marker, whose text is read), else no child: a page of `read`
-    needs only the tag, and would otherwise copy the whole rest (20 MB of a 20 MB
-    text) for every page."""
-    return OutNode(
-        MORE,
-        [
-            ("text", key),
-            ("at", str(at)),
-            ("chars", str(len(text) - at)),
-            ("lines", str(text.count("\n", at))),
-        ],
-        [text[at:]] if with_rest else [],
-    )
+def _marker(key: str, text: str, at: int) -> OutNode:
+    """The `MORE` marker for `text` from `at`, with the rest as its child (a
+    snapshot's marker, whose text is read)."""
+    return OutNode(MORE, _marker_attrs(key, text, at, text.count("\n", at)), [text[at:]])
+
+
+def _marker_attrs(key: str, text: str, at: int, lines: int) -> list[tuple[str, str]]:
+    return [("text", key), ("at", str(at)), ("chars", str(len(text) - at)), ("lines", str(lines))]
 
 
 def read_text(compaction: Compaction, key: str, at: int, limit: int = LONG_TEXT) -> str:
@@ -497,7 +525,10 @@ def read_text(compaction: Compaction, key: str, at: int, limit: int = LONG_TEXT)
     head = f'<text key="{_xml.attr(key)}" at="{at}" chars="{len(page)}">'
     xml = head + _xml.text(page) + "</text>\n"
     if end < len(text):
-        xml += open_tag(_marker(key, text, end, with_rest=False))[:-1] + "/>\n"
+        # Only the tag: a page of `read` would otherwise copy the whole rest (20 MB of
+        # a 20 MB text) for every page.
+        rest = OutNode(MORE, _marker_attrs(key, text, end, compaction.lines_after(key, end)))
+        xml += open_tag(rest)[:-1] + "/>\n"
     return xml
 
 

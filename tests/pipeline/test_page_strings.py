@@ -540,6 +540,25 @@ def test_a_page_of_a_long_text_costs_the_page_not_the_rest() -> None:
     assert_marker_is_exact(marker, run)
 
 
+@given(
+    breaks=st.lists(st.integers(0, 299_999), max_size=300),
+    offsets=st.lists(st.integers(0, 300_000), min_size=1, max_size=20),
+)
+@example(breaks=[0, 65_535, 65_536, 131_072, 299_999], offsets=[0, 65_536, 65_537, 300_000])
+def test_the_lines_after_any_offset_of_a_long_text_are_counted_exactly(
+    breaks: list[int], offsets: list[int]
+) -> None:
+    """A long text's line breaks after any offset, as each page's marker gives them, are
+    those of the text, wherever the offset falls among the blocks they are counted by."""
+    chars = ["w"] * 300_000
+    for at in breaks:
+        chars[at] = "\n"
+    text = "".join(chars)
+    compaction = attrs.evolve(compact(text_model("x")), texts={"t1": text})
+    for at in offsets:
+        assert compaction.lines_after("t1", at) == text.count("\n", at)
+
+
 def test_reading_an_unknown_text_or_offset_is_refused() -> None:
     """An unknown key or an offset outside the text is an error naming it."""
     compaction = compact(text_model("word " * 100), long_text=50)
