@@ -19,7 +19,7 @@ when a rule asks (`CommitFacts.hears`): a click outside any form never does.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from functools import partial
 from typing import Any, Final, Literal, TypeAlias
 
@@ -352,14 +352,16 @@ async def submit_after_typing_reason(target: Target, element: Located) -> str | 
     return await _decide(target, element, partial(typing_reason, submit=True))
 
 
-async def key_reason(target: Target, main_frame: str, key: KeyDef, modifiers: int) -> str | None:
-    """Why pressing `key` now (on whatever has the focus of the tab's `main_frame`) may
-    commit, or None."""
+async def key_reason(
+    target: Target, main_frame: Callable[[], Awaitable[str]], key: KeyDef, modifiers: int
+) -> str | None:
+    """Why pressing `key` now (on whatever has the focus in the tab's main frame, whose
+    id `main_frame` gives: `Tab.main_frame_id`) may commit, or None."""
     if key.key in _MOVING_KEYS:
         return None
     try:
         world = await target.execute(
-            cdp.page_create_isolated_world(main_frame, world_name=OWN_WORLD)
+            cdp.page_create_isolated_world(await main_frame(), world_name=OWN_WORLD)
         )
         context = int(world["executionContextId"])
         focused = await evaluate(

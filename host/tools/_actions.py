@@ -208,7 +208,7 @@ async def press(call: CallContext, args: Mapping[str, object]) -> ToolResult:
         raise BadArguments(str(exc)) from exc
     modifiers = _modifier_bits(args)
     submits = key.key == "Enter" and not modifiers and await focused_enter_submits(tab)
-    call.require(await key_reason(tab.target, await tab.main_frame_id(), key, modifiers))
+    call.require(await key_reason(tab.target, tab.main_frame_id, key, modifiers))
     async with call.watch(None, tab.ahead()) as activity:
         await key_press(tab.target, key, modifiers)
         settled = await settle(tab.revisions, activity, SETTLE_TIMEOUT)
