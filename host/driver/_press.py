@@ -16,8 +16,8 @@ One hit test sees one moment. A hover that moves the element away also hovers wh
 came under the pointer, whose hover may move the element back: the layout then flips
 at every frame under a still pointer, and a press one round trip after the hit test
 lands in either phase. So before each press the witness also watches the pointer for
-a rendered frame (`Witness.steady`), and a pointer that went over anything else
-meanwhile counts as one that moved away.
+a rendered frame and until the hit test (`Witness.watch_pointer`), and a pointer that
+went over anything else meanwhile counts as one that moved away.
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ _REAIM_PAUSE = 0.02
 # How long the pointer waits for an element that left it (collapsed to no size while
 # its hover image loads, hidden by its own mouseover) to come back.
 _COME_BACK = 1.0
-# How long `Witness.steady` waits for a frame in a shown document (a hidden one renders
+# How long `Witness.watch_pointer` waits for a frame in a shown document (a hidden one renders
 # none and updates no hover, and is not waited for). A frame takes 16 ms on an idle
 # machine, but far longer on a loaded one: with 100 ms, a busy run's check ended before
 # any frame began, watched nothing, and the press landed in the layout's other phase.
@@ -120,10 +120,11 @@ async def pointer_onto(
     is still under it once the page reacted: re-aim at the element's new box (bounded
     tries, a bounded wait for an element that left), or `Refusal` naming what is under
     the pointer now (`PageLeft` when the page went away meanwhile). Before a press
-    the pointer must also stay on the element for a rendered frame (`Witness.steady`):
-    `witness` watches it, else one watches for this call alone. With the ``button``
-    down the page is not scrolled, the moves carry the button, and only the hit test
-    checks, so the page sees one press dragged back onto the element."""
+    the pointer must also stay on the element from a rendered frame until the hit test
+    (`Witness.watch_pointer`): `witness` watches it, else one watches for this call
+    alone. With the ``button`` down the page is not scrolled, the moves carry the
+    button, and only the hit test checks, so the page sees one press dragged back onto
+    the element."""
     if witness is None and button is None:
         own = await _watch_while_moving(target, element, aim, there)
         try:
@@ -180,9 +181,14 @@ async def _under_pointer(
     witness: Witness | None,
 ) -> tuple[str | None, bool]:
     """What is under the pointer instead of the element (None: the element), and whether
-    that came and went under the still pointer during a frame (the layout flips)."""
-    went = None if witness is None else await witness.steady()
+    that came and went under the still pointer (the layout flips). The witness watches
+    from a rendered frame before the hit test until after it, so no frame between the
+    two goes unwatched."""
+    if witness is None:
+        return await _still_reaches(target, element, info, latest, aim), False
+    await witness.watch_pointer()
     cover = await _still_reaches(target, element, info, latest, aim)
+    went = await witness.pointer_went()
     if cover is None and went is not None:
         return went, True
     return cover, False
@@ -310,18 +316,34 @@ class Witness:
         """Whether the witness watches (it could not in a page that went away)."""
         return self.record is not None
 
-    async def steady(self) -> str | None:
-        """What the still pointer went over outside the element while the page rendered
-        a frame (``press-witness-steady.js``); None when it stayed on the element, or
-        when the witness cannot tell (the hit test that follows sees a page that left)."""
+    async def watch_pointer(self) -> None:
+        """Begin watching whether the still pointer stays on the element, and return once
+        the page rendered a frame (``press-witness-watch-pointer.js``); `pointer_went`
+        ends the watch."""
+        if self.record is None:
+            return
+        try:
+            await call_on(
+                self.target,
+                self.record,
+                script("press-witness-watch-pointer.js"),
+                _FRAME_WAIT_MS,
+                session_id=self.element.session,
+            )
+        except _UNKNOWN:
+            return  # the page left: the hit test that follows says so
+
+    async def pointer_went(self) -> str | None:
+        """End the watch `watch_pointer` began: what the still pointer went over outside
+        the element meanwhile (``press-witness-pointer-went.js``); None when it stayed on
+        the element, or when the witness cannot tell."""
         if self.record is None:
             return None
         try:
             went: Mapping[str, Any] | None = await call_on(
                 self.target,
                 self.record,
-                script("press-witness-steady.js"),
-                _FRAME_WAIT_MS,
+                script("press-witness-pointer-went.js"),
                 session_id=self.element.session,
             )
         except _UNKNOWN:

@@ -2,8 +2,8 @@
 // Watches, from Trimtab's own world, which mouse presses of this element's document
 // reach this element (or something inside it, or its label) and what gets the others:
 // the page can neither see nor remove these listeners. Returns the record that
-// press-witness-read.js reads (and stops) and press-witness-steady.js asks whether the
-// pointer stays on the element.
+// press-witness-read.js reads (and stops), and press-witness-watch-pointer.js and
+// press-witness-pointer-went.js ask whether the pointer stays on the element.
 function() {
   const element = this;
   const view = element.ownerDocument.defaultView;
@@ -28,34 +28,43 @@ function() {
     }
   };
   for (const type of types) view.addEventListener(type, listen, true);
-  // Resolves, once the page rendered a frame, with what the still pointer went over
-  // meanwhile outside the element (null: it stayed on it). Chrome updates the hover
-  // under a still pointer when a frame begins, before the frame's animation callbacks,
-  // so a layout that the hover itself changes shows here as a trusted mouseover. A
-  // hidden document renders no frame and updates no hover; `limit` ms bound the wait.
-  record.steady = (limit) => new Promise((resolve) => {
-    let left = null;
-    const over = (event) => {
-      if (left === null && event.isTrusted && !reaches(event.composedPath())) {
-        left = name(event.composedPath()[0]);
-      }
-    };
-    let timer = 0;
-    const done = () => {
-      clearTimeout(timer);
-      view.removeEventListener('mouseover', over, true);
-      resolve(left);
-    };
+  // What the still pointer went over outside the element since `watchPointer` began: null
+  // while it stayed on the element. Chrome updates the hover under a still pointer when
+  // a frame begins, before the frame's animation callbacks, so a layout that the hover
+  // itself changes shows here as a trusted mouseover.
+  let went = null;
+  const over = (event) => {
+    if (went === null && event.isTrusted && !reaches(event.composedPath())) {
+      went = name(event.composedPath()[0]);
+    }
+  };
+  // Begins watching the pointer and resolves once the page rendered a frame;
+  // `pointerWent` ends the watch. The driver hit-tests in between, so that every frame
+  // up to the hit test is watched: when the hover flips the layout at every frame, a
+  // frame that fell between a watch already ended and the hit test could take the
+  // hover off the element and bring the element back under the pointer, and both the
+  // watch and the hit test would pass a point that flips again at the next frame.
+  // A hidden document renders no frame and updates no hover; `limit` ms bound the wait.
+  record.watchPointer = (limit) => new Promise((resolve) => {
+    went = null;
     view.addEventListener('mouseover', over, true);
     if (element.ownerDocument.visibilityState === 'hidden') {
-      done();
+      resolve();
       return;
     }
-    timer = setTimeout(done, limit);
-    view.requestAnimationFrame(done);
+    const timer = setTimeout(resolve, limit);
+    view.requestAnimationFrame(() => {
+      clearTimeout(timer);
+      resolve();
+    });
   });
+  record.pointerWent = () => {
+    view.removeEventListener('mouseover', over, true);
+    return went;
+  };
   record.stop = () => {
     for (const type of types) view.removeEventListener(type, listen, true);
+    record.pointerWent();
   };
   return record;
 }
