@@ -36,7 +36,7 @@ from ._element import (
     viewport_size,
     visible_boxes,
 )
-from ._press import pointer_onto
+from ._press import pointer_onto, pointer_stays
 from ._scripts import script
 
 __all__ = [
@@ -161,10 +161,10 @@ async def drag_select(
     """Select as a person does: press just inside the first character, move to just
     inside the last one with the button held, release; the page's mousedown, moves,
     mouseup and selectionchange all happen. Refused before the press when the start
-    is not on the element; a note when the release could not be."""
+    is not on the element, steadily (`pointer_stays`); a note when the release could
+    not be."""
     target, latest = tab.target, tab.latest
-    await mouse(target, "mouseMoved", start.point, buttons=0)
-    cover = await reaches(target, element, start, latest)
+    cover = await pointer_stays(target, element, info, latest, start)
     if cover is not None:
         raise Refusal(
             f"the text to select in {describe(element, info)} is under {cover} once the "

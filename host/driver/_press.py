@@ -54,6 +54,7 @@ __all__ = [
     "Witness",
     "click_element",
     "pointer_onto",
+    "pointer_stays",
     "press_element",
     "watch_presses",
     "witness_note",
@@ -158,6 +159,22 @@ async def pointer_onto(
         moves += 1
         cover, flipped = await _under_pointer(target, element, info, latest, aim, witness)
     return aim
+
+
+async def pointer_stays(
+    target: Target, element: Located, info: ElementInfo, latest: Compaction | None, aim: Aim
+) -> str | None:
+    """Move the pointer to `aim` and say what is under it instead of the element once
+    the page reacted, watched from a rendered frame through the hit test as before a
+    press (None: the element stays under it), with no re-aim: for a press whose point
+    the caller chose (a selection's first character), which another point would not
+    serve."""
+    witness = await _watch_while_moving(target, element, aim, False)
+    try:
+        cover, _ = await _under_pointer(target, element, info, latest, aim, witness)
+    finally:
+        await witness.stop()
+    return cover
 
 
 async def _watch_while_moving(target: Target, element: Located, aim: Aim, there: bool) -> Witness:

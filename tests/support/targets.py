@@ -10,7 +10,14 @@ import trio
 
 from pycdp_bridge import CDPError, Event, PageTarget, Target
 
-__all__ = ["FailingTarget", "NavigatingTarget", "RecordingTarget", "WrappedTarget"]
+__all__ = [
+    "FailingTarget",
+    "HitTestedAFrameLate",
+    "NavigatingTarget",
+    "PressedAFrameLate",
+    "RecordingTarget",
+    "WrappedTarget",
+]
 
 
 class WrappedTarget(Target):
@@ -120,3 +127,31 @@ class RecordingTarget(WrappedTarget):
         self, method: str, params: Mapping[str, Any] | None, session_id: str | None
     ) -> None:
         self.methods.append(method)
+
+
+class PressedAFrameLate(WrappedTarget):
+    """A link on which each press reaches the page one rendered frame after it was sent
+    (a relay on a loaded machine): whatever the page's layout does at that frame, the
+    press meets."""
+
+    def late(self, method: str, params: Mapping[str, Any]) -> bool:
+        """Whether this command reaches the page a frame late."""
+        return method == "Input.dispatchMouseEvent" and params.get("type") == "mousePressed"
+
+    async def before_send(
+        self, method: str, params: Mapping[str, Any] | None, session_id: str | None
+    ) -> None:
+        if self.late(method, params or {}):
+            await self.inner.send(
+                "Runtime.evaluate",
+                {"expression": "new Promise(requestAnimationFrame)", "awaitPromise": True},
+                session_id=session_id,
+            )
+
+
+class HitTestedAFrameLate(PressedAFrameLate):
+    """A link on which each hit test, too, reaches the page a frame late: a frame always
+    falls between the start of the pointer's watch and the hit test."""
+
+    def late(self, method: str, params: Mapping[str, Any]) -> bool:
+        return method == "DOM.getNodeForLocation" or super().late(method, params)

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from pycdp_bridge import Browser, PageTarget, launch_browser
 from tests.support import TEST_PAGES, StaticServer, serve_static
-from tests.support.targets import WrappedTarget
+from tests.support.targets import HitTestedAFrameLate, PressedAFrameLate, WrappedTarget
 from tests.support.xmltree import eid_of
 from tests.tools.test_tools import act, open_tab, parse
 from trimtab.tab import Tab
@@ -112,35 +112,7 @@ async def test_a_suggestion_that_keeps_leaving_the_pointer_is_refused_unpressed(
     assert await page.evaluate("document.getElementById('destination').value") == "Rap"
 
 
-class _PressedAFrameLate(WrappedTarget):
-    """A link on which each press reaches the page one rendered frame after it was sent
-    (a relay on a loaded machine): whatever the page's layout does at that frame, the
-    press meets."""
-
-    def late(self, method: str, params: Mapping[str, Any]) -> bool:
-        """Whether this command reaches the page a frame late."""
-        return method == "Input.dispatchMouseEvent" and params.get("type") == "mousePressed"
-
-    async def before_send(
-        self, method: str, params: Mapping[str, Any] | None, session_id: str | None
-    ) -> None:
-        if self.late(method, params or {}):
-            await self.inner.send(
-                "Runtime.evaluate",
-                {"expression": "new Promise(requestAnimationFrame)", "awaitPromise": True},
-                session_id=session_id,
-            )
-
-
-class _HitTestedAFrameLate(_PressedAFrameLate):
-    """A link on which each hit test, too, reaches the page a frame late: a frame always
-    falls between the start of the pointer's watch and the hit test."""
-
-    def late(self, method: str, params: Mapping[str, Any]) -> bool:
-        return method == "DOM.getNodeForLocation" or super().late(method, params)
-
-
-_LATE_LINKS = {"press": _PressedAFrameLate, "hit test": _HitTestedAFrameLate}
+_LATE_LINKS = {"press": PressedAFrameLate, "hit test": HitTestedAFrameLate}
 
 
 @pytest.mark.parametrize("late", list(_LATE_LINKS))

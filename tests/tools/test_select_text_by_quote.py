@@ -14,7 +14,9 @@ from pycdp_bridge import PageTarget
 from tests.support import StaticServer
 from tests.support.link_host import TAB, open_link_host
 from tests.support.outside import call
+from tests.support.targets import HitTestedAFrameLate
 from tests.tools.test_tools import act, open_tab, parse
+from trimtab.tab import Tab
 from trimtab.tools import run_tool
 
 pytestmark = pytest.mark.browser
@@ -166,3 +168,36 @@ async def test_a_selection_the_page_shortened_is_mended_with_the_keyboard(
     cleared = await act(tab, "select_text", {"text": "nothing stays selected"})
     assert "NOT selected as asked: the page holds '' selected" in cleared.content
     assert "not 'nothing stays selected'" in cleared.content
+
+
+async def test_text_that_leaves_the_pointer_at_every_frame_is_never_pressed_outside_it(
+    page: PageTarget, pages_server: StaticServer
+) -> None:
+    """When hovering the paragraph moves it away from under the pointer, and the bare
+    page under the pointer then lets it come back, frame after frame, the selection's
+    press never lands outside the paragraph: it is refused with nothing pressed, or
+    pressed in the paragraph once the page holds still, on a link whose hit tests and
+    presses reach the page a frame late (where a single hit test meets either phase)."""
+    tab = Tab.open(HitTestedAFrameLate(page))
+    for _ in range(3):
+        opened = await run_tool(tab, "navigate", {"url": pages_server.url(PAGE)})
+        assert not opened.is_error, opened.content
+        await page.evaluate(
+            """(() => {
+              const style = document.createElement('style');
+              style.textContent = '#first:hover { margin-top: 120px; }';
+              document.head.append(style);
+              window.pressedOn = [];
+              document.addEventListener(
+                'mousedown', (event) => window.pressedOn.push(event.target.id), true);
+            })()"""
+        )
+        result = await run_tool(
+            tab, "select_text", {"text": "Herons stood in the shallows."}, consented=True
+        )
+        pressed = await page.evaluate("window.pressedOn")
+        if result.is_error:
+            assert "nothing was pressed" in result.content, result.content
+            assert pressed == []
+        else:
+            assert pressed == ["first"], (pressed, result.content)
