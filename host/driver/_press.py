@@ -46,7 +46,6 @@ from ._element import (
     own_object,
     reaches,
 )
-from ._gather import gather
 from ._scripts import script
 
 __all__ = [
@@ -116,20 +115,23 @@ async def pointer_onto(
     button: ButtonDown | None = None,
     there: bool = False,
     witness: Witness | None = None,
+    watching: bool = False,
 ) -> Aim:
     """Move the pointer to `aim` (unless it is `there` already) and make sure the element
     is still under it once the page reacted: re-aim at the element's new box (bounded
     tries, a bounded wait for an element that left), or `Refusal` naming what is under
     the pointer now (`PageLeft` when the page went away meanwhile). Before a press
     the pointer must also stay on the element from a rendered frame until the hit test
-    (`Witness.watch_pointer`): `witness` watches it, else one watches for this call
-    alone. With the ``button`` down the page is not scrolled, the moves carry the
-    button, and only the hit test checks, so the page sees one press dragged back onto
-    the element."""
+    (`Witness.watch_pointer`): `witness` watches it (`watching`: its watch began once
+    the pointer got to `aim`), else one watches for this call alone. With the
+    ``button`` down the page is not scrolled, the moves carry the button, and only the
+    hit test checks, so the page sees one press dragged back onto the element."""
     if witness is None and button is None:
-        own = await _watch_while_moving(target, element, aim, there)
+        own = await _watch_after_moving(target, element, aim, there)
         try:
-            return await pointer_onto(target, element, info, latest, aim, there=True, witness=own)
+            return await pointer_onto(
+                target, element, info, latest, aim, there=True, witness=own, watching=True
+            )
         finally:
             await own.stop()
     deadline = trio.current_time() + _COME_BACK
@@ -137,7 +139,7 @@ async def pointer_onto(
     if not there:
         await _move(target, aim.point, button)
         moves = 1
-    cover, flipped = await _under_pointer(target, element, info, latest, aim, witness)
+    cover, flipped = await _under_pointer(target, element, info, latest, aim, witness, watching)
     while cover is not None:
         if moves > _REAIM_TRIES or trio.current_time() >= deadline:
             raise Refusal(_left_pointer(element, info, aim, cover, flipped, moves))
@@ -169,24 +171,21 @@ async def pointer_stays(
     press (None: the element stays under it), with no re-aim: for a press whose point
     the caller chose (a selection's first character), which another point would not
     serve."""
-    witness = await _watch_while_moving(target, element, aim, False)
+    witness = await _watch_after_moving(target, element, aim, False)
     try:
-        cover, _ = await _under_pointer(target, element, info, latest, aim, witness)
+        cover, _ = await _under_pointer(target, element, info, latest, aim, witness, True)
     finally:
         await witness.stop()
     return cover
 
 
-async def _watch_while_moving(target: Target, element: Located, aim: Aim, there: bool) -> Witness:
-    """A witness of the element, made while the pointer moves to `aim` (unless it is
-    `there` already), so that it then watches the pointer settle there."""
-
-    async def arrive() -> None:
-        if not there:
-            await _move(target, aim.point, None)
-
-    witness, _ = await gather(lambda: watch_presses(target, element), arrive)
-    return witness
+async def _watch_after_moving(target: Target, element: Located, aim: Aim, there: bool) -> Witness:
+    """A witness of the element, made once the pointer moved to `aim` (unless it is
+    `there` already) and already watching the pointer there: it returns once the page
+    rendered a frame (`watch_presses` with ``pointer``)."""
+    if not there:
+        await _move(target, aim.point, None)
+    return await watch_presses(target, element, pointer=True)
 
 
 async def _under_pointer(
@@ -196,14 +195,16 @@ async def _under_pointer(
     latest: Compaction | None,
     aim: Aim,
     witness: Witness | None,
+    watching: bool = False,
 ) -> tuple[str | None, bool]:
     """What is under the pointer instead of the element (None: the element), and whether
     that came and went under the still pointer (the layout flips). The witness watches
     from a rendered frame before the hit test until after it, so no frame between the
-    two goes unwatched."""
+    two goes unwatched (`watching`: that watch began already)."""
     if witness is None:
         return await _still_reaches(target, element, info, latest, aim), False
-    await witness.watch_pointer()
+    if not watching:
+        await witness.watch_pointer()
     cover = await _still_reaches(target, element, info, latest, aim)
     went = await witness.pointer_went()
     if cover is None and went is not None:
@@ -286,9 +287,11 @@ async def click_element(
     is checked (`press_element`), and a witness watches where they went. Returns the
     answer's note when they did not all reach the element, else None."""
 
-    witness = await _watch_while_moving(target, element, aim, False)
+    witness = await _watch_after_moving(target, element, aim, False)
     try:
-        aim = await pointer_onto(target, element, info, latest, aim, there=True, witness=witness)
+        aim = await pointer_onto(
+            target, element, info, latest, aim, there=True, witness=witness, watching=True
+        )
     except Refusal:
         await witness.note(info, clicks)  # stops watching
         raise
@@ -426,13 +429,16 @@ def witness_note(named: str, seen: Mapping[str, Any], clicks: int) -> str | None
     )
 
 
-async def watch_presses(target: Target, element: Located) -> Witness:
-    """Start watching which element each press of the element's document reaches."""
+async def watch_presses(target: Target, element: Located, *, pointer: bool = False) -> Witness:
+    """Start watching which element each press of the element's document reaches; with
+    `pointer`, begin watching the pointer too (`Witness.watch_pointer`), returning once
+    the page rendered a frame."""
     try:
         record = await call_on(
             target,
             await own_object(target, element),
             script("press-witness.js"),
+            *((_FRAME_WAIT_MS,) if pointer else ()),
             return_by_value=False,
             session_id=element.session,
         )
