@@ -182,10 +182,10 @@ async def pointer_stays(
 async def _watch_after_moving(target: Target, element: Located, aim: Aim, there: bool) -> Witness:
     """A witness of the element, made once the pointer moved to `aim` (unless it is
     `there` already) and already watching the pointer there: it returns once the page
-    rendered a frame (`watch_presses` with ``pointer``)."""
+    rendered a frame (`watch_presses`)."""
     if not there:
         await _move(target, aim.point, None)
-    return await watch_presses(target, element, pointer=True)
+    return await watch_presses(target, element)
 
 
 async def _under_pointer(
@@ -429,16 +429,16 @@ def witness_note(named: str, seen: Mapping[str, Any], clicks: int) -> str | None
     )
 
 
-async def watch_presses(target: Target, element: Located, *, pointer: bool = False) -> Witness:
-    """Start watching which element each press of the element's document reaches; with
-    `pointer`, begin watching the pointer too (`Witness.watch_pointer`), returning once
-    the page rendered a frame."""
+async def watch_presses(target: Target, element: Located) -> Witness:
+    """Start watching which element each press of the element's document reaches, and
+    the pointer too (as `Witness.watch_pointer` does), returning once the page rendered
+    a frame."""
     try:
         record = await call_on(
             target,
             await own_object(target, element),
             script("press-witness.js"),
-            *((_FRAME_WAIT_MS,) if pointer else ()),
+            _FRAME_WAIT_MS,
             return_by_value=False,
             session_id=element.session,
         )

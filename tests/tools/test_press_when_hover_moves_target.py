@@ -177,12 +177,9 @@ class _FlickerAtEverySteadyCheck(WrappedTarget):
     async def before_send(
         self, method: str, params: Mapping[str, Any] | None, session_id: str | None
     ) -> None:
-        # The pointer's watch begins with a frame wait (`limit`, the one argument) in
-        # the witness's own making or on its own.
-        steady = (
-            method == "Runtime.callFunctionOn"
-            and "watchPointer(limit)" in str((params or {}).get("functionDeclaration", ""))
-            and bool((params or {}).get("arguments"))
+        # The pointer's watch begins as the witness is made, or on its own.
+        steady = method == "Runtime.callFunctionOn" and "watchPointer(limit)" in str(
+            (params or {}).get("functionDeclaration", "")
         )
         if steady or method == "DOM.getNodeForLocation":
             expression = _FLICKER_JS if steady else "window.flicker && window.flicker.stop()"

@@ -3,10 +3,9 @@
 // reach this element (or something inside it, or its label) and what gets the others:
 // the page can neither see nor remove these listeners. Returns the record that
 // press-witness-read.js reads (and stops), and press-witness-watch-pointer.js and
-// press-witness-pointer-went.js ask whether the pointer stays on the element. Given
-// `limit`, the record also begins watching the pointer at once, as `watchPointer`,
-// and comes back once the page rendered a frame: one call where the pointer just
-// arrived.
+// press-witness-pointer-went.js ask whether the pointer stays on the element. The
+// record begins watching the pointer at once, as `watchPointer(limit)` does, and comes
+// back once the page rendered a frame: it is made where the pointer just arrived.
 function(limit) {
   const element = this;
   const view = element.ownerDocument.defaultView;
@@ -69,5 +68,5 @@ function(limit) {
     for (const type of types) view.removeEventListener(type, listen, true);
     record.pointerWent();
   };
-  return limit === undefined ? record : record.watchPointer(limit).then(() => record);
+  return record.watchPointer(limit).then(() => record);
 }
