@@ -67,10 +67,11 @@ _REAIM_PAUSE = 0.02
 # How long the pointer waits for an element that left it (collapsed to no size while
 # its hover image loads, hidden by its own mouseover) to come back.
 _COME_BACK = 1.0
-# How long `Witness.watch_pointer` waits for a frame in a shown document (a hidden one renders
-# none and updates no hover, and is not waited for). A frame takes 16 ms on an idle
-# machine, but far longer on a loaded one: with 100 ms, a busy run's check ended before
-# any frame began, watched nothing, and the press landed in the layout's other phase.
+# How long the pointer's watch (`Witness.watch_pointer`) waits for a frame in a shown
+# document (a hidden one renders none and updates no hover, and is not waited for). A
+# frame takes 16 ms on an idle machine, but far longer on a loaded one: with 100 ms, a
+# busy run's check ended before any frame began, watched nothing, and the press landed
+# in the layout's other phase.
 _FRAME_WAIT_MS = 1000
 # What a failed witness read means: the page went away (a navigation), or the world
 # could not be made; the answer then says nothing about where the presses went.
@@ -115,23 +116,20 @@ async def pointer_onto(
     button: ButtonDown | None = None,
     there: bool = False,
     witness: Witness | None = None,
-    watching: bool = False,
 ) -> Aim:
     """Move the pointer to `aim` (unless it is `there` already) and make sure the element
     is still under it once the page reacted: re-aim at the element's new box (bounded
     tries, a bounded wait for an element that left), or `Refusal` naming what is under
     the pointer now (`PageLeft` when the page went away meanwhile). Before a press
     the pointer must also stay on the element from a rendered frame until the hit test
-    (`Witness.watch_pointer`): `witness` watches it (`watching`: its watch began once
-    the pointer got to `aim`), else one watches for this call alone. With the
-    ``button`` down the page is not scrolled, the moves carry the button, and only the
-    hit test checks, so the page sees one press dragged back onto the element."""
+    (`Witness.watch_pointer`): `witness` watches it, else one watches for this call
+    alone. With the ``button`` down the page is not scrolled, the moves carry the
+    button, and only the hit test checks, so the page sees one press dragged back onto
+    the element."""
     if witness is None and button is None:
         own = await _watch_after_moving(target, element, aim, there)
         try:
-            return await pointer_onto(
-                target, element, info, latest, aim, there=True, witness=own, watching=True
-            )
+            return await pointer_onto(target, element, info, latest, aim, there=True, witness=own)
         finally:
             await own.stop()
     deadline = trio.current_time() + _COME_BACK
@@ -139,7 +137,7 @@ async def pointer_onto(
     if not there:
         await _move(target, aim.point, button)
         moves = 1
-    cover, flipped = await _under_pointer(target, element, info, latest, aim, witness, watching)
+    cover, flipped = await _under_pointer(target, element, info, latest, aim, witness)
     while cover is not None:
         if moves > _REAIM_TRIES or trio.current_time() >= deadline:
             raise Refusal(_left_pointer(element, info, aim, cover, flipped, moves))
@@ -173,7 +171,7 @@ async def pointer_stays(
     serve."""
     witness = await _watch_after_moving(target, element, aim, False)
     try:
-        cover, _ = await _under_pointer(target, element, info, latest, aim, witness, True)
+        cover, _ = await _under_pointer(target, element, info, latest, aim, witness)
     finally:
         await witness.stop()
     return cover
@@ -195,16 +193,14 @@ async def _under_pointer(
     latest: Compaction | None,
     aim: Aim,
     witness: Witness | None,
-    watching: bool = False,
 ) -> tuple[str | None, bool]:
     """What is under the pointer instead of the element (None: the element), and whether
     that came and went under the still pointer (the layout flips). The witness watches
     from a rendered frame before the hit test until after it, so no frame between the
-    two goes unwatched (`watching`: that watch began already)."""
+    two goes unwatched."""
     if witness is None:
         return await _still_reaches(target, element, info, latest, aim), False
-    if not watching:
-        await witness.watch_pointer()
+    await witness.watch_pointer()
     cover = await _still_reaches(target, element, info, latest, aim)
     went = await witness.pointer_went()
     if cover is None and went is not None:
@@ -289,9 +285,7 @@ async def click_element(
 
     witness = await _watch_after_moving(target, element, aim, False)
     try:
-        aim = await pointer_onto(
-            target, element, info, latest, aim, there=True, witness=witness, watching=True
-        )
+        aim = await pointer_onto(target, element, info, latest, aim, there=True, witness=witness)
     except Refusal:
         await witness.note(info, clicks)  # stops watching
         raise
@@ -322,7 +316,7 @@ async def click_element(
     return note
 
 
-@attrs.frozen
+@attrs.define(eq=False)
 class Witness:
     """Which mouse presses of the element's document reached the element, and what
     got the others, watched from Trimtab's own world (`watch_presses`)."""
@@ -330,6 +324,9 @@ class Witness:
     target: Target
     element: Located
     record: str | None  # the watching record's object id; None: not watching
+    # Whether the pointer's watch is open: begun (as the witness was made, where the
+    # pointer had just arrived, or by `watch_pointer`) and not yet ended by `pointer_went`.
+    pointer_watched: bool = True
 
     @property
     def known(self) -> bool:
@@ -338,10 +335,11 @@ class Witness:
 
     async def watch_pointer(self) -> None:
         """Begin watching whether the still pointer stays on the element, and return once
-        the page rendered a frame (``press-witness-watch-pointer.js``); `pointer_went`
-        ends the watch."""
-        if self.record is None:
+        the page rendered a frame (``press-witness-watch-pointer.js``), unless a watch is
+        open already; `pointer_went` ends the watch."""
+        if self.record is None or self.pointer_watched:
             return
+        self.pointer_watched = True
         try:
             await call_on(
                 self.target,
@@ -359,6 +357,7 @@ class Witness:
         the element, or when the witness cannot tell."""
         if self.record is None:
             return None
+        self.pointer_watched = False
         try:
             went: Mapping[str, Any] | None = await call_on(
                 self.target,
