@@ -37,12 +37,14 @@ chromium:
 demo: $(VENV)/.installed chromium
 	$(BIN)/trimtab inspect "$(URL)" --stats
 
-# Test processes (pytest-xdist), each with its own Chromium. Three by default: on this
-# project's 2-core machine a test often waits on a browser, a host or a page's timer,
-# and with two processes the cores were idle a third of the run; a third process fills
-# that (fresh clone, nothing else running: 16m36s with two, 15m12s with three).
+# Test processes (pytest-xdist), each with its own Chromium. Four by default: on this
+# project's 2-core machine a test often waits on a browser, a host or a page's timer.
+# With three the cores were still idle a seventh of the run, most in its first minutes,
+# when the long state machines hold three of the processes; a fourth fills that (the
+# same clone, nothing else running: pytest 11m57s with three, 10m38s with four, 10m30s
+# with five, which leaves less room under load for no real gain).
 # TEST_WORKERS=N runs N, 0 runs the tests in this process.
-TEST_WORKERS ?= 3
+TEST_WORKERS ?= 4
 
 test: $(VENV)/.installed chromium lint
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS)
