@@ -40,9 +40,9 @@ demo: $(VENV)/.installed chromium
 # Test processes (pytest-xdist), each with its own Chromium. Four by default: on this
 # project's 2-core machine a test often waits on a browser, a host or a page's timer.
 # With three the cores were still idle a seventh of the run, most in its first minutes,
-# when the long state machines hold three of the processes; a fourth fills that (the
-# same clone, nothing else running: pytest 11m57s with three, 10m38s with four, 10m30s
-# with five, which leaves less room under load for no real gain).
+# when the long state machines hold three of the processes; a fourth fills that (fresh
+# clones, nothing else running, medians: pytest 11m50s with four runs of three, 10m40s
+# with three runs of four; once 10m30s with five, which leaves less room under load).
 # TEST_WORKERS=N runs N, 0 runs the tests in this process.
 TEST_WORKERS ?= 4
 
