@@ -238,6 +238,15 @@ async def _new_host_up(places: Places, old: set[int], nursery: trio.Nursery) -> 
     return seen
 
 
+async def _host_facts(ext: ExtensionBrowser, places: Places) -> str:
+    """What the worker and the system say about the host, for a failure's message: the
+    worker's port (how often it connected, its last error), the browser's live host
+    processes and the endpoints listed."""
+    port = await ext.worker.evaluate("JSON.stringify(trimtab.host.status())")
+    endpoints = [(e.info.pid, e.alive) for e in list_endpoints(places.endpoints)]
+    return f"worker's port {port}; host processes {ext.host_pids()}; endpoints {endpoints}"
+
+
 @pytest.mark.parametrize("how", ["reloaded", "reinstalled"])
 async def test_an_extension_reloaded_under_a_client(
     places: Places, pages_server: StaticServer, how: str, tmp_path: Path
@@ -292,7 +301,9 @@ async def test_an_extension_reloaded_under_a_client(
             # starts it slowly): what it says then. A host up a moment before the
             # client gave up would have been found.
             up = back_at.get("up")
-            assert up is not None, "no new host came up within 60 s of the reload"
+            assert up is not None, (
+                "no new host came up within 60 s of the reload: " + await _host_facts(ext, places)
+            )
             assert up > said_at - _FOUND_WITHIN, f"up {said_at - up:.1f} s before: {said}"
             said = await first_error(client, "capture_snapshot", tab=tab)
         assert said.startswith(f"forbidden: tab {tab} is not shared with agents"), said
