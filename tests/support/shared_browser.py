@@ -72,6 +72,11 @@ IN_CONTEXT = frozenset(
     }
 )
 _REPLY_ID = re.compile(rb'^\{"id":(\d+)')
+# Chromium starts a spare renderer after a navigation, for the next one to take. The
+# next navigation here is in another test's browser context, which a spare of this
+# context cannot serve, so it is thrown away: measured, 30 renderers for 20 contexts
+# with the spare and 17 without, and about 27 CPU-ms less per context (12%).
+NO_SPARE_RENDERER = "--disable-features=SpareRendererForSitePerProcess"
 
 
 @attrs.define(eq=False)
@@ -101,6 +106,7 @@ class _Chromium:
             *browser_args(
                 "--remote-debugging-pipe",
                 LOCAL_NAMES,
+                NO_SPARE_RENDERER,
                 f"--user-data-dir={profile}",
                 "--window-size=1280,800",
             ),
