@@ -103,12 +103,11 @@ async def attempt(
 ) -> tuple[TaskRun, PlannedModel, str]:
     """Run the plan in the side panel (the person answers no to every question); the run,
     the model, and where the page is at the end."""
-    with trio.fail_after(150):
-        async with trio.open_nursery() as nursery:
-            model: PlannedModel = await nursery.start(serve_model, PlannedModel(plan))
-            run = await run_task(ext, model, url, "Buy it.")  # type: ignore[arg-type]
-            nursery.cancel_scope.cancel()
-        tabs = await ext.worker.evaluate("chrome.tabs.query({}).then((t) => t.map((x) => x.url))")
+    async with trio.open_nursery() as nursery:
+        model: PlannedModel = await nursery.start(serve_model, PlannedModel(plan))
+        run = await run_task(ext, model, url, "Buy it.")  # type: ignore[arg-type]
+        nursery.cancel_scope.cancel()
+    tabs = await ext.worker.evaluate("chrome.tabs.query({}).then((t) => t.map((x) => x.url))")
     page = next((u for u in tabs if "/consent-shop.html" in u or "/tools-done" in u), "")
     return run, model, page
 

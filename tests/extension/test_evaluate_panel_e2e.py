@@ -109,15 +109,14 @@ async def test_off_by_default_the_panel_agent_is_not_given_evaluate(
 ) -> None:
     """Without the setting (the developers' group on), the model is not offered evaluate;
     called anyway, it is refused and nothing runs in the page; nobody is asked."""
-    with trio.fail_after(120):
-        async with trio.open_nursery() as nursery:
-            model: EvaluatingModel = await nursery.start(serve_model, EvaluatingModel([CODE]))
-            url = pages_server.url("fill-checkout.html")
-            panel, page = await _open(ext, model, url, groups=["core", "devtools"])
-            await submit_message(panel, "Count the rows.")
-            steps = await _until_ended(panel, 0)
-            assert await panel.evaluate("document.getElementById('question').hidden") is True
-            nursery.cancel_scope.cancel()
+    async with trio.open_nursery() as nursery:
+        model: EvaluatingModel = await nursery.start(serve_model, EvaluatingModel([CODE]))
+        url = pages_server.url("fill-checkout.html")
+        panel, page = await _open(ext, model, url, groups=["core", "devtools"])
+        await submit_message(panel, "Count the rows.")
+        steps = await _until_ended(panel, 0)
+        assert await panel.evaluate("document.getElementById('question').hidden") is True
+        nursery.cancel_scope.cancel()
     (result,) = model.results()
     assert 'There is no tool "evaluate"' in result
     offered = {tool["name"] for tool in model.requests[0][1]["tools"]}
@@ -135,45 +134,42 @@ async def test_always_runs_this_code_unasked_and_other_code_asks_again(
     code, saying Always covers only this code; Always runs it, the same code runs again
     without a question, other code asks again showing it (No runs nothing); the
     settings show the site with its code, and Remove takes it off the host's list."""
-    with trio.fail_after(150):
-        async with trio.open_nursery() as nursery:
-            model: EvaluatingModel = await nursery.start(
-                serve_model, EvaluatingModel([CODE, CODE, OTHER_CODE])
-            )
-            url = pages_server.url("fill-checkout.html")
-            panel, page = await _open(
-                ext, model, url, allowEvaluate=True, groups=["core", "devtools"]
-            )
-            await submit_message(panel, "Count the rows.")
-            shown = await _question(panel, CODE)
-            assert shown["codeShown"] is True
-            assert "wants to run JavaScript in a tab on http://127.0.0.1" in shown["want"]
-            assert "ran" not in shown["want"]
-            assert shown["buttons"] == ["No", "Once", "Always for this code"]
-            assert "Always: only this exact code, on this site, runs again" in shown["hint"]
-            await panel.evaluate("document.getElementById('question-always').click(); true")
-            # The same code runs unasked; the other code's question shows that code.
-            other = await _question(panel, OTHER_CODE)
-            assert other["buttons"] == ["No", "Once", "Always for this code"]
-            await panel.evaluate("document.getElementById('question-deny').click(); true")
-            steps = await _until_ended(panel, 0)
-            # The settings list the site with its code; Remove takes it off the host's list.
-            await panel.evaluate(
-                "document.getElementById('settings').open = true; trimtabPanel.loadSites(); true"
-            )
-            listed = """[...document.querySelectorAll('#sites-evaluate li.always-code')]
-                .map((li) => [li.querySelector('.site').textContent,
-                              li.querySelector('pre').textContent])"""
-            while await panel.evaluate(f"{listed}.length") == 0:
-                await trio.sleep(0.05)
-            entries = await panel.evaluate(listed)
-            await panel.evaluate(
-                "document.querySelector('#sites-evaluate button[data-sha256]').click(); true"
-            )
-            while await panel.evaluate(f"{listed}.length") != 0:
-                await trio.sleep(0.05)
-            stored = await ext.worker.evaluate("trimtab.host.request({type: 'evaluate_always'})")
-            nursery.cancel_scope.cancel()
+    async with trio.open_nursery() as nursery:
+        model: EvaluatingModel = await nursery.start(
+            serve_model, EvaluatingModel([CODE, CODE, OTHER_CODE])
+        )
+        url = pages_server.url("fill-checkout.html")
+        panel, page = await _open(ext, model, url, allowEvaluate=True, groups=["core", "devtools"])
+        await submit_message(panel, "Count the rows.")
+        shown = await _question(panel, CODE)
+        assert shown["codeShown"] is True
+        assert "wants to run JavaScript in a tab on http://127.0.0.1" in shown["want"]
+        assert "ran" not in shown["want"]
+        assert shown["buttons"] == ["No", "Once", "Always for this code"]
+        assert "Always: only this exact code, on this site, runs again" in shown["hint"]
+        await panel.evaluate("document.getElementById('question-always').click(); true")
+        # The same code runs unasked; the other code's question shows that code.
+        other = await _question(panel, OTHER_CODE)
+        assert other["buttons"] == ["No", "Once", "Always for this code"]
+        await panel.evaluate("document.getElementById('question-deny').click(); true")
+        steps = await _until_ended(panel, 0)
+        # The settings list the site with its code; Remove takes it off the host's list.
+        await panel.evaluate(
+            "document.getElementById('settings').open = true; trimtabPanel.loadSites(); true"
+        )
+        listed = """[...document.querySelectorAll('#sites-evaluate li.always-code')]
+            .map((li) => [li.querySelector('.site').textContent,
+                          li.querySelector('pre').textContent])"""
+        while await panel.evaluate(f"{listed}.length") == 0:
+            await trio.sleep(0.05)
+        entries = await panel.evaluate(listed)
+        await panel.evaluate(
+            "document.querySelector('#sites-evaluate button[data-sha256]').click(); true"
+        )
+        while await panel.evaluate(f"{listed}.length") != 0:
+            await trio.sleep(0.05)
+        stored = await ext.worker.evaluate("trimtab.host.request({type: 'evaluate_always'})")
+        nursery.cancel_scope.cancel()
     assert entries == [["http://127.0.0.1", CODE]]
     assert stored == {"always": []}
     first, second, third = model.results()

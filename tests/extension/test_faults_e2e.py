@@ -61,36 +61,33 @@ async def test_host_killed_mid_click(ext: ExtensionBrowser, pages_server: Static
         lambda seen: ("capture_snapshot", {}),
     ]
     url = pages_server.url("consent-faults.html")
-    with trio.fail_after(150):
-        async with trio.open_nursery() as nursery:
-            model: PlannedModel = await nursery.start(serve_model, PlannedModel(plan))
-            saved = {"provider": "anthropic", "baseUrl": model.base_url, "model": "scripted",
-                     "apiKey": "sk-test", "askBeforeSubmit": True}  # fmt: skip
-            await ext.worker.evaluate(
-                f"chrome.storage.local.set({{settings: {json.dumps(saved)}}})"
-            )
-            target_id, tab_id = await ext.open_tab(url)
-            await ext.wait_loaded(tab_id)
-            page = await ext.attach(target_id)
-            panel = await ext.open_side_panel()
-            await panel.evaluate("trimtabPanel.showView('agent'); true")
-            await submit_message(panel, "Start recording.")
-            # The press is on its way to the page (whose handler takes 4 s): pull the plug.
-            while not await ext.worker.evaluate(f"trimtab.relay.held.has({tab_id})"):
-                await trio.sleep(0.02)
-            [pid] = ext.host_pids()
-            kill_process(pid)
-            while await releasing(ext, tab_id):
-                await trio.sleep(0.05)
-            while "mouseup" not in await page.evaluate("window.events"):
-                await trio.sleep(0.05)
-            events = await page.evaluate("window.events")
-            ended = "trimtabPanel.state.steps.some((s) => s.kind === 'error')"
-            while not await panel.evaluate(ended):
-                await trio.sleep(0.05)
-            # The same conversation goes on with a new host, which attaches again.
-            run = await send_message(panel, "Go on.")
-            nursery.cancel_scope.cancel()
+    async with trio.open_nursery() as nursery:
+        model: PlannedModel = await nursery.start(serve_model, PlannedModel(plan))
+        saved = {"provider": "anthropic", "baseUrl": model.base_url, "model": "scripted",
+                 "apiKey": "sk-test", "askBeforeSubmit": True}  # fmt: skip
+        await ext.worker.evaluate(f"chrome.storage.local.set({{settings: {json.dumps(saved)}}})")
+        target_id, tab_id = await ext.open_tab(url)
+        await ext.wait_loaded(tab_id)
+        page = await ext.attach(target_id)
+        panel = await ext.open_side_panel()
+        await panel.evaluate("trimtabPanel.showView('agent'); true")
+        await submit_message(panel, "Start recording.")
+        # The press is on its way to the page (whose handler takes 4 s): pull the plug.
+        while not await ext.worker.evaluate(f"trimtab.relay.held.has({tab_id})"):
+            await trio.sleep(0.02)
+        [pid] = ext.host_pids()
+        kill_process(pid)
+        while await releasing(ext, tab_id):
+            await trio.sleep(0.05)
+        while "mouseup" not in await page.evaluate("window.events"):
+            await trio.sleep(0.05)
+        events = await page.evaluate("window.events")
+        ended = "trimtabPanel.state.steps.some((s) => s.kind === 'error')"
+        while not await panel.evaluate(ended):
+            await trio.sleep(0.05)
+        # The same conversation goes on with a new host, which attaches again.
+        run = await send_message(panel, "Go on.")
+        nursery.cancel_scope.cancel()
     assert events.count("mousedown") == events.count("mouseup") == 1, events
     assert run.steps[-1]["kind"] == "done", run.steps
     last = [s for s in run.steps if s["kind"] == "tool"][-1]
@@ -132,28 +129,25 @@ async def test_tab_closed_mid_click(ext: ExtensionBrowser, pages_server: StaticS
     """The tab closed while a click is in flight: the agent's step fails plainly, the task
     ends, and the host goes on answering."""
     plan: list[Step] = [lambda seen: ("capture_snapshot", {}), hold]
-    with trio.fail_after(150):
-        async with trio.open_nursery() as nursery:
-            model: PlannedModel = await nursery.start(serve_model, PlannedModel(plan))
-            saved = {"provider": "anthropic", "baseUrl": model.base_url, "model": "scripted",
-                     "apiKey": "sk-test", "askBeforeSubmit": True}  # fmt: skip
-            await ext.worker.evaluate(
-                f"chrome.storage.local.set({{settings: {json.dumps(saved)}}})"
-            )
-            target_id, tab_id = await ext.open_tab(pages_server.url("consent-faults.html"))
-            await ext.wait_loaded(tab_id)
-            panel = await ext.open_side_panel()
-            await panel.evaluate("trimtabPanel.showView('agent'); true")
-            await submit_message(panel, "Start recording.")
-            while not await ext.worker.evaluate(f"trimtab.relay.held.has({tab_id})"):
-                await trio.sleep(0.02)
-            await ext.browser.send("Target.closeTarget", {"targetId": target_id})
-            ended = "trimtabPanel.state.steps.some((s) => s.kind === 'done' || s.kind === 'error')"
-            while not await panel.evaluate(ended):
-                await trio.sleep(0.05)
-            steps = await panel.evaluate("trimtabPanel.state.steps.map(({content, ...s}) => s)")
-            pong = await ext.worker.evaluate("trimtab.host.request({type: 'ping'})")
-            nursery.cancel_scope.cancel()
+    async with trio.open_nursery() as nursery:
+        model: PlannedModel = await nursery.start(serve_model, PlannedModel(plan))
+        saved = {"provider": "anthropic", "baseUrl": model.base_url, "model": "scripted",
+                 "apiKey": "sk-test", "askBeforeSubmit": True}  # fmt: skip
+        await ext.worker.evaluate(f"chrome.storage.local.set({{settings: {json.dumps(saved)}}})")
+        target_id, tab_id = await ext.open_tab(pages_server.url("consent-faults.html"))
+        await ext.wait_loaded(tab_id)
+        panel = await ext.open_side_panel()
+        await panel.evaluate("trimtabPanel.showView('agent'); true")
+        await submit_message(panel, "Start recording.")
+        while not await ext.worker.evaluate(f"trimtab.relay.held.has({tab_id})"):
+            await trio.sleep(0.02)
+        await ext.browser.send("Target.closeTarget", {"targetId": target_id})
+        ended = "trimtabPanel.state.steps.some((s) => s.kind === 'done' || s.kind === 'error')"
+        while not await panel.evaluate(ended):
+            await trio.sleep(0.05)
+        steps = await panel.evaluate("trimtabPanel.state.steps.map(({content, ...s}) => s)")
+        pong = await ext.worker.evaluate("trimtab.host.request({type: 'ping'})")
+        nursery.cancel_scope.cancel()
     clicks = [s for s in steps if s["kind"] == "tool" and s["name"] == "click"]
     errors = [s for s in steps if s["kind"] == "error"]
     assert (clicks and clicks[0]["isError"]) or errors, steps
@@ -170,19 +164,18 @@ async def test_worker_restarted_mid_task(ext: ExtensionBrowser, pages_server: St
         return ("capture_snapshot", {}) if stopped.is_set() else None
 
     plan: list[Step] = [lambda seen: ("capture_snapshot", {}), after_restart]
-    with trio.fail_after(150):
-        async with trio.open_nursery() as nursery:
-            model: PlannedModel = await nursery.start(serve_model, PlannedModel(plan))
-            run = await run_task(ext, model, pages_server.url("consent-faults.html"), "Look.")
-            assert run.steps[-1]["kind"] == "done", run.steps
-            worker_url = f"chrome-extension://{ext.extension_id}/{WORKER_PATH}"
-            await _stop_worker(ext)
-            stopped.set()
-            again = await send_message(run.panel, "Look again.")
-            worker_id = await ext.wait_for_target("service_worker", worker_url)
-            worker = await _attach(ext.browser, worker_id)
-            attached = await worker.evaluate("trimtab.relay.attachedTabs()")
-            nursery.cancel_scope.cancel()
+    async with trio.open_nursery() as nursery:
+        model: PlannedModel = await nursery.start(serve_model, PlannedModel(plan))
+        run = await run_task(ext, model, pages_server.url("consent-faults.html"), "Look.")
+        assert run.steps[-1]["kind"] == "done", run.steps
+        worker_url = f"chrome-extension://{ext.extension_id}/{WORKER_PATH}"
+        await _stop_worker(ext)
+        stopped.set()
+        again = await send_message(run.panel, "Look again.")
+        worker_id = await ext.wait_for_target("service_worker", worker_url)
+        worker = await _attach(ext.browser, worker_id)
+        attached = await worker.evaluate("trimtab.relay.attachedTabs()")
+        nursery.cancel_scope.cancel()
     assert again.steps[-1]["kind"] == "done", again.steps
     tools = [s for s in again.steps if s["kind"] == "tool"]
     assert tools[-1]["name"] == "capture_snapshot"
@@ -239,29 +232,26 @@ async def test_host_killed_while_a_request_is_held(
         lambda seen: ("capture_snapshot", {}),
         lambda seen: ("click", {"id": _id_of(seen, r'<button id="[^"]+">1-Click buy')}),
     ]
-    with trio.fail_after(150):
-        async with trio.open_nursery() as inner:
-            model: PlannedModel = await inner.start(serve_model, PlannedModel(plan))
-            saved = {"provider": "anthropic", "baseUrl": model.base_url, "model": "scripted",
-                     "apiKey": "sk-test", "askBeforeSubmit": True}  # fmt: skip
-            await ext.worker.evaluate(
-                f"chrome.storage.local.set({{settings: {json.dumps(saved)}}})"
-            )
-            target_id, tab_id = await ext.open_tab(site.url("127.0.0.1", "guard-shop.html"))
-            await ext.wait_loaded(tab_id)
-            page = await ext.attach(target_id)
-            panel = await ext.open_side_panel()
-            await panel.evaluate("trimtabPanel.showView('agent'); true")
-            await submit_message(panel, "Buy it.")
-            # The POST is paused and the person asked: nobody answers; pull the plug.
-            while not await ext.worker.evaluate("trimtab.questions.open.size > 0"):
-                await trio.sleep(0.05)
-            assert await ext.worker.evaluate(f"trimtab.relay.paused.has({tab_id})")
-            [pid] = ext.host_pids()
-            kill_process(pid)
-            status = "document.getElementById('status').textContent"
-            while await page.evaluate(status) == "Nothing happened yet":
-                await trio.sleep(0.05)
-            inner.cancel_scope.cancel()
+    async with trio.open_nursery() as inner:
+        model: PlannedModel = await inner.start(serve_model, PlannedModel(plan))
+        saved = {"provider": "anthropic", "baseUrl": model.base_url, "model": "scripted",
+                 "apiKey": "sk-test", "askBeforeSubmit": True}  # fmt: skip
+        await ext.worker.evaluate(f"chrome.storage.local.set({{settings: {json.dumps(saved)}}})")
+        target_id, tab_id = await ext.open_tab(site.url("127.0.0.1", "guard-shop.html"))
+        await ext.wait_loaded(tab_id)
+        page = await ext.attach(target_id)
+        panel = await ext.open_side_panel()
+        await panel.evaluate("trimtabPanel.showView('agent'); true")
+        await submit_message(panel, "Buy it.")
+        # The POST is paused and the person asked: nobody answers; pull the plug.
+        while not await ext.worker.evaluate("trimtab.questions.open.size > 0"):
+            await trio.sleep(0.05)
+        assert await ext.worker.evaluate(f"trimtab.relay.paused.has({tab_id})")
+        [pid] = ext.host_pids()
+        kill_process(pid)
+        status = "document.getElementById('status').textContent"
+        while await page.evaluate(status) == "Nothing happened yet":
+            await trio.sleep(0.05)
+        inner.cancel_scope.cancel()
     assert await page.evaluate(status) == "The purchase failed (TypeError)"
     assert site.sent("/api/buy") == []

@@ -37,20 +37,19 @@ async def ext(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[
 async def _autosave_question(ext: ExtensionBrowser, site: Recorder, *, allow: bool) -> str:
     """Run the plan (type into the comment, then done) and answer the question about the
     draft the page sends afterwards with ``allow``; its words."""
-    with trio.fail_after(150):
-        async with trio.open_nursery() as inner:
-            model: PlannedModel = await inner.start(serve_model, PlannedModel(list(PLAN)))
-            panel, _ = await open_agent(ext, model, site.url("127.0.0.1", "guard-later.html"))
-            before = await panel.evaluate(ENDED)
-            await submit_message(panel, "Reply to the thread.")
-            question = None
-            while question is None:
-                question = await answer_question(panel, allow=allow)
-                await trio.sleep(0.1)
-            # The task ends: the draft was held and asked about past its last call.
-            while await panel.evaluate(ENDED) == before:
-                await trio.sleep(0.1)
-            inner.cancel_scope.cancel()
+    async with trio.open_nursery() as inner:
+        model: PlannedModel = await inner.start(serve_model, PlannedModel(list(PLAN)))
+        panel, _ = await open_agent(ext, model, site.url("127.0.0.1", "guard-later.html"))
+        before = await panel.evaluate(ENDED)
+        await submit_message(panel, "Reply to the thread.")
+        question = None
+        while question is None:
+            question = await answer_question(panel, allow=allow)
+            await trio.sleep(0.1)
+        # The task ends: the draft was held and asked about past its last call.
+        while await panel.evaluate(ENDED) == before:
+            await trio.sleep(0.1)
+        inner.cancel_scope.cancel()
     return question
 
 

@@ -75,12 +75,11 @@ async def until(panel: ExtensionContext, condition: str, *, allow: bool = True) 
     """Answer every question the panel shows (``allow``) until ``condition`` holds in the
     panel; the questions answered."""
     asked = []
-    with trio.fail_after(120):
-        while not await panel.evaluate(condition):
-            said = await answer_question(panel, allow=allow)
-            if said is not None:
-                asked.append(said)
-            await trio.sleep(0.1)
+    while not await panel.evaluate(condition):
+        said = await answer_question(panel, allow=allow)
+        if said is not None:
+            asked.append(said)
+        await trio.sleep(0.1)
     return asked
 
 

@@ -54,20 +54,19 @@ async def _run(
 ) -> tuple[list[str], list[dict[str, Any]], int, int]:
     """Run ``plan`` in the side panel on ``url``, answering every question ``allow``: the
     questions, the steps, the browser's tabs and the gates left at the end."""
-    with trio.fail_after(120):
-        async with trio.open_nursery() as nursery:
-            model = await nursery.start(serve_model, PlannedModel(plan))
-            panel, _ = await open_agent(ext, model, url)
-            await submit_message(panel, "Check my parcel.")
-            asked = await answer_until_ended(panel, allow=allow)
-            # What the tab would still send (the pop-up's late redirect) lands first.
-            await trio.sleep(2)
-            steps = await panel.evaluate("trimtabPanel.state.steps")
-            tabs = await ext.worker.evaluate("chrome.tabs.query({}).then((t) => t.length)")
-            rules = await ext.worker.evaluate(
-                "chrome.declarativeNetRequest.getSessionRules().then((r) => r.length)"
-            )
-            nursery.cancel_scope.cancel()
+    async with trio.open_nursery() as nursery:
+        model = await nursery.start(serve_model, PlannedModel(plan))
+        panel, _ = await open_agent(ext, model, url)
+        await submit_message(panel, "Check my parcel.")
+        asked = await answer_until_ended(panel, allow=allow)
+        # What the tab would still send (the pop-up's late redirect) lands first.
+        await trio.sleep(2)
+        steps = await panel.evaluate("trimtabPanel.state.steps")
+        tabs = await ext.worker.evaluate("chrome.tabs.query({}).then((t) => t.length)")
+        rules = await ext.worker.evaluate(
+            "chrome.declarativeNetRequest.getSessionRules().then((r) => r.length)"
+        )
+        nursery.cancel_scope.cancel()
     return asked, steps, tabs, rules
 
 

@@ -91,25 +91,22 @@ async def test_sign_in_with_a_provider_pop_up_through_the_side_panel(
     the steps show the shop's tab, then the pop-up's, each named by its title, and
     the task's group holds the shop's tab (a pop-up window cannot join a group)."""
     url = account_url(pages_server, second_server)
-    with trio.fail_after(150):
-        async with trio.open_nursery() as nursery:
-            model = await nursery.start(serve_model, PlannedModel(SIGN_IN))
-            panel, shop = await open_agent(ext, model, url)
-            await submit_message(panel, "Sign in with Provider as Ada Lovelace.")
-            asked = await answer_until_ended(panel, allow=True)
-            steps = await panel.evaluate(STEPS)
-            shown = await panel.evaluate(
-                "[...document.querySelectorAll('#steps .step-tab')]"
-                ".map((line) => [line.textContent, getComputedStyle(line).display])"
-            )
-            group = (await ext.worker.evaluate(f"chrome.tabs.get({shop})"))["groupId"]
-            title = await ext.worker.evaluate(f"chrome.tabGroups.get({group}).then((g) => g.title)")
-            status = await page_text(ext, url, "#status")
-            popup = next(s["tab"] for s in steps if s["kind"] == "tool" and s["tab"] != shop)
-            gone = await ext.worker.evaluate(
-                f"chrome.tabs.get({popup}).then(() => false, () => true)"
-            )
-            nursery.cancel_scope.cancel()
+    async with trio.open_nursery() as nursery:
+        model = await nursery.start(serve_model, PlannedModel(SIGN_IN))
+        panel, shop = await open_agent(ext, model, url)
+        await submit_message(panel, "Sign in with Provider as Ada Lovelace.")
+        asked = await answer_until_ended(panel, allow=True)
+        steps = await panel.evaluate(STEPS)
+        shown = await panel.evaluate(
+            "[...document.querySelectorAll('#steps .step-tab')]"
+            ".map((line) => [line.textContent, getComputedStyle(line).display])"
+        )
+        group = (await ext.worker.evaluate(f"chrome.tabs.get({shop})"))["groupId"]
+        title = await ext.worker.evaluate(f"chrome.tabGroups.get({group}).then((g) => g.title)")
+        status = await page_text(ext, url, "#status")
+        popup = next(s["tab"] for s in steps if s["kind"] == "tool" and s["tab"] != shop)
+        gone = await ext.worker.evaluate(f"chrome.tabs.get({popup}).then(() => false, () => true)")
+        nursery.cancel_scope.cancel()
     tools = [s for s in steps if s["kind"] == "tool"]
     assert [s["name"] for s in tools] == ["capture_snapshot", "click", "type", "click"], steps
     assert not any(s["isError"] for s in tools), tools
@@ -139,29 +136,28 @@ async def test_stop_in_the_pop_up_ends_the_task_in_both_tabs(
     shop is not signed in, the pop-up stays open with its form), no input is held and
     neither tab keeps the agent's badge; the host goes on answering."""
     url = account_url(pages_server, second_server)
-    with trio.fail_after(150):
-        async with trio.open_nursery() as nursery:
-            model = await nursery.start(serve_model, PlannedModel(SIGN_IN))
-            panel, shop = await open_agent(ext, model, url)
-            await submit_message(panel, "Sign in with Provider as Ada Lovelace.")
-            shown = "!document.getElementById('question').hidden"
-            while not await panel.evaluate(shown):
-                await trio.sleep(0.05)
-            steps = await panel.evaluate(STEPS)
-            popup = next(s["tab"] for s in steps if s["kind"] == "tool" and s["tab"] != shop)
-            during = [await badge(ext, shop), await badge(ext, popup)]
-            await panel.evaluate("document.getElementById('stop').click(); true")
-            while not await panel.evaluate(ENDED):
-                await trio.sleep(0.05)
-            while await panel.evaluate(shown):
-                await trio.sleep(0.05)
-            steps = await panel.evaluate(STEPS)
-            after = [await badge(ext, shop), await badge(ext, popup)]
-            held = await ext.worker.evaluate("trimtab.relay.held.size")
-            status = await page_text(ext, url, "#status")
-            open_popup = await ext.worker.evaluate(f"chrome.tabs.get({popup}).then((t) => t.url)")
-            pong = await ext.worker.evaluate("trimtab.host.request({type: 'ping'})")
-            nursery.cancel_scope.cancel()
+    async with trio.open_nursery() as nursery:
+        model = await nursery.start(serve_model, PlannedModel(SIGN_IN))
+        panel, shop = await open_agent(ext, model, url)
+        await submit_message(panel, "Sign in with Provider as Ada Lovelace.")
+        shown = "!document.getElementById('question').hidden"
+        while not await panel.evaluate(shown):
+            await trio.sleep(0.05)
+        steps = await panel.evaluate(STEPS)
+        popup = next(s["tab"] for s in steps if s["kind"] == "tool" and s["tab"] != shop)
+        during = [await badge(ext, shop), await badge(ext, popup)]
+        await panel.evaluate("document.getElementById('stop').click(); true")
+        while not await panel.evaluate(ENDED):
+            await trio.sleep(0.05)
+        while await panel.evaluate(shown):
+            await trio.sleep(0.05)
+        steps = await panel.evaluate(STEPS)
+        after = [await badge(ext, shop), await badge(ext, popup)]
+        held = await ext.worker.evaluate("trimtab.relay.held.size")
+        status = await page_text(ext, url, "#status")
+        open_popup = await ext.worker.evaluate(f"chrome.tabs.get({popup}).then((t) => t.url)")
+        pong = await ext.worker.evaluate("trimtab.host.request({type: 'ping'})")
+        nursery.cancel_scope.cancel()
     assert steps[-1] == {"kind": "error", "message": "Stopped: stopped by you"}, steps
     assert [s["name"] for s in steps if s["kind"] == "tool"] == [
         "capture_snapshot",
@@ -197,31 +193,30 @@ async def test_a_tab_dragged_out_of_the_group_leaves_the_task(
         lambda seen: ("tabs", {}),
         after_the_drag,
     ]
-    with trio.fail_after(150):
-        async with trio.open_nursery() as nursery:
-            model = await nursery.start(serve_model, PlannedModel(plan))
-            panel, shop = await open_agent(ext, model, url)
-            await submit_message(panel, "Open the provider's terms.")
-            await answer_until_ended(panel, allow=False)
-            group = -1
-            while group < 0:
-                group = (await ext.worker.evaluate(f"chrome.tabs.get({shop})"))["groupId"]
-                await trio.sleep(0.05)
-            members = await ext.worker.evaluate(
-                f"chrome.tabs.query({{groupId: {group}}}).then((ts) => ts.map((t) => t.id))"
-            )
-            terms = next(tab for tab in members if tab != shop)
-            title = await ext.worker.evaluate(f"chrome.tabGroups.get({group}).then((g) => g.title)")
-            await ext.worker.evaluate(f"chrome.tabs.ungroup({terms}).then(() => true)")
-            dragged.set()
-            # The follow-up lists the task's tabs.
-            ended = await panel.evaluate(ENDED)
-            await submit_message(panel, "Which tabs are yours?")
-            await answer_until_ended(panel, allow=False, ended_before=ended)
-            before, after = await panel.evaluate(
-                "trimtabPanel.state.steps.filter((s) => s.name === 'tabs').map((s) => s.content)"
-            )
-            nursery.cancel_scope.cancel()
+    async with trio.open_nursery() as nursery:
+        model = await nursery.start(serve_model, PlannedModel(plan))
+        panel, shop = await open_agent(ext, model, url)
+        await submit_message(panel, "Open the provider's terms.")
+        await answer_until_ended(panel, allow=False)
+        group = -1
+        while group < 0:
+            group = (await ext.worker.evaluate(f"chrome.tabs.get({shop})"))["groupId"]
+            await trio.sleep(0.05)
+        members = await ext.worker.evaluate(
+            f"chrome.tabs.query({{groupId: {group}}}).then((ts) => ts.map((t) => t.id))"
+        )
+        terms = next(tab for tab in members if tab != shop)
+        title = await ext.worker.evaluate(f"chrome.tabGroups.get({group}).then((g) => g.title)")
+        await ext.worker.evaluate(f"chrome.tabs.ungroup({terms}).then(() => true)")
+        dragged.set()
+        # The follow-up lists the task's tabs.
+        ended = await panel.evaluate(ENDED)
+        await submit_message(panel, "Which tabs are yours?")
+        await answer_until_ended(panel, allow=False, ended_before=ended)
+        before, after = await panel.evaluate(
+            "trimtabPanel.state.steps.filter((s) => s.name === 'tabs').map((s) => s.content)"
+        )
+        nursery.cancel_scope.cancel()
     assert sorted(members) == sorted([shop, terms])
     assert title == "Open the provider's terms."
     assert str(terms) in before
@@ -266,19 +261,18 @@ async def test_a_pop_up_to_another_site_is_refused_before_its_first_request(
     asks the site question, closes the pop-up, and the click's answer says it was
     blocked."""
     plan: list[Step] = [lambda seen: ("capture_snapshot", {}), *[claim] * ROUNDS]
-    with trio.fail_after(240):
-        async with trio.open_nursery() as nursery:
-            model = await nursery.start(serve_model, PlannedModel(plan))
-            offer = site.url("shop.test", "tabs-offer.html")
-            panel, shop = await open_agent(ext_sites, model, offer)
-            await submit_message(panel, "Check my basket.")
-            asked = await answer_until_ended(panel, allow=False)
-            steps = await panel.evaluate("trimtabPanel.state.steps")
-            tabs = await ext_sites.worker.evaluate("chrome.tabs.query({}).then((t) => t.length)")
-            rules = await ext_sites.worker.evaluate(
-                "chrome.declarativeNetRequest.getSessionRules().then((r) => r.length)"
-            )
-            nursery.cancel_scope.cancel()
+    async with trio.open_nursery() as nursery:
+        model = await nursery.start(serve_model, PlannedModel(plan))
+        offer = site.url("shop.test", "tabs-offer.html")
+        panel, shop = await open_agent(ext_sites, model, offer)
+        await submit_message(panel, "Check my basket.")
+        asked = await answer_until_ended(panel, allow=False)
+        steps = await panel.evaluate("trimtabPanel.state.steps")
+        tabs = await ext_sites.worker.evaluate("chrome.tabs.query({}).then((t) => t.length)")
+        rules = await ext_sites.worker.evaluate(
+            "chrome.declarativeNetRequest.getSessionRules().then((r) => r.length)"
+        )
+        nursery.cancel_scope.cancel()
     assert site.sent("/api/claim") == [], "a refused pop-up's first request left the browser"
     clicks = [s for s in steps if s["kind"] == "tool" and s["name"] == "click"]
     assert len(clicks) == ROUNDS, steps
@@ -300,15 +294,14 @@ async def test_a_sign_in_pop_up_on_another_site_loads_after_a_yes_and_keeps_its_
     the shop (postMessage to its opener) once the agent signed in there."""
     port = site.port
     url = f"http://shop.test:{port}/tabs-account.html#provider=http://idp.test:{port}"
-    with trio.fail_after(150):
-        async with trio.open_nursery() as nursery:
-            model = await nursery.start(serve_model, PlannedModel(SIGN_IN))
-            panel, _ = await open_agent(ext_sites, model, url)
-            await submit_message(panel, "Sign in with Provider as Ada Lovelace.")
-            asked = await answer_until_ended(panel, allow=True)
-            steps = await panel.evaluate(STEPS)
-            status = await page_text(ext_sites, url, "#status")
-            nursery.cancel_scope.cancel()
+    async with trio.open_nursery() as nursery:
+        model = await nursery.start(serve_model, PlannedModel(SIGN_IN))
+        panel, _ = await open_agent(ext_sites, model, url)
+        await submit_message(panel, "Sign in with Provider as Ada Lovelace.")
+        asked = await answer_until_ended(panel, allow=True)
+        steps = await panel.evaluate(STEPS)
+        status = await page_text(ext_sites, url, "#status")
+        nursery.cancel_scope.cancel()
     tools = [s for s in steps if s["kind"] == "tool"]
     assert [s["name"] for s in tools] == ["capture_snapshot", "click", "type", "click"], steps
     assert not any(s["isError"] for s in tools), tools
