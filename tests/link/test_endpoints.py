@@ -504,14 +504,27 @@ async def test_a_killed_hosts_endpoint_is_pruned_by_the_next_host(
     assert not list((folder / "trimtab").glob("*.json"))
 
 
+# The host's grace for requests still running at its input's end, in the test below:
+# twice the default, so that a call told at once is far from one told at the grace's end.
+_LONG_GRACE = 10.0
+
+
 async def test_outside_agents_hear_at_once_that_the_host_goes_when_its_input_ends(
     folder: Path, nursery: trio.Nursery
 ) -> None:
     """When Chrome closes the host's input (the extension reloaded or reinstalled, the
     browser quit), a client's call in flight ends at once with the host's reason, while
     a side panel request still has its grace: Chrome kills the host two seconds after
-    it let go, and what is not said by then is never said."""
-    host = await _start_host(nursery, folder, "profile-1", "unix", TRIMTAB_HOST_DEBUG="1")
+    it let go, and what is not said by then is never said. "At once" is told from "at
+    the grace's end" by a grace long enough that a loaded machine never blurs the two."""
+    host = await _start_host(
+        nursery,
+        folder,
+        "profile-1",
+        "unix",
+        TRIMTAB_HOST_DEBUG="1",
+        TRIMTAB_HOST_EOF_GRACE=str(_LONG_GRACE),
+    )
     assert host.stdin is not None
     shared = [{"id": 7, "title": "Shop", "url": "http://127.0.0.1/"}]
     await host.stdin.send_all(encode_frame({"type": "agents_tabs", "id": 2, "tabs": shared}))
@@ -535,7 +548,9 @@ async def test_outside_agents_hear_at_once_that_the_host_goes_when_its_input_end
                 closed = trio.current_time()
                 await host.stdin.aclose()
     [(at, error)] = ended
-    assert at - closed < 1.5, (at - closed, error)
+    # Told at the input's end, not once the grace ran out: under two suites side by side
+    # on two cores this took up to 2.2 s, so a bound of a few seconds would be a race.
+    assert at - closed < _LONG_GRACE / 2, (at - closed, error)
     assert str(error).startswith(
         "link_closed: the browser or its extension went away during the call (the "
         "browser's host is shutting down: "
