@@ -290,11 +290,12 @@ async def test_a_tab_closed_while_two_clients_wait_on_it(
                     await trio.sleep(0.02)
             started = trio.current_time()
             await close_target_of(linked, "consent-shop.html?closing")
-            with trio.fail_after(10):
+            with trio.fail_after(TIMEOUT / 2):
                 withdrawn = await linked.extension.next("withdraw")
         assert withdrawn["ask"] == ask
+        # Ended by the close, not by the turn's wait (TIMEOUT): well before it.
         took = trio.current_time() - started
-        assert took < 5, took
+        assert took < TIMEOUT / 2, took
         [ended] = held
         words = str(ended) if isinstance(ended, LinkError) else ended["content"]
         assert "closed" in words, words
