@@ -27,6 +27,11 @@ from ._gather import gather
 
 __all__ = ["CallContext"]
 
+# How long the release of a call's remote objects may wait for the page on the way out
+# (shielded, so a cancelled call frees them too): a page that answers nothing in that
+# time keeps them until a later call's release, instead of holding this call's answer.
+_RELEASE_WAIT = 2.0
+
 
 @attrs.define(eq=False)
 class CallContext:
@@ -40,6 +45,9 @@ class CallContext:
     guard: Guarding | None = None
     # The remote objects the call made were released (alongside the answer's snapshot).
     released: bool = False
+    # The page stopped answering during the call (its time limit ran out): its objects
+    # are left for a later call to release, rather than waited on again.
+    page_stopped: bool = False
 
     def require(
         self, reason: str | None, element: str | None = None, eid: str | None = None
@@ -69,12 +77,13 @@ class CallContext:
     @contextlib.asynccontextmanager
     async def objects(self) -> AsyncIterator[None]:
         """The block is the call: the remote objects it creates are released when it
-        ends, shielded, unless `snapshot` released them already."""
+        ends, shielded and bounded, unless `snapshot` released them already or the page
+        stopped answering."""
         try:
             yield
         finally:
-            if not self.released:
-                with trio.CancelScope(shield=True):
+            if not self.released and not self.page_stopped:
+                with trio.CancelScope(shield=True), trio.move_on_after(_RELEASE_WAIT):
                     await self.release_objects()
 
     async def release_objects(self) -> None:

@@ -169,6 +169,19 @@ async def run_tool(
     return attrs.evolve(answer, submitted=True) if submitted and ran else answer
 
 
+def _too_slow(name: str, spec: ToolSpec) -> str:
+    """What a call stopped at the tools' time limit says: the page stopped answering,
+    and, for an action, that it may have acted before it stopped (a click whose
+    handler never returns did land), so the model looks before it tries again."""
+    said = (
+        f"{name} did not finish within {ACTION_TIMEOUT:g} s: the page stopped answering "
+        "(a script on it may be stuck, or the page is too big to read on a busy machine); "
+    )
+    if spec.policy.side_effects:
+        return said + "it may have acted before it stopped: take a snapshot before trying again"
+    return said + "nothing was done; take a snapshot later, or reload the page"
+
+
 def _crashed(name: str) -> ToolResult:
     return error(
         f"{name} failed: the page crashed (its renderer process died); "
@@ -218,10 +231,8 @@ async def _run(
     except PageChangedError as exc:
         return error(f"{name}: {xml.text(str(exc))}")
     except trio.TooSlowError:
-        return error(
-            f"{name} did not finish within {ACTION_TIMEOUT:g} s: the page does not respond "
-            "(a script on it may be stuck); reload it or take a snapshot later"
-        )
+        call.page_stopped = True
+        return error(_too_slow(name, spec))
     except JavaScriptError as exc:
         # Our page-side code met a page it did not expect (a patched prototype, a
         # document going away): nothing more was done.

@@ -6,12 +6,14 @@ from __future__ import annotations
 import re
 
 import pytest
+import trio
 
 from pycdp_bridge import PageTarget
 from tests.support import StaticServer
+from tests.support.frozen import frozen_site
 from tests.support.xmltree import eid_of
 from tests.tools.test_tools import act, open_tab, parse
-from trimtab.tools import run_tool
+from trimtab.tools import _catalogue, run_tool
 
 pytestmark = pytest.mark.browser
 
@@ -70,3 +72,40 @@ async def test_page_error_is_a_result(page: PageTarget, pages_server: StaticServ
     assert result.is_error
     assert result.content.startswith("type stopped:"), result.content
     assert "do not paste it" in result.content
+
+
+async def test_a_tool_stopped_at_its_time_limit_says_what_it_may_have_done(
+    page: PageTarget, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A click whose handler keeps the page busy past the tools' time limit is answered
+    while the page is still frozen, saying that the page stopped answering and that the
+    click may have acted; a snapshot then says so too, and that nothing was done; once
+    the page answers again, a snapshot works."""
+    monkeypatch.setattr(_catalogue, "ACTION_TIMEOUT", 3.0)
+    stopped = (
+        "did not finish within 3 s: the page stopped answering (a script on it may be "
+        "stuck, or the page is too big to read on a busy machine); "
+    )
+    async with frozen_site() as site:
+        tab, xml = await open_tab(page, site.url)
+        freeze = eid_of(xml, "button", "Freeze the page")
+        clicked = await run_tool(tab, "click", {"id": freeze}, consented=True)
+        assert clicked.is_error
+        assert clicked.content == (
+            f"click {stopped}it may have acted before it stopped: take a snapshot before "
+            "trying again"
+        ), clicked.content
+        # Told while the click's handler still runs: it asks again whether to go on.
+        asked = len(site.server.requests)
+        with trio.fail_after(10):
+            while len(site.server.requests) == asked:
+                await trio.sleep(0.05)
+        read = await run_tool(tab, "capture_snapshot", {})
+        assert read.is_error
+        assert read.content == (
+            f"capture_snapshot {stopped}nothing was done; take a snapshot later, or reload the page"
+        ), read.content
+        site.release()
+        after = await run_tool(tab, "capture_snapshot", {})
+        assert not after.is_error, after.content
+        assert 'title="Frozen page"' in after.content, after.content
