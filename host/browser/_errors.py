@@ -24,7 +24,7 @@ __all__ = ["PAGE_TIMEOUT", "TOOL_TIMEOUT", "cdp_errors", "page_timeout", "page_u
 
 # A request that touches the page answers page_unresponsive after this long
 # (`page_timeout`): a script stuck in a loop blocks every command. Tools stop
-# themselves after 60 s (trimtab.tools.ACTION_TIMEOUT), so a tool's run waits longer
+# themselves after 45 s (trimtab.tools.ACTION_TIMEOUT), so a tool's run waits longer
 # than that.
 PAGE_TIMEOUT: Final = 30.0
 TOOL_TIMEOUT: Final = 90.0

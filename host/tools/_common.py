@@ -60,8 +60,11 @@ SETTLE_TIMEOUT = 5.0
 """Seconds an action waits for the page to settle before answering with what is there."""
 NAVIGATION_TIMEOUT = 15.0
 """Seconds navigate/back/forward/reload wait for the page to load and settle."""
-ACTION_TIMEOUT = 60.0
-"""Seconds after which any tool gives up (a page frozen by a dialog, a hung renderer)."""
+ACTION_TIMEOUT = 45.0
+"""Seconds after which any tool gives up (a page frozen by a dialog, a hung renderer):
+its answer, and the bounded waits on its way out, still reach a client that waits 60 s
+for it (the MCP TypeScript SDK's default), which would otherwise say only that it timed
+out, and not whether the action landed."""
 
 # Which group a tool belongs to: a client sends the model the core tools and only the
 # groups it enabled, since every tool's spec costs tokens on every model call.

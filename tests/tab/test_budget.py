@@ -472,10 +472,10 @@ async def open_tab(page: PageTarget, fixture: str, budget: int = DEFAULT_BUDGET)
 
 @pytest.fixture
 def huge_page_time(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The tools' 60 s limit lifted to the test's deadline. The limit is the answer to a
-    page that does not respond; the huge pages below respond, and their first snapshot
-    is a fixed amount of work: 11 s here on an idle machine (6.3 s of it the pipeline's
-    CPU), past 60 s with two suites side by side on two cores."""
+    """The tools' time limit (`ACTION_TIMEOUT`) lifted to the test's deadline. The limit
+    is the answer to a page that does not respond; the huge pages below respond, and
+    their first snapshot is a fixed amount of work: 11 s here on an idle machine (6.3 s
+    of it the pipeline's CPU), past 60 s with two suites side by side on two cores."""
     monkeypatch.setattr(_catalogue, "ACTION_TIMEOUT", 900.0)
 
 

@@ -13,6 +13,7 @@ from tests.support import StaticServer
 from tests.support.frozen import frozen_site
 from tests.support.xmltree import eid_of
 from tests.tools.test_tools import act, open_tab, parse
+from trimtab.driver import _button, _context
 from trimtab.tools import _catalogue, run_tool
 
 pytestmark = pytest.mark.browser
@@ -109,3 +110,11 @@ async def test_a_tool_stopped_at_its_time_limit_says_what_it_may_have_done(
         after = await run_tool(tab, "capture_snapshot", {})
         assert not after.is_error, after.content
         assert 'title="Frozen page"' in after.content, after.content
+
+
+def test_a_call_stopped_at_the_limit_is_answered_within_a_minute() -> None:
+    """The tools' time limit and the bounded waits on a call's way out (the held
+    button's release, the release of its objects) end well within the 60 s that a
+    client on the MCP TypeScript SDK waits by default, so its model reads the answer."""
+    way_out = _button._RELEASE_TIMEOUT + _context._RELEASE_WAIT
+    assert _catalogue.ACTION_TIMEOUT + way_out <= 60 - 5
