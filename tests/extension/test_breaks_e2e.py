@@ -341,8 +341,8 @@ async def test_a_service_worker_chrome_stopped_comes_back_by_itself(
     fits an open browser. With nobody at the browser, the worker's
     alarm wakes it within 30 s, it starts the host again, the tab is still shared, and
     the same client reads it."""
-    # Nobody at the browser: no side panel, whose pings would wake the worker at once
-    # (``test_side_panel_finds_the_host_again_by_itself``).
+    # Nobody at the browser: no side panel, whose pings may wake the worker before the
+    # alarm does (``test_side_panel_finds_the_host_again_by_itself``).
     async with mcp_client(places, "steady") as client, browser(places) as ext:
         tab = await open_shared(ext, pages_server.url("handlers-shop.html"))
         text, is_error, _ = await call(client, "capture_snapshot", tab=tab)
