@@ -271,9 +271,6 @@ def load_in_background(encoding: str = "o200k_base") -> threading.Thread | None:
     return loading
 
 
-# Compressed bytes of a ranks table decoded at once (`_ranks_of`): about 6,000 tokens.
-_TABLE_PIECE = 1 << 15
-
 # Each encoding's counter, made once per process, under the lock so that a count and
 # `load_in_background` never both load it.
 _LOADED: dict[str, _Counter] = {}
@@ -315,6 +312,10 @@ def _load(name: str) -> _Counter:
         ascii=tuple(t.decode() for t in sorted(ranks, key=ranks.__getitem__) if t.isascii()),
         longest=longest,
     )
+
+
+# Compressed bytes of a ranks table decoded at once (below): about 6,000 tokens.
+_TABLE_PIECE = 1 << 15
 
 
 def _ranks_of(name: str) -> dict[bytes, int]:

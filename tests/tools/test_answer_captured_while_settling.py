@@ -16,7 +16,7 @@ from trimtab.tab import _tab
 
 pytestmark = pytest.mark.browser
 
-# Loads of one page that may take to reach the state of an earlier load of it.
+# How often the page may be loaded again before two loads in a row are alike.
 _LOADS = 10
 
 
