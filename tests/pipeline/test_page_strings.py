@@ -25,9 +25,10 @@ from hypothesis import strategies as st
 from puretiktoken._bpe import byte_pair_encode
 from puretiktoken._pretokenize import pretokenize_cl100k, pretokenize_o200k
 
-from pycdp_bridge import Frame, Node, NodeType, PageModel, PageTarget, Rect
+from pycdp_bridge import Node, NodeType, PageModel, PageTarget
 from tests.support import StaticServer
 from tests.support.handlers_host import TAB, Host, open_host
+from tests.support.models import ModelBuilder
 from tests.support.pages import PAGES, load_and_compact, parse_xml
 from tests.support.xmltree import text_of, xp
 from trimtab.pipeline import LONG_TEXT, Compaction, compact, count_tokens, read_text, text_key
@@ -225,24 +226,8 @@ async def test_option_separators_are_escaped_on_a_real_page(page: PageTarget) ->
 
 def select_model(options: list[tuple[str, bool]], multiple: bool) -> PageModel:
     """document > html > body > main > select > option* > text, without layout."""
-    nodes: list[Node] = []
-
-    def add(kind: NodeType, name: str, parent: int, text: str = "", **attributes: str) -> Node:
-        node = Node(
-            index=len(nodes),
-            node_type=kind,
-            name=name,
-            backend_node_id=100 + len(nodes),
-            frame=0,
-            parent=parent,
-            attributes=dict(attributes),
-            text=text,
-        )
-        if parent >= 0:
-            nodes[parent].children.append(node.index)
-        nodes.append(node)
-        return node
-
+    build = ModelBuilder()
+    add = build.add
     document = add(NodeType.DOCUMENT, "#document", -1)
     html = add(NodeType.ELEMENT, "html", document.index)
     body = add(NodeType.ELEMENT, "body", html.index)
@@ -253,17 +238,7 @@ def select_model(options: list[tuple[str, bool]], multiple: bool) -> PageModel:
         option = add(NodeType.ELEMENT, "option", select.index)
         option.selected = selected
         add(NodeType.TEXT, "#text", option.index, text)
-    for node in reversed(nodes):
-        node.end = max([node.index + 1, *(nodes[c].end for c in node.children)])
-    return PageModel(
-        url="http://shop.test/",
-        title="Pick",
-        nodes=nodes,
-        frames=[Frame(index=0, frame_id="F0", url="http://shop.test/", session_id=None, owner=-1)],
-        viewport=Rect(0, 0, 1280, 720),
-        missing=("dom_snapshot",),
-        document_id="doc",
-    )
+    return build.model("http://shop.test/", "Pick")
 
 
 # Characters XML 1.0 forbids; `_xml` documents their replacement by U+FFFD.

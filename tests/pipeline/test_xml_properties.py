@@ -15,7 +15,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from lxml import etree
 
-from pycdp_bridge import Frame, Node, NodeType, PageModel, Rect
+from pycdp_bridge import NodeType, PageModel
+from tests.support.models import ModelBuilder
 from tests.support.pages import parse_xml
 from trimtab.pipeline import OutNode, compact, count_tokens, render_node
 from trimtab.pipeline import _xml as xml_escape
@@ -88,29 +89,9 @@ def build_model(
     value: str,
     after: str,
 ) -> PageModel:
-    """document > html > body > main[aria-label] > (text, button > text, input, text).
-
-    The model says its DOMSnapshot is missing, so stage 1 keeps everything not
-    hidden by markup and needs no layout.
-    """
-    nodes: list[Node] = []
-
-    def add(kind: NodeType, name: str, parent: int, text: str = "", **attributes: str) -> Node:
-        node = Node(
-            index=len(nodes),
-            node_type=kind,
-            name=name,
-            backend_node_id=100 + len(nodes),
-            frame=0,
-            parent=parent,
-            attributes=dict(attributes),
-            text=text,
-        )
-        if parent >= 0:
-            nodes[parent].children.append(node.index)
-        nodes.append(node)
-        return node
-
+    """document > html > body > main[aria-label] > (text, button > text, input, text)."""
+    build = ModelBuilder()
+    add = build.add
     document = add(NodeType.DOCUMENT, "#document", -1)
     html = add(NodeType.ELEMENT, "html", document.index)
     body = add(NodeType.ELEMENT, "body", html.index)
@@ -121,17 +102,7 @@ def build_model(
     field = add(NodeType.ELEMENT, "input", main.index, type="text")
     field.input_value = value
     add(NodeType.TEXT, "#text", main.index, after)
-    for node in reversed(nodes):
-        node.end = max([node.index + 1, *(nodes[c].end for c in node.children)])
-    return PageModel(
-        url=url,
-        title=title,
-        nodes=nodes,
-        frames=[Frame(index=0, frame_id="F0", url=url, session_id=None, owner=-1)],
-        viewport=Rect(0, 0, 1280, 720),
-        missing=("dom_snapshot",),
-        document_id="doc",
-    )
+    return build.model(url, title)
 
 
 @settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])

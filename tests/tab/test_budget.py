@@ -7,15 +7,15 @@ import re
 from collections.abc import AsyncIterator
 from typing import Any, cast
 
-import attrs
 import pytest
 import trio
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from lxml import etree
 
-from pycdp_bridge import Frame, Node, NodeType, PageModel, PageTarget, Rect, Style, Target
+from pycdp_bridge import Node, NodeType, PageModel, PageTarget, Style, Target
 from tests.support.handlers_host import TAB, Host, open_host
+from tests.support.models import ModelBuilder
 from tests.support.pages import page_url, parse_xml
 from tests.support.xmltree import LIST_TAGS
 from trimtab.pipeline import Prepared, count_tokens
@@ -133,27 +133,6 @@ def assert_markers_exact(memory: SnapshotMemory, document: str) -> None:
 # -- a synthetic page, for the property ---------------------------------------------------
 
 
-@attrs.define
-class _Builder:
-    nodes: list[Node] = attrs.field(factory=list)
-
-    def add(self, kind: NodeType, name: str, parent: int, text: str = "", **attributes: str) -> int:
-        node = Node(
-            index=len(self.nodes),
-            node_type=kind,
-            name=name,
-            backend_node_id=100 + len(self.nodes),
-            frame=0,
-            parent=parent,
-            attributes=dict(attributes),
-            text=text,
-        )
-        if parent >= 0:
-            self.nodes[parent].children.append(node.index)
-        self.nodes.append(node)
-        return node.index
-
-
 # A paragraph's text, and whether a link follows it (its text, if not "go N").
 Row = tuple[str, bool | str]
 Landmark = tuple[str, list[Row], list[Row]]  # tag, rows, rows of a nav nested in it
@@ -161,37 +140,28 @@ Landmark = tuple[str, list[Row], list[Row]]  # tag, rows, rows of a nav nested i
 
 def page_model(landmarks: list[Landmark], title: str = "Budget") -> PageModel:
     """document > html > body > landmarks of paragraphs (blocks) and links, without boxes."""
-    build = _Builder()
+    build = ModelBuilder()
     document = build.add(NodeType.DOCUMENT, "#document", -1)
-    html = build.add(NodeType.ELEMENT, "html", document)
-    body = build.add(NodeType.ELEMENT, "body", html)
+    html = build.add(NodeType.ELEMENT, "html", document.index)
+    body = build.add(NodeType.ELEMENT, "body", html.index)
 
-    def rows(parent: int, items: list[Row]) -> None:
+    def rows(parent: Node, items: list[Row]) -> None:
         for number, (text, link) in enumerate(items):
-            paragraph = build.add(NodeType.ELEMENT, "p", parent)
-            build.nodes[paragraph].style = Style(display="block")  # one line per paragraph
-            build.add(NodeType.TEXT, "#text", paragraph, text)
+            paragraph = build.add(NodeType.ELEMENT, "p", parent.index)
+            paragraph.style = Style(display="block")  # one line per paragraph
+            build.add(NodeType.TEXT, "#text", paragraph.index, text)
             if link:
-                anchor = build.add(NodeType.ELEMENT, "a", paragraph, href=f"#r{number}")
+                anchor = build.add(NodeType.ELEMENT, "a", paragraph.index, href=f"#r{number}")
                 label = link if isinstance(link, str) else f"go {number}"
-                build.add(NodeType.TEXT, "#text", anchor, label)
+                build.add(NodeType.TEXT, "#text", anchor.index, label)
 
     for tag, items, inner in landmarks:
-        landmark = build.add(NodeType.ELEMENT, tag, body)
+        landmark = build.add(NodeType.ELEMENT, tag, body.index)
         rows(landmark, items)
         if inner:
-            rows(build.add(NodeType.ELEMENT, "nav", landmark, **{"aria-label": "Inner"}), inner)
-    for node in reversed(build.nodes):
-        node.end = max([node.index + 1, *(build.nodes[c].end for c in node.children)])
-    return PageModel(
-        url="http://budget.test/",
-        title=title,
-        nodes=build.nodes,
-        frames=[Frame(0, "F0", "http://budget.test/", session_id=None, owner=-1)],
-        viewport=Rect(0, 0, 1280, 720),
-        missing=("dom_snapshot",),
-        document_id="doc",
-    )
+            nav = build.add(NodeType.ELEMENT, "nav", landmark.index, **{"aria-label": "Inner"})
+            rows(nav, inner)
+    return build.model("http://budget.test/", title)
 
 
 # Words, lines that start with "/" (where token counts do not add up line by line),
