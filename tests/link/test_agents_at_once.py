@@ -18,8 +18,7 @@ from tests.support import StaticServer
 from tests.support.frozen import frozen_site
 from tests.support.link_host import TAB, TIMEOUT, LinkHost, extension_request, open_link_host
 from tests.support.xmltree import id_matching
-from trimtab.link import LinkClient, LinkError, connect, read_secret
-from trimtab.link._paths import SECRET_FILE
+from trimtab.link import LinkClient, LinkError
 from trimtab.link.server import MAX_CALLS_IN_FLIGHT, MAX_CLIENTS
 
 pytestmark = pytest.mark.browser
@@ -37,12 +36,6 @@ async def linked(
     async with open_link_host(page, pages_server.url("consent-shop.html")) as host:
         await host.share(TAB)
         yield host
-
-
-def client(linked: LinkHost, name: str) -> Any:
-    assert linked.link.address is not None
-    secret = read_secret(linked.state / "trimtab" / SECRET_FILE)
-    return connect(linked.link.address, secret, {"name": name, "version": "1"})
 
 
 async def tool(agent: LinkClient, name: str, tab: int = TAB, **args: Any) -> dict[str, Any]:
@@ -103,7 +96,10 @@ async def test_a_client_past_its_calls_in_flight_is_told_at_once(linked: LinkHos
     """A client that sends more calls than its bound while its tab is held gets "too
     many calls in flight" (code busy) at once for each call past the bound; the calls
     within it wait for the tab's turn as usual."""
-    async with client(linked, "Holder") as first, client(linked, "Flood") as flood:
+    async with (
+        linked.agent("Holder", version="1") as first,
+        linked.agent("Flood", version="1") as flood,
+    ):
         async with trio.open_nursery() as nursery:
             held, ask = await hold_with_question(linked, first, nursery)
             answers: list[tuple[float, dict[str, Any] | LinkError]] = []
@@ -148,9 +144,9 @@ async def test_calls_queued_by_a_client_that_left_never_run(linked: LinkHost) ->
     linked.link.state.turns.wait = TIMEOUT  # they would wait as long as the question
     await add_buttons(linked.page, "Left-1", "Left-2", "Left-3")
     turns = linked.link.state.turns
-    async with client(linked, "Holder") as first:
+    async with linked.agent("Holder", version="1") as first:
         async with trio.open_nursery() as nursery:
-            async with client(linked, "Leaver") as leaver:
+            async with linked.agent("Leaver", version="1") as leaver:
                 xml = (await tool(leaver, "capture_snapshot"))["content"]
                 presses = [id_matching(xml, f"Left-{n}") for n in (1, 2, 3)]
                 held, ask = await hold_with_question(linked, first, nursery)
@@ -193,7 +189,7 @@ async def test_a_hundred_clients_at_once_are_served_or_told_the_limit(linked: Li
     async def one(n: int) -> None:
         nonlocal tried
         try:
-            async with client(linked, f"agent-{n}") as agent:
+            async with linked.agent(f"agent-{n}", version="1") as agent:
                 listed = await agent.request("tabs")
                 assert listed["tabs"][0]["id"] == TAB
                 served.append(n)
@@ -221,7 +217,7 @@ async def test_a_hundred_clients_at_once_are_served_or_told_the_limit(linked: Li
     with trio.fail_after(5):
         while linked.link.sessions:  # the host hears each leave
             await trio.sleep(0.02)
-    async with client(linked, "after") as agent:
+    async with linked.agent("after", version="1") as agent:
         assert (await agent.request("tabs"))["tabs"]
 
 
@@ -267,9 +263,9 @@ async def test_a_tab_closed_while_two_clients_wait_on_it(
     withdrawn, and nothing hangs."""
     linked.link.state.turns.wait = TIMEOUT
     async with (
-        client(linked, "Holder") as first,
-        client(linked, "Waiter") as second,
-        client(linked, "Another") as third,
+        linked.agent("Holder", version="1") as first,
+        linked.agent("Waiter", version="1") as second,
+        linked.agent("Another", version="1") as third,
     ):
         tab, seen = await new_tab(linked, first, pages_server.url("consent-shop.html?closing"))
         waited: list[dict[str, Any] | LinkError] = []
@@ -317,8 +313,8 @@ async def test_a_frozen_tab_never_delays_another_tabs_calls(linked: LinkHost) ->
     against the machine's load.)"""
     async with (
         frozen_site() as site,
-        client(linked, "Freezer") as freezer,
-        client(linked, "Worker") as worker,
+        linked.agent("Freezer", version="1") as freezer,
+        linked.agent("Worker", version="1") as worker,
     ):
         frozen, xml = await new_tab(linked, freezer, site.url)
         freeze = id_matching(xml, "Freeze the page")
@@ -354,7 +350,10 @@ async def test_stopping_one_client_leaves_the_others_running(linked: LinkHost) -
     """The person's Stop of one client (``agents_stop`` with its session) cancels its
     call waiting for the person (the question withdrawn), ends its session with a
     ``stopped`` reason, and another client's calls go on; the tabs stay shared."""
-    async with client(linked, "Stopped") as stopped, client(linked, "Other") as other:
+    async with (
+        linked.agent("Stopped", version="1") as stopped,
+        linked.agent("Other", version="1") as other,
+    ):
         number = int(stopped.hello["session"])
         async with trio.open_nursery() as nursery:
             held, ask = await hold_with_question(linked, stopped, nursery)

@@ -15,8 +15,7 @@ from tests.support import StaticServer
 from tests.support.link_host import TAB, TIMEOUT, LinkHost, open_link_host
 from tests.support.xmltree import id_matching
 from trimtab.browser import TabTurns, ToolCall
-from trimtab.link import LinkClient, connect, read_secret
-from trimtab.link._paths import SECRET_FILE
+from trimtab.link import LinkClient
 
 pytestmark = pytest.mark.browser
 
@@ -35,12 +34,6 @@ async def linked(
         yield host
 
 
-def client(linked: LinkHost, name: str) -> Any:
-    assert linked.link.address is not None
-    secret = read_secret(linked.state / "trimtab" / SECRET_FILE)
-    return connect(linked.link.address, secret, {"name": name, "version": "1"})
-
-
 async def tool(agent: LinkClient, name: str, **args: Any) -> dict[str, Any]:
     with trio.fail_after(TIMEOUT):
         result: dict[str, Any] = await agent.request("tool", tab=TAB, name=name, args=args)
@@ -52,7 +45,10 @@ async def test_a_call_behind_a_question_is_told_who_holds_the_tab(linked: LinkHo
     tab is answered within the bound with who holds the tab and that it waits for the
     person, instead of acting between the question and the submit; after the answer the
     second agent's call runs."""
-    async with client(linked, "Claude Code") as first, client(linked, "Cursor") as second:
+    async with (
+        linked.agent("Claude Code", version="1") as first,
+        linked.agent("Cursor", version="1") as second,
+    ):
         page = (await tool(first, "capture_snapshot"))["content"]
         email = id_matching(page, r'[^>]*type="email"')
         typed = await tool(first, "type", id=email, text="a@b.c")
@@ -103,7 +99,7 @@ async def test_calls_on_one_tab_run_one_at_a_time_in_arrival_order(linked: LinkH
           return true;
         })()"""
     )
-    agents = [client(linked, f"agent-{n}") for n in range(3)]
+    agents = [linked.agent(f"agent-{n}", version="1") for n in range(3)]
     async with agents[0] as a, agents[1] as b, agents[2] as c:
         xml = (await tool(a, "capture_snapshot"))["content"]
         for each in (b, c):

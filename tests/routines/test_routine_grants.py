@@ -26,8 +26,7 @@ from tests.support import StaticServer
 from tests.support.handlers_host import SESSION, TAB, Host, open_host
 from tests.support.link_host import open_link_host
 from tests.support.outside import call
-from trimtab.link import LinkError, connect, read_secret
-from trimtab.link._paths import SECRET_FILE
+from trimtab.link import LinkError
 from trimtab.native import SidePanelDoor
 from trimtab.routines import RoutineStore, SubmitForm
 from trimtab.tab import Tab
@@ -262,9 +261,7 @@ async def test_an_outside_agent_can_neither_make_grants_nor_run_with_them(
             [listed] = (await panel(door, "routines"))["routines"]
             assert listed["grants"] == {"state": "none", "sites": [], "unasked": []}
 
-            secret = read_secret(linked.state / "trimtab" / SECRET_FILE)
-            assert linked.link.socket_path is not None
-            async with connect(linked.link.socket_path, secret, {"name": "agent"}) as agent:
+            async with linked.agent("agent") as agent:
                 with pytest.raises(LinkError) as refused:
                     await agent.request(
                         "routine_grant", name=NAME, digest=listed["digest"], sites=[],

@@ -22,8 +22,7 @@ from pycdp_bridge import PageTarget
 from tests.support import StaticServer
 from tests.support.link_host import TAB, TIMEOUT, open_link_host
 from tests.support.xmltree import control_id
-from trimtab.link import LinkClient, connect, read_secret
-from trimtab.link._paths import SECRET_FILE
+from trimtab.link import LinkClient
 from trimtab.routines import Acted, PageSeen, Routine, Step, TabSeen, replay, url_matches
 from trimtab.routines._replay import OPENING_WAIT
 
@@ -195,9 +194,7 @@ async def _agent(page: PageTarget, server: StaticServer) -> AsyncIterator[LinkCl
     """An agent over the link, on the results list in the shared tab `TAB`."""
     async with open_link_host(page, server.url("tabs-results.html")) as linked:
         await linked.share(TAB)
-        assert linked.link.socket_path is not None
-        secret = read_secret(linked.state / "trimtab" / SECRET_FILE)
-        async with connect(linked.link.socket_path, secret, {"name": "agent"}) as agent:
+        async with linked.agent("agent") as agent:
             yield agent
 
 

@@ -16,8 +16,7 @@ from pycdp_bridge import PageTarget
 from tests.support import StaticServer
 from tests.support.link_host import TAB, TIMEOUT, LinkHost, open_link_host
 from tests.support.xmltree import listed_id
-from trimtab.link import LinkClient, LinkError, connect, read_secret
-from trimtab.link._paths import SECRET_FILE
+from trimtab.link import LinkClient, LinkError
 
 pytestmark = pytest.mark.browser
 
@@ -80,9 +79,7 @@ async def linked(page: PageTarget, pages_server: StaticServer) -> AsyncIterator[
 @pytest.fixture
 async def agent(linked: LinkHost) -> AsyncIterator[LinkClient]:
     """An outside agent's connection to the link."""
-    assert linked.link.socket_path is not None
-    secret = read_secret(linked.state / "trimtab" / SECRET_FILE)
-    async with connect(linked.link.socket_path, secret, {"name": "agent", "version": "1"}) as c:
+    async with linked.agent("agent", version="1") as c:
         yield c
 
 
@@ -250,9 +247,7 @@ async def test_the_persons_log_shows_each_step_of_a_routine_an_agent_runs(
         await order_headlamps(agent)
         await agent.request("routine_save", name="Order headlamps", task=TASK)
         await start_over(page)
-        assert linked.link.socket_path is not None
-        secret = read_secret(linked.state / "trimtab" / SECRET_FILE)
-        async with connect(linked.link.socket_path, secret, {"name": "again"}) as again:
+        async with linked.agent("again") as again:
             ran = await run(again, "Order headlamps", params={"account_password": "hunter2"})
             assert ran["status"] == "done", ran["content"]
             with trio.fail_after(TIMEOUT):

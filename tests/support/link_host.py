@@ -26,6 +26,8 @@ from tests.support.handlers_host import TAB
 from tests.support.relay_peer import RelayPeer
 from trimtab.browser import Toolbox, open_host_state
 from trimtab.envelope import SidePanel
+from trimtab.link import LinkClient, connect, read_secret
+from trimtab.link._paths import SECRET_FILE
 from trimtab.link.server import Link, open_link
 from trimtab.routines import RoutineStore
 from trimtab.tab import Downloads
@@ -104,6 +106,14 @@ class LinkHost:
                 check=False,
             )
         return done.returncode, done.stdout.decode(), done.stderr.decode()
+
+    def agent(self, name: str, **more: str) -> contextlib.AbstractAsyncContextManager[LinkClient]:
+        """An outside agent's connection to the link, as ``name`` (``more``: the other
+        fields of its client info, such as ``version``), with the secret where clients
+        read it."""
+        assert self.link.address is not None, "the link is closed"
+        secret = read_secret(self.state / "trimtab" / SECRET_FILE)
+        return connect(self.link.address, secret, {"name": name, **more})
 
     def mcp_client(self, name: str = "link-agent", *, tools: str | None = None) -> Client:
         """A real ``trimtab mcp`` process (``--tools`` when given) behind the ``mcp``
