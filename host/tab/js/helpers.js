@@ -44,6 +44,22 @@ function squeeze(text) {
   return String(text || '').replace(/\s+/g, ' ').trim();
 }
 
+// helper: options
+// The option of the <select> `select` that `wanted` names: by value, else by its
+// label with whitespace folded, else the same ignoring case; a name copied from the
+// snapshot's `options="…"` (where `\|` and `\\` are escaped, FORMAT.md) is also
+// tried with those escapes undone. Returns {match, label}: the option or undefined,
+// and how an option reads (its label or text, folded). Needs the `text` helper.
+function optionNamed(select, wanted) {
+  const options = Array.from(select.options);
+  const label = (o) => squeeze(o.label || o.text);
+  const find = (name) => options.find((o) => o.value === name)
+    || options.find((o) => label(o) === squeeze(name))
+    || options.find((o) => label(o).toLowerCase() === squeeze(name).toLowerCase());
+  const unescaped = wanted.replace(/\\([\\|])/g, '$1');
+  return {match: find(wanted) || (unescaped !== wanted ? find(unescaped) : undefined), label};
+}
+
 // helper: matches
 // Where `text` occurs in the text an element shows: its text nodes (not those of
 // scripts, styles and templates) with whitespace runs folded to one space, matched
