@@ -45,19 +45,23 @@ function squeeze(text) {
 }
 
 // helper: options
-// The option of the <select> `select` that `wanted` names: by value, else by its
-// label with whitespace folded, else the same ignoring case; a name copied from the
+// How an option of a <select> reads: its label, else its text, whitespace folded.
+// Needs the `text` helper.
+function optionLabel(option) {
+  return squeeze(option.label || option.text);
+}
+
+// The option of the <select> `select` that `wanted` names, or undefined: by value,
+// else by its label, else by its label ignoring case; a name copied from the
 // snapshot's `options="…"` (where `\|` and `\\` are escaped, FORMAT.md) is also
-// tried with those escapes undone. Returns {match, label}: the option or undefined,
-// and how an option reads (its label or text, folded). Needs the `text` helper.
+// tried with those escapes undone.
 function optionNamed(select, wanted) {
   const options = Array.from(select.options);
-  const label = (o) => squeeze(o.label || o.text);
   const find = (name) => options.find((o) => o.value === name)
-    || options.find((o) => label(o) === squeeze(name))
-    || options.find((o) => label(o).toLowerCase() === squeeze(name).toLowerCase());
+    || options.find((o) => optionLabel(o) === squeeze(name))
+    || options.find((o) => optionLabel(o).toLowerCase() === squeeze(name).toLowerCase());
   const unescaped = wanted.replace(/\\([\\|])/g, '$1');
-  return {match: find(wanted) || (unescaped !== wanted ? find(unescaped) : undefined), label};
+  return find(wanted) || (unescaped !== wanted ? find(unescaped) : undefined);
 }
 
 // helper: matches
