@@ -39,11 +39,16 @@ to the page's main thread, after which every report the page emitted earlier has
 arrived (one CDP connection delivers messages in order) and is processed, so a
 cached answer is served only when nothing changed up to that moment.
 
-Limits: the content of out-of-process iframes (other renderer processes, other CDP
-sessions) is not observed; an iframe element added, removed or re-pointed is. If the
-observer cannot be installed (a page the debugger may not script), `sync` reports a
-change every time, so that tab is never served from cache. `sync` raises what the
-target raises (``TargetClosedError``, ``CDPError``).
+**Out-of-process iframes** (another site's frame, in another renderer, reached through
+a CDP session of its own once a capture attached it) get the same observer, installed
+in their session the first time the token is read after they attach. The token then
+names every attached frame and its own token, so a frame that changed, came or went
+changes the page's token; their reports count like the main frame's. A frame whose
+observer cannot be installed or read makes the token unknown (None), as below.
+
+Limits: if the observer cannot be installed (a page the debugger may not script),
+`sync` reports a change every time, so that tab is never served from cache. `sync`
+raises what the target raises (``TargetClosedError``, ``CDPError``).
 
 A JavaScript dialog the page opens while the observer is being installed (a page that
 asks as it loads, just as the host reaches its tab) stops the installation: the page
@@ -73,6 +78,7 @@ from pycdp_bridge import (
     JavaScriptError,
     ObjectRef,
     Target,
+    TargetClosedError,
     call_on,
     evaluate,
 )
@@ -161,6 +167,16 @@ class RevisionStatistics:
 
 
 @attrs.define(eq=False)
+class _Frame:
+    """The page observer in one out-of-process iframe, reached through its own session."""
+
+    frame_id: str
+    installed: bool = False
+    # The observer's world in the frame's document (None: not made yet, or it died).
+    context: int | None = None
+
+
+@attrs.define(eq=False)
 class PageRevisions:
     """Follows one tab's page changes and calls ``on_change(reason)`` for each.
 
@@ -184,8 +200,11 @@ class PageRevisions:
     _main_frame: str | None = attrs.field(default=None, init=False)
     _context: int | None = attrs.field(default=None, init=False)
     _token: str | None = attrs.field(default=None, init=False)
-    # Execution contexts whose report window is open (a change may be unreported).
-    _open: set[int] = attrs.field(factory=set, init=False)
+    # Execution contexts whose report window is open (a change may be unreported), by
+    # session (None: the tab's own).
+    _open: set[tuple[str | None, int]] = attrs.field(factory=set, init=False)
+    # The observers of the out-of-process iframes, by session.
+    _frames: dict[str, _Frame] = attrs.field(factory=dict, init=False)
     _event_count: int = attrs.field(default=0, init=False)
     _reports: int = attrs.field(default=0, init=False)
     _syncs: int = attrs.field(default=0, init=False)
@@ -305,6 +324,7 @@ class PageRevisions:
         cap_ms: int,
         scopes: Sequence[int] = (),
         since_ms: float = 0.0,
+        frames: Sequence[str] = (),
     ) -> Quiet | None:
         """Wait in the page until its DOM has been quiet for `quiet_ms`.
 
@@ -312,13 +332,76 @@ class PageRevisions:
         them, their forms and landmarks, and dialogs opened meanwhile count (see
         ``page-observer.js``); `since_ms` is how long ago the action began, so that
         elements that were already changing before it (a ticker) are churn, not waited
-        for. A `Quiet` once quiet, when `cap_ms` passed first (``settled`` False) or when
-        the document began a navigation to another one (``leaving``), None when the
-        document went away meanwhile (a navigation is starting).
+        for. `frames`: sessions of out-of-process iframes the action acted in, each
+        waited for too, whole (a widget of another site). A `Quiet` once quiet, when
+        `cap_ms` passed first (``settled`` False) or when the document began a
+        navigation to another one (``leaving``), None when the document went away
+        meanwhile (a navigation is starting).
         """
         # When the action began, on the wall clock the page reads too: the round trips
         # below, and the call's delivery on a loaded machine, do not shorten `since_ms`.
         began_at_ms = time.time() * 1000 - since_ms
+        if not frames:
+            return await self._quiet_in_page(frame_id, quiet_ms, cap_ms, scopes, began_at_ms)
+        waits: dict[str | None, Quiet | None] = {}
+
+        async def page() -> None:
+            waits[None] = await self._quiet_in_page(frame_id, quiet_ms, cap_ms, scopes, began_at_ms)
+
+        async def frame(session: str) -> None:
+            waits[session] = await self._quiet_in_frame(session, quiet_ms, cap_ms, began_at_ms)
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(page)
+            for session in dict.fromkeys(frames):
+                nursery.start_soon(frame, session)
+        main = waits.pop(None)
+        if main is None or main.leaving:
+            return main
+        others = [wait for wait in waits.values() if wait is not None]
+        return Quiet(
+            settled=main.settled and all(wait.settled for wait in others),
+            churn=tuple(item for wait in (main, *others) for item in wait.churn),
+        )
+
+    async def _quiet_in_frame(
+        self, session: str, quiet_ms: int, cap_ms: int, began_at_ms: float
+    ) -> Quiet | None:
+        """`quiet` in one out-of-process iframe, whole; None when it cannot be asked
+        (gone with the action, or not scriptable): the page's own wait stands alone."""
+        info = self.target.child_sessions().get(session)
+        if info is None:
+            return None
+        frame = self._frames.setdefault(session, _Frame(str(info.get("targetId", ""))))
+        try:
+            context = await self._frame_context(session, frame)
+            value = await call_on(
+                self.target,
+                None,
+                _script("wait-quiet.js"),
+                quiet_ms,
+                cap_ms,
+                round(began_at_ms),
+                context_id=context,
+                session_id=session,
+            )
+        except (CDPError, JavaScriptError, DialogOpenError, TargetClosedError, KeyError):
+            frame.context = None
+            return None
+        if not isinstance(value, dict) or value.get("leaving") is True:
+            return None  # the frame going to another page is its own affair
+        churn = tuple(str(item) for item in value.get("churn") or ())
+        return Quiet(settled=value.get("settled") is True, churn=churn)
+
+    async def _quiet_in_page(
+        self,
+        frame_id: str,
+        quiet_ms: int,
+        cap_ms: int,
+        scopes: Sequence[int],
+        began_at_ms: float,
+    ) -> Quiet | None:
+        """`quiet` in the tab's own session."""
         if not await self.install():
             # Nothing can watch this page: a person's glance at it.
             await trio.sleep(quiet_ms / 1000)
@@ -400,17 +483,7 @@ class PageRevisions:
 
     async def _install(self) -> None:
         try:
-            await self.target.execute(cdp.page_enable())
-            # Bindings only report while the Runtime domain is enabled.
-            await self.target.execute(cdp.runtime_enable())
-            await self.target.execute(
-                cdp.runtime_add_binding(BINDING_NAME, execution_context_name=WORLD_NAME)
-            )
-            await self.target.execute(
-                cdp.page_add_script_to_evaluate_on_new_document(
-                    _observer_source(), world_name=WORLD_NAME, run_immediately=True
-                )
-            )
+            await self._install_observer(None)
             self._main_frame = await main_frame_id(self.target)
         except DialogOpenError as exc:
             # Not the page's last word: tried again once the dialog is closed (each
@@ -430,6 +503,23 @@ class PageRevisions:
             # it may be taken as current.
             self._change("the page observer was installed after a dialog")
 
+    async def _install_observer(self, session: str | None) -> None:
+        """Have the observer run in every document of `session` (None: the tab's own),
+        the current one included, reporting through the binding."""
+        await self.target.execute(cdp.page_enable(), session_id=session)
+        # Bindings only report while the Runtime domain is enabled.
+        await self.target.execute(cdp.runtime_enable(), session_id=session)
+        await self.target.execute(
+            cdp.runtime_add_binding(BINDING_NAME, execution_context_name=WORLD_NAME),
+            session_id=session,
+        )
+        await self.target.execute(
+            cdp.page_add_script_to_evaluate_on_new_document(
+                _observer_source(), world_name=WORLD_NAME, run_immediately=True
+            ),
+            session_id=session,
+        )
+
     async def _read_token(self) -> str | None:
         if self._install_due():
             # The dialog closed and the follower has not installed the observer yet.
@@ -438,6 +528,7 @@ class PageRevisions:
             # Still a round trip, so that earlier navigation events are in.
             await evaluate(self.target, _script("round-trip.js"))
             return None
+        main: str | None = None
         for _ in range(2):
             context = await self._world_context()
             try:
@@ -448,8 +539,80 @@ class PageRevisions:
                 # The context died with its document: find the new one once.
                 self._context = None
                 continue
-            return value if isinstance(value, str) else None
+            main = value if isinstance(value, str) else None
+            break
+        if main is None:
+            return None
+        frames = await self._frame_tokens()
+        if frames is None:
+            return None
+        return "".join([main, *(f" {session}={token}" for session, token in frames)])
+
+    async def _frame_tokens(self) -> list[tuple[str, str]] | None:
+        """Each attached out-of-process iframe's session and token, in session order
+        (its observer installed first, if it is new); None if one cannot be read."""
+        sessions = {
+            session: str(info.get("targetId", ""))
+            for session, info in self.target.child_sessions().items()
+            if info.get("type") == "iframe"
+        }
+        for gone in self._frames.keys() - sessions.keys():
+            # A frame that went away keeps no report window open.
+            del self._frames[gone]
+            self._open = {key for key in self._open if key[0] != gone}
+        tokens: dict[str, str | None] = {}
+
+        async def read(session: str, frame_id: str) -> None:
+            frame = self._frames.setdefault(session, _Frame(frame_id))
+            tokens[session] = await self._frame_token(session, frame)
+
+        async with trio.open_nursery() as nursery:
+            for session, frame_id in sessions.items():
+                nursery.start_soon(read, session, frame_id)
+        if any(token is None for token in tokens.values()):
+            return None
+        return sorted((session, token) for session, token in tokens.items() if token is not None)
+
+    async def _frame_token(self, session: str, frame: _Frame) -> str | None:
+        """One out-of-process iframe's token (installing its observer the first time),
+        after every report it sent before; None when it cannot be read."""
+        try:
+            for _ in range(2):
+                context = await self._frame_context(session, frame)
+                try:
+                    value = await evaluate(
+                        self.target,
+                        _script("revision-token.js"),
+                        context_id=context,
+                        session_id=session,
+                    )
+                except (CDPError, JavaScriptError):
+                    frame.context = None  # died with its document: found again once
+                    continue
+                return value if isinstance(value, str) else None
+        except (CDPError, DialogOpenError, TargetClosedError, KeyError) as exc:
+            # Gone meanwhile, or a frame the debugger may not script: not known.
+            log.debug("page revisions: frame %s cannot be read: %s", frame.frame_id, exc)
         return None
+
+    async def _frame_context(self, session: str, frame: _Frame) -> int:
+        """The observer's world in an out-of-process iframe's document: installed the
+        first time, the context kept from the last time, or a new one."""
+        if not frame.installed:
+            await self._install_observer(session)
+            frame.installed = True
+        if frame.context is None:
+            world = await self.target.execute(
+                cdp.page_create_isolated_world(frame.frame_id, world_name=WORLD_NAME),
+                session_id=session,
+            )
+            frame.context = int(world["executionContextId"])
+            # A document that began before the observer was installed: it goes in here
+            # too (it runs once per world).
+            await evaluate(
+                self.target, _observer_source(), context_id=frame.context, session_id=session
+            )
+        return frame.context
 
     async def _world_context(self) -> int:
         """The observer's world in the main frame: the context kept from the last time,
@@ -474,39 +637,52 @@ class PageRevisions:
 
     def _handle(self, event: Event) -> None:
         self._event_count += 1
-        if event.session_id is not None:
-            return  # out-of-process iframes: not followed (see the module docstring)
+        session = event.session_id
         params: Mapping[str, Any] = event.params
         method = event.method
         if method == _BINDING_EVENT:
             if params.get("name") != BINDING_NAME:
                 return
+            if session is not None and session not in self._frames:
+                return  # a frame gone since: its going changed the token
             self._reports += 1
             context = params.get("executionContextId")
             if not isinstance(context, int):
                 self._change("an unattributed DOM change")
                 return
             if params.get("payload") == "close":
-                self._open.discard(context)
+                self._open.discard((session, context))
             else:
-                self._open.add(context)
+                self._open.add((session, context))
                 self._change("the page changed its DOM or state")
             return
+        frame = self._frames.get(session) if session is not None else None
         if method == cdp.events.RUNTIME_EXECUTION_CONTEXTS_CLEARED:
-            self._open.clear()
-            self._context = None
+            self._open = {key for key in self._open if key[0] != session}
+            if session is None:
+                self._context = None
+            elif frame is not None:
+                frame.context = None
             return
         if method == cdp.events.RUNTIME_EXECUTION_CONTEXT_DESTROYED:
             context = params.get("executionContextId")
             if isinstance(context, int):
-                self._open.discard(context)
-            if context == self._context:
+                self._open.discard((session, context))
+            if session is None and context == self._context:
                 self._context = None
+            elif frame is not None and context == frame.context:
+                frame.context = None
+            return
+        if session is not None:
+            # An out-of-process iframe's navigation or dialog: a change once its
+            # observer is in (before that, its token's first reading is the change).
+            if frame is not None:
+                self._change(method)
             return
         if method == cdp.events.PAGE_FRAME_NAVIGATED:
-            frame: Mapping[str, Any] = params.get("frame") or {}
-            if frame.get("parentId") is None and frame.get("id"):
-                self._main_frame = str(frame["id"])
+            navigated: Mapping[str, Any] = params.get("frame") or {}
+            if navigated.get("parentId") is None and navigated.get("id"):
+                self._main_frame = str(navigated["id"])
                 self._context = None
         self._change(method)
 

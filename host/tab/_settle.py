@@ -20,7 +20,7 @@ from __future__ import annotations
 import contextlib
 import math
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
 import attrs
@@ -39,6 +39,7 @@ __all__ = [
     "QUIET_MS",
     "Activity",
     "Ahead",
+    "Scope",
     "rendered",
     "settle",
     "watch",
@@ -84,6 +85,16 @@ ACTIVITY_EVENTS = (
     cdp.events.PAGE_WINDOW_OPEN,
     cdp.events.PAGE_FRAME_REQUESTED_NAVIGATION,
 )
+
+
+@attrs.frozen
+class Scope:
+    """Where an action may have its effect, for `settle`: elements of the tab's own
+    session (backend ids), and out-of-process iframes it acted in (their sessions),
+    each watched whole: another site's widget answers inside itself."""
+
+    nodes: tuple[int, ...] = ()
+    frames: tuple[str, ...] = ()
 
 
 @attrs.define(eq=False)
@@ -396,15 +407,16 @@ class _Early:
 
 
 async def settle(
-    revisions: PageRevisions, activity: Activity, timeout: float, scope: Sequence[int] = ()
+    revisions: PageRevisions, activity: Activity, timeout: float, scope: Scope = Scope()
 ) -> bool:
     """Wait until the page is idle and its DOM quiet for `QUIET_MS`; False on timeout.
 
-    `scope`: backend ids (in the tab's own session) of the elements the action used.
-    Then only changes where it could have had its effect count: those elements, their
+    `scope`: where the action used elements. With elements of the tab's own session,
+    only changes where it could have had its effect count: those elements, their
     forms and landmarks, dialogs it opened (navigations are followed by `activity`);
-    a page that keeps changing elsewhere answers as soon as that part is quiet. What
-    kept changing without being waited for is left in ``activity.churn``.
+    a page that keeps changing elsewhere answers as soon as that part is quiet. The
+    out-of-process iframes it acted in must be quiet too. What kept changing without
+    being waited for is left in ``activity.churn``.
 
     DOM quiet is watched by the tab's page observer (`PageRevisions.quiet`), the
     same one that tells the call tracker the page changed.
@@ -426,9 +438,11 @@ async def settle(
             cap_ms = max(QUIET_MS, math.floor(min(remaining, timeout) * 1000))
             since_ms = (trio.current_time() - activity.started) * 1000
             # After a navigation the element's document is gone: the whole page counts.
-            nodes = scope if activity.commits == 0 else ()
+            within = scope if activity.commits == 0 else Scope()
             commits = activity.commits
-            quiet = await revisions.quiet(activity.frame_id, QUIET_MS, cap_ms, nodes, since_ms)
+            quiet = await revisions.quiet(
+                activity.frame_id, QUIET_MS, cap_ms, within.nodes, since_ms, within.frames
+            )
             if quiet is None:
                 # The document went away under the observer: a navigation is starting,
                 # and its events may still be on the way.

@@ -20,7 +20,7 @@ from pycdp_bridge import protocol as cdp
 
 from ..driver import CallContext, ConsentKind, Located, PredictedForm, Refusal
 from ..pipeline import xml
-from ..tab import Activity, Snapshot
+from ..tab import Activity, Scope, Snapshot
 from ..tracker import ToolPolicy
 from ._scripts import script
 
@@ -165,10 +165,13 @@ def tool(
     return declare
 
 
-def scope_of(*elements: Located) -> tuple[int, ...]:
+def scope_of(*elements: Located) -> Scope:
     """What `settle` watches for an action on these elements (see `settle`'s scope):
-    their backend ids, for elements of the tab's own session (the observer's)."""
-    return tuple(e.backend_id for e in elements if e.session is None)
+    those of the tab's own session, and the out-of-process iframes of the others."""
+    return Scope(
+        nodes=tuple(e.backend_id for e in elements if e.session is None),
+        frames=tuple(dict.fromkeys(e.session for e in elements if e.session is not None)),
+    )
 
 
 # --- schemas and the phrases descriptions share ---------------------------------------

@@ -187,3 +187,26 @@ async def test_a_capture_ahead_is_not_used_once_the_page_was_loaded_again(
     recorder = Recorder(page)
     await tab.snapshot()
     assert len(recorder.indexes("DOMSnapshot.captureSnapshot")) == 1
+
+
+async def test_a_capture_ahead_is_not_used_once_another_sites_frame_changed(
+    page: PageTarget, pages_server: StaticServer
+) -> None:
+    """A capture taken ahead is not the answer once the partner's frame, out of process
+    (a session of its own), changed after it: the snapshot captures the page again and
+    shows the change."""
+    tab, xml = await open_tab(page, pages_server.url("partner-offers.html"))
+    assert "Ten percent off tents" in xml
+    (frame,) = page.child_sessions()  # attached by the capture
+    await tab.revisions.token()  # the frame's observer goes in
+    await tab.prepare()
+    with trio.fail_after(10):
+        await page.send(
+            "Runtime.evaluate",
+            {"expression": "document.getElementById('offer').textContent = 'Sold out'"},
+            session_id=frame,
+        )
+    recorder = Recorder(page)
+    snapshot = await tab.snapshot()
+    assert recorder.indexes("DOMSnapshot.captureSnapshot")  # the page's, and the frame's
+    assert "Sold out" in snapshot.xml
