@@ -119,6 +119,8 @@ _CONTEXT_EVENTS: Final = frozenset(
     {cdp.events.RUNTIME_EXECUTION_CONTEXT_DESTROYED, cdp.events.RUNTIME_EXECUTION_CONTEXTS_CLEARED}
 )
 _BINDING_EVENT: Final = cdp.events.RUNTIME_BINDING_CALLED
+# An out-of-process iframe's session ending (its frame gone, or gone to another site).
+_DETACHED_EVENT: Final = cdp.events.TARGET_DETACHED_FROM_TARGET
 # Large, because a dropped `close` report would keep the page "changing" for good.
 _EVENT_BUFFER: Final = 8192
 
@@ -213,7 +215,7 @@ class PageRevisions:
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Install the observer, then follow the target's events until it closes."""
-        methods = (*NAVIGATION_EVENTS, *_CONTEXT_EVENTS, _BINDING_EVENT)
+        methods = (*NAVIGATION_EVENTS, *_CONTEXT_EVENTS, _BINDING_EVENT, _DETACHED_EVENT)
         try:
             # Listening before installing: nothing the page does meanwhile is missed.
             async with self.target.listen(*methods, buffer_size=_EVENT_BUFFER) as events:
@@ -557,9 +559,7 @@ class PageRevisions:
             if info.get("type") == "iframe"
         }
         for gone in self._frames.keys() - sessions.keys():
-            # A frame that went away keeps no report window open.
-            del self._frames[gone]
-            self._open = {key for key in self._open if key[0] != gone}
+            self._forget_frame(gone)
         tokens: dict[str, str | None] = {}
 
         async def read(session: str, frame_id: str) -> None:
@@ -635,11 +635,21 @@ class PageRevisions:
                 return
             self._handle(event)
 
+    def _forget_frame(self, session: str) -> None:
+        """An out-of-process iframe's session ended: its observer and any report window
+        it left open (no close report comes from a document gone with its session)."""
+        if self._frames.pop(session, None) is not None:
+            self._open = {key for key in self._open if key[0] != session}
+            self._change("another site's frame went away")
+
     def _handle(self, event: Event) -> None:
         self._event_count += 1
         session = event.session_id
         params: Mapping[str, Any] = event.params
         method = event.method
+        if method == _DETACHED_EVENT:
+            self._forget_frame(str(params.get("sessionId")))
+            return
         if method == _BINDING_EVENT:
             if params.get("name") != BINDING_NAME:
                 return

@@ -2,11 +2,12 @@
 
 Seeded random sequences of reads (``capture_snapshot``, ``find``, ``read``,
 ``expand``), actions (``click``), changes the page makes by itself (``Runtime.evaluate``
-that mutates the DOM, a field's value, a checkbox, a shadow root, an iframe, the
-scroll position, standing in for the page's own scripts), navigations and pauses, on
-a real page behind the relay. Whenever the host answers from its cache, the test runs
-the real tool at that very moment, uncached, from the snapshot memory the original
-call started from, and requires the same content.
+that mutates the DOM, a field's value, a checkbox, a shadow root, an iframe, another
+site's frame that runs out of process, the scroll position, standing in for the page's
+own scripts), navigations and pauses, on real pages behind the relay. Whenever the
+host answers from its cache, the test runs the real tool at that very moment,
+uncached, from the snapshot memory the original call started from, and requires the
+same content.
 """
 
 from __future__ import annotations
@@ -34,8 +35,10 @@ pytestmark = pytest.mark.browser
 
 SEED = 20_251_122
 SEQUENCES = 200
-# Per page: the fixture page gets most sequences, the corpus page the rest.
+# Per page: the fixture page gets most sequences, the corpus page and the page with
+# another site's frame the rest.
 CORPUS_SHARE = 0.2
+PARTNER_SHARE = 0.25
 CORPUS_PAGE = "pages/linkedin-login-2017/index.html"
 _ID_ATTR = re.compile(r' id="([^"]+)"')
 _REGION = re.compile(r'<region name="([^"]+)"')
@@ -85,6 +88,13 @@ PAGE_CHANGES = (
     # Scrolling.
     "(() => { scrollTo(0, %(pick)d %% 3 * 300); return 0; })()",
 )
+# Changes the widget of another site makes in its own frame, out of process.
+FRAME_CHANGES = (
+    """(() => { document.getElementById('offer').textContent = 'Offer %(n)d'; return 0; })()""",
+    """(() => { document.getElementById('voucher').value = 'V%(n)d'; return 0; })()""",
+    """(() => { const code = document.getElementById('code');
+      code.hidden = !code.hidden; return 0; })()""",
+)
 
 
 def _copy(tab: Tab) -> Tab:
@@ -126,6 +136,7 @@ class Checker:
     hits: int = 0
     actions: int = 0
     changes: int = 0
+    frame_changes: int = 0
     navigations: int = 0
     # call id -> (snapshot memory it started from, its arguments): an equivalent call
     # (find "JOIN" for "join") is answered with the original call's result.
@@ -190,9 +201,26 @@ class Checker:
     async def page_change(self) -> None:
         self.changes += 1
         self.changes_made += 1
-        template = self.rng.choice(PAGE_CHANGES)
+        frames = [
+            session
+            for session, info in self.host.page.child_sessions().items()
+            if info.get("type") == "iframe"
+        ]
+        # On a page with another site's frame, half the changes are the frame's own.
+        if frames and self.rng.random() < 0.5:
+            frame: str | None = self.rng.choice(frames)
+            template = self.rng.choice(FRAME_CHANGES)
+        else:
+            frame, template = None, self.rng.choice(PAGE_CHANGES)
         expression = template % {"pick": self.rng.randrange(1000), "n": self.changes_made}
-        await self.host.evaluate(expression)
+        if frame is None:
+            await self.host.evaluate(expression)
+            return
+        self.frame_changes += 1
+        with trio.fail_after(10):
+            await self.host.page.send(
+                "Runtime.evaluate", {"expression": expression}, session_id=frame
+            )
 
     async def action(self) -> None:
         buttons = [
@@ -284,16 +312,20 @@ async def test_no_cached_answer_is_ever_stale(
     recorder = Recorder()
     sites: list[tuple[str, str | None, int]] = []
     corpus_runs = int(SEQUENCES * CORPUS_SHARE) if corpus_server is not None else 0
+    partner_runs = int(SEQUENCES * PARTNER_SHARE)
     sites.append(
         (
             pages_server.url("handlers-shop.html"),
             pages_server.url("handlers-other.html"),
-            SEQUENCES - corpus_runs,
+            SEQUENCES - corpus_runs - partner_runs,
         )
     )
+    sites.append((pages_server.url("partner-offers.html"), None, partner_runs))
     if corpus_server is not None:
         sites.append((corpus_server.url(CORPUS_PAGE), None, corpus_runs))
-    totals = {"reads": 0, "hits": 0, "actions": 0, "changes": 0, "navigations": 0}
+    totals = dict.fromkeys(
+        ("reads", "hits", "actions", "changes", "frame_changes", "navigations"), 0
+    )
     sequences = 0
     async with _host(relay, page, recorder) as host:
         for url, other, count in sites:
@@ -310,6 +342,7 @@ async def test_no_cached_answer_is_ever_stale(
     # The check means something only if the cache really answered, and pages changed.
     assert totals["hits"] >= 50, totals
     assert totals["changes"] >= 50, totals
+    assert totals["frame_changes"] >= 10, totals
     assert totals["navigations"] >= 10, totals
     assert totals["actions"] >= 5, totals
     if corpus_server is None:
