@@ -28,7 +28,7 @@ import trio
 from mcp import Client
 
 from pycdp_bridge import PageTarget, launch_browser
-from tests.support import LAUNCHED_PROFILES, LOCAL_NAMES, StaticServer, serve_static
+from tests.support import LAUNCHED_PROFILES, StaticServer, serve_static
 from tests.support.handlers_host import TAB, Host, open_host
 from tests.support.link_host import LinkHost, open_link_host
 from trimtab.pipeline import Compaction, compact
@@ -85,8 +85,7 @@ class Driver:
             self._started.set()
 
     async def _serve(self) -> None:
-        # The partner's widget is on another site, partner.test (this machine).
-        async with launch_browser(extra_args=(LOCAL_NAMES,)) as browser:
+        async with launch_browser() as browser:
             LAUNCHED_PROFILES.append(browser.user_data_dir)
             self.browser = browser
             async with trio.open_nursery() as nursery:
@@ -170,20 +169,6 @@ class Driver:
     async def _evaluate(self, expression: str) -> Any:
         with trio.fail_after(10):
             return await self._page().evaluate(expression)
-
-    def evaluate_in_frame(self, expression: str) -> bool:
-        """Run the script of the page's out-of-process frame (another site's widget),
-        once a capture reached it; whether there was one."""
-        return self.run(self._evaluate_in_frame, expression)
-
-    async def _evaluate_in_frame(self, expression: str) -> bool:
-        page = self._page()
-        frames = [s for s, info in page.child_sessions().items() if info.get("type") == "iframe"]
-        if not frames:
-            return False
-        with trio.fail_after(10):
-            await page.send("Runtime.evaluate", {"expression": expression}, session_id=frames[0])
-        return True
 
     def loaded(self) -> None:
         """Until a reload's new document is complete (the agent's think time)."""

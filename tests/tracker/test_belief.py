@@ -86,9 +86,8 @@ def _escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;")
 
 
-def site_pages(site: Site, prefix: str, partner: str) -> dict[str, str]:
-    """The two pages of `site`, and its partner's widget, by file name (under `prefix`);
-    `partner` is the origin of the widget's site."""
+def site_pages(site: Site, prefix: str) -> dict[str, str]:
+    """The two pages of `site`, by file name (under `prefix`)."""
     links = "".join(
         f'<li><a href="{prefix}-{"a" if k % 2 else "b"}.html?{k}">{_escape(t)}</a></li>'
         for k, t in enumerate(site.nav)
@@ -99,9 +98,6 @@ def site_pages(site: Site, prefix: str, partner: str) -> dict[str, str]:
         f"<header><a href='{prefix}-a.html'>{site.name}</a> <span id='greeting'>Hello</span>"
         "</header>"
         f"<nav aria-label='Site'><ul>{links}</ul></nav>"
-        # Another site's widget on every page, which the browser runs out of process:
-        # its changes happen in another renderer, reached through a session of its own.
-        f"<iframe id='partner' title='Partner offer' src='{partner}/{prefix}-w.html'></iframe>"
     )
     paragraphs = "".join(f"<p id='p{k}'>{_escape(t)}</p>" for k, t in enumerate(site.paragraphs))
     items = "".join(f"<li>{_escape(t)}</li>" for t in site.items)
@@ -133,18 +129,7 @@ def site_pages(site: Site, prefix: str, partner: str) -> dict[str, str]:
     return {
         f"{prefix}-a.html": head.format(title=f"{site.name} shop") + main_a,
         f"{prefix}-b.html": head.format(title=f"{site.name} help") + main_b,
-        f"{prefix}-w.html": WIDGET,
     }
-
-
-WIDGET = (
-    "<!doctype html><html lang='en'><head><meta charset='utf-8'><title>Partner offer</title>"
-    "</head><body><p id='offer'>Ten percent off</p>"
-    "<label>Voucher <input id='voucher'></label> "
-    "<button type='button' onclick=\"document.getElementById('code').textContent = "
-    "'Code ' + Math.floor(performance.now())\">Reveal the code</button>"
-    "<ul id='lines'><li>First line</li></ul><p id='code'>No code yet</p></body></html>"
-)
 
 
 TICKER = (
@@ -197,18 +182,6 @@ PAGE_CHANGES = {
         document.body.insertBefore(a, document.querySelector('footer')); } return 0; })()""",
     "the same value again": """(() => { const e = document.getElementById('email');
         if (e) e.value = e.value; return 0; })()""",
-}
-
-
-# Changes the partner's widget makes by itself, in its own frame.
-FRAME_CHANGES = {
-    "edit the offer": """(() => { document.getElementById('offer').textContent =
-        'Offer %(n)d'; return 0; })()""",
-    "set the voucher": """(() => { document.getElementById('voucher').value = 'V%(n)d';
-        return 0; })()""",
-    "add a line": """(() => { const li = document.createElement('li');
-        li.textContent = 'Line %(n)d'; const list = document.getElementById('lines');
-        list.insertBefore(li, list.children[%(k)d %% 2] || null); return 0; })()""",
 }
 
 
@@ -266,10 +239,10 @@ class AgentMemory(RuleBasedStateMachine):
     def open_site(self, site: Site) -> None:
         AgentMemory.examples += 1
         prefix = f"s{os.getpid()}-{AgentMemory.examples}"
+        for name, html in site_pages(site, prefix).items():
+            (self.driver.folder / name).write_text(html, encoding="utf-8")
         server = self.driver.server
         assert server is not None
-        for name, html in site_pages(site, prefix, f"http://partner.test:{server.port}").items():
-            (self.driver.folder / name).write_text(html, encoding="utf-8")
         self.urls = {"a": server.url(f"{prefix}-a.html"), "b": server.url(f"{prefix}-b.html")}
         self.driver.open(self.urls["a"])
         self.call("capture_snapshot")
@@ -370,13 +343,6 @@ class AgentMemory(RuleBasedStateMachine):
         expression = PAGE_CHANGES[change] % {"k": k, "n": self.changes}
         self.driver.evaluate(expression)
         self.answered = False
-
-    @rule(change=st.sampled_from(sorted(FRAME_CHANGES)), k=st.integers(0, 20))
-    def partner_changes(self, change: str, k: int) -> None:
-        self.changes += 1
-        expression = FRAME_CHANGES[change] % {"k": k, "n": self.changes}
-        if self.driver.evaluate_in_frame(expression):
-            self.answered = False
 
     @rule()
     def page_reloads(self) -> None:
