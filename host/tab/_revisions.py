@@ -136,6 +136,15 @@ class Quiet:
     churn: tuple[str, ...] = ()
     leaving: bool = False
 
+    @classmethod
+    def read(cls, value: Mapping[str, Any]) -> Quiet:
+        """The page observer's answer to a wait (``wait-quiet.js``)."""
+        return cls(
+            settled=value.get("settled") is True,
+            churn=tuple(str(item) for item in value.get("churn") or ()),
+            leaving=value.get("leaving") is True,
+        )
+
 
 async def main_frame_id(target: Target) -> str:
     """The id of the tab's main frame, read from the browser."""
@@ -377,23 +386,41 @@ class PageRevisions:
         frame = self._frames.setdefault(session, _Frame(str(info.get("targetId", ""))))
         try:
             context = await self._frame_context(session, frame)
-            value = await call_on(
-                self.target,
-                None,
-                _script("wait-quiet.js"),
-                quiet_ms,
-                cap_ms,
-                round(began_at_ms),
-                context_id=context,
-                session_id=session,
+            value = await self._wait_quiet(
+                context, quiet_ms, cap_ms, began_at_ms, (), session=session
             )
         except (CDPError, JavaScriptError, DialogOpenError, TargetClosedError, KeyError):
             frame.context = None
             return None
-        if not isinstance(value, dict) or value.get("leaving") is True:
-            return None  # the frame going to another page is its own affair
-        churn = tuple(str(item) for item in value.get("churn") or ())
-        return Quiet(settled=value.get("settled") is True, churn=churn)
+        if not isinstance(value, dict):
+            return None
+        quiet = Quiet.read(value)
+        # The frame going to another page is its own affair.
+        return None if quiet.leaving else quiet
+
+    async def _wait_quiet(
+        self,
+        context: int,
+        quiet_ms: int,
+        cap_ms: int,
+        began_at_ms: float,
+        scopes: Sequence[ObjectRef],
+        *,
+        session: str | None = None,
+    ) -> Any:
+        """The observer's wait for quiet in one world (``wait-quiet.js``): its answer, or
+        null when no observer runs there yet."""
+        return await call_on(
+            self.target,
+            None,
+            _script("wait-quiet.js"),
+            quiet_ms,
+            cap_ms,
+            round(began_at_ms),
+            *scopes,
+            context_id=context,
+            session_id=session,
+        )
 
     async def _quiet_in_page(
         self,
@@ -414,23 +441,9 @@ class PageRevisions:
             nodes = [await self._resolve(backend_id, context) for backend_id in scopes]
             in_scope = [ObjectRef(node) for node in nodes if node is not None]
             for _ in range(2):
-                value = await call_on(
-                    self.target,
-                    None,
-                    _script("wait-quiet.js"),
-                    quiet_ms,
-                    cap_ms,
-                    round(began_at_ms),
-                    *in_scope,
-                    context_id=context,
-                )
+                value = await self._wait_quiet(context, quiet_ms, cap_ms, began_at_ms, in_scope)
                 if isinstance(value, dict):
-                    churn = tuple(str(item) for item in value.get("churn") or ())
-                    return Quiet(
-                        settled=value.get("settled") is True,
-                        churn=churn,
-                        leaving=value.get("leaving") is True,
-                    )
+                    return Quiet.read(value)
                 # A document that started before the observer was installed, in a
                 # world created just now: the observer goes in here too.
                 await evaluate(self.target, _observer_source(), context_id=context)
