@@ -17,7 +17,7 @@ import trio
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from tests.support import StaticServer
+from tests.support import LOCAL_NAMES, StaticServer
 from tests.support.e2e import answer_question
 from tests.support.outside import (
     TIMEOUT,
@@ -98,6 +98,35 @@ async def test_mcp_handshake_tabs_snapshot_tracker_and_diff(
             while "Clicked “Add to bag” (button) in" not in await panel.evaluate(log):
                 await trio.sleep(0.05)
         assert "Read the page in" in await panel.evaluate(log)
+
+
+async def test_a_change_inside_another_sites_frame_is_not_answered_from_the_cache(
+    places: Places, pages_server: StaticServer
+) -> None:
+    """Through the real extension's debugger: a repeated read of a page is answered from
+    the cache until the partner's frame, which runs out of process, changes its own
+    text; the next read runs again and shows it."""
+    async with (
+        browser(places, extra_args=(LOCAL_NAMES,)) as ext,
+        mcp_client(places) as client,
+    ):
+        tab = await open_shared(ext, pages_server.url("partner-offers.html"))
+        xml, is_error, _ = await call(client, "capture_snapshot", tab=tab)
+        assert not is_error, xml
+        assert "Ten percent off tents" in xml
+        # Until the cache answers: the frame's observer goes in once a capture reached it.
+        with trio.fail_after(TIMEOUT):
+            while not (await call(client, "capture_snapshot", tab=tab))[2]["cached"]:
+                await trio.sleep(0.1)
+        # The partner's own script, in its frame (the test's own session to it).
+        targets = (await ext.browser.send("Target.getTargets"))["targetInfos"]
+        (widget,) = [t for t in targets if t["type"] == "iframe" and "partner.test" in t["url"]]
+        frame = await ext.attach(widget["targetId"])
+        await frame.evaluate("document.getElementById('offer').textContent = 'Sold out'")
+        again, is_error, meta = await call(client, "capture_snapshot", tab=tab)
+        assert not is_error, again
+        assert not meta["cached"]
+        assert "Sold out" in again
 
 
 async def test_unshared_tab_refused_then_allowed_in_the_side_panel(
